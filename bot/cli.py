@@ -1,0 +1,168 @@
+"""Command line: ``python -m bot scan|score|policy check|eval|bench|discord``.
+
+Layer: composition root. Builds the scorer, the store, the policy registry and the moderation service, and hands
+them to the job. Exit codes: 0 success, 1 the job failed, 2 bad input (config, model, export) with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.settings import Settings
+
+log = logging.getLogger("bot")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m bot``."""
+    p = argparse.ArgumentParser(prog="python -m bot", description="Community moderation bot for Discord and Slack.")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument("--model", help="embedded (default), original, unbiased, multilingual, original-small, "
+                   "unbiased-small, or local (with --checkpoint and --config-dir)")
+    p.add_argument("--checkpoint", type=Path, help="local detoxify checkpoint (with --model local)")
+    p.add_argument("--config-dir", type=Path, help="local huggingface config + tokenizer folder (with --model local)")
+    p.add_argument("--bf16", action="store_true", help="score under bfloat16 autocast")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
+    s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
+    s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
+    s.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    s.add_argument("--out", type=Path, help="write one JSON line per message")
+    s.add_argument("--report", type=Path, help="write an HTML report")
+    s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
+    s.add_argument("--on-error", default="skip", choices=["skip", "stop"], help="malformed export input")
+    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--no-progress", action="store_true")
+
+    sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin')
+    sc.add_argument("--policy", type=Path, action="append", default=[])
+    sc.add_argument("--batch-size", type=int, default=256)
+
+    pol = sub.add_parser("policy", help="policy tools")
+    pol_sub = pol.add_subparsers(dest="policy_command", required=True)
+    pc = pol_sub.add_parser("check", help="validate a policy file and print the effective policy")
+    pc.add_argument("file", type=Path, nargs="?")
+
+    ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc")
+    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc"])
+    ev.add_argument("file", type=Path, nargs="+")
+    ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
+    ev.add_argument("--batch-size", type=int, default=64)
+
+    b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
+    b.add_argument("rest", nargs=argparse.REMAINDER)
+
+    d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)")
+    d.add_argument("--db", type=Path)
+    sl = sub.add_parser("slack", help="run the Slack bot (SLACK_BOT_TOKEN, SLACK_APP_TOKEN)")
+    sl.add_argument("--db", type=Path)
+    return p
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    s = Settings.from_env()
+    changes: dict[str, Any] = {}
+    if getattr(args, "model", None):
+        changes["model"] = args.model
+    if getattr(args, "checkpoint", None):
+        changes["checkpoint"] = args.checkpoint
+    if getattr(args, "config_dir", None):
+        changes["config_dir"] = args.config_dir
+    if getattr(args, "bf16", False):
+        changes["bf16"] = True
+    if getattr(args, "db", None):
+        changes["db_path"] = args.db
+    if changes:
+        from dataclasses import replace
+
+        s = replace(s, **changes)
+    return s
+
+
+def load_scorer(settings: Settings):  # type: ignore[no-untyped-def]
+    """Load the configured scorer once. Raises ``ScorerLoadError`` with a clear message when it cannot load."""
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+    return DetoxifyScorer.load(
+        settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from bot.core.policy import PolicyError
+    from bot.scoring import ScorerLoadError
+
+    try:
+        if args.command == "scan":
+            from bot.jobs.scan import run_scan
+
+            return asyncio.run(run_scan(args, _settings(args)))
+        if args.command == "score":
+            from bot.jobs.score import run_score
+
+            return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
+        if args.command == "policy":
+            return _policy_check(args, _settings(args))
+        if args.command == "eval":
+            return _eval(args, _settings(args))
+        if args.command == "bench":
+            from bench.run import main as bench_main
+
+            return bench_main(args.rest)
+        if args.command == "discord":
+            from bot.adapters.discord.client import run as run_discord
+
+            settings = _settings(args)
+            run_discord(settings=settings)
+            return 0
+        if args.command == "slack":
+            print("error: the Slack adapter is not built yet", file=sys.stderr)  # noqa: T201
+            return 2
+    except PolicyError as exc:
+        print(f"error: invalid policy: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except ScorerLoadError as exc:
+        print(f"error: the model could not be loaded: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 1
+
+
+def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.core.policy import load_policy
+
+    files = [settings.default_policy] + ([args.file] if args.file else [])
+    policy = load_policy(*files)
+    doc = policy.model_dump(mode="json")
+    print(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc}, indent=2))  # noqa: T201
+    return 0
+
+
+def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.core.policy import load_policy
+    from bot.eval import run_eval
+
+    policy = load_policy(settings.default_policy)
+    threshold = args.threshold
+    if threshold is None:
+        label = "toxicity" if args.kind == "olid" else "identity_attack"
+        tier = policy.thresholds.get(label)
+        threshold = tier.review if tier and tier.review is not None else 0.5
+    for f in args.file:
+        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size)
+    return 0

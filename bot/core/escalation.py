@@ -1,0 +1,143 @@
+"""Strikes and the escalation ladder.
+
+Layer: ``bot.core``. Standard library and core modules only.
+
+A sanctioned message earns one strike worth ``policy.strikes.points[action]`` points, which expire after
+``policy.strikes.expire_after_s`` seconds. When a member's active points cross a ladder step (the total goes from
+below ``step.points`` to at or above it), that step's action is returned once, as data (Red-DiscordBot's warnings
+idea without replaying commands). One message never earns two strikes: an edit that is judged again finds the
+message already struck.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from bot.core.models import Action, ActionKind, Strike
+from bot.core.policy import Policy
+
+#: Loads a member's active strikes from the mod log: ``(platform, server_id, member_id, now) -> strikes``.
+StrikeLoader = Callable[[str, str, str, datetime], Awaitable[list[Strike]]]
+
+
+@dataclass
+class _MemberStrikes:
+    strikes: list[Strike] = field(default_factory=list)
+    struck_messages: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class StrikeDecision:
+    """Result of :meth:`StrikeLedger.add`.
+
+    Attributes:
+        strike: The strike to record, or ``None`` (already struck for this message, strikes off, 0 points).
+        total_before: Active points before this strike.
+        total_after: Active points after it.
+        escalation: Actions from ladder steps crossed by this strike (usually zero or one).
+    """
+
+    strike: Strike | None
+    total_before: int
+    total_after: int
+    escalation: tuple[Action, ...] = ()
+
+
+class StrikeLedger:
+    """In-memory view of active strikes per member, seeded lazily from the mod log.
+
+    Args:
+        loader: Async function returning a member's active strikes from the store (called once per member).
+    """
+
+    def __init__(self, loader: StrikeLoader | None = None) -> None:
+        self._loader = loader
+        self._members: dict[tuple[str, str, str], _MemberStrikes] = {}
+
+    async def _get(self, platform: str, server_id: str, member_id: str, now: datetime) -> _MemberStrikes:
+        key = (platform, server_id, member_id)
+        entry = self._members.get(key)
+        if entry is None:
+            entry = _MemberStrikes()
+            if self._loader is not None:
+                for s in await self._loader(platform, server_id, member_id, now):
+                    entry.strikes.append(s)
+                    if s.message_id:
+                        entry.struck_messages.add(s.message_id)
+            self._members[key] = entry
+        return entry
+
+    async def active_points(self, platform: str, server_id: str, member_id: str, now: datetime) -> int:
+        """Sum of points of unpardoned strikes not yet expired at ``now``."""
+        entry = await self._get(platform, server_id, member_id, now)
+        return _total(entry.strikes, now)
+
+    async def active(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
+        """Active strikes of a member at ``now`` (oldest first)."""
+        entry = await self._get(platform, server_id, member_id, now)
+        return [s for s in entry.strikes if not s.pardoned and s.expires_at > now]
+
+    def forget(self, platform: str, server_id: str, member_id: str) -> None:
+        """Drop the cached view of a member (after a pardon or an overturned case), so it reloads from the store."""
+        self._members.pop((platform, server_id, member_id), None)
+
+    async def add(
+        self,
+        policy: Policy,
+        *,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        message_id: str | None,
+        action: ActionKind,
+        at: datetime,
+        reason: str,
+    ) -> StrikeDecision:
+        """Give the member a strike for ``action`` unless this message already has one; apply the ladder.
+
+        Args:
+            policy: The server's policy (points, expiry, ladder).
+            action: The strongest sanction of the verdict; its points come from ``policy.strikes.points``.
+            at: The event time (UTC); expiry is counted from it.
+        """
+        entry = await self._get(platform, server_id, member_id, at)
+        before = _total(entry.strikes, at)
+        points = policy.strikes.points.get(action.label, 0)
+        if not policy.strikes.enabled or points <= 0 or (message_id and message_id in entry.struck_messages):
+            return StrikeDecision(None, before, before)
+        strike = Strike(
+            server_id=server_id,
+            member_id=member_id,
+            points=points,
+            created_at=at,
+            expires_at=at + timedelta(seconds=policy.strikes.expire_after_s),
+            reason=reason,
+            message_id=message_id,
+        )
+        entry.strikes.append(strike)
+        if message_id:
+            entry.struck_messages.add(message_id)
+        after = before + points
+        return StrikeDecision(strike, before, after, tuple(ladder_actions(policy, before, after)))
+
+
+def _total(strikes: Iterable[Strike], now: datetime) -> int:
+    return sum(s.points for s in strikes if not s.pardoned and s.expires_at > now)
+
+
+def ladder_actions(policy: Policy, before: int, after: int) -> list[Action]:
+    """Actions of the ladder steps crossed going from ``before`` to ``after`` active points; strongest last."""
+    out: list[Action] = []
+    for step in policy.strikes.ladder:
+        if before < step.points <= after:
+            out.append(
+                Action(
+                    kind=ActionKind.parse(step.action),
+                    duration_s=step.duration_s,
+                    source="escalation",
+                    reason=f"{after} active strike points (ladder step at {step.points})",
+                )
+            )
+    return out

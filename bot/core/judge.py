@@ -1,0 +1,138 @@
+"""Turning scores and rule hits into a decision under a server's policy.
+
+Layer: ``bot.core``. Pure functions: no I/O, no clock (times come from the message).
+
+Decision rules (see ``config/default.toml``):
+- a label at or above its ``review`` tier flags the message and sends it to review;
+- a label at or above its ``act`` tier asks for its ``label_actions`` action;
+- an automod rule hit asks for the rule's configured action (``None`` = signal only, recorded but no action);
+- in raid mode thresholds are multiplied by ``rules.raid.threshold_factor`` and messages from new members go to
+  review;
+- the strongest action wins (``ActionKind`` order); a sanction of ``delete`` or stronger also removes the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, RuleHit, Scores
+from bot.core.policy import Policy, Tier
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The policy's answer for one message before strikes and escalation.
+
+    Attributes:
+        labels: Labels at or above their review tier.
+        flagged: True when anything asks for review or stronger.
+        actions: Actions asked for, deduplicated per kind, strongest first.
+        strongest: The strongest action kind (``NONE`` when clean).
+    """
+
+    labels: tuple[str, ...]
+    flagged: bool
+    actions: tuple[Action, ...]
+    strongest: ActionKind
+
+
+def effective_tiers(policy: Policy, tiers: dict[str, Tier], raid_mode: bool) -> dict[str, Tier]:
+    """Apply raid mode's stricter thresholds (multiplied by ``rules.raid.threshold_factor``)."""
+    if not raid_mode:
+        return tiers
+    f = policy.rules.raid.threshold_factor
+    return {
+        label: Tier(
+            review=None if t.review is None else round(t.review * f, 4),
+            act=None if t.act is None else round(t.act * f, 4),
+        )
+        for label, t in tiers.items()
+    }
+
+
+def decide(
+    policy: Policy,
+    tiers: dict[str, Tier],
+    scores: Scores | None,
+    hits: Sequence[RuleHit],
+    *,
+    raid_mode: bool = False,
+    new_member: bool = False,
+    scorer_failed: bool = False,
+) -> Decision:
+    """Decide what the policy asks for one message.
+
+    Args:
+        policy: The server's effective policy.
+        tiers: Thresholds for the message's channel (``Policy.thresholds_for``), before raid mode.
+        scores: Model scores, or ``None`` when the message was not scored.
+        hits: Automod rule hits.
+        raid_mode: Raid mode is on in this channel.
+        new_member: The author is a new member (by the raid settings' ``new_member_age_s`` or first message).
+        scorer_failed: The model failed on this message (``on_scorer_error`` decides).
+    """
+    tiers = effective_tiers(policy, tiers, raid_mode)
+    labels: list[str] = []
+    asked: list[Action] = []
+    if scores is not None:
+        for label in LABELS:
+            score = scores.get(label)
+            tier = tiers.get(label)
+            if score is None or tier is None:
+                continue
+            if tier.review is not None and score >= tier.review:
+                labels.append(label)
+            if tier.act is not None and score >= tier.act and label in policy.label_actions:
+                spec = policy.label_actions[label]
+                asked.append(
+                    Action(
+                        kind=spec.kind,
+                        duration_s=spec.duration_s,
+                        source=label,
+                        reason=f"{label} {score:.2f} >= {tier.act:.2f}",
+                    )
+                )
+    if labels:
+        worst = max(labels, key=lambda lb: scores.get(lb) or 0.0) if scores else labels[0]
+        asked.append(Action(kind=ActionKind.REVIEW, source=worst, reason=f"{', '.join(labels)} above review threshold"))
+    for hit in hits:
+        if hit.action:
+            kind = ActionKind.parse(hit.action)
+            asked.append(Action(kind=kind, source=hit.rule, reason=f"{hit.rule}: {hit.detail}".strip(": ")))
+    if raid_mode and new_member and policy.rules.raid.review_new_members:
+        asked.append(Action(kind=ActionKind.REVIEW, source="raid", reason="raid mode: message from a new member"))
+    if scorer_failed and policy.on_scorer_error == "review":
+        asked.append(Action(kind=ActionKind.REVIEW, source="scorer_error", reason="the model failed on this message"))
+    actions = union(asked)
+    strongest = actions[0].kind if actions else ActionKind.NONE
+    return Decision(tuple(labels), strongest >= ActionKind.REVIEW, actions, strongest)
+
+
+def union(actions: Sequence[Action]) -> tuple[Action, ...]:
+    """Merge actions so each kind runs once (python-discord's ``merge_actions``), strongest first.
+
+    Of several member sanctions (warn, timeout, kick, ban) only the strongest is kept; of several timeouts the
+    longest (capped at 28 days). ``delete`` is added when any sanction is present, so the message is removed.
+    """
+    by_kind: dict[ActionKind, Action] = {}
+    for a in actions:
+        if a.kind == ActionKind.TIMEOUT:
+            dur = min(a.duration_s or 3600, MAX_TIMEOUT_S)
+            a = Action(kind=a.kind, reason=a.reason, duration_s=dur, source=a.source, delete_message=a.delete_message)
+            prev = by_kind.get(a.kind)
+            if prev is not None and (prev.duration_s or 0) >= dur:
+                continue
+        elif a.kind in by_kind:
+            continue
+        by_kind[a.kind] = a
+    sanctions = [k for k in (ActionKind.BAN, ActionKind.KICK, ActionKind.TIMEOUT, ActionKind.WARN) if k in by_kind]
+    for weaker in sanctions[1:]:
+        del by_kind[weaker]
+    if sanctions and ActionKind.DELETE not in by_kind:
+        top = by_kind[sanctions[0]]
+        by_kind[ActionKind.DELETE] = Action(kind=ActionKind.DELETE, source=top.source, reason=top.reason)
+    by_kind.pop(ActionKind.NONE, None)
+    if any(k > ActionKind.REVIEW for k in by_kind):
+        by_kind.pop(ActionKind.LOG, None)
+    return tuple(sorted(by_kind.values(), key=lambda a: a.kind, reverse=True))

@@ -1,0 +1,333 @@
+"""Server policy: thresholds, actions, exemptions, strikes and automod rule settings.
+
+Layer: ``bot.core``. Imports the standard library, pydantic and the core's own modules only.
+
+A policy is layered like Red-DiscordBot's per-guild config and python-discord's filter defaults:
+``config/default.toml`` (every key, documented) < ``config/servers/<platform>-<server id>.toml`` (overrides only)
+< runtime overrides stored in SQLite (set by ``/policy set``, audited). Every layer is validated with
+``extra="forbid"`` so a typo is refused at load time, never ignored. Errors name the file, the key and the reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
+from bot.core.rules.settings import RulesSettings
+
+#: Where the default policy lives, relative to the repository root.
+DEFAULT_POLICY_PATH = Path(__file__).resolve().parents[2] / "config" / "default.toml"
+
+SANCTIONS = ("log", "review", "delete", "warn", "timeout", "kick", "ban")
+
+
+class PolicyError(ValueError):
+    """A policy file or override is invalid.
+
+    Attributes:
+        source: The file (or ``"override"``) the bad value came from.
+        key: Dotted key path of the bad value (e.g. ``thresholds.toxicity.review``).
+        reason: Why it is refused.
+    """
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        self.source, self.key, self.reason = source, key, reason
+        super().__init__(f"{source}: {key}: {reason}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tier(_Strict):
+    """Two-tier threshold of one label: scores in [0, 1].
+
+    ``review``: at or above, the message goes to the review queue. ``act``: at or above, the label's action is taken
+    automatically. ``None`` switches a tier off.
+    """
+
+    review: float | None = Field(default=None, ge=0.0, le=1.0)
+    act: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Tier:
+        if self.review is not None and self.act is not None and self.act < self.review:
+            raise ValueError(f"act ({self.act}) must not be below review ({self.review})")
+        return self
+
+
+class ActionSpec(_Strict):
+    """An action with its parameters, as written in the policy (``{action = "timeout", duration_s = 3600}``)."""
+
+    action: str
+    duration_s: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
+
+    @field_validator("action")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in SANCTIONS:
+            raise ValueError(f"unknown action {v!r} (allowed: {', '.join(SANCTIONS)})")
+        return v
+
+    @property
+    def kind(self) -> ActionKind:
+        """The :class:`ActionKind` of this spec."""
+        return ActionKind.parse(self.action)
+
+
+class ServerSettings(_Strict):
+    """Per-server wiring: where cards and the mod log go, who moderates, how long text is kept."""
+
+    review_channel: str | None = None
+    mod_log_channel: str | None = None
+    moderator_roles: list[str] = Field(default_factory=list)
+    retention_days: int = Field(default=30, ge=1, le=3650)
+    excerpt_chars: int = Field(default=1000, ge=0, le=100_000)
+    review_auto_actions: bool = True
+    warn_dm: bool = True
+
+
+class ExemptSettings(_Strict):
+    """Who and where is not judged: role ids, channel ids (threads inherit their parent's), member ids, bots."""
+
+    roles: list[str] = Field(default_factory=list)
+    channels: list[str] = Field(default_factory=list)
+    members: list[str] = Field(default_factory=list)
+    bots: bool = True
+
+
+class LadderStep(_Strict):
+    """One rung of the escalation ladder: crossing ``points`` active strike points triggers ``action``."""
+
+    points: int = Field(ge=1)
+    action: str
+    duration_s: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
+
+    @field_validator("action")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in ("warn", "timeout", "kick", "ban"):
+            raise ValueError(f"unknown ladder action {v!r} (allowed: warn, timeout, kick, ban)")
+        return v
+
+
+class StrikeSettings(_Strict):
+    """Strikes: points per sanction, expiry, and the escalation ladder (Red-DiscordBot's warnings idea)."""
+
+    enabled: bool = True
+    expire_after_s: int = Field(default=30 * 86400, ge=60, le=3650 * 86400)
+    points: dict[str, int] = Field(default_factory=lambda: {"delete": 1, "warn": 1, "timeout": 2, "kick": 3, "ban": 5})
+    ladder: list[LadderStep] = Field(default_factory=list)
+
+    @field_validator("points")
+    @classmethod
+    def _points(cls, v: dict[str, int]) -> dict[str, int]:
+        for k, p in v.items():
+            if k not in SANCTIONS:
+                raise ValueError(f"unknown action {k!r} in points")
+            if p < 0:
+                raise ValueError(f"points for {k!r} must be >= 0, got {p}")
+        return v
+
+    @field_validator("ladder")
+    @classmethod
+    def _sorted(cls, v: list[LadderStep]) -> list[LadderStep]:
+        pts = [s.points for s in v]
+        if len(set(pts)) != len(pts):
+            raise ValueError("two ladder steps have the same points")
+        return sorted(v, key=lambda s: s.points)
+
+
+class ChannelOverride(_Strict):
+    """Overrides for one channel or category: thresholds, exemption, extra blocked / allowed terms."""
+
+    thresholds: dict[str, Tier] = Field(default_factory=dict)
+    exempt: bool = False
+    block_terms: list[str] = Field(default_factory=list)
+    allow_terms: list[str] = Field(default_factory=list)
+
+    @field_validator("thresholds")
+    @classmethod
+    def _labels(cls, v: dict[str, Tier]) -> dict[str, Tier]:
+        _check_labels(v)
+        return v
+
+
+def _check_labels(d: Mapping[str, object]) -> None:
+    for k in d:
+        if k not in LABELS:
+            raise ValueError(f"unknown label {k!r} (labels: {', '.join(LABELS)})")
+
+
+class Policy(_Strict):
+    """The effective policy of one server. See ``config/default.toml`` for every key and its meaning."""
+
+    schema_version: int = Field(default=1, ge=1, le=1)
+    shadow_mode: bool = False
+    on_scorer_error: str = "review"
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    thresholds: dict[str, Tier] = Field(default_factory=dict)
+    label_actions: dict[str, ActionSpec] = Field(default_factory=dict)
+    exempt: ExemptSettings = Field(default_factory=ExemptSettings)
+    strikes: StrikeSettings = Field(default_factory=StrikeSettings)
+    channels: dict[str, ChannelOverride] = Field(default_factory=dict)
+    categories: dict[str, ChannelOverride] = Field(default_factory=dict)
+    rules: RulesSettings = Field(default_factory=RulesSettings)
+
+    @field_validator("on_scorer_error")
+    @classmethod
+    def _scorer_err(cls, v: str) -> str:
+        if v not in ("allow", "review"):
+            raise ValueError("must be 'allow' or 'review'")
+        return v
+
+    @field_validator("thresholds", "label_actions")
+    @classmethod
+    def _label_keys(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _check_labels(v)
+        return v
+
+    @property
+    def version(self) -> str:
+        """First 12 hex digits of the SHA-256 of the canonical JSON of this policy (recorded with verdicts)."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+    def overrides_for(self, channel: ChannelRef) -> list[ChannelOverride]:
+        """Channel overrides that apply, weakest first: category, parent channel (for threads), channel itself."""
+        out: list[ChannelOverride] = []
+        if channel.category_id and channel.category_id in self.categories:
+            out.append(self.categories[channel.category_id])
+        if channel.parent_id and channel.parent_id in self.channels:
+            out.append(self.channels[channel.parent_id])
+        if channel.id in self.channels:
+            out.append(self.channels[channel.id])
+        return out
+
+    def thresholds_for(self, channel: ChannelRef) -> dict[str, Tier]:
+        """Per-label tiers after channel / category overrides (an override's ``None`` tier inherits)."""
+        tiers = dict(self.thresholds)
+        for ov in self.overrides_for(channel):
+            for label, t in ov.thresholds.items():
+                base = tiers.get(label, Tier())
+                tiers[label] = Tier(
+                    review=t.review if "review" in t.model_fields_set else base.review,
+                    act=t.act if "act" in t.model_fields_set else base.act,
+                )
+        return tiers
+
+    def exemption(self, message: Message) -> str | None:
+        """Why ``message`` is exempt (``"bot"``, ``"member"``, ``"role"``, ``"channel"``), or ``None``."""
+        if message.author.is_bot and self.exempt.bots:
+            return "bot"
+        if message.author.id in self.exempt.members:
+            return "member"
+        if set(message.author.roles) & set(self.exempt.roles):
+            return "role"
+        ch = message.channel
+        if ch.id in self.exempt.channels or (ch.parent_id and ch.parent_id in self.exempt.channels):
+            return "channel"
+        if any(ov.exempt for ov in self.overrides_for(ch)):
+            return "channel"
+        return None
+
+    def is_moderator(self, role_ids: list[str] | tuple[str, ...]) -> bool:
+        """True when one of ``role_ids`` is a configured moderator role."""
+        return bool(set(role_ids) & set(self.server.moderator_roles))
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _validate(doc: dict[str, Any], source: str) -> Policy:
+    try:
+        return Policy.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(root)"
+        reason = err["msg"]
+        if err["type"] == "extra_forbidden":
+            reason = "unknown key"
+        raise PolicyError(source, key, reason) from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML policy file.
+
+    Raises:
+        PolicyError: the file is missing or is not valid TOML (the reason carries TOML's line and column).
+    """
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise PolicyError(str(path), "(file)", "file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(str(path), "(syntax)", str(exc)) from None
+
+
+def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Policy:
+    """Load and validate a policy: the default file, then each override file in order, then dotted overrides.
+
+    Each layer is validated on its own merged result, so an error names the file that introduced it.
+
+    Args:
+        paths: Policy files; the first is usually ``config/default.toml``. Empty means the default file alone.
+        overrides: ``{"thresholds.toxicity.review": 0.9, ...}`` runtime overrides (from SQLite).
+
+    Raises:
+        PolicyError: naming file (or ``"override"``), key and reason.
+    """
+    files = list(paths) or [DEFAULT_POLICY_PATH]
+    doc: dict[str, Any] = {}
+    policy = Policy()
+    for p in files:
+        doc = _deep_merge(doc, read_toml(Path(p)))
+        policy = _validate(doc, str(p))
+    for key, value in (overrides or {}).items():
+        doc = set_dotted(doc, key, value)
+        policy = _validate(doc, f"override {key}")
+    return policy
+
+
+def set_dotted(doc: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """Return a copy of ``doc`` with the dotted ``key`` set to ``value`` (``None`` removes the key: inherit)."""
+    out = copy.deepcopy(dict(doc))
+    parts = key.split(".")
+    if not all(parts):
+        raise PolicyError("override", key, "empty path segment")
+    node = out
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value
+    return out
+
+
+def server_policy_path(servers_dir: Path, platform: str, server_id: str) -> Path:
+    """Path of a server's override file: ``<servers_dir>/<platform>-<server_id>.toml``."""
+    return servers_dir / f"{platform}-{server_id}.toml"

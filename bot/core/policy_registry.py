@@ -1,0 +1,119 @@
+"""Per-server effective policies: default file < server file < runtime overrides stored in the mod log.
+
+Layer: ``bot.core``. The override store is a port (:class:`OverrideStore`), implemented by ``SqliteStore``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+from bot.core.policy import DEFAULT_POLICY_PATH, Policy, PolicyError, load_policy, server_policy_path
+
+log = logging.getLogger(__name__)
+
+#: Scope under which policy overrides are stored; the key is the dotted path into the policy document.
+OVERRIDE_SCOPE = "policy"
+
+
+class OverrideStore(Protocol):
+    """Where runtime policy overrides live (with an audit trail)."""
+
+    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
+        """``{dotted key: value}`` of a server's runtime overrides."""
+        ...
+
+    async def set_policy_override(
+        self, platform: str, server_id: str, scope: str, key: str, value: Any, moderator_id: str | None
+    ) -> None:
+        """Store (``value`` not ``None``) or remove (``None``) an override and audit the change."""
+        ...
+
+
+class PolicyRegistry:
+    """Loads, caches and changes the effective policy of each server.
+
+    Args:
+        default_path: The default policy file (``config/default.toml``).
+        servers_dir: Folder of per-server override files (``config/servers``); may not exist.
+        store: Runtime override store, or ``None`` for file-only policies (``scan --policy``).
+        extra_files: Further files layered after the default for every server (``--policy FILE``).
+
+    Raises:
+        PolicyError: at construction, when the default (plus extra files) is invalid: config errors are fatal at
+            startup, not warnings at run time.
+    """
+
+    def __init__(
+        self,
+        default_path: Path = DEFAULT_POLICY_PATH,
+        servers_dir: Path | None = None,
+        store: OverrideStore | None = None,
+        extra_files: tuple[Path, ...] = (),
+    ) -> None:
+        self.default_path = Path(default_path)
+        self.servers_dir = servers_dir
+        self.store = store
+        self.extra_files = tuple(Path(p) for p in extra_files)
+        self.base = load_policy(self.default_path, *self.extra_files)
+        self._cache: dict[tuple[str, str], Policy] = {}
+        self._lock = asyncio.Lock()
+
+    def _files_for(self, platform: str, server_id: str) -> list[Path]:
+        files = [self.default_path, *self.extra_files]
+        if self.servers_dir is not None:
+            p = server_policy_path(self.servers_dir, platform, server_id)
+            if p.exists():
+                files.append(p)
+        return files
+
+    async def get(self, platform: str, server_id: str) -> Policy:
+        """The effective policy of a server (cached until changed)."""
+        key = (platform, server_id)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        async with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+            overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
+            try:
+                policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+            except PolicyError:
+                log.exception("invalid stored override for %s/%s; using files only", platform, server_id)
+                policy = load_policy(*self._files_for(platform, server_id))
+            self._cache[key] = policy
+            return policy
+
+    async def set_override(
+        self, platform: str, server_id: str, key: str, value: Any, moderator_id: str | None
+    ) -> Policy:
+        """Validate and store a runtime override (``value=None`` resets the key to the file's value).
+
+        Returns:
+            The new effective policy.
+
+        Raises:
+            PolicyError: the key or value is invalid; nothing is stored.
+            RuntimeError: there is no override store.
+        """
+        if self.store is None:
+            raise RuntimeError("this policy registry has no override store")
+        overrides = await self.store.list_policy_overrides(platform, server_id)
+        if value is None:
+            overrides.pop(key, None)
+        else:
+            overrides[key] = value
+        policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+        await self.store.set_policy_override(platform, server_id, OVERRIDE_SCOPE, key, value, moderator_id)
+        self._cache[(platform, server_id)] = policy
+        return policy
+
+    def invalidate(self, platform: str | None = None, server_id: str | None = None) -> None:
+        """Forget cached policies (all, or one server's)."""
+        if platform is None or server_id is None:
+            self._cache.clear()
+        else:
+            self._cache.pop((platform, server_id), None)

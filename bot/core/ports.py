@@ -1,0 +1,127 @@
+"""Ports: the interfaces the core needs from the outside world.
+
+Layer: ``bot.core``. Standard library only. Implementations live outside the core: ``bot.scoring`` (scorers),
+``bot.store`` (SQLite), ``bot.adapters`` (platform enforcers). Tests use fakes that implement these protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from bot.core.models import Action, Case, Message, RaidAlert, ReviewItem, Scores, Strike, Verdict
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A toxicity model. ``score_batch`` is synchronous and CPU-bound: callers run it off the event loop.
+
+    Attributes:
+        name: Model name recorded with every verdict (e.g. ``"embedded-minilm-v1"``).
+        version: Model version or checksum prefix.
+        labels: The labels this model produces (a subset of ``LABELS``).
+    """
+
+    name: str
+    version: str
+    labels: tuple[str, ...]
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        """Score ``texts`` (already normalised for scoring); one :class:`Scores` per text, same order.
+
+        Raises:
+            ScorerError: the model failed; the caller decides (policy ``on_scorer_error``).
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """Everything the store writes for one judged message, in one transaction with its batch.
+
+    Attributes:
+        verdict: The verdict.
+        excerpt: Text kept for the retention period (the original text, possibly cut to the policy's length).
+        is_edit: True if this verdict re-judges an edited message (it replaces the earlier verdict row).
+        open_case: Whether a case should be opened for the verdict's action.
+        open_review: Whether a review item should be opened.
+        strike: A strike to add (the store ignores a second strike for the same message).
+    """
+
+    verdict: Verdict
+    excerpt: str
+    is_edit: bool = False
+    open_case: bool = False
+    open_review: bool = False
+    strike: Strike | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordResult:
+    """What the store did for one :class:`VerdictRecord`.
+
+    Attributes:
+        inserted: False when a verdict for this message (same edit time) already existed: nothing was written.
+        case_number: The case opened, if any.
+        review_id: The review item opened, if any.
+        strike_added: False when the message already had a strike.
+    """
+
+    inserted: bool
+    case_number: int | None = None
+    review_id: int | None = None
+    strike_added: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """Outcome of one platform action: ``ok`` or failed with a reason (e.g. ``"Missing Permissions (50013)"``)."""
+
+    action: Action
+    ok: bool
+    reason: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class ModStore(Protocol):
+    """The mod log. Implemented by :class:`bot.store.sqlite.SqliteStore`."""
+
+    async def known_messages(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], datetime | None]:
+        """Return ``{key: edited_at or None}`` for the message keys that already have a verdict."""
+        ...
+
+    async def record_batch(self, records: Sequence[VerdictRecord]) -> list[RecordResult]:
+        """Write verdicts, cases, review items and strikes in one transaction; idempotent per message key."""
+        ...
+
+    async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
+        """Unpardoned strikes of a member whose ``expires_at`` is after ``now``."""
+        ...
+
+    async def record_raid(self, platform: str, alert: RaidAlert) -> int:
+        """Store a raid alert; returns its id."""
+        ...
+
+
+class Enforcer(Protocol):
+    """Carries out core actions on one platform (Discord, Slack). Never raises for platform refusals."""
+
+    capabilities: frozenset[str]
+
+    async def apply(self, message: Message, action: Action) -> ActionResult:
+        """Do ``action``; return ``ActionResult(ok=False, reason=...)`` when the platform refuses."""
+        ...
+
+
+__all__ = [
+    "ActionResult",
+    "Case",
+    "Enforcer",
+    "ModStore",
+    "RecordResult",
+    "ReviewItem",
+    "Scorer",
+    "VerdictRecord",
+]

@@ -1,0 +1,436 @@
+"""The moderation service: one streaming pipeline shared by the bots and the offline ``scan``.
+
+Layer: ``bot.core``. Talks to the model and the mod log only through ports (``Scorer``, ``ModStore``).
+
+Flow of a message (issue "streaming pipeline"):
+1. ``submit`` queues it; a collector forms micro-batches (flush at ``batch_size`` or after ``max_delay_s``).
+2. Dedupe: messages already judged (gateway resume, Slack retry, re-run of a scan) resolve at once as duplicates.
+3. In one worker thread (never on the event loop): normalise, stateless automod rules, and scoring of the batch's
+   distinct texts (a spam flood is scored once; an LRU cache remembers recent texts).
+4. Back on the loop, in arrival order: spam, new-account and raid rules (they need real timing), the policy
+   decision, strikes and escalation.
+5. The batch's verdicts, cases, review items and strikes are written in one SQLite transaction; then each
+   caller's future resolves with an :class:`Outcome`.
+Scoring of batch N+1 overlaps the judging and writing of batch N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from bot.core.escalation import StrikeLedger
+from bot.core.judge import decide, union
+from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
+from bot.core.normalize import Normalized, for_scoring, normalize
+from bot.core.policy import Policy
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
+from bot.core.rules import ContentRules, RaidDetector, SpamTracker, new_account_hits
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the service did with one message.
+
+    Attributes:
+        verdict: The verdict (for a duplicate: a verdict with no actions).
+        duplicate: The message (at this edit) was already judged; nothing was recorded and nothing is to be done.
+        case_number: The case opened for this verdict, if any.
+        review_id: The review item opened, if any.
+        strike_added: A strike was recorded for this message.
+        raid_id: Id of the raid alert this message raised, if any.
+    """
+
+    verdict: Verdict
+    duplicate: bool = False
+    case_number: int | None = None
+    review_id: int | None = None
+    strike_added: bool = False
+    raid_id: int | None = None
+
+
+@dataclass
+class _Item:
+    message: Message
+    future: asyncio.Future[Outcome]
+    arrived: float
+    policy: Policy | None = None
+    norm: Normalized | None = None
+    content_hits: list[RuleHit] = field(default_factory=list)
+    scores: Scores | None = None
+    scorer_failed: bool = False
+    exempt: str | None = None
+
+
+@dataclass
+class _ServerState:
+    spam: SpamTracker
+    raid: RaidDetector
+    spam_settings: object
+    raid_settings: object
+    seen_authors: set[str] = field(default_factory=set)
+    first_event: datetime | None = None
+
+
+class ModerationService:
+    """Judges messages and records verdicts; see the module docstring for the pipeline.
+
+    Args:
+        scorer: The toxicity model (called from one worker thread).
+        store: The mod log.
+        policies: Per-server policies.
+        enforce: False for offline scans: every verdict is marked ``shadow`` (nothing will be carried out), while
+            cases and strikes are still recorded so a scan shows what the policy would have done.
+        batch_size: Largest micro-batch (messages).
+        max_delay_s: Longest a message waits for its batch to fill (seconds).
+        text_cache: Number of recent distinct scored texts remembered (repeated texts are scored once).
+        stateful_rules: False judges every message on its own (no spam, flood or raid windows, no strikes): used
+            by ``score``, whose inputs are independent texts.
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer: Scorer,
+        store: ModStore,
+        policies: PolicyRegistry,
+        enforce: bool = True,
+        batch_size: int = 128,
+        max_delay_s: float = 0.004,
+        text_cache: int = 8192,
+        stateful_rules: bool = True,
+    ) -> None:
+        self.scorer = scorer
+        self.store = store
+        self.policies = policies
+        self.enforce = enforce
+        self.stateful_rules = stateful_rules
+        self.batch_size = batch_size
+        self.max_delay_s = max_delay_s
+        self.ledger = StrikeLedger(store.active_strikes)
+        self._cache: OrderedDict[str, Scores] = OrderedDict()
+        self._cache_size = text_cache
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._judge_q: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=2)
+        self._inflight: dict[Key, datetime | None] = {}
+        self._servers: dict[tuple[str, str], _ServerState] = {}
+        self._rules: dict[str, ContentRules] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer")
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.stats = {"messages": 0, "duplicates": 0, "scored_texts": 0, "cache_hits": 0, "batches": 0}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Start the pipeline tasks (idempotent)."""
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._collector(), name="modbot-collector"),
+                asyncio.create_task(self._judge_writer(), name="modbot-judge"),
+            ]
+
+    async def drain(self) -> None:
+        """Wait until every submitted message has its outcome."""
+        await self._idle.wait()
+
+    async def close(self) -> None:
+        """Drain, stop the pipeline and the worker thread (the store and scorer are closed by their owner)."""
+        await self.drain()
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> ModerationService:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ public API
+
+    def submit(self, message: Message) -> asyncio.Future[Outcome]:
+        """Queue a message (new or edited); the returned future resolves with its :class:`Outcome`."""
+        if not self._tasks:
+            raise RuntimeError("ModerationService.start() was not awaited")
+        fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._pending += 1
+        self._idle.clear()
+        self._queue.put_nowait(_Item(message, fut, time.perf_counter()))
+        return fut
+
+    async def handle(self, message: Message) -> Outcome:
+        """Judge one message and record the verdict; see :class:`Outcome`."""
+        return await self.submit(message)
+
+    async def policy_for(self, platform: str, server_id: str) -> Policy:
+        """The effective policy of a server."""
+        return await self.policies.get(platform, server_id)
+
+    def set_raid_mode(self, platform: str, server_id: str, channel_id: str | None, on: bool, at: datetime) -> None:
+        """Switch raid mode on or off for a channel (or the whole server with ``channel_id=None``)."""
+        state = self._servers.get((platform, server_id))
+        if state is None:
+            policy = self.policies.base
+            state = self._new_state(policy)
+            self._servers[(platform, server_id)] = state
+        state.raid.set_raid_mode(server_id, channel_id, on, at)
+
+    def raid_mode(
+        self, platform: str, server_id: str, channel_id: str, at: datetime, parent_id: str | None = None
+    ) -> bool:
+        """Whether raid mode is on in a channel (or its parent, for a thread) at ``at``."""
+        state = self._servers.get((platform, server_id))
+        return bool(state and state.raid.raid_mode(server_id, channel_id, at, parent_id=parent_id))
+
+    # ------------------------------------------------------------------ stage 1: collect, dedupe, score
+
+    async def _collector(self) -> None:
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            if self._queue.qsize() < self.batch_size - 1 and self.max_delay_s > 0:
+                await asyncio.sleep(self.max_delay_s)
+            while len(batch) < self.batch_size and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                live = await self._dedupe(batch)
+                if live:
+                    await self._prepare(live)
+                    await self._judge_q.put(live)
+            except Exception as exc:  # noqa: BLE001 - a failed batch must not stop the pipeline
+                log.exception("pipeline batch failed")
+                self._fail(batch, exc)
+
+    async def _dedupe(self, batch: list[_Item]) -> list[_Item]:
+        known = await self.store.known_messages([it.message.key for it in batch])
+        live: list[_Item] = []
+        for it in batch:
+            m = it.message
+            found = m.key in self._inflight or m.key in known
+            seen_edit = self._inflight[m.key] if m.key in self._inflight else known.get(m.key)
+            duplicate = found and (m.edited_at is None or (seen_edit is not None and m.edited_at <= seen_edit))
+            if duplicate:
+                self.stats["duplicates"] += 1
+                verdict = Verdict(message=m, scores=None, exempt="duplicate", shadow=True)
+                self._resolve(it, Outcome(verdict=verdict, duplicate=True))
+                continue
+            self._inflight[m.key] = m.edited_at
+            live.append(it)
+        return live
+
+    async def _prepare(self, items: list[_Item]) -> None:
+        for it in items:
+            m = it.message
+            it.policy = await self.policies.get(m.server.platform, m.server.id)
+            it.exempt = it.policy.exemption(m)
+        jobs = []
+        for it in items:
+            if it.exempt:
+                continue
+            assert it.policy is not None
+            rules = self._rules.get(it.policy.version)
+            if rules is None:
+                rules = self._rules[it.policy.version] = ContentRules(it.policy.rules)
+            extra = [t for ov in it.policy.overrides_for(it.message.channel) for t in ov.block_terms]
+            allow = [t for ov in it.policy.overrides_for(it.message.channel) for t in ov.allow_terms]
+            m = it.message
+            st = self._servers.get((m.server.platform, m.server.id))
+            raid_on = bool(st and st.raid.raid_mode(m.server.id, m.channel.id, m.event_time,
+                                                    parent_id=m.channel.parent_id))
+            jobs.append((it, rules, extra, allow, raid_on))
+        if jobs:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._work, jobs)
+
+    def _work(self, jobs: list[tuple[_Item, ContentRules, list[str], list[str], bool]]) -> None:
+        """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch."""
+        texts: dict[str, list[_Item]] = {}
+        for it, rules, extra, allow, raid_on in jobs:
+            it.norm = normalize(it.message.text)
+            it.content_hits = list(
+                rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
+            )
+            text = for_scoring(it.message.text)
+            if not text.strip():
+                continue
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                it.scores = cached
+                self.stats["cache_hits"] += 1
+            else:
+                texts.setdefault(text, []).append(it)
+        if not texts:
+            return
+        order = list(texts)
+        try:
+            scored = self.scorer.score_batch(order)
+        except Exception:  # noqa: BLE001 - the policy's on_scorer_error decides
+            log.exception("scorer failed on a batch of %d texts", len(order))
+            for its in texts.values():
+                for it in its:
+                    it.scorer_failed = True
+            return
+        self.stats["scored_texts"] += len(order)
+        for text, s in zip(order, scored, strict=True):
+            self._cache[text] = s
+            for it in texts[text]:
+                it.scores = s
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    # ------------------------------------------------------------------ stage 2: judge in order, write
+
+    async def _judge_writer(self) -> None:
+        while True:
+            items = await self._judge_q.get()
+            if items is None:
+                return
+            try:
+                records: list[VerdictRecord] = []
+                raids: list[RaidAlert | None] = []
+                for it in items:
+                    rec, raid = await self._judge(it)
+                    records.append(rec)
+                    raids.append(raid)
+                results = await self.store.record_batch(records)
+                for it, rec, res, raid in zip(items, records, results, raids, strict=True):
+                    raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
+                    self._resolve(it, _outcome(rec, res, raid_id))
+            except Exception as exc:  # noqa: BLE001
+                log.exception("judging or writing a batch failed")
+                self._fail(items, exc)
+            finally:
+                for it in items:
+                    self._inflight.pop(it.message.key, None)
+                self.stats["batches"] += 1
+
+    def _new_state(self, policy: Policy) -> _ServerState:
+        return _ServerState(
+            spam=SpamTracker(policy.rules.spam),
+            raid=RaidDetector(policy.rules.raid),
+            spam_settings=policy.rules.spam,
+            raid_settings=policy.rules.raid,
+        )
+
+    def _state(self, m: Message, policy: Policy) -> _ServerState:
+        key = (m.server.platform, m.server.id)
+        st = self._servers.get(key)
+        if st is None:
+            st = self._servers[key] = self._new_state(policy)
+        else:
+            if st.spam_settings != policy.rules.spam:
+                st.spam, st.spam_settings = SpamTracker(policy.rules.spam), policy.rules.spam
+            if st.raid_settings != policy.rules.raid:
+                st.raid.settings = policy.rules.raid
+                st.raid_settings = policy.rules.raid
+        return st
+
+    def _is_new_member(self, m: Message, policy: Policy, st: _ServerState, first: bool) -> bool:
+        """New member: joined (or account created) within ``rules.raid.new_member_age_s`` of the message; when
+        neither is known, a first message seen after the service has watched the server for that long."""
+        age = timedelta(seconds=policy.rules.raid.new_member_age_s)
+        if m.author.joined_at is not None:
+            return m.created_at - m.author.joined_at <= age
+        if m.author.created_at is not None:
+            return m.created_at - m.author.created_at <= age
+        return first and st.first_event is not None and m.created_at - st.first_event >= age
+
+    async def _judge(self, it: _Item) -> tuple[VerdictRecord, RaidAlert | None]:
+        m, policy = it.message, it.policy
+        assert policy is not None
+        st = self._state(m, policy)
+        at = m.event_time
+        if st.first_event is None:
+            st.first_event = m.created_at
+        first = m.is_first_message if m.is_first_message is not None else m.author.id not in st.seen_authors
+        st.seen_authors.add(m.author.id)
+        excerpt = m.text[: policy.server.excerpt_chars]
+        shadow = policy.shadow_mode or not self.enforce
+        latency = (time.perf_counter() - it.arrived) * 1000
+        if it.exempt:
+            v = Verdict(message=m, scores=None, exempt=it.exempt, shadow=shadow, policy_version=policy.version,
+                        latency_ms=latency)
+            return VerdictRecord(verdict=v, excerpt=excerpt, is_edit=m.edited_at is not None), None
+        hits = list(it.content_hits)
+        is_edit = m.edited_at is not None
+        raid_on = st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
+        if not is_edit and self.stateful_rules and it.norm is not None:
+            hits += st.spam.observe(m, it.norm, raid_mode=raid_on)
+        hits += new_account_hits(m, policy.rules.new_account, at)
+        new_member = self._is_new_member(m, policy, st, first)
+        decision = decide(policy, policy.thresholds_for(m.channel), it.scores, hits, raid_mode=raid_on,
+                          new_member=new_member, scorer_failed=it.scorer_failed)
+        raid = None if is_edit or not self.stateful_rules else st.raid.observe(m, flagged=decision.flagged, is_new_member=new_member and first)
+        actions, strongest = decision.actions, decision.strongest
+        strike: Strike | None = None
+        points = 0
+        if strongest >= ActionKind.DELETE and not policy.shadow_mode and self.stateful_rules:
+            sd = await self.ledger.add(policy, platform=m.server.platform, server_id=m.server.id,
+                                       member_id=m.author.id, message_id=m.id, action=strongest, at=at,
+                                       reason=actions[0].reason)
+            strike = sd.strike
+            points = strike.points if strike else 0
+            if sd.escalation:
+                actions = union([*actions, *sd.escalation])
+                strongest = actions[0].kind
+        v = Verdict(
+            message=m, scores=it.scores, rule_hits=tuple(hits), labels=decision.labels, flagged=decision.flagged,
+            action=strongest, actions=actions, strike_points=points, shadow=shadow, raid=raid,
+            normalized=it.norm.matching if it.norm else "", policy_version=policy.version, latency_ms=latency,
+        )
+        open_review = ActionKind.REVIEW in {a.kind for a in actions} or (
+            strongest >= ActionKind.DELETE and policy.server.review_auto_actions
+        )
+        self.stats["messages"] += 1
+        rec = VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit, open_case=decision.flagged,
+                            open_review=open_review and decision.flagged, strike=strike)
+        return rec, raid
+
+    # ------------------------------------------------------------------ futures
+
+    def _resolve(self, it: _Item, outcome: Outcome) -> None:
+        if not it.future.done():
+            it.future.set_result(outcome)
+        self._done()
+
+    def _fail(self, items: Sequence[_Item], exc: BaseException) -> None:
+        for it in items:
+            if not it.future.done():
+                it.future.set_exception(exc)
+                self._done()
+
+    def _done(self) -> None:
+        self._pending -= 1
+        if self._pending <= 0:
+            self._pending = 0
+            self._idle.set()
+
+
+def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outcome:
+    if not res.inserted:
+        v = replace(rec.verdict, actions=(), action=ActionKind.NONE)
+        return Outcome(verdict=v, duplicate=True)
+    return Outcome(
+        verdict=rec.verdict,
+        case_number=res.case_number,
+        review_id=res.review_id,
+        strike_added=res.strike_added,
+        raid_id=raid_id,
+    )

@@ -1,0 +1,75 @@
+"""The ``score`` job: JSON lines ``{"id", "text"}`` on stdin, one JSON line per input on stdout.
+
+Layer: composition root. Output contract (stable; evaluation tools depend on it)::
+
+    {"id": <input id>, "scores": {label: float | null}, "rule_hits": [{"rule", "detail", "label"}],
+     "flagged": bool, "labels": [str], "action": str}
+
+Every input is judged on its own (no spam or raid windows across lines, no strikes) under the default policy or
+``--policy``. A line that is not valid JSON, or lacks ``text``, gets ``{"id": ..., "error": "..."}``.
+Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
+from bot.settings import Settings
+
+SERVER = ServerRef(platform="cli", id="score", name="score")
+CHANNEL = ChannelRef(id="stdin", name="stdin")
+
+
+async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str], stdout: IO[str]) -> int:
+    """Run ``score``. Returns the exit code (0, or 2 when the model or policy cannot load)."""
+    from bot.cli import load_scorer
+    from bot.store.sqlite import SqliteStore
+
+    registry = PolicyRegistry(settings.default_policy, servers_dir=None, store=None, extra_files=tuple(args.policy))
+    scorer = load_scorer(settings)
+    now = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="modbot-score-") as tmp:
+        async with await SqliteStore.open(Path(tmp) / "score.db") as store:
+            service = ModerationService(scorer=scorer, store=store, policies=registry, enforce=False,
+                                        batch_size=args.batch_size, stateful_rules=False)
+            await service.start()
+            pending: list[tuple[Any, Any]] = []
+            for n, line in enumerate(stdin, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+                        raise ValueError('expected an object with a string "text"')
+                except ValueError as exc:
+                    pending.append(({"line": n}, f"line {n}: {exc}"))
+                    continue
+                msg = Message(server=SERVER, channel=CHANNEL, author=MemberRef(id=f"line-{n}", name=f"line-{n}"),
+                              id=f"line-{n}", text=obj["text"], created_at=now)
+                pending.append((obj.get("id", n), service.submit(msg)))
+                if len(pending) >= 4 * args.batch_size:
+                    await _flush(pending, stdout)
+            await _flush(pending, stdout)
+            await service.close()
+    return 0
+
+
+async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
+    for ident, fut in pending:
+        if isinstance(fut, str):
+            out: dict[str, Any] = {"id": ident.get("line") if isinstance(ident, dict) else ident, "error": fut}
+        else:
+            outcome = await fut
+            v = outcome.verdict.to_json()
+            out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")}}
+        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    stdout.flush()
+    pending.clear()

@@ -1,0 +1,65 @@
+"""Process settings read from the environment (tokens, paths, model choice). Never logged in full.
+
+Layer: composition root helpers. Server policy lives in ``config/``, not here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings of one bot or CLI process.
+
+    Attributes:
+        db_path: SQLite mod log file (``MODBOT_DB``, default ``modbot.db``).
+        model: ``embedded`` (default), a detoxify model name (``original``, ``unbiased``, ``multilingual``,
+            ``original-small``, ``unbiased-small``; downloaded by detoxify, needs internet) or ``local``
+            (``MODBOT_MODEL``).
+        checkpoint: Local detoxify checkpoint for ``model=local`` (``MODBOT_CHECKPOINT``).
+        config_dir: Local huggingface config + tokenizer folder for ``model=local`` (``MODBOT_CONFIG_DIR``).
+        bf16: Score under bfloat16 autocast (``MODBOT_BF16=1``); see docs/performance.md.
+        default_policy: The default policy file (``MODBOT_POLICY``, default ``config/default.toml``).
+        servers_dir: Per-server override files (``MODBOT_SERVERS_DIR``, default ``config/servers``).
+        discord_token: ``DISCORD_TOKEN``; never logged or stored.
+        slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
+    """
+
+    db_path: Path = Path("modbot.db")
+    model: str = "embedded"
+    checkpoint: Path | None = None
+    config_dir: Path | None = None
+    bf16: bool = False
+    default_policy: Path = REPO_ROOT / "config" / "default.toml"
+    servers_dir: Path = REPO_ROOT / "config" / "servers"
+    discord_token: str | None = field(default=None, repr=False)
+    slack_bot_token: str | None = field(default=None, repr=False)
+    slack_app_token: str | None = field(default=None, repr=False)
+    slack_signing_secret: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        """Read settings from ``env`` (default ``os.environ``)."""
+        e = dict(os.environ if env is None else env)
+
+        def path(name: str) -> Path | None:
+            return Path(e[name]) if e.get(name) else None
+
+        return cls(
+            db_path=path("MODBOT_DB") or Path("modbot.db"),
+            model=e.get("MODBOT_MODEL", "embedded"),
+            checkpoint=path("MODBOT_CHECKPOINT"),
+            config_dir=path("MODBOT_CONFIG_DIR"),
+            bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
+            default_policy=path("MODBOT_POLICY") or REPO_ROOT / "config" / "default.toml",
+            servers_dir=path("MODBOT_SERVERS_DIR") or REPO_ROOT / "config" / "servers",
+            discord_token=e.get("DISCORD_TOKEN") or None,
+            slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
+            slack_app_token=e.get("SLACK_APP_TOKEN") or None,
+            slack_signing_secret=e.get("SLACK_SIGNING_SECRET") or None,
+        )

@@ -1,0 +1,165 @@
+"""The moderation service end to end with a fake scorer and a real SQLite mod log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
+from bot.store.sqlite import SqliteStore
+from tests.fakes import ABUSE, FakeScorer
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SERVER = ServerRef("discord", "g1", "guild")
+GENERAL = ChannelRef(id="c1", name="general")
+OLD = T0 - timedelta(days=400)
+
+
+def member(mid: str, *, joined: datetime = OLD, roles: tuple[str, ...] = ()) -> MemberRef:
+    return MemberRef(id=mid, name=mid, joined_at=joined, created_at=joined, roles=roles)
+
+
+def msg(mid: str, text: str, author: MemberRef, at: datetime = T0, *, edited: datetime | None = None,
+        channel: ChannelRef = GENERAL) -> Message:
+    return Message(server=SERVER, channel=channel, author=author, id=mid, text=text, created_at=at, edited_at=edited)
+
+
+@pytest.fixture
+async def env(tmp_path: Path):
+    policy_file = tmp_path / "p.toml"
+    policy_file.write_text('[exempt]\nroles = ["mods"]\n', encoding="utf-8")
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    scorer = FakeScorer(ABUSE, fail_on="BOOM")
+    reg = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy_file,))
+    service = ModerationService(scorer=scorer, store=store, policies=reg, max_delay_s=0.001)
+    await service.start()
+    yield service, store, scorer, tmp_path
+    await service.close()
+    await store.close()
+
+
+async def test_identity_attack_is_deleted_with_case_review_and_strike(env):
+    """An identity attack above the act tier gets delete, a case, a review item and one strike."""
+    service, store, _, _ = env
+    out = await service.handle(msg("m1", "you people are freaks", member("u1")))
+    v = out.verdict
+    assert v.flagged and "identity_attack" in v.labels
+    assert v.action == ActionKind.DELETE
+    assert out.case_number == 1 and out.review_id is not None and out.strike_added
+    stored = await store.get_verdict("discord", "g1", "m1")
+    assert stored is not None and stored.flagged and stored.action == ActionKind.DELETE
+    case = await store.get_case("discord", "g1", 1)
+    assert case is not None and case.member_id == "u1"
+
+
+async def test_supportive_message_passes(env):
+    """A clean message is recorded unflagged with no case."""
+    service, store, _, _ = env
+    out = await service.handle(msg("m1", "trans women are women", member("u1")))
+    assert not out.verdict.flagged and out.verdict.action == ActionKind.NONE and out.case_number is None
+    assert (await store.get_verdict("discord", "g1", "m1")) is not None
+
+
+async def test_same_message_twice_gives_one_verdict(env):
+    """A redelivered message (gateway resume) is a duplicate: one verdict, one case, one strike."""
+    service, store, _, _ = env
+    m = msg("m1", "freak", member("u1"))
+    first = await service.handle(m)
+    second = await service.handle(m)
+    assert not first.duplicate and second.duplicate
+    assert second.verdict.actions == ()
+    assert len(await store.list_cases("discord", "g1")) == 1
+
+
+async def test_concurrent_duplicates_in_one_batch_are_deduped(env):
+    """Two deliveries of the same message submitted together yield one judged outcome and one duplicate."""
+    service, store, _, _ = env
+    m = msg("m1", "freak", member("u1"))
+    a, b = service.submit(m), service.submit(m)
+    outs = [await a, await b]
+    assert sorted(o.duplicate for o in outs) == [False, True]
+
+
+async def test_edit_into_abuse_is_caught_and_second_edit_adds_no_strike(env):
+    """A clean message edited into abuse is caught; editing it again re-judges without a second strike."""
+    service, store, _, _ = env
+    u = member("u1")
+    clean = await service.handle(msg("m1", "hello all", u))
+    assert not clean.verdict.flagged
+    e1 = await service.handle(msg("m1", "you freak", u, edited=T0 + timedelta(seconds=30)))
+    assert e1.verdict.flagged and e1.strike_added
+    e2 = await service.handle(msg("m1", "you absolute freak", u, edited=T0 + timedelta(seconds=60)))
+    assert e2.verdict.flagged and not e2.strike_added
+    strikes = await store.active_strikes("discord", "g1", "u1", T0 + timedelta(minutes=5))
+    assert len(strikes) == 1
+    assert (await store.get_verdict("discord", "g1", "m1")).revision == 3
+
+
+async def test_exempt_role_is_not_judged(env):
+    """A message from an exempt role is recorded as exempt and never scored."""
+    service, _, scorer, _ = env
+    out = await service.handle(msg("m1", "freak", member("mod", roles=("mods",))))
+    assert out.verdict.exempt == "role" and not out.verdict.flagged
+    assert all("freak" not in t for call in scorer.calls for t in call)
+
+
+async def test_strikes_escalate_on_the_ladder(env):
+    """Three deletions (1 point each) cross the 3-point ladder step: the third brings a 1-hour timeout."""
+    service, _, _, _ = env
+    u = member("u1")
+    outs = [await service.handle(msg(f"m{i}", f"freak number {i}", u, T0 + timedelta(minutes=10 * i)))
+            for i in range(3)]
+    assert [o.verdict.action for o in outs] == [ActionKind.DELETE, ActionKind.DELETE, ActionKind.TIMEOUT]
+    timeout = next(a for a in outs[2].verdict.actions if a.kind == ActionKind.TIMEOUT)
+    assert timeout.duration_s == 3600 and timeout.source == "escalation"
+
+
+async def test_scorer_failure_sends_to_review(env):
+    """When the model fails on a message, on_scorer_error=review sends it to the review queue."""
+    service, _, _, _ = env
+    out = await service.handle(msg("m1", "BOOM", member("u1")))
+    assert out.verdict.action == ActionKind.REVIEW
+    assert any(a.source == "scorer_error" for a in out.verdict.actions)
+
+
+async def test_repeated_texts_are_scored_once(env):
+    """A flood of identical texts costs one model call per distinct text."""
+    service, _, scorer, _ = env
+    futs = [service.submit(msg(f"m{i}", "buy cheap coins now", member(f"u{i}"), T0 + timedelta(seconds=i)))
+            for i in range(20)]
+    for f in futs:
+        await f
+    scored = [t for call in scorer.calls for t in call]
+    assert scored.count("buy cheap coins now") == 1
+
+
+async def test_raid_of_new_members_raises_one_alert_and_raid_mode(env):
+    """Ten new members posting abuse within seconds raise exactly one raid alert and switch raid mode on."""
+    service, _, _, _ = env
+    outs = []
+    for i in range(10):
+        newbie = member(f"new{i}", joined=T0 - timedelta(minutes=5))
+        outs.append(service.submit(msg(f"r{i}", f"freak {i}", newbie, T0 + timedelta(seconds=3 * i))))
+    results = [await f for f in outs]
+    alerts = [o for o in results if o.verdict.raid is not None]
+    assert len(alerts) == 1 and alerts[0].raid_id is not None
+    assert service.raid_mode("discord", "g1", "c1", T0 + timedelta(seconds=40))
+
+
+async def test_shadow_mode_records_but_adds_no_strikes(tmp_path):
+    """In shadow mode verdicts are marked shadow and no strike is recorded."""
+    pf = tmp_path / "shadow.toml"
+    pf.write_text("shadow_mode = true\n", encoding="utf-8")
+    async with await SqliteStore.open(tmp_path / "s.db") as store:
+        service = ModerationService(scorer=FakeScorer(ABUSE), store=store,
+                                    policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(pf,)))
+        async with service:
+            out = await service.handle(msg("m1", "freak", member("u1")))
+        assert out.verdict.shadow and out.verdict.action == ActionKind.DELETE
+        assert not out.strike_added
+        assert await store.active_strikes("discord", "g1", "u1", T0) == []
