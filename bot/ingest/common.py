@@ -1,0 +1,133 @@
+"""Shared helpers of the export readers: time parsing, text clean-up, JSON recovery, file ordering."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Discord's snowflake epoch (2015-01-01T00:00:00Z), in milliseconds since the Unix epoch (Discord API docs).
+DISCORD_EPOCH_MS = 1_420_070_400_000
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_DIGITS = re.compile(r"(\d+)")
+
+
+def clean_text(text: object) -> str:
+    """Return ``text`` as a ``str`` that can be encoded as UTF-8.
+
+    Lone UTF-16 surrogates (JSON ``"\\ud800"``) are replaced by U+FFFD, the only change ever made to message
+    text: they cannot be stored in SQLite or written to a report. NUL bytes and everything else are kept.
+    ``None`` becomes ``""``; other non-strings are ``str()``-ed.
+    """
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def parse_iso(value: str) -> datetime:
+    """Parse an ISO-8601 time (``Z`` or offset; any number of fraction digits) into aware UTC.
+
+    A time without an offset is taken as UTC. Raises ``ValueError`` on anything else.
+    """
+    s = value.strip()
+    m = re.match(r"^(.*T\d\d:\d\d:\d\d)\.(\d+)(.*)$", s)
+    if m and len(m.group(2)) > 6:  # .NET writes 7 fraction digits
+        s = f"{m.group(1)}.{m.group(2)[:6]}{m.group(3)}"
+    dt = datetime.fromisoformat(s)
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def from_unix(value: str | float | int) -> datetime:
+    """Unix seconds to aware UTC; strings such as Slack ``ts`` ``"1608128074.295700"`` are read exactly
+    (microseconds, no float rounding). Raises ``ValueError``."""
+    if isinstance(value, str):
+        whole, _, frac = value.strip().partition(".")
+        if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
+            return EPOCH + timedelta(seconds=int(whole), microseconds=int((frac + "000000")[:6]))
+    return EPOCH + timedelta(seconds=float(value))
+
+
+def snowflake_time(snowflake: str) -> datetime | None:
+    """Creation time encoded in a Discord snowflake (``id >> 22`` ms after 2015-01-01), or ``None`` if not one."""
+    if not snowflake.isdigit() or len(snowflake) < 15:
+        return None
+    ms = (int(snowflake) >> 22) + DISCORD_EPOCH_MS
+    return EPOCH + timedelta(milliseconds=ms)
+
+
+def natural_key(path: Path) -> tuple[object, ...]:
+    """Sort key that orders ``2.csv`` before ``10.csv`` (DCE partitions) and compares path parts case-blind."""
+    key: list[object] = []
+    for part in path.parts:
+        key.append(tuple(int(t) if t.isdigit() else t.lower() for t in _DIGITS.split(part)))
+    return tuple(key)
+
+
+def decode_bytes(data: bytes, where: str) -> str:
+    """Decode UTF-8 (BOM dropped); invalid bytes become U+FFFD with a logged warning."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        log.warning("%s: invalid UTF-8 at byte %d, replaced", where, exc.start)
+        return data.decode("utf-8-sig", errors="replace")
+
+
+def json_error_position(exc: json.JSONDecodeError) -> str:
+    """``"offset 1234 (line 40, column 3)"`` for a decode error (offset in characters of the decoded text)."""
+    return f"offset {exc.pos} (line {exc.lineno}, column {exc.colno})"
+
+
+def recover_array_items(text: str, start: int) -> Iterator[dict[str, Any]]:
+    """Yield the complete JSON objects of an array whose ``[`` is at ``text[start]``, stopping at damage.
+
+    Used to keep what precedes the break in a truncated file. Items that are not objects are skipped.
+    """
+    decoder = json.JSONDecoder()
+    i = start + 1
+    n = len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n,":
+            i += 1
+        if i >= n or text[i] == "]":
+            return
+        try:
+            item, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return
+        if isinstance(item, dict):
+            yield item
+
+
+def find_array_start(text: str, key: str) -> int | None:
+    """Index of the ``[`` that opens ``"key": [`` in raw JSON text, or ``None``."""
+    m = re.search(r'"' + re.escape(key) + r'"\s*:\s*\[', text)
+    return m.end() - 1 if m else None
+
+
+def get_str(obj: Any, *keys: str) -> str | None:
+    """Nested ``obj[k1][k2]...`` as a non-empty ``str`` (numbers are converted), or ``None``."""
+    cur = obj
+    for k in keys:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(k)
+    if cur is None or isinstance(cur, (dict, list, bool)):
+        return None
+    s = str(cur)
+    return s if s else None

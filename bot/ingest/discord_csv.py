@@ -1,0 +1,249 @@
+"""Reader for DiscordChatExporter CSV exports (2019 ``;`` style and current ``,`` style).
+
+Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-discord-dce-csv/README.md``.
+
+* Delimiter: sniffed from the header line (``AuthorID;Author;Date;Content;Attachments;Reactions;`` with a
+  trailing ``;`` in 2019 exports, ``AuthorID,Author,...`` now). A UTF-8 BOM is dropped. Fields may hold newlines.
+* Dates: ``dd-MMM-yy hh:mm tt`` (2019, e.g. ``05-Dec-19 04:27 AM``), ISO-8601, or a few .NET short formats
+  (:data:`DATE_FORMATS`). DCE writes the exporter's **local** time without a zone; we cannot know it, so a time
+  without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution).
+* Ids: CSV has no message ids. Each row gets ``"csv-" + sha1(channel id, file stem, author id, raw date, content,
+  ordinal)[:20]``, where ordinal counts identical earlier rows in the same file. It does not depend on where the
+  folder lives or how the path was spelled, so re-runs give the same ids (resumable, idempotent scans).
+* Channel: the id in a DCE file name (``... [123456789012345678].csv``) or, for partitioned exports laid out as
+  ``<category>/<channel>/<N>.csv``, the channel folder, resolved to its id through an archiver ``channels.json``
+  (``{category id: {"name", "channels": {channel id: name}}}``) found in up to 6 parent folders; names are
+  compared on letters and digits only (``official`` matches ``official📢``). Otherwise the folder name is the id.
+* Server: ``ServerRef("export", <name of the folder holding channels.json, else the given root folder, else the
+  file's folder>)``.
+* Authors: ``AuthorID`` and ``Author`` (``name#discriminator``, kept as written); ``created_at`` is not derived
+  because exported ids may be pseudonyms. Mentions cannot be resolved (CSV renders them as ``@name``);
+  ``@everyone``/``@here`` set ``mentions_everyone``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import io
+import json
+import logging
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.core.models import Attachment, ChannelRef, MemberRef, Message, ServerRef
+from bot.ingest.common import clean_text, decode_bytes, parse_iso
+from bot.ingest.errors import ErrorSink, IngestError
+
+log = logging.getLogger(__name__)
+
+#: Fallback ``strptime`` formats tried after the 2019 format and ISO-8601 (all read as UTC).
+DATE_FORMATS = (
+    "%d-%b-%Y %I:%M %p",
+    "%m/%d/%Y %I:%M %p",
+    "%m/%d/%Y %I:%M:%S %p",
+    "%d/%m/%Y %H:%M",
+    "%d/%m/%Y %H:%M:%S",
+    "%d.%m.%Y %H:%M",
+    "%Y-%m-%d %H:%M",
+)
+_MONTHS = {
+    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
+}
+_DCE2019 = re.compile(r"^(\d{1,2})-([A-Za-z]{3})-(\d{2}) (\d{1,2}):(\d{2}) ([AaPp][Mm])$")
+_ID_IN_NAME = re.compile(r"\[(\d{15,22})\]")
+_REQUIRED = ("AuthorID", "Date", "Content")
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_dce_date(value: str) -> datetime:
+    """Parse a DCE CSV date into aware UTC (zone-less times are taken as UTC). Raises ``ValueError``."""
+    s = value.strip()
+    m = _DCE2019.match(s)
+    if m:
+        day, mon, yy, hh, mm, ampm = m.groups()
+        month = _MONTHS.get(mon.lower())
+        if month is None:
+            raise ValueError(f"unknown month in {value!r}")
+        hour = int(hh) % 12 + (12 if ampm.lower() == "pm" else 0)
+        return datetime(2000 + int(yy), month, int(day), hour, int(mm), tzinfo=UTC)
+    try:
+        return parse_iso(s)
+    except ValueError:
+        pass
+    for fmt in DATE_FORMATS:
+        try:
+            return datetime.strptime(s, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    raise ValueError(f"unrecognised date {value!r}")
+
+
+def _slug(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isascii() and ch.isalnum())
+
+
+@functools.lru_cache(maxsize=64)
+def _load_channel_index(path: Path) -> dict[str, list[tuple[str, str, str, str]]] | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: unreadable channels.json (%s); ignored", path, exc)
+        return None
+    if not isinstance(doc, dict):
+        return None
+    out: dict[str, list[tuple[str, str, str, str]]] = {}
+    for cat_id, cat in doc.items():
+        if not isinstance(cat, dict) or not isinstance(cat.get("channels"), dict):
+            continue
+        cat_slug = _slug(str(cat.get("name", "")))
+        for cid, cname in cat["channels"].items():
+            out.setdefault(_slug(str(cname)), []).append((str(cid), str(cname), str(cat_id), cat_slug))
+    return out
+
+
+def _find_channels_json(start: Path, levels: int = 6) -> Path | None:
+    """Nearest ``channels.json`` in the archiver's category layout, searching ``start`` and its parents."""
+    cur = start
+    for _ in range(levels):
+        cand = cur / "channels.json"
+        if cand.is_file() and _load_channel_index(cand):
+            return cand
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    return None
+
+
+def csv_context(path: Path, root: Path | None = None) -> tuple[ServerRef, ChannelRef]:
+    """Server and channel of one CSV file, from its name, folders and a nearby ``channels.json``.
+
+    Args:
+        path: The CSV file.
+        root: The folder the user passed (names the server when no ``channels.json`` is found).
+    """
+    chjson = _find_channels_json(path.parent)
+    if chjson is not None:
+        server_id = chjson.parent.name
+    elif root is not None and root.is_dir():
+        server_id = root.name
+    else:
+        server_id = path.parent.name
+    server = ServerRef("export", server_id or "export", server_id)
+    m = _ID_IN_NAME.search(path.stem)
+    if m:
+        name = path.stem[: m.start()].strip().rsplit(" - ", 1)[-1].strip()
+        return server, ChannelRef(m.group(1), name)
+    partitioned = path.stem.isdigit()
+    name = path.parent.name if partitioned else path.stem
+    category = path.parent.parent.name if partitioned else path.parent.name
+    index = _load_channel_index(chjson) if chjson is not None else None
+    if index:
+        cands = index.get(_slug(name), [])
+        best = [c for c in cands if c[3] == _slug(category)] or cands
+        if best:
+            cid, _cname, cat_id, _ = best[0]
+            return server, ChannelRef(cid, name, category_id=cat_id)
+    return server, ChannelRef(name, name)
+
+
+def _row_id(channel_id: str, stem: str, author: str, date: str, content: str, ordinal: int) -> str:
+    key = "\x1f".join((channel_id, stem, author, date, content, str(ordinal)))
+    return "csv-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def iter_discord_csv(
+    path: Path,
+    *,
+    sink: ErrorSink | None = None,
+    root: Path | None = None,
+    data: bytes | None = None,
+) -> Iterator[Message]:
+    """Yield the messages of one DCE CSV file, in row order.
+
+    Args:
+        path: The ``.csv`` file.
+        sink: Error policy (default: skip and log).
+        root: The folder the user passed, for the server id (see :func:`csv_context`).
+        data: The file's bytes if already read.
+
+    Yields:
+        One :class:`Message` per data row.
+
+    Raises:
+        IngestError: Only with a ``"stop"`` sink: a missing header column (``"line 1"``), a row with too few
+            fields or a bad date (``"row R (line L)"``), or broken quoting / end of file inside a quoted field.
+    """
+    sink = sink or ErrorSink()
+    text = decode_bytes(path.read_bytes() if data is None else data, str(path))
+    first = text.split("\n", 1)[0]
+    delim = ";" if first.count(";") > first.count(",") else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        sink.report(IngestError(path, "line 1", "empty file (no CSV header)"))
+        return
+    except csv.Error as exc:
+        sink.report(IngestError(path, "line 1", f"unreadable CSV header: {exc}"))
+        return
+    col = {name.strip(): i for i, name in enumerate(header) if name.strip()}
+    absent = [c for c in _REQUIRED if c not in col]
+    if absent:
+        sink.report(IngestError(path, "line 1", f"not a DCE CSV header (missing {', '.join(absent)})"))
+        return
+    server, channel = csv_context(path, root)
+    i_aid, i_date, i_text = col["AuthorID"], col["Date"], col["Content"]
+    i_name, i_att = col.get("Author"), col.get("Attachments")
+    need = max(i_aid, i_date, i_text) + 1
+    seen: dict[tuple[str, str, str], int] = {}
+    members: dict[tuple[str, str], MemberRef] = {}
+    row_no = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num})", f"bad CSV: {exc}"))
+            break
+        row_no += 1
+        if not row or row == [""]:
+            continue
+        where = f"row {row_no} (line {reader.line_num})"
+        if len(row) < need:
+            sink.report(IngestError(path, where, f"expected at least {need} fields, got {len(row)} (truncated?)"))
+            continue
+        aid, date_raw, content = row[i_aid], row[i_date], clean_text(row[i_text])
+        try:
+            created = parse_dce_date(date_raw)
+        except ValueError as exc:
+            sink.report(IngestError(path, where, str(exc)))
+            continue
+        if not aid:
+            sink.report(IngestError(path, where, "empty AuthorID"))
+            continue
+        name = clean_text(row[i_name]) if i_name is not None and i_name < len(row) else ""
+        member = members.get((aid, name))
+        if member is None:
+            member = members[(aid, name)] = MemberRef(aid, name)
+        dup = (aid, date_raw, content)
+        ordinal = seen.get(dup, 0)
+        seen[dup] = ordinal + 1
+        atts: tuple[Attachment, ...] = ()
+        if i_att is not None and i_att < len(row) and row[i_att].strip():
+            urls = [u.strip() for u in row[i_att].split(",") if u.strip()]
+            atts = tuple(Attachment(u, u.rsplit("/", 1)[-1].split("?", 1)[0]) for u in urls)
+        yield Message(
+            server=server,
+            channel=channel,
+            author=member,
+            id=_row_id(channel.id, path.stem, aid, date_raw, content, ordinal),
+            text=content,
+            created_at=created,
+            attachments=atts,
+            mentions_everyone="@everyone" in content or "@here" in content,
+        )

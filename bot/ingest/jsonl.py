@@ -1,0 +1,118 @@
+"""Reader for our plain JSONL format: one JSON object per line.
+
+Shape per line: ``{"id": str, "text": str}`` required; optional ``"channel"`` (str id, or
+``{"id","name","parent_id","category_id","is_thread"}``), ``"author"`` (str id, or ``{"id","name","joined_at",
+"created_at","roles","is_bot"}``), ``"server"`` (str id, or ``{"platform","id","name"}``; default
+``ServerRef("export", <file stem>)``), ``"created_at"`` / ``"edited_at"`` (ISO-8601; zone-less = UTC),
+``"reply_to"``, ``"mentions_everyone"``.
+
+A line without ``created_at`` gets the previous line's time (the Unix epoch before any timed line), so the stable
+sort in :func:`bot.ingest.read_messages` keeps line order; rate-based rules are meaningless on such input.
+Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.ingest.common import EPOCH, clean_text, decode_bytes, get_str, parse_iso
+from bot.ingest.errors import ErrorSink, IngestError
+
+log = logging.getLogger(__name__)
+
+
+def _time(obj: dict[str, Any], key: str) -> datetime | None:
+    v = obj.get(key)
+    return parse_iso(v) if isinstance(v, str) and v else None
+
+
+def _server(v: Any, default: ServerRef) -> ServerRef:
+    if isinstance(v, dict) and get_str(v, "id"):
+        return ServerRef(get_str(v, "platform") or "export", str(v["id"]), clean_text(v.get("name")))
+    if isinstance(v, (str, int)) and str(v):
+        return ServerRef("export", str(v), str(v))
+    return default
+
+
+def _channel(v: Any) -> ChannelRef:
+    if isinstance(v, dict) and get_str(v, "id"):
+        return ChannelRef(
+            str(v["id"]),
+            clean_text(v.get("name")),
+            parent_id=get_str(v, "parent_id"),
+            category_id=get_str(v, "category_id"),
+            is_thread=bool(v.get("is_thread", False)),
+        )
+    if isinstance(v, (str, int)) and str(v):
+        return ChannelRef(str(v), str(v))
+    return ChannelRef("default", "default")
+
+
+def _author(v: Any) -> MemberRef:
+    if isinstance(v, dict) and get_str(v, "id"):
+        roles = v.get("roles") or ()
+        return MemberRef(
+            str(v["id"]),
+            clean_text(v.get("name")),
+            joined_at=_time(v, "joined_at"),
+            created_at=_time(v, "created_at"),
+            roles=tuple(str(r) for r in roles) if isinstance(roles, list) else (),
+            is_bot=bool(v.get("is_bot", False)),
+        )
+    if isinstance(v, (str, int)) and str(v):
+        return MemberRef(str(v), str(v))
+    return MemberRef("unknown", "unknown")
+
+
+def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None = None) -> Iterator[Message]:
+    """Yield one :class:`Message` per non-blank line of a JSONL file, in line order.
+
+    Args:
+        path: The ``.jsonl`` file.
+        sink: Error policy (default: skip and log).
+        data: The file's bytes if already read.
+
+    Raises:
+        IngestError: Only with a ``"stop"`` sink: a line that is not a JSON object, lacks ``id``/``text``, or
+            has an unparseable time (position ``"line N"``, plus the column for JSON errors).
+    """
+    sink = sink or ErrorSink()
+    text = decode_bytes(path.read_bytes() if data is None else data, str(path))
+    default_server = ServerRef("export", path.stem, path.stem)
+    last = EPOCH
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            sink.report(IngestError(path, f"line {n}, column {exc.colno}", f"malformed JSON: {exc.msg}"))
+            continue
+        if not isinstance(obj, dict) or get_str(obj, "id") is None or "text" not in obj:
+            sink.report(IngestError(path, f"line {n}", "expected a JSON object with 'id' and 'text'"))
+            continue
+        try:
+            created = _time(obj, "created_at")
+            edited = _time(obj, "edited_at")
+            author = _author(obj.get("author"))
+        except ValueError as exc:
+            sink.report(IngestError(path, f"line {n}", f"bad time: {exc}"))
+            continue
+        last = created = created or last
+        yield Message(
+            server=_server(obj.get("server"), default_server),
+            channel=_channel(obj.get("channel")),
+            author=author,
+            id=str(obj["id"]),
+            text=clean_text(obj.get("text")),
+            created_at=created,
+            edited_at=edited,
+            reply_to=get_str(obj, "reply_to"),
+            mentions_everyone=bool(obj.get("mentions_everyone", False)),
+        )

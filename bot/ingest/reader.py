@@ -1,0 +1,169 @@
+"""Entry points of the offline ``scan`` job: read chat exports of any supported format into core messages."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from bot.core.models import Message
+from bot.ingest.common import natural_key
+from bot.ingest.discord_csv import iter_discord_csv
+from bot.ingest.discord_json import iter_discord_json, sniff_discord_json
+from bot.ingest.errors import ErrorSink, IngestError
+from bot.ingest.jsonl import iter_jsonl
+from bot.ingest.slack_export import iter_slack_export, sniff_slack_export
+
+log = logging.getLogger(__name__)
+
+#: Accepted values of ``fmt``.
+FORMATS = ("auto", "discord-json", "discord-csv", "slack-export", "jsonl")
+_EXT = {"discord-json": (".json",), "discord-csv": (".csv",), "jsonl": (".jsonl", ".ndjson")}
+
+
+def detect_file_format(path: Path) -> str | None:
+    """Format of one file from its extension and first 4 KiB, or ``None`` when it is not a chat export.
+
+    ``.csv`` -> ``discord-csv``; ``.jsonl``/``.ndjson`` -> ``jsonl``; ``.zip`` with ``users.json`` or
+    ``channels.json`` -> ``slack-export``; ``.json`` starting with an object holding ``"guild"``/``"messages"`` ->
+    ``discord-json``, or whose first line is an object with ``id`` and ``text`` -> ``jsonl``.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "discord-csv"
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix == ".zip":
+        return "slack-export" if sniff_slack_export(path) else None
+    if suffix == ".json":
+        with path.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8-sig", errors="replace")
+        if sniff_discord_json(head):
+            return "discord-json"
+        first = head.lstrip().split("\n", 1)[0]
+        try:
+            obj = json.loads(first)
+        except json.JSONDecodeError:
+            return None
+        if isinstance(obj, dict) and "id" in obj and "text" in obj:
+            return "jsonl"
+    return None
+
+
+def detect_format(path: Path) -> str | None:
+    """Format of a path: ``slack-export`` for a Slack export folder/zip, a file's format, or ``None``
+    (a folder of mixed files, read file by file)."""
+    if path.is_dir():
+        return "slack-export" if sniff_slack_export(path) else None
+    return detect_file_format(path)
+
+
+def _iter_file(path: Path, fmt: str, sink: ErrorSink, root: Path | None) -> Iterator[Message]:
+    if fmt == "discord-json":
+        yield from iter_discord_json(path, sink=sink)
+    elif fmt == "discord-csv":
+        yield from iter_discord_csv(path, sink=sink, root=root)
+    elif fmt == "jsonl":
+        yield from iter_jsonl(path, sink=sink)
+    elif fmt == "slack-export":
+        yield from iter_slack_export(path, sink=sink)
+
+
+def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = None) -> Iterator[Message]:
+    """Yield the messages of one input path in file order (not sorted by time).
+
+    Args:
+        path: A file, a Slack export folder or zip, or a folder of export files (walked recursively in natural
+            order, so ``2.csv`` comes before ``10.csv``; files that are not exports are skipped with a debug log).
+        fmt: One of :data:`FORMATS`. An explicit format on a folder reads the folder's files of that format
+            (``slack-export``: the folder itself).
+        sink: Error policy (default: skip and log).
+
+    Raises:
+        ValueError: Unknown ``fmt``.
+        IngestError: Only with a ``"stop"`` sink (see the per-format iterators); also for a missing path or a
+            file whose format cannot be detected.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (allowed: {', '.join(FORMATS)})")
+    sink = sink or ErrorSink()
+    if not path.exists():
+        sink.report(IngestError(path, "", "no such file or directory"))
+        return
+    if fmt == "slack-export" or (fmt == "auto" and detect_format(path) == "slack-export"):
+        yield from iter_slack_export(path, sink=sink)
+        return
+    if path.is_file():
+        file_fmt = fmt if fmt != "auto" else detect_file_format(path)
+        if file_fmt is None:
+            sink.report(IngestError(path, "", "cannot detect the export format (give fmt=...)"))
+            return
+        yield from _iter_file(path, file_fmt, sink, None)
+        return
+    for child in sorted((p for p in path.rglob("*") if p.is_file()), key=natural_key):
+        if fmt == "auto":
+            child_fmt = detect_file_format(child)
+        elif child.suffix.lower() in _EXT[fmt]:
+            child_fmt = fmt
+            if fmt == "discord-json" and detect_file_format(child) != "discord-json":
+                child_fmt = None
+        else:
+            child_fmt = None
+        if child_fmt is None or child_fmt == "slack-export":
+            log.debug("skipping %s (not a %s export)", child, fmt)
+            continue
+        yield from _iter_file(child, child_fmt, sink, path)
+
+
+def read_messages(
+    paths: Sequence[Path],
+    fmt: str = "auto",
+    on_error: str = "skip",
+    errors: list[IngestError] | None = None,
+    *,
+    mark_first_messages: bool = True,
+) -> list[Message]:
+    """Read every input and return its messages sorted by ``created_at`` (stable: ties keep input order).
+
+    Messages with the same :attr:`Message.key` (the same file given twice, overlapping exports) are kept once
+    (first occurrence). With ``mark_first_messages`` each message whose reader did not say gets
+    ``is_first_message``: True for the author's earliest message per ``(platform, server)`` in the whole input,
+    False for later ones (a first message *in the export*, the best an offline scan can know).
+
+    Args:
+        paths: Files or folders (see :func:`iter_messages`).
+        fmt: One of :data:`FORMATS`; applies to every path.
+        on_error: ``"skip"`` (log, append to ``errors``, continue) or ``"stop"`` (raise the first error).
+        errors: Receives the skipped :class:`IngestError` records.
+        mark_first_messages: Set ``is_first_message`` as described.
+
+    Returns:
+        Messages sorted by time.
+
+    Raises:
+        ValueError: Unknown ``fmt`` or ``on_error``.
+        IngestError: With ``on_error="stop"``, the first malformed input (file and position).
+    """
+    sink = ErrorSink(on_error, errors)
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Message] = []
+    for p in paths:
+        for msg in iter_messages(Path(p), fmt, sink=sink):
+            if msg.key in seen:
+                continue
+            seen.add(msg.key)
+            out.append(msg)
+    out.sort(key=lambda m: m.created_at)
+    if mark_first_messages:
+        spoke: set[tuple[str, str, str]] = set()
+        for i, msg in enumerate(out):
+            who = (msg.server.platform, msg.server.id, msg.author.id)
+            first = who not in spoke
+            spoke.add(who)
+            if msg.is_first_message is None:
+                out[i] = dataclasses.replace(msg, is_first_message=first)
+    if sink.count:
+        log.warning("read %d messages; skipped %d problem(s)", len(out), sink.count)
+    return out

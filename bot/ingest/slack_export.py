@@ -1,0 +1,273 @@
+"""Reader for Slack workspace exports: a folder or a ``.zip`` with ``channels.json``, ``users.json`` and
+``<channel>/<YYYY-MM-DD>.json`` day files (``docs/platform-protocols.md`` section 1.2).
+
+Mapping:
+    * server: ``ServerRef("slack", team_id)`` when ``users.json`` (``team_id``) or a message (``team``) names the
+      workspace, else ``ServerRef("export", <folder or zip stem>)``;
+    * channel folders are matched to ``channels.json``/``groups.json``/``mpims.json`` by name and to ``dms.json``
+      by id; entries may hold only ``id`` and ``name``. An unlisted folder uses its name as id and name;
+    * message id = ``f"{channel_id}:{ts}"``; ``edited.ts`` -> ``edited_at``;
+    * thread replies (``thread_ts != ts``, including ``thread_broadcast``) live in a virtual thread channel
+      ``ChannelRef(f"{channel_id}:{thread_ts}", name, parent_id=channel_id, is_thread=True)`` and get
+      ``reply_to = f"{channel_id}:{thread_ts}"`` -- the parent's message id;
+    * author: ``users.json`` display name (else real name, else name); ``is_bot`` for ``users.json`` bots,
+      ``bot_id`` / ``subtype == "bot_message"`` messages (author id = ``user`` or ``bot_id``) and ``USLACKBOT``;
+      roles ``"admin"`` (``is_admin``) and ``"owner"`` (``is_owner``/``is_primary_owner``); ``joined_at`` = the
+      member's earliest ``channel_join``/``group_join`` in the export (Slack has no server join time);
+    * ``<@U123>`` / ``<@U123|name>`` -> :class:`Mention` (``is_bot`` from ``users.json``);
+      ``<!channel>``, ``<!here>``, ``<!everyone>`` -> ``mentions_everyone``; ``files`` -> attachments.
+    * text is kept exactly as exported (Slack mrkdwn: ``&amp;``, ``&lt;``, ``&gt;`` escaped, as live events are).
+
+Subtypes in :data:`SKIP_SUBTYPES` (joins, leaves, topic/purpose/name changes, archive, pins, tombstones of
+deleted thread parents, bot installs, reminders) are notices, not speech, and are not returned. A malformed day
+file is one :class:`IngestError` at the decoder position; with ``on_error="skip"`` the complete messages before the
+break are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
+from bot.ingest.common import (
+    clean_text,
+    decode_bytes,
+    from_unix,
+    get_str,
+    json_error_position,
+    natural_key,
+    recover_array_items,
+)
+from bot.ingest.errors import ErrorSink, IngestError
+
+log = logging.getLogger(__name__)
+
+#: Message subtypes that are channel notices, not member speech; skipped.
+SKIP_SUBTYPES = frozenset(
+    {
+        "channel_join", "channel_leave", "channel_topic", "channel_purpose", "channel_name",
+        "channel_archive", "channel_unarchive", "group_join", "group_leave", "group_topic", "group_purpose",
+        "group_name", "group_archive", "group_unarchive", "tombstone", "pinned_item", "unpinned_item",
+        "bot_add", "bot_remove", "reminder_add", "joiner_notification_for_inviter", "sh_room_created",
+    }
+)  # fmt: skip
+_JOIN_SUBTYPES = frozenset({"channel_join", "group_join"})
+_DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
+_USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+_EVERYONE = re.compile(r"<!(?:channel|here|everyone)(?:\|[^>]*)?>")
+
+
+class _Tree:
+    """Uniform read access to an export folder or zip; names are POSIX paths relative to the export root."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.zip: zipfile.ZipFile | None = None
+        self.prefix = ""
+        if path.is_file():
+            self.zip = zipfile.ZipFile(path)
+            names = [n for n in self.zip.namelist() if n.rsplit("/", 1)[-1] in ("channels.json", "users.json")]
+            if names:
+                self.prefix = min(names, key=len).rpartition("/")[0]
+                self.prefix = f"{self.prefix}/" if self.prefix else ""
+            self.names = [n[len(self.prefix) :] for n in self.zip.namelist() if n.startswith(self.prefix)]
+        else:
+            self.names = [p.relative_to(path).as_posix() for p in path.rglob("*.json") if p.is_file()]
+
+    def where(self, name: str) -> Path:
+        """Path used in errors (``export.zip/general/2026-06-01.json`` for zip members)."""
+        return self.path / name
+
+    def read(self, name: str) -> str:
+        data = self.zip.read(self.prefix + name) if self.zip else (self.path / name).read_bytes()
+        return decode_bytes(data, str(self.where(name)))
+
+    def close(self) -> None:
+        if self.zip:
+            self.zip.close()
+
+
+def sniff_slack_export(path: Path) -> bool:
+    """True for a folder or zip holding ``users.json``, or ``channels.json`` beside ``<channel>/<date>.json``."""
+    try:
+        if path.is_dir():
+            if (path / "users.json").is_file():
+                return True
+            return (path / "channels.json").is_file() and any(_DAY_FILE.match(p.name) for p in path.glob("*/*.json"))
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                base = {n.rsplit("/", 1)[-1] for n in zf.namelist()}
+            return "users.json" in base or "channels.json" in base
+    except OSError:
+        return False
+    return False
+
+
+def _load_list(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
+    if name not in tree.names:
+        return []
+    try:
+        doc = json.loads(tree.read(name))
+    except json.JSONDecodeError as exc:
+        sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed JSON: {exc.msg}"))
+        return []
+    if not isinstance(doc, list):
+        sink.report(IngestError(tree.where(name), "", "expected a JSON array"))
+        return []
+    return [d for d in doc if isinstance(d, dict)]
+
+
+def _load_day(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
+    text = tree.read(name)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed or truncated JSON: {exc.msg}"))
+        start = text.find("[")
+        return list(recover_array_items(text, start)) if start >= 0 else []
+    if not isinstance(doc, list):
+        sink.report(IngestError(tree.where(name), "", "day file is not a JSON array"))
+        return []
+    return [d for d in doc if isinstance(d, dict)]
+
+
+def _member(uid: str, users: dict[str, dict[str, Any]], m: dict[str, Any], joins: dict[str, datetime]) -> MemberRef:
+    u = users.get(uid, {})
+    prof = u.get("profile") if isinstance(u.get("profile"), dict) else {}
+    name = (
+        prof.get("display_name") or prof.get("real_name") or u.get("real_name") or u.get("name")
+        or m.get("username") or get_str(m, "bot_profile", "name") or get_str(m, "user_profile", "display_name") or ""
+    )  # fmt: skip
+    roles = tuple(
+        r for r, on in (("admin", u.get("is_admin")), ("owner", u.get("is_owner") or u.get("is_primary_owner"))) if on
+    )
+    is_bot = bool(u.get("is_bot")) or "bot_id" in m or m.get("subtype") == "bot_message" or uid == "USLACKBOT"
+    return MemberRef(uid, clean_text(name), joined_at=joins.get(uid), roles=roles, is_bot=is_bot)
+
+
+def iter_slack_export(path: Path, *, sink: ErrorSink | None = None) -> Iterator[Message]:
+    """Yield the messages of a Slack export folder or zip, channel by channel, day files in date order.
+
+    Args:
+        path: Export folder, or ``.zip`` (``channels.json`` may sit in a top folder inside the zip).
+        sink: Error policy (default: skip and log).
+
+    Yields:
+        :class:`Message` per member message (notices in :data:`SKIP_SUBTYPES` are dropped).
+
+    Raises:
+        IngestError: Only with a ``"stop"`` sink: a malformed JSON file (position from the decoder), a non-array
+            file, or a message without ``ts`` (position ``"message <index>"``).
+        zipfile.BadZipFile: ``path`` is a file but not a zip.
+    """
+    sink = sink or ErrorSink()
+    tree = _Tree(path)
+    try:
+        yield from _iter(tree, sink)
+    finally:
+        tree.close()
+
+
+def _iter(tree: _Tree, sink: ErrorSink) -> Iterator[Message]:
+    users = {str(u["id"]): u for u in _load_list(tree, "users.json", sink) if u.get("id")}
+    folders: dict[str, tuple[str, str]] = {}
+    for listing in ("channels.json", "groups.json", "mpims.json"):
+        for c in _load_list(tree, listing, sink):
+            if c.get("id") and c.get("name"):
+                folders[str(c["name"])] = (str(c["id"]), str(c["name"]))
+    for c in _load_list(tree, "dms.json", sink):
+        if c.get("id"):
+            folders[str(c["id"])] = (str(c["id"]), str(c["id"]))
+    day_names = sorted(
+        (n for n in tree.names if n.count("/") == 1 and _DAY_FILE.match(n.rsplit("/", 1)[-1])),
+        key=lambda n: natural_key(PurePosixPath(n)),  # type: ignore[arg-type]
+    )
+    days = [(n, _load_day(tree, n, sink)) for n in day_names]
+    joins: dict[str, datetime] = {}
+    teams: Counter[str] = Counter(str(u["team_id"]) for u in users.values() if u.get("team_id"))
+    msg_teams: Counter[str] = Counter()
+    for _, msgs in days:
+        for m in msgs:
+            if m.get("team"):
+                msg_teams[str(m["team"])] += 1
+            uid, ts = get_str(m, "user"), get_str(m, "ts")
+            if m.get("subtype") in _JOIN_SUBTYPES and uid and ts:
+                try:
+                    t = from_unix(ts)
+                except ValueError:
+                    continue
+                if uid not in joins or t < joins[uid]:
+                    joins[uid] = t
+    teams = teams or msg_teams
+    if teams:
+        server = ServerRef("slack", teams.most_common(1)[0][0])
+    else:
+        server = ServerRef("export", tree.path.stem, tree.path.stem)
+    for name, msgs in days:
+        folder = name.split("/", 1)[0]
+        cid, cname = folders.get(folder, (folder, folder))
+        channel = ChannelRef(cid, cname)
+        for i, m in enumerate(msgs):
+            msg = _convert(m, i, tree.where(name), sink, server, channel, users, joins)
+            if msg is not None:
+                yield msg
+
+
+def _convert(
+    m: dict[str, Any],
+    i: int,
+    where: Path,
+    sink: ErrorSink,
+    server: ServerRef,
+    channel: ChannelRef,
+    users: dict[str, dict[str, Any]],
+    joins: dict[str, datetime],
+) -> Message | None:
+    if m.get("subtype") in SKIP_SUBTYPES:
+        return None
+    ts = get_str(m, "ts")
+    uid = get_str(m, "user") or get_str(m, "bot_id")
+    if ts is None or uid is None:
+        sink.report(IngestError(where, f"message {i}", "message lacks 'ts' or 'user'/'bot_id'"))
+        return None
+    try:
+        created = from_unix(ts)
+        edited = from_unix(m["edited"]["ts"]) if get_str(m, "edited", "ts") else None
+    except ValueError as exc:
+        sink.report(IngestError(where, f"message {i}", f"bad ts: {exc}"))
+        return None
+    text = clean_text(m.get("text"))
+    thread_ts = get_str(m, "thread_ts")
+    reply_to = None
+    chan = channel
+    if thread_ts and thread_ts != ts:
+        reply_to = f"{channel.id}:{thread_ts}"
+        chan = ChannelRef(reply_to, channel.name, parent_id=channel.id, is_thread=True)
+    mentioned = dict.fromkeys(_USER_MENTION.findall(text))
+    mentions = tuple(Mention(u, is_bot=bool(users.get(u, {}).get("is_bot"))) for u in mentioned)
+    files = tuple(
+        Attachment(str(f.get("url_private") or f.get("permalink") or ""), clean_text(f.get("name") or ""))
+        for f in m.get("files") or ()
+        if isinstance(f, dict)
+    )
+    return Message(
+        server=server,
+        channel=chan,
+        author=_member(uid, users, m, joins),
+        id=f"{channel.id}:{ts}",
+        text=text,
+        created_at=created,
+        edited_at=edited,
+        reply_to=reply_to,
+        attachments=files,
+        mentions=mentions,
+        mentions_everyone=bool(_EVERYONE.search(text)),
+    )
