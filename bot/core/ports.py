@@ -92,8 +92,13 @@ class ModStore(Protocol):
         """Return ``{key: edited_at or None}`` for the message keys that already have a verdict."""
         ...
 
-    async def record_batch(self, records: Sequence[VerdictRecord]) -> list[RecordResult]:
-        """Write verdicts, cases, review items and strikes in one transaction; idempotent per message key."""
+    async def record_batch(
+        self, records: Sequence[VerdictRecord], *, model_version: str | None = None
+    ) -> list[RecordResult]:
+        """Write verdicts, cases, review items and strikes in one transaction; idempotent per message key.
+
+        ``model_version`` is recorded with every verdict of the batch (the scorer's version).
+        """
         ...
 
     async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:

@@ -309,7 +309,7 @@ class ModerationService:
                     rec, raid = await self._judge(it)
                     records.append(rec)
                     raids.append(raid)
-                results = await self.store.record_batch(records)
+                results = await self.store.record_batch(records, model_version=self.scorer.version)
                 for it, rec, res, raid in zip(items, records, results, raids, strict=True):
                     raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
                     self._resolve(it, _outcome(rec, res, raid_id))

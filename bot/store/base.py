@@ -1,0 +1,279 @@
+"""Shared plumbing of :class:`bot.store.sqlite.SqliteStore`: the transaction helpers, row converters and the
+insert helpers used by several mixins (case allocation, strikes, review items).
+
+One connection serves the process. Every operation, read or write, holds ``self._lock`` so a read never sees
+another coroutine's uncommitted batch and writes are serialised (this is what makes per-server case numbers
+correct under concurrency within one process; across processes ``BEGIN IMMEDIATE`` plus ``busy_timeout`` do).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import aiosqlite
+
+from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
+from bot.store.errors import CaseNotFound
+from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time
+
+log = logging.getLogger(__name__)
+
+Row = aiosqlite.Row
+
+REVIEW_SOURCES = frozenset({"automod", "report", "appeal"})
+
+
+class StoreBase:
+    """Connection, lock and helpers; not used on its own."""
+
+    _db: aiosqlite.Connection
+    _lock: asyncio.Lock
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+        self._lock = asyncio.Lock()
+
+    # -- transactions -------------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the lock; ``ROLLBACK`` and re-raise on any error."""
+        async with self._lock:
+            if self._db.in_transaction:  # left over by a cancelled commit; never keep half a batch
+                log.warning("rolling back a transaction left open by a cancelled operation")
+                await self._db.execute("ROLLBACK")
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                if self._db.in_transaction:
+                    await self._db.execute("ROLLBACK")
+                raise
+            await self._db.execute("COMMIT")
+
+    async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        """Fetch all rows; the caller holds the lock (inside ``_tx``) or uses :meth:`_read_all`."""
+        async with self._db.execute(sql, tuple(params)) as cur:
+            return list(await cur.fetchall())
+
+    async def _one(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
+        """Fetch one row or ``None``; the caller holds the lock."""
+        async with self._db.execute(sql, tuple(params)) as cur:
+            return await cur.fetchone()
+
+    async def _read_all(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        """Fetch all rows under the lock."""
+        async with self._lock:
+            return await self._all(sql, params)
+
+    async def _read_one(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
+        """Fetch one row under the lock."""
+        async with self._lock:
+            return await self._one(sql, params)
+
+    # -- inserts shared by record_batch and the moderator API ---------------------------------------------------
+
+    async def _insert_case(
+        self,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        action: ActionKind,
+        reason: str,
+        status: CaseStatus,
+        created_at: datetime,
+        moderator_id: str | None = None,
+        message_id: str | None = None,
+        expires_at: datetime | None = None,
+    ) -> Case:
+        """Allocate the server's next case number and insert the case (inside a transaction)."""
+        row = await self._one(
+            "INSERT INTO case_counters (platform, server_id, last_number) VALUES (?, ?, 1) "
+            "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = last_number + 1 RETURNING last_number",
+            (platform, server_id),
+        )
+        assert row is not None
+        number = int(row[0])
+        created = to_db_time(created_at)
+        await self._db.execute(
+            "INSERT INTO cases (platform, server_id, number, member_id, action, reason, status, moderator_id, "
+            "message_id, created_at, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                platform,
+                server_id,
+                number,
+                member_id,
+                action.label,
+                reason,
+                status.value,
+                moderator_id,
+                message_id,
+                created,
+                opt_db_time(expires_at),
+                created,
+            ),
+        )
+        return Case(
+            server_id=server_id,
+            number=number,
+            member_id=member_id,
+            action=action,
+            reason=reason,
+            status=status,
+            created_at=req_db_time(created),
+            moderator_id=moderator_id,
+            message_id=message_id,
+            expires_at=from_db_time(opt_db_time(expires_at)),
+            platform=platform,
+        )
+
+    async def _insert_strike(self, platform: str, strike: Strike) -> bool:
+        """Insert a strike unless its message already has one; returns whether a row was added."""
+        cur = await self._db.execute(
+            "INSERT INTO strikes (platform, server_id, member_id, points, reason, message_id, case_number, "
+            "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                platform,
+                strike.server_id,
+                strike.member_id,
+                strike.points,
+                strike.reason,
+                strike.message_id,
+                strike.case_number,
+                to_db_time(strike.created_at),
+                to_db_time(strike.expires_at),
+            ),
+        )
+        added = cur.rowcount == 1
+        await cur.close()
+        return added
+
+    async def _insert_review(
+        self,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        source: str,
+        reason: str,
+        created_at: datetime,
+        case_number: int | None = None,
+        message_id: str | None = None,
+        channel_id: str | None = None,
+        scores: Mapping[str, float | None] | None = None,
+    ) -> ReviewItem:
+        """Insert an open review item (inside a transaction)."""
+        if source not in REVIEW_SOURCES:
+            raise ValueError(f"unknown review source {source!r} (allowed: {', '.join(sorted(REVIEW_SOURCES))})")
+        cur = await self._db.execute(
+            "INSERT INTO review_items (platform, server_id, case_number, message_id, channel_id, member_id, source, "
+            "reason, scores, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                platform,
+                server_id,
+                case_number,
+                message_id,
+                channel_id,
+                member_id,
+                source,
+                reason,
+                dump_json(dict(scores or {})),
+                to_db_time(created_at),
+            ),
+        )
+        review_id = cur.lastrowid
+        await cur.close()
+        assert review_id is not None
+        return ReviewItem(
+            id=review_id,
+            server_id=server_id,
+            case_number=case_number,
+            message_id=message_id,
+            channel_id=channel_id,
+            member_id=member_id,
+            source=source,
+            reason=reason,
+            scores=dict(scores or {}),
+        )
+
+    async def _pardon_case(
+        self, platform: str, server_id: str, number: int, moderator_id: str | None, when: str, status: str
+    ) -> int:
+        """Inside a transaction: pardon a case's strikes (by case number or its message) and set its status."""
+        row = await self._one(
+            "SELECT message_id FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+            (platform, server_id, number),
+        )
+        if row is None:
+            raise CaseNotFound(f"case #{number} not found in this server")
+        cur = await self._db.execute(
+            "UPDATE strikes SET pardoned_at = ?, pardoned_by = ? WHERE platform = ? AND server_id = ? "
+            "AND pardoned_at IS NULL AND (case_number = ? OR (message_id IS NOT NULL AND message_id = ?))",
+            (when, moderator_id, platform, server_id, number, row["message_id"]),
+        )
+        count = cur.rowcount
+        await cur.close()
+        await self._db.execute(
+            "UPDATE cases SET status = ?, updated_at = ? WHERE platform = ? AND server_id = ? AND number = ? "
+            "AND status != 'overturned'",
+            (status, when, platform, server_id, number),
+        )
+        return count
+
+
+# -- row converters -----------------------------------------------------------------------------------------------
+
+
+def case_from_row(row: Row) -> Case:
+    """Build a :class:`Case` from a ``cases`` row."""
+    return Case(
+        server_id=row["server_id"],
+        number=row["number"],
+        member_id=row["member_id"],
+        action=ActionKind.parse(row["action"]),
+        reason=row["reason"],
+        status=CaseStatus(row["status"]),
+        created_at=req_db_time(row["created_at"]),
+        moderator_id=row["moderator_id"],
+        message_id=row["message_id"],
+        expires_at=from_db_time(row["expires_at"]),
+        failure=row["failure"],
+        platform=row["platform"],
+    )
+
+
+def strike_from_row(row: Row) -> Strike:
+    """Build a :class:`Strike` from a ``strikes`` row."""
+    return Strike(
+        server_id=row["server_id"],
+        member_id=row["member_id"],
+        points=row["points"],
+        created_at=req_db_time(row["created_at"]),
+        expires_at=req_db_time(row["expires_at"]),
+        reason=row["reason"],
+        message_id=row["message_id"],
+        case_number=row["case_number"],
+        pardoned=row["pardoned_at"] is not None,
+    )
+
+
+def review_from_row(row: Row) -> ReviewItem:
+    """Build a :class:`ReviewItem` from a ``review_items`` row."""
+    return ReviewItem(
+        id=row["id"],
+        server_id=row["server_id"],
+        case_number=row["case_number"],
+        message_id=row["message_id"],
+        channel_id=row["channel_id"],
+        member_id=row["member_id"],
+        source=row["source"],
+        reason=row["reason"],
+        decision=ReviewDecision(row["decision"]),
+        moderator_id=row["moderator_id"],
+        decided_at=from_db_time(row["decided_at"]),
+        scores=load_json(row["scores"], {}),
+    )

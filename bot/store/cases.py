@@ -1,0 +1,154 @@
+"""Cases and strikes: per-server numbered cases, manual strikes and pardons (mixin of
+:class:`bot.store.sqlite.SqliteStore`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.core.models import ActionKind, Case, CaseStatus, Strike
+from bot.store.base import StoreBase, case_from_row, strike_from_row
+from bot.store.errors import CaseNotFound
+from bot.store.schema import to_db_time, utcnow
+
+
+class CasesMixin(StoreBase):
+    """Case and strike operations."""
+
+    async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
+        """Unpardoned strikes of a member whose ``expires_at`` is after ``now``, oldest first."""
+        rows = await self._read_all(
+            "SELECT * FROM strikes WHERE platform = ? AND server_id = ? AND member_id = ? AND pardoned_at IS NULL "
+            "AND expires_at > ? ORDER BY created_at, id",
+            (platform, server_id, member_id, to_db_time(now)),
+        )
+        return [strike_from_row(r) for r in rows]
+
+    async def open_case(
+        self,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        action: ActionKind,
+        reason: str,
+        moderator_id: str | None = None,
+        message_id: str | None = None,
+        status: CaseStatus = CaseStatus.PENDING,
+        expires_at: datetime | None = None,
+        now: datetime | None = None,
+    ) -> Case:
+        """Open a case with the server's next number (1, 2, ... per ``(platform, server_id)``).
+
+        Args:
+            expires_at: End of a timeout, if any.
+            now: Creation time (default: now, UTC).
+        """
+        async with self._tx():
+            return await self._insert_case(
+                platform,
+                server_id,
+                member_id,
+                action,
+                reason,
+                status,
+                now or utcnow(),
+                moderator_id=moderator_id,
+                message_id=message_id,
+                expires_at=expires_at,
+            )
+
+    async def get_case(self, platform: str, server_id: str, number: int) -> Case | None:
+        """Case ``number`` of this server, or ``None`` (another server's case is never returned)."""
+        row = await self._read_one(
+            "SELECT * FROM cases WHERE platform = ? AND server_id = ? AND number = ?", (platform, server_id, number)
+        )
+        return case_from_row(row) if row else None
+
+    async def list_cases(
+        self, platform: str, server_id: str, member_id: str | None = None, limit: int = 25
+    ) -> list[Case]:
+        """Newest-first cases of a server, optionally of one member; at most ``limit``."""
+        sql = "SELECT * FROM cases WHERE platform = ? AND server_id = ?"
+        params: list[object] = [platform, server_id]
+        if member_id is not None:
+            sql += " AND member_id = ?"
+            params.append(member_id)
+        rows = await self._read_all(sql + " ORDER BY number DESC LIMIT ?", (*params, limit))
+        return [case_from_row(r) for r in rows]
+
+    async def set_case_status(
+        self,
+        platform: str,
+        server_id: str,
+        number: int,
+        status: CaseStatus,
+        failure: str | None = None,
+        now: datetime | None = None,
+    ) -> Case:
+        """Record the platform outcome of a case (``failure`` is the refusal reason for ``FAILED``).
+
+        Raises:
+            CaseNotFound: no such case in this server.
+        """
+        async with self._tx():
+            row = await self._one(
+                "UPDATE cases SET status = ?, failure = ?, updated_at = ? "
+                "WHERE platform = ? AND server_id = ? AND number = ? RETURNING *",
+                (status.value, failure, to_db_time(now or utcnow()), platform, server_id, number),
+            )
+        if row is None:
+            raise CaseNotFound(f"case #{number} not found in this server")
+        return case_from_row(row)
+
+    async def add_strike(
+        self,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        points: int,
+        expires_at: datetime,
+        reason: str = "",
+        message_id: str | None = None,
+        case_number: int | None = None,
+        now: datetime | None = None,
+    ) -> bool:
+        """Add a (manual) strike; ``message_id=None`` is allowed any number of times.
+
+        Returns:
+            False when ``message_id`` already has a strike (nothing written).
+        """
+        strike = Strike(server_id, member_id, points, now or utcnow(), expires_at, reason, message_id, case_number)
+        async with self._tx():
+            return await self._insert_strike(platform, strike)
+
+    async def pardon(
+        self,
+        platform: str,
+        server_id: str,
+        *,
+        case_number: int | None = None,
+        member_id: str | None = None,
+        moderator_id: str | None = None,
+        now: datetime | None = None,
+    ) -> int:
+        """Pardon the strikes of one case (and mark it ``pardoned``) or all active strikes of one member.
+
+        Give exactly one of ``case_number`` and ``member_id``. Returns the number of strikes pardoned.
+
+        Raises:
+            CaseNotFound: ``case_number`` is not a case of this server.
+            ValueError: neither or both selectors given.
+        """
+        if (case_number is None) == (member_id is None):
+            raise ValueError("pardon needs exactly one of case_number or member_id")
+        when = to_db_time(now or utcnow())
+        async with self._tx():
+            if case_number is not None:
+                return await self._pardon_case(platform, server_id, case_number, moderator_id, when, "pardoned")
+            cur = await self._db.execute(
+                "UPDATE strikes SET pardoned_at = ?, pardoned_by = ? WHERE platform = ? AND server_id = ? "
+                "AND member_id = ? AND pardoned_at IS NULL AND expires_at > ?",
+                (when, moderator_id, platform, server_id, member_id, when),
+            )
+            count = cur.rowcount
+            await cur.close()
+            return count

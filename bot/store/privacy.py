@@ -1,0 +1,171 @@
+"""Privacy: ``/mydata`` export, ``/mydata forget`` and text retention (mixin of
+:class:`bot.store.sqlite.SqliteStore`).
+
+Retention: message excerpts are kept only for the policy's retention period; :meth:`PrivacyMixin.purge_expired_text`
+erases older ones while verdicts, cases and strikes stay (the mod log outlives the text).
+
+Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<16 hex>``: an HMAC-SHA256 of
+``platform/server/member`` under a random per-database salt (``store_meta``), so forgetting the same member twice
+gives the same pseudonym, while the pseudonym cannot be reversed by hashing guessed ids without the database.
+Text the member wrote (excerpts, appeal texts, report reasons) is erased. Rows are never deleted, so case numbers
+and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime
+from typing import Any
+
+from bot.store.base import Row, StoreBase
+from bot.store.schema import load_json, to_db_time, utcnow
+
+#: Columns holding a member id, per table, rewritten by ``forget_member``.
+_MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
+    "messages": ("author_id",),
+    "verdicts": ("member_id",),
+    "cases": ("member_id", "moderator_id"),
+    "strikes": ("member_id", "pardoned_by"),
+    "review_items": ("member_id", "moderator_id"),
+    "reports": ("reporter_id", "member_id"),
+    "appeals": ("member_id", "moderator_id"),
+    "policy_overrides": ("updated_by",),
+    "policy_changes": ("moderator_id",),
+}
+
+
+def _rows(rows: list[Row], *columns: str, json_columns: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        item = {c: row[c] for c in columns}
+        for c in json_columns:
+            item[c] = load_json(row[c])
+        out.append(item)
+    return out
+
+
+class PrivacyMixin(StoreBase):
+    """Member data export, erasure and retention."""
+
+    async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]:
+        """Everything stored about a member in one server, JSON-serialisable, for ``/mydata``.
+
+        Shape: ``{"platform", "server_id", "member_id", "first_seen", "messages", "verdicts", "cases", "strikes",
+        "review_items", "reports_filed", "reports_against", "appeals"}``; lists of dicts, times as ISO-8601 UTC
+        text. Ids of moderators and of other reporters are left out (they are other people's data).
+        """
+        key = (platform, server_id, member_id)
+        scope = "platform = ? AND server_id = ?"
+        async with self._lock:
+            first = await self._one(
+                f"SELECT first_message_at FROM member_first_seen WHERE {scope} AND member_id = ?", key
+            )
+            messages = await self._all(
+                f"SELECT * FROM messages WHERE {scope} AND author_id = ? ORDER BY created_at", key
+            )
+            verdicts = await self._all(f"SELECT * FROM verdicts WHERE {scope} AND member_id = ? ORDER BY id", key)
+            cases = await self._all(f"SELECT * FROM cases WHERE {scope} AND member_id = ? ORDER BY number", key)
+            strikes = await self._all(f"SELECT * FROM strikes WHERE {scope} AND member_id = ? ORDER BY id", key)
+            reviews = await self._all(f"SELECT * FROM review_items WHERE {scope} AND member_id = ? ORDER BY id", key)
+            filed = await self._all(f"SELECT * FROM reports WHERE {scope} AND reporter_id = ? ORDER BY id", key)
+            against = await self._all(f"SELECT * FROM reports WHERE {scope} AND member_id = ? ORDER BY id", key)
+            appeals = await self._all(f"SELECT * FROM appeals WHERE {scope} AND member_id = ? ORDER BY id", key)
+        return {
+            "platform": platform,
+            "server_id": server_id,
+            "member_id": member_id,
+            "first_seen": first[0] if first else None,
+            "messages": _rows(messages, "message_id", "channel_id", "created_at", "edited_at", "excerpt", "purged_at"),
+            "verdicts": _rows(
+                verdicts,
+                "message_id",
+                "flagged",
+                "action",
+                "revision",
+                "model_name",
+                "judged_at",
+                json_columns=("scores", "labels", "rule_hits"),
+            ),
+            "cases": _rows(cases, "number", "action", "reason", "status", "message_id", "created_at", "expires_at"),
+            "strikes": _rows(
+                strikes, "points", "reason", "message_id", "case_number", "created_at", "expires_at", "pardoned_at"
+            ),
+            "review_items": _rows(
+                reviews,
+                "id",
+                "source",
+                "reason",
+                "decision",
+                "case_number",
+                "message_id",
+                "created_at",
+                "decided_at",
+                json_columns=("scores",),
+            ),
+            "reports_filed": _rows(filed, "member_id", "message_id", "reason", "created_at"),
+            "reports_against": _rows(against, "message_id", "reason", "created_at"),
+            "appeals": _rows(appeals, "id", "case_number", "text", "status", "created_at", "decided_at"),
+        }
+
+    async def forget_member(self, platform: str, server_id: str, member_id: str, now: datetime | None = None) -> str:
+        """Erase a member's text and replace their id by a stable pseudonym in every table; returns the pseudonym.
+
+        Idempotent: forgetting again returns the same pseudonym and changes nothing more.
+        """
+        when = to_db_time(now or utcnow())
+        scope = "platform = ? AND server_id = ?"
+        async with self._tx():
+            await self._db.execute(
+                "INSERT INTO store_meta (key, value) VALUES ('pseudonym_salt', ?) ON CONFLICT DO NOTHING",
+                (secrets.token_hex(32),),
+            )
+            salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+            assert salt is not None
+            digest = hmac.new(
+                bytes.fromhex(salt[0]), f"{platform}\x1f{server_id}\x1f{member_id}".encode(), hashlib.sha256
+            ).hexdigest()
+            pseudonym = f"forgotten-{digest[:16]}"
+            params = (platform, server_id, member_id)
+            # Text the member wrote, before their id is replaced.
+            await self._db.execute(
+                f"UPDATE messages SET excerpt = NULL, purged_at = COALESCE(purged_at, ?) WHERE {scope} "
+                "AND author_id = ? AND excerpt IS NOT NULL",
+                (when, *params),
+            )
+            await self._db.execute(f"UPDATE appeals SET text = '' WHERE {scope} AND member_id = ?", params)
+            await self._db.execute(
+                f"UPDATE review_items SET reason = '' WHERE {scope} AND ((source = 'appeal' AND member_id = ?) OR "
+                "id IN (SELECT review_id FROM reports WHERE platform = ? AND server_id = ? AND reporter_id = ?))",
+                (*params, *params),
+            )
+            await self._db.execute(f"UPDATE reports SET reason = '' WHERE {scope} AND reporter_id = ?", params)
+            for table, columns in _MEMBER_COLUMNS.items():
+                for column in columns:
+                    await self._db.execute(
+                        f"UPDATE {table} SET {column} = ? WHERE {scope} AND {column} = ?", (pseudonym, *params)
+                    )
+            await self._db.execute(f"DELETE FROM member_first_seen WHERE {scope} AND member_id = ?", params)
+            await self._db.execute(
+                "INSERT INTO member_pseudonyms (platform, server_id, pseudonym, forgotten_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (platform, server_id, pseudonym, when),
+            )
+        return pseudonym
+
+    async def purge_expired_text(self, older_than: datetime, now: datetime | None = None) -> int:
+        """Erase message excerpts whose text dates from before ``older_than`` (edit time for edited messages).
+
+        Verdicts, cases and strikes are kept. Returns the number of messages purged.
+        """
+        cutoff = to_db_time(older_than)
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE messages SET excerpt = NULL, purged_at = ? WHERE excerpt IS NOT NULL AND created_at < ? "
+                "AND COALESCE(edited_at, created_at) < ?",
+                (to_db_time(now or utcnow()), cutoff, cutoff),
+            )
+            count = cur.rowcount
+            await cur.close()
+        return count

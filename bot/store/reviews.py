@@ -1,0 +1,330 @@
+"""Review queue, member reports and appeals (mixin of :class:`bot.store.sqlite.SqliteStore`).
+
+A review item is decided once. ``investigating`` is the only decision that may be followed by another; a second
+decision otherwise raises :class:`~bot.store.errors.ReviewAlreadyDecided` (two moderators clicking the same card).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from bot.core.models import ActionKind, ReviewDecision, ReviewItem
+from bot.store.base import Row, StoreBase, review_from_row
+from bot.store.errors import (
+    AppealAlreadyDecided,
+    AppealAlreadyOpen,
+    AppealError,
+    AppealNotFound,
+    CaseNotFound,
+    NotCaseMember,
+    ReviewAlreadyDecided,
+    ReviewNotFound,
+)
+from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
+from bot.store.types import Appeal
+
+#: Review decision recorded on an appeal's review item when the appeal is upheld, by the case's action.
+_UPHELD_DECISION = {
+    ActionKind.DELETE: ReviewDecision.DELETED,
+    ActionKind.WARN: ReviewDecision.WARNED,
+    ActionKind.TIMEOUT: ReviewDecision.TIMED_OUT,
+    ActionKind.KICK: ReviewDecision.KICKED,
+    ActionKind.BAN: ReviewDecision.BANNED,
+}
+
+
+def _scope_sql(platform: str | None, server_id: str | None) -> tuple[str, tuple[str, ...]]:
+    if (platform is None) != (server_id is None):
+        raise ValueError("give both platform and server_id, or neither")
+    return ("", ()) if platform is None else (" AND platform = ? AND server_id = ?", (platform, server_id or ""))
+
+
+def _appeal_from_row(row: Row) -> Appeal:
+    return Appeal(
+        id=row["id"],
+        platform=row["platform"],
+        server_id=row["server_id"],
+        case_number=row["case_number"],
+        member_id=row["member_id"],
+        text=row["text"],
+        status=row["status"],
+        created_at=req_db_time(row["created_at"]),
+        moderator_id=row["moderator_id"],
+        decided_at=from_db_time(row["decided_at"]),
+        review_id=row["review_id"],
+    )
+
+
+class ReviewMixin(StoreBase):
+    """Review items, reports and appeals."""
+
+    async def get_review(
+        self, review_id: int, platform: str | None = None, server_id: str | None = None
+    ) -> ReviewItem | None:
+        """A review item by id; with ``platform``/``server_id`` given, ``None`` unless it belongs to that server."""
+        scope, params = _scope_sql(platform, server_id)
+        row = await self._read_one(f"SELECT * FROM review_items WHERE id = ?{scope}", (review_id, *params))
+        return review_from_row(row) if row else None
+
+    async def review_for_case(self, platform: str, server_id: str, case_number: int) -> ReviewItem | None:
+        """The latest review item linked to a case of this server, or ``None``."""
+        row = await self._read_one(
+            "SELECT * FROM review_items WHERE platform = ? AND server_id = ? AND case_number = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (platform, server_id, case_number),
+        )
+        return review_from_row(row) if row else None
+
+    async def review_by_card(self, platform: str, server_id: str, card_message_id: str) -> ReviewItem | None:
+        """The review item whose queue card is ``card_message_id`` (for button and reaction handlers)."""
+        row = await self._read_one(
+            "SELECT * FROM review_items WHERE card_message_id = ? AND platform = ? AND server_id = ?",
+            (card_message_id, platform, server_id),
+        )
+        return review_from_row(row) if row else None
+
+    async def open_reviews(self, platform: str, server_id: str, limit: int = 25) -> list[ReviewItem]:
+        """Undecided (``open`` or ``investigating``) items of a server, oldest first."""
+        rows = await self._read_all(
+            "SELECT * FROM review_items WHERE platform = ? AND server_id = ? "
+            "AND decision IN ('open', 'investigating') ORDER BY id LIMIT ?",
+            (platform, server_id, limit),
+        )
+        return [review_from_row(r) for r in rows]
+
+    async def open_review(
+        self,
+        platform: str,
+        server_id: str,
+        member_id: str,
+        source: str,
+        reason: str,
+        case_number: int | None = None,
+        message_id: str | None = None,
+        channel_id: str | None = None,
+        scores: Mapping[str, float | None] | None = None,
+        now: datetime | None = None,
+    ) -> ReviewItem:
+        """Put something in the review queue (``source``: ``"automod"``, ``"report"`` or ``"appeal"``).
+
+        Raises:
+            ValueError: unknown source.
+            sqlite3.IntegrityError: ``case_number`` is not a case of this server.
+        """
+        async with self._tx():
+            return await self._insert_review(
+                platform,
+                server_id,
+                member_id,
+                source,
+                reason,
+                now or utcnow(),
+                case_number=case_number,
+                message_id=message_id,
+                channel_id=channel_id,
+                scores=scores,
+            )
+
+    async def decide_review(
+        self,
+        review_id: int,
+        decision: ReviewDecision,
+        moderator_id: str,
+        now: datetime | None = None,
+        *,
+        platform: str | None = None,
+        server_id: str | None = None,
+    ) -> ReviewItem:
+        """Record a moderator's decision; returns the updated item.
+
+        Args:
+            platform, server_id: When given, an item of another server is treated as not found.
+
+        Raises:
+            ValueError: ``decision`` is ``OPEN``.
+            ReviewNotFound: no such item (in that server).
+            ReviewAlreadyDecided: the item already has a final decision (only ``INVESTIGATING`` may be replaced).
+        """
+        if decision is ReviewDecision.OPEN:
+            raise ValueError("OPEN is not a decision")
+        scope, params = _scope_sql(platform, server_id)
+        async with self._tx():
+            row = await self._one(
+                "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "
+                f"WHERE id = ? AND decision IN ('open', 'investigating'){scope} RETURNING *",
+                (decision.value, moderator_id, to_db_time(now or utcnow()), review_id, *params),
+            )
+            if row is None:
+                old = await self._one(f"SELECT * FROM review_items WHERE id = ?{scope}", (review_id, *params))
+                if old is None:
+                    raise ReviewNotFound(f"review item {review_id} not found")
+                raise ReviewAlreadyDecided(review_id, old["decision"], old["moderator_id"])
+        return review_from_row(row)
+
+    async def set_review_card(self, review_id: int, card_message_id: str) -> None:
+        """Remember the message id of the card posted for a review item.
+
+        Raises:
+            ReviewNotFound: no such item.
+        """
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE review_items SET card_message_id = ? WHERE id = ?", (card_message_id, review_id)
+            )
+            changed = cur.rowcount
+            await cur.close()
+        if changed != 1:
+            raise ReviewNotFound(f"review item {review_id} not found")
+
+    async def add_report(
+        self,
+        platform: str,
+        server_id: str,
+        reporter_id: str,
+        member_id: str,
+        reason: str,
+        message_id: str | None = None,
+        channel_id: str | None = None,
+        now: datetime | None = None,
+    ) -> ReviewItem:
+        """Record a member's report and queue it (``source="report"``).
+
+        A reporter reporting the same message again gets the existing review item back; nothing new is written.
+        """
+        when = now or utcnow()
+        async with self._tx():
+            if message_id is not None:
+                row = await self._one(
+                    "SELECT r.* FROM reports p JOIN review_items r ON r.id = p.review_id WHERE p.platform = ? "
+                    "AND p.server_id = ? AND p.reporter_id = ? AND p.message_id = ?",
+                    (platform, server_id, reporter_id, message_id),
+                )
+                if row is not None:
+                    return review_from_row(row)
+            item = await self._insert_review(
+                platform, server_id, member_id, "report", reason, when, message_id=message_id, channel_id=channel_id
+            )
+            await self._db.execute(
+                "INSERT INTO reports (platform, server_id, reporter_id, member_id, message_id, channel_id, reason, "
+                "review_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    platform,
+                    server_id,
+                    reporter_id,
+                    member_id,
+                    message_id,
+                    channel_id,
+                    reason,
+                    item.id,
+                    to_db_time(when),
+                ),
+            )
+        return item
+
+    async def open_appeal(
+        self,
+        platform: str,
+        server_id: str,
+        case_number: int,
+        member_id: str,
+        text: str,
+        now: datetime | None = None,
+    ) -> int:
+        """File an appeal of a case by its member and queue it (``source="appeal"``); returns the appeal id.
+
+        Raises:
+            CaseNotFound: no such case in this server.
+            NotCaseMember: ``member_id`` is not the case's member.
+            AppealAlreadyOpen: the case already has an open appeal.
+            AppealError: the case was already overturned.
+        """
+        when = now or utcnow()
+        async with self._tx():
+            case = await self._one(
+                "SELECT member_id, status FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+                (platform, server_id, case_number),
+            )
+            if case is None:
+                raise CaseNotFound(f"case #{case_number} not found in this server")
+            if case["member_id"] != member_id:
+                raise NotCaseMember(f"only the member of case #{case_number} can appeal it")
+            if case["status"] == "overturned":
+                raise AppealError(f"case #{case_number} was already overturned")
+            if await self._one(
+                "SELECT 1 FROM appeals WHERE platform = ? AND server_id = ? AND case_number = ? AND status = 'open'",
+                (platform, server_id, case_number),
+            ):
+                raise AppealAlreadyOpen(f"case #{case_number} already has an open appeal")
+            item = await self._insert_review(
+                platform, server_id, member_id, "appeal", text, when, case_number=case_number
+            )
+            cur = await self._db.execute(
+                "INSERT INTO appeals (platform, server_id, case_number, member_id, text, review_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (platform, server_id, case_number, member_id, text, item.id, to_db_time(when)),
+            )
+            appeal_id = cur.lastrowid
+            await cur.close()
+        assert appeal_id is not None
+        return appeal_id
+
+    async def get_appeal(self, appeal_id: int) -> Appeal | None:
+        """An appeal by id, or ``None``."""
+        row = await self._read_one("SELECT * FROM appeals WHERE id = ?", (appeal_id,))
+        return _appeal_from_row(row) if row else None
+
+    async def decide_appeal(
+        self, appeal_id: int, upheld: bool, moderator_id: str, now: datetime | None = None
+    ) -> Appeal:
+        """Decide an open appeal.
+
+        Overturning sets the case's status to ``overturned`` and pardons its strikes; upholding leaves the case.
+        The appeal's review item, if still undecided, is closed: ``dismissed`` when overturned, the decision
+        matching the case's sanction (``warned``, ``timed_out``...; ``warned`` for non-sanctions) when upheld.
+
+        Raises:
+            AppealNotFound: no such appeal.
+            AppealAlreadyDecided: it was already decided.
+        """
+        when = to_db_time(now or utcnow())
+        status = "upheld" if upheld else "overturned"
+        async with self._tx():
+            row = await self._one("SELECT * FROM appeals WHERE id = ?", (appeal_id,))
+            if row is None:
+                raise AppealNotFound(f"appeal {appeal_id} not found")
+            if row["status"] != "open":
+                raise AppealAlreadyDecided(f"appeal {appeal_id} was already decided: {row['status']}")
+            platform, server_id, number = row["platform"], row["server_id"], row["case_number"]
+            updated = await self._one(
+                "UPDATE appeals SET status = ?, moderator_id = ?, decided_at = ? WHERE id = ? RETURNING *",
+                (status, moderator_id, when, appeal_id),
+            )
+            case = await self._one(
+                "SELECT action FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+                (platform, server_id, number),
+            )
+            if upheld:
+                action = ActionKind.parse(case["action"]) if case else ActionKind.NONE
+                decision = _UPHELD_DECISION.get(action, ReviewDecision.WARNED)
+            else:
+                decision = ReviewDecision.DISMISSED
+                await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
+            if row["review_id"] is not None:
+                await self._db.execute(
+                    "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "
+                    "WHERE id = ? AND decision IN ('open', 'investigating')",
+                    (decision.value, moderator_id, when, row["review_id"]),
+                )
+        assert updated is not None
+        return _appeal_from_row(updated)
+
+    async def open_appeals(self, platform: str, server_id: str, member_id: str | None = None) -> list[Appeal]:
+        """Open appeals of a server (optionally of one member), oldest first."""
+        sql = "SELECT * FROM appeals WHERE platform = ? AND server_id = ? AND status = 'open'"
+        params: tuple[str, ...] = (platform, server_id)
+        if member_id is not None:
+            sql += " AND member_id = ?"
+            params += (member_id,)
+        rows = await self._read_all(sql + " ORDER BY id", params)
+        return [_appeal_from_row(r) for r in rows]

@@ -1,0 +1,191 @@
+"""Connection setup, versioned migrations and value encoding of the SQLite mod log.
+
+Schema versions live in ``PRAGMA user_version``. Migration files ``migrations/NNNN_name.sql`` are applied in
+order, each in its own ``BEGIN IMMEDIATE`` transaction together with the ``user_version`` bump, so a crash during
+a migration leaves the previous version intact.
+
+Times are stored as ISO-8601 UTC text with microseconds and a ``+00:00`` offset
+(``2024-05-01T12:00:00.000000+00:00``): fixed width, so SQL text comparison is time order. They are read back as
+timezone-aware UTC datetimes. JSON columns hold compact JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from bot.store.errors import MigrationError
+
+log = logging.getLogger(__name__)
+
+#: Milliseconds a connection waits on a lock held by another process before ``database is locked``.
+BUSY_TIMEOUT_MS = 5000
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema migration: ``version`` (1-based, from the file name) and its SQL statements."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def to_db_time(value: datetime) -> str:
+    """Encode an aware datetime as fixed-width ISO-8601 UTC text. Raises ``ValueError`` for naive datetimes."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value!r}: the store only accepts timezone-aware UTC datetimes")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def opt_db_time(value: datetime | None) -> str | None:
+    """:func:`to_db_time` that passes ``None`` through."""
+    return None if value is None else to_db_time(value)
+
+
+def from_db_time(value: str | None) -> datetime | None:
+    """Decode a stored time into an aware UTC datetime (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def req_db_time(value: str) -> datetime:
+    """:func:`from_db_time` for NOT NULL columns."""
+    parsed = from_db_time(value)
+    assert parsed is not None
+    return parsed
+
+
+def utcnow() -> datetime:
+    """The current time, aware UTC."""
+    return datetime.now(UTC)
+
+
+def dump_json(value: Any) -> str:
+    """Compact, key-sorted JSON text."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def load_json(value: str | None, default: Any = None) -> Any:
+    """Parse JSON text (``default`` for ``NULL``)."""
+    return default if value is None else json.loads(value)
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a migration script into complete statements (trigger bodies stay whole)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    rest = "\n".join(ln for ln in buffer.splitlines() if not ln.strip().startswith("--")).strip()
+    if rest:
+        raise MigrationError(f"incomplete SQL statement at end of migration: {rest[:80]!r}")
+    return statements
+
+
+def load_migrations() -> tuple[Migration, ...]:
+    """Read ``bot/store/migrations/NNNN_*.sql`` in version order.
+
+    Raises:
+        MigrationError: versions are not exactly 1, 2, 3, ... (a gap or duplicate).
+    """
+    folder = resources.files("bot.store") / "migrations"
+    found: list[Migration] = []
+    for entry in folder.iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match.group(1)), entry.name, tuple(split_statements(entry.read_text("utf-8")))))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise MigrationError(f"migration versions must be 1..N without gaps, found {versions}")
+    return tuple(found)
+
+
+MIGRATIONS: tuple[Migration, ...] = load_migrations()
+#: The schema version this code writes.
+LATEST_VERSION: int = MIGRATIONS[-1].version
+
+
+async def schema_version(db: aiosqlite.Connection) -> int:
+    """The database's ``PRAGMA user_version`` (0 for a new file)."""
+    async with db.execute("PRAGMA user_version") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION) -> int:
+    """Apply pending migrations up to ``target``, each in one transaction; returns the resulting version.
+
+    Safe to call on every open (no-op when current) and against another process migrating concurrently (the
+    version is re-read under the write lock).
+
+    Raises:
+        MigrationError: the database is newer than ``target`` allows for this code (refuses to downgrade).
+    """
+    current = await schema_version(db)
+    if current > LATEST_VERSION:
+        raise MigrationError(
+            f"database schema version {current} is newer than this code supports ({LATEST_VERSION}); upgrade the bot"
+        )
+    for migration in MIGRATIONS:
+        if migration.version > target:
+            break
+        if migration.version <= current:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            if await schema_version(db) >= migration.version:  # another process got there first
+                await db.execute("ROLLBACK")
+                continue
+            for statement in migration.statements:
+                await db.execute(statement)
+            await db.execute(f"PRAGMA user_version = {migration.version:d}")
+            await db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            raise
+        log.info("applied store migration %s", migration.name)
+        current = migration.version
+    return await schema_version(db)
+
+
+async def connect(path: str | Path) -> aiosqlite.Connection:
+    """Open (creating file and parent folders) a connection in autocommit mode with WAL, foreign keys and
+    ``busy_timeout`` set. Transactions are managed explicitly with ``BEGIN IMMEDIATE``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        db.row_factory = aiosqlite.Row
+        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+        async with db.execute("PRAGMA journal_mode = WAL") as cur:
+            row = await cur.fetchone()
+        if row is None or str(row[0]).lower() != "wal":
+            log.warning("SQLite refused WAL mode for %s (journal_mode=%s)", path, row[0] if row else None)
+        # NORMAL is crash-consistent in WAL mode: a killed process never corrupts, power loss may drop the
+        # last commits.
+        await db.execute("PRAGMA synchronous = NORMAL")
+        await db.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        await db.close()
+        raise
+    return db

@@ -1,0 +1,353 @@
+"""SQLite implementation of the mod log (:class:`bot.core.ports.ModStore`) and the moderator API around it.
+
+Layer: ``bot.store`` (may use aiosqlite). One :class:`SqliteStore` owns one connection; see :mod:`bot.store.base`
+for the locking model and :mod:`bot.store.schema` for time encoding and migrations. The class is split in mixins:
+reviews/reports/appeals (:mod:`bot.store.reviews`), policy overrides (:mod:`bot.store.policy`), privacy
+(:mod:`bot.store.privacy`) and statistics (:mod:`bot.store.stats`).
+
+Usage::
+
+    async with await SqliteStore.open("data/modlog.db") as store:
+        results = await store.record_batch(records)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+
+import aiosqlite
+
+from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
+from bot.core.ports import RecordResult, VerdictRecord
+from bot.store.base import StoreBase
+from bot.store.cases import CasesMixin
+from bot.store.policy import PolicyMixin
+from bot.store.privacy import PrivacyMixin
+from bot.store.reviews import ReviewMixin
+from bot.store.schema import (
+    connect,
+    dump_json,
+    from_db_time,
+    load_json,
+    migrate,
+    opt_db_time,
+    req_db_time,
+    schema_version,
+    to_db_time,
+    utcnow,
+)
+from bot.store.stats import StatsMixin
+from bot.store.types import StoredVerdict
+
+log = logging.getLogger(__name__)
+
+#: Message ids per ``IN (...)`` query in :meth:`SqliteStore.known_messages` (SQLite's classic limit is 999).
+KEY_CHUNK = 500
+
+MessageKey = tuple[str, str, str]
+
+
+def verdict_reason(verdict: Verdict) -> str:
+    """Reason text for a case or review item: the strongest action's reason, else labels and rule names."""
+    for action in verdict.actions:
+        if action.reason:
+            return action.reason
+    parts = list(verdict.labels) + [hit.rule for hit in verdict.rule_hits]
+    return ", ".join(dict.fromkeys(parts)) or verdict.action.label
+
+
+def timeout_end(verdict: Verdict) -> datetime | None:
+    """End of the verdict's timeout (event time + duration, capped at 28 days), or ``None`` without one."""
+    for action in verdict.actions:
+        if action.kind is ActionKind.TIMEOUT and action.duration_s:
+            return verdict.message.event_time + timedelta(seconds=min(action.duration_s, MAX_TIMEOUT_S))
+    return None
+
+
+class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, StoreBase):
+    """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
+
+    Attributes:
+        path: The database file.
+    """
+
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        super().__init__(db)
+        self.path = path
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, path: str | Path) -> SqliteStore:
+        """Open (creating the file and its folders) and migrate to the latest schema.
+
+        Raises:
+            MigrationError: the file's schema is newer than this code.
+            sqlite3.DatabaseError: the file is not a SQLite database.
+        """
+        db = await connect(path)
+        try:
+            await migrate(db)
+        except BaseException:
+            await db.close()
+            raise
+        return cls(db, Path(path))
+
+    async def close(self) -> None:
+        """Close the connection (idempotent). Committed data is durable; WAL is checkpointed by SQLite."""
+        if self._closed:
+            return
+        async with self._lock:
+            self._closed = True
+            await self._db.close()
+
+    async def __aenter__(self) -> SqliteStore:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def schema_version(self) -> int:
+        """The schema version (``PRAGMA user_version``)."""
+        async with self._lock:
+            return await schema_version(self._db)
+
+    async def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check`` plus ``foreign_key_check`` problems; ``[]`` when the file is healthy."""
+        async with self._lock:
+            rows = await self._all("PRAGMA integrity_check")
+            problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+            fk_rows = await self._all("PRAGMA foreign_key_check")
+        problems += [f"foreign key: {tuple(r)}" for r in fk_rows]
+        return problems
+
+    # -- ModStore -----------------------------------------------------------------------------------------------
+
+    async def known_messages(self, keys: Sequence[MessageKey]) -> dict[MessageKey, datetime | None]:
+        """Return ``{key: edited_at or None}`` for the keys ``(platform, server_id, message_id)`` that have a
+        verdict. Queries in chunks of :data:`KEY_CHUNK` ids per server."""
+        by_server: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for platform, server_id, message_id in dict.fromkeys(keys):
+            by_server[(platform, server_id)].append(message_id)
+        known: dict[MessageKey, datetime | None] = {}
+        async with self._lock:
+            for (platform, server_id), ids in by_server.items():
+                for start in range(0, len(ids), KEY_CHUNK):
+                    chunk = ids[start : start + KEY_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = await self._all(
+                        "SELECT message_id, edited_at FROM verdicts WHERE platform = ? AND server_id = ? "
+                        f"AND message_id IN ({marks})",
+                        (platform, server_id, *chunk),
+                    )
+                    for row in rows:
+                        known[(platform, server_id, row["message_id"])] = from_db_time(row["edited_at"])
+        return known
+
+    async def record_batch(
+        self, records: Sequence[VerdictRecord], *, model_version: str | None = None
+    ) -> list[RecordResult]:
+        """Write messages, verdicts, cases, review items and strikes of ``records`` in ONE transaction.
+
+        Per record (key ``(platform, server_id, message_id)``):
+
+        * new key: message row (with the excerpt) and verdict (revision 1) inserted; ``inserted=True``;
+        * key known and the record's ``edited_at`` is not newer than the stored one (a replay, or a stale edit):
+          nothing is written, ``inserted=False`` and no case/review/strike;
+        * key known and ``edited_at`` newer (an edit): the verdict row is updated in place (``revision + 1``) and the
+          message's edit time and excerpt replaced; ``inserted=True``;
+        * then, when written: a case (next per-server number) if ``open_case``, an ``automod`` review item linked
+          to it if ``open_review``, and the strike if given (message id and case number filled in when missing;
+          ignored when the message already has one -> ``strike_added=False``).
+
+        Cases and review items are dated at the message's event time (edit time for edits).
+
+        Args:
+            records: The batch; results come back in the same order.
+            model_version: Scorer version stored with the verdicts (the scorer's ``version``).
+
+        Raises:
+            ValueError: a strike's ``server_id`` differs from its message's server, or a naive datetime.
+                The whole batch is rolled back on any error.
+        """
+        judged_at = to_db_time(utcnow())
+        async with self._tx():
+            return [await self._record_one(record, judged_at, model_version) for record in records]
+
+    async def _record_one(self, record: VerdictRecord, judged_at: str, model_version: str | None) -> RecordResult:
+        verdict = record.verdict
+        msg = verdict.message
+        platform, server_id, message_id = msg.key
+        key = msg.key
+        edited = opt_db_time(msg.edited_at)
+        row = await self._one(
+            "SELECT edited_at FROM verdicts WHERE platform = ? AND server_id = ? AND message_id = ?", key
+        )
+        fields = (
+            msg.channel.id,
+            edited,
+            dump_json(verdict.scores.as_dict()) if verdict.scores else None,
+            dump_json(
+                [{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action} for h in verdict.rule_hits]
+            ),
+            dump_json(list(verdict.labels)),
+            int(verdict.flagged),
+            verdict.action.label,
+            verdict.strike_points,
+            verdict.exempt,
+            verdict.scores.model if verdict.scores else "",
+            model_version,
+            verdict.policy_version,
+            float(verdict.latency_ms),
+            int(verdict.shadow),
+            judged_at,
+        )
+        if row is not None:
+            if edited is None or (row["edited_at"] is not None and edited <= row["edited_at"]):
+                return RecordResult(inserted=False)
+            await self._db.execute(
+                "UPDATE messages SET channel_id = ?, edited_at = ?, excerpt = ?, purged_at = NULL "
+                "WHERE platform = ? AND server_id = ? AND message_id = ?",
+                (msg.channel.id, edited, record.excerpt, *key),
+            )
+            await self._db.execute(
+                "UPDATE verdicts SET channel_id = ?, edited_at = ?, scores = ?, rule_hits = ?, labels = ?, "
+                "flagged = ?, action = ?, strike_points = ?, exempt = ?, model_name = ?, model_version = ?, "
+                "policy_version = ?, latency_ms = ?, shadow = ?, judged_at = ?, revision = revision + 1 "
+                "WHERE platform = ? AND server_id = ? AND message_id = ?",
+                (*fields, *key),
+            )
+        else:
+            await self._db.execute(
+                "INSERT INTO messages (platform, server_id, message_id, channel_id, author_id, created_at, "
+                "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "edited_at = excluded.edited_at, excerpt = excluded.excerpt, purged_at = NULL",
+                (*key, msg.channel.id, msg.author.id, to_db_time(msg.created_at), edited, record.excerpt),
+            )
+            await self._db.execute(
+                "INSERT INTO verdicts (platform, server_id, message_id, member_id, channel_id, edited_at, scores, "
+                "rule_hits, labels, flagged, action, strike_points, exempt, model_name, model_version, "
+                "policy_version, latency_ms, shadow, judged_at) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, msg.author.id, *fields),
+            )
+            await self._db.execute(
+                "INSERT INTO member_first_seen (platform, server_id, member_id, first_message_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "first_message_at = MIN(first_message_at, excluded.first_message_at)",
+                (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
+            )
+        case_number = review_id = None
+        reason = verdict_reason(verdict)
+        if record.open_case:
+            case = await self._insert_case(
+                platform,
+                server_id,
+                msg.author.id,
+                verdict.action,
+                reason,
+                CaseStatus.SHADOW if verdict.shadow else CaseStatus.PENDING,
+                msg.event_time,
+                message_id=message_id,
+                expires_at=timeout_end(verdict),
+            )
+            case_number = case.number
+        if record.open_review:
+            item = await self._insert_review(
+                platform,
+                server_id,
+                msg.author.id,
+                "automod",
+                reason,
+                msg.event_time,
+                case_number=case_number,
+                message_id=message_id,
+                channel_id=msg.channel.id,
+                scores=verdict.scores.as_dict() if verdict.scores else {},
+            )
+            review_id = item.id
+        strike_added = False
+        if record.strike is not None:
+            strike = record.strike
+            if strike.server_id != server_id:
+                raise ValueError(f"strike for server {strike.server_id!r} on a message of server {server_id!r}")
+            strike = dataclasses.replace(
+                strike,
+                message_id=strike.message_id or message_id,
+                case_number=strike.case_number if strike.case_number is not None else case_number,
+            )
+            strike_added = await self._insert_strike(platform, strike)
+        return RecordResult(inserted=True, case_number=case_number, review_id=review_id, strike_added=strike_added)
+
+    async def record_raid(self, platform: str, alert: RaidAlert) -> int:
+        """Store a raid alert; returns its id."""
+        async with self._tx():
+            cur = await self._db.execute(
+                "INSERT INTO raids (platform, server_id, channel_id, started_at, members, count, reason, "
+                "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    platform,
+                    alert.server_id,
+                    alert.channel_id,
+                    to_db_time(alert.started_at),
+                    dump_json(list(alert.members)),
+                    alert.count,
+                    alert.reason,
+                    to_db_time(utcnow()),
+                ),
+            )
+            raid_id = cur.lastrowid
+            await cur.close()
+        assert raid_id is not None
+        return raid_id
+
+    # -- lookups ------------------------------------------------------------------------------------------------
+
+    async def get_verdict(self, platform: str, server_id: str, message_id: str) -> StoredVerdict | None:
+        """The stored verdict of a message, or ``None``."""
+        r = await self._read_one(
+            "SELECT * FROM verdicts WHERE platform = ? AND server_id = ? AND message_id = ?",
+            (platform, server_id, message_id),
+        )
+        if r is None:
+            return None
+        return StoredVerdict(
+            platform=r["platform"],
+            server_id=r["server_id"],
+            message_id=r["message_id"],
+            member_id=r["member_id"],
+            channel_id=r["channel_id"],
+            edited_at=from_db_time(r["edited_at"]),
+            scores=load_json(r["scores"], {}),
+            rule_hits=tuple(load_json(r["rule_hits"], [])),
+            labels=tuple(load_json(r["labels"], [])),
+            flagged=bool(r["flagged"]),
+            action=ActionKind.parse(r["action"]),
+            model_name=r["model_name"],
+            model_version=r["model_version"],
+            policy_version=r["policy_version"],
+            latency_ms=r["latency_ms"],
+            shadow=bool(r["shadow"]),
+            revision=r["revision"],
+            judged_at=req_db_time(r["judged_at"]),
+        )
+
+    async def first_seen(self, platform: str, server_id: str, member_id: str) -> datetime | None:
+        """Time of the member's first message recorded in this server, or ``None`` if none was."""
+        row = await self._read_one(
+            "SELECT first_message_at FROM member_first_seen WHERE platform = ? AND server_id = ? AND member_id = ?",
+            (platform, server_id, member_id),
+        )
+        return from_db_time(row[0]) if row else None
+
+
+__all__ = ["KEY_CHUNK", "SqliteStore", "timeout_end", "verdict_reason"]

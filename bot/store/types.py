@@ -1,0 +1,176 @@
+"""Value types the store returns beyond the core's models (appeals, overrides, statistics).
+
+All datetimes are timezone-aware UTC; rates are floats in [0, 1] (``None`` when the denominator is 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.core.models import ActionKind
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    """The verdict row of one message as stored (for moderators' evidence and tests).
+
+    Attributes:
+        platform, server_id, message_id: The message key.
+        member_id: Author (or pseudonym after ``forget_member``).
+        channel_id: Channel or thread.
+        edited_at: Edit time judged (``None`` for the original post).
+        scores: ``{label: score in [0, 1] or None}``; empty when the message was not scored.
+        rule_hits: ``[{"rule", "detail", "label", "action"}]``.
+        labels: Labels that reached the review tier.
+        flagged: Whether anything asked for review or action.
+        action: The strongest action.
+        model_name, model_version, policy_version: Provenance.
+        latency_ms: Milliseconds from arrival to verdict.
+        shadow: Shadow-mode verdict.
+        revision: 1 for the first verdict, +1 per re-judged edit.
+        judged_at: When the row was last written.
+    """
+
+    platform: str
+    server_id: str
+    message_id: str
+    member_id: str
+    channel_id: str
+    edited_at: datetime | None
+    scores: Mapping[str, float | None]
+    rule_hits: tuple[Mapping[str, Any], ...]
+    labels: tuple[str, ...]
+    flagged: bool
+    action: ActionKind
+    model_name: str
+    model_version: str | None
+    policy_version: str
+    latency_ms: float
+    shadow: bool
+    revision: int
+    judged_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Appeal:
+    """A member's appeal of one of their cases.
+
+    Attributes:
+        id: Appeal id.
+        platform, server_id: Server.
+        case_number: The appealed case.
+        member_id: The appellant (the case's member).
+        text: What they wrote.
+        status: ``"open"``, ``"upheld"`` (sanction stands) or ``"overturned"``.
+        created_at: When it was filed.
+        moderator_id, decided_at: Who decided and when.
+        review_id: The review item that puts it in the queue.
+    """
+
+    id: int
+    platform: str
+    server_id: str
+    case_number: int
+    member_id: str
+    text: str
+    status: str
+    created_at: datetime
+    moderator_id: str | None = None
+    decided_at: datetime | None = None
+    review_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyOverride:
+    """One per-server policy override. ``value`` is any JSON value; ``scope`` is ``"server"`` or ``"channel:<id>"``."""
+
+    platform: str
+    server_id: str
+    scope: str
+    key: str
+    value: Any
+    updated_by: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChange:
+    """One audit row: ``action`` ``"set"`` (old -> new) or ``"reset"`` (old -> ``None``)."""
+
+    id: int
+    platform: str
+    server_id: str
+    scope: str
+    key: str
+    old: Any
+    new: Any
+    action: str
+    moderator_id: str | None
+    changed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SignalStats:
+    """Moderation outcomes of one label or automod rule over a period.
+
+    Attributes:
+        flags: Flagged messages carrying this label / rule hit.
+        decisions: Of those, automod review items a moderator decided (``investigating`` and ``open`` excluded).
+        dismissals: Decided as ``dismissed`` -- the false positives.
+        cases: Cases opened for those messages.
+        overturned: Of those cases, overturned on appeal.
+    """
+
+    flags: int = 0
+    decisions: int = 0
+    dismissals: int = 0
+    cases: int = 0
+    overturned: int = 0
+
+    @property
+    def false_positive_rate(self) -> float | None:
+        """``dismissals / decisions`` in [0, 1], or ``None`` without decisions."""
+        return self.dismissals / self.decisions if self.decisions else None
+
+    @property
+    def overturn_rate(self) -> float | None:
+        """``overturned / cases`` in [0, 1], or ``None`` without cases."""
+        return self.overturned / self.cases if self.cases else None
+
+
+@dataclass(frozen=True, slots=True)
+class ModStats:
+    """``/modstats``: per-label and per-rule outcomes since ``since``."""
+
+    since: datetime
+    per_label: Mapping[str, SignalStats] = field(default_factory=dict)
+    per_rule: Mapping[str, SignalStats] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanSummary:
+    """Counts for the end-of-scan summary and dashboards.
+
+    Attributes:
+        messages: Verdicts recorded.
+        flagged: Flagged verdicts.
+        flagged_per_label: ``{label: flagged messages carrying it}``.
+        actions: ``{action label: verdicts whose strongest action it is}`` (``none`` excluded).
+        cases_by_status: ``{status: cases}``.
+        raids: Raid alerts recorded.
+        top_members: ``[(member_id, unpardoned strike points, strikes)]``, most points first.
+    """
+
+    messages: int
+    flagged: int
+    flagged_per_label: Mapping[str, int]
+    actions: Mapping[str, int]
+    cases_by_status: Mapping[str, int]
+    raids: int
+    top_members: tuple[tuple[str, int, int], ...]
+
+
+__all__ = ["Appeal", "ModStats", "PolicyChange", "PolicyOverride", "ScanSummary", "SignalStats", "StoredVerdict"]
