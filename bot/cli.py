@@ -60,10 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
+    pu = sub.add_parser("purge", help="erase message text older than the retention period (verdicts and cases stay)")
+    pu.add_argument("--db", type=Path)
+    pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
+
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)")
     d.add_argument("--db", type=Path)
-    sl = sub.add_parser("slack", help="run the Slack bot (SLACK_BOT_TOKEN, SLACK_APP_TOKEN)")
-    sl.add_argument("--db", type=Path)
     return p
 
 
@@ -123,15 +125,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bench.run import main as bench_main
 
             return bench_main(args.rest)
+        if args.command == "purge":
+            return asyncio.run(_purge(args, _settings(args)))
         if args.command == "discord":
             from bot.adapters.discord.client import run as run_discord
 
             settings = _settings(args)
-            run_discord(settings=settings)
+            run_discord(token=settings.discord_token, db_path=str(settings.db_path),
+                        policy_dir=str(settings.default_policy.parent),
+                        scorer_factory=lambda: load_scorer(settings))
             return 0
-        if args.command == "slack":
-            print("error: the Slack adapter is not built yet", file=sys.stderr)  # noqa: T201
-            return 2
     except PolicyError as exc:
         print(f"error: invalid policy: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -165,4 +168,21 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         threshold = tier.review if tier and tier.review is not None else 0.5
     for f in args.file:
         run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size)
+    return 0
+
+
+async def _purge(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime, timedelta
+
+    from bot.core.policy import load_policy
+    from bot.store.sqlite import SqliteStore
+
+    days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
+    if days < 1:
+        print("error: --days must be at least 1", file=sys.stderr)  # noqa: T201
+        return 2
+    cutoff = datetime.now(UTC) - timedelta(days=days)
+    async with await SqliteStore.open(settings.db_path) as store:
+        n = await store.purge_expired_text(cutoff)
+    print(f"purged the text of {n} messages older than {days} days from {settings.db_path}")  # noqa: T201
     return 0

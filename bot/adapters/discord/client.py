@@ -1,0 +1,237 @@
+"""The Discord bot process: an ``AutoShardedBot`` that owns the store, the scorer and the moderation service.
+
+Layer: ``bot.adapters.discord``. Composition for the Discord side: ``setup_hook`` opens the SQLite store and loads
+the scorer once, builds :class:`bot.core.service.ModerationService`, registers the persistent components and
+loads the cogs in ``cogs/``. Slash commands are synced to one server only when a moderator asks
+(``/modbot sync`` or mentioning the bot with ``sync``), never globally on every start.
+
+The token comes from ``DISCORD_TOKEN`` (or the ``token`` argument) and is never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import discord
+from discord.ext import commands
+
+from bot.adapters.discord.enforcer import DiscordEnforcer
+from bot.adapters.discord.views import DYNAMIC_ITEMS, warn_view
+
+log = logging.getLogger(__name__)
+
+#: Extensions loaded in ``setup_hook``, in order.
+COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin")
+
+#: Permissions the bot needs in every server (see docs/discord-setup.md).
+REQUIRED_PERMISSIONS = discord.Permissions(
+    view_channel=True, send_messages=True, embed_links=True, attach_files=True, read_message_history=True,
+    manage_messages=True, manage_channels=True, kick_members=True, ban_members=True, moderate_members=True,
+)
+
+
+def bot_intents() -> discord.Intents:
+    """Guilds, members (privileged), guild messages and message content (privileged)."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.members = True
+    intents.guild_messages = True
+    intents.message_content = True
+    intents.dm_messages = False
+    return intents
+
+
+def _default_scorer() -> Any:
+    """Load the production scorer (the embedded model); import deferred so tests never load torch."""
+    from bot.scoring import load_scorer  # type: ignore[attr-defined]
+
+    return load_scorer()
+
+
+class OverrideBridge:
+    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port ``PolicyRegistry`` expects.
+
+    The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
+    wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
+    (the dotted key itself names channels: ``channels.<id>.thresholds...``).
+    """
+
+    SCOPE = "server"
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
+        """``{dotted key: value}`` of a server's overrides."""
+        rows = await self.store.list_policy_overrides(platform, server_id, self.SCOPE)
+        return {r.key: r.value for r in rows}
+
+    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
+                                  moderator_id: str | None) -> None:
+        """Store (or, for ``None``, remove) an override; the store audits both."""
+        if value is None:
+            await self.store.reset_policy_override(platform, server_id, self.SCOPE, key, moderator_id)
+        else:
+            await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
+
+
+class ModBot(commands.AutoShardedBot):
+    """The moderation bot.
+
+    Args:
+        db_path: SQLite file of the mod log (created if missing).
+        policy_dir: Folder with ``default.toml`` (optional; the packaged ``config/default.toml`` otherwise) and
+            ``servers/<platform>-<server id>.toml`` overrides.
+        scorer_factory: Zero-argument callable returning a :class:`bot.core.ports.Scorer`; called once, off the
+            event loop, in ``setup_hook``. Defaults to the embedded model.
+        cogs: Extensions to load.
+        **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``,
+            ``guild_ready_timeout``...).
+    """
+
+    def __init__(self, *, db_path: str | os.PathLike[str], policy_dir: str | os.PathLike[str],
+                 scorer_factory: Callable[[], Any] | None = None, cogs: tuple[str, ...] = COGS,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("intents", bot_intents())
+        kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        super().__init__(command_prefix=commands.when_mentioned, help_command=None, **kwargs)
+        self.db_path = str(db_path)
+        self.policy_dir = Path(policy_dir)
+        self.scorer_factory = scorer_factory or _default_scorer
+        self.cog_names = cogs
+        self.store: Any = None
+        self.scorer: Any = None
+        self.policies: Any = None
+        self.service: Any = None
+        self.enforcer = DiscordEnforcer(self, warn_view=warn_view)
+        self.ready_event = asyncio.Event()
+        self.startup_problems: list[str] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    async def setup_hook(self) -> None:
+        """Open the store, load the scorer and policies, build the service, register components, load cogs."""
+        from bot.core.policy import DEFAULT_POLICY_PATH
+        from bot.core.policy_registry import PolicyRegistry
+        from bot.core.service import ModerationService
+        from bot.store.sqlite import SqliteStore
+
+        self.store = await SqliteStore.open(self.db_path)
+        self.scorer = await asyncio.to_thread(self.scorer_factory)
+        default = self.policy_dir / "default.toml"
+        self.policies = PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
+                                       self.policy_dir / "servers", OverrideBridge(self.store))
+        self.service = ModerationService(scorer=self.scorer, store=self.store, policies=self.policies)
+        await self.service.start()
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        for ext in self.cog_names:
+            await self.load_extension(ext)
+        flags = self.application_flags
+        if not (flags.gateway_message_content or flags.gateway_message_content_limited):
+            problem = ("the Message Content intent is not enabled for this application (Developer Portal > Bot > "
+                       "Privileged Gateway Intents); message text will be empty and cannot be judged")
+            self.startup_problems.append(problem)
+            log.error(problem)
+            self._connection._intents.message_content = False  # connect anyway instead of failing with 4014
+        log.info("setup done: %d cogs, scorer %s", len(self.cog_names), getattr(self.scorer, "name", "?"))
+
+    async def on_ready(self) -> None:
+        """Report startup problems (missing intent, missing permissions) per server, then signal readiness."""
+        for guild in self.guilds:
+            await self.report_startup(guild)
+        self.ready_event.set()
+        log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
+
+    async def report_startup(self, guild: discord.Guild) -> None:
+        """Post missing intent / permission problems to the server's mod log channel and the log."""
+        problems = list(self.startup_problems)
+        me = guild.me
+        if me is not None:
+            have = me.guild_permissions
+            missing = [name for name, value in REQUIRED_PERMISSIONS if value and not getattr(have, name)]
+            if missing and not have.administrator:
+                problems.append("missing permissions: " + ", ".join(missing))
+        if not problems:
+            return
+        for p in problems:
+            log.error("server %s: %s", guild.id, p)
+        await self.mod_log(guild.id, "\n".join(f"\N{WARNING SIGN} {p}" for p in problems), title="Startup problem")
+
+    async def close(self) -> None:
+        """Close the Discord connection, then the service and the store."""
+        await super().close()
+        if self.service is not None and hasattr(self.service, "close"):
+            await self.service.close()
+            self.service = None
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
+
+    # ------------------------------------------------------------------ helpers for cogs
+    async def policy(self, guild_id: int | str) -> Any:
+        """The effective policy of a server."""
+        return await self.policies.get("discord", str(guild_id))
+
+    async def mod_log(self, guild_id: int | str, text: str, *, title: str = "Mod log",
+                      colour: discord.Colour | None = None, embed: discord.Embed | None = None) -> bool:
+        """Post to the server's mod log channel. Returns False (and logs) when it is unset or unreachable."""
+        policy = await self.policy(guild_id)
+        cid = policy.server.mod_log_channel
+        if not cid:
+            log.warning("server %s has no mod log channel: %s", guild_id, text)
+            return False
+        embed = embed or discord.Embed(title=title, description=text[:4000], colour=colour or discord.Colour.red())
+        try:
+            channel = self.get_channel(int(cid)) or await self.fetch_channel(int(cid))
+            await channel.send(embed=embed)  # type: ignore[union-attr]
+            return True
+        except (discord.HTTPException, ValueError) as exc:
+            log.error("cannot post to mod log %s of server %s: %s", cid, guild_id, exc)
+            return False
+
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        """Log any unhandled event error with its event name; the bot keeps running."""
+        log.exception("unhandled error in %s", event_method)
+
+
+def run(*, token: str | None = None, db_path: str, policy_dir: str, shard_count: int | None = None,
+        scorer_factory: Callable[[], Any] | None = None, log_handler: logging.Handler | None = None) -> None:
+    """Run the Discord bot until interrupted.
+
+    Args:
+        token: Bot token; ``None`` reads ``DISCORD_TOKEN`` from the environment. Never logged.
+        db_path: SQLite mod log file.
+        policy_dir: Policy folder (``default.toml`` optional, ``servers/`` overrides).
+        shard_count: Number of shards, or ``None`` to let Discord recommend one (``GET /gateway/bot``).
+        scorer_factory: Scorer loader (defaults to the embedded model).
+        log_handler: Passed to :meth:`discord.Client.run` (``None`` keeps the app's logging setup).
+
+    Raises:
+        SystemExit: no token, a bad token, or the privileged intents are refused by Discord.
+    """
+    token = token or os.environ.get("DISCORD_TOKEN")
+    if not token:
+        raise SystemExit("DISCORD_TOKEN is not set")
+    bot = ModBot(db_path=db_path, policy_dir=policy_dir, scorer_factory=scorer_factory, shard_count=shard_count)
+    try:
+        bot.run(token, log_handler=log_handler, log_level=logging.INFO)
+    except discord.LoginFailure:
+        raise SystemExit("Discord refused the token (DISCORD_TOKEN)") from None
+    except discord.PrivilegedIntentsRequired:
+        raise SystemExit("Discord refused the privileged intents: enable Server Members and Message Content in "
+                         "the Developer Portal (Bot > Privileged Gateway Intents)") from None
+
+
+async def run_discord(settings: Any) -> None:
+    """Async entry for the CLI: ``settings`` has ``db_path``, ``policy_dir`` and optionally ``discord_token``."""
+    token = getattr(settings, "discord_token", None) or os.environ.get("DISCORD_TOKEN")
+    if not token:
+        raise SystemExit("DISCORD_TOKEN is not set")
+    bot = ModBot(db_path=settings.db_path, policy_dir=settings.policy_dir,
+                 scorer_factory=getattr(settings, "scorer_factory", None))
+    async with bot:
+        await bot.start(token)

@@ -1,0 +1,132 @@
+"""Member commands: "Report to moderators" (message menu), /report, /appeal, /mystatus, /mydata export|forget.
+
+Layer: cogs (discord.py extension). Every answer is ephemeral. Bad input (unknown case, another member's or
+another server's case, no working review channel) gets a clear ephemeral error and changes nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.adapters.discord.translate import PLATFORM
+from bot.adapters.discord.views import AppealModal, ReportModal
+
+if TYPE_CHECKING:
+    from bot.adapters.discord.client import ModBot
+
+log = logging.getLogger(__name__)
+
+#: Largest case number accepted from a member (SQLite integers are larger; this only rejects nonsense).
+MAX_CASE = 10_000_000
+
+
+class Member(commands.Cog):
+    """Commands every member can use."""
+
+    mydata = app_commands.Group(name="mydata", description="Your data held by the moderation bot", guild_only=True)
+
+    def __init__(self, bot: ModBot) -> None:
+        self.bot = bot
+        self.report_menu = app_commands.ContextMenu(name="Report to moderators", callback=self.report_message)
+        self.report_menu.guild_only = True
+
+    async def cog_load(self) -> None:
+        self.bot.tree.add_command(self.report_menu)
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.remove_command(self.report_menu.name, type=self.report_menu.type)
+
+    async def report_message(self, interaction: discord.Interaction, message: discord.Message) -> None:
+        """Message context menu: report a message; the reason is asked in a modal."""
+        await interaction.response.send_modal(ReportModal(
+            member_id=str(message.author.id), channel_id=str(message.channel.id), message_id=str(message.id),
+            excerpt=message.content or ""))
+
+    @app_commands.command(name="report", description="Report a member to the moderators")
+    @app_commands.describe(member="Who you are reporting")
+    @app_commands.guild_only()
+    async def report(self, interaction: discord.Interaction, member: discord.User) -> None:
+        """Report a member; the reason is asked in a modal."""
+        if member.id == interaction.user.id:
+            await interaction.response.send_message("You cannot report yourself.", ephemeral=True)
+            return
+        await interaction.response.send_modal(ReportModal(member_id=str(member.id)))
+
+    @app_commands.command(name="appeal", description="Appeal one of your moderation cases")
+    @app_commands.describe(case="The case number from your warning or /mystatus")
+    @app_commands.guild_only()
+    async def appeal(self, interaction: discord.Interaction, case: int) -> None:
+        """Check the case is the member's own in this server, then ask for the appeal text in a modal."""
+        assert interaction.guild is not None
+        if not 1 <= case <= MAX_CASE:
+            await interaction.response.send_message(f"Case numbers go from 1 to {MAX_CASE}.", ephemeral=True)
+            return
+        found = await self.bot.store.get_case(PLATFORM, str(interaction.guild.id), case)
+        if found is None:
+            await interaction.response.send_message(f"There is no case #{case} in this server.", ephemeral=True)
+            return
+        if found.member_id != str(interaction.user.id):
+            await interaction.response.send_message(f"Case #{case} is not about you; you can only appeal your own "
+                                                    "cases.", ephemeral=True)
+            return
+        await interaction.response.send_modal(AppealModal(str(interaction.guild.id), case))
+
+    @app_commands.command(name="mystatus", description="Your active strikes and open appeals (only you see this)")
+    @app_commands.guild_only()
+    async def mystatus(self, interaction: discord.Interaction) -> None:
+        """Active strikes with their expiry, and open appeals."""
+        assert interaction.guild is not None
+        gid, uid = str(interaction.guild.id), str(interaction.user.id)
+        strikes = await self.bot.store.active_strikes(PLATFORM, gid, uid, datetime.now(UTC))
+        appeals = await self.bot.store.open_appeals(PLATFORM, gid, uid)
+        embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
+        if strikes:
+            lines = [f"{s.points} point(s): {s.reason or 'no reason'}"
+                     + (f" (case #{s.case_number})" if s.case_number else "")
+                     + f", expires {discord.utils.format_dt(s.expires_at, 'R')}" for s in strikes]
+            embed.add_field(name=f"Active strikes: {len(strikes)} ({sum(s.points for s in strikes)} points)",
+                            value="\n".join(lines)[:1024], inline=False)
+        else:
+            embed.add_field(name="Active strikes", value="none", inline=False)
+        embed.add_field(name="Open appeals",
+                        value="\n".join(f"appeal #{a.id} of case #{a.case_number}" for a in appeals)[:1024] or "none",
+                        inline=False)
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    @mydata.command(name="export", description="Get everything the bot stores about you as a JSON file")
+    async def export(self, interaction: discord.Interaction) -> None:
+        """Send the member's records (messages kept, verdicts, cases, strikes, reports, appeals) as JSON."""
+        assert interaction.guild is not None
+        record = await self.bot.store.member_record(PLATFORM, str(interaction.guild.id), str(interaction.user.id))
+        blob = json.dumps(record, indent=2, default=str).encode()
+        await interaction.response.send_message(
+            "Everything this bot stores about you in this server:", ephemeral=True,
+            file=discord.File(io.BytesIO(blob), filename=f"mydata-{interaction.guild.id}.json"))
+
+    @mydata.command(name="forget", description="Erase your message text and pseudonymise your records here")
+    @app_commands.describe(confirm="Type FORGET to confirm")
+    async def forget(self, interaction: discord.Interaction, confirm: str) -> None:
+        """Erase stored message text and replace the member's id by a pseudonym; case counts are kept."""
+        assert interaction.guild is not None
+        if confirm != "FORGET":
+            await interaction.response.send_message("Nothing was erased: type FORGET (capitals) to confirm.",
+                                                    ephemeral=True)
+            return
+        pseudonym = await self.bot.store.forget_member(PLATFORM, str(interaction.guild.id), str(interaction.user.id))
+        log.info("member data forgotten", extra={"server": interaction.guild.id})
+        await interaction.response.send_message(f"Done. Your stored message text was erased and your records now "
+                                                f"read `{pseudonym}`. Case counts remain for the server's "
+                                                "statistics.", ephemeral=True)
+
+
+async def setup(bot: ModBot) -> None:
+    """Extension entry point."""
+    await bot.add_cog(Member(bot))
