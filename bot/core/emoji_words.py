@@ -1,0 +1,78 @@
+"""Emoji -> plain words, for matching and for the toxicity model.
+
+Layer: ``bot.core`` (platform-neutral; stdlib + ``emoji`` only).
+
+Emoji are spelled out with their CLDR English names from the ``emoji`` package (``🖕`` -> ``middle finger``,
+``💩`` -> ``pile of poo``, ``🏳️‍🌈`` -> ``rainbow flag``, ``🏳️‍⚧️`` -> ``transgender flag``, ``🎂`` -> ``birthday
+cake``). Skin-tone modifiers (U+1F3FB..U+1F3FF) are dropped first, so ``🖕🏿`` is just ``middle finger``: words such
+as "dark skin tone" would otherwise reach the model as identity terms it is known to over-score.
+
+For scoring only, a *very* small set of emoji whose sole common meaning is hostile gets a gloss that tells the model
+so (:data:`HOSTILE_GLOSS`). Everything else (pride flags, hearts, skulls, knives, animals) keeps its plain name: the
+plain name is what moderators read, and dog-whistle uses of ordinary emoji are context the model cannot judge from
+the emoji alone. Matching (the blocklist) always sees the plain name, so a rule can list ``"middle finger"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import emoji
+
+log = logging.getLogger(__name__)
+
+#: Plain CLDR name (underscores as spaces) -> extra words appended for the scoring text only.
+HOSTILE_GLOSS: dict[str, str] = {
+    "middle finger": "fuck you",
+    "face with symbols on mouth": "cursing",
+    "pile of poo": "crap",
+    "face vomiting": "disgusting",
+}
+
+#: Where an emoji can start: keycaps (``1️⃣``), ``©``/``®``, U+203C..U+3299 and U+1F000..U+1FAFF (checked against the
+#: ``emoji`` package data: no emoji starts elsewhere).
+_START = re.compile("[0-9#*]\ufe0f?\u20e3|[\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff]")
+_SKIN_TONES = {cp: None for cp in range(0x1F3FB, 0x1F400)}
+_MAXLEN = max(len(k) for k in emoji.EMOJI_DATA)
+
+
+def emoji_name(name: str) -> str:
+    """Turn an ``emoji`` package name (``"middle_finger"``, ``":rainbow_flag:"``) into plain words."""
+    return name.strip(":").replace("_", " ").replace("\u201c", "").replace("\u201d", "").strip()
+
+
+def emoji_to_words(text: str, *, scoring: bool = False) -> tuple[str, bool]:
+    """Replace every emoji in ``text`` with its plain name, surrounded by spaces (longest match, like ``demojize``).
+
+    Args:
+        text: Any text.
+        scoring: When True, append the hostility gloss of :data:`HOSTILE_GLOSS` (for the model's input only).
+
+    Returns:
+        ``(new_text, found)`` where ``found`` says whether any emoji was replaced. Never raises.
+    """
+    if not _START.search(text):
+        return text, False
+    text = text.translate(_SKIN_TONES)
+    data = emoji.EMOJI_DATA
+    out: list[str] = []
+    last = 0
+    for m in _START.finditer(text):
+        i = m.start()
+        if i < last:
+            continue
+        for size in range(min(_MAXLEN, len(text) - i), 0, -1):
+            entry = data.get(text[i : i + size])
+            if entry is not None:
+                break
+        else:
+            continue
+        words = emoji_name(entry["en"])
+        gloss = HOSTILE_GLOSS.get(words) if scoring else None
+        out += (text[last:i], " ", words, f", {gloss} " if gloss else " ")
+        last = i + size
+    if not out:
+        return text, False
+    out.append(text[last:])
+    return "".join(out), True

@@ -1,0 +1,430 @@
+"""Text normalisation for matching (blocklist) and scoring (model). The original text is never changed.
+
+Layer: ``bot.core`` (stdlib, ``emoji``, ``confusable_homoglyphs`` only; character tables live in
+:mod:`bot.core.unicode_fold`). Runs on every message: regexes and
+translate tables are built once; plain ASCII text skips the Unicode steps.
+
+Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
+
+1. **Cap**: only the first :data:`MAX_CHARS` (4,000) characters are examined; after emoji expansion at most
+   :data:`MAX_EXPANDED` (8,000) are kept. ``Normalized.original`` always holds the full input.
+2. **Safety**: lone surrogates become U+FFFD (valid surrogate pairs are joined); C0/C1 controls and NUL become spaces.
+3. **Platform markup**: Discord custom emoji ``<:name:id>`` -> ``name``; mentions/channels/timestamps are dropped
+   (``@user``/``#channel`` for scoring); Slack ``<url|label>`` -> ``url label``.
+4. **URL-encoding**: each run of ``%XX`` escapes is decoded when it is valid UTF-8 (``%66%75`` -> ``fu``);
+   ``100%`` or ``100%ab`` stay as written.
+5. **Emoji -> words** (see :mod:`bot.core.emoji_words`).
+6. **Invisibles**: Unicode format characters (Cf: zero-width, word joiner, BOM, bidi controls, soft hyphen, tag
+   characters U+E0000..E007F), variation selectors, CGJ and Hangul fillers are removed. ZWJ/ZWNJ alone between
+   non-ASCII letters (Persian, Indic) do not raise the ``invisible`` flag.
+7. **NFKC** (as NFKD, step 8, then NFC) folds fullwidth, mathematical alphanumerics, ligatures, circled letters.
+8. **Zalgo**: a run of >= 3 combining marks on one base (decomposed; Vietnamese has at most 2) that does not
+   compose into one precomposed letter (polytonic Greek does) is removed and flags ``zalgo``; combining marks left on ASCII letters are removed too (flag when >= 3 letters carry
+   them). Ordinary precomposed diacritics are kept.
+9. **Confusables** (table: ``confusable_homoglyphs`` data, letters mapping to one ASCII letter, plus a small
+   supplement of small capitals and Cyrillic/Greek lower-case look-alikes). Rule, per whitespace-delimited word:
+   fold when the word also contains a real Latin letter (mixed script: ``fuсk`` with Cyrillic ``с``); fold a word
+   made only of foldable letters (``соск``) only when the message has *no* letter of that script outside the table,
+   i.e. no evidence it is genuine Russian/Greek text. So ``Это очень хорошо`` is untouched.
+10. **Markdown**: ``||``, ``~~`` and backticks are removed everywhere; ``*``/``_`` runs only as flanking pairs
+    (``**bold**``, ``_it_``), so masks like ``f**k`` survive for step 12.
+11. **Spaced runs**: >= 3 single characters in a row, separated by whitespace and/or ``. - _ / \\ ~ + * | ·``, with
+    >= 2 ASCII letters among them, are joined into one token (``f.u.c.k``, ``k y s``). Words of >= 2 characters are
+    never joined, so ``Sky sources`` and ``kayaks`` stay apart. A leading/trailing standalone ``a``/``i`` is also
+    tried without it (``i am a k y s`` yields ``akys`` and ``kys``).
+12. **Leet/masks** (matching only), per token that has an ASCII letter and either a leet symbol (``@ $ ! | + € ¢``),
+    a mask (``* #``) or a leet digit directly followed by a letter (``sh1t``, ``n1gg3r``; ``a55``/``covid19``/``2nd``/
+    ``$5``/``2019`` are left alone). Primary map ``0o 1i 3e 4a 5s 7t 8b 9g @a $s !i |l +t €e ¢c``; a second form uses
+    ``1->l, !->l, |->i``. Masks: the form without masks (``**f**uck`` -> ``fuck``) and a wildcard pattern where each mask
+    is exactly one letter (``f*ck`` ~ ``fuck``), used only when the token has >= 2 letters.
+
+``for_scoring`` does steps 1-11 keeping case and punctuation, but does **not** de-leet: decoding ``3rd``/``b4``-style
+tokens would feed the model invented words, and leet is caught by the blocklist (``contains_term``) instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.core.emoji_words import emoji_to_words
+from bot.core.unicode_fold import (
+    ASCII_MARKED,
+    INVISIBLE,
+    INVISIBLE_CHARS,
+    INVISIBLE_FLAG,
+    MARK_CHARS,
+    WORD_MARKS,
+    ZALGO_RUN,
+    compat_letter,
+    fold_confusables,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 4000  #: input characters examined (Discord's longest message); the rest is ignored for matching/scoring
+MAX_EXPANDED = 8000  #: cap after emoji names are spelled out
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """A message normalised for matching.
+
+    Attributes:
+        original: The input, unchanged.
+        matching: Lower-cased, folded, de-leeted text with separators collapsed and markup/emoji turned into words.
+        tokens: Primary word tokens of ``matching`` (letters/digits/apostrophes; a spaced-out run is one token).
+        zalgo: Stacked combining marks were present.
+        invisible: Format/zero-width characters were present.
+        confusables: Look-alike characters (Cyrillic/Greek, fullwidth, math letters, small caps) were folded.
+        leet: Leetspeak or masking was decoded.
+        spaced: A spaced/dotted run of single characters was joined.
+        alt_tokens: Aligned with ``tokens``: other forms of the same token (second leet reading, raw leet form,
+            form without masks/apostrophes/diacritics, spaced run without a leading/trailing ``a``/``i``).
+        masks: ``(position, pattern)`` for masked tokens; ``*`` in the pattern stands for exactly one letter.
+        index: Every form (primary and alternative) -> positions in ``tokens``; used by :func:`contains_term`.
+    """
+
+    original: str
+    matching: str
+    tokens: tuple[str, ...]
+    zalgo: bool = False
+    invisible: bool = False
+    confusables: bool = False
+    leet: bool = False
+    spaced: bool = False
+    alt_tokens: tuple[tuple[str, ...], ...] = ()
+    masks: tuple[tuple[int, str], ...] = ()
+    index: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+
+_CONTROLS = {cp: " " for cp in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_QUOTES = {ord(c): "'" for c in "\u2018\u2019\u02bc\u2032\uff07"}
+
+_PLATFORM = re.compile(
+    r"<a?:(\w{1,64}):\d{5,25}>|<(?:@[!&]?|#|!|t:)[^<>\s]{0,80}>|<(https?://[^|<>\s]+)(?:\|([^<>]{0,200}))?>"
+)
+_URLENC = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_MD_GLOBAL = re.compile(r"\|\||~~|`+")
+_MD_PAIR = re.compile(r"(?<![\w*])(\*{1,3}|_{1,3})(?=[^\s*_])(.{1,200}?)(?<=[^\s*_])\1(?![\w*])", re.S)
+
+
+# ---------------------------------------------------------------- character-level preparation
+
+
+def _url_decode(m: re.Match[str]) -> str:
+    try:
+        return bytes.fromhex(m.group().replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return m.group()
+
+
+def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
+    """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case."""
+    s = text[:MAX_CHARS]
+    if _SURROGATE.search(s):
+        s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    s = s.translate(_CONTROLS)
+    if "<" in s:
+        s = _PLATFORM.sub(lambda m: _platform_sub(m, scoring), s)
+    if "%" in s:
+        s = _URLENC.sub(_url_decode, s).translate(_CONTROLS)
+    invisible = zalgo = confusables = False
+    if not s.isascii():
+        s, _ = emoji_to_words(s, scoring=scoring)
+        s = s[:MAX_EXPANDED]
+        if not INVISIBLE_CHARS.isdisjoint(s):
+            invisible = INVISIBLE_FLAG.search(s) is not None
+            s = s.translate(INVISIBLE)
+        confusables = any(compat_letter(c) for c in set(s) if c > "\x7f")
+        s = unicodedata.normalize("NFKD", s)
+        if not MARK_CHARS.isdisjoint(s):
+            stacked = 0
+
+            def unstack(m: re.Match[str]) -> str:
+                nonlocal stacked
+                composed = unicodedata.normalize("NFC", m.group())
+                if MARK_CHARS.isdisjoint(composed):  # e.g. polytonic Greek: 3 marks, one precomposed letter
+                    return composed
+                stacked += 1
+                return m.group(1)
+
+            s = unicodedata.normalize("NFC", ZALGO_RUN.sub(unstack, s))
+            s, marked = ASCII_MARKED.subn("", s)
+            zalgo = stacked > 0 or marked >= 3
+        else:
+            s = unicodedata.normalize("NFC", s)
+        s, folded = fold_confusables(s)
+        confusables = confusables or folded
+    if "|" in s or "~" in s or "`" in s:
+        s = _MD_GLOBAL.sub("", s)
+    if "*" in s or "_" in s:
+        for _ in range(3):  # nested pairs (***x***, **_x_**)
+            s, n = _MD_PAIR.subn(r"\2", s)
+            if not n:
+                break
+    return s, invisible, zalgo, confusables
+
+
+def _platform_sub(m: re.Match[str], scoring: bool) -> str:
+    if m.group(1):  # custom emoji name
+        return " " + m.group(1).replace("_", " ") + " "
+    if m.group(2):  # slack link
+        return f" {m.group(2)} {m.group(3) or ''} "
+    if not scoring:
+        return " "
+    return " @user " if m.group().startswith("<@") else " #channel " if m.group().startswith("<#") else " "
+
+
+# ---------------------------------------------------------------- spaced runs
+
+_SEPARATORS = ".-_/\\~+·•*|"
+_INTRA_SPLIT = re.compile(r"[.\-_/\\~+·•*|]+")
+_EDGE = ".,;:?\"'()[]{}<>"
+
+
+def _singles(chunk: str) -> tuple[str, ...] | None:
+    """Single characters a whitespace chunk adds to a spaced run; ``()`` for a pure separator; None for a word."""
+    if len(chunk) > 1 and chunk.isalnum():
+        return None
+    core = chunk.strip(_EDGE)
+    if not core:
+        return ()
+    if len(core) == 1:
+        if core in _SEPARATORS:
+            return ()
+        return (core,) if core.isalnum() or core in "$@!" else None
+    if all(c in _SEPARATORS for c in core):
+        return ()
+    parts = [p for p in _INTRA_SPLIT.split(core) if p]
+    if len(parts) >= 3 and len(parts) < len(core) and all(len(p) == 1 and (p.isalnum() or p in "$@!") for p in parts):
+        return tuple(parts)
+    return None
+
+
+def _join_spaced(chunks: list[str]) -> tuple[list[str], dict[int, list[str]], bool]:
+    """Join spaced runs (step 11). Returns new chunks, extra forms for joined chunks (by new index), and a flag."""
+    singles = [_singles(c) for c in chunks]
+    out: list[str] = []
+    extra: dict[int, list[str]] = {}
+    spaced = False
+    i, n = 0, len(chunks)
+    while i < n:
+        if singles[i] is None:
+            out.append(chunks[i])
+            i += 1
+            continue
+        j = i
+        chars: list[str] = []
+        while j < n and singles[j] is not None:
+            chars.extend(singles[j] or ())
+            j += 1
+        if len(chars) >= 3 and sum(c.isascii() and c.isalpha() for c in chars) >= 2:
+            joined = "".join(chars)
+            lead = singles[i] == tuple(chars[:1]) and chars[0].lower() in "ai"
+            trail = singles[j - 1] == tuple(chars[-1:]) and chars[-1].lower() in "ai"
+            alts = [joined[lead : len(joined) - trail]] if (lead or trail) else []
+            if lead and trail:
+                alts += [joined[1:], joined[:-1]]
+            extra[len(out)] = [a for a in alts if len(a) >= 2]
+            out.append(joined)
+            spaced = True
+        else:
+            out.extend(chunks[i:j])
+        i = j
+    return out, extra, spaced
+
+
+# ---------------------------------------------------------------- tokens and leet
+
+_PIECE = re.compile(f"(?:[^\\W_]|[{WORD_MARKS}@$!|+*#€¢'])+")
+_LEET1 = str.maketrans("0134578@$!|+€¢9#", "oieastbasiltecg*")
+_LEET2 = str.maketrans("0134578@$!|+€¢9#", "oleastbaslitecg*")
+_LEET_SYMBOLS = set("@$!|+€¢*#")
+_DIGIT_LETTER = re.compile(r"[01345789][a-z]")
+_SYMBOLS = str.maketrans("", "", "@$!|+*#€¢")
+_STRIP = "!|+'#"
+
+
+def _token_forms(raw: str) -> tuple[str, str, tuple[str, ...], str | None, bool]:
+    """Forms of one lower-case word piece (cached: chat words repeat).
+
+    Returns:
+        ``(primary, display, extra_forms, mask_pattern, leet)``; ``primary`` is ``""`` when nothing word-like is left.
+    """
+    raw = raw.strip(_STRIP)
+    if not raw:
+        return "", "", (), None, False
+    has_ascii_letter = any("a" <= c <= "z" for c in raw)
+    eligible = has_ascii_letter and (any(c in _LEET_SYMBOLS for c in raw) or _DIGIT_LETTER.search(raw) is not None)
+    extra: list[str] = []
+    mask: str | None = None
+    if not eligible:
+        primary = display = raw.translate(_SYMBOLS)
+    elif raw[0] == "@" and not any(c in _LEET_SYMBOLS or c.isdigit() for c in raw[1:]):
+        primary = display = raw[1:]  # a mention-like @word: keep the word, also try @ = a
+        extra.append("a" + raw[1:])
+    else:
+        display = raw.translate(_LEET1)
+        primary = display.replace("*", "")
+        extra += [raw.translate(_LEET2).replace("*", ""), raw.translate(_SYMBOLS)]
+        if "*" in display and sum(c.isalpha() for c in display) >= 2:
+            mask = display
+    if "'" in primary:
+        extra += [primary.replace("'", ""), primary.removesuffix("'s")]
+    if not primary.isascii():
+        bare = "".join(c for c in unicodedata.normalize("NFD", primary) if not unicodedata.combining(c))
+        extra.append(unicodedata.normalize("NFC", bare))
+    leet = eligible and (display != raw or mask is not None)
+    extras = tuple(dict.fromkeys(e for e in extra if e and e != primary))
+    return primary, display, extras, mask, leet
+
+
+_Forms = tuple[str, tuple[str, ...], str | None, bool]
+
+
+def _chunk_forms(chunk: str) -> tuple[str, tuple[_Forms, ...]]:
+    """Display text and per-token forms ``(primary, extras, mask, leet)`` of one whitespace chunk (cached)."""
+    forms: list[_Forms] = []
+
+    def piece(m: re.Match[str]) -> str:
+        primary, display, extra, mask, leet = _token_forms(m.group())
+        if not primary:
+            return m.group()
+        forms.append((primary, extra, mask, leet))
+        return display
+
+    return _PIECE.sub(piece, chunk), tuple(forms)
+
+
+def _short_cache(fn):  # type: ignore[no-untyped-def]
+    """Cache ``fn`` for short arguments only (chat words repeat; long ones would bloat the cache)."""
+    cached = functools.lru_cache(maxsize=1 << 14)(fn)
+    return functools.wraps(fn)(lambda arg: cached(arg) if len(arg) <= 40 else fn(arg))
+
+
+_singles = _short_cache(_singles)
+_token_forms = _short_cache(_token_forms)
+_chunk_forms = _short_cache(_chunk_forms)
+
+
+def normalize(text: str) -> Normalized:
+    """Normalise a message for word-aware matching (see the module docstring for every rule).
+
+    Args:
+        text: Any string, including lone surrogates, NUL bytes and 100,000-character messages (only the first
+            :data:`MAX_CHARS` are examined).
+
+    Returns:
+        A :class:`Normalized` whose ``original`` is ``text`` itself. Never raises.
+    """
+    s, invisible, zalgo, confusables = _prepare(text, scoring=False)
+    chunks = s.lower().translate(_QUOTES).split()
+    chunks, run_extra, spaced = _join_spaced(chunks)
+    tokens: list[str] = []
+    alts: list[tuple[str, ...]] = []
+    masks: list[tuple[int, str]] = []
+    index: dict[str, list[int]] = {}
+    leet = False
+    out_chunks: list[str] = []
+    for ci, chunk in enumerate(chunks):
+        display, forms = _chunk_forms(chunk)
+        out_chunks.append(display)
+        for primary, extra, mask, was_leet in forms:
+            pos = len(tokens)
+            if ci in run_extra and len(forms) == 1:
+                more = (p for r in run_extra[ci] if (p := _token_forms(r)[0]) and p != primary)
+                extra = tuple(dict.fromkeys([*extra, *more]))
+            leet = leet or was_leet
+            if mask is not None:
+                masks.append((pos, mask))
+            tokens.append(primary)
+            alts.append(extra)
+            index.setdefault(primary, []).append(pos)
+            for form in extra:
+                index.setdefault(form, []).append(pos)
+    return Normalized(
+        original=text,
+        matching=" ".join(out_chunks),
+        tokens=tuple(tokens),
+        zalgo=zalgo,
+        invisible=invisible,
+        confusables=confusables,
+        leet=leet,
+        spaced=spaced,
+        alt_tokens=tuple(alts),
+        masks=tuple(masks),
+        index={k: tuple(v) for k, v in index.items()},
+    )
+
+
+def for_scoring(text: str) -> str:
+    """The text the toxicity model sees: steps 1-11 of the module docstring, case and punctuation kept, no de-leet.
+
+    Args:
+        text: Any string (see :func:`normalize`).
+
+    Returns:
+        Single-spaced text of at most :data:`MAX_CHARS` characters (``""`` for whitespace-only input). Never raises.
+    """
+    s = _prepare(text, scoring=True)[0]
+    chunks, _, _ = _join_spaced(s.split())
+    return " ".join(chunks)[:MAX_CHARS]
+
+
+@functools.lru_cache(maxsize=8192)
+def _term_tokens(term: str) -> tuple[tuple[str, ...], bool]:
+    prefix = term.rstrip().endswith("*") and len(term.strip().rstrip("*")) > 0
+    return normalize(term.rstrip().rstrip("*") if prefix else term).tokens, prefix
+
+
+def _mask_fits(pattern: str, word: str) -> bool:
+    return len(pattern) == len(word) and all(p == "*" or p == w for p, w in zip(pattern, word, strict=True))
+
+
+def _at(norm: Normalized, pos: int, word: str, prefix: bool) -> bool:
+    """Whether ``word`` is one of the forms of token ``pos`` (prefix match when ``prefix``)."""
+    if pos >= len(norm.tokens):
+        return False
+    forms = (norm.tokens[pos], *norm.alt_tokens[pos])
+    if prefix:
+        return any(f.startswith(word) for f in forms)
+    return word in forms or any(p == pos and _mask_fits(m, word) for p, m in norm.masks)
+
+
+def contains_term(norm: Normalized, term: str) -> bool:
+    """Word-aware match of a blocklist term against a normalised message.
+
+    The term is normalised with :func:`normalize` (cached) and its tokens must equal whole tokens of ``norm`` in
+    sequence, using every form of a token (leet readings, mask wildcards, spaced runs, diacritic-free form). A
+    multi-word term also matches its words written together as one token (``kill yourself`` ~ ``killyourself``).
+    A trailing ``*`` on the term makes its last word a prefix (``fuck*`` matches ``fucking``). A term never matches
+    inside a longer token: ``ass`` does not hit ``assistance``, ``cunt`` does not hit ``Scunthorpe``.
+
+    Args:
+        norm: Result of :func:`normalize`.
+        term: One or more words as written in the blocklist.
+
+    Returns:
+        True when the term occurs. Empty terms never match.
+    """
+    words, prefix = _term_tokens(term)
+    if not words or not norm.tokens:
+        return False
+    last = len(words) - 1
+    if not prefix and last == 0:
+        if words[0] in norm.index:
+            return True
+        return any(_mask_fits(m, words[0]) for _, m in norm.masks)
+    if last and not prefix and "".join(words) in norm.index:
+        return True
+    starts = range(len(norm.tokens)) if (prefix and last == 0) or norm.masks else norm.index.get(words[0], ())
+    for start in starts:
+        if all(_at(norm, start + k, w, prefix and k == last) for k, w in enumerate(words)):
+            return True
+    return False
