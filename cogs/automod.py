@@ -8,6 +8,7 @@ in the mod log; the bot keeps running.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,14 @@ class Automod(commands.Cog):
 
     def __init__(self, bot: ModBot) -> None:
         self.bot = bot
+        self.slowmode_lifts: dict[tuple[str, str], asyncio.Task[None]] = {}
+
+    async def cog_unload(self) -> None:
+        """Cancel pending slowmode lifts (raid mode state is in memory and ends with the process)."""
+        for task in self.slowmode_lifts.values():
+            task.cancel()
+        await asyncio.gather(*self.slowmode_lifts.values(), return_exceptions=True)
+        self.slowmode_lifts.clear()
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -124,18 +133,67 @@ class Automod(commands.Cog):
         await self.bot.mod_log(msg.server.id, "", embed=embed)
 
     async def on_raid(self, alert: Any) -> None:
-        """One summary in the mod log; raid mode on (slowmode on the channel)."""
+        """One summary in the mod log; with ``rules.raid.raid_mode``, slowmode on the channel until raid mode ends.
+
+        The core's raid detector itself keeps the channel in (automatic) raid mode for ``raid_mode_duration_s``
+        seconds after the burst's last activity; the slowmode is lifted when that ends (or on ``/raidmode off``).
+        """
         now = datetime.now(UTC)
-        self.bot.service.set_raid_mode(PLATFORM, alert.server_id, alert.channel_id, True, now)
-        slow = await self.bot.enforcer.set_slowmode(alert.channel_id, RAID_SLOWMODE_S)
-        embed = discord.Embed(title="Raid alert: raid mode on", colour=discord.Colour.dark_red(), timestamp=now)
+        policy = await self.bot.policy(alert.server_id)
+        raid_mode = policy.rules.raid.raid_mode
+        slow = await self.bot.enforcer.set_slowmode(alert.channel_id, RAID_SLOWMODE_S) if raid_mode else None
+        title = "Raid alert: raid mode on" if raid_mode else "Raid alert"
+        embed = discord.Embed(title=title, colour=discord.Colour.dark_red(), timestamp=now)
         embed.description = (f"{alert.count} messages from {len(alert.members)} member(s) in <#{alert.channel_id}> "
                              f"({alert.reason.replace('_', ' ')}), since {discord.utils.format_dt(alert.started_at, 'T')}.")
         embed.add_field(name="Members", value=" ".join(f"<@{m}>" for m in alert.members[:40])[:1000] or "-",
                         inline=False)
-        embed.add_field(name="Slowmode", value=f"{RAID_SLOWMODE_S}s" if slow.ok else f"failed: {slow.reason}")
-        embed.set_footer(text="/raidmode off to end it")
+        if slow is not None:
+            embed.add_field(name="Slowmode", value=f"{RAID_SLOWMODE_S}s" if slow.ok else f"failed: {slow.reason}")
+            embed.set_footer(text=f"lifted {int(policy.rules.raid.raid_mode_duration_s)}s after the raid ends, "
+                                  "or /raidmode off")
         await self.bot.mod_log(alert.server_id, "", embed=embed)
+        if slow is not None and slow.ok:
+            self.schedule_slowmode_lift(alert.server_id, alert.channel_id)
+
+    def schedule_slowmode_lift(self, server_id: str, channel_id: str) -> None:
+        """Lift the raid slowmode of a channel once its automatic raid mode has ended (one task per channel)."""
+        key = (server_id, channel_id)
+        task = self.slowmode_lifts.get(key)
+        if task is not None and not task.done():
+            return  # the running task re-checks raid mode, so a later burst simply extends it
+        self.slowmode_lifts[key] = asyncio.create_task(self._lift_when_over(server_id, channel_id),
+                                                       name=f"modbot-slowmode-{channel_id}")
+
+    def cancel_slowmode_lift(self, server_id: str, channel_id: str) -> None:
+        """Forget a pending lift (``/raidmode off`` sets slowmode 0 itself)."""
+        task = self.slowmode_lifts.pop((server_id, channel_id), None)
+        if task is not None:
+            task.cancel()
+
+    async def _lift_when_over(self, server_id: str, channel_id: str) -> None:
+        """Sleep ``rules.raid.raid_mode_duration_s`` (seconds) at a time until raid mode is off, then slowmode 0.
+
+        A moderator's ``/raidmode off`` sets slowmode 0 itself; raid mode switched on by hand keeps slowmode
+        (this task waits until it is off).
+        """
+        try:
+            while True:
+                policy = await self.bot.policy(server_id)
+                await asyncio.sleep(policy.rules.raid.raid_mode_duration_s)
+                if not self.bot.service.raid_mode(PLATFORM, server_id, channel_id, datetime.now(UTC)):
+                    break
+            res = await self.bot.enforcer.set_slowmode(channel_id, 0)
+            text = f"Raid mode ended in <#{channel_id}>: slowmode " + ("lifted." if res.ok else
+                                                                       f"could not be lifted: {res.reason}")
+            await self.bot.mod_log(server_id, text, title="Raid mode off", colour=discord.Colour.green())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("lifting raid slowmode failed", extra={"server": server_id})
+        finally:
+            if self.slowmode_lifts.get((server_id, channel_id)) is asyncio.current_task():
+                del self.slowmode_lifts[(server_id, channel_id)]
 
 
 async def setup(bot: ModBot) -> None:

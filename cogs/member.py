@@ -16,6 +16,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.discord.escalate import forget_member
 from bot.adapters.discord.translate import PLATFORM
 from bot.adapters.discord.views import AppealModal, ReportModal
 
@@ -121,6 +122,7 @@ class Member(commands.Cog):
                                                     ephemeral=True)
             return
         pseudonym = await self.bot.store.forget_member(PLATFORM, str(interaction.guild.id), str(interaction.user.id))
+        forget_member(self.bot, interaction.guild.id, str(interaction.user.id))
         log.info("member data forgotten", extra={"server": interaction.guild.id})
         await interaction.response.send_message(f"Done. Your stored message text was erased and your records now "
                                                 f"read `{pseudonym}`. Case counts remain for the server's "

@@ -17,6 +17,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.discord.escalate import forget_member, strike_and_escalate
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, CaseStatus
 from bot.core.policy import PolicyError
@@ -93,15 +94,14 @@ class Moderation(commands.Cog):
         await self.bot.store.set_case_status(PLATFORM, gid, case.number,
                                              CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                              failure=None if res.ok else res.reason)
+        note = ""
         if res.ok and kind >= ActionKind.WARN:
-            policy = await self.bot.policy(gid)
-            points = policy.strikes.points.get(kind.label, 0)
-            if points and policy.strikes.enabled:
-                await self.bot.store.add_strike(PLATFORM, gid, str(user.id), points,
-                                                datetime.now(UTC) + timedelta(seconds=policy.strikes.expire_after_s),
-                                                reason=reason, case_number=case.number)
+            note = await strike_and_escalate(self.bot, guild, str(user.id), kind, reason, case_number=case.number,
+                                             duration_s=duration_s)
         text = f"Case #{case.number}: {kind.label} {user.mention}" + (f" ({duration_s}s)" if duration_s else "")
         text += " done." if res.ok else f" FAILED: {res.reason}"
+        if note:
+            text += f"\n{note}"
         await interaction.response.send_message(text, ephemeral=True)
         await self.bot.mod_log(gid, f"{text}\nReason: {reason}\nModerator: {interaction.user.mention}",
                                title="Moderator action",
@@ -146,7 +146,10 @@ class Moderation(commands.Cog):
         except discord.HTTPException as exc:
             await interaction.response.send_message(f"Unban failed: {exc.text or exc.status}", ephemeral=True)
             return
-        await interaction.response.send_message(f"Unbanned <@{user_id}>.", ephemeral=True)
+        case = await self.bot.store.open_case(PLATFORM, str(interaction.guild.id), user_id, ActionKind.LOG,
+                                              f"unban: {reason}"[:1000], moderator_id=str(interaction.user.id),
+                                              status=CaseStatus.APPLIED)
+        await interaction.response.send_message(f"Unbanned <@{user_id}> (case #{case.number}).", ephemeral=True)
         await self.bot.mod_log(interaction.guild.id, f"<@{user_id}> unbanned by {interaction.user.mention}: {reason}",
                                title="Unban", colour=discord.Colour.green())
 
@@ -154,12 +157,18 @@ class Moderation(commands.Cog):
     @mod_only
     async def pardon(self, interaction: discord.Interaction, case: int) -> None:
         assert interaction.guild is not None
+        if not 1 <= case <= MAX_CASE:
+            await interaction.response.send_message(f"There is no case #{case} in this server.", ephemeral=True)
+            return
         try:
             n = await self.bot.store.pardon(PLATFORM, str(interaction.guild.id), case_number=case,
                                             moderator_id=str(interaction.user.id))
         except CaseNotFound:
             await interaction.response.send_message(f"There is no case #{case} in this server.", ephemeral=True)
             return
+        found = await self.bot.store.get_case(PLATFORM, str(interaction.guild.id), case)
+        if found is not None:
+            forget_member(self.bot, interaction.guild.id, found.member_id)
         await interaction.response.send_message(f"Case #{case} pardoned ({n} strike(s)).", ephemeral=True)
         await self.bot.mod_log(interaction.guild.id, f"Case #{case} pardoned by {interaction.user.mention}",
                                title="Pardon", colour=discord.Colour.green())
@@ -251,10 +260,9 @@ class Moderation(commands.Cog):
         embed = discord.Embed(title="Moderation statistics", colour=discord.Colour.blurple())
         for days in (7, 30):
             stats = await self.bot.store.modstats(PLATFORM, str(interaction.guild.id), now - timedelta(days=days))
-            rows = {**stats.per_label, **stats.per_rule}
-            lines = [f"`{k}` flags {s.flags}, dismissed {s.dismissals}/{s.decisions}"
-                     + (f" (FP {s.false_positive_rate:.0%})" if s.false_positive_rate is not None else "")
-                     + f", overturned {s.overturned}/{s.cases}" for k, s in rows.items() if s.flags]
+            lines = [_stat_line(kind, name, st) for kind, table in (("label", stats.per_label),
+                                                                    ("rule", stats.per_rule))
+                     for name, st in table.items() if st.flags]
             embed.add_field(name=f"Last {days} days", value="\n".join(lines)[:1024] or "nothing flagged", inline=False)
         await interaction.response.send_message(embed=embed, ephemeral=True)
 
@@ -274,10 +282,23 @@ class Moderation(commands.Cog):
         cid = str(target.id) if target is not None else None
         self.bot.service.set_raid_mode(PLATFORM, str(interaction.guild.id), cid, on, datetime.now(UTC))
         slow = await self.bot.enforcer.set_slowmode(cid, RAID_SLOWMODE_S if on else 0) if cid else None
+        automod = self.bot.get_cog("Automod")
+        if not on and cid and automod is not None:
+            automod.cancel_slowmode_lift(str(interaction.guild.id), cid)
         note = "" if slow is None or slow.ok else f" (slowmode failed: {slow.reason})"
         await interaction.response.send_message(f"Raid mode {state.value} in <#{cid}>{note}.", ephemeral=True)
         await self.bot.mod_log(interaction.guild.id, f"Raid mode {state.value} in <#{cid}> by "
                                f"{interaction.user.mention}{note}", title="Raid mode", colour=discord.Colour.dark_red())
+
+
+def _pct(rate: float | None) -> str:
+    return "" if rate is None else f" ({rate:.0%})"
+
+
+def _stat_line(kind: str, name: str, st: Any) -> str:
+    """One ``/modstats`` line: flags, decisions, dismissals (false-positive rate), cases, overturns (rate)."""
+    return (f"{kind} `{name}`: flags {st.flags}, decided {st.decisions}, dismissed {st.dismissals}"
+            f"{_pct(st.false_positive_rate)}, cases {st.cases}, overturned {st.overturned}{_pct(st.overturn_rate)}")
 
 
 def _parse_value(raw: str) -> Any:

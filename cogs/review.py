@@ -15,6 +15,7 @@ import discord
 from discord.ext import commands
 
 from bot.adapters.discord import cards
+from bot.adapters.discord.escalate import forget_member, strike_and_escalate
 from bot.adapters.discord.translate import PLATFORM
 from bot.adapters.discord.views import appeal_view, review_view
 from bot.core.models import (
@@ -166,6 +167,7 @@ class Review(commands.Cog):
                                                      CaseStatus.OVERTURNED, now=now)
             except CaseNotFound:
                 pass
+            forget_member(self.bot, guild.id, item.member_id)
         if kind is ActionKind.TIMEOUT:
             outcome += f" for {seconds}s"
         base = interaction.message.embeds[0] if interaction.message and interaction.message.embeds else (
@@ -197,7 +199,10 @@ class Review(commands.Cog):
             if not item.message_id or not item.channel_id:
                 return "no message to delete"
             res = await self.bot.enforcer.delete_message(item.channel_id, item.message_id)
-            return "" if res.ok else f"delete failed: {res.reason}"
+            if not res.ok:
+                return f"delete failed: {res.reason}"
+            return await strike_and_escalate(self.bot, guild, item.member_id, kind, reason,
+                                             case_number=item.case_number, message_id=item.message_id)
         expires = None
         if kind is ActionKind.TIMEOUT and seconds:
             expires = datetime.now(UTC) + timedelta(seconds=seconds)
@@ -209,7 +214,12 @@ class Review(commands.Cog):
         failure = None if res.ok else res.reason
         await self.bot.store.set_case_status(PLATFORM, str(guild.id), case.number,
                                              CaseStatus.APPLIED if res.ok else CaseStatus.FAILED, failure=failure)
-        return f"case #{case.number}" + (f" FAILED: {failure}" if failure else "")
+        note = f"case #{case.number}" + (f" FAILED: {failure}" if failure else "")
+        if res.ok:
+            more = await strike_and_escalate(self.bot, guild, item.member_id, kind, reason, case_number=case.number,
+                                             duration_s=seconds, message_id=item.message_id)
+            note += f"; {more}" if more else ""
+        return note
 
     # ------------------------------------------------------------------ reports
     async def file_report(self, interaction: discord.Interaction, *, member_id: str, channel_id: str | None,
@@ -273,6 +283,7 @@ class Review(commands.Cog):
             return
         note = ""
         if decision == "overturn":
+            forget_member(self.bot, guild.id, appeal.member_id)
             note = await self._lift(guild, appeal.case_number)
         base = interaction.message.embeds[0] if interaction.message and interaction.message.embeds else (
             discord.Embed(title=f"Appeal #{appeal_id}"))

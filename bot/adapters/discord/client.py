@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,9 @@ log = logging.getLogger(__name__)
 
 #: Extensions loaded in ``setup_hook``, in order.
 COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin")
+
+#: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
+RETENTION_INTERVAL_S = 24 * 3600
 
 #: Permissions the bot needs in every server (see docs/discord-setup.md).
 REQUIRED_PERMISSIONS = discord.Permissions(
@@ -111,6 +115,7 @@ class ModBot(commands.AutoShardedBot):
         self.enforcer = DiscordEnforcer(self, warn_view=warn_view)
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
+        self.retention_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
@@ -127,6 +132,8 @@ class ModBot(commands.AutoShardedBot):
                                        self.policy_dir / "servers", OverrideBridge(self.store))
         self.service = ModerationService(scorer=self.scorer, store=self.store, policies=self.policies)
         await self.service.start()
+        await self.purge_expired_text()
+        self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for ext in self.cog_names:
             await self.load_extension(ext)
@@ -161,8 +168,34 @@ class ModBot(commands.AutoShardedBot):
             log.error("server %s: %s", guild.id, p)
         await self.mod_log(guild.id, "\n".join(f"\N{WARNING SIGN} {p}" for p in problems), title="Startup problem")
 
+    async def purge_expired_text(self, now: datetime | None = None) -> int:
+        """Erase stored message text older than the default policy's ``server.retention_days`` (days).
+
+        Verdicts, cases and strikes are kept. Returns the number of messages purged; a store error is logged and
+        counts as 0 (the next run tries again).
+        """
+        days = self.policies.base.server.retention_days
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
+        try:
+            n = await self.store.purge_expired_text(cutoff)
+        except Exception:
+            log.exception("purging message text older than %d days failed", days)
+            return 0
+        log.info("retention: erased the text of %d message(s) older than %d days", n, days)
+        return n
+
+    async def _retention_loop(self) -> None:
+        """Purge every :data:`RETENTION_INTERVAL_S` seconds until cancelled (in :meth:`close`)."""
+        while True:
+            await asyncio.sleep(RETENTION_INTERVAL_S)
+            await self.purge_expired_text()
+
     async def close(self) -> None:
-        """Close the Discord connection, then the service and the store."""
+        """Stop the retention task, close the Discord connection, then the service and the store."""
+        if self.retention_task is not None:
+            self.retention_task.cancel()
+            await asyncio.gather(self.retention_task, return_exceptions=True)
+            self.retention_task = None
         await super().close()
         if self.service is not None and hasattr(self.service, "close"):
             await self.service.close()

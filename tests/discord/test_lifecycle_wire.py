@@ -1,0 +1,89 @@
+"""Wire tests: retention purge at startup (and its background task), raid slowmode lifted when raid mode ends."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+pytestmark = pytest.mark.discord
+
+
+def age_message(env, message_id, days):
+    """Backdate a stored message (created ``days`` ago) with a separate SQLite connection, bot stopped."""
+    when = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="microseconds")
+    con = sqlite3.connect(env.db)
+    with con:
+        con.execute("UPDATE messages SET created_at = ? WHERE message_id = ?", (when, message_id))
+    con.close()
+
+
+@pytest.mark.parametrize("days,purged", [(40, True), (29, False)])
+async def test_startup_purges_text_older_than_retention(env, days, purged):
+    """At startup the bot erases message text older than server.retention_days (30); the verdict stays."""
+    msg, _ = await env.post(env.alice, "identityhate evidence")
+    fresh, _ = await env.post(env.bob, "a fresh message")
+    old_task = env.bot.retention_task
+    await env.stop()
+    assert old_task.cancelled()
+    age_message(env, msg["id"], days)
+    await env.start()
+    row = env.rows("SELECT excerpt, purged_at FROM messages WHERE message_id = ?", (msg["id"],))[0]
+    assert (row["excerpt"] is None) is purged and (row["purged_at"] is not None) is purged
+    assert env.rows("SELECT excerpt FROM messages WHERE message_id = ?", (fresh["id"],))[0][0] == "a fresh message"
+    assert len(env.rows("SELECT * FROM verdicts WHERE message_id = ?", (msg["id"],))) == 1
+    assert len(env.rows("SELECT * FROM cases WHERE message_id = ?", (msg["id"],))) == 1
+    assert env.bot.retention_task is not None and not env.bot.retention_task.done()
+
+
+async def test_raid_slowmode_lifted_when_raid_mode_ends(env):
+    """A raid alert sets 30 s slowmode; once raid_mode_duration_s passes without activity it is set back to 0."""
+    env.write_policy(env.guild, env.review, env.modlog, "[rules.raid]\nraid_mode_duration_s = 0.3\n")
+    env.bot.policies.invalidate()
+    raiders = [env.fake.new_user(env.guild, f"raider{i}") for i in range(6)]
+    for user in raiders:
+        await env.post(user, f"identityhate raid {user['id']}")
+    (lift,) = env.bot.get_cog("Automod").slowmode_lifts.values()
+    await asyncio.wait_for(lift, 5)
+    slow = [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")]
+    assert slow == [30, 0]
+    assert not env.bot.service.raid_mode("discord", env.guild["id"], env.general, datetime.now(UTC))
+    assert [p for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Raid mode off"]
+    assert env.bot.get_cog("Automod").slowmode_lifts == {}
+
+
+async def raid(env, extra):
+    """Five new members post flagged messages in #general (one raid alert) under server policy ``extra``."""
+    env.write_policy(env.guild, env.review, env.modlog, extra)
+    env.bot.policies.invalidate()
+    for i in range(5):
+        user = env.fake.new_user(env.guild, f"raider{i}")
+        await env.post(user, f"identityhate raid {user['id']}")
+    assert len(env.rows("SELECT * FROM raids")) == 1
+
+
+async def test_raidmode_off_lifts_slowmode_and_cancels_pending_lift(env):
+    """/raidmode off during an automatic raid mode sets slowmode 0 at once and drops the scheduled lift."""
+    await raid(env, "")
+    automod = env.bot.get_cog("Automod")
+    (lift,) = automod.slowmode_lifts.values()
+    cb = await env.fake.slash(env.guild, env.mod, "raidmode", [{"name": "state", "type": 3, "value": "off"}],
+                              perms=1 << 13)
+    assert cb.body["data"]["content"].startswith("Raid mode off")
+    await asyncio.wait({lift}, timeout=5)
+    assert lift.cancelled() and automod.slowmode_lifts == {}
+    slow = [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")]
+    assert slow == [30, 0]
+    assert not env.bot.service.raid_mode("discord", env.guild["id"], env.general, datetime.now(UTC))
+
+
+async def test_raid_alert_without_raid_mode_sets_no_slowmode(env):
+    """With rules.raid.raid_mode = false an alert is posted but no slowmode is set or scheduled."""
+    await raid(env, "[rules.raid]\nraid_mode = false\n")
+    alerts = [p.body["embeds"][0]["title"] for p in env.modlog_posts()
+              if p.body["embeds"][0]["title"].startswith("Raid alert")]
+    assert alerts == ["Raid alert"]
+    assert env.fake.find("PATCH", rf"/channels/{env.general}") == []
+    assert env.bot.get_cog("Automod").slowmode_lifts == {}
