@@ -315,3 +315,15 @@ def test_raid_memory_is_bounded() -> None:
     for i in range(300):
         det.observe(msg(author="u", at=i * 5.0, channel=f"c{i}"), flagged=True, is_new_member=False)
     assert len(det) <= 4
+
+
+def test_brigade_split_between_thread_and_channel_is_one_burst() -> None:
+    """Flagged posts spread over a thread and its parent channel count as one burst, alerted on the parent."""
+    det = RaidDetector(RaidSettings())
+    alerts = []
+    for i in range(6):
+        m = msg(author=f"n{i}", at=i * 2.0, channel="t1" if i % 2 else "c1", parent="c1" if i % 2 else None)
+        alerts.append(det.observe(m, flagged=True, is_new_member=True))
+    fired = [a for a in alerts if a is not None]
+    assert len(fired) == 1 and fired[0].channel_id == "c1" and fired[0].count == 5
+    assert det.raid_mode("s1", "t1", T0 + timedelta(seconds=20), parent_id="c1") is True

@@ -2,7 +2,7 @@
 
 Layer: ``bot.core``. Standard library only (plus the core's own modules). Time is message time.
 
-A *burst* is, within ``window_s`` in one channel or thread, flagged messages from ``flagged_burst`` distinct
+A *burst* is, within ``window_s`` in one channel (a thread counts toward its parent channel), flagged messages from ``flagged_burst`` distinct
 members, or messages from ``new_member_burst`` distinct new members. One member posting many flagged messages is
 flood / escalation's business, not a raid, hence distinct members.
 
@@ -75,7 +75,8 @@ class RaidDetector:
         """Record one message and return an alert if it completes a burst.
 
         Args:
-            message: The message; ``created_at`` is the clock, ``channel.id`` (thread id for a thread) the place.
+            message: The message; ``created_at`` is the clock; the place is the channel, and a thread counts
+                toward its parent channel (a brigade spread over a post's thread and its channel is one burst).
             flagged: The message was flagged (review or action) by the model or a rule.
             is_new_member: The author is a new member (see :func:`bot.core.rules.accounts.is_new_member`).
             settings: The server's raid settings; default: the detector's.
@@ -92,7 +93,7 @@ class RaidDetector:
         if not s.enabled or not (flagged or is_new_member):
             return None
         now = epoch_s(message.created_at)
-        key = (message.server.id, message.channel.id)
+        key = (message.server.id, place_of(message))
         ch = self._channels.get(key)
         if ch is None:
             ch = _Channel(events=deque(maxlen=max(s.flagged_burst, s.new_member_burst) * 16))
@@ -136,7 +137,7 @@ class RaidDetector:
             if len(members) >= need:
                 return RaidAlert(
                     server_id=message.server.id,
-                    channel_id=message.channel.id,
+                    channel_id=place_of(message),
                     started_at=min(e.when for e in events),
                     members=tuple(members),
                     count=len(events),
@@ -210,3 +211,8 @@ class RaidDetector:
         out += [cid for (sid, cid), on in self._manual.items() if sid == server_id and cid is not None and on]
         out += [cid for (sid, cid), ch in self._channels.items() if sid == server_id and now < ch.mode_until]
         return list(dict.fromkeys(out))
+
+
+def place_of(message: Message) -> str:
+    """Where a burst is counted: the parent channel for a thread, else the channel itself."""
+    return message.channel.parent_id or message.channel.id

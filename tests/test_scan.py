@@ -1,0 +1,154 @@
+"""The scan and score commands end to end with the real embedded model, loaded through detoxify, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.slow
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    env.pop("MODBOT_DB", None)
+    return env
+
+
+def _run(*args: str, stdin: str | None = None, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=REPO, env=_env(), input=stdin,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def example_scan(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("scan")
+    out, report, db = tmp / "verdicts.jsonl", tmp / "report.html", tmp / "mod.db"
+    proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--out", str(out),
+                "--report", str(report), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    return proc, rows, report, db
+
+
+@pytest.mark.parametrize("platform", ["discord", "slack"])
+def test_example_abuse_is_flagged(example_scan, platform):
+    """Every identity attack in the bundled examples is flagged."""
+    _, rows, _, _ = example_scan
+    missed = [i for i in EXPECTED[platform]["abuse"] if not rows[i]["flagged"]]
+    assert not missed, f"abuse not flagged: {missed}"
+
+
+@pytest.mark.parametrize("platform", ["discord", "slack"])
+@pytest.mark.parametrize("group", ["support", "counter", "celebration"])
+def test_example_supportive_replies_pass(example_scan, platform, group):
+    """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged."""
+    _, rows, _, _ = example_scan
+    wrongly = [(i, rows[i]["labels"], rows[i]["rule_hits"]) for i in EXPECTED[platform].get(group, [])
+               if rows[i]["flagged"]]
+    assert not wrongly, f"{group} flagged: {wrongly}"
+
+
+def test_example_raid_is_detected_once_per_export(example_scan):
+    """The wave of new accounts raises exactly one raid alert per export (two exports, two servers)."""
+    _, _, _, db = example_scan
+    with sqlite3.connect(db) as con:
+        raids = con.execute("SELECT server_id, channel_id FROM raids").fetchall()
+    assert len(raids) == 2
+    assert {r[0] for r in raids} == {"880000000000000001", "T0HARBOR01"}
+
+
+def test_example_out_rows_follow_the_contract(example_scan):
+    """--out has one row per message with exactly the contract's keys and the seven labels."""
+    _, rows, _, _ = example_scan
+    n = sum(len(ids) for p in ("discord", "slack") for ids in EXPECTED[p].values())
+    assert len(rows) == n
+    for r in rows.values():
+        assert set(r) == {"id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action"}
+        assert len(r["scores"]) == 7
+        assert all(v is None or 0.0 <= v <= 1.0 for v in r["scores"].values())
+
+
+def test_example_report_is_written(example_scan):
+    """The HTML report names the labels, shows a raid and embeds the flags-over-time plot."""
+    _, _, report, _ = example_scan
+    html = report.read_text(encoding="utf-8")
+    assert "identity_attack" in html and "<svg" in html and "raid" in html.lower()
+
+
+def test_rescan_skips_recorded_messages(example_scan):
+    """Re-running the same scan records nothing new and keeps one verdict per message."""
+    _, rows, _, db = example_scan
+    proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "0 judged now" in proc.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == len(rows)
+
+
+def test_score_contract():
+    """score reads {"id","text"} lines and writes the stable contract; a bad line gets an error row."""
+    lines = [
+        {"id": "a", "text": "trans women are women"},
+        {"id": "b", "text": "trans people are disgusting freaks and should not exist"},
+        {"id": 3, "text": ""},
+    ]
+    stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
+    proc = _run("score", stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [o["id"] for o in out] == ["a", "b", 3, 4]
+    assert set(out[0]) == {"id", "scores", "rule_hits", "flagged", "labels", "action"}
+    assert not out[0]["flagged"] and out[1]["flagged"] and "identity_attack" in out[1]["labels"]
+    assert "error" in out[3]
+
+
+def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):
+    """A scan killed with SIGKILL mid-run leaves a consistent log; the re-run records each message exactly once."""
+    n = 4000
+    src = tmp_path / "chat.jsonl"
+    with src.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"m{i}", "text": f"message number {i} about build {i % 97} and tests",
+                                 "author": f"u{i % 50}", "channel": "general",
+                                 "created_at": f"2026-01-01T00:{(i // 60) % 60:02d}:{i % 60:02d}+00:00"}) + "\n")
+    db = tmp_path / "mod.db"
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "scan", str(src), "--db", str(db), "--no-progress",
+                             "--batch-size", "64"], cwd=REPO, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    recorded = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=1) as con:
+                    recorded = con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if recorded >= 200:
+                break
+    assert proc.poll() is None, "scan finished before it could be killed; raise n"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 0 < recorded < n
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    again = _run("scan", str(src), "--db", str(db), "--no-progress")
+    assert again.returncode == 0, again.stderr
+    with sqlite3.connect(db) as con:
+        total, distinct = con.execute("SELECT COUNT(*), COUNT(DISTINCT message_id) FROM verdicts").fetchone()
+    assert total == distinct == n
