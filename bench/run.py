@@ -181,11 +181,11 @@ def bench_baseline(messages: list, n: int) -> dict:
     import torch
     from detoxify import Detoxify
 
-    from bot.model import embedded_config_dir
+    from bot.model import assemble
 
     torch.set_num_threads(2)
     with tempfile.TemporaryDirectory() as tmp:
-        ckpt, cfg_dir = build_baseline(Path(tmp), embedded_config_dir())
+        ckpt, cfg_dir = build_baseline(Path(tmp), assemble().config_dir)
         model = Detoxify(checkpoint=str(ckpt), huggingface_config_path=str(cfg_dir))
         texts = [m.text for m in messages[:n]]
         model.predict(texts[:8])
@@ -200,7 +200,8 @@ def bench_scan(db: Path) -> dict:
     """``python -m bot scan`` on the Komodo DCE CSV export (35k messages), as a subprocess."""
     src = CHATS / "komodo-discord-dce-csv"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "bot", "scan", str(src), "--db", str(db), "--no-progress"],
+    extra = ["--int8"] if os.environ.get("MODBOT_INT8") else []
+    proc = subprocess.run([sys.executable, "-m", "bot", *extra, "scan", str(src), "--db", str(db), "--no-progress"],
                           cwd=REPO, capture_output=True, text=True, check=False)
     dt = time.perf_counter() - t0
     return {"scan_seconds": dt, "scan_rc": proc.returncode, "scan_tail": proc.stderr[-1500:]}
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loads", default="50,200,500")
     ap.add_argument("--no-scan", action="store_true")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
+    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if not CHATS.exists():
@@ -225,11 +227,17 @@ def main(argv: list[str] | None = None) -> int:
     messages = load_chat(args.messages)
     print(f"{len(messages)} chat messages loaded; rss {peak_rss_mb():.0f} MiB")
     scorer = DetoxifyScorer.load("embedded", bf16=args.bf16)
+    if args.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(scorer)
     res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
     res.update(asyncio.run(bench_pipeline(messages, scorer, [int(x) for x in args.loads.split(",")], args.seconds)))
     res.update(bench_baseline(messages, args.baseline_messages))
     res["ratio_pipeline_over_baseline"] = res["pipeline_msgs_per_s"] / res["baseline_msgs_per_s"]
     if not args.no_scan:
+        if args.int8:
+            os.environ["MODBOT_INT8"] = "1"
         with tempfile.TemporaryDirectory() as tmp:
             res.update(bench_scan(Path(tmp) / "scan.db"))
         res["scan_msgs_per_s"] = 35309 / res["scan_seconds"]

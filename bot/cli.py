@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "unbiased-small, or local (with --checkpoint and --config-dir)")
     p.add_argument("--checkpoint", type=Path, help="local detoxify checkpoint (with --model local)")
     p.add_argument("--config-dir", type=Path, help="local huggingface config + tokenizer folder (with --model local)")
-    p.add_argument("--bf16", action="store_true", help="score under bfloat16 autocast")
+    p.add_argument("--bf16", action="store_true", help="score under bfloat16 autocast (fast only with AMX)")
+    p.add_argument("--int8", action="store_true", help="int8 dynamic quantisation of the model's Linear layers")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
@@ -80,6 +81,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["config_dir"] = args.config_dir
     if getattr(args, "bf16", False):
         changes["bf16"] = True
+    if getattr(args, "int8", False):
+        changes["int8"] = True
     if getattr(args, "db", None):
         changes["db_path"] = args.db
     if changes:
@@ -93,9 +96,14 @@ def load_scorer(settings: Settings):  # type: ignore[no-untyped-def]
     """Load the configured scorer once. Raises ``ScorerLoadError`` with a clear message when it cannot load."""
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
-    return DetoxifyScorer.load(
+    scorer = DetoxifyScorer.load(
         settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
     )
+    if settings.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(scorer)
+    return scorer
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,8 +174,9 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         label = "toxicity" if args.kind == "olid" else "identity_attack"
         tier = policy.thresholds.get(label)
         threshold = tier.review if tier and tier.review is not None else 0.5
+    scorer = load_scorer(settings)
     for f in args.file:
-        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size)
+        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer)
     return 0
 
 

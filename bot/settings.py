@@ -23,7 +23,9 @@ class Settings:
             (``MODBOT_MODEL``).
         checkpoint: Local detoxify checkpoint for ``model=local`` (``MODBOT_CHECKPOINT``).
         config_dir: Local huggingface config + tokenizer folder for ``model=local`` (``MODBOT_CONFIG_DIR``).
-        bf16: Score under bfloat16 autocast (``MODBOT_BF16=1``); see docs/performance.md.
+        bf16: Score under bfloat16 autocast (``MODBOT_BF16=1``); fast only on CPUs with AMX; see
+            docs/performance.md.
+        int8: Quantise the model's Linear layers to int8 (``MODBOT_INT8=1``); see docs/performance.md.
         default_policy: The default policy file (``MODBOT_POLICY``, default ``config/default.toml``).
         servers_dir: Per-server override files (``MODBOT_SERVERS_DIR``, default ``config/servers``).
         discord_token: ``DISCORD_TOKEN``; never logged or stored.
@@ -35,6 +37,7 @@ class Settings:
     checkpoint: Path | None = None
     config_dir: Path | None = None
     bf16: bool = False
+    int8: bool = False
     default_policy: Path = REPO_ROOT / "config" / "default.toml"
     servers_dir: Path = REPO_ROOT / "config" / "servers"
     discord_token: str | None = field(default=None, repr=False)
@@ -56,6 +59,7 @@ class Settings:
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
             bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
+            int8=e.get("MODBOT_INT8", "0") not in ("", "0", "false", "no"),
             default_policy=path("MODBOT_POLICY") or REPO_ROOT / "config" / "default.toml",
             servers_dir=path("MODBOT_SERVERS_DIR") or REPO_ROOT / "config" / "servers",
             discord_token=e.get("DISCORD_TOKEN") or None,
