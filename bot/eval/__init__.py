@@ -1,0 +1,237 @@
+"""Quality harness: HateCheck, Multilingual HateCheck and the OLID hold-out, printed as rich tables.
+
+Called by the lead's CLI as ``python -m bot eval hatecheck|olid|mhc FILE`` and standalone as
+``python -m bot.eval hatecheck FILE``. Every text goes through ``bot.core.normalize.for_scoring`` first, as in the
+pipeline. A HateCheck case counts as *predicted hateful* when ``identity_attack >= threshold``; an OLID tweet
+as *offensive* when ``toxicity >= threshold``. ``threshold=None`` uses the artifact's calibrated thresholds
+(``bot/model/artifact/thresholds.json``). HateCheck files are evaluation only: never used for training.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bot.core.ports import Scorer
+from bot.training.splits import olid_split, read_olid
+
+log = logging.getLogger(__name__)
+
+KINDS = ("hatecheck", "olid", "mhc")
+#: Targets from the issue; printed next to the measured numbers (never lowered in code).
+TARGETS = {"overall": 0.85, "hateful": 0.85, "non_hateful": 0.80, "counter_quote_nh": 0.70, "counter_ref_nh": 0.70,
+           "trans_non_hateful": 0.80, "olid_macro_f1": 0.78}
+
+
+def _normaliser() -> Callable[[str], str]:
+    try:
+        from bot.core.normalize import for_scoring
+    except ImportError:  # pragma: no cover - the normaliser ships with the bot
+        return lambda s: s
+    return for_scoring
+
+
+def _default_threshold(label: str) -> float:
+    from bot.model.artifact import read_thresholds
+
+    try:
+        return read_thresholds()[label]
+    except (OSError, KeyError, ValueError):
+        return 0.5
+
+
+def _score(scorer: Scorer, texts: Sequence[str], label: str, batch_size: int) -> list[float]:
+    norm = _normaliser()
+    clean = [norm(t) for t in texts]
+    out: list[float] = []
+    for s in range(0, len(clean), batch_size * 16):
+        for sc in scorer.score_batch(clean[s : s + batch_size * 16]):
+            v = sc.get(label)
+            if v is None:
+                raise ValueError(f"scorer {scorer.name} has no {label!r} label")
+            out.append(v)
+    return out
+
+
+def _acc(pairs: list[tuple[bool, bool]]) -> float | None:
+    return sum(p == g for p, g in pairs) / len(pairs) if pairs else None
+
+
+def hatecheck_metrics(rows: list[dict[str, str]], scores: list[float], threshold: float) -> dict:
+    """Accuracy of ``score >= threshold`` vs ``label_gold``: overall, by gold class, functionality, target group.
+
+    Args:
+        rows: HateCheck CSV rows (``functionality``, ``label_gold``, ``target_ident``...).
+        scores: ``identity_attack`` per row, in [0, 1].
+        threshold: Decision threshold.
+
+    Returns:
+        ``{"n", "threshold", "overall", "hateful", "non_hateful", "functionality": {name: {"n", "acc"}},
+        "target": {group: {"hateful", "non_hateful", "n_hateful", "n_non_hateful"}}, "trans_non_hateful"}``
+        (accuracies in [0, 1]; ``None`` when no case).
+    """
+    pairs = [(s >= threshold, r["label_gold"] == "hateful") for r, s in zip(rows, scores, strict=True)]
+    by_func: dict[str, list] = defaultdict(list)
+    by_target: dict[str, dict[bool, list]] = defaultdict(lambda: {True: [], False: []})
+    for r, p in zip(rows, pairs, strict=True):
+        by_func[r["functionality"]].append(p)
+        tgt = (r.get("target_ident") or "").strip() or "none"
+        by_target[tgt][p[1]].append(p)
+    target = {
+        t: {"hateful": _acc(d[True]), "non_hateful": _acc(d[False]), "n_hateful": len(d[True]), "n_non_hateful": len(d[False])}
+        for t, d in sorted(by_target.items())
+    }
+    trans = [p for t, d in by_target.items() if "trans" in t.lower() for p in d[False]]
+    return {
+        "n": len(pairs),
+        "threshold": threshold,
+        "overall": _acc(pairs),
+        "hateful": _acc([p for p in pairs if p[1]]),
+        "non_hateful": _acc([p for p in pairs if not p[1]]),
+        "functionality": {f: {"n": len(v), "acc": _acc(v)} for f, v in sorted(by_func.items())},
+        "target": target,
+        "trans_non_hateful": _acc(trans),
+    }
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _print_hatecheck(title: str, m: dict, console) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"{title} (n={m['n']}, identity_attack >= {m['threshold']:.2f})")
+    t.add_column("metric")
+    t.add_column("accuracy %", justify="right")
+    t.add_column("target %", justify="right")
+    for key in ("overall", "hateful", "non_hateful", "trans_non_hateful"):
+        t.add_row(key, _fmt(m[key]), _fmt(TARGETS.get(key)))
+    console.print(t)
+    f = Table(title="per functionality")
+    f.add_column("functionality")
+    f.add_column("n", justify="right")
+    f.add_column("accuracy %", justify="right")
+    for name, v in m["functionality"].items():
+        f.add_row(name, str(v["n"]), _fmt(v["acc"]))
+    console.print(f)
+    g = Table(title="per target group")
+    for col in ("target", "hateful %", "n", "non-hateful %", "n"):
+        g.add_column(col)
+    for name, v in m["target"].items():
+        g.add_row(name, _fmt(v["hateful"]), str(v["n_hateful"]), _fmt(v["non_hateful"]), str(v["n_non_hateful"]))
+    console.print(g)
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def eval_hatecheck(path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck") -> dict:
+    """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables."""
+    rows = _read_csv(path)
+    scores = _score(scorer, [r["test_case"] for r in rows], "identity_attack", batch_size)
+    m = hatecheck_metrics(rows, scores, threshold)
+    _print_hatecheck(title, m, console)
+    return m
+
+
+def olid_metrics(gold_off: list[bool], scores: list[float], threshold: float) -> dict:
+    """Macro-F1 (mean of OFF and NOT F1) and accuracy of ``toxicity >= threshold`` against OLID subtask A."""
+    pred = [s >= threshold for s in scores]
+
+    def f1(cls: bool) -> float:
+        tp = sum(p == cls and g == cls for p, g in zip(pred, gold_off, strict=True))
+        fp = sum(p == cls and g != cls for p, g in zip(pred, gold_off, strict=True))
+        fn = sum(p != cls and g == cls for p, g in zip(pred, gold_off, strict=True))
+        return 2 * tp / max(1, 2 * tp + fp + fn)
+
+    return {
+        "n": len(pred),
+        "threshold": threshold,
+        "f1_off": f1(True),
+        "f1_not": f1(False),
+        "macro_f1": (f1(True) + f1(False)) / 2,
+        "accuracy": sum(p == g for p, g in zip(pred, gold_off, strict=True)) / max(1, len(pred)),
+    }
+
+
+def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, console) -> dict:
+    """Score the fixed 20% OLID hold-out (same split as training) and print macro-F1."""
+    from rich.table import Table
+
+    if path.is_dir():
+        path = path / "olid-training-v1.0.tsv"
+    _, held = olid_split(read_olid(path))
+    scores = _score(scorer, [r.text for r in held], "toxicity", batch_size)
+    m = olid_metrics([r.a == "OFF" for r in held], scores, threshold)
+    t = Table(title=f"OLID hold-out 20% (n={m['n']}, toxicity >= {threshold:.2f})")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for key in ("macro_f1", "f1_off", "f1_not", "accuracy"):
+        t.add_row(key, f"{m[key]:.3f}")
+    t.add_row("target macro_f1", f"{TARGETS['olid_macro_f1']:.2f}")
+    console.print(t)
+    return m
+
+
+def run_eval(
+    kind: str,
+    path: Path,
+    *,
+    threshold: float | None,
+    batch_size: int = 64,
+    console=None,
+    scorer: Scorer | None = None,
+) -> dict:
+    """Run one evaluation and print rich tables.
+
+    Args:
+        kind: ``"hatecheck"`` (one CSV), ``"olid"`` (the OLID tsv or its folder; scores the 20% hold-out) or
+            ``"mhc"`` (one ``mhc_<lang>_*.csv`` or a folder of them; one table set per language).
+        path: Data file or folder.
+        threshold: Decision threshold in [0, 1]; ``None`` = the artifact's calibrated threshold
+            (``identity_attack`` for hatecheck/mhc, ``toxicity`` for olid).
+        batch_size: Texts per forward pass.
+        console: A ``rich.console.Console``; a new one when ``None``.
+        scorer: Any :class:`bot.core.ports.Scorer`; default the embedded :class:`DetoxifyScorer`.
+
+    Returns:
+        The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics`; for mhc ``{language: metrics}``).
+
+    Raises:
+        ValueError: unknown ``kind``. FileNotFoundError: ``path`` missing.
+        bot.scoring.ScorerLoadError: the default model cannot be loaded.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown eval kind {kind!r}; expected one of {KINDS}")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(path)
+    if console is None:
+        from rich.console import Console
+
+        console = Console()
+    if scorer is None:
+        from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+        scorer = DetoxifyScorer.load()
+    label = "toxicity" if kind == "olid" else "identity_attack"
+    thr = _default_threshold(label) if threshold is None else float(threshold)
+    if kind == "hatecheck":
+        return eval_hatecheck(path, scorer, thr, batch_size, console)
+    if kind == "olid":
+        return eval_olid(path, scorer, thr, batch_size, console)
+    files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
+    results = {}
+    for f in files:
+        lang = f.stem.removeprefix("mhc_").split("_")[0]
+        results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console, title=f"Multilingual HateCheck: {lang}")
+    return results
+
+
+__all__ = ["KINDS", "TARGETS", "hatecheck_metrics", "olid_metrics", "run_eval"]

@@ -1,0 +1,30 @@
+"""``python -m bot.eval hatecheck|olid|mhc FILE [--threshold T]``: standalone quality harness."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+from bot.eval import KINDS, run_eval
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one evaluation, print tables, optionally write the metrics as JSON; returns the exit status."""
+    p = argparse.ArgumentParser(prog="python -m bot.eval")
+    p.add_argument("kind", choices=KINDS)
+    p.add_argument("path", type=Path)
+    p.add_argument("--threshold", type=float, default=None, help="default: the artifact's calibrated threshold")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--json", type=Path, default=None, help="also write the metrics here")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

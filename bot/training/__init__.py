@@ -1,0 +1,3 @@
+"""Reproducible training of the embedded model: ``python -m bot.training`` rebuilds ``bot/model/artifact``."""
+
+from __future__ import annotations

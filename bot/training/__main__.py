@@ -1,0 +1,27 @@
+"""``python -m bot.training``: rebuild the embedded model artifact from the shared data (seeded)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from bot.training.train import DEFAULT_DATA, TrainConfig, train
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, train, write ``bot/model/artifact``; returns the exit status."""
+    p = argparse.ArgumentParser(prog="python -m bot.training", description=__doc__)
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
+    p.add_argument("--seed", type=int, default=TrainConfig.seed)
+    p.add_argument("--epochs", type=int, default=TrainConfig.epochs)
+    p.add_argument("--out", type=Path, default=TrainConfig.out, help="artifact directory")
+    p.add_argument("--limit", type=int, default=0, help="train on at most N rows (smoke runs)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,399 @@
+"""Hand-written training examples, generated from this project's own templates and identity-term lists.
+
+Written for this project (not copied from HateCheck or any test suite). They cover what the public sets lack:
+counter-speech, supportive and neutral statements about identities, reclaimed in-group terms, negated hate,
+self-deprecation, abuse aimed at individuals / non-protected groups / objects (toxic but not identity attacks),
+and the only ``sexual_explicit`` / ``severe_toxicity`` signal. Benign templates come in PAIRS with hateful ones
+in the same chat register, because benign-only additions teach shortcuts (see
+``/work/shared/docs/detoxify-offline.md``). Content warning: the lists below contain slurs and hateful phrases,
+needed to teach the model to recognise them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from bot.training.augment import noisy
+from bot.training.data import ZERO, Example, target
+
+# --- label shorthands -------------------------------------------------------------------------------------------
+HATE = target(0.0, toxicity=1.0, identity_attack=1.0, insult=None)
+HATE_PROF = target(0.0, toxicity=1.0, identity_attack=1.0, obscene=1.0, insult=None)
+HATE_THREAT = target(0.0, toxicity=1.0, identity_attack=1.0, threat=1.0, severe_toxicity=0.5)
+HATE_SEVERE = target(0.0, toxicity=1.0, identity_attack=1.0, threat=1.0, severe_toxicity=1.0, obscene=None)
+INSULT = target(0.0, toxicity=1.0, insult=1.0, obscene=None)
+INSULT_THREAT = target(0.0, toxicity=1.0, threat=1.0, insult=None)
+PROF_NH = target(0.0, toxicity=0.3, obscene=1.0)
+MILD = target(0.0, toxicity=0.2)
+SEXUAL = target(0.0, toxicity=0.8, obscene=1.0, sexual_explicit=1.0)
+SEVERE_INDIV = target(0.0, toxicity=1.0, severe_toxicity=1.0, insult=1.0, obscene=1.0, threat=None)
+
+
+@dataclass(frozen=True)
+class Group:
+    """A protected group: plural phrases, singular phrases, adjective, slurs (may be empty)."""
+
+    key: str
+    plural: tuple[str, ...]
+    singular: tuple[str, ...]
+    adj: str
+    slurs: tuple[str, ...] = ()
+
+
+GROUPS: tuple[Group, ...] = (
+    Group("trans", ("trans people", "trans women", "trans men", "transgender people", "trans folks", "trans kids",
+                    "trans girls", "transwomen"),
+          ("a trans woman", "a trans man", "a transgender person", "a trans girl"), "trans",
+          ("trannies", "trannys", "shemales", "troons", "trannie")),
+    Group("nonbinary", ("nonbinary people", "non-binary folks", "enbies"), ("a nonbinary person",), "nonbinary"),
+    Group("women", ("women", "girls", "woman drivers", "female gamers", "women in tech"),
+          ("a woman", "a girl", "a female engineer"), "female", ("bitches", "sluts", "whores", "femoids")),
+    Group("gay", ("gay people", "gay men", "lesbians", "gays", "bisexual people", "queer people", "homosexuals"),
+          ("a gay man", "a lesbian", "a bisexual person"), "gay", ("faggots", "fags", "dykes", "homos", "poofs")),
+    Group("black", ("black people", "black folks", "black men", "black women", "africans"),
+          ("a black man", "a black woman", "a black person"), "black",
+          ("niggers", "niggas", "negroes", "coons", "jigaboos")),
+    Group("disabled", ("disabled people", "people with disabilities", "autistic people", "wheelchair users",
+                       "deaf people", "blind people", "the disabled"),
+          ("a disabled person", "an autistic kid", "a wheelchair user"), "disabled",
+          ("retards", "cripples", "spastics", "tards")),
+    Group("muslim", ("Muslims", "muslim women", "muslim people", "Islamic people"),
+          ("a Muslim", "a muslim woman"), "muslim", ("ragheads", "towelheads", "muzzies", "goatfuckers")),
+    Group("immigrant", ("immigrants", "refugees", "migrants", "asylum seekers", "foreigners"),
+          ("an immigrant", "a refugee", "a migrant"), "immigrant", ("wetbacks", "illegals", "invaders")),
+    Group("jewish", ("Jews", "Jewish people", "jewish folks"), ("a Jew", "a jewish person"), "jewish",
+          ("kikes", "yids", "hebes")),
+    Group("asian", ("Asians", "asian people", "Chinese people"), ("an asian guy", "a chinese person"), "asian",
+          ("chinks", "gooks", "slants")),
+    Group("latino", ("Mexicans", "latinos", "hispanic people"), ("a mexican", "a latina"), "latino",
+          ("beaners", "spics")),
+    Group("indigenous", ("native americans", "indigenous people", "aboriginal people"), ("a native guy",),
+          "indigenous", ("redskins", "savages")),
+    Group("hindu", ("Hindus", "indians", "sikhs"), ("a Hindu", "an indian guy"), "hindu", ("pajeets", "curry munchers")),
+    Group("christian", ("Christians", "catholics"), ("a Christian",), "christian", ()),
+    Group("roma", ("roma people", "romani people", "travellers"), ("a roma woman",), "romani", ("gypos", "pikeys")),
+    Group("old", ("old people", "elderly people", "seniors"), ("an old lady",), "elderly", ()),
+)
+
+#: Groups that are not protected characteristics: abuse against them is toxic but not an identity attack.
+OTHER_GROUPS = ("lawyers", "politicians", "landlords", "bankers", "crypto bros", "javascript devs", "PHP developers",
+                "emacs users", "vim users", "spammers", "scammers", "trolls", "the referees", "mods on that server",
+                "Nazis", "racists", "pedophiles", "tech bros", "influencers", "people who use light mode",
+                "anti-vaxxers", "flat earthers", "the admins", "recruiters", "the marketing team", "cat haters")
+OBJECTS = ("this laptop", "this compiler", "the printer", "this build system", "windows update", "this keyboard",
+           "the new UI", "this game", "my phone", "npm", "this bug", "the bus company", "this weather",
+           "the wifi", "docker", "this stupid api", "monday mornings", "this movie", "the cafeteria food")
+PERSON = ("you", "u", "this guy", "she", "he", "your mom", "the new mod", "@someone", "my boss", "that streamer")
+NEG_ATTR = ("disgusting", "worthless", "stupid", "filthy", "a plague", "a disease", "inferior", "dangerous",
+            "evil", "pathetic", "subhuman", "mentally ill", "freaks", "degenerates", "parasites", "a cancer",
+            "criminals", "liars", "lazy", "retarded", "too dumb to vote", "a burden on society", "abominations")
+DEHUM = ("animals", "vermin", "rats", "cockroaches", "pigs", "apes", "monkeys", "trash", "garbage", "a virus",
+         "insects", "not human", "a disease", "filth", "savages", "demons", "parasites", "leeches")
+POS_ATTR = ("wonderful", "valid", "amazing", "brave", "welcome here", "part of our community", "so talented",
+            "just people", "our friends", "beautiful", "strong", "loved", "awesome", "important", "kind")
+INSULTS = ("idiot", "moron", "dumbass", "loser", "clown", "piece of shit", "asshole", "dickhead", "jerk",
+           "absolute muppet", "waste of space", "tool", "fucking idiot", "dumb fuck", "pathetic loser")
+
+# --- hateful templates: {G} plural group, {S} singular, {A} adjective, {X} negative attribute, {D} dehumanising --
+HATE_T = (
+    "I hate {G}.", "i fucking hate {G}", "{G} disgust me", "I can't stand {G}", "{G} make me sick",
+    "honestly {G} are {X}", "all {G} are {X}", "{G} are {X}, period.", "{G} are nothing but {D}", "{G} are {D}",
+    "typical {A} behaviour, {G} are all the same", "{G} should not be allowed in public", "{G} ruin everything",
+    "Never trust {G}.", "{G} dont deserve rights", "{G} are a disease on this planet", "keep {G} away from our kids",
+    "{G} have no place in this server", "get these {G} out of our country", "{G} are not welcome here",
+    "we need fewer {G} in this town", "{G} belong in a zoo", "{G} are a burden and always will be",
+    "I'd never hire {S}, they are all useless", "{S} as a mod? lmao no, {G} are too dumb for that",
+    "of course {S} got the job, diversity hire", "{G} can't be trusted with anything",
+    "{G} are ruining this country", "why are {G} so {X}?", "why do {G} always have to be so {X}",
+    "Isn't it obvious that {G} are {X}?", "I think {G} are {X}", "in my opinion {G} are {D}",
+    "I honestly believe {G} are inferior to us", "imo {G} are {X} lol",
+    "I met some {G} last week and they were {X} like all of them",
+    "you can't reason with {G} because they are {D}", "{G} keep showing up here. They are {X}.",
+    "{G} are {X}. Always have been.", "{G} are never going to be equal to normal people",
+    "{G} are not real people", "{G} will never be part of our society", "there is nothing good about {G}",
+    "the world would be better without {G}", "{G} are a mistake of nature", "{S} is always {X}",
+    "being {A} is a disgusting disease", "I don't respect {G} at all", "{G} are not human",
+    "{G} aren't worth anything", "no {A} person will ever be welcome here", "{G}? more like {D}",
+)
+THREAT_T = (
+    "I'm going to kill all {G}", "I will hurt every {A} person I see", "im gonna beat up the next {A} person i see",
+    "{G} should all be shot", "{G} deserve to die", "all {G} should be hanged", "someone should burn them all, {G} i mean",
+    "we need to get rid of {G} for good", "{G} should be exterminated", "I'll make sure {G} suffer",
+    "If I see {S} in my street I'll stab them", "the only good {A} person is a dead one", "death to {G}",
+    "round up the {G} and shoot them", "{G} need to be wiped off the earth", "let's go hunt some {G} tonight",
+)
+SEVERE_T = (
+    "gas all the fucking {G}", "kill every last one of those fucking {G}, they are {D}",
+    "I hope all {G} get raped and die", "{G} should be tortured to death, fucking {D}",
+    "burn every fucking {A} alive", "slaughter the {G} like the {D} they are",
+)
+SLUR_T = (
+    "{L}", "fuck off {L}", "shut up you {l}", "look at all these {L} here", "{L} everywhere, disgusting",
+    "go back to where you came from you {l}", "no {L} allowed", "this server is full of {L} now",
+    "another {l} joined lol", "ban the {L}", "typical {l}", "{L} are the worst", "ugh {L}",
+    "nobody likes {L}", "you're just a dumb {l}", "stfu {l}", "{L} like you should leave",
+)
+PROF_HATE_T = ("fuck all {G}", "{G} are fucking {X}", "fucking {G} everywhere", "screw {G}, they're shit",
+               "{G} are a bunch of fucking {D}", "bloody {G} ruining everything")
+
+# --- benign pairs ------------------------------------------------------------------------------------------------
+NEUTRAL_T = (
+    "Many {G} live in my neighbourhood.", "I'm {S}, and I work as a software engineer.", "my sister is {A}",
+    "We had a talk about {G} in history class today", "there's a meetup for {G} in the city on friday",
+    "is there a channel for {G} on this server?", "the survey asked {G} about their experience at work",
+    "{S} joined the team this week", "my doctor is {S}", "a lot of {G} play this game",
+    "as {S} I find this bug really annoying lol", "{G} are people like everybody else",
+    "the article is about {G} and housing", "my best friend is {A} and we go hiking every weekend",
+    "how many {G} are in the dev team?", "I am {A} and I use arch btw", "the documentary follows three {G}",
+    "{G} exist and that's fine", "being {A} is just one part of who I am", "i'm {A}, ask me anything",
+    "{G} are a minority in this country", "most {G} I know live in the city", "I read a book written by {S}",
+    "{S} won the local election", "there are a few {G} in my class", "{G} often face discrimination at work",
+    "my partner is {A}", "the new hire is {S}", "we're {A}, and we moved here last year",
+    "a group of {G} opened a cafe downtown", "{G} celebrate that holiday in spring", "I'm {S} and I love rust",
+    "what do {G} think about this update?", "there was a news story about {G} today", "{G} are people",
+)
+POSITIVE_T = (
+    "I love {G}", "{G} are {P}", "so proud of the {G} in our community", "{G} deserve respect",
+    "{G} belong here", "we stand with {G}", "{G} make this world better", "welcome, {G} are always safe here",
+    "shoutout to all the {G} in this server", "{G} deserve equal rights", "protecting {G} is the right thing to do",
+    "I'm proud to be {A}", "{G} are {P} and deserve to be happy", "much love to {G} everywhere <3",
+    "{S} can do anything anyone else can", "respect to {G}, always", "{G} have every right to be here",
+)
+NEGATED_T = (
+    "I don't hate {G}", "{G} are not {X}", "{G} are not {D}", "I would never hurt {S}", "{G} aren't a threat to anyone",
+    "there is nothing wrong with being {A}", "no one should ever say {G} are {X}", "{G} are never the problem",
+    "it's not true that {G} are {X}", "I don't think {G} are {X} at all", "{G} are not a burden",
+    "nobody here thinks {G} are {D}", "{G} don't deserve any of the hate they get",
+    "I would never say {G} are {X}", "{G} are not {X} at all, they're just people", "no {A} person is {X}",
+    "there's no way {G} are {D}", "I don't dislike {G}", "{G} aren't {X}", "{S} is not {X}",
+    "I have nothing against {G}", "{G} don't disgust me at all", "I'm not scared of {G}",
+    "it's wrong to think {G} are {X}", "{G} are never {X} to me", "I don't think {G} should be treated badly",
+    "{G} should not be excluded", "I would never want to hurt {G}", "{G} are definitely not {D}",
+)
+NEG_POS_HATE_T = (
+    "{G} are not {P}", "I'll never respect {G}", "{G} are never {P}", "there is nothing {P} about {G}",
+    "I don't think {G} are human", "{G} will never be welcome here", "I would never let {S} near my kids",
+    "{G} don't deserve to be treated like people", "no {A} person is worth anything", "{G} are not equal to us",
+    "I don't want {G} anywhere near me", "{G} can never be trusted", "I refuse to treat {G} as equals",
+)
+COUNTER_QUOTE_T = (
+    '"{H}" is such a disgusting thing to say', 'someone in #general just said "{H}" - mods please ban them',
+    'Reported this message: "{H}"', 'If you say "{H}", you are the problem, not them',
+    'I can\'t believe he wrote "{H}". That is unacceptable.', '> {H}\nwow. this hatred is violence. reported.',
+    '"{H}" - no. this kind of talk is not ok here', 'stop posting stuff like "{H}", it\'s hateful',
+    'the troll keeps saying "{H}", can a mod deal with it?', 'people who say "{H}" need to be banned',
+    'quoting the spammer so mods can see: "{H}"', 'saying "{H}" is hate speech and you know it',
+    'Imagine thinking "{H}" is an opinion. It is bigotry.', 'screenshot: "{H}" -- this guy needs a ban',
+)
+COUNTER_REF_T = (
+    "saying {G} are {D} is dehumanising and wrong", "stop saying {G} should die, it's hateful",
+    "calling people {L} is not okay here", "it's never ok to tell {G} to go back where they came from",
+    "threatening {G} will get you banned", "comments that {G} are {X} are pure bigotry",
+    "this hatred of {G} is violence", "people who hate {G} are the real problem",
+    "if you think {G} are {X}, you need to educate yourself", "using slurs against {G} gets an instant ban",
+    "the hate {G} get online is disgusting", "I'm so tired of people calling {G} {D}",
+    "that post about {G} was hateful, I reported it", "we don't tolerate attacks on {G} here",
+    "I'm sick of people saying {G} are {X}", "when you say {G} are {X}, you are spreading hate",
+    "statements like '{G} are {D}' have no place in this server", "if you call {G} {D} you will be banned",
+    "posting that {G} should die is a bannable offence", "hate speech against {G} is not free speech",
+    "you can't say {G} are {X} and then call it a joke", "the idea that {G} are {X} is a bigoted myth",
+    "don't call {G} {D}, it's dehumanising", "people calling {G} {D} make me so angry",
+    "the mod removed a post calling {G} {D}, good", "telling {G} to die is never ok",
+    "i reported the guy who said {G} are {X}", "threats against {G} are serious, please report them",
+)
+TRANS_BENIGN = (
+    "trans women are women", "trans men are men", "trans rights are human rights", "nonbinary people are valid",
+    "she's a woman, please use her pronouns", "his pronouns are he/him, please respect that",
+    "my friend came out as trans and I'm so happy for her", "protect trans kids", "trans women belong in women's spaces",
+    "this hatred is violence", "misgendering people is not ok in this server", "happy pride to all my trans friends",
+    "she transitioned last year and she's so much happier", "their pronouns are they/them",
+    "trans people have always existed", "being trans is not a mental illness", "hi! I'm Alex, pronouns she/her",
+)
+TRANS_HATE = (
+    "trans women are men", "trans women are just men in dresses", "trans women aren't real women",
+    "he will always be a man no matter how many surgeries", "stop calling him she, he's a dude",
+    "trans men are just confused girls", "being trans is a mental illness", "there are only two genders, freaks",
+    "a trans woman is a man with a fetish", "trans people are groomers", "keep trans freaks out of the bathrooms",
+    "nonbinary isn't real, you're just attention seekers", "it's a man, not a woman lmao",
+    "trans kids are victims of child abuse by their degenerate parents", "troons should stay away from children",
+    "transgenderism is a sickness that needs to be cured", "lol look at this guy in a wig pretending to be a woman",
+)
+RECLAIMED = (
+    "as a queer person I love this", "we queers have to stick together", "me and my dyke friends at pride <3",
+    "proud fag here lol", "love you my nigga", "wassup my niggas", "im a queer trans girl and proud",
+    "queer joy is resistance", "my nigga you did that", "crip pride! disabled and loud", "our queer book club meets sunday",
+    "as a bi woman I'm queer as hell", "call me a dyke, I'll say thanks", "i'm a proud queer",
+    "us queers built this scene", "dyke march this saturday, who's coming?", "my niggas at the cookout",
+    "nigga we made it", "queer and here", "proud to be a queer disabled woman", "hey fellow fags, happy pride",
+    "we're here, we're queer, get used to it", "that's my dyke energy talking", "gimp pride, my chair is my legs",
+    "as a tranny myself I can joke about it", "fat dyke and proud of it",
+)
+HOMONYM = (
+    "put another faggot on the fire, it's cold", "going out for a fag, back in 5", "the dyke held back the flood",
+    "my dog is a bitch, she just had puppies", "the spastic muscle contraction was painful", "the haka is a war dance",
+    "the retard flame setting on the engine", "kill the process and restart it", "this song absolutely slaps",
+    "we killed it at the gig last night", "I'm going to murder this pizza", "shoot me a message when you're free",
+    "that bug is killing me", "I'll execute the script tonight", "let's nuke the cache and rebuild",
+)
+SELF_DEP = (
+    "I'm such an idiot, forgot the semicolon again", "I'm a dumbass lol", "god I'm stupid, it was a typo",
+    "as a disabled guy I'm terrible at stairs lol", "I'm the worst at this game", "me being a clown again",
+    "im so dumb, pushed to main again", "as a woman I'm hopeless at parking lmao", "i'm an absolute muppet today",
+    "I'm a lazy bastard, haven't done the dishes in a week", "I hate myself for buying this laptop lol",
+)
+PROF_NH_T = (
+    "fuck yeah, tests pass!", "holy shit this is awesome", "what the fuck just happened to my build", "damn that was a good game",
+    "shit, I forgot my keys", "this is so fucking good", "oh crap, the deploy failed", "fucking finally it compiles",
+    "bloody hell that was close", "hell yeah", "no fucking way, we won!", "shit happens, we'll fix it tomorrow",
+    "that's some badass code", "damn right", "fuck, overslept again", "goddamn this pizza is good",
+)
+INDIV_T = (
+    "{P} are a {I}", "shut up, {I}", "{P} are the dumbest person here", "nobody cares what {P} think, {I}",
+    "go away {I}", "lol {P} are such a {I}", "{P} are pathetic", "what a {I}", "{P} suck at everything",
+    "you're ugly and stupid", "get lost {I}", "{P} are a waste of oxygen", "stop talking {I}",
+)
+INDIV_THREAT_T = ("I'm going to kill you", "I will find where you live and hurt you", "say that again and I'll break your face",
+                  "I'm gonna beat the shit out of you", "watch your back, I know where you live",
+                  "I hope someone stabs you", "you're dead when I find you")
+SEVERE_INDIV_T = ("kill yourself you worthless piece of shit", "go die in a fire you fucking cunt",
+                  "I hope you get raped and die, you disgusting fuck", "fuck you, fucking die already you piece of shit",
+                  "you stupid fucking cunt, I hope your whole family dies")
+GROUP_NH_T = ("I hate {O}", "{O} are the worst", "{O} are all idiots", "{O} are so annoying", "screw {O}",
+              "{O} are parasites", "never trust {O}", "{O} should all be fired", "{O} ruin everything",
+              "why are {O} so stupid?", "{O} are a plague on the internet")
+OBJ_T = ("I hate {J}", "{J} is garbage", "fuck {J}", "{J} is so stupid", "{J} is the worst thing ever",
+         "I'm going to throw {J} out the window", "{J} can go to hell", "{J} is absolute trash")
+SEXUAL_T = ("send me nudes", "I want to fuck you so hard", "wanna see my cock?", "she sucked his dick in the car",
+            "let's have sex tonight baby", "I'm so horny right now, dm me", "nice tits, show me more",
+            "I'd bend you over and fuck you", "my dick is so hard for you", "check out my onlyfans for nudes",
+            "she got fucked by three guys", "suck my dick", "I want to lick your pussy", "sit on my face",
+            "he was jerking off on cam", "free porn, hot teens naked, click here")
+SEXUAL_NEG = ("sex education should be taught in schools", "the study is about sexual health", "the sex of the kitten is female",
+              "gender and sex are separate fields in the form", "the nurse talked about safe sex", "sexual harassment is never okay",
+              "report sexual content to the mods please", "this movie has a sex scene, heads up", "the bill covers sexual assault victims",
+              "we need a column for sex in the patient table", "breast cancer awareness month starts today")
+
+
+def _fill(t: str, rng: random.Random, g: Group | None = None) -> str:
+    vals = {
+        "X": rng.choice(NEG_ATTR), "D": rng.choice(DEHUM), "P": rng.choice(POS_ATTR), "I": rng.choice(INSULTS),
+        "O": rng.choice(OTHER_GROUPS), "J": rng.choice(OBJECTS),
+    }
+    if g is not None:
+        vals.update(G=rng.choice(g.plural), S=rng.choice(g.singular), A=g.adj)
+        slur = rng.choice(g.slurs) if g.slurs else rng.choice(g.plural)
+        vals.update(L=slur, l=slur.rstrip("s") if slur.endswith("s") and not slur.endswith("ss") else slur)
+    return t.format(**vals)
+
+
+def _cap(text: str, rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.25:
+        return text.lower()
+    if r < 0.3:
+        return text.upper()
+    return text
+
+
+def generate(seed: int, per_template: int = 12) -> list[Example]:
+    """Generate the hand-written set deterministically.
+
+    Args:
+        seed: Random seed; the same seed yields the same examples in the same order.
+        per_template: Draws per (template, group) style combination.
+
+    Returns:
+        Examples with every label known (``source="hand"``; ``"hand_noisy"`` for character-noise copies).
+    """
+    rng = random.Random(seed)
+    out: list[Example] = []
+    hateful_texts: list[tuple[str, Group]] = []
+
+    def add(text: str, tgt, src: str = "hand") -> None:
+        out.append(Example(_cap(text, rng), tgt, src))
+
+    for g in GROUPS:
+        weight = 4 if g.key == "trans" else 2
+        for _ in range(weight):
+            for t in HATE_T:
+                if rng.random() < 0.6:
+                    h = _fill(t, rng, g)
+                    add(h, HATE)
+                    hateful_texts.append((h, g))
+            for t in THREAT_T:
+                if rng.random() < 0.5:
+                    add(_fill(t, rng, g), HATE_THREAT)
+            for t in SEVERE_T:
+                if rng.random() < 0.3:
+                    add(_fill(t, rng, g), HATE_SEVERE)
+            if g.slurs:
+                for t in SLUR_T:
+                    add(_fill(t, rng, g), HATE_PROF if "fuck" in t else HATE)
+            for t in PROF_HATE_T:
+                if rng.random() < 0.5:
+                    add(_fill(t, rng, g), HATE_PROF)
+            for t in NEUTRAL_T:
+                add(_fill(t, rng, g), ZERO)
+            for t in POSITIVE_T:
+                if rng.random() < 0.6:
+                    add(_fill(t, rng, g), ZERO)
+            for t in NEGATED_T:
+                add(_fill(t, rng, g), ZERO)
+            for t in NEG_POS_HATE_T:
+                if rng.random() < 0.6:
+                    h = _fill(t, rng, g)
+                    add(h, HATE)
+                    hateful_texts.append((h, g))
+            for t in COUNTER_REF_T:
+                add(_fill(t, rng, g), ZERO)
+    # the same hateful templates aimed at non-protected groups / individuals: insult, not identity_attack
+    for t in HATE_T + NEG_POS_HATE_T + PROF_HATE_T:
+        for _ in range(3):
+            og = rng.choice(OTHER_GROUPS)
+            text = _fill(t, rng, Group("other", (og,), (og,), og))
+            add(text, target(0.0, toxicity=1.0, insult=1.0, obscene=1.0 if "fuck" in t or "shit" in t else 0.0))
+    for t in THREAT_T:
+        for _ in range(2):
+            og = rng.choice(OTHER_GROUPS)
+            add(_fill(t, rng, Group("other", (og,), (og,), og)), INSULT_THREAT)
+    # counter-speech quoting real hateful lines from above (the quoted hate is the pair's hateful half)
+    for h, _g in rng.sample(hateful_texts, k=min(len(hateful_texts), 1100)):
+        add(rng.choice(COUNTER_QUOTE_T).format(H=h), ZERO)
+    for _ in range(3):
+        for t in TRANS_BENIGN:
+            add(t, ZERO)
+        for t in TRANS_HATE:
+            add(t, HATE)
+            hateful_texts.append((t, GROUPS[0]))
+        for t in TRANS_HATE[:8]:
+            add(rng.choice(COUNTER_QUOTE_T).format(H=t), ZERO)
+    for _ in range(4):
+        for t in RECLAIMED + HOMONYM + SELF_DEP:
+            add(t, MILD if t in SELF_DEP and ("bastard" in t or "dumbass" in t) else ZERO)
+        for t in PROF_NH_T:
+            add(t, PROF_NH)
+        for t in SEXUAL_T:
+            add(t, SEXUAL)
+        for t in SEXUAL_NEG:
+            add(t, ZERO)
+        for t in INDIV_THREAT_T:
+            add(t, INSULT_THREAT)
+        for t in SEVERE_INDIV_T:
+            add(t, SEVERE_INDIV)
+    for _ in range(per_template):
+        for t in INDIV_T:
+            add(t.format(P=rng.choice(PERSON), I=rng.choice(INSULTS)).replace("he are", "he is").replace(
+                "she are", "she is").replace("guy are", "guy is").replace("mom are", "mom is").replace(
+                "mod are", "mod is").replace("@someone are", "@someone is").replace("boss are", "boss is").replace(
+                "streamer are", "streamer is").replace("u are", "u r"), INSULT)
+        for t in GROUP_NH_T:
+            add(_fill(t, rng), INSULT)
+        for t in OBJ_T:
+            add(_fill(t, rng), target(0.0, toxicity=0.3, obscene=1.0 if "fuck" in t or "hell" in t else 0.0))
+    # character-noise copies of hateful texts, obfuscating the slur / identity term / a random word
+    for h, g in hateful_texts:
+        if rng.random() < 0.5:
+            focus = next((w for w in g.slurs + g.plural if w in h), None)
+            out.append(Example(noisy(h, rng, focus), HATE, "hand_noisy"))
+    return out

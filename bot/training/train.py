@@ -1,0 +1,237 @@
+"""Fine-tune all-MiniLM-L6-v2 into the seven-label embedded model and write ``bot/model/artifact``.
+
+Run with ``python -m bot.training [--data DIR] [--seed N] [--epochs N]``. Steps: load sources
+(:mod:`bot.training.data`) + the hand-written set (:mod:`bot.training.handwritten`), normalise every text with
+``bot.core.normalize.for_scoring`` (what the pipeline does before scoring), hold out 10% as a dev split, fine-tune
+(word embeddings frozen, bf16 autocast, masked BCE with class weights), write the int8-delta artifact, assemble it,
+score the dev split through detoxify and calibrate per-label thresholds (max F1) into ``thresholds.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bot.core.models import LABELS
+from bot.model import artifact as art
+from bot.training.data import Example, load_all
+from bot.training.handwritten import generate
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters (defaults reproduce the committed artifact)."""
+
+    data: Path = DEFAULT_DATA
+    seed: int = 13
+    epochs: int = 2
+    batch_size: int = 32
+    max_len: int = 48
+    lr: float = 6e-5
+    warmup: float = 0.06
+    weight_decay: float = 0.01
+    dev_fraction: float = 0.1
+    hand_repeat: int = 1
+    threads: int = 2
+    out: Path = art.ARTIFACT_DIR
+    limit: int = 0
+
+
+def normaliser():
+    """``bot.core.normalize.for_scoring`` if present, else identity (logged: train and serve must match)."""
+    try:
+        from bot.core.normalize import for_scoring
+    except ImportError:
+        log.warning("bot.core.normalize.for_scoring not found: training on raw text")
+        return lambda s: s
+    return for_scoring
+
+
+def cpu_has_bf16() -> bool:
+    """True when the CPU has native bf16 matmul (AMX or AVX512-BF16); emulated bf16 is ~30x slower than fp32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
+    """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
+    norm = normaliser()
+    rows = load_all(cfg.data, cfg.seed) + generate(cfg.seed) * cfg.hand_repeat
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for ex in rows:
+        text = norm(ex.text).strip()
+        if not text:
+            continue
+        key = (text, ex.source) if ex.source.startswith("hand") else (text, "")
+        if key in seen and not ex.source.startswith("hand"):
+            continue
+        seen.add(key)
+        out.append(replace(ex, text=text))
+    rng = random.Random(cfg.seed)
+    uniq = sorted({ex.text for ex in out})
+    rng.shuffle(uniq)
+    dev_texts = set(uniq[: int(len(uniq) * cfg.dev_fraction)])
+    train = [ex for ex in out if ex.text not in dev_texts]
+    dev_seen: set[str] = set()
+    dev = []
+    for ex in out:
+        if ex.text in dev_texts and ex.text not in dev_seen:
+            dev_seen.add(ex.text)
+            dev.append(ex)
+    if cfg.limit:
+        rng.shuffle(train)
+        train, dev = train[: cfg.limit], dev[: cfg.limit // 5]
+    return train, dev
+
+
+def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Length-bucketed batches: shuffle, sort inside chunks of 50 batches, shuffle the batches."""
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    chunk = batch_size * 50
+    batches = []
+    for s in range(0, len(idx), chunk):
+        part = sorted(idx[s : s + chunk], key=lambda i: lengths[i])
+        batches += [part[j : j + batch_size] for j in range(0, len(part), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def train(cfg: TrainConfig) -> dict:
+    """Run the whole rebuild; returns a report dict (also written to ``<out>/training.json``)."""
+    import numpy as np
+    import torch
+    from transformers import BertForSequenceClassification, BertTokenizerFast
+
+    t0 = time.monotonic()
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    train_rows, dev_rows = build_examples(cfg)
+    use_bf16 = cpu_has_bf16()
+    log.info("bf16 autocast: %s", use_bf16)
+    log.info("train %d, dev %d examples", len(train_rows), len(dev_rows))
+
+    base = art.base_model_dir()
+    tok = BertTokenizerFast.from_pretrained(str(base))
+    enc = tok([ex.text for ex in train_rows], truncation=True, max_length=cfg.max_len)["input_ids"]
+    tgt = torch.tensor([[math.nan if v is None else v for v in ex.target] for ex in train_rows], dtype=torch.float32)
+    mask = ~torch.isnan(tgt)
+    tgt = torch.nan_to_num(tgt, nan=0.0)
+    pos = (tgt * mask).sum(0)
+    neg = ((1 - tgt) * mask).sum(0)
+    pos_weight = torch.clamp(torch.sqrt(neg / pos.clamp_min(1.0)), 1.0, 8.0)
+    log.info("pos_weight %s", dict(zip(LABELS, [round(float(x), 2) for x in pos_weight], strict=True)))
+
+    model = BertForSequenceClassification.from_pretrained(
+        str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
+    )
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr
+    )
+    rng = random.Random(cfg.seed)
+    lengths = [len(x) for x in enc]
+    steps_per_epoch = math.ceil(len(enc) / cfg.batch_size)
+    total = steps_per_epoch * cfg.epochs
+    warm = max(1, int(total * cfg.warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+    bce = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight, reduction="none")
+    model.train()
+    step = 0
+    for epoch in range(cfg.epochs):
+        running = 0.0
+        for batch in _batches(lengths, cfg.batch_size, rng):
+            ids = [enc[i] for i in batch]
+            width = max(len(x) for x in ids)
+            input_ids = torch.tensor([x + [0] * (width - len(x)) for x in ids])
+            attn = (input_ids != 0).long()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+                logits = model(input_ids=input_ids, attention_mask=attn).logits
+            m = mask[batch].float()
+            loss = (bce(logits.float(), tgt[batch]) * m).sum() / m.sum().clamp_min(1.0)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            step += 1
+            running += float(loss.detach())
+            if step % 100 == 0:
+                log.info("epoch %d step %d/%d loss %.4f (%.0fs)", epoch, step, total, running / 100, time.monotonic() - t0)
+                running = 0.0
+    train_s = time.monotonic() - t0
+    model.eval()
+    manifest = art.write_artifact(
+        model.state_dict(), LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows)
+    )
+    thresholds, dev_report = calibrate(cfg, dev_rows)
+    report = {
+        "seed": cfg.seed,
+        "train_rows": len(train_rows),
+        "dev_rows": len(dev_rows),
+        "train_seconds": round(train_s),
+        "total_seconds": round(time.monotonic() - t0),
+        "delta_sha256": manifest["delta_sha256"],
+        "dev": dev_report,
+    }
+    (cfg.out / art.THRESHOLDS_FILE).write_text(
+        json.dumps({"thresholds": thresholds, "source": "max-F1 on the 10% dev split of the training data",
+                    "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
+    log.info("done: %s", json.dumps(report))
+    return report
+
+
+def calibrate(cfg: TrainConfig, dev_rows: list[Example]) -> tuple[dict[str, float], dict]:
+    """Assemble the written artifact, score the dev split through detoxify, pick max-F1 thresholds per label."""
+    from detoxify import Detoxify
+
+    with tempfile.TemporaryDirectory() as tmp:
+        built = art.assemble(Path(tmp), cfg.out)
+        model = Detoxify(checkpoint=str(built.checkpoint), huggingface_config_path=str(built.config_dir))
+        order = sorted(range(len(dev_rows)), key=lambda i: len(dev_rows[i].text))
+        scores: dict[int, list[float]] = {}
+        for s in range(0, len(order), 64):
+            idx = order[s : s + 64]
+            import torch
+
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cpu_has_bf16()):
+                out = model.predict([dev_rows[i].text for i in idx])
+            for j, i in enumerate(idx):
+                scores[i] = [float(out[label][j]) if len(idx) > 1 else float(out[label]) for label in LABELS]
+    thresholds: dict[str, float] = {}
+    report: dict[str, dict] = {}
+    for k, label in enumerate(LABELS):
+        pairs = [(scores[i][k], ex.target[k] >= 0.5) for i, ex in enumerate(dev_rows) if ex.target[k] is not None]
+        n_pos = sum(y for _, y in pairs)
+        best = (0.0, 0.5)
+        for t in [x / 100 for x in range(5, 96)]:
+            tp = sum(1 for s, y in pairs if y and s >= t)
+            fp = sum(1 for s, y in pairs if not y and s >= t)
+            f1 = 2 * tp / max(1, 2 * tp + fp + (n_pos - tp))
+            if f1 > best[0] + 1e-9:
+                best = (f1, t)
+        thresholds[label] = best[1] if n_pos >= 10 else 0.5
+        report[label] = {"n": len(pairs), "positives": n_pos, "f1": round(best[0], 4), "threshold": thresholds[label]}
+    return thresholds, report

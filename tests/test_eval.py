@@ -1,0 +1,89 @@
+"""The quality harness: metric arithmetic, the OLID hold-out split, run_eval with a fake scorer."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+import pytest
+from rich.console import Console
+
+from bot.core.models import LABELS, Scores
+from bot.eval import hatecheck_metrics, olid_metrics, run_eval
+from bot.training.splits import OlidRow, holdout_ids, olid_split
+
+
+class KeywordScorer:
+    """Fake Scorer: identity_attack and toxicity are 0.9 when the text contains 'hate', else 0.1."""
+
+    name = "fake"
+    version = "0"
+    labels = LABELS
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        return [Scores({label: (0.9 if "hate" in t else 0.1) for label in LABELS}, model="fake") for t in texts]
+
+
+def _row(func: str, gold: str, target: str = "women") -> dict[str, str]:
+    return {"functionality": func, "label_gold": gold, "target_ident": target}
+
+
+def test_hatecheck_metrics_counts():
+    """Accuracy overall, per gold class, functionality and target follows score >= threshold."""
+    rows = [_row("derog_h", "hateful"), _row("derog_h", "hateful"), _row("ident_pos_nh", "non-hateful", "trans people")]
+    m = hatecheck_metrics(rows, [0.9, 0.2, 0.6], threshold=0.5)
+    assert m["overall"] == pytest.approx(1 / 3)
+    assert m["hateful"] == pytest.approx(0.5)
+    assert m["non_hateful"] == 0.0
+    assert m["functionality"]["derog_h"] == {"n": 2, "acc": 0.5}
+    assert m["trans_non_hateful"] == 0.0
+    assert m["target"]["women"]["non_hateful"] is None
+
+
+@pytest.mark.parametrize(("scores", "macro"), [([0.9, 0.1, 0.9, 0.1], 1.0), ([0.1, 0.9, 0.1, 0.9], 0.0)])
+def test_olid_macro_f1(scores, macro):
+    """Macro-F1 is the mean of OFF and NOT F1 with toxicity >= threshold meaning OFF."""
+    assert olid_metrics([True, False, True, False], scores, 0.5)["macro_f1"] == pytest.approx(macro)
+
+
+def test_olid_holdout_is_fixed_and_twenty_percent():
+    """The OLID hold-out is 20% of ids and the same on every call, independent of row order."""
+    rows = [OlidRow(str(i), f"t{i}", "NOT", "NULL", "NULL") for i in range(1000)]
+    train, held = olid_split(rows)
+    assert len(held) == 200 and len(train) == 800
+    assert {r.id for r in held} == holdout_ids(str(i) for i in reversed(range(1000)))
+
+
+def test_run_eval_hatecheck_with_fake_scorer(tmp_path):
+    """run_eval('hatecheck') reads the CSV, prints tables and returns accuracies."""
+    path = tmp_path / "hc.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["functionality", "test_case", "label_gold", "target_ident"])
+        w.writeheader()
+        w.writerow({"functionality": "derog_h", "test_case": "I hate them", "label_gold": "hateful", "target_ident": "women"})
+        w.writerow({"functionality": "ident_pos_nh", "test_case": "I love them", "label_gold": "non-hateful",
+                    "target_ident": "women"})
+    out = io.StringIO()
+    m = run_eval("hatecheck", path, threshold=0.5, console=Console(file=out, width=120), scorer=KeywordScorer())
+    assert m["overall"] == 1.0
+    assert "per functionality" in out.getvalue()
+
+
+def test_run_eval_rejects_unknown_kind(tmp_path):
+    """An unknown evaluation kind raises ValueError."""
+    with pytest.raises(ValueError, match="unknown eval kind"):
+        run_eval("nope", tmp_path, threshold=0.5, scorer=KeywordScorer())
+
+
+def test_run_eval_mhc_folder_reports_each_language(tmp_path):
+    """run_eval('mhc') on a folder scores every mhc_<lang>_*.csv and keys results by language."""
+    for lang in ("german", "french"):
+        with (tmp_path / f"mhc_{lang}_dev_70pct.csv").open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=["functionality", "test_case", "label_gold", "target_ident"])
+            w.writeheader()
+            w.writerow({"functionality": "derog_h", "test_case": "hate x", "label_gold": "hateful", "target_ident": "women"})
+    out = io.StringIO()
+    res = run_eval("mhc", tmp_path, threshold=0.5, console=Console(file=out), scorer=KeywordScorer())
+    assert sorted(res) == ["french", "german"]
+    assert res["german"]["hateful"] == 1.0

@@ -1,0 +1,107 @@
+"""The embedded model: offline loading through detoxify, labels, a few clear cases, corrupted artifacts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.core.models import LABELS
+from bot.model.artifact import ARTIFACT_DIR, DELTA_FILE, ModelArtifactError, assemble, read_manifest, read_thresholds
+from bot.scoring import ScorerLoadError
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory):
+    """One embedded-model load for the module, offline, with the cache in a temporary folder."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("TRANSFORMERS_OFFLINE", "1")
+    mp.setenv("MODBOT_CACHE", str(tmp_path_factory.mktemp("modbot-cache")))
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+    yield DetoxifyScorer.load()
+    mp.undo()
+
+
+def test_loads_offline_with_all_labels(scorer):
+    """The embedded model loads offline and reports all seven labels, none missing."""
+    assert scorer.labels == LABELS
+    assert scorer.name == "embedded-minilm-v1"
+    assert scorer.version == read_manifest()["delta_sha256"][:12]
+
+
+def test_scores_are_probabilities_in_order(scorer):
+    """score_batch returns one Scores per text, values in [0, 1], in the input order (single text too)."""
+    texts = ["hello there, how is the build going?", "x", "you are a complete idiot and everyone hates you"]
+    batch = scorer.score_batch(texts)
+    assert len(batch) == 3
+    for s in batch:
+        assert set(s.values) == set(LABELS) and s.missing == ()
+        assert all(0.0 <= v <= 1.0 for v in s.values.values())
+    single = scorer.score_batch([texts[2]])[0]
+    assert single.values["toxicity"] == pytest.approx(batch[2].values["toxicity"], abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("text", "hateful"),
+    [
+        ("trans people are disgusting freaks and should not exist", True),
+        ("I hate muslims, they are all vermin", True),
+        ("trans women are women", False),
+        ('someone just posted "trans people are freaks" - that is hateful, mods please ban them', False),
+        ("can someone review my pull request today?", False),
+    ],
+)
+def test_identity_attack_clear_cases(scorer, text, hateful):
+    """Clear attacks on identities score at or above the calibrated identity_attack threshold; benign ones below."""
+    thr = read_thresholds()["identity_attack"]
+    score = scorer.score_batch([text])[0].values["identity_attack"]
+    assert (score >= thr) is hateful, f"{text!r}: {score:.3f} vs threshold {thr}"
+
+
+def test_thresholds_file_covers_every_label():
+    """thresholds.json ships a threshold in (0, 1) for each of the seven labels."""
+    thr = read_thresholds()
+    assert set(thr) == set(LABELS)
+    assert all(0.0 < v < 1.0 for v in thr.values())
+
+
+@pytest.mark.parametrize("offset", [0, 1000, -10])
+def test_corrupted_artifact_raises_clear_error(tmp_path, offset):
+    """A flipped byte in the delta file fails the sha256 check with ModelArtifactError telling how to fix it."""
+    art = tmp_path / "artifact"
+    shutil.copytree(ARTIFACT_DIR, art)
+    data = bytearray((art / DELTA_FILE).read_bytes())
+    data[offset] ^= 0xFF
+    (art / DELTA_FILE).write_bytes(bytes(data))
+    with pytest.raises(ModelArtifactError, match="sha256 check.*Restore it from git"):
+        assemble(tmp_path / "cache", art)
+
+
+def test_missing_manifest_raises(tmp_path):
+    """An artifact folder without manifest.json gives ModelArtifactError naming the rebuild command."""
+    (tmp_path / "artifact").mkdir()
+    with pytest.raises(ModelArtifactError, match="python -m bot.training"):
+        assemble(tmp_path / "cache", tmp_path / "artifact")
+
+
+def test_artifact_is_small():
+    """The committed artifact stays under 16 MB and its manifest records the delta checksum."""
+    total = sum(p.stat().st_size for p in Path(ARTIFACT_DIR).iterdir() if p.is_file())
+    assert total < 16 * 1024 * 1024
+    assert len(json.loads((ARTIFACT_DIR / "manifest.json").read_text())["delta_sha256"]) == 64
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"model": "nope"}, "unknown model"),
+                                                ({"checkpoint": Path("/nonexistent/x.ckpt")}, "does not exist")])
+def test_bad_load_arguments_raise_scorer_load_error(kwargs, match):
+    """Unknown model names and missing checkpoints raise ScorerLoadError, never a silent clean scorer."""
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+    with pytest.raises(ScorerLoadError, match=match):
+        DetoxifyScorer.load(**kwargs)

@@ -1,0 +1,49 @@
+"""Training helpers: label targets, character-noise augmentation and the hand-written set (no model load)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot.core.models import LABELS
+from bot.training.augment import censor, drop_char, leet, noisy, spaced
+from bot.training.data import target
+from bot.training.handwritten import generate
+
+
+def test_target_orders_labels_and_rejects_unknown():
+    """target() places values in LABELS order, fills the default, and rejects unknown label names."""
+    t = target(0.0, identity_attack=1.0, insult=None)
+    assert t[LABELS.index("identity_attack")] == 1.0 and t[LABELS.index("insult")] is None and t[0] == 0.0
+    with pytest.raises(ValueError):
+        target(0.0, hate=1.0)
+
+
+@pytest.mark.parametrize(("op", "word", "expected"), [(spaced, "abcd", None), (drop_char, "muslims", 6),
+                                                      (censor, "faggot", None), (leet, "toast", 5)])
+def test_noise_ops_change_the_word(op, word, expected):
+    """Each noise operation returns a different spelling (same length for leet, one shorter for drop_char)."""
+    out = op(word, random.Random(3))
+    assert out != word
+    if expected is not None:
+        assert len(out) == expected
+
+
+def test_noisy_obfuscates_the_focus_word():
+    """noisy() changes the given focus term and leaves the rest of a long sentence mostly intact."""
+    text = "all immigrants are criminals and liars"
+    outs = {noisy(text, random.Random(s), "immigrants") for s in range(20)}
+    assert text not in outs and len(outs) > 5
+
+
+def test_handwritten_is_deterministic_and_paired():
+    """generate() gives the same list for a seed and contains both hateful and benign identity examples."""
+    a, b = generate(5), generate(5)
+    assert [e.text for e in a] == [e.text for e in b]
+    ia = LABELS.index("identity_attack")
+    hateful = sum(1 for e in a if e.target[ia] == 1.0)
+    benign = sum(1 for e in a if e.target[ia] == 0.0)
+    assert hateful > 1000 and benign > 1000
+    texts = {e.text.lower() for e in a}
+    assert "trans women are women" in texts and "trans women are men" in texts
