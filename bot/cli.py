@@ -108,6 +108,11 @@ def load_scorer(settings: Settings):  # type: ignore[no-untyped-def]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark has its own options (python -m bot bench --help)
+        from bench.run import main as bench_main
+
+        return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -170,9 +175,10 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
     policy = load_policy(settings.default_policy)
     threshold = args.threshold
-    if threshold is None:
-        label = "toxicity" if args.kind == "olid" else "identity_attack"
-        tier = policy.thresholds.get(label)
+    if threshold is None and args.kind != "olid":
+        # HateCheck: a case is predicted hateful when identity_attack reaches the default policy's review tier.
+        # OLID (None): the toxicity head at the model's own calibrated threshold (bot/model/artifact).
+        tier = policy.thresholds.get("identity_attack")
         threshold = tier.review if tier and tier.review is not None else 0.5
     scorer = load_scorer(settings)
     for f in args.file:

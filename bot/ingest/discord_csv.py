@@ -31,7 +31,8 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Message, ServerRef
@@ -202,6 +203,7 @@ def iter_discord_csv(
     seen: dict[tuple[str, str, str], int] = {}
     members: dict[tuple[str, str], MemberRef] = {}
     row_no = 0
+    run: list[Message] = []
     while True:
         try:
             row = next(reader)
@@ -237,7 +239,7 @@ def iter_discord_csv(
         if i_att is not None and i_att < len(row) and row[i_att].strip():
             urls = [u.strip() for u in row[i_att].split(",") if u.strip()]
             atts = tuple(Attachment(u, u.rsplit("/", 1)[-1].split("?", 1)[0]) for u in urls)
-        yield Message(
+        msg = Message(
             server=server,
             channel=channel,
             author=member,
@@ -247,3 +249,21 @@ def iter_discord_csv(
             attachments=atts,
             mentions_everyone="@everyone" in content or "@here" in content,
         )
+        if run and run[0].created_at != created:
+            yield from _spread_minute(run)
+            run = []
+        run.append(msg)
+    yield from _spread_minute(run)
+
+
+def _spread_minute(run: list[Message]) -> list[Message]:
+    """Spread a run of consecutive rows stamped with the same whole minute evenly over that minute.
+
+    2019 DCE CSV dates have minute precision (``05-Dec-19 04:27 AM``); without this, ten messages of one minute
+    would look simultaneous and trip the flood and raid windows (which need real timing). Row order is kept.
+    Runs whose time has seconds are returned unchanged.
+    """
+    if len(run) < 2 or run[0].created_at.second or run[0].created_at.microsecond:
+        return run
+    step = 60.0 / len(run)
+    return [replace(m, created_at=m.created_at + timedelta(seconds=i * step)) for i, m in enumerate(run)]
