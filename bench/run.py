@@ -115,7 +115,7 @@ async def bench_pipeline(messages: list, scorer, offered: list[int], seconds: fl
                 lat: list[float] = []
                 start = time.perf_counter()
 
-                def record(f: asyncio.Future, t_sub: float) -> None:  # noqa: B023 - awaited in this iteration
+                def record(f: asyncio.Future, t_sub: float, lat: list[float] = lat) -> None:
                     lat.append((time.perf_counter() - t_sub) * 1000)
 
                 futs = []
