@@ -99,21 +99,31 @@ def test_rescan_skips_recorded_messages(example_scan):
         assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == len(rows)
 
 
+def test_scan_of_nothing_readable_exits_2(tmp_path):
+    """A scan whose inputs cannot be read at all exits 2 with a clear message and records nothing."""
+    proc = _run("scan", str(tmp_path / "missing"), "--db", str(tmp_path / "mod.db"), "--no-progress")
+    assert proc.returncode == 2
+    assert "no messages could be read" in proc.stderr
+
+
 def test_score_contract():
     """score reads {"id","text"} lines and writes the stable contract; a bad line gets an error row."""
     lines = [
         {"id": "a", "text": "trans women are women"},
         {"id": "b", "text": "trans people are disgusting freaks and should not exist"},
         {"id": 3, "text": ""},
+        {"id": "s", "text": "lone \udc80 surrogate"},
+        {"id": 9},
     ]
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
     proc = _run("score", stdin=stdin)
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert [o["id"] for o in out] == ["a", "b", 3, 4]
+    assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, 6]
     assert set(out[0]) == {"id", "scores", "rule_hits", "flagged", "labels", "action"}
     assert not out[0]["flagged"] and out[1]["flagged"] and "identity_attack" in out[1]["labels"]
-    assert "error" in out[3]
+    assert not out[3]["flagged"] and out[3]["scores"]["toxicity"] is not None
+    assert "error" in out[4] and "error" in out[5]
 
 
 def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):

@@ -44,6 +44,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     for err in errors:
         console.print(f"[yellow]skipped:[/yellow] {err}")
+    if not messages and errors:
+        console.print("[red]error:[/red] no messages could be read")
+        return 2
     console.print(f"read {len(messages):,} messages from {len(args.paths)} path(s) in {time.perf_counter() - t0:.1f} s")
     scorer = load_scorer(settings)
     async with await SqliteStore.open(settings.db_path) as store:

@@ -6,7 +6,9 @@ Layer: composition root. Output contract (stable; evaluation tools depend on it)
      "flagged": bool, "labels": [str], "action": str}
 
 Every input is judged on its own (no spam or raid windows across lines, no strikes) under the default policy or
-``--policy``. A line that is not valid JSON, or lacks ``text``, gets ``{"id": ..., "error": "..."}``.
+``--policy``. One output line per non-blank input line, in input order. A line that is not valid JSON, or lacks a
+string ``text``, gets ``{"id": <its id, else its line number>, "error": "..."}``. Lone UTF-16 surrogates in
+``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -22,6 +24,7 @@ from typing import IO, Any
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
+from bot.ingest.common import clean_text
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -45,15 +48,17 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
             for n, line in enumerate(stdin, start=1):
                 if not line.strip():
                     continue
+                obj: Any = None
                 try:
                     obj = json.loads(line)
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                         raise ValueError('expected an object with a string "text"')
                 except ValueError as exc:
-                    pending.append(({"line": n}, f"line {n}: {exc}"))
+                    ident = obj.get("id", n) if isinstance(obj, dict) else n
+                    pending.append((ident, f"line {n}: {exc}"))
                     continue
                 msg = Message(server=SERVER, channel=CHANNEL, author=MemberRef(id=f"line-{n}", name=f"line-{n}"),
-                              id=f"line-{n}", text=obj["text"], created_at=now)
+                              id=f"line-{n}", text=clean_text(obj["text"]), created_at=now)
                 pending.append((obj.get("id", n), service.submit(msg)))
                 if len(pending) >= 4 * args.batch_size:
                     await _flush(pending, stdout)
@@ -65,7 +70,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
 async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
     for ident, fut in pending:
         if isinstance(fut, str):
-            out: dict[str, Any] = {"id": ident.get("line") if isinstance(ident, dict) else ident, "error": fut}
+            out: dict[str, Any] = {"id": ident, "error": fut}
         else:
             outcome = await fut
             v = outcome.verdict.to_json()

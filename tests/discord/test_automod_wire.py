@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.policy import load_policy
+
 pytestmark = pytest.mark.discord
 
 
@@ -17,7 +19,9 @@ async def test_identity_attack_deleted_card_posted_case_recorded(env):
     assert embed["title"].startswith("Review #")
     fields = {f["name"]: f["value"] for f in embed["fields"]}
     assert "||you are identityhate garbage||" == fields["Text"]
-    assert "identity_attack" in fields["Scores (threshold)"] and "review 0.50 / act 0.85" in fields["Scores (threshold)"]
+    tier = load_policy().thresholds["identity_attack"]
+    assert "identity_attack" in fields["Scores (threshold)"]
+    assert f"review {tier.review:.2f} / act {tier.act:.2f}" in fields["Scores (threshold)"]
     ids = [c["custom_id"] for row in card.body["components"] for c in row["components"]]
     assert any(i.endswith(":dismiss") for i in ids) and all(len(i) < 100 for i in ids)
     await env.settle()

@@ -89,7 +89,7 @@ class ContentRules:
         hits: list[RuleHit] = []
         hits += self._blocklist(norm, extra_terms, allow_terms)
         hits += self._regex_hits(norm)
-        hits += self._link_hits(message.text)
+        hits += self._link_hits(encodable(message.text))
         hits += self._mention_hits(message, may_mention_everyone, raid_mode)
         if self.settings.zalgo.enabled and norm.zalgo:
             hits.append(RuleHit(rule="zalgo", detail="stacked combining marks", action=self.settings.zalgo.action))
@@ -129,7 +129,7 @@ class ContentRules:
                 "both": (norm.original, norm.matching),
             }[rule.target]
             for text in targets:
-                m = rx.search(text)
+                m = rx.search(encodable(text))
                 if m is not None:
                     found = m.group(0)[:DETAIL_CHARS]
                     hits.append(
@@ -193,3 +193,12 @@ class ContentRules:
         if count <= limit:
             return []
         return [RuleHit(rule="mention_spam", detail=f"{count} mentions (limit {limit})", action=ms.action)]
+
+
+def encodable(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates replaced by U+FFFD: RE2 needs valid UTF-8 (the original is kept)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
