@@ -159,9 +159,6 @@ POSITIVE_T = (
     "shoutout to all the {G} in this server", "{G} deserve equal rights", "protecting {G} is the right thing to do",
     "I'm proud to be {A}", "{G} are {P} and deserve to be happy", "much love to {G} everywhere <3",
     "{S} can do anything anyone else can", "respect to {G}, always", "{G} have every right to be here",
-    # emphatic endings in pairs with the hateful "{G} are {X}, period." (benign side of the same register)
-    "{G} are {P}, period.", "{G} are {P}. full stop.", "{G} are people. period.", "{G} are people, full stop",
-    "{G} are {P}. Always have been.", "{G} belong here. full stop.", "{G} are valid. period. end of story.",
 )
 NEGATED_T = (
     "I don't hate {G}", "{G} are not {X}", "{G} are not {D}", "I would never hurt {S}", "{G} aren't a threat to anyone",
@@ -212,8 +209,6 @@ TRANS_BENIGN = (
     "this hatred is violence", "misgendering people is not ok in this server", "happy pride to all my trans friends",
     "she transitioned last year and she's so much happier", "their pronouns are they/them",
     "trans people have always existed", "being trans is not a mental illness", "hi! I'm Alex, pronouns she/her",
-    "trans women are women. full stop.", "trans women are women, period.", "trans men are men. period.",
-    "she is a woman. full stop.", "nonbinary people are valid, period",
 )
 TRANS_HATE = (
     "trans women are men", "trans women are just men in dresses", "trans women aren't real women",
@@ -223,7 +218,6 @@ TRANS_HATE = (
     "nonbinary isn't real, you're just attention seekers", "it's a man, not a woman lmao",
     "trans kids are victims of child abuse by their degenerate parents", "troons should stay away from children",
     "transgenderism is a sickness that needs to be cured", "lol look at this guy in a wig pretending to be a woman",
-    "trans women are men. full stop.", "trans women are men, period.", "he is a man. full stop.",
 )
 RECLAIMED = (
     "as a queer person I love this", "we queers have to stick together", "me and my dyke friends at pride <3",
