@@ -42,7 +42,7 @@ class FakeScorer:
 
 
 ABUSE = {
-    "freak": {"toxicity": 0.95, "identity_attack": 0.92, "insult": 0.9},
+    "freak": {"toxicity": 0.95, "identity_attack": 0.97, "insult": 0.9},
     "vermin": {"toxicity": 0.9, "identity_attack": 0.88},
     "idiot": {"toxicity": 0.86, "insult": 0.88},
 }

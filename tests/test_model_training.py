@@ -47,3 +47,50 @@ def test_handwritten_is_deterministic_and_paired():
     assert hateful > 1000 and benign > 1000
     texts = {e.text.lower() for e in a}
     assert "trans women are women" in texts and "trans women are men" in texts
+
+
+def test_emphatic_endings_are_on_both_sides_of_the_line():
+    """Emphatic endings ("full stop", "period") appear on benign and hateful identity examples alike, so the
+    model cannot learn them as a cue (the shipped model once scored "trans women are women. full stop." 0.97)."""
+    ia = LABELS.index("identity_attack")
+    ex = generate(13)
+    endings = ("full stop", "period.", "end of story.")
+    benign = [e for e in ex if e.target[ia] == 0.0 and e.text.lower().rstrip().endswith(endings)]
+    hateful = [e for e in ex if e.target[ia] == 1.0 and e.text.lower().rstrip().endswith(endings)]
+    assert len(benign) >= 30 and len(hateful) >= 30
+    from bot.training.handwritten import EMPHATIC
+
+    assert any(e.text.lower().startswith("trans women are women") and e.text.lower().endswith(
+        tuple(x.lower() for x in EMPHATIC)) for e in ex if e.target[ia] == 0.0)
+
+
+def test_xml_chat_reader_unescapes_and_filters(tmp_path):
+    """The DISCO / Slack software-chat XML reader returns message texts with entities unescaped, dropping
+    messages shorter than 8 characters and bot commands."""
+    from bot.training.data import _xml_texts
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.xml.out").write_text(
+        "<discord><message><ts>2020</ts><user>A</user><text>use `a &lt; b` &amp; it works</text></message>"
+        "<message><text>k</text></message><message><text>!ban everyone please</text></message>"
+        "<message><text>lite</text></message></discord>",
+        encoding="utf-8",
+    )
+    assert _xml_texts(tmp_path) == ["use `a < b` & it works"]
+
+
+def test_average_states_is_a_uniform_soup():
+    """average_states averages float tensors, keeps integer buffers and refuses mismatched keys."""
+    import torch
+
+    from bot.training.train import average_states
+
+    a = {"w": torch.tensor([1.0, 3.0]), "ids": torch.tensor([0, 1])}
+    b = {"w": torch.tensor([3.0, 5.0]), "ids": torch.tensor([0, 1])}
+    out = average_states([a, b])
+    assert torch.equal(out["w"], torch.tensor([2.0, 4.0])) and torch.equal(out["ids"], torch.tensor([0, 1]))
+    with pytest.raises(ValueError):
+        average_states([a, {"w": a["w"]}])
+    with pytest.raises(ValueError):
+        average_states([])
+

@@ -19,15 +19,6 @@ EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8"))
 
 pytestmark = pytest.mark.slow
 
-#: Known errors of the shipped embedded model (1918aa7c4093) on the bundled examples, documented in
-#: examples/README.md and docs/model-card.md. They are checked to STILL fail (strict xfail), so an improved model
-#: turns them red and this list must shrink with it. Everything else in the examples must go the right way.
-KNOWN_MISSED_ABUSE = {
-    "1511067364622336033", "1511067419148288036", "1511067465285632039", "1511067482062848040",
-    "C0GENERAL1:1780336934.000116", "C0GENERAL1:1780336947.000119", "C0GENERAL1:1780336958.000122",
-    "C0GENERAL1:1780336962.000123",
-}
-KNOWN_FLAGGED_SUPPORT = {"1511067519811584042", "C0GENERAL1:1780336971.000125"}
 
 
 def _env() -> dict[str, str]:
@@ -58,9 +49,9 @@ def example_scan(tmp_path_factory):
 def test_example_abuse_is_flagged(example_scan, platform):
     """Every identity attack in the bundled examples is flagged."""
     _, rows, _, _ = example_scan
-    missed = [i for i in EXPECTED[platform]["abuse"] if not rows[i]["flagged"] and i not in KNOWN_MISSED_ABUSE]
+    missed = [i for i in EXPECTED[platform]["abuse"] if not rows[i]["flagged"]]
     assert not missed, f"abuse not flagged: {missed}"
-    assert sum(rows[i]["flagged"] for i in EXPECTED[platform]["abuse"]) >= 6
+    assert len(EXPECTED[platform]["abuse"]) >= 10
 
 
 @pytest.mark.parametrize("platform", ["discord", "slack"])
@@ -69,16 +60,8 @@ def test_example_supportive_replies_pass(example_scan, platform, group):
     """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged."""
     _, rows, _, _ = example_scan
     wrongly = [(i, rows[i]["labels"], rows[i]["rule_hits"]) for i in EXPECTED[platform].get(group, [])
-               if rows[i]["flagged"] and i not in KNOWN_FLAGGED_SUPPORT]
+               if rows[i]["flagged"]]
     assert not wrongly, f"{group} flagged: {wrongly}"
-
-
-@pytest.mark.xfail(strict=True, reason="known model errors on the examples (see KNOWN_MISSED_ABUSE)")
-def test_known_model_errors_on_examples_are_fixed(example_scan):
-    """Known misses of the shipped model: every abuse flagged and 'trans women are women. full stop.' passing."""
-    _, rows, _, _ = example_scan
-    assert all(rows[i]["flagged"] for i in KNOWN_MISSED_ABUSE)
-    assert not any(rows[i]["flagged"] for i in KNOWN_FLAGGED_SUPPORT)
 
 
 def test_example_raid_is_detected_once_per_export(example_scan):

@@ -17,9 +17,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=TrainConfig.epochs)
     p.add_argument("--out", type=Path, default=TrainConfig.out, help="artifact directory")
     p.add_argument("--limit", type=int, default=0, help="train on at most N rows (smoke runs)")
+    p.add_argument("--runs", type=int, default=TrainConfig.runs,
+                   help="fine-tunes averaged into the shipped model (same init, data order seed+k)")
+    p.add_argument("--keep-runs", type=Path, default=None, help="also write each run's own artifact under this folder")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit))
+    if args.runs < 1:
+        p.error("--runs must be at least 1")
+    train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
+                      runs=args.runs, keep_runs=args.keep_runs))
     return 0
 
 

@@ -166,11 +166,30 @@ _SLACK_MARKUP = re.compile(r"<[@#!][^>]*>")
 
 
 def _benign_ok(text: str) -> bool:
+    """Usable as a benign chat negative: 8-400 characters, not a bot command."""
     return 8 <= len(text) <= 400 and not text.startswith(("!", "/"))
 
 
-def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int = 1200) -> list[Example]:
-    """Benign real chat (Ubuntu/Rust/... IRC and JuliaLang Slack) as all-zero negatives."""
+_XML_TEXT = re.compile(r"<text>(.*?)</text>", re.S)
+
+
+def _xml_texts(folder: Path) -> list[str]:
+    """Message texts of the DISCO / Slack software-chat XML exports under ``folder`` (entities unescaped)."""
+    import html
+
+    out = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".xml" in p.name):
+        for m in _XML_TEXT.finditer(path.read_text(encoding="utf-8", errors="replace")):
+            text = _clean(html.unescape(m.group(1)))
+            if _benign_ok(text):
+                out.append(text[:400])
+    return out
+
+
+def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int = 1200, n_xml: int = 1000) -> list[Example]:
+    """Benign real chat as all-zero negatives: Ubuntu/Rust/... IRC, JuliaLang Slack, and ``n_xml`` messages each
+    from the DISCO Discord (Clojure, Racket) and Slack software-chat (Elm, Racket) XML sets. The Komodo Discord
+    export is never used, so its flag rate stays an out-of-sample measurement."""
     chats = root / "chats"
     irc: list[str] = []
     for path in sorted((chats / "ubuntu-irc-disentanglement").glob("*/*.txt")):
@@ -188,7 +207,11 @@ def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int =
                 slack.append(text[:400])
     rng.shuffle(irc)
     rng.shuffle(slack)
-    return [Example(t, ZERO, "chat") for t in irc[:n_irc] + slack[:n_slack]]
+    disco = _xml_texts(chats / "disco-discord-xml")
+    software = _xml_texts(chats / "slack-software-chats-xml")
+    rng.shuffle(disco)
+    rng.shuffle(software)
+    return [Example(t, ZERO, "chat") for t in irc[:n_irc] + slack[:n_slack] + disco[:n_xml] + software[:n_xml]]
 
 
 def load_all(root: Path, seed: int) -> list[Example]:

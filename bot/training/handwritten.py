@@ -76,6 +76,14 @@ GROUPS: tuple[Group, ...] = (
     Group("old", ("old people", "elderly people", "seniors"), ("an old lady",), "elderly", ()),
 )
 
+#: Nationalities, for casual neutral mentions only (real chat flagged "Hungarians do the same thing").
+NATIONALITIES = ("Hungarians", "Poles", "Romanians", "Germans", "the French", "Brazilians", "Nigerians", "Pakistanis",
+                 "Americans", "the Irish", "Turks", "Filipinos", "Koreans", "Ukrainians", "the Dutch", "Canadians")
+NATION_NEUTRAL_T = ("yes! {G} do the same thing", "{G} have a word for that", "I think {G} call it something else",
+                    "lol {G} would disagree", "{G} write the date differently", "that's what {G} do too",
+                    "{G} in my team use vim", "a lot of {G} play on this server", "{G} drive on the other side",
+                    "most {G} I know love this game", "the {G} won the match yesterday", "{G} celebrate it in May")
+
 #: Groups that are not protected characteristics: abuse against them is toxic but not an identity attack.
 OTHER_GROUPS = ("lawyers", "politicians", "landlords", "bankers", "crypto bros", "javascript devs", "PHP developers",
                 "emacs users", "vim users", "spammers", "scammers", "trolls", "the referees", "mods on that server",
@@ -152,6 +160,9 @@ NEUTRAL_T = (
     "my partner is {A}", "the new hire is {S}", "we're {A}, and we moved here last year",
     "a group of {G} opened a cafe downtown", "{G} celebrate that holiday in spring", "I'm {S} and I love rust",
     "what do {G} think about this update?", "there was a news story about {G} today", "{G} are people",
+    "yes! {G} do the same thing", "{G} have a word for that", "I think {G} call it something else",
+    "lol {G} would disagree", "{G} write the date differently", "{G} would love this update tbh",
+    "that's what {G} do too", "ask {S}, they'd know", "{G} in my team use vim", "{S} fixed that bug last week",
 )
 POSITIVE_T = (
     "I love {G}", "{G} are {P}", "so proud of the {G} in our community", "{G} deserve respect",
@@ -159,6 +170,8 @@ POSITIVE_T = (
     "shoutout to all the {G} in this server", "{G} deserve equal rights", "protecting {G} is the right thing to do",
     "I'm proud to be {A}", "{G} are {P} and deserve to be happy", "much love to {G} everywhere <3",
     "{S} can do anything anyone else can", "respect to {G}, always", "{G} have every right to be here",
+    "{G} are {P}, period.", "{G} are {P}. Always have been.", "{G} are {P}, full stop.",
+    "{G} are {P}. end of story.", "{G} belong here and always will",
 )
 NEGATED_T = (
     "I don't hate {G}", "{G} are not {X}", "{G} are not {D}", "I would never hurt {S}", "{G} aren't a threat to anyone",
@@ -170,12 +183,18 @@ NEGATED_T = (
     "I have nothing against {G}", "{G} don't disgust me at all", "I'm not scared of {G}",
     "it's wrong to think {G} are {X}", "{G} are never {X} to me", "I don't think {G} should be treated badly",
     "{G} should not be excluded", "I would never want to hurt {G}", "{G} are definitely not {D}",
+    "none of the {G} I know are {X}", "{G} are in no way {X}", "no {A} person deserves to be hurt",
+    "I'd never call {G} {D}", "there's nothing {X} about being {A}", "{G} are not and never were {D}",
+    "I will never believe {G} are {X}", "{G} don't deserve to be treated like {D}",
 )
 NEG_POS_HATE_T = (
     "{G} are not {P}", "I'll never respect {G}", "{G} are never {P}", "there is nothing {P} about {G}",
     "I don't think {G} are human", "{G} will never be welcome here", "I would never let {S} near my kids",
     "{G} don't deserve to be treated like people", "no {A} person is worth anything", "{G} are not equal to us",
     "I don't want {G} anywhere near me", "{G} can never be trusted", "I refuse to treat {G} as equals",
+    "none of the {G} I know are {P}", "{G} are in no way {P}", "no {A} person deserves respect",
+    "I'd never call {G} human", "there's nothing normal about being {A}", "{G} are not and never were {P}",
+    "I will never believe {G} are {P}", "{G} don't deserve to be treated like humans",
 )
 COUNTER_QUOTE_T = (
     '"{H}" is such a disgusting thing to say', 'someone in #general just said "{H}" - mods please ban them',
@@ -201,7 +220,21 @@ COUNTER_REF_T = (
     "don't call {G} {D}, it's dehumanising", "people calling {G} {D} make me so angry",
     "the mod removed a post calling {G} {D}, good", "telling {G} to die is never ok",
     "i reported the guy who said {G} are {X}", "threats against {G} are serious, please report them",
+    "it makes me sick how people talk about {G} here", "why do people hate {G} so much? it's disgusting",
+    "bigots keep saying {G} are {X}. they're wrong.",
+    "dehumanising {G} like that is how violence starts", "claiming {G} are {X} is ignorant and cruel",
+    "refusing to hire {S} because they're {A} is discrimination", "the guy who said {G} should die got banned, good",
+    "talking about {G} like they are {D} says more about you than them",
+    "this thread is full of people calling {G} {D}. mods?",
 )
+#: Counter-speech that insults the bigot, not the group: no identity attack, but may be an insult (label masked).
+COUNTER_INSULT_T = (
+    "anyone who thinks {G} are {X} is an idiot", "your hatred of {G} is pathetic", "the way you talk about {G} is vile",
+    "so now we're blaming {G} for everything? pathetic", "no, {G} are not {X}. you're just a bigot",
+    "imagine being so scared of {G} lmao, grow up", "hating {G} doesn't make you tough, it makes you a coward",
+    "only a moron would say {G} are {D}", "you're a clown for thinking {G} are {X}",
+)
+COUNTER_INSULT = target(0.0, toxicity=None, insult=None)
 TRANS_BENIGN = (
     "trans women are women", "trans men are men", "trans rights are human rights", "nonbinary people are valid",
     "she's a woman, please use her pronouns", "his pronouns are he/him, please respect that",
@@ -210,6 +243,45 @@ TRANS_BENIGN = (
     "she transitioned last year and she's so much happier", "their pronouns are they/them",
     "trans people have always existed", "being trans is not a mental illness", "hi! I'm Alex, pronouns she/her",
 )
+#: {N} is a name; hateful misgendering lines and their respectful twins, written in the same register.
+MISGENDER_H = (
+    '"{she}" lmao. that is a man', 'lol "{she}". it\'s a dude', "{N} is a man and always will be",
+    "calling him she doesn't make him a woman", "it's still a guy no matter what it wears",
+    "men in wigs are still men", "a man in a dress is still a man, sorry", "nobody has to pretend that's a woman",
+    "congrats on the cosplay, you're still a guy", "lol he really thinks he's a woman",
+    "he's just a mentally ill man in a skirt", "why are we celebrating a man's delusion?",
+    "stop affirming this delusion, {N} is a man", "that's a man, I'm not lying to make him feel good",
+    "makeup doesn't make you a woman, bro", "transition all you want, you'll die a man",
+    "{N} will always be a he to me", "a man pretending to be a woman isn't brave, it's sick",
+    "these people are delusional and need therapy, not applause", "clapping for a guy in a dress lmao",
+    "sir this is a man", "imagine celebrating a man who thinks he's a girl", "{N} is a dude in a wig",
+)
+MISGENDER_NH = (
+    '"{she}" - yes, she. use her name, it\'s {N}', "{N} is a woman and always has been",
+    "calling her she is basic respect", "she's a woman, no matter what the trolls say",
+    "trans women in dresses are just women in dresses", "nobody is pretending, {N} is a woman",
+    "congrats on coming out {N}, you look so happy", "we're celebrating {N}, not debating her",
+    "this isn't a delusion, it's her life, and she's thriving", "being trans isn't a mental illness, misgendering is cruelty",
+    "she/her, always. thanks for respecting it", "transition saved her life", "{N} will always be family to me",
+    "stop calling her he, misgendering is not allowed here", 'calling {N} "a man in a dress" is transphobic',
+    "people calling {N} a man are just bigots", "clapping for {N}, she deserves it", "ma'am, welcome!",
+    "imagine being this upset that {N} is happy", "{N} is a woman and a great mod", "so proud of you {N}!",
+    "he/him for {N} now, he came out last week, be nice", "calling trans women men is misgendering, reported",
+)
+NAMES = ("Maya", "Jess", "Alex", "Nina", "Chloe", "Tara", "Riley", "Kim", "Lena", "Sofia", "Dana", "Ava")
+#: Women-specific derogation and its twins (misogyny was under-detected).
+WOMEN_H = ("women belong in the kitchen", "women are too emotional to lead", "women should know their place",
+           "girls can't code lol", "women are only good for one thing", "females are property",
+           "never let a woman make decisions", "women shouldn't be allowed to vote", "typical woman, can't drive",
+           "a woman's opinion is worth nothing")
+WOMEN_NH = ("women belong in leadership", "women lead just as well as men", "girls can code, my niece built an app",
+            "women should know their rights", "women are good at all kinds of things", "women are people, not property",
+            "let women make their own decisions", "women fought hard for the vote", "my mum is the best driver I know",
+            "a woman's opinion is worth as much as anyone's")
+#: Endings that make a statement emphatic; added to benign and hateful texts alike so they are never a cue.
+EMPHATIC = (", period.", ". period.", ". full stop.", ", full stop", ". end of story.", ". always have been.",
+            ", always will be", ". deal with it.", ", simple as that", ". no debate.")
+
 TRANS_HATE = (
     "trans women are men", "trans women are just men in dresses", "trans women aren't real women",
     "he will always be a man no matter how many surgeries", "stop calling him she, he's a dude",
@@ -347,9 +419,14 @@ def generate(seed: int, per_template: int = 12) -> list[Example]:
                     hateful_texts.append((h, g))
             for t in COUNTER_REF_T:
                 add(_fill(t, rng, g), ZERO)
+            for t in COUNTER_INSULT_T:
+                add(_fill(t, rng, g), COUNTER_INSULT)
+    for _ in range(3):
+        for t in NATION_NEUTRAL_T:
+            add(t.format(G=rng.choice(NATIONALITIES)), ZERO)
     # the same hateful templates aimed at non-protected groups / individuals: insult, not identity_attack
     for t in HATE_T + NEG_POS_HATE_T + PROF_HATE_T:
-        for _ in range(3):
+        for _ in range(5):
             og = rng.choice(OTHER_GROUPS)
             text = _fill(t, rng, Group("other", (og,), (og,), og))
             add(text, target(0.0, toxicity=1.0, insult=1.0, obscene=1.0 if "fuck" in t or "shit" in t else 0.0))
@@ -368,6 +445,26 @@ def generate(seed: int, per_template: int = 12) -> list[Example]:
             hateful_texts.append((t, GROUPS[0]))
         for t in TRANS_HATE[:8]:
             add(rng.choice(COUNTER_QUOTE_T).format(H=t), ZERO)
+    for _ in range(5):
+        for t in MISGENDER_H:
+            she = rng.choice(("she", "her", "ms", "woman", "lady"))
+            h = t.format(N=rng.choice(NAMES), she=she)
+            add(h, HATE)
+            hateful_texts.append((h, GROUPS[0]))
+        for t in MISGENDER_NH:
+            add(t.format(N=rng.choice(NAMES), she=rng.choice(("she", "her"))), ZERO)
+    for _ in range(3):
+        for t in WOMEN_H:
+            add(t, HATE)
+            hateful_texts.append((t, GROUPS[2]))
+        for t in WOMEN_NH:
+            add(t, ZERO)
+    # emphatic endings on both sides of the line
+    for _ in range(2):
+        for t in TRANS_BENIGN + MISGENDER_NH[:6] + WOMEN_NH[:4]:
+            add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), ZERO)
+        for t in TRANS_HATE + MISGENDER_H[:6] + WOMEN_H[:4]:
+            add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), HATE)
     for _ in range(4):
         for t in RECLAIMED + HOMONYM + SELF_DEP:
             add(t, MILD if t in SELF_DEP and ("bastard" in t or "dumbass" in t) else ZERO)

@@ -46,6 +46,12 @@ class TrainConfig:
     threads: int = 2
     out: Path = art.ARTIFACT_DIR
     limit: int = 0
+    #: Fine-tunes averaged into one model (a uniform "model soup", Wortsman et al. 2022): every run starts from
+    #: the same initialisation (``seed``) and differs only in data order and dropout (``seed + k``). The average
+    #: costs nothing at inference and is less sensitive to one run's luck than a single fine-tune.
+    runs: int = 1
+    #: Where to also write each run's own artifact (``run<k>/``), for comparison; ``None`` = not written.
+    keep_runs: Path | None = None
 
 
 def normaliser():
@@ -139,9 +145,71 @@ def train(cfg: TrainConfig) -> dict:
     pos_weight = torch.clamp(torch.sqrt(neg / pos.clamp_min(1.0)), 1.0, 8.0)
     log.info("pos_weight %s", dict(zip(LABELS, [round(float(x), 2) for x in pos_weight], strict=True)))
 
-    model = BertForSequenceClassification.from_pretrained(
-        str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
+    states = []
+    for k in range(cfg.runs):
+        torch.manual_seed(cfg.seed)  # same initialisation (classifier head) for every run of the soup
+        model = BertForSequenceClassification.from_pretrained(
+            str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
+        )
+        _fit(model, cfg, cfg.seed + k, enc, tgt, mask, pos_weight, use_bf16, t0)
+        state = {key: v.detach().clone() for key, v in model.state_dict().items()}
+        if cfg.keep_runs is not None:
+            art.write_artifact(state, LABELS, cfg.keep_runs / f"run{k}", seed=cfg.seed, order_seed=cfg.seed + k)
+        states.append(state)
+        del model
+    state = average_states(states)
+    train_s = time.monotonic() - t0
+    manifest = art.write_artifact(
+        state, LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows), runs=cfg.runs
     )
+    thresholds, dev_report = calibrate(cfg, dev_rows)
+    report = {
+        "seed": cfg.seed,
+        "runs": cfg.runs,
+        "train_rows": len(train_rows),
+        "dev_rows": len(dev_rows),
+        "train_seconds": round(train_s),
+        "total_seconds": round(time.monotonic() - t0),
+        "delta_sha256": manifest["delta_sha256"],
+        "dev": dev_report,
+    }
+    (cfg.out / art.THRESHOLDS_FILE).write_text(
+        json.dumps({"thresholds": thresholds, "source": "max-F1 on the 10% dev split of the training data",
+                    "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
+    log.info("done: %s", json.dumps(report))
+    return report
+
+
+def average_states(states: list[dict]) -> dict:
+    """Uniform average of state dicts with the same keys (a model soup); integer buffers are taken from the first.
+
+    Raises:
+        ValueError: ``states`` is empty or the dicts' keys differ.
+    """
+    if not states:
+        raise ValueError("no state dicts to average")
+    keys = list(states[0])
+    if any(list(st) != keys for st in states[1:]):
+        raise ValueError("state dicts to average have different keys")
+    out = {}
+    for key in keys:
+        first = states[0][key]
+        if first.is_floating_point():
+            out[key] = (sum(st[key].float() for st in states) / len(states)).to(first.dtype)
+        else:
+            out[key] = first
+    return out
+
+
+def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, use_bf16: bool, t0: float) -> None:
+    """Fine-tune ``model`` in place: word embeddings frozen, AdamW with linear warm-up/decay, masked BCE.
+
+    ``order_seed`` drives the batch order and dropout; ``enc`` are token ids per example, ``tgt``/``mask`` the
+    ``(n, 7)`` targets and known-label mask, ``pos_weight`` the per-label positive weight of the BCE.
+    """
+    import torch
+
+    torch.manual_seed(order_seed)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for n, p in model.named_parameters() if p.requires_grad and p.dim() >= 2]
@@ -149,7 +217,7 @@ def train(cfg: TrainConfig) -> dict:
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr
     )
-    rng = random.Random(cfg.seed)
+    rng = random.Random(order_seed)
     lengths = [len(x) for x in enc]
     steps_per_epoch = math.ceil(len(enc) / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs
@@ -181,26 +249,7 @@ def train(cfg: TrainConfig) -> dict:
             if step % 100 == 0:
                 log.info("epoch %d step %d/%d loss %.4f (%.0fs)", epoch, step, total, running / 100, time.monotonic() - t0)
                 running = 0.0
-    train_s = time.monotonic() - t0
     model.eval()
-    manifest = art.write_artifact(
-        model.state_dict(), LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows)
-    )
-    thresholds, dev_report = calibrate(cfg, dev_rows)
-    report = {
-        "seed": cfg.seed,
-        "train_rows": len(train_rows),
-        "dev_rows": len(dev_rows),
-        "train_seconds": round(train_s),
-        "total_seconds": round(time.monotonic() - t0),
-        "delta_sha256": manifest["delta_sha256"],
-        "dev": dev_report,
-    }
-    (cfg.out / art.THRESHOLDS_FILE).write_text(
-        json.dumps({"thresholds": thresholds, "source": "max-F1 on the 10% dev split of the training data",
-                    "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
-    log.info("done: %s", json.dumps(report))
-    return report
 
 
 def calibrate(cfg: TrainConfig, dev_rows: list[Example]) -> tuple[dict[str, float], dict]:
