@@ -68,6 +68,18 @@ def test_run_eval_hatecheck_with_fake_scorer(tmp_path):
     m = run_eval("hatecheck", path, threshold=0.5, console=Console(file=out, width=120), scorer=KeywordScorer())
     assert m["overall"] == 1.0
     assert "per functionality" in out.getvalue()
+    # "I hate them" names no identity and 0.9 < the untargeted tier 0.98: the bot would not flag it
+    assert m["with_target_check"]["hateful"] == 0.0 and m["with_target_check"]["non_hateful"] == 1.0
+    assert "identity-target check" in out.getvalue()
+
+
+def test_target_check_keeps_named_or_extreme_scores():
+    """with_target_check zeroes scores of texts naming no identity unless they reach the untargeted tier."""
+    from bot.eval import with_target_check
+
+    texts = ["women are scum", "you are scum", "you are scum", "you are scum"]
+    assert with_target_check(texts, [0.9, 0.9, 0.99, 0.5], 0.98) == [0.9, 0.0, 0.99, 0.0]
+    assert with_target_check(texts[:2], [0.9, 0.99], None) == [0.9, 0.0]
 
 
 def test_run_eval_rejects_unknown_kind(tmp_path):

@@ -106,6 +106,40 @@ def test_csv_2019_semicolon_bom_multiline():
     assert len({m.id for m in msgs}) == 4  # the two identical "hi all" rows get distinct ids
 
 
+def test_csv_embed_only_rows_are_marked_as_from_a_bot(tmp_path):
+    """A row with no content and no attachments (an embed, which only bots can send) has an is_bot author.
+
+    The same author's rows with text stay is_bot=False, and an attachment-only row is a member's upload.
+    """
+    f = tmp_path / "log.csv"
+    f.write_text(
+        "AuthorID,Author,Date,Content,Attachments,Reactions\n"
+        '"9","YAGPDB.xyz#8760","2019-12-04T07:57:00+00:00","","",""\n'
+        '"9","YAGPDB.xyz#8760","2019-12-04T07:58:00+00:00","Done!","",""\n'
+        '"7","ann#1234","2019-12-04T07:59:00+00:00","","https://cdn.example.invalid/a.png",""\n',
+        encoding="utf-8",
+    )
+    msgs = list(iter_discord_csv(f))
+    assert [(m.author.id, m.author.is_bot) for m in msgs] == [("9", True), ("9", False), ("7", False)]
+
+
+def test_csv_system_rows_are_skipped_and_joins_set_joined_at(tmp_path):
+    """``Joined the server.`` and ``Pinned a message.`` rows are DCE renderings of system messages, not text."""
+    f = tmp_path / "log.csv"
+    f.write_text(
+        "AuthorID,Author,Date,Content,Attachments,Reactions\n"
+        '"7","ann#1234","2019-12-04T07:50:00+00:00","Joined the server.","",""\n'
+        '"7","ann#1234","2019-12-04T07:51:00+00:00","hi all, new here","",""\n'
+        '"8","ben#0001","2019-12-04T07:52:00+00:00","Pinned a message.","",""\n'
+        '"8","ben#0001","2019-12-04T07:53:00+00:00","welcome ann","",""\n',
+        encoding="utf-8",
+    )
+    msgs = list(iter_discord_csv(f))
+    assert [m.text for m in msgs] == ["hi all, new here", "welcome ann"]
+    assert msgs[0].author.joined_at == datetime(2019, 12, 4, 7, 50, tzinfo=UTC)
+    assert msgs[1].author.joined_at is None
+
+
 def test_csv_current_comma_style_sorted():
     """Current ',' CSV parses ISO and short dates; read_messages sorts by time."""
     msgs = read_messages([FIX / "dce_current.csv"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -51,18 +50,18 @@ def _skip_without(path: Path) -> None:
         pytest.skip(f"{path} not available (shared data is not part of a fresh clone)")
 
 
-def test_komodo_csv_count_and_speed():
-    """The real Komodo DCE CSV set: 35,309 messages in 356 files, no errors, unique ids, read in seconds."""
+def test_komodo_csv_count():
+    """The real Komodo DCE CSV set: README's 35,309 rows in 356 files minus 563 ``Joined the server.`` and 32
+    ``Pinned a message.`` system rows = 34,714 messages, no errors, unique ids; YAGPDB's 1,508 embed-only posts
+    come from a bot."""
     root = CHATS / "komodo-discord-dce-csv"
     _skip_without(root)
     errors: list[IngestError] = []
-    start = time.perf_counter()
     msgs = read_messages([root], errors=errors)
-    elapsed = time.perf_counter() - start
-    assert (len(msgs), errors) == (35_309, [])
-    assert len({m.id for m in msgs}) == 35_309
+    assert (len(msgs), errors) == (34_714, [])
+    assert len({m.id for m in msgs}) == 34_714
     assert {m.channel.id for m in msgs if m.channel.name == "support"} == {"429676282196787200"}
-    assert elapsed < 10.0
+    assert sum(m.author.is_bot for m in msgs if m.author.name == "YAGPDB.xyz#8760") == 1_508
 
 
 def test_julialang_slack_count():

@@ -85,6 +85,8 @@ def test_evasion_is_matched_and_flagged(text: str, term: str, flag: str) -> None
         ("FUCKING idiot", "fuck*"),
         ("idiot's", "idiot"),
         ("f\u00fcck", "fuck"),
+        ("nothing but a slu7", "slut"),
+        ("a crippl3", "cripple"),
     ],
 )
 def test_markup_url_emoji_and_term_forms_match(text: str, term: str) -> None:
@@ -116,11 +118,19 @@ def test_markup_url_emoji_and_term_forms_match(text: str, term: str) -> None:
         ("documents", "cum"),
         ("", "ass"),
         ("ass", ""),
+        ("mp3 and h264", "mpe"),
     ],
 )
 def test_innocent_lookalikes_do_not_match(text: str, term: str) -> None:
     """Word-aware matching never hits inside longer words, across real words, or on numbers, URLs and code."""
     assert not contains_term(normalize(text), term)
+
+
+def test_trailing_leet_digit_is_an_extra_form_only() -> None:
+    """``slu7`` also reads as ``slut``, but ``web3`` keeps ``web3`` as its primary token (and the text is unchanged)."""
+    n = normalize("web3 slu7")
+    assert n.tokens == ("web3", "slu7") and n.matching == "web3 slu7"
+    assert n.alt_tokens[1] == ("slut",)
 
 
 @pytest.mark.parametrize("text", ["2019", "100", "$5", "I scored 100%", "a55", "2nd place", "hello there friend"])

@@ -42,6 +42,9 @@ def test_default_policy_loads_with_every_label():
         ("[thresholds]\ntoxicity = { review = 0.9, act = 0.5 }\n", "thresholds.toxicity", "must not be below"),
         ("[strikes]\nexpire_after_s = -5\n", "strikes.expire_after_s", "greater than or equal"),
         ("shadow_mode = \n", "(syntax)", "Invalid value"),
+        ("[identity_target]\nuntargeted = { review = 1.5 }\n", "identity_target.untargeted.review",
+         "less than or equal to 1"),
+        ("[identity_target]\nrequire = true\n", "identity_target.require", "unknown key"),
     ],
 )
 def test_invalid_policy_is_refused_naming_file_key_and_reason(tmp_path, text, key, reason):

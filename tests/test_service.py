@@ -91,9 +91,9 @@ async def test_edit_into_abuse_is_caught_and_second_edit_adds_no_strike(env):
     u = member("u1")
     clean = await service.handle(msg("m1", "hello all", u))
     assert not clean.verdict.flagged
-    e1 = await service.handle(msg("m1", "you freak", u, edited=T0 + timedelta(seconds=30)))
+    e1 = await service.handle(msg("m1", "you gays are freaks", u, edited=T0 + timedelta(seconds=30)))
     assert e1.verdict.flagged and e1.strike_added
-    e2 = await service.handle(msg("m1", "you absolute freak", u, edited=T0 + timedelta(seconds=60)))
+    e2 = await service.handle(msg("m1", "you gays are absolute freaks", u, edited=T0 + timedelta(seconds=60)))
     assert e2.verdict.flagged and not e2.strike_added
     strikes = await store.active_strikes("discord", "g1", "u1", T0 + timedelta(minutes=5))
     assert len(strikes) == 1
@@ -112,7 +112,7 @@ async def test_strikes_escalate_on_the_ladder(env):
     """Three deletions (1 point each) cross the 3-point ladder step: the third brings a 1-hour timeout."""
     service, _, _, _ = env
     u = member("u1")
-    outs = [await service.handle(msg(f"m{i}", f"freak number {i}", u, T0 + timedelta(minutes=10 * i)))
+    outs = [await service.handle(msg(f"m{i}", f"you people are freaks, number {i}", u, T0 + timedelta(minutes=10 * i)))
             for i in range(3)]
     assert [o.verdict.action for o in outs] == [ActionKind.DELETE, ActionKind.DELETE, ActionKind.TIMEOUT]
     timeout = next(a for a in outs[2].verdict.actions if a.kind == ActionKind.TIMEOUT)
@@ -159,7 +159,39 @@ async def test_shadow_mode_records_but_adds_no_strikes(tmp_path):
         service = ModerationService(scorer=FakeScorer(ABUSE), store=store,
                                     policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(pf,)))
         async with service:
-            out = await service.handle(msg("m1", "freak", member("u1")))
+            out = await service.handle(msg("m1", "you people are freaks", member("u1")))
         assert out.verdict.shadow and out.verdict.action == ActionKind.DELETE
         assert not out.strike_added
         assert await store.active_strikes("discord", "g1", "u1", T0) == []
+
+
+async def test_identity_attack_without_a_named_identity_is_held_to_the_untargeted_tier(env):
+    """identity_attack 0.97 on a message naming no identity neither deletes nor counts as that label.
+
+    The default untargeted tier is review 0.98 (config/default.toml ``[identity_target]``); the message is still
+    flagged by its other labels (toxicity 0.95, insult 0.90 reach their review tiers), and the verdict records an
+    ``identity_target`` signal that says why.
+    """
+    service, store, _, _ = env
+    out = await service.handle(msg("m1", "what a freak", member("u1")))
+    v = out.verdict
+    assert "identity_attack" not in v.labels
+    assert v.action == ActionKind.REVIEW and set(v.labels) == {"toxicity", "insult"}
+    hit = next(h for h in v.rule_hits if h.rule == "identity_target")
+    assert hit.action is None and "0.97" in hit.detail and "0.98" in hit.detail
+    named = await service.handle(msg("m2", "what a freak, typical muslim", member("u2")))
+    assert "identity_attack" in named.verdict.labels and named.verdict.action == ActionKind.DELETE
+    assert not any(h.rule == "identity_target" for h in named.verdict.rule_hits)
+
+
+async def test_identity_target_check_can_be_switched_off(tmp_path: Path):
+    """With identity_target.required = false the identity_attack score alone decides (0.97 >= act 0.95)."""
+    policy_file = tmp_path / "p.toml"
+    policy_file.write_text("[identity_target]\nrequired = false\n", encoding="utf-8")
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    reg = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy_file,))
+    async with ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=reg, max_delay_s=0.001) as service:
+        out = await service.handle(msg("m1", "what a freak", member("u1")))
+    await store.close()
+    assert "identity_attack" in out.verdict.labels and out.verdict.action == ActionKind.DELETE
+    assert not any(h.rule == "identity_target" for h in out.verdict.rule_hits)

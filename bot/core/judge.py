@@ -6,6 +6,8 @@ Decision rules (see ``config/default.toml``):
 - a label at or above its ``review`` tier flags the message and sends it to review;
 - a label at or above its ``act`` tier asks for its ``label_actions`` action;
 - an automod rule hit asks for the rule's configured action (``None`` = signal only, recorded but no action);
+- a message that names no identity (``untargeted``, :mod:`bot.core.identity_terms`) is judged on
+  ``identity_attack`` against the policy's ``identity_target.untargeted`` tiers instead of the label's own;
 - in raid mode thresholds are multiplied by ``rules.raid.threshold_factor`` and messages from new members go to
   review;
 - the strongest action wins (``ActionKind`` order); a sanction of ``delete`` or stronger also removes the message.
@@ -60,6 +62,7 @@ def decide(
     raid_mode: bool = False,
     new_member: bool = False,
     scorer_failed: bool = False,
+    untargeted: bool = False,
 ) -> Decision:
     """Decide what the policy asks for one message.
 
@@ -71,7 +74,11 @@ def decide(
         raid_mode: Raid mode is on in this channel.
         new_member: The author is a new member (by the raid settings' ``new_member_age_s`` or first message).
         scorer_failed: The model failed on this message (``on_scorer_error`` decides).
+        untargeted: The message names no identity; with ``identity_target.required`` its ``identity_attack`` is
+            judged against ``identity_target.untargeted`` (raid mode still applies).
     """
+    if untargeted and policy.identity_target.required:
+        tiers = {**tiers, "identity_attack": policy.identity_target.untargeted}
     tiers = effective_tiers(policy, tiers, raid_mode)
     labels: list[str] = []
     asked: list[Action] = []

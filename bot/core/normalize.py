@@ -34,7 +34,8 @@ Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
     tried without it (``i am a k y s`` yields ``akys`` and ``kys``).
 12. **Leet/masks** (matching only), per token that has an ASCII letter and either a leet symbol (``@ $ ! | + € ¢``),
     a mask (``* #``) or a leet digit directly followed by a letter (``sh1t``, ``n1gg3r``; ``a55``/``covid19``/``2nd``/
-    ``$5``/``2019`` are left alone). Primary map ``0o 1i 3e 4a 5s 7t 8b 9g @a $s !i |l +t €e ¢c``; a second form uses
+    ``$5``/``2019`` are left alone); a word of >= 3 letters ending in one leet digit (``slu7``, ``crippl3``) also
+    gets its decoded form as an extra (never primary) form, so ``web3`` and ``mp3``-style names stay as written. Primary map ``0o 1i 3e 4a 5s 7t 8b 9g @a $s !i |l +t €e ¢c``; a second form uses
     ``1->l, !->l, |->i``. Masks: the form without masks (``**f**uck`` -> ``fuck``) and a wildcard pattern where each mask
     is exactly one letter (``f*ck`` ~ ``fuck``), used only when the token has >= 2 letters.
 
@@ -247,6 +248,7 @@ _LEET1 = str.maketrans("0134578@$!|+€¢9#", "oieastbasiltecg*")
 _LEET2 = str.maketrans("0134578@$!|+€¢9#", "oleastbaslitecg*")
 _LEET_SYMBOLS = set("@$!|+€¢*#")
 _DIGIT_LETTER = re.compile(r"[01345789][a-z]")
+_TRAILING_LEET = re.compile(r"[a-z]{3,}[013457]")
 _SYMBOLS = str.maketrans("", "", "@$!|+*#€¢")
 _STRIP = "!|+'#"
 
@@ -266,6 +268,8 @@ def _token_forms(raw: str) -> tuple[str, str, tuple[str, ...], str | None, bool]
     mask: str | None = None
     if not eligible:
         primary = display = raw.translate(_SYMBOLS)
+        if _TRAILING_LEET.fullmatch(primary):
+            extra.append(primary[:-1] + primary[-1].translate(_LEET1))  # slu7 ~ slut (extra form only: web3 stays)
     elif raw[0] == "@" and not any(c in _LEET_SYMBOLS or c.isdigit() for c in raw[1:]):
         primary = display = raw[1:]  # a mention-like @word: keep the word, also try @ = a
         extra.append("a" + raw[1:])

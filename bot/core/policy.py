@@ -104,6 +104,19 @@ class ExemptSettings(_Strict):
     bots: bool = True
 
 
+class IdentityTargetSettings(_Strict):
+    """The target check of ``identity_attack`` (see :mod:`bot.core.identity_terms`).
+
+    An identity attack targets people for who they are, so a message that names no identity (no group term, slur
+    or othering phrase) is judged on ``identity_attack`` against ``untargeted`` instead of the label's own tiers.
+    Its other labels (toxicity, insult, threat...) are judged as usual, and the score is recorded unchanged.
+    """
+
+    required: bool = True
+    untargeted: Tier = Field(default_factory=lambda: Tier(review=0.98))
+    extra_terms: list[str] = Field(default_factory=list)
+
+
 class LadderStep(_Strict):
     """One rung of the escalation ladder: crossing ``points`` active strike points triggers ``action``."""
 
@@ -181,6 +194,7 @@ class Policy(_Strict):
     channels: dict[str, ChannelOverride] = Field(default_factory=dict)
     categories: dict[str, ChannelOverride] = Field(default_factory=dict)
     rules: RulesSettings = Field(default_factory=RulesSettings)
+    identity_target: IdentityTargetSettings = Field(default_factory=IdentityTargetSettings)
 
     @field_validator("on_scorer_error")
     @classmethod

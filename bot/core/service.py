@@ -26,10 +26,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from bot.core.escalation import StrikeLedger
-from bot.core.judge import decide, union
+from bot.core.identity_terms import identity_reference
+from bot.core.judge import decide, effective_tiers, union
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
 from bot.core.normalize import Normalized, for_scoring, normalize
-from bot.core.policy import Policy
+from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
 from bot.core.rules import ContentRules, RaidDetector, SpamTracker, new_account_hits
@@ -375,8 +376,12 @@ class ModerationService:
             hits += st.spam.observe(m, it.norm, raid_mode=raid_on)
         hits += new_account_hits(m, policy.rules.new_account, at)
         new_member = self._is_new_member(m, policy, st, first)
-        decision = decide(policy, policy.thresholds_for(m.channel), it.scores, hits, raid_mode=raid_on,
-                          new_member=new_member, scorer_failed=it.scorer_failed)
+        tiers = policy.thresholds_for(m.channel)
+        untargeted = self._untargeted(it, policy, effective_tiers(policy, tiers, raid_on))
+        if untargeted:
+            hits.append(untargeted)
+        decision = decide(policy, tiers, it.scores, hits, raid_mode=raid_on, new_member=new_member,
+                          scorer_failed=it.scorer_failed, untargeted=untargeted is not None)
         raid = None if is_edit or not self.stateful_rules else st.raid.observe(m, flagged=decision.flagged, is_new_member=new_member and first)
         actions, strongest = decision.actions, decision.strongest
         strike: Strike | None = None
@@ -402,6 +407,31 @@ class ModerationService:
         rec = VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit, open_case=decision.flagged,
                             open_review=open_review and decision.flagged, strike=strike)
         return rec, raid
+
+    @staticmethod
+    def _untargeted(it: _Item, policy: Policy, tiers: dict[str, Tier]) -> RuleHit | None:
+        """A signal-only ``identity_target`` hit when ``identity_attack`` reaches a tier but no identity is named.
+
+        Checked only for messages whose ``identity_attack`` score reaches the label's review or act tier (the
+        lexicon is not consulted for the rest). The hit records why the label was held to the untargeted tier.
+        """
+        cfg = policy.identity_target
+        score = it.scores.get("identity_attack") if it.scores is not None else None
+        tier = tiers.get("identity_attack")
+        if not cfg.required or score is None or tier is None or it.norm is None:
+            return None
+        bars = [b for b in (tier.review, tier.act) if b is not None]
+        if not bars or score < min(bars):
+            return None
+        if identity_reference(it.norm, tuple(cfg.extra_terms)) is not None:
+            return None
+        bar = cfg.untargeted.review
+        return RuleHit(
+            rule="identity_target",
+            detail=f"no identity named: identity_attack {score:.2f} judged against the untargeted tier "
+            + ("(off)" if bar is None else f"{bar:.2f}"),
+            action=None,
+        )
 
     # ------------------------------------------------------------------ futures
 

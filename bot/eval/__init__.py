@@ -131,12 +131,43 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def with_target_check(texts: Sequence[str], scores: Sequence[float], untargeted_review: float | None) -> list[float]:
+    """Scores as the bot judges them with the default policy's identity-target check (``[identity_target]``).
+
+    A text that names no identity (:func:`bot.core.identity_terms.identity_reference`) keeps its score only when
+    it reaches ``untargeted_review``; otherwise it counts as 0. ``None`` (no untargeted tier) zeroes all of them.
+    """
+    from bot.core.identity_terms import identity_reference
+    from bot.core.normalize import normalize
+
+    out = []
+    for text, s in zip(texts, scores, strict=True):
+        keep = identity_reference(normalize(text)) is not None or (untargeted_review is not None and s >= untargeted_review)
+        out.append(s if keep else 0.0)
+    return out
+
+
 def eval_hatecheck(path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck") -> dict:
-    """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables."""
+    """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables.
+
+    The tables measure the model (``identity_attack >= threshold``). One more line shows the bot's decision with
+    the default policy's identity-target check, returned under ``"with_target_check"`` (same keys).
+    """
+    from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
+
     rows = _read_csv(path)
-    scores = _score(scorer, [r["test_case"] for r in rows], "identity_attack", batch_size)
+    texts = [r["test_case"] for r in rows]
+    scores = _score(scorer, texts, "identity_attack", batch_size)
     m = hatecheck_metrics(rows, scores, threshold)
     _print_hatecheck(title, m, console)
+    untargeted = load_policy(DEFAULT_POLICY_PATH).identity_target.untargeted.review
+    g = hatecheck_metrics(rows, with_target_check(texts, scores, untargeted), threshold)
+    console.print(
+        f"with the bot's identity-target check (no identity named: untargeted tier {untargeted}): "
+        f"overall {_fmt(g['overall'])}, hateful {_fmt(g['hateful'])}, non-hateful {_fmt(g['non_hateful'])}, "
+        f"trans non-hateful {_fmt(g['trans_non_hateful'])}"
+    )
+    m["with_target_check"] = g
     return m
 
 
@@ -234,4 +265,4 @@ def run_eval(
     return results
 
 
-__all__ = ["KINDS", "TARGETS", "hatecheck_metrics", "olid_metrics", "run_eval"]
+__all__ = ["KINDS", "TARGETS", "hatecheck_metrics", "olid_metrics", "run_eval", "with_target_check"]

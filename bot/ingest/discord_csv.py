@@ -19,6 +19,15 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
 * Authors: ``AuthorID`` and ``Author`` (``name#discriminator``, kept as written); ``created_at`` is not derived
   because exported ids may be pseudonyms. Mentions cannot be resolved (CSV renders them as ``@name``);
   ``@everyone``/``@here`` set ``mentions_everyone``.
+* Bots: CSV has no ``isBot`` column. A row with neither content nor attachments is an embed-only message, which
+  Discord's API lets only bots, webhooks and integrations send (a member's message needs text, a file or a
+  sticker; DCE's CSV has no sticker column, so a sticker-only message reads the same and is treated alike), so that
+  row's author is marked ``is_bot``. In the Komodo export this is YAGPDB's 1,508 embed-only posts, which otherwise
+  trip the flood rule. The author's other rows keep ``is_bot=False``.
+* System messages: DCE renders a member join as the text ``Joined the server.`` and a pin as ``Pinned a
+  message.`` (:data:`SYSTEM_TEXTS`, with no attachment). Such rows are not member messages: they are skipped, and a
+  join sets ``joined_at`` (the earliest in the file) on that member's later rows, as the JSON reader does with
+  ``GuildMemberJoin``.
 """
 
 from __future__ import annotations
@@ -57,6 +66,8 @@ _MONTHS = {
 _DCE2019 = re.compile(r"^(\d{1,2})-([A-Za-z]{3})-(\d{2}) (\d{1,2}):(\d{2}) ([AaPp][Mm])$")
 _ID_IN_NAME = re.compile(r"\[(\d{15,22})\]")
 _REQUIRED = ("AuthorID", "Date", "Content")
+#: How DCE's text formats render system messages (``GuildMemberJoin``, ``ChannelPinnedMessage``): not member text.
+SYSTEM_TEXTS = frozenset({"Joined the server.", "Pinned a message."})
 
 
 @functools.lru_cache(maxsize=65536)
@@ -201,7 +212,8 @@ def iter_discord_csv(
     i_name, i_att = col.get("Author"), col.get("Attachments")
     need = max(i_aid, i_date, i_text) + 1
     seen: dict[tuple[str, str, str], int] = {}
-    members: dict[tuple[str, str], MemberRef] = {}
+    members: dict[tuple[str, str, bool, datetime | None], MemberRef] = {}
+    joins: dict[str, datetime] = {}
     row_no = 0
     run: list[Message] = []
     while True:
@@ -229,9 +241,6 @@ def iter_discord_csv(
             sink.report(IngestError(path, where, "empty AuthorID"))
             continue
         name = clean_text(row[i_name]) if i_name is not None and i_name < len(row) else ""
-        member = members.get((aid, name))
-        if member is None:
-            member = members[(aid, name)] = MemberRef(aid, name)
         dup = (aid, date_raw, content)
         ordinal = seen.get(dup, 0)
         seen[dup] = ordinal + 1
@@ -239,6 +248,15 @@ def iter_discord_csv(
         if i_att is not None and i_att < len(row) and row[i_att].strip():
             urls = [u.strip() for u in row[i_att].split(",") if u.strip()]
             atts = tuple(Attachment(u, u.rsplit("/", 1)[-1].split("?", 1)[0]) for u in urls)
+        if not atts and content in SYSTEM_TEXTS:
+            if content == "Joined the server.":
+                joins.setdefault(aid, created)
+            continue
+        embed_only = not content.strip() and not atts
+        key = (aid, name, embed_only, joins.get(aid))
+        member = members.get(key)
+        if member is None:
+            member = members[key] = MemberRef(aid, name, joined_at=joins.get(aid), is_bot=embed_only)
         msg = Message(
             server=server,
             channel=channel,

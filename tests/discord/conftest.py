@@ -82,7 +82,9 @@ class Env:
     def write_policy(self, guild: dict[str, Any], review: str, modlog: str, extra: str = "") -> None:
         (self.policy_dir / "servers" / f"discord-{guild['id']}.toml").write_text(
             f'[server]\nreview_channel = "{review}"\nmod_log_channel = "{modlog}"\n'
-            f'moderator_roles = ["{guild["mod_role"]}"]\n{extra}')
+            f'moderator_roles = ["{guild["mod_role"]}"]\n'
+            # the preset keyword stands for an identity attack, so it also names the (imaginary) identity
+            f'[identity_target]\nextra_terms = ["identityhate"]\n{extra}')
 
     async def start(self) -> Any:
         """Start a fresh ``ModBot`` against the fake and wait for ``on_ready`` (event-based, 10 s cap)."""
