@@ -10,7 +10,9 @@ Two sets, both never trained on:
 
 For each label: the share of messages at or above the default policy's review threshold, and the score at which
 the calibration set's share would be 0.2% (the 99.8th percentile), which is how the review tiers in
-``config/default.toml`` were checked. "any" = the message reaches at least one label's review tier.
+``config/default.toml`` were checked. "any" = the message reaches at least one label's review tier. The "target
+check" rows apply the policy's ``[identity_target]`` check (what the bot does): identity_attack on a message that
+names no identity counts only from the untargeted tier.
 """
 
 from __future__ import annotations
@@ -87,6 +89,23 @@ def main(argv: list[str] | None = None) -> int:
                       f"{np.quantile(scores['calibration'][:, k], 0.998):.2f}")
     table.add_row("any", "", f"{(scores['calibration'] >= review).any(1).mean() * 100:.2f}",
                   f"{(scores['komodo'] >= review).any(1).mean() * 100:.2f}", "")
+    # what the bot does: identity_attack on a message naming no identity counts from the untargeted tier only
+    from bot.core.identity_terms import identity_reference
+    from bot.core.normalize import normalize
+
+    ia = LABELS.index("identity_attack")
+    bar = policy.identity_target.untargeted.review
+    for name, texts in sets.items():
+        gated = scores[name].copy()
+        for i, t in enumerate(texts):
+            if gated[i, ia] >= review[ia] and identity_reference(normalize(t)) is None and (bar is None or gated[i, ia] < bar):
+                gated[i, ia] = 0.0
+        scores[name + "_gated"] = gated
+    table.add_row("identity_attack, target check", f"{review[ia]:.2f}",
+                  f"{(scores['calibration_gated'][:, ia] >= review[ia]).mean() * 100:.2f}",
+                  f"{(scores['komodo_gated'][:, ia] >= review[ia]).mean() * 100:.2f}", "")
+    table.add_row("any, target check", "", f"{(scores['calibration_gated'] >= review).any(1).mean() * 100:.2f}",
+                  f"{(scores['komodo_gated'] >= review).any(1).mean() * 100:.2f}", "")
     Console().print(table)
     return 0
 

@@ -64,6 +64,19 @@ def test_emphatic_endings_are_on_both_sides_of_the_line():
         tuple(x.lower() for x in EMPHATIC)) for e in ex if e.target[ia] == 0.0)
 
 
+def test_stance_families_add_both_sides_and_leave_the_default_set_alone():
+    """stance_families=True adds condemnations of hostility (benign) next to first-person hostility (hateful) in
+    the same words, so a word like "contempt" is no cue; the default set (the shipped model's) is unchanged."""
+    ia = LABELS.index("identity_attack")
+    base, more = generate(13), generate(13, stance_families=True)
+    assert len(base) == 10_876 and len(more) > len(base)
+    assert [e.text for e in base] == [e.text for e in generate(13, stance_families=False)]
+    benign = [e.text.lower() for e in more if e.target[ia] == 0.0 and "contempt" in e.text.lower()]
+    hateful = [e.text.lower() for e in more if e.target[ia] == 1.0 and "contempt" in e.text.lower()]
+    assert len(benign) >= 10 and len(hateful) >= 10
+    assert not any("contempt" in e.text.lower() and e.target[ia] == 1.0 for e in base if "for" in e.text.lower())
+
+
 def test_xml_chat_reader_unescapes_and_filters(tmp_path):
     """The DISCO / Slack software-chat XML reader returns message texts with entities unescaped, dropping
     messages shorter than 8 characters and bot commands."""

@@ -20,12 +20,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=TrainConfig.runs,
                    help="fine-tunes averaged into the shipped model (same init, data order seed+k)")
     p.add_argument("--keep-runs", type=Path, default=None, help="also write each run's own artifact under this folder")
+    p.add_argument("--stance-families", action="store_true",
+                   help="add the experimental stance/hostility template families (not in the shipped model)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
         p.error("--runs must be at least 1")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
-                      runs=args.runs, keep_runs=args.keep_runs))
+                      runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families))
     return 0
 
 

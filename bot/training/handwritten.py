@@ -89,6 +89,11 @@ OTHER_GROUPS = ("lawyers", "politicians", "landlords", "bankers", "crypto bros",
                 "emacs users", "vim users", "spammers", "scammers", "trolls", "the referees", "mods on that server",
                 "Nazis", "racists", "pedophiles", "tech bros", "influencers", "people who use light mode",
                 "anti-vaxxers", "flat earthers", "the admins", "recruiters", "the marketing team", "cat haters")
+#: More non-protected groups, used with ``stance_families=True`` only.
+MORE_OTHER_GROUPS = ("cyclists", "tourists", "day traders", "gamers", "teachers", "journalists", "lobbyists", "CEOs",
+                "youtubers", "NFT people", "whales", "miners", "bots", "linux users", "mac users", "cops",
+                "football fans", "fans of that team", "the devs", "moderators",
+                     "boomer investors")
 OBJECTS = ("this laptop", "this compiler", "the printer", "this build system", "windows update", "this keyboard",
            "the new UI", "this game", "my phone", "npm", "this bug", "the bus company", "this weather",
            "the wifi", "docker", "this stupid api", "monday mornings", "this movie", "the cafeteria food")
@@ -227,6 +232,77 @@ COUNTER_REF_T = (
     "talking about {G} like they are {D} says more about you than them",
     "this thread is full of people calling {G} {D}. mods?",
 )
+#: Hateful claims (no quotes, no first person) for the stance frames below; {G} plural group.
+CLAIM_T = (
+    "{G} are {X}", "{G} are {D}", "all {G} are {X}", "{G} should die", "{G} don't deserve rights",
+    "{G} should be locked up", "{G} can't be trusted", "{G} ruin everything", "{G} are a burden",
+    "{G} should be shot", "{G} are less than human", "{G} should go back where they came from",
+)
+#: Frames that reject, report or condemn a claim without quoting it (counter-speech by reference); {c} a claim.
+STANCE_FRAME_T = (
+    "you can't honestly think {c}", "nobody with a brain believes {c}", "so your take is that {c}? that's bigotry",
+    "anyone who says {c} should be ashamed", "claiming {c} will get you banned here", "he got kicked for posting that {c}",
+    "it's hateful nonsense to say {c}", "the idea that {c} is a lie", "I'm tired of reading that {c}",
+    "we removed a comment saying {c}", "tell me you didn't just say {c}", "writing that {c} is harassment, reported",
+    "no, it is not 'just an opinion' that {c}", "whoever taught you that {c} lied to you",
+    "do you really believe {c}? wow", "mods, this user keeps posting that {c}", "posting that {c} breaks rule 1",
+    "there's zero evidence that {c}", "people insisting {c} are why this place needs mods",
+    "my uncle thinks {c} and it's embarrassing", "it's 2026 and people still claim {c}",
+    "suggesting {c} is exactly how hate spreads", "the troll said {c}, so I blocked him",
+)
+#: Condemning hostility itself: "{N}" is a word for the hostility.
+HOSTILITY_N = ("contempt", "hatred", "disdain", "bigotry", "hostility", "prejudice", "disgust", "fear-mongering")
+HOSTILITY_T = (
+    "your {N} for {G} needs to end", "the {N} toward {G} in this thread is exhausting", "enough with the {N} against {G}",
+    "nobody asked for your {N} of {G}", "this constant {N} aimed at {G} has to stop", "{N} toward {G} isn't welcome here",
+    "your {N} for {G} says a lot about you", "I'm done with the {N} people show {G}",
+    "threatening {G} is a crime, and we report it", "saying you'll hurt {G} gets you banned and reported",
+    "wishing death on {G} isn't edgy, it's a ban", "posting threats against {G} will land you in court",
+)
+#: Negated negative statements in more surface forms.
+NEGATED_MORE_T = (
+    "{G} are anything but {X}", "far from being {X}, {G} are {P}", "I have zero problem with {G}",
+    "no issue with {G} whatsoever", "nothing but respect for {G}", "I'm not against {G} in any way",
+    "I dislike a lot of things, {G} aren't one of them", "{G} are the furthest thing from {X}",
+    "I've never had anything against {G}", "{G} are the opposite of {D}", "not a single {A} person I know is {X}",
+    "people are annoying in general, but {G} in particular? no, they're fine",
+)
+#: Warm statements in the same shapes as hateful ones ("any {S} like you", "I wish...").
+POSITIVE_MORE_T = (
+    "I'd protect any {S} like you", "{G} like you make this server better", "I'd be lucky to date {S}",
+    "you and the other {G} here are the best part of this place", "I'll defend {G} every single time",
+    "can't wait to meet more {G} like you", "I wish more {G} were on the team", "I'd welcome any {S} into my home",
+    "we need more {G} in charge", "{G} like you deserve the world", "I'll always stand up for {S} like you",
+)
+#: Plain mentions that models mistake for hostility (ignorance, absence, questions).
+NEUTRAL_MORE_T = (
+    "I haven't met many {G} where I live", "never met {S} irl tbh", "is anyone here {A}?",
+    "first time I've had {S} as a teacher", "there aren't many {G} in this field yet", "the mod team has no {G} yet",
+    "do {G} get a say in this?", "our book club is reading a novel by {S}", "the new manager is {A}, fyi",
+)
+#: Hateful twins of the frames above, so the frame's stance (not a word like "contempt") decides the label.
+ENDORSE_FRAME_T = (
+    "let's be honest, {c}", "I'll say it again: {c}", "facts: {c}", "everyone here knows {c}",
+    "call me a bigot but {c}", "it's not hate to say {c}", "you can't deny {c}", "my dad always said {c} and he's right",
+    "sorry not sorry, {c}", "the truth nobody wants to hear: {c}", "I've seen enough to know {c}",
+)
+HOSTILITY_HATE_T = (
+    "I have nothing but {N} for {G}", "my {N} for {G} grows every day", "so much {N} for {G} right now",
+    "{G} deserve all the {N} they get", "I feel pure {N} toward {G}", "my {N} for {G} is completely justified",
+    "{G} like you make me {E}", "seeing {G} here makes me {E}", "every time I see {G} I feel {N}",
+    "{G} fill me with {N}",
+)
+HOSTILE_N = ("contempt", "hatred", "disdain", "loathing", "disgust", "revulsion")
+HOSTILE_E = ("sick", "furious", "want to puke", "so angry", "feel disgusted")
+NEGATED_MORE_HATE_T = (
+    "I have a big problem with {G}", "{G} are exactly as {X} as people say", "I'm against {G} in every way",
+    "I dislike a lot of things, {G} most of all", "people are annoying in general, but {G} are the worst",
+    "I've always had something against {G}", "nothing but problems with {G}, every time",
+)
+POSITIVE_MORE_HATE_T = (
+    "I'd never date {S}", "I wish there were fewer {G} on the team", "I'd never let {S} into my home",
+    "I'll never stand up for {S} like you", "we need fewer {G} in charge", "{G} like you ruin this server",
+)
 #: Counter-speech that insults the bigot, not the group: no identity attack, but may be an insult (label masked).
 COUNTER_INSULT_T = (
     "anyone who thinks {G} are {X} is an idiot", "your hatred of {G} is pathetic", "the way you talk about {G} is vile",
@@ -347,10 +423,10 @@ SEXUAL_NEG = ("sex education should be taught in schools", "the study is about s
               "we need a column for sex in the patient table", "breast cancer awareness month starts today")
 
 
-def _fill(t: str, rng: random.Random, g: Group | None = None) -> str:
+def _fill(t: str, rng: random.Random, g: Group | None = None, others: tuple[str, ...] = OTHER_GROUPS) -> str:
     vals = {
         "X": rng.choice(NEG_ATTR), "D": rng.choice(DEHUM), "P": rng.choice(POS_ATTR), "I": rng.choice(INSULTS),
-        "O": rng.choice(OTHER_GROUPS), "J": rng.choice(OBJECTS),
+        "O": rng.choice(others), "J": rng.choice(OBJECTS),
     }
     if g is not None:
         vals.update(G=rng.choice(g.plural), S=rng.choice(g.singular), A=g.adj)
@@ -368,17 +444,26 @@ def _cap(text: str, rng: random.Random) -> str:
     return text
 
 
-def generate(seed: int, per_template: int = 12) -> list[Example]:
+def generate(seed: int, per_template: int = 12, stance_families: bool = False) -> list[Example]:
     """Generate the hand-written set deterministically.
 
     Args:
         seed: Random seed; the same seed yields the same examples in the same order.
         per_template: Draws per (template, group) style combination.
+        stance_families: Also generate the third-session families (stance frames around hateful claims with their
+            endorsing twins, condemnations of hostility with first-person hostile twins, more negations and warm
+            lines with hateful twins, neutral mentions, more non-protected groups). Off for the shipped model:
+            one run with them was not better than without (docs/model-card.md, "What was tried", run F).
 
     Returns:
         Examples with every label known (``source="hand"``; ``"hand_noisy"`` for character-noise copies).
     """
     rng = random.Random(seed)
+    others = OTHER_GROUPS + MORE_OTHER_GROUPS if stance_families else OTHER_GROUPS
+
+    def fill(t: str, rng: random.Random, g: Group | None = None) -> str:
+        return _fill(t, rng, g, others)
+
     out: list[Example] = []
     hateful_texts: list[tuple[str, Group]] = []
 
@@ -390,50 +475,67 @@ def generate(seed: int, per_template: int = 12) -> list[Example]:
         for _ in range(weight):
             for t in HATE_T:
                 if rng.random() < 0.6:
-                    h = _fill(t, rng, g)
+                    h = fill(t, rng, g)
                     add(h, HATE)
                     hateful_texts.append((h, g))
             for t in THREAT_T:
                 if rng.random() < 0.5:
-                    add(_fill(t, rng, g), HATE_THREAT)
+                    add(fill(t, rng, g), HATE_THREAT)
             for t in SEVERE_T:
                 if rng.random() < 0.3:
-                    add(_fill(t, rng, g), HATE_SEVERE)
+                    add(fill(t, rng, g), HATE_SEVERE)
             if g.slurs:
                 for t in SLUR_T:
-                    add(_fill(t, rng, g), HATE_PROF if "fuck" in t else HATE)
+                    add(fill(t, rng, g), HATE_PROF if "fuck" in t else HATE)
             for t in PROF_HATE_T:
                 if rng.random() < 0.5:
-                    add(_fill(t, rng, g), HATE_PROF)
+                    add(fill(t, rng, g), HATE_PROF)
             for t in NEUTRAL_T:
-                add(_fill(t, rng, g), ZERO)
+                add(fill(t, rng, g), ZERO)
             for t in POSITIVE_T:
                 if rng.random() < 0.6:
-                    add(_fill(t, rng, g), ZERO)
+                    add(fill(t, rng, g), ZERO)
             for t in NEGATED_T:
-                add(_fill(t, rng, g), ZERO)
+                add(fill(t, rng, g), ZERO)
             for t in NEG_POS_HATE_T:
                 if rng.random() < 0.6:
-                    h = _fill(t, rng, g)
+                    h = fill(t, rng, g)
                     add(h, HATE)
                     hateful_texts.append((h, g))
             for t in COUNTER_REF_T:
-                add(_fill(t, rng, g), ZERO)
+                add(fill(t, rng, g), ZERO)
             for t in COUNTER_INSULT_T:
-                add(_fill(t, rng, g), COUNTER_INSULT)
+                add(fill(t, rng, g), COUNTER_INSULT)
+            if not stance_families:
+                continue
+            for t in STANCE_FRAME_T:
+                add(t.format(c=fill(rng.choice(CLAIM_T), rng, g)), ZERO)
+            for t in HOSTILITY_T:
+                add(t.replace("{N}", rng.choice(HOSTILITY_N)).format(G=rng.choice(g.plural)), ZERO)
+            for t in NEGATED_MORE_T + POSITIVE_MORE_T + NEUTRAL_MORE_T:
+                add(fill(t, rng, g), ZERO)
+            for t in ENDORSE_FRAME_T:
+                h = t.format(c=fill(rng.choice(CLAIM_T), rng, g))
+                add(h, HATE)
+                hateful_texts.append((h, g))
+            for t in HOSTILITY_HATE_T:
+                h = t.replace("{N}", rng.choice(HOSTILE_N)).replace("{E}", rng.choice(HOSTILE_E))
+                add(h.format(G=rng.choice(g.plural)), HATE)
+            for t in NEGATED_MORE_HATE_T + POSITIVE_MORE_HATE_T:
+                add(fill(t, rng, g), HATE)
     for _ in range(3):
         for t in NATION_NEUTRAL_T:
             add(t.format(G=rng.choice(NATIONALITIES)), ZERO)
     # the same hateful templates aimed at non-protected groups / individuals: insult, not identity_attack
     for t in HATE_T + NEG_POS_HATE_T + PROF_HATE_T:
         for _ in range(5):
-            og = rng.choice(OTHER_GROUPS)
-            text = _fill(t, rng, Group("other", (og,), (og,), og))
+            og = rng.choice(others)
+            text = fill(t, rng, Group("other", (og,), (og,), og))
             add(text, target(0.0, toxicity=1.0, insult=1.0, obscene=1.0 if "fuck" in t or "shit" in t else 0.0))
     for t in THREAT_T:
         for _ in range(2):
-            og = rng.choice(OTHER_GROUPS)
-            add(_fill(t, rng, Group("other", (og,), (og,), og)), INSULT_THREAT)
+            og = rng.choice(others)
+            add(fill(t, rng, Group("other", (og,), (og,), og)), INSULT_THREAT)
     # counter-speech quoting real hateful lines from above (the quoted hate is the pair's hateful half)
     for h, _g in rng.sample(hateful_texts, k=min(len(hateful_texts), 1100)):
         add(rng.choice(COUNTER_QUOTE_T).format(H=h), ZERO)
@@ -485,9 +587,9 @@ def generate(seed: int, per_template: int = 12) -> list[Example]:
                 "mod are", "mod is").replace("@someone are", "@someone is").replace("boss are", "boss is").replace(
                 "streamer are", "streamer is").replace("u are", "u r"), INSULT)
         for t in GROUP_NH_T:
-            add(_fill(t, rng), INSULT)
+            add(fill(t, rng), INSULT)
         for t in OBJ_T:
-            add(_fill(t, rng), target(0.0, toxicity=0.3, obscene=1.0 if "fuck" in t or "hell" in t else 0.0))
+            add(fill(t, rng), target(0.0, toxicity=0.3, obscene=1.0 if "fuck" in t or "hell" in t else 0.0))
     # character-noise copies of hateful texts, obfuscating the slur / identity term / a random word
     for h, g in hateful_texts:
         if rng.random() < 0.5:

@@ -52,6 +52,8 @@ class TrainConfig:
     runs: int = 1
     #: Where to also write each run's own artifact (``run<k>/``), for comparison; ``None`` = not written.
     keep_runs: Path | None = None
+    #: Add the third-session template families (``handwritten.generate(stance_families=True)``); not shipped.
+    stance_families: bool = False
 
 
 def normaliser():
@@ -76,7 +78,7 @@ def cpu_has_bf16() -> bool:
 def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
     norm = normaliser()
-    rows = load_all(cfg.data, cfg.seed) + generate(cfg.seed) * cfg.hand_repeat
+    rows = load_all(cfg.data, cfg.seed) + generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
     seen: set[tuple[str, str]] = set()
     out = []
     for ex in rows:
