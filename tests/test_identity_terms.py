@@ -36,7 +36,7 @@ def test_messages_naming_an_identity_are_found_through_evasion(text, found):
     [
         "She aite", "Re 21e8", "Komodo World is a victim", "OUR is not yet supported in Agama", "Kick Vee",
         "transaction failed again", "nice jewelry", "the homomorphic scheme", "Then they are slave states", "",
-        "I hate waiters", "you are a cancer",
+        "I hate waiters", "you are a cancer", "motherfucker looks like a heroin addict",
     ],
 )
 def test_messages_naming_no_identity_give_none(text):

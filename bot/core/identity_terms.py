@@ -27,7 +27,7 @@ from bot.core.normalize import Normalized, contains_term
 GENDER = (
     "woman", "women", "womens", "womans", "girl", "girls", "female*", "lady", "ladies", "man", "men", "mens", "male",
     "males", "boy", "boys", "guy", "guys", "dude", "dudes", "sir", "ma'am", "maam", "madam", "gentleman", "gentlemen",
-    "wife", "wives", "mother*", "mom", "moms", "mum", "mums", "feminist*", "feminism", "gender*", "pronoun*",
+    "wife", "wives", "mother", "mothers", "mom", "moms", "mum", "mums", "feminist*", "feminism", "gender*", "pronoun*",
     "trans", "transgender*", "transsexual*", "transwom*", "transm*n", "transphob*", "nonbinary", "non binary",
     "non-binary", "enby", "enbies", "genderqueer", "genderfluid", "intersex", "cis", "cisgender*", "misgender*",
     "drag queen*", "sex", "sexes", "misogyn*", "sexist*", "sexism",
