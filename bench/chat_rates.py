@@ -90,16 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("any", "", f"{(scores['calibration'] >= review).any(1).mean() * 100:.2f}",
                   f"{(scores['komodo'] >= review).any(1).mean() * 100:.2f}", "")
     # what the bot does: identity_attack on a message naming no identity counts from the untargeted tier only
-    from bot.core.identity_terms import identity_reference
-    from bot.core.normalize import normalize
+    from bot.eval import with_target_check
 
     ia = LABELS.index("identity_attack")
-    bar = policy.identity_target.untargeted.review
     for name, texts in sets.items():
         gated = scores[name].copy()
-        for i, t in enumerate(texts):
-            if gated[i, ia] >= review[ia] and identity_reference(normalize(t)) is None and (bar is None or gated[i, ia] < bar):
-                gated[i, ia] = 0.0
+        gated[:, ia] = with_target_check(texts, list(gated[:, ia]), policy.identity_target.untargeted.review)
         scores[name + "_gated"] = gated
     table.add_row("identity_attack, target check", f"{review[ia]:.2f}",
                   f"{(scores['calibration_gated'][:, ia] >= review[ia]).mean() * 100:.2f}",
