@@ -20,8 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=TrainConfig.runs,
                    help="fine-tunes averaged into the shipped model (same init, data order seed+k)")
     p.add_argument("--keep-runs", type=Path, default=None, help="also write each run's own artifact under this folder")
-    p.add_argument("--stance-families", action="store_true",
-                   help="add the experimental stance/hostility template families (not in the shipped model)")
+    p.add_argument("--stance-families", action=argparse.BooleanOptionalAction, default=TrainConfig.stance_families,
+                   help="add the stance/hostility template families of runs D-F (default: off, as for the shipped model)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
