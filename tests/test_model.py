@@ -64,6 +64,21 @@ def test_identity_attack_clear_cases(scorer, text, hateful):
     assert (score >= thr) is hateful, f"{text!r}: {score:.3f} vs threshold {thr}"
 
 
+@pytest.mark.parametrize("ping", ["<@508792563302400003> ", "<@!508792563302400003> ", "<@U024BE7LH> "])
+@pytest.mark.parametrize(
+    "attack", ["you will never be a real woman", "people like you should be put down", "trans people are mentally ill freaks"]
+)
+def test_a_ping_does_not_hide_an_identity_attack(scorer, ping, attack):
+    """Pinging the target in front of an attack scores like the attack alone in the scoring path (for_scoring drops
+    the mention); the old "@user" rendering let the ping pull identity_attack from ~0.9 to ~0.05."""
+    from bot.core.normalize import for_scoring
+
+    thr = read_thresholds()["identity_attack"]
+    alone, pinged = scorer.score_batch([for_scoring(attack), for_scoring(ping + attack)])
+    assert alone.values["identity_attack"] >= thr
+    assert pinged.values["identity_attack"] == pytest.approx(alone.values["identity_attack"], abs=1e-3)
+
+
 def test_thresholds_file_covers_every_label():
     """thresholds.json ships a threshold in (0, 1) for each of the seven labels."""
     thr = read_thresholds()

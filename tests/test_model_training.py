@@ -107,3 +107,14 @@ def test_average_states_is_a_uniform_soup():
     with pytest.raises(ValueError):
         average_states([])
 
+
+
+def test_training_normaliser_keeps_the_mention_rendering_the_artifact_was_trained_on():
+    """Training renders platform mentions as "@user" (so the default command rebuilds the committed artifact) while
+    serving drops them; both fold the same evasions otherwise."""
+    from bot.core.normalize import for_scoring
+    from bot.training.train import normaliser
+
+    norm = normaliser()
+    assert norm("<@123456789> f.u.c.k off") == "@user fuck off"
+    assert for_scoring("<@123456789> f.u.c.k off") == "fuck off"

@@ -182,12 +182,31 @@ def test_for_scoring_keeps_genuine_text(text: str) -> None:
         ("%66%75%63%6b", "fuck"),
         ("  lots \n\n of   space  ", "lots of space"),
         ("\U0001f382 party", "birthday cake party"),
-        ("<@123456789> hi", "@user hi"),
+        ("<@123456789> hi", "hi"),
     ],
 )
 def test_for_scoring_table(text: str, expected: str) -> None:
     """for_scoring folds and strips evasions but keeps case and does not de-leet."""
     assert for_scoring(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "legacy"),
+    [
+        ("<@123456789> you are welcome here", "you are welcome here", "@user you are welcome here"),
+        ("<@!123456789> hi", "hi", "@user hi"),
+        ("<@&987654321> ping the mods", "ping the mods", "@user ping the mods"),
+        ("thanks <@U024BE7LH>!", "thanks !", "thanks @user !"),
+        ("@Maya hi", "@Maya hi", "@Maya hi"),  # a typed handle (as exports render mentions) stays
+        ("mail bob@example.com", "mail bob@example.com", "mail bob@example.com"),
+        ("see <#123456789>", "see #channel", "see #channel"),
+    ],
+)
+def test_for_scoring_drops_platform_mentions(text: str, expected: str, legacy: str) -> None:
+    """Platform mentions are dropped for the model (a ping must not hide an attack); training keeps the old
+    ``@user`` rendering via legacy_mentions so the committed artifact can be rebuilt."""
+    assert for_scoring(text) == expected
+    assert for_scoring(text, legacy_mentions=True) == legacy
 
 
 @pytest.mark.parametrize(

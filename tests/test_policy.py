@@ -65,6 +65,18 @@ def test_missing_policy_file_is_a_clear_error(tmp_path):
         load_policy(DEFAULT_POLICY_PATH, tmp_path / "nope.toml")
 
 
+def test_unreadable_policy_files_are_clear_errors(tmp_path):
+    """A folder or a non-UTF-8 file given as a policy is refused with the path and the reason, not a traceback."""
+    with pytest.raises(PolicyError, match="is a folder") as info:
+        load_policy(DEFAULT_POLICY_PATH, tmp_path)
+    assert info.value.source == str(tmp_path)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe garbage")
+    with pytest.raises(PolicyError, match="not UTF-8") as info:
+        load_policy(DEFAULT_POLICY_PATH, binary)
+    assert info.value.source == str(binary)
+
+
 def test_server_file_overrides_only_what_it_sets(tmp_path):
     """A server file changing one tier keeps the default's other tier and every other label."""
     path = _write(tmp_path, "[thresholds]\ntoxicity = { review = 0.9, act = 0.99 }\n")

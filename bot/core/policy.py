@@ -287,13 +287,20 @@ def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML policy file.
 
     Raises:
-        PolicyError: the file is missing or is not valid TOML (the reason carries TOML's line and column).
+        PolicyError: the file is missing, unreadable (a folder, no permission), not UTF-8, or not valid TOML (the
+            reason carries TOML's line and column).
     """
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise PolicyError(str(path), "(file)", "file not found") from None
+    except IsADirectoryError:
+        raise PolicyError(str(path), "(file)", "is a folder, not a TOML file") from None
+    except OSError as exc:
+        raise PolicyError(str(path), "(file)", f"cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PolicyError(str(path), "(syntax)", f"not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(str(path), "(syntax)", str(exc)) from None
 

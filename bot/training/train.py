@@ -9,6 +9,7 @@ score the dev split through detoxify and calibrate per-label thresholds (max F1)
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -57,13 +58,19 @@ class TrainConfig:
 
 
 def normaliser():
-    """``bot.core.normalize.for_scoring`` if present, else identity (logged: train and serve must match)."""
+    """``bot.core.normalize.for_scoring`` with ``legacy_mentions=True`` (else identity, logged).
+
+    Train and serve match except for mentions: the committed artifact was trained with mentions rendered as
+    ``@user``/``@name``, and this keeps that rendering so the default command rebuilds it; serving drops them (see
+    :func:`bot.core.normalize.for_scoring` for why). The next model that is retrained and shipped should drop this
+    flag so training sees what serving sees.
+    """
     try:
         from bot.core.normalize import for_scoring
     except ImportError:
         log.warning("bot.core.normalize.for_scoring not found: training on raw text")
         return lambda s: s
-    return for_scoring
+    return functools.partial(for_scoring, legacy_mentions=True)
 
 
 def cpu_has_bf16() -> bool:
