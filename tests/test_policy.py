@@ -45,6 +45,12 @@ def test_default_policy_loads_with_every_label():
         ("[identity_target]\nuntargeted = { review = 1.5 }\n", "identity_target.untargeted.review",
          "less than or equal to 1"),
         ("[identity_target]\nrequire = true\n", "identity_target.require", "unknown key"),
+        # wrong types are refused, not coerced ("yes" is not a boolean, "0.5" is not a number, true is not 1.0)
+        ('[strikes]\nenabled = "yes"\n', "strikes.enabled", "valid boolean"),
+        ('shadow_mode = "true"\n', "shadow_mode", "valid boolean"),
+        ('[thresholds]\ntoxicity = { review = "0.5" }\n', "thresholds.toxicity.review", "valid number"),
+        ("[thresholds]\ntoxicity = { review = true }\n", "thresholds.toxicity.review", "valid number"),
+        ('[server]\nretention_days = "30"\n', "server.retention_days", "valid integer"),
     ],
 )
 def test_invalid_policy_is_refused_naming_file_key_and_reason(tmp_path, text, key, reason):

@@ -16,9 +16,19 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
 from bot.core.rules.settings import RulesSettings
@@ -43,6 +53,10 @@ class PolicyError(ValueError):
         super().__init__(f"{source}: {key}: {reason}")
 
 
+#: A number in a policy file: an int or a float; a string ("0.5") or a boolean is refused, not coerced.
+StrictNum = Annotated[float, Strict()]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -54,8 +68,8 @@ class Tier(_Strict):
     automatically. ``None`` switches a tier off.
     """
 
-    review: float | None = Field(default=None, ge=0.0, le=1.0)
-    act: float | None = Field(default=None, ge=0.0, le=1.0)
+    review: StrictNum | None = Field(default=None, ge=0.0, le=1.0)
+    act: StrictNum | None = Field(default=None, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _ordered(self) -> Tier:
@@ -68,7 +82,7 @@ class ActionSpec(_Strict):
     """An action with its parameters, as written in the policy (``{action = "timeout", duration_s = 3600}``)."""
 
     action: str
-    duration_s: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
+    duration_s: StrictInt | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
 
     @field_validator("action")
     @classmethod
@@ -89,10 +103,10 @@ class ServerSettings(_Strict):
     review_channel: str | None = None
     mod_log_channel: str | None = None
     moderator_roles: list[str] = Field(default_factory=list)
-    retention_days: int = Field(default=30, ge=1, le=3650)
-    excerpt_chars: int = Field(default=1000, ge=0, le=100_000)
-    review_auto_actions: bool = True
-    warn_dm: bool = True
+    retention_days: StrictInt = Field(default=30, ge=1, le=3650)
+    excerpt_chars: StrictInt = Field(default=1000, ge=0, le=100_000)
+    review_auto_actions: StrictBool = True
+    warn_dm: StrictBool = True
 
 
 class ExemptSettings(_Strict):
@@ -101,7 +115,7 @@ class ExemptSettings(_Strict):
     roles: list[str] = Field(default_factory=list)
     channels: list[str] = Field(default_factory=list)
     members: list[str] = Field(default_factory=list)
-    bots: bool = True
+    bots: StrictBool = True
 
 
 class IdentityTargetSettings(_Strict):
@@ -112,7 +126,7 @@ class IdentityTargetSettings(_Strict):
     Its other labels (toxicity, insult, threat...) are judged as usual, and the score is recorded unchanged.
     """
 
-    required: bool = True
+    required: StrictBool = True
     untargeted: Tier = Field(default_factory=lambda: Tier(review=0.98))
     extra_terms: list[str] = Field(default_factory=list)
 
@@ -120,9 +134,9 @@ class IdentityTargetSettings(_Strict):
 class LadderStep(_Strict):
     """One rung of the escalation ladder: crossing ``points`` active strike points triggers ``action``."""
 
-    points: int = Field(ge=1)
+    points: StrictInt = Field(ge=1)
     action: str
-    duration_s: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
+    duration_s: StrictInt | None = Field(default=None, ge=1, le=MAX_TIMEOUT_S)
 
     @field_validator("action")
     @classmethod
@@ -135,8 +149,8 @@ class LadderStep(_Strict):
 class StrikeSettings(_Strict):
     """Strikes: points per sanction, expiry, and the escalation ladder (Red-DiscordBot's warnings idea)."""
 
-    enabled: bool = True
-    expire_after_s: int = Field(default=30 * 86400, ge=60, le=3650 * 86400)
+    enabled: StrictBool = True
+    expire_after_s: StrictInt = Field(default=30 * 86400, ge=60, le=3650 * 86400)
     points: dict[str, int] = Field(default_factory=lambda: {"delete": 1, "warn": 1, "timeout": 2, "kick": 3, "ban": 5})
     ladder: list[LadderStep] = Field(default_factory=list)
 
@@ -163,7 +177,7 @@ class ChannelOverride(_Strict):
     """Overrides for one channel or category: thresholds, exemption, extra blocked / allowed terms."""
 
     thresholds: dict[str, Tier] = Field(default_factory=dict)
-    exempt: bool = False
+    exempt: StrictBool = False
     block_terms: list[str] = Field(default_factory=list)
     allow_terms: list[str] = Field(default_factory=list)
 
@@ -183,8 +197,8 @@ def _check_labels(d: Mapping[str, object]) -> None:
 class Policy(_Strict):
     """The effective policy of one server. See ``config/default.toml`` for every key and its meaning."""
 
-    schema_version: int = Field(default=1, ge=1, le=1)
-    shadow_mode: bool = False
+    schema_version: StrictInt = Field(default=1, ge=1, le=1)
+    shadow_mode: StrictBool = False
     on_scorer_error: str = "review"
     server: ServerSettings = Field(default_factory=ServerSettings)
     thresholds: dict[str, Tier] = Field(default_factory=dict)
