@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -153,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ScorerLoadError as exc:
         print(f"error: the model could not be loaded: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except sqlite3.DatabaseError as exc:  # includes OperationalError: a folder, no permission, not a SQLite file
+        where = getattr(args, "db", None) or "the mod-log database"
+        print(f"error: {where}: cannot be used as the mod-log database: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     except KeyboardInterrupt:
         return 130

@@ -78,3 +78,21 @@ def test_purge_erases_old_text_but_keeps_verdicts(tmp_path, capsys):
     assert verdict is not None
     texts = json.dumps(record)
     assert "old text" not in texts and "new text" in texts
+
+
+@pytest.mark.parametrize("kind", ["not a database", "a folder"])
+def test_unusable_db_is_a_clear_error_not_a_traceback(tmp_path, capsys, kind):
+    """--db pointing at a non-SQLite file or at a folder exits with status 2 and names the path; the file is left
+    as it was."""
+    if kind == "a folder":
+        db = tmp_path / "dbdir"
+        db.mkdir()
+    else:
+        db = tmp_path / "notes.db"
+        db.write_text("these are my notes, not a database\n" * 20, encoding="utf-8")
+    before = db.read_bytes() if db.is_file() else None
+    assert main(["purge", "--db", str(db), "--days", "30"]) == 2
+    err = capsys.readouterr().err
+    assert str(db) in err and "cannot be used as the mod-log database" in err
+    if before is not None:
+        assert db.read_bytes() == before
