@@ -88,17 +88,22 @@ def test_example_report_is_written(example_scan):
     """The HTML report names the labels, shows a raid and embeds the flags-over-time plot."""
     _, _, report, _ = example_scan
     html = report.read_text(encoding="utf-8")
-    assert "identity_attack" in html and "<svg" in html and "raid" in html.lower()
+    assert "identity_attack" in html and "<svg" in html and "<span>2 raids</span>" in html
 
 
 def test_rescan_skips_recorded_messages(example_scan):
-    """Re-running the same scan records nothing new and keeps one verdict per message."""
-    _, rows, _, db = example_scan
-    proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress")
+    """Re-running the same scan records nothing new, keeps one verdict per message, and its report still shows the
+    two recorded raids (read from the mod log, not only from alerts raised in this run)."""
+    _, rows, report, db = example_scan
+    again = report.with_name("again.html")
+    proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress",
+                "--report", str(again))
     assert proc.returncode == 0, proc.stderr
     assert "0 judged now" in proc.stderr
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == len(rows)
+        assert con.execute("SELECT COUNT(*) FROM raids").fetchone()[0] == 2
+    assert "<span>2 raids</span>" in again.read_text(encoding="utf-8")
 
 
 def test_scan_of_nothing_readable_exits_2(tmp_path):

@@ -65,7 +65,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
         if args.report:
             from bot.report import write_html_report
 
-            raids = [o.verdict.raid for o in outcomes if o.verdict.raid is not None]
+            # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
+            # or a resumed scan replays recorded messages without re-raising their alerts
+            raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
             doc = {
                 "title": "Moderation scan: " + ", ".join(str(p) for p in args.paths),
                 "messages": summary.messages,

@@ -288,6 +288,19 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             strike_added = await self._insert_strike(platform, strike)
         return RecordResult(inserted=True, case_number=case_number, review_id=review_id, strike_added=strike_added)
 
+    async def list_raids(self, platform: str, server_id: str) -> list[RaidAlert]:
+        """Every raid alert recorded for one server, oldest first (``started_at``, then insertion order)."""
+        rows = await self._all(
+            "SELECT server_id, channel_id, started_at, members, count, reason FROM raids "
+            "WHERE platform = ? AND server_id = ? ORDER BY started_at, id",
+            (platform, server_id),
+        )
+        return [
+            RaidAlert(server_id=r[0], channel_id=r[1], started_at=req_db_time(r[2]),
+                      members=tuple(load_json(r[3], [])), count=r[4], reason=r[5])
+            for r in rows
+        ]
+
     async def record_raid(self, platform: str, alert: RaidAlert) -> int:
         """Store a raid alert; returns its id."""
         async with self._tx():
