@@ -120,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     from bot.core.policy import PolicyError
+    from bot.eval import EvalInputError
     from bot.scoring import ScorerLoadError
 
     try:
@@ -154,6 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except ScorerLoadError as exc:
         print(f"error: the model could not be loaded: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except EvalInputError as exc:
+        print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except FileNotFoundError as exc:
+        print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)  # noqa: T201
         return 2
     except sqlite3.DatabaseError as exc:  # includes OperationalError: a folder, no permission, not a SQLite file
         where = getattr(args, "db", None) or "the mod-log database"
@@ -198,8 +205,8 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
     from bot.store.sqlite import SqliteStore
 
     days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
-    if days < 1:
-        print("error: --days must be at least 1", file=sys.stderr)  # noqa: T201
+    if not 1 <= days <= 3650:  # the policy's server.retention_days allows the same range
+        print("error: --days must be between 1 and 3650", file=sys.stderr)  # noqa: T201
         return 2
     cutoff = datetime.now(UTC) - timedelta(days=days)
     async with await SqliteStore.open(settings.db_path) as store:

@@ -96,3 +96,10 @@ def test_unusable_db_is_a_clear_error_not_a_traceback(tmp_path, capsys, kind):
     assert str(db) in err and "cannot be used as the mod-log database" in err
     if before is not None:
         assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("days", ["0", "99999999999"])
+def test_purge_refuses_days_out_of_range(tmp_path, capsys, days):
+    """purge --days outside 1..3650 (the policy's retention range) exits 2 with a reason, not an OverflowError."""
+    assert main(["purge", "--db", str(tmp_path / "mod.db"), "--days", days]) == 2
+    assert "between 1 and 3650" in capsys.readouterr().err

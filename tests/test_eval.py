@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -99,3 +100,23 @@ def test_run_eval_mhc_folder_reports_each_language(tmp_path):
     res = run_eval("mhc", tmp_path, threshold=0.5, console=Console(file=out), scorer=KeywordScorer())
     assert sorted(res) == ["french", "german"]
     assert res["german"]["hateful"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("content", "threshold", "needle"),
+    [
+        ("", 0.5, "no cases"),
+        ("test_case,label_gold\n", 0.5, "no cases"),
+        ("just some text\nand another line\n", 0.5, "not a hatecheck file"),
+        ("functionality,test_case,label_gold,target_ident\nslur_h,x,hateful,women\n", 2.0, "outside [0, 1]"),
+    ],
+)
+def test_run_eval_refuses_unusable_input_with_a_reason(tmp_path, content, threshold, needle):
+    """An empty file, a file without HateCheck's columns, or a threshold outside [0, 1] raises EvalInputError
+    naming the problem (the CLI prints it and exits 2) instead of a KeyError or StopIteration traceback."""
+    from bot.eval import EvalInputError
+
+    path = tmp_path / "cases.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(EvalInputError, match=re.escape(needle)):
+        run_eval("hatecheck", path, threshold=threshold, console=Console(file=io.StringIO()), scorer=KeywordScorer())

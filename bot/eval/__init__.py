@@ -156,6 +156,8 @@ def eval_hatecheck(path: Path, scorer: Scorer, threshold: float, batch_size: int
     from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
 
     rows = _read_csv(path)
+    if not rows:
+        raise EvalInputError(f"{path}: no cases (nothing after the header line)")
     texts = [r["test_case"] for r in rows]
     scores = _score(scorer, texts, "identity_attack", batch_size)
     m = hatecheck_metrics(rows, scores, threshold)
@@ -235,7 +237,8 @@ def run_eval(
         The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics`; for mhc ``{language: metrics}``).
 
     Raises:
-        ValueError: unknown ``kind``. FileNotFoundError: ``path`` missing.
+        ValueError: unknown ``kind``. FileNotFoundError: ``path`` missing. EvalInputError: bad threshold, or a
+            file that is empty or not of this kind.
         bot.scoring.ScorerLoadError: the default model cannot be loaded.
     """
     if kind not in KINDS:
@@ -253,16 +256,29 @@ def run_eval(
         scorer = DetoxifyScorer.load()
     label = "toxicity" if kind == "olid" else "identity_attack"
     thr = _default_threshold(label) if threshold is None else float(threshold)
-    if kind == "hatecheck":
-        return eval_hatecheck(path, scorer, thr, batch_size, console)
-    if kind == "olid":
-        return eval_olid(path, scorer, thr, batch_size, console)
-    files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
-    results = {}
-    for f in files:
-        lang = f.stem.removeprefix("mhc_").split("_")[0]
-        results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console, title=f"Multilingual HateCheck: {lang}")
-    return results
+    if not 0.0 <= thr <= 1.0:
+        raise EvalInputError(f"threshold {thr} is outside [0, 1]")
+    try:
+        if kind == "hatecheck":
+            return eval_hatecheck(path, scorer, thr, batch_size, console)
+        if kind == "olid":
+            return eval_olid(path, scorer, thr, batch_size, console)
+        files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
+        if not files:
+            raise EvalInputError(f"{path}: no mhc_*.csv files in this folder")
+        results = {}
+        for f in files:
+            lang = f.stem.removeprefix("mhc_").split("_")[0]
+            results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console,
+                                           title=f"Multilingual HateCheck: {lang}")
+        return results
+    except (KeyError, StopIteration, IndexError, UnicodeDecodeError, csv.Error, IsADirectoryError) as exc:
+        raise EvalInputError(f"{path}: not a {kind} file ({type(exc).__name__}: {exc})") from None
 
 
-__all__ = ["KINDS", "TARGETS", "hatecheck_metrics", "olid_metrics", "run_eval", "with_target_check"]
+class EvalInputError(ValueError):
+    """An evaluation input that cannot be used: a threshold outside [0, 1], or a file that is empty, unreadable or
+    lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
+
+
+__all__ = ["KINDS", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "run_eval", "with_target_check"]
