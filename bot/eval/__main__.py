@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from pathlib import Path
 
-from bot.eval import KINDS, run_eval
+from bot.eval import KINDS, EvalInputError, run_eval
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the metrics here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size)
+    try:
+        result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size)
+    except (EvalInputError, FileNotFoundError) as exc:
+        print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0
