@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     from bot.core.models import LABELS
-    from bot.core.normalize import for_scoring
+    from bot.core.pieces import score_messages
     from bot.core.policy import load_policy
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = {"calibration": calibration_texts(args.n), "komodo": komodo_texts(args.n)}
     scores = {}
     for name, texts in sets.items():
-        out = scorer.score_batch([for_scoring(t) for t in texts])
+        out = score_messages(scorer, texts)
         scores[name] = np.array([[s.get(lb) or 0.0 for lb in LABELS] for s in out])
     table = Table(title=f"Share of messages reaching the review tier (n={args.n} per set)")
     for col in ("label", "review tier", "calibration %", "Komodo %", "calibration p99.8"):

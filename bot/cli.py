@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("file", type=Path, nargs="+")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
     ev.add_argument("--batch-size", type=int, default=64)
+    ev.add_argument("--pad", action="store_true",
+                    help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
 
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
@@ -194,7 +196,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         threshold = tier.review if tier and tier.review is not None else 0.5
     scorer = load_scorer(settings)
     for f in args.file:
-        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer)
+        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad)
     return 0
 
 

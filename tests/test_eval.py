@@ -74,6 +74,45 @@ def test_run_eval_hatecheck_with_fake_scorer(tmp_path):
     assert "identity-target check" in out.getvalue()
 
 
+class ShortOnlyScorer:
+    """Fake Scorer that, like a pooled classifier, loses an attack in a long text: 'hate' scores 0.9 only in texts
+    of at most 4 words. Records every text it is given."""
+
+    name = "short-only"
+    version = "0"
+    labels = LABELS
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        self.seen.extend(texts)
+        return [Scores({label: (0.9 if "hate" in t and len(t.split()) <= 4 else 0.1) for label in LABELS},
+                       model="fake") for t in texts]
+
+
+def test_run_eval_pad_puts_a_benign_sentence_before_each_case(tmp_path):
+    """--pad: every case is scored after one of PAD_SENTENCES; the bot's path (sentence pieces) still finds the
+    hateful case, scoring the whole text alone would not, and both results are returned."""
+    from bot.eval import PAD_SENTENCES
+
+    path = tmp_path / "hc.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["functionality", "test_case", "label_gold", "target_ident"])
+        w.writeheader()
+        w.writerow({"functionality": "derog_h", "test_case": "I hate women", "label_gold": "hateful",
+                    "target_ident": "women"})
+        w.writerow({"functionality": "ident_pos_nh", "test_case": "I love women", "label_gold": "non-hateful",
+                    "target_ident": "women"})
+    out = io.StringIO()
+    scorer = ShortOnlyScorer()
+    m = run_eval("hatecheck", path, threshold=0.5, console=Console(file=out, width=120), scorer=scorer, pad=True)
+    assert f"{PAD_SENTENCES[0]} I hate women" in scorer.seen and f"{PAD_SENTENCES[1]} I love women" in scorer.seen
+    assert m["hateful"] == 1.0 and m["non_hateful"] == 1.0
+    assert m["whole_text_only"]["hateful"] == 0.0
+    assert "each case after one benign" in out.getvalue() and "whole text only" in out.getvalue()
+
+
 def test_target_check_keeps_named_or_extreme_scores():
     """with_target_check zeroes scores of texts naming no identity unless they reach the untargeted tier."""
     from bot.eval import with_target_check

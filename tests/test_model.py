@@ -120,3 +120,51 @@ def test_bad_load_arguments_raise_scorer_load_error(kwargs, match):
 
     with pytest.raises(ScorerLoadError, match=match):
         DetoxifyScorer.load(**kwargs)
+
+
+PADDING = "I spent the weekend setting up the new build server and the caching finally works after a lot of trial and error."
+
+
+@pytest.mark.parametrize(
+    "attack", ["you will never be a real woman.", "trans people are mentally ill freaks.", "gay people are disgusting."]
+)
+def test_benign_padding_does_not_hide_an_attack(scorer, attack):
+    """One benign sentence in front of an attack can dilute the whole-text score (model 143ea79a4068: 0.98 ->
+    0.01 for the first case); the bot's scoring path (whole text + each sentence, highest score) still scores the
+    padded attack like the attack alone."""
+    from bot.core.pieces import score_messages
+
+    thr = read_thresholds()["identity_attack"]
+    text = f"{PADDING} {attack}"
+    alone, padded = score_messages(scorer, [attack, text])
+    assert padded.values["identity_attack"] == pytest.approx(alone.values["identity_attack"], abs=1e-3)
+    assert padded.values["identity_attack"] >= thr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Someone wrote "trans people are freaks." That is vile, and I reported it to the mods.',
+        "> trans people are mentally ill freaks\nThis is hateful and it has no place here. Reported.",
+        "Trans women are women. This hatred is violence. I stand with her.",
+    ],
+)
+def test_counter_speech_in_several_sentences_passes(scorer, text):
+    """Quoting hate to condemn it, and supportive replies, stay below the review tier when scored in pieces."""
+    from bot.core.pieces import score_messages
+
+    thr = read_thresholds()["identity_attack"]
+    assert score_messages(scorer, [text])[0].values["identity_attack"] < thr
+
+
+def test_long_text_is_scored_in_overlapping_windows(scorer):
+    """A text longer than the 126-token window is split into overlapping windows of at most 126 tokens that
+    together reach the end of the text; short texts are one window."""
+    tok = scorer._model.tokenizer
+    text = " ".join(f"word{i}" for i in range(200)) + " the end"
+    wins = scorer.windows(text)
+    assert scorer.window_tokens == 126
+    assert len(wins) >= 2 and wins[0].startswith("word0 ") and wins[-1].endswith("the end")
+    assert all(len(tok(w, add_special_tokens=False)["input_ids"]) <= 126 for w in wins)
+    assert all(w in text for w in wins)
+    assert scorer.windows("trans women are women") == ["trans women are women"]

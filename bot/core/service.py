@@ -29,7 +29,8 @@ from bot.core.escalation import StrikeLedger
 from bot.core.identity_terms import identity_reference
 from bot.core.judge import decide, effective_tiers, union
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
-from bot.core.normalize import Normalized, for_scoring, normalize
+from bot.core.normalize import Normalized, normalize
+from bot.core.pieces import combine, scoring_pieces
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -120,7 +121,7 @@ class ModerationService:
         self.batch_size = batch_size
         self.max_delay_s = max_delay_s
         self.ledger = StrikeLedger(store.active_strikes)
-        self._cache: OrderedDict[str, Scores] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, ...], Scores] = OrderedDict()
         self._cache_size = text_cache
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._judge_q: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=2)
@@ -260,38 +261,43 @@ class ModerationService:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._work, jobs)
 
     def _work(self, jobs: list[tuple[_Item, ContentRules, list[str], list[str], bool]]) -> None:
-        """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch."""
-        texts: dict[str, list[_Item]] = {}
+        """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch.
+
+        Each message is scored as a whole and sentence by sentence (:func:`bot.core.pieces.scoring_pieces`), keeping
+        per label the highest score, so a benign sentence in front of an attack cannot hide it.
+        """
+        plans: dict[tuple[str, ...], list[_Item]] = {}
         for it, rules, extra, allow, raid_on in jobs:
             it.norm = normalize(it.message.text)
             it.content_hits = list(
                 rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
             )
-            text = for_scoring(it.message.text)
-            if not text.strip():
+            plan = scoring_pieces(it.message.text)
+            if not plan[0].strip():
                 continue
-            cached = self._cache.get(text)
+            cached = self._cache.get(plan)
             if cached is not None:
-                self._cache.move_to_end(text)
+                self._cache.move_to_end(plan)
                 it.scores = cached
                 self.stats["cache_hits"] += 1
             else:
-                texts.setdefault(text, []).append(it)
-        if not texts:
+                plans.setdefault(plan, []).append(it)
+        if not plans:
             return
-        order = list(texts)
+        order = list(dict.fromkeys(piece for plan in plans for piece in plan))
         try:
-            scored = self.scorer.score_batch(order)
+            scored = dict(zip(order, self.scorer.score_batch(order), strict=True))
         except Exception:  # noqa: BLE001 - the policy's on_scorer_error decides
             log.exception("scorer failed on a batch of %d texts", len(order))
-            for its in texts.values():
+            for its in plans.values():
                 for it in its:
                     it.scorer_failed = True
             return
         self.stats["scored_texts"] += len(order)
-        for text, s in zip(order, scored, strict=True):
-            self._cache[text] = s
-            for it in texts[text]:
+        for plan, its in plans.items():
+            s = combine([scored[piece] for piece in plan])
+            self._cache[plan] = s
+            for it in its:
                 it.scores = s
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)

@@ -1,8 +1,9 @@
 """Quality harness: HateCheck, Multilingual HateCheck and the OLID hold-out, printed as rich tables.
 
 Called by the lead's CLI as ``python -m bot eval hatecheck|olid|mhc FILE`` and standalone as
-``python -m bot.eval hatecheck FILE``. Every text goes through ``bot.core.normalize.for_scoring`` first, as in the
-pipeline. A HateCheck case counts as *predicted hateful* when ``identity_attack >= threshold``; an OLID tweet
+``python -m bot.eval hatecheck FILE``. Every text is scored as the bot scores a message
+(:func:`bot.core.pieces.score_messages`: ``for_scoring``, then the whole text and each sentence, highest score per
+label). A HateCheck case counts as *predicted hateful* when ``identity_attack >= threshold``; an OLID tweet
 as *offensive* when ``toxicity >= threshold``. ``threshold=None`` uses the artifact's calibrated thresholds
 (``bot/model/artifact/thresholds.json``). HateCheck files are evaluation only: never used for training.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import csv
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.core.ports import Scorer
@@ -26,12 +27,31 @@ TARGETS = {"overall": 0.85, "hateful": 0.85, "non_hateful": 0.80, "counter_quote
            "trans_non_hateful": 0.80, "olid_macro_f1": 0.78}
 
 
-def _normaliser() -> Callable[[str], str]:
-    try:
-        from bot.core.normalize import for_scoring
-    except ImportError:  # pragma: no cover - the normaliser ships with the bot
-        return lambda s: s
-    return for_scoring
+#: Benign chat lines written by this project for ``--pad``: one is put before each HateCheck case to measure whether
+#: a harmless sentence in front of an attack hides it (round-robin, so the run is deterministic).
+PAD_SENTENCES = (
+    "Morning all, the build finally passed on the second try.",
+    "I just got back from the grocery store and it was packed.",
+    "Has anyone tried the new patch yet? The loading times look better.",
+    "We're meeting at the usual place around seven tonight.",
+    "Thanks for the link, I'll read it after lunch.",
+    "My cat knocked the coffee off my desk again this morning.",
+    "The stream starts in ten minutes, grab a snack.",
+    "I spent the weekend repainting the kitchen and I'm exhausted.",
+    "Quick reminder that the poll closes on Friday.",
+    "Nice screenshot, what settings are you running?",
+    "Traffic was terrible today so I'm late to the call.",
+    "That recipe turned out great, I added a bit more garlic.",
+    "Can someone pin the rules message in this channel?",
+    "I finally beat the second boss after twenty attempts.",
+    "The weather here has been grey and rainy all week.",
+    "Welcome back, we missed you in voice chat yesterday.",
+)
+
+
+def padded(texts: Sequence[str]) -> list[str]:
+    """Each text after one benign sentence of :data:`PAD_SENTENCES` (round-robin), separated by a space."""
+    return [f"{PAD_SENTENCES[i % len(PAD_SENTENCES)]} {t}" for i, t in enumerate(texts)]
 
 
 def _default_threshold(label: str) -> float:
@@ -43,12 +63,17 @@ def _default_threshold(label: str) -> float:
         return 0.5
 
 
-def _score(scorer: Scorer, texts: Sequence[str], label: str, batch_size: int) -> list[float]:
-    norm = _normaliser()
-    clean = [norm(t) for t in texts]
+def _score(scorer: Scorer, texts: Sequence[str], label: str, batch_size: int, *, pieces: bool = True) -> list[float]:
+    """``label``'s score per raw text; ``pieces=False`` scores only the whole ``for_scoring`` text (for comparison)."""
+    from bot.core.normalize import for_scoring
+    from bot.core.pieces import score_messages
+
     out: list[float] = []
-    for s in range(0, len(clean), batch_size * 16):
-        for sc in scorer.score_batch(clean[s : s + batch_size * 16]):
+    step = batch_size * 16
+    for s in range(0, len(texts), step):
+        chunk = texts[s : s + step]
+        scored = score_messages(scorer, chunk) if pieces else scorer.score_batch([for_scoring(t) for t in chunk])
+        for sc in scored:
             v = sc.get(label)
             if v is None:
                 raise ValueError(f"scorer {scorer.name} has no {label!r} label")
@@ -147,11 +172,16 @@ def with_target_check(texts: Sequence[str], scores: Sequence[float], untargeted_
     return out
 
 
-def eval_hatecheck(path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck") -> dict:
+def eval_hatecheck(
+    path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck", pad: bool = False
+) -> dict:
     """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables.
 
     The tables measure the model (``identity_attack >= threshold``). One more line shows the bot's decision with
     the default policy's identity-target check, returned under ``"with_target_check"`` (same keys).
+
+    ``pad=True`` puts one benign sentence (:func:`padded`) before every case: an evasion test. It also prints and
+    returns under ``"whole_text_only"`` what scoring only the whole text (no sentence pieces) would give.
     """
     from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
 
@@ -159,9 +189,19 @@ def eval_hatecheck(path: Path, scorer: Scorer, threshold: float, batch_size: int
     if not rows:
         raise EvalInputError(f"{path}: no cases (nothing after the header line)")
     texts = [r["test_case"] for r in rows]
+    if pad:
+        texts = padded(texts)
+        title = f"{title}, each case after one benign sentence"
     scores = _score(scorer, texts, "identity_attack", batch_size)
     m = hatecheck_metrics(rows, scores, threshold)
     _print_hatecheck(title, m, console)
+    if pad:
+        w = hatecheck_metrics(rows, _score(scorer, texts, "identity_attack", batch_size, pieces=False), threshold)
+        console.print(
+            f"whole text only (no sentence pieces): overall {_fmt(w['overall'])}, hateful {_fmt(w['hateful'])}, "
+            f"non-hateful {_fmt(w['non_hateful'])}"
+        )
+        m["whole_text_only"] = w
     untargeted = load_policy(DEFAULT_POLICY_PATH).identity_target.untargeted.review
     g = hatecheck_metrics(rows, with_target_check(texts, scores, untargeted), threshold)
     console.print(
@@ -220,6 +260,7 @@ def run_eval(
     batch_size: int = 64,
     console=None,
     scorer: Scorer | None = None,
+    pad: bool = False,
 ) -> dict:
     """Run one evaluation and print rich tables.
 
@@ -232,6 +273,7 @@ def run_eval(
         batch_size: Texts per forward pass.
         console: A ``rich.console.Console``; a new one when ``None``.
         scorer: Any :class:`bot.core.ports.Scorer`; default the embedded :class:`DetoxifyScorer`.
+        pad: hatecheck/mhc only: put one benign sentence before every case (see :func:`eval_hatecheck`).
 
     Returns:
         The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics`; for mhc ``{language: metrics}``).
@@ -260,7 +302,7 @@ def run_eval(
         raise EvalInputError(f"threshold {thr} is outside [0, 1]")
     try:
         if kind == "hatecheck":
-            return eval_hatecheck(path, scorer, thr, batch_size, console)
+            return eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad)
         if kind == "olid":
             return eval_olid(path, scorer, thr, batch_size, console)
         files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
@@ -270,7 +312,7 @@ def run_eval(
         for f in files:
             lang = f.stem.removeprefix("mhc_").split("_")[0]
             results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console,
-                                           title=f"Multilingual HateCheck: {lang}")
+                                           title=f"Multilingual HateCheck: {lang}", pad=pad)
         return results
     except (KeyError, StopIteration, IndexError, UnicodeDecodeError, csv.Error, IsADirectoryError) as exc:
         raise EvalInputError(f"{path}: not a {kind} file ({type(exc).__name__}: {exc})") from None
@@ -281,4 +323,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]

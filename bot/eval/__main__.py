@@ -1,4 +1,4 @@
-"""``python -m bot.eval hatecheck|olid|mhc FILE [--threshold T]``: standalone quality harness."""
+"""``python -m bot.eval hatecheck|olid|mhc FILE [--threshold T] [--pad]``: standalone quality harness."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("path", type=Path)
     p.add_argument("--threshold", type=float, default=None, help="default: the artifact's calibrated threshold")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--pad", action="store_true",
+                   help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
     p.add_argument("--json", type=Path, default=None, help="also write the metrics here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     try:
-        result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size)
+        result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size, pad=args.pad)
     except (EvalInputError, FileNotFoundError) as exc:
         print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201
         return 2

@@ -3,6 +3,9 @@
 detoxify stays the one inference path. Speed measures from ``/work/shared/docs/detoxify-offline.md``: messages are
 sorted by length inside :meth:`DetoxifyScorer.score_batch` (and the original order restored), and the embedded
 model's tokenizer caps input at 128 tokens; bf16 autocast is optional (fast only on CPUs with AMX / AVX512-BF16).
+
+A text longer than the model's token window is scored in overlapping windows and gets, per label, the highest score
+of its windows (see :meth:`DetoxifyScorer.windows`), so an attack after a long benign preamble is still seen.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +27,12 @@ NAMED_MODELS = ("original", "unbiased", "multilingual", "original-small", "unbia
 EMBEDDED = "embedded"
 #: Texts per forward pass inside :meth:`DetoxifyScorer.score_batch`.
 CHUNK = 64
+#: Tokens shared by two neighbouring windows of a long text (a quarter of the embedded model's 126-token window),
+#: so a sentence cut by one window boundary is whole in the next window.
+WINDOW_OVERLAP = 32
+#: Most windows scored per text: 4,000 characters (``normalize.MAX_CHARS``) of chat take at most ~12 windows of
+#: 126 tokens; the cap only bounds the cost of pathological input (one character per token).
+MAX_WINDOWS = 24
 
 
 class DetoxifyScorer:
@@ -44,6 +54,19 @@ class DetoxifyScorer:
         self._model_labels = names
         self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in names)
         self._missing: tuple[str, ...] = tuple(label for label in LABELS if label not in names)
+        self.window_tokens = self._window_tokens(model)
+
+    @staticmethod
+    def _window_tokens(model) -> int:
+        """Content tokens the model sees per text: the tokenizer's (or the position table's) limit minus [CLS]/[SEP]."""
+        limits = [512]
+        tok_max = getattr(getattr(model, "tokenizer", None), "model_max_length", None)
+        if isinstance(tok_max, int) and 0 < tok_max < 100_000:
+            limits = [tok_max]
+        pos = getattr(getattr(getattr(model, "model", None), "config", None), "max_position_embeddings", None)
+        if isinstance(pos, int) and pos > 0:
+            limits.append(pos)
+        return max(8, min(limits) - 2)
 
     @classmethod
     def load(
@@ -125,33 +148,76 @@ class DetoxifyScorer:
             fixed[label] = vals
         return fixed
 
+    def windows(self, text: str) -> list[str]:
+        """Split ``text`` into the pieces the model scores: ``[text]`` when it fits the token window, else
+        overlapping slices of :attr:`window_tokens` tokens, :data:`WINDOW_OVERLAP` tokens apart from the next one's
+        start, at most :data:`MAX_WINDOWS` (the rest of a longer text is not scored).
+
+        Slices are cut at token boundaries of the model's own tokenizer (character offsets of a fast tokenizer;
+        whitespace-separated words, one word counted as one token, if the tokenizer gives no offsets). Each slice
+        is a substring of ``text``.
+        """
+        size = self.window_tokens
+        if len(text) <= size:  # every token covers at least one character
+            return [text]
+        spans = self._token_spans(text)
+        if len(spans) <= size:
+            return [text]
+        step = size - WINDOW_OVERLAP
+        out: list[str] = []
+        for start in range(0, len(spans), step):
+            piece = spans[start : start + size]
+            out.append(text[piece[0][0] : piece[-1][1]])
+            if start + size >= len(spans) or len(out) == MAX_WINDOWS:
+                break
+        return out
+
+    def _token_spans(self, text: str) -> list[tuple[int, int]]:
+        tokenizer = getattr(self._model, "tokenizer", None)
+        if tokenizer is not None and getattr(tokenizer, "is_fast", False):
+            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+            spans = [(a, b) for a, b in enc["offset_mapping"] if b > a]
+            if spans:
+                return spans
+        return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
     def score_batch(self, texts: Sequence[str]) -> list[Scores]:
         """Score ``texts`` (already normalised with ``for_scoring``); one :class:`Scores` per text, same order.
 
-        Texts are sorted by length and scored in chunks of :data:`CHUNK` so padding stays small. Every label of
-        ``LABELS`` the model lacks is listed in ``Scores.missing`` (never reported as 0). Empty text is scored too.
+        Texts are sorted by length and scored in chunks of :data:`CHUNK` so padding stays small. A text longer than
+        the model's token window is split by :meth:`windows` and gets, per label, the highest score of its windows
+        (scores in [0, 1]). Every label of ``LABELS`` the model lacks is listed in ``Scores.missing`` (never reported
+        as 0). Empty text is scored too.
 
         Raises:
             ScorerError: the model raised or returned NaN / malformed output.
         """
         if not texts:
             return []
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        result: list[Scores | None] = [None] * len(texts)
+        pieces: list[str] = []
+        owner: list[int] = []
         try:
+            for i, text in enumerate(texts):
+                for piece in self.windows(str(text)):
+                    pieces.append(piece)
+                    owner.append(i)
+            order = sorted(range(len(pieces)), key=lambda k: len(pieces[k]))
+            best: list[dict[str, float] | None] = [None] * len(texts)
             for start in range(0, len(order), CHUNK):
                 idx = order[start : start + CHUNK]
-                out = self._predict([str(texts[i]) for i in idx])
-                for j, i in enumerate(idx):
+                out = self._predict([pieces[k] for k in idx])
+                for j, k in enumerate(idx):
                     values = {label: float(out[label][j]) for label in self.labels}
                     if any(math.isnan(v) for v in values.values()):
-                        raise ScorerError(f"model returned NaN for text #{i}")
-                    result[i] = Scores(values=values, missing=self._missing, model=self.name)
+                        raise ScorerError(f"model returned NaN for text #{owner[k]}")
+                    i = owner[k]
+                    prev = best[i]
+                    best[i] = values if prev is None else {lb: max(prev[lb], v) for lb, v in values.items()}
         except ScorerError:
             raise
         except Exception as exc:
             raise ScorerError(f"{self.name} failed to score {len(texts)} texts: {type(exc).__name__}: {exc}") from exc
-        return [r for r in result if r is not None]
+        return [Scores(values=v, missing=self._missing, model=self.name) for v in best if v is not None]
 
     def score(self, text: str) -> Scores:
         """Score one text (convenience wrapper over :meth:`score_batch`)."""

@@ -1,0 +1,142 @@
+"""Scoring a message whole and sentence by sentence (bot.core.pieces), and the service using it end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.models import LABELS, ChannelRef, MemberRef, Message, Scores, ServerRef
+from bot.core.pieces import MAX_PIECES, combine, score_messages, scoring_pieces
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
+from bot.store.sqlite import SqliteStore
+
+PAD = "I spent the weekend setting up the new build server and the cache finally works."
+
+
+class DilutingScorer:
+    """A Scorer that behaves like a pooled text classifier: an attack word scores high only in a short text.
+
+    identity_attack/toxicity are 0.97 when the text contains "freaks" and has at most 8 words, 0.05 when it contains
+    "freaks" among more words (the benign rest dilutes it), else 0.01.
+    """
+
+    name = "diluting"
+    version = "1"
+    labels = LABELS
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        self.calls.append(list(texts))
+        out = []
+        for t in texts:
+            v = 0.01
+            if "freaks" in t.lower():
+                v = 0.97 if len(t.split()) <= 8 else 0.05
+            out.append(Scores({label: (v if label in ("identity_attack", "toxicity") else 0.01) for label in LABELS},
+                              model=self.name))
+        return out
+
+
+def test_one_sentence_is_scored_whole_only():
+    """A one-sentence message is one piece: the whole for_scoring text."""
+    assert scoring_pieces("trans women are women") == ("trans women are women",)
+    assert scoring_pieces("   ") == ("",)
+
+
+def test_sentences_and_lines_become_pieces():
+    """Sentences (after . ! ? and a space) and lines are scored besides the whole text, in order."""
+    assert scoring_pieces(f"{PAD} trans people are freaks!") == (
+        f"{PAD} trans people are freaks!", PAD, "trans people are freaks!")
+    assert scoring_pieces("nice photo of you two\nyou will never be a real woman") == (
+        "nice photo of you two you will never be a real woman", "nice photo of you two",
+        "you will never be a real woman")
+
+
+def test_quoted_text_is_not_cut_out_of_its_context():
+    """A sentence end inside double quotes does not split: the quote stays with the words condemning it."""
+    text = 'He wrote "trans people are freaks. period." That is vile and I reported it.'
+    assert scoring_pieces(text) == (text, 'He wrote "trans people are freaks. period."', "That is vile and I reported it.")
+    curly = "Someone posted “they are vermin. all of them.” in general, please remove it"
+    assert scoring_pieces(curly) == (curly, "Someone posted “they are vermin. all of them.”",
+                                     "in general, please remove it")
+
+
+def test_block_quote_lines_are_never_scored_alone():
+    """A Markdown block quote (how Discord and Slack quote a message) is judged only with the reply around it."""
+    text = "> trans people are freaks\nthis is disgusting, reported to the mods"
+    assert scoring_pieces(text) == ("> trans people are freaks this is disgusting, reported to the mods",
+                                    "this is disgusting, reported to the mods")
+
+
+def test_one_word_pieces_and_duplicates_are_skipped():
+    """Pieces of one word and repeated sentences are not scored alone (unstable / already scored)."""
+    assert scoring_pieces("Worthless. That coin is going nowhere fast.") == (
+        "Worthless. That coin is going nowhere fast.", "That coin is going nowhere fast.")
+    assert scoring_pieces("go team go. go team go.") == ("go team go. go team go.", "go team go.")
+
+
+def test_pieces_are_capped():
+    """At most MAX_PIECES sentences are scored alone besides the whole text."""
+    text = " ".join(f"this is sentence number {i}." for i in range(MAX_PIECES + 10))
+    assert len(scoring_pieces(text)) == 1 + MAX_PIECES
+
+
+def test_combine_keeps_the_highest_score_per_label():
+    """combine() takes per label the maximum over the parts and keeps the first part's labels and model."""
+    a = Scores({"toxicity": 0.2, "identity_attack": 0.9}, missing=("threat",), model="m")
+    b = Scores({"toxicity": 0.7, "identity_attack": 0.1}, missing=("threat",), model="m")
+    c = combine([a, b])
+    assert dict(c.values) == {"toxicity": 0.7, "identity_attack": 0.9}
+    assert c.missing == ("threat",) and c.model == "m"
+    assert combine([a]) is a
+    with pytest.raises(ValueError, match="at least one"):
+        combine([])
+
+
+def test_score_messages_sees_an_attack_behind_benign_padding():
+    """The padded attack scores like the attack alone; each distinct piece is scored once, in one batch."""
+    scorer = DilutingScorer()
+    padded, alone, benign = score_messages(
+        scorer, [f"{PAD} trans people are freaks.", "trans people are freaks.", PAD])
+    assert scorer.score_batch([f"{PAD} trans people are freaks."])[0].values["identity_attack"] == 0.05
+    assert padded.values["identity_attack"] == 0.97 == alone.values["identity_attack"]
+    assert benign.values["identity_attack"] == 0.01
+    first = scorer.calls[0]
+    assert len(scorer.calls[0]) == len(set(first)) == 3  # whole padded text, PAD, the attack (shared)
+
+
+async def test_service_flags_a_padded_attack(tmp_path: Path):
+    """End to end with a real SQLite mod log: the service flags an identity attack hidden behind a benign sentence
+    and records the combined score; the benign sentence alone passes."""
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    scorer = DilutingScorer()
+    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH),
+                                max_delay_s=0.001)
+    await service.start()
+    try:
+        server = ServerRef("discord", "g1", "guild")
+        old = datetime(2025, 1, 1, tzinfo=UTC)
+        author = MemberRef(id="u1", name="u1", joined_at=old, created_at=old)
+        t0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+        def message(mid: str, text: str, k: int) -> Message:
+            return Message(server=server, channel=ChannelRef(id="c1", name="general"), author=author, id=mid,
+                           text=text, created_at=t0 + timedelta(minutes=k))
+
+        attack = await service.handle(message("m1", f"{PAD} trans people are freaks.", 0))
+        benign = await service.handle(message("m2", PAD, 5))
+        assert attack.verdict.flagged and "identity_attack" in attack.verdict.labels
+        assert not benign.verdict.flagged
+        stored = await store.get_verdict("discord", "g1", "m1")
+        assert stored is not None and stored.flagged
+        assert stored.scores["identity_attack"] == pytest.approx(0.97)
+    finally:
+        await service.close()
+        await store.close()
