@@ -175,7 +175,9 @@ class DetoxifyScorer:
     def _token_spans(self, text: str) -> list[tuple[int, int]]:
         tokenizer = getattr(self._model, "tokenizer", None)
         if tokenizer is not None and getattr(tokenizer, "is_fast", False):
-            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+            enc = tokenizer(
+                text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
+            )
             spans = [(a, b) for a, b in enc["offset_mapping"] if b > a]
             if spans:
                 return spans
