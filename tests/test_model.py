@@ -79,6 +79,32 @@ def test_a_ping_does_not_hide_an_identity_attack(scorer, ping, attack):
     assert pinged.values["identity_attack"] == pytest.approx(alone.values["identity_attack"], abs=1e-3)
 
 
+@pytest.mark.parametrize("handle", ["@user ", "@user @user ", "@Maya "])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "you will never be a real woman",
+        "trans people are mentally ill freaks",
+        pytest.param(
+            "people like you should be put down",
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="known weakness (model card): the training chat renders Slack mentions as '@someone' on "
+                "benign messages, so '@user people like you ...' still scores low; fixed by the next retraining",
+            ),
+        ),
+    ],
+)
+def test_a_typed_handle_does_not_hide_an_identity_attack(scorer, handle, attack):
+    """A handle typed in front of an attack (or rendered so by a chat export) does not pull it under the review
+    tier. Model 143ea79a4068, trained on OLID's "@USER" placeholders, scored "@user you will never be a real woman"
+    0.05; OLID's placeholders are removed for training since model c28d0016643b."""
+    from bot.core.pieces import score_messages
+
+    thr = read_thresholds()["identity_attack"]
+    assert score_messages(scorer, [handle + attack])[0].values["identity_attack"] >= thr
+
+
 def test_thresholds_file_covers_every_label():
     """thresholds.json ships a threshold in (0, 1) for each of the seven labels."""
     thr = read_thresholds()

@@ -109,12 +109,28 @@ def test_average_states_is_a_uniform_soup():
 
 
 
-def test_training_normaliser_keeps_the_mention_rendering_the_artifact_was_trained_on():
-    """Training renders platform mentions as "@user" (so the default command rebuilds the committed artifact) while
-    serving drops them; both fold the same evasions otherwise."""
+def test_training_sees_what_serving_scores():
+    """Training normalises with for_scoring itself: mentions dropped, evasions folded, as in serving."""
     from bot.core.normalize import for_scoring
     from bot.training.train import normaliser
 
     norm = normaliser()
-    assert norm("<@123456789> f.u.c.k off") == "@user fuck off"
-    assert for_scoring("<@123456789> f.u.c.k off") == "fuck off"
+    assert norm is for_scoring
+    assert norm("<@123456789> f.u.c.k off") == "fuck off"
+
+
+@pytest.mark.parametrize(
+    ("tweet", "expected"),
+    [
+        ("@USER @USER you are an idiot URL", "you are an idiot URL"),
+        ("thanks @USER!", "thanks !"),
+        ("so true @USER", "so true"),
+        ("@USERS and a@USER stay", "@USERS and a@USER stay"),
+    ],
+)
+def test_olid_user_placeholders_are_removed(tweet, expected):
+    """OLID's @USER placeholders (its anonymised mentions) are removed for training and eval alike; other
+    text that merely contains "@USER" stays."""
+    from bot.training.splits import strip_user_placeholders
+
+    assert strip_user_placeholders(tweet) == expected

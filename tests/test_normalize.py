@@ -191,22 +191,20 @@ def test_for_scoring_table(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected", "legacy"),
+    ("text", "expected"),
     [
-        ("<@123456789> you are welcome here", "you are welcome here", "@user you are welcome here"),
-        ("<@!123456789> hi", "hi", "@user hi"),
-        ("<@&987654321> ping the mods", "ping the mods", "@user ping the mods"),
-        ("thanks <@U024BE7LH>!", "thanks !", "thanks @user !"),
-        ("@Maya hi", "@Maya hi", "@Maya hi"),  # a typed handle (as exports render mentions) stays
-        ("mail bob@example.com", "mail bob@example.com", "mail bob@example.com"),
-        ("see <#123456789>", "see #channel", "see #channel"),
+        ("<@123456789> you are welcome here", "you are welcome here"),
+        ("<@!123456789> hi", "hi"),
+        ("<@&987654321> ping the mods", "ping the mods"),
+        ("thanks <@U024BE7LH>!", "thanks !"),
+        ("@Maya hi", "@Maya hi"),  # a typed handle (as exports render mentions) stays
+        ("mail bob@example.com", "mail bob@example.com"),
+        ("see <#123456789>", "see #channel"),
     ],
 )
-def test_for_scoring_drops_platform_mentions(text: str, expected: str, legacy: str) -> None:
-    """Platform mentions are dropped for the model (a ping must not hide an attack); training keeps the old
-    ``@user`` rendering via legacy_mentions so the committed artifact can be rebuilt."""
+def test_for_scoring_drops_platform_mentions(text: str, expected: str) -> None:
+    """Platform mentions are dropped for the model, in training as in serving (a ping must not hide an attack)."""
     assert for_scoring(text) == expected
-    assert for_scoring(text, legacy_mentions=True) == legacy
 
 
 @pytest.mark.parametrize(

@@ -75,11 +75,13 @@ def test_block_quote_lines_are_never_scored_alone():
                                     "this is disgusting, reported to the mods")
 
 
-def test_one_word_pieces_and_duplicates_are_skipped():
-    """Pieces of one word and repeated sentences are not scored alone (unstable / already scored)."""
+def test_short_pieces_and_duplicates_are_skipped():
+    """Pieces of fewer than four words and repeated sentences are not scored alone (unstable / already scored)."""
+    assert scoring_pieces("Maya, ignore them. we love you so much") == (
+        "Maya, ignore them. we love you so much", "we love you so much")
     assert scoring_pieces("Worthless. That coin is going nowhere fast.") == (
         "Worthless. That coin is going nowhere fast.", "That coin is going nowhere fast.")
-    assert scoring_pieces("go team go. go team go.") == ("go team go. go team go.", "go team go.")
+    assert scoring_pieces("go team go now. go team go now.") == ("go team go now. go team go now.", "go team go now.")
 
 
 def test_pieces_are_capped():

@@ -126,14 +126,14 @@ def _url_decode(m: re.Match[str]) -> str:
         return m.group()
 
 
-def _prepare(text: str, scoring: bool, mention: str = " ") -> tuple[str, bool, bool, bool]:
+def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
     """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case."""
     s = text[:MAX_CHARS]
     if _SURROGATE.search(s):
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     s = s.translate(_CONTROLS)
     if "<" in s:
-        s = _PLATFORM.sub(lambda m: _platform_sub(m, scoring, mention), s)
+        s = _PLATFORM.sub(lambda m: _platform_sub(m, scoring), s)
     if "%" in s:
         s = _URLENC.sub(_url_decode, s).translate(_CONTROLS)
     invisible = zalgo = confusables = False
@@ -173,14 +173,14 @@ def _prepare(text: str, scoring: bool, mention: str = " ") -> tuple[str, bool, b
     return s, invisible, zalgo, confusables
 
 
-def _platform_sub(m: re.Match[str], scoring: bool, mention: str = " ") -> str:
+def _platform_sub(m: re.Match[str], scoring: bool) -> str:
     if m.group(1):  # custom emoji name
         return " " + m.group(1).replace("_", " ") + " "
     if m.group(2):  # slack link
         return f" {m.group(2)} {m.group(3) or ''} "
     if not scoring:
         return " "
-    return mention if m.group().startswith("<@") else " #channel " if m.group().startswith("<#") else " "
+    return " #channel " if m.group().startswith("<#") else " "  # mentions, roles, timestamps: dropped
 
 
 # ---------------------------------------------------------------- spaced runs
@@ -368,25 +368,24 @@ def normalize(text: str) -> Normalized:
     )
 
 
-def for_scoring(text: str, *, legacy_mentions: bool = False) -> str:
+def for_scoring(text: str) -> str:
     """The text the toxicity model sees: steps 1-11 of the module docstring, case and punctuation kept, no de-leet.
 
     A platform mention (``<@123>``, ``<@!123>``, ``<@&role>``, Slack ``<@U024BE7LH>``) is dropped from the scoring
-    text. It used to be rendered ``@user``, but OLID, a large training source, writes every tweet's mentions as
-    ``@USER`` and never annotates identity attacks, so the embedded model learned "@user" as a strong sign of *no*
-    identity attack: ``<@id> you will never be a real woman`` scored identity_attack 0.05 against 0.98 without the
-    ping, an evasion any member could use by pinging their target. Typed handles (``@Maya``, as chat exports render
-    mentions) are kept as written.
+    text, in training as in serving. It used to be rendered ``@user``, but OLID, a large training source, writes every
+    tweet's mentions as ``@USER`` and never annotates identity attacks, so the model trained that way learned "@user"
+    as a strong sign of *no* identity attack: ``<@id> you will never be a real woman`` scored identity_attack 0.05
+    against 0.98 without the ping, an evasion any member could use by pinging their target. Typed handles (``@Maya``,
+    as chat exports render mentions) are kept as written; since OLID's placeholders are removed for training
+    (:func:`bot.training.splits.strip_user_placeholders`), they no longer lower the score much.
 
     Args:
         text: Any string (see :func:`normalize`).
-        legacy_mentions: Render platform mentions as ``@user`` (what the shipped model was trained on;
-            ``bot.training`` uses it so that the training command rebuilds the committed artifact).
 
     Returns:
         Single-spaced text of at most :data:`MAX_CHARS` characters (``""`` for whitespace-only input). Never raises.
     """
-    s = _prepare(text, scoring=True, mention=" @user " if legacy_mentions else " ")[0]
+    s = _prepare(text, scoring=True)[0]
     chunks, _, _ = _join_spaced(s.split())
     return " ".join(chunks)[:MAX_CHARS]
 

@@ -13,8 +13,10 @@ messages, which are most of chat. What is *not* split, so quoting hate in order 
 - text inside double quotes (``"..."``, ``“...”``, ``‘...’``) is never cut into separate pieces;
 - Markdown block-quote lines (``> ...``, how Discord and Slack quote another message) are scored only as part of
   the whole message, never alone;
-- pieces of fewer than :data:`MIN_PIECE_WORDS` words (``"Worthless."``, ``"lol."``) are not scored alone: the model is
-  unstable on very short out-of-context strings.
+- pieces of fewer than :data:`MIN_PIECE_WORDS` words (``"Worthless."``, ``"Maya, ignore them."``) are not scored
+  alone: the model is unstable on very short out-of-context strings (the supportive "Maya, ignore them. we love you"
+  was flagged for toxicity through its first three words). On the padded HateCheck file this costs 4 points of
+  hateful recall against a 2-word minimum (83.2% vs 87.2%, model of the fifth session; 46.7% without pieces).
 
 Layer: ``bot.core`` (no platform or model imports). Used by the moderation service, ``python -m bot eval`` and the
 benchmarks, so every path scores messages the same way.
@@ -31,8 +33,8 @@ from bot.core.ports import Scorer
 
 #: Sentence pieces scored per message besides the whole text (a cost bound; the whole text still covers the rest).
 MAX_PIECES = 16
-#: Pieces shorter than this (in words) are not scored alone.
-MIN_PIECE_WORDS = 2
+#: Pieces shorter than this (in words) are not scored alone (see the module docstring for the measured trade-off).
+MIN_PIECE_WORDS = 4
 
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|«[^»]*»')
 _SENTENCE_END = re.compile(r"[.!?…]+[\"”’»)\]]*(\s+)")

@@ -22,12 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-runs", type=Path, default=None, help="also write each run's own artifact under this folder")
     p.add_argument("--stance-families", action=argparse.BooleanOptionalAction, default=TrainConfig.stance_families,
                    help="add the stance/hostility template families of runs D-F (default: off, as for the shipped model)")
+    p.add_argument("--composites", type=int, default=TrainConfig.composites,
+                   help="two-sentence examples (benign chat + a hand-written example) added to the training split "
+                        "(default 3000, as for the shipped model; 0: none)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
         p.error("--runs must be at least 1")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
-                      runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families))
+                      runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
+                      composites=args.composites))
     return 0
 
 

@@ -9,7 +9,6 @@ score the dev split through detoxify and calibrate per-label thresholds (max F1)
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
@@ -55,22 +54,23 @@ class TrainConfig:
     keep_runs: Path | None = None
     #: Add the third-session template families (``handwritten.generate(stance_families=True)``); not shipped.
     stance_families: bool = False
+    #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
+    composites: int = 3000
 
 
 def normaliser():
-    """``bot.core.normalize.for_scoring`` with ``legacy_mentions=True`` (else identity, logged).
+    """``bot.core.normalize.for_scoring`` (else identity, logged): training sees exactly the text serving scores.
 
-    Train and serve match except for mentions: the committed artifact was trained with mentions rendered as
-    ``@user``/``@name``, and this keeps that rendering so the default command rebuilds it; serving drops them (see
-    :func:`bot.core.normalize.for_scoring` for why). The next model that is retrained and shipped should drop this
-    flag so training sees what serving sees.
+    Platform mentions are dropped in both (see :func:`bot.core.normalize.for_scoring`), and OLID's ``@USER``
+    placeholders are removed when OLID is read (:func:`bot.training.splits.strip_user_placeholders`), so no mention
+    token can teach the model that a message is harmless.
     """
     try:
         from bot.core.normalize import for_scoring
     except ImportError:
         log.warning("bot.core.normalize.for_scoring not found: training on raw text")
         return lambda s: s
-    return functools.partial(for_scoring, legacy_mentions=True)
+    return for_scoring
 
 
 def cpu_has_bf16() -> bool:
@@ -111,7 +111,35 @@ def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     if cfg.limit:
         rng.shuffle(train)
         train, dev = train[: cfg.limit], dev[: cfg.limit // 5]
+    if cfg.composites:
+        train = train + composites(train, cfg.composites, cfg.seed)
     return train, dev
+
+
+def composites(train: list[Example], n: int, seed: int) -> list[Example]:
+    """``n`` two-sentence messages: a benign real chat message next to a hand-written example, labelled as the latter.
+
+    Why: a model trained on one-sentence texts lets harmless words dilute an attack ("<chat about a build server>.
+    you will never be a real woman." scored 0.01 with model ``143ea79a4068``) and reads negative words in one
+    sentence as hostility towards an identity named in the next ("Traffic was terrible today. I love trans
+    people."). These examples teach that a hateful sentence stays hateful next to chat, and a benign one stays
+    benign. Built from the training split only (chat messages of 3-12 words, source ``"chat"``; hand-written rows
+    of at most 18 words, source ``"hand"``, so the pair fits the 48 training tokens), so the dev split stays
+    untouched; the chat message comes first in 70% of them.
+    Deterministic for a given ``seed``.
+    """
+    rng = random.Random(seed + 7919)
+    chat = [ex.text for ex in train if ex.source == "chat" and 3 <= len(ex.text.split()) <= 12]
+    hand = [ex for ex in train if ex.source == "hand" and len(ex.text.split()) <= 18]
+    if not chat or not hand:
+        return []
+    out = []
+    for _ in range(n):
+        c, h = rng.choice(chat), rng.choice(hand)
+        first, second = (c, h.text) if rng.random() < 0.7 else (h.text, c)
+        sep = " " if first[-1] in ".!?" else ". "
+        out.append(Example(f"{first}{sep}{second}", h.target, "hand_composite"))
+    return out
 
 
 def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
