@@ -196,6 +196,37 @@ def bench_baseline(messages: list, n: int) -> dict:
     return {"baseline_msgs_per_s": len(texts) / dt, "baseline_messages": len(texts)}
 
 
+def bench_pieces(messages: list, scorer, n: int, chunk: int = 256) -> dict:
+    """Scorer alone on the same ``n`` messages, side by side: whole text only vs the bot's whole text + sentences.
+
+    Two rounds in alternating order; the faster time of each variant is kept (msg/s). Also the share of messages
+    that have sentence pieces and how many pieces were scored besides the whole texts.
+    """
+    from bot.core.normalize import for_scoring
+    from bot.core.pieces import score_messages, scoring_pieces
+
+    texts = [m.text for m in messages[:n]]
+    best = {"whole": float("inf"), "pieces": float("inf")}
+    for _ in range(2):
+        for variant in ("whole", "pieces"):
+            t0 = time.perf_counter()
+            for s in range(0, len(texts), chunk):
+                part = texts[s : s + chunk]
+                if variant == "whole":
+                    scorer.score_batch([for_scoring(t) for t in part])
+                else:
+                    score_messages(scorer, part)
+            best[variant] = min(best[variant], time.perf_counter() - t0)
+    plans = [scoring_pieces(t) for t in texts]
+    return {
+        "pieces_messages": len(texts),
+        "whole_only_msgs_per_s": len(texts) / best["whole"],
+        "with_pieces_msgs_per_s": len(texts) / best["pieces"],
+        "share_with_pieces": sum(len(pl) > 1 for pl in plans) / max(1, len(plans)),
+        "extra_pieces": sum(len(pl) - 1 for pl in plans),
+    }
+
+
 def bench_scan(db: Path) -> dict:
     """``python -m bot scan`` on the Komodo DCE CSV export (34,714 messages), as a subprocess."""
     src = CHATS / "komodo-discord-dce-csv"
@@ -218,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=8.0, help="seconds per offered-load run")
     ap.add_argument("--loads", default="50,200,500")
     ap.add_argument("--no-scan", action="store_true")
+    ap.add_argument("--pieces-messages", type=int, default=1000,
+                    help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
     ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
     ap.add_argument("--json", type=Path)
@@ -237,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
     res.update(asyncio.run(bench_pipeline(messages, scorer, [int(x) for x in args.loads.split(",")], args.seconds)))
     res.update(bench_baseline(messages, args.baseline_messages))
+    if args.pieces_messages:
+        res.update(bench_pieces(messages, scorer, args.pieces_messages))
     res["ratio_pipeline_over_baseline"] = res["pipeline_msgs_per_s"] / res["baseline_msgs_per_s"]
     if not args.no_scan:
         if args.int8:
@@ -261,6 +296,11 @@ def _print(r: dict) -> None:
         if k.startswith("latency_"):
             print(f"offered {k[8:]:>4} msg/s: p50 {v['p50_ms']:7.1f} ms  p99 {v['p99_ms']:7.1f} ms  "
                   f"achieved {v['achieved_msgs_per_s']:6.1f} msg/s  stall {v['stall_ms']:5.1f} ms")
+    if "pieces_messages" in r:
+        print(f"scorer alone, whole text only:              {r['whole_only_msgs_per_s']:8.1f} msg/s")
+        print(f"scorer alone, whole text + sentences:       {r['with_pieces_msgs_per_s']:8.1f} msg/s "
+              f"({r['share_with_pieces'] * 100:.0f}% of {r['pieces_messages']} messages have sentences; "
+              f"{r['extra_pieces']} extra pieces; ratio {r['with_pieces_msgs_per_s'] / r['whole_only_msgs_per_s']:.2f})")
     print(f"peak RSS of the pipeline process:           {r['peak_rss_mb']:8.0f} MiB")
     if "scan_seconds" in r:
         print(f"scan komodo-discord-dce-csv ({r['scan_messages']:,} msgs):  {r['scan_seconds']:8.1f} s = {r['scan_msgs_per_s']:.0f} "
