@@ -150,8 +150,8 @@ class DetoxifyScorer:
 
     def windows(self, text: str) -> list[str]:
         """Split ``text`` into the pieces the model scores: ``[text]`` when it fits the token window, else
-        overlapping slices of :attr:`window_tokens` tokens, :data:`WINDOW_OVERLAP` tokens apart from the next one's
-        start, at most :data:`MAX_WINDOWS` (the rest of a longer text is not scored).
+        slices of :attr:`window_tokens` tokens, each sharing :data:`WINDOW_OVERLAP` tokens with the next, at most
+        :data:`MAX_WINDOWS` (the rest of a longer text is not scored).
 
         Slices are cut at token boundaries of the model's own tokenizer (character offsets of a fast tokenizer;
         whitespace-separated words, one word counted as one token, if the tokenizer gives no offsets). Each slice
