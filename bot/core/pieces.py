@@ -4,7 +4,8 @@ Why: the embedded model (and any classifier that pools a whole text into one vec
 whole. One benign sentence in front of an attack is enough to hide it: with model ``143ea79a4068``,
 "you will never be a real woman." scores identity_attack 0.98 alone and 0.01 after "I spent the weekend setting up
 the new build server ...". On the HateCheck dev file, one benign chat sentence before every case drops hateful
-recall at the review tier from 89% to 31% (``python -m bot eval hatecheck FILE --pad``, see docs/model-card.md).
+recall at the review tier from 89% to 44% with that model (``python -m bot eval hatecheck FILE --pad``, see
+docs/model-card.md).
 
 So the bot scores the whole text (for context: counter-speech, quotes) plus each sentence of a multi-sentence
 message, and keeps per label the highest score (:func:`combine`). The whole text still decides for one-sentence
@@ -15,8 +16,8 @@ messages, which are most of chat. What is *not* split, so quoting hate in order 
   the whole message, never alone;
 - pieces of fewer than :data:`MIN_PIECE_WORDS` words (``"Worthless."``, ``"Maya, ignore them."``) are not scored
   alone: the model is unstable on very short out-of-context strings (the supportive "Maya, ignore them. we love you"
-  was flagged for toxicity through its first three words). On the padded HateCheck file this costs 4 points of
-  hateful recall against a 2-word minimum (83.2% vs 87.2%, model of the fifth session; 46.7% without pieces).
+  was flagged for toxicity through its first three words). On the padded HateCheck file this costs 0.6 points of
+  hateful recall against a 2-word minimum with model ``c28d0016643b`` (87.1% vs 87.7%; 79.9% without pieces).
 
 Layer: ``bot.core`` (no platform or model imports). Used by the moderation service, ``python -m bot eval`` and the
 benchmarks, so every path scores messages the same way.
