@@ -75,6 +75,50 @@ def test_block_quote_lines_are_never_scored_alone():
                                     "this is disgusting, reported to the mods")
 
 
+PAD4 = ("Thanks for the help with the deploy today. The coffee machine on floor two is fixed now. I pushed the "
+        "release notes to the wiki page. Lunch is at noon in the big meeting room.")
+
+
+def test_a_message_wrapped_in_quotes_is_still_split():
+    """A quote holding more than two sentence breaks does not keep them together: wrapping a whole padded attack in
+    double quotes must not switch the pieces off (found by a break-it review)."""
+    pieces = scoring_pieces(f'"{PAD4} you will never be a real woman."')
+    assert 'you will never be a real woman."' in pieces
+    assert len(pieces) == 6
+
+
+def test_curly_apostrophes_do_not_make_quotes():
+    """’ in "don’t" and ‘ in "‘90s" are apostrophes, not a quoted span that would hide the sentences between them."""
+    pieces = scoring_pieces("Back in the ‘90s we had no phones. I don’t miss it at all, honestly. you will never be a "
+                            "real woman.")
+    assert "you will never be a real woman." in pieces
+
+
+def test_quoting_only_oneself_is_ones_own_words():
+    """When every line is a block quote, the lines are scored alone after all (no reply gives them context)."""
+    text = "\n".join(f"> {s}" for s in (PAD4 + " I will find you and kill you tonight.").split(". "))
+    assert "I will find you and kill you tonight." in scoring_pieces(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        ("```\nyou will never be a real woman\n```\nSomeone posted this in general, I reported it.",
+         ("Someone posted this in general, I reported it.",)),
+        ("Mods, this user keeps posting this:\n`trans people are groomers and should be shot`\nplease ban them now.",
+         ("Mods, this user keeps posting this:", "please ban them now.")),
+        ('He wrote:\n"Black people are animals.\nThey should all be sent back."\nThat is racist and he is banned.',
+         ("That is racist and he is banned.",)),
+        ("Reporting this, it was sent to me in DMs:\n>>> gay people are disgusting and should be locked up\n"
+         "all of them belong in prison", ("Reporting this, it was sent to me in DMs:",)),
+    ],
+)
+def test_pasted_code_quotes_and_colon_lines_keep_their_context(text, pieces):
+    """Fenced code, a multi-line double quote, a >>> quote and the line after "he posted this:" are judged only
+    within the whole message (the reporter's context), never alone."""
+    assert scoring_pieces(text)[1:] == pieces
+
+
 def test_short_pieces_and_duplicates_are_skipped():
     """Pieces of fewer than four words and repeated sentences are not scored alone (unstable / already scored)."""
     assert scoring_pieces("Maya, ignore them. we love you so much") == (

@@ -11,9 +11,12 @@ So the bot scores the whole text (for context: counter-speech, quotes) plus each
 message, and keeps per label the highest score (:func:`combine`). The whole text still decides for one-sentence
 messages, which are most of chat. What is *not* split, so quoting hate in order to condemn it keeps its context:
 
-- text inside double quotes (``"..."``, ``“...”``, ``‘...’``) is never cut into separate pieces;
-- Markdown block-quote lines (``> ...``, how Discord and Slack quote another message) are scored only as part of
-  the whole message, never alone;
+- text inside double quotes (``"..."``, ``“...”``, ``«...»``, also over several lines) is not cut into separate
+  pieces, unless the quote holds more than :data:`MAX_QUOTE_BREAKS` sentence breaks (quoted abuse is short; a whole
+  message wrapped in quotes must not switch the pieces off);
+- Markdown block quotes (``> ...``; ``>>> ...`` quotes every line after it, as on Discord), fenced code blocks and
+  the line right after a line ending in a colon ("he posted this:") are scored only as part of the whole message,
+  never alone, unless the message has no other lines (quoting only oneself is one's own words);
 - pieces of fewer than :data:`MIN_PIECE_WORDS` words (``"Worthless."``, ``"Maya, ignore them."``) are not scored
   alone: the model is unstable on very short out-of-context strings (the supportive "Maya, ignore them. we love you"
   was flagged for toxicity through its first three words). On the padded HateCheck file this costs 0.6 points of
@@ -33,46 +36,81 @@ from bot.core.normalize import MAX_CHARS, for_scoring
 from bot.core.ports import Scorer
 
 #: Sentence pieces scored per message besides the whole text (a cost bound; the whole text still covers the rest).
-MAX_PIECES = 16
+MAX_PIECES = 32
 #: Pieces shorter than this (in words) are not scored alone (see the module docstring for the measured trade-off).
 MIN_PIECE_WORDS = 4
+#: A quoted span keeps its sentences together only if it has at most this many sentence breaks inside: quoted abuse
+#: is short, and a whole message wrapped in quotes must not switch the sentence pieces off.
+MAX_QUOTE_BREAKS = 2
 
-_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|‘[^’]*’|«[^»]*»')
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
 _SENTENCE_END = re.compile(r"[.!?…]+[\"”’»)\]]*(\s+)")
+_RAW_QUOTED = re.compile(r'"[^"\n]*\n[^"]*"|“[^”\n]*\n[^”]*”')
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 
 def _sentences(text: str) -> list[str]:
     """Split single-spaced ``text`` after ``. ! ? …`` (and any closing quote or bracket) followed by a space, never
-    inside a quoted span."""
-    quoted = [m.span() for m in _QUOTED.finditer(text)]
+    inside a quoted span of at most :data:`MAX_QUOTE_BREAKS` sentence breaks."""
+    cuts = [(m.start(1), m.end(1)) for m in _SENTENCE_END.finditer(text)]
+    quoted = []
+    for m in _QUOTED.finditer(text):
+        a, b = m.span()
+        if sum(a < c < b for c, _ in cuts) <= MAX_QUOTE_BREAKS:
+            quoted.append((a, b))
     out: list[str] = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        cut = m.start(1)
+    for cut, end in cuts:
         if any(a < cut < b for a, b in quoted):
             continue
         out.append(text[start:cut])
-        start = m.end(1)
+        start = end
     out.append(text[start:])
     return [s for s in (p.strip() for p in out) if s]
+
+
+def _own_lines(text: str) -> list[str]:
+    """The lines of ``text`` that are the author's own words, to be scored alone.
+
+    Left out (they are judged only within the whole message): Markdown block quotes (``> ...``; ``>>> ...`` quotes
+    every line after it), fenced code blocks (a pasted log or message), and the line right after a line ending in a
+    colon ("he posted this:"). A double-quoted span over several lines stays one line. When *every* line would be
+    left out, none is: a message that quotes nothing but itself is the author's own words.
+    """
+    text = _FENCE.sub(lambda m: "\n" + "\n".join("\x00" + ln for ln in m.group().splitlines()) + "\n", text)
+    text = _RAW_QUOTED.sub(lambda m: m.group().replace("\n", " "), text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    own: list[str] = []
+    quoting = False  # inside a >>> quote
+    after_colon = False
+    for ln in lines:
+        bare = ln.lstrip()
+        if bare.startswith(">>>"):
+            quoting = True
+        keep = not (quoting or bare.startswith(">") or bare.startswith("\x00") or after_colon)
+        after_colon = bare.rstrip().endswith(":")
+        if keep:
+            own.append(ln)
+    if not own:
+        own = [ln.replace("\x00", "").lstrip("> ") for ln in lines]
+    return [ln for ln in own if "\x00" not in ln]
 
 
 def scoring_pieces(text: str) -> tuple[str, ...]:
     """The texts the model scores for one raw message: ``(whole, *pieces)``.
 
     ``whole`` is :func:`bot.core.normalize.for_scoring` of the message (``""`` for an empty message). ``pieces``
-    are its lines and sentences (each through ``for_scoring``), in order, without duplicates and without the whole
-    text itself, at most :data:`MAX_PIECES`; empty for a one-sentence message. See the module docstring for what is
-    kept together. Never raises.
+    are the sentences of its own lines (:func:`_own_lines`, each through ``for_scoring``), in order, without
+    duplicates, without the whole text itself and without pieces under :data:`MIN_PIECE_WORDS` words, at most
+    :data:`MAX_PIECES`; empty for a one-sentence message. See the module docstring for what is kept together.
+    Never raises.
     """
     whole = for_scoring(text)
     if not whole:
         return ("",)
     seen = {whole}
     pieces: list[str] = []
-    for line in text[:MAX_CHARS].splitlines():
-        if line.lstrip().startswith(">"):  # a quoted message: only judged together with the reply around it
-            continue
+    for line in _own_lines(text[:MAX_CHARS]):
         for sentence in _sentences(for_scoring(line)):
             if sentence in seen or len(sentence.split()) < MIN_PIECE_WORDS:
                 continue

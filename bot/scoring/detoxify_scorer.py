@@ -30,9 +30,9 @@ CHUNK = 64
 #: Tokens shared by two neighbouring windows of a long text (a quarter of the embedded model's 126-token window),
 #: so a sentence cut by one window boundary is whole in the next window.
 WINDOW_OVERLAP = 32
-#: Most windows scored per text: 4,000 characters (``normalize.MAX_CHARS``) of chat take at most ~12 windows of
-#: 126 tokens; the cap only bounds the cost of pathological input (one character per token).
-MAX_WINDOWS = 24
+#: Most windows scored per text: enough for 4,000 tokens, i.e. the 4,000 characters (``normalize.MAX_CHARS``) that
+#: are ever scored even at one token per character (``"=" * 2500 + attack``); ordinary chat takes at most ~12.
+MAX_WINDOWS = 43
 
 
 class DetoxifyScorer:
