@@ -47,6 +47,7 @@ class DilutingScorer:
 def test_one_sentence_is_scored_whole_only():
     """A one-sentence message is one piece: the whole for_scoring text."""
     assert scoring_pieces("trans women are women") == ("trans women are women",)
+    assert scoring_pieces(f"{PAD} trans people are freaks!", sentences=False) == (f"{PAD} trans people are freaks!",)
     assert scoring_pieces("   ") == ("",)
 
 

@@ -45,6 +45,7 @@ def test_default_policy_loads_with_every_label():
         ("[identity_target]\nuntargeted = { review = 1.5 }\n", "identity_target.untargeted.review",
          "less than or equal to 1"),
         ("[identity_target]\nrequire = true\n", "identity_target.require", "unknown key"),
+        ('[scoring]\npieces = "paragraphs"\n', "scoring.pieces", "must be one of 'sentences', 'whole'"),
         # wrong types are refused, not coerced ("yes" is not a boolean, "0.5" is not a number, true is not 1.0)
         ('[strikes]\nenabled = "yes"\n', "strikes.enabled", "valid boolean"),
         ('shadow_mode = "true"\n', "shadow_mode", "valid boolean"),

@@ -195,3 +195,28 @@ async def test_identity_target_check_can_be_switched_off(tmp_path: Path):
     await store.close()
     assert "identity_attack" in out.verdict.labels and out.verdict.action == ActionKind.DELETE
     assert not any(h.rule == "identity_target" for h in out.verdict.rule_hits)
+
+
+TWO_SENTENCES = "I spent the weekend fixing the build server. It finally works again today."
+
+
+async def test_each_sentence_is_scored_besides_the_whole_text_by_default(env):
+    """The default policy ([scoring] pieces = "sentences") sends the whole text and each sentence to the model."""
+    service, _, scorer, _ = env
+    await service.handle(msg("m1", TWO_SENTENCES, member("u1")))
+    scored = [t for call in scorer.calls for t in call]
+    assert scored == [TWO_SENTENCES, "I spent the weekend fixing the build server.", "It finally works again today."]
+
+
+async def test_pieces_whole_scores_the_whole_text_only(tmp_path: Path):
+    """With [scoring] pieces = "whole" a multi-sentence message costs one text for the model, not three."""
+    policy_file = tmp_path / "p.toml"
+    policy_file.write_text('[scoring]\npieces = "whole"\n', encoding="utf-8")
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    scorer = FakeScorer(ABUSE)
+    reg = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy_file,))
+    async with ModerationService(scorer=scorer, store=store, policies=reg, max_delay_s=0.001) as service:
+        out = await service.handle(msg("m1", TWO_SENTENCES + " You people are freaks.", member("u1")))
+    await store.close()
+    assert [t for call in scorer.calls for t in call] == [TWO_SENTENCES + " You people are freaks."]
+    assert "identity_attack" in out.verdict.labels

@@ -96,8 +96,15 @@ def _own_lines(text: str) -> list[str]:
     return [ln for ln in own if "\x00" not in ln]
 
 
-def scoring_pieces(text: str) -> tuple[str, ...]:
+#: The values of the policy's ``[scoring] pieces`` key: score sentences too, or the whole text only.
+PIECE_MODES = ("sentences", "whole")
+
+
+def scoring_pieces(text: str, sentences: bool = True) -> tuple[str, ...]:
     """The texts the model scores for one raw message: ``(whole, *pieces)``.
+
+    With ``sentences=False`` (the policy's ``[scoring] pieces = "whole"``) the plan is ``(whole,)`` only: fewer
+    forward passes, at the cost of the dilution this module closes.
 
     ``whole`` is :func:`bot.core.normalize.for_scoring` of the message (``""`` for an empty message). ``pieces``
     are the sentences of its own lines (:func:`_own_lines`, each through ``for_scoring``), in order, without
@@ -108,6 +115,8 @@ def scoring_pieces(text: str) -> tuple[str, ...]:
     whole = for_scoring(text)
     if not whole:
         return ("",)
+    if not sentences:
+        return (whole,)
     seen = {whole}
     pieces: list[str] = []
     for line in _own_lines(text[:MAX_CHARS]):
@@ -142,12 +151,13 @@ def combine(parts: Sequence[Scores]) -> Scores:
     return Scores(values=values, missing=first.missing, model=first.model)
 
 
-def score_messages(scorer: Scorer, texts: Sequence[str]) -> list[Scores]:
+def score_messages(scorer: Scorer, texts: Sequence[str], sentences: bool = True) -> list[Scores]:
     """Score raw messages the way the bot does: :func:`scoring_pieces`, one ``score_batch`` call, :func:`combine`.
 
     Args:
         scorer: Any :class:`bot.core.ports.Scorer`.
         texts: Raw message texts (not yet normalised).
+        sentences: Score each sentence as well as the whole text (the default policy); False: whole text only.
 
     Returns:
         One :class:`Scores` per text, in order.
@@ -155,7 +165,7 @@ def score_messages(scorer: Scorer, texts: Sequence[str]) -> list[Scores]:
     Raises:
         Whatever ``scorer.score_batch`` raises (``ScorerError`` for the detoxify scorer).
     """
-    plans = [scoring_pieces(t) for t in texts]
+    plans = [scoring_pieces(t, sentences) for t in texts]
     distinct = list(dict.fromkeys(p for plan in plans for p in plan))
     if not distinct:
         return []

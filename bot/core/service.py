@@ -264,7 +264,8 @@ class ModerationService:
         """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch.
 
         Each message is scored as a whole and sentence by sentence (:func:`bot.core.pieces.scoring_pieces`), keeping
-        per label the highest score, so a benign sentence in front of an attack cannot hide it.
+        per label the highest score, so a benign sentence in front of an attack cannot hide it; a server whose policy
+        sets ``[scoring] pieces = "whole"`` has the whole text scored only.
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
         for it, rules, extra, allow, raid_on in jobs:
@@ -272,7 +273,8 @@ class ModerationService:
             it.content_hits = list(
                 rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
             )
-            plan = scoring_pieces(it.message.text)
+            assert it.policy is not None
+            plan = scoring_pieces(it.message.text, sentences=it.policy.scoring.pieces == "sentences")
             if not plan[0].strip():
                 continue
             cached = self._cache.get(plan)
