@@ -169,3 +169,25 @@ def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):
     with sqlite3.connect(db) as con:
         total, distinct = con.execute("SELECT COUNT(*), COUNT(DISTINCT message_id) FROM verdicts").fetchone()
     assert total == distinct == n
+
+
+def test_a_raid_that_spans_a_resumed_scan_is_alerted_once(tmp_path):
+    """Five members post invite links within 20 s; the scan is stopped after three and re-run on the whole export.
+    The re-run replays the three recorded messages into the raid window, so the fifth completes the burst: one
+    alert naming all five (an empty window would see two flagged members and none)."""
+    rows = [{"id": f"r{i}", "text": f"free nitro, join discord.gg/freenitro{i} now", "author": f"raider{i}",
+             "channel": "general", "created_at": f"2026-01-01T00:00:{5 * i:02d}+00:00"} for i in range(5)]
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    # the same export file name both times: a JSONL file's name is its server
+    part, whole, db = tmp_path / "first" / "chat.jsonl", tmp_path / "second" / "chat.jsonl", tmp_path / "mod.db"
+    part.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]), encoding="utf-8")
+    whole.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for src in (part, whole):
+        proc = _run("scan", str(src), "--db", str(db), "--no-progress")
+        assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(db) as con:
+        raids = con.execute("SELECT members, count, reason FROM raids").fetchall()
+        flagged = con.execute("SELECT COUNT(*) FROM verdicts WHERE flagged = 1").fetchone()[0]
+    assert flagged == 5
+    assert [(json.loads(m), c, r) for m, c, r in raids] == [([f"raider{i}" for i in range(5)], 5, "flagged_burst")]

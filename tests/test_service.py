@@ -10,7 +10,7 @@ import pytest
 from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
-from bot.core.service import ModerationService
+from bot.core.service import ModerationService, Outcome
 from bot.store.sqlite import SqliteStore
 from tests.fakes import ABUSE, FakeScorer
 
@@ -220,3 +220,58 @@ async def test_pieces_whole_scores_the_whole_text_only(tmp_path: Path):
     await store.close()
     assert [t for call in scorer.calls for t in call] == [TWO_SENTENCES + " You people are freaks."]
     assert "identity_attack" in out.verdict.labels
+
+
+async def _run(db: Path, messages: list[Message]) -> list[Outcome]:
+    """One service process over ``messages`` (in order) on the SQLite file ``db``, as one run of ``scan`` does."""
+    async with await SqliteStore.open(db) as store:
+        reg = PolicyRegistry(DEFAULT_POLICY_PATH)
+        async with ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=reg, enforce=False,
+                                     max_delay_s=0.001) as service:
+            futures = [service.submit(m) for m in messages]
+            return [await f for f in futures]
+
+
+def _brigade(n: int) -> list[Message]:
+    """``n`` long-standing members each posting one flagged insult, 5 s apart, in one channel."""
+    return [msg(f"b{i}", f"you idiot {i}", member(f"m{i}"), T0 + timedelta(seconds=5 * i)) for i in range(n)]
+
+
+async def test_a_resumed_run_replays_judged_messages_into_the_raid_window(tmp_path: Path):
+    """A scan killed after 3 of 5 brigade messages and run again raises the raid alert once the 5th member posts:
+    the 3 messages recorded by the first run are replayed into the raid window (not judged or recorded again)."""
+    db = tmp_path / "mod.db"
+    first = await _run(db, _brigade(3))
+    assert all(o.verdict.flagged and o.verdict.raid is None for o in first)
+    second = await _run(db, _brigade(5))
+    assert [o.duplicate for o in second] == [True, True, True, False, False]
+    assert second[3].verdict.raid is None
+    raid = second[4].verdict.raid
+    assert raid is not None and raid.reason == "flagged_burst" and raid.members == tuple(f"m{i}" for i in range(5))
+    async with await SqliteStore.open(db) as store:
+        assert len(await store.list_cases("discord", "g1")) == 5  # one case per message, none twice
+
+
+async def test_a_resumed_run_replays_judged_messages_into_the_spam_window(tmp_path: Path):
+    """The same text three times in 30 s is duplicate spam even when a restart falls between the 2nd and 3rd."""
+    db = tmp_path / "mod.db"
+    spam = [msg(f"s{i}", "join my server for free nitro today", member("u1"), T0 + timedelta(seconds=4 * i))
+            for i in range(3)]
+    await _run(db, spam[:2])
+    third = (await _run(db, spam))[2]
+    assert not third.duplicate
+    assert any(h.rule == "duplicate_spam" for h in third.verdict.rule_hits), third.verdict.rule_hits
+
+
+async def test_a_redelivery_in_the_same_process_is_not_counted_twice(env):
+    """A message this process already judged (a gateway resume) is a plain duplicate, not a replay: the raid alert
+    that the fifth member completes counts five messages, not six, and the redelivery records nothing."""
+    service, store, _, _ = env
+    brigade = _brigade(5)
+    for m in brigade[:4]:
+        await service.handle(m)
+    again = await service.handle(brigade[0])
+    assert again.duplicate and again.verdict.raid is None
+    raid = (await service.handle(brigade[4])).verdict.raid
+    assert raid is not None and raid.count == 5 and len(raid.members) == 5
+    assert len(await store.list_cases("discord", "g1")) == 5

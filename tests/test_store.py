@@ -146,6 +146,13 @@ async def test_failed_batch_is_rolled_back(store):
     assert (res.inserted, res.case_number) == (True, 1)
 
 
+async def test_flagged_messages_returns_only_flagged_known_keys(store):
+    """flagged_messages names the recorded messages whose verdict was flagged; clean and unknown keys are absent."""
+    await store.record_batch([make_record("m1"), make_record("m2", labels=(), action=ActionKind.NONE)])
+    keys = [("discord", "g1", "m1"), ("discord", "g1", "m2"), ("discord", "g1", "m3"), ("slack", "g1", "m1")]
+    assert await store.flagged_messages(keys) == {("discord", "g1", "m1")}
+
+
 async def test_known_messages_chunks_large_batches(store):
     """known_messages answers for more keys than one query may bind, across servers and platforms."""
     records = [make_record(f"m{i}", server=("g1", "g2")[i % 2]) for i in range(KEY_CHUNK + 300)]
@@ -269,7 +276,7 @@ async def test_times_read_back_aware_utc(store):
     assert stored.created_at == datetime(2024, 5, 1, 14, 0, tzinfo=UTC) and stored.created_at.tzinfo is UTC
 
 
-@pytest.mark.parametrize("name", ["known_messages", "record_batch", "active_strikes", "record_raid"])
+@pytest.mark.parametrize("name", ["known_messages", "flagged_messages", "record_batch", "active_strikes", "record_raid"])
 def test_implements_modstore_port(name):
     """SqliteStore has every ModStore method with the port's positional parameters."""
     port = list(inspect.signature(getattr(ModStore, name)).parameters)

@@ -92,6 +92,10 @@ class ModStore(Protocol):
         """Return ``{key: edited_at or None}`` for the message keys that already have a verdict."""
         ...
 
+    async def flagged_messages(self, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """The keys among ``keys`` whose recorded verdict is flagged."""
+        ...
+
     async def record_batch(
         self, records: Sequence[VerdictRecord], *, model_version: str | None = None
     ) -> list[RecordResult]:

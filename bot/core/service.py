@@ -5,6 +5,9 @@ Layer: ``bot.core``. Talks to the model and the mod log only through ports (``Sc
 Flow of a message (issue "streaming pipeline"):
 1. ``submit`` queues it; a collector forms micro-batches (flush at ``batch_size`` or after ``max_delay_s``).
 2. Dedupe: messages already judged (gateway resume, Slack retry, re-run of a scan) resolve at once as duplicates.
+   One recorded by an earlier run and not yet seen by this process (a resumed scan) is first *replayed* into the
+   spam and raid windows, in order and with its recorded flag, so a burst that spans the restart is still one
+   burst; nothing is recorded for it again.
 3. In one worker thread (never on the event loop): normalise, stateless automod rules, and scoring of the batch's
    distinct texts (a spam flood is scored once; an LRU cache remembers recent texts).
 4. Back on the loop, in arrival order: spam, new-account and raid rules (they need real timing), the policy
@@ -39,6 +42,9 @@ from bot.core.rules import ContentRules, RaidDetector, SpamTracker, new_account_
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]
+#: Message keys remembered as judged by this process (about 10 MB): a redelivery of a remembered key is a plain
+#: duplicate, one of an older or unknown key is replayed into the spam and raid windows (see the module doc).
+OBSERVED_KEYS = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +79,8 @@ class _Item:
     scores: Scores | None = None
     scorer_failed: bool = False
     exempt: str | None = None
+    #: Not None for a replayed duplicate (judged by an earlier run): whether its recorded verdict was flagged.
+    replay_flagged: bool | None = None
 
 
 @dataclass
@@ -126,6 +134,8 @@ class ModerationService:
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._judge_q: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=2)
         self._inflight: dict[Key, datetime | None] = {}
+        # Keys this process has judged or replayed (bounded): a redelivery of one of them is a plain duplicate.
+        self._observed: OrderedDict[Key, None] = OrderedDict()
         self._servers: dict[tuple[str, str], _ServerState] = {}
         self._rules: dict[str, ContentRules] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer")
@@ -221,21 +231,38 @@ class ModerationService:
                 self._fail(batch, exc)
 
     async def _dedupe(self, batch: list[_Item]) -> list[_Item]:
+        """Drop duplicates; keep new messages and, for the spam and raid windows, replays (see the module doc)."""
         known = await self.store.known_messages([it.message.key for it in batch])
         live: list[_Item] = []
+        replays: list[_Item] = []
         for it in batch:
             m = it.message
             found = m.key in self._inflight or m.key in known
             seen_edit = self._inflight[m.key] if m.key in self._inflight else known.get(m.key)
             duplicate = found and (m.edited_at is None or (seen_edit is not None and m.edited_at <= seen_edit))
             if duplicate:
+                if self.stateful_rules and m.key not in self._inflight and m.key not in self._observed:
+                    self._mark_observed(m.key)
+                    replays.append(it)
+                    live.append(it)
+                    continue
                 self.stats["duplicates"] += 1
-                verdict = Verdict(message=m, scores=None, exempt="duplicate", shadow=True)
-                self._resolve(it, Outcome(verdict=verdict, duplicate=True))
+                self._resolve(it, _duplicate(m))
                 continue
             self._inflight[m.key] = m.edited_at
+            self._mark_observed(m.key)
             live.append(it)
+        if replays:
+            flagged = await self.store.flagged_messages([it.message.key for it in replays])
+            for it in replays:
+                it.replay_flagged = it.message.key in flagged
         return live
+
+    def _mark_observed(self, key: Key) -> None:
+        self._observed[key] = None
+        self._observed.move_to_end(key)
+        while len(self._observed) > OBSERVED_KEYS:
+            self._observed.popitem(last=False)
 
     async def _prepare(self, items: list[_Item]) -> None:
         for it in items:
@@ -244,7 +271,7 @@ class ModerationService:
             it.exempt = it.policy.exemption(m)
         jobs = []
         for it in items:
-            if it.exempt:
+            if it.exempt or it.replay_flagged is not None:
                 continue
             assert it.policy is not None
             rules = self._rules.get(it.policy.version)
@@ -312,14 +339,23 @@ class ModerationService:
             if items is None:
                 return
             try:
+                judged: list[_Item] = []
                 records: list[VerdictRecord] = []
                 raids: list[RaidAlert | None] = []
                 for it in items:
+                    if it.replay_flagged is not None:
+                        self._replay(it)
+                        continue
                     rec, raid = await self._judge(it)
+                    judged.append(it)
                     records.append(rec)
                     raids.append(raid)
-                results = await self.store.record_batch(records, model_version=self.scorer.version)
-                for it, rec, res, raid in zip(items, records, results, raids, strict=True):
+                results = await self.store.record_batch(records, model_version=self.scorer.version) if records else []
+                for it in items:
+                    if it.replay_flagged is not None:
+                        self.stats["duplicates"] += 1
+                        self._resolve(it, _duplicate(it.message))
+                for it, rec, res, raid in zip(judged, records, results, raids, strict=True):
                     raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
                     self._resolve(it, _outcome(rec, res, raid_id))
             except Exception as exc:  # noqa: BLE001
@@ -361,15 +397,36 @@ class ModerationService:
             return m.created_at - m.author.created_at <= age
         return first and st.first_event is not None and m.created_at - st.first_event >= age
 
+    def _seen(self, m: Message, st: _ServerState) -> bool:
+        """Note the message's author and time in the server state; True if it is the author's first message."""
+        if st.first_event is None:
+            st.first_event = m.created_at
+        first = m.is_first_message if m.is_first_message is not None else m.author.id not in st.seen_authors
+        st.seen_authors.add(m.author.id)
+        return first
+
+    def _replay(self, it: _Item) -> None:
+        """Feed a message judged by an earlier run into the spam and raid windows (as :meth:`_judge` would have,
+        with its recorded flag); no verdict, alert, case or strike comes of it."""
+        m, policy = it.message, it.policy
+        assert policy is not None and it.replay_flagged is not None
+        if it.exempt:
+            return
+        st = self._state(m, policy)
+        first = self._seen(m, st)
+        if m.edited_at is not None:
+            return
+        raid_on = st.raid.raid_mode(m.server.id, m.channel.id, m.event_time, parent_id=m.channel.parent_id)
+        st.spam.observe(m, normalize(m.text), raid_mode=raid_on)
+        new_member = self._is_new_member(m, policy, st, first)
+        st.raid.observe(m, flagged=it.replay_flagged, is_new_member=new_member and first)
+
     async def _judge(self, it: _Item) -> tuple[VerdictRecord, RaidAlert | None]:
         m, policy = it.message, it.policy
         assert policy is not None
         st = self._state(m, policy)
         at = m.event_time
-        if st.first_event is None:
-            st.first_event = m.created_at
-        first = m.is_first_message if m.is_first_message is not None else m.author.id not in st.seen_authors
-        st.seen_authors.add(m.author.id)
+        first = self._seen(m, st)
         excerpt = m.text[: policy.server.excerpt_chars]
         shadow = policy.shadow_mode or not self.enforce
         latency = (time.perf_counter() - it.arrived) * 1000
@@ -459,6 +516,10 @@ class ModerationService:
         if self._pending <= 0:
             self._pending = 0
             self._idle.set()
+
+
+def _duplicate(m: Message) -> Outcome:
+    return Outcome(verdict=Verdict(message=m, scores=None, exempt="duplicate", shadow=True), duplicate=True)
 
 
 def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outcome:

@@ -1,7 +1,9 @@
 """The offline ``scan`` job: judge chat exports with the live pipeline and record every verdict.
 
 Layer: composition root. Messages are replayed in timestamp order so spam and raid rules see real timing. A re-run
-skips what is already recorded (the store's message keys), so a killed scan resumes where it stopped.
+skips what is already recorded (the store's message keys), so a killed scan resumes where it stopped; the recorded
+messages are replayed into the spam and raid windows (:class:`bot.core.service.ModerationService`), so a raid that
+spans the restart is still one burst.
 """
 
 from __future__ import annotations

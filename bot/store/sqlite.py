@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import aiosqlite
 
@@ -135,23 +136,32 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
     async def known_messages(self, keys: Sequence[MessageKey]) -> dict[MessageKey, datetime | None]:
         """Return ``{key: edited_at or None}`` for the keys ``(platform, server_id, message_id)`` that have a
         verdict. Queries in chunks of :data:`KEY_CHUNK` ids per server."""
+        rows = await self._verdict_rows(keys, "edited_at")
+        return {key: from_db_time(row["edited_at"]) for key, row in rows}
+
+    async def flagged_messages(self, keys: Sequence[MessageKey]) -> set[MessageKey]:
+        """The keys among ``keys`` whose latest verdict is flagged (used to replay judged messages into the spam and
+        raid windows when a scan resumes). Unknown keys are simply absent."""
+        rows = await self._verdict_rows(keys, "flagged")
+        return {key for key, row in rows if row["flagged"]}
+
+    async def _verdict_rows(self, keys: Sequence[MessageKey], column: str) -> list[tuple[MessageKey, Any]]:
         by_server: dict[tuple[str, str], list[str]] = defaultdict(list)
         for platform, server_id, message_id in dict.fromkeys(keys):
             by_server[(platform, server_id)].append(message_id)
-        known: dict[MessageKey, datetime | None] = {}
+        out: list[tuple[MessageKey, Any]] = []
         async with self._lock:
             for (platform, server_id), ids in by_server.items():
                 for start in range(0, len(ids), KEY_CHUNK):
                     chunk = ids[start : start + KEY_CHUNK]
                     marks = ",".join("?" * len(chunk))
                     rows = await self._all(
-                        "SELECT message_id, edited_at FROM verdicts WHERE platform = ? AND server_id = ? "
+                        f"SELECT message_id, {column} FROM verdicts WHERE platform = ? AND server_id = ? "
                         f"AND message_id IN ({marks})",
                         (platform, server_id, *chunk),
                     )
-                    for row in rows:
-                        known[(platform, server_id, row["message_id"])] = from_db_time(row["edited_at"])
-        return known
+                    out.extend(((platform, server_id, row["message_id"]), row) for row in rows)
+        return out
 
     async def record_batch(
         self, records: Sequence[VerdictRecord], *, model_version: str | None = None
