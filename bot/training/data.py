@@ -202,8 +202,11 @@ def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int =
     slack: list[str] = []
     for path in sorted((chats / "julialang-slack-export").glob("*/*.json")):
         for msg in json.loads(path.read_text(encoding="utf-8")):
-            text = _clean(_SLACK_MARKUP.sub("@someone", msg.get("text") or ""))
-            if msg.get("subtype") in (None, "thread_broadcast") and _benign_ok(text):
+            # Slack markup (<@U123>, <#C1|general>, <!here>) is left as written: ``for_scoring`` drops mentions
+            # and renders channels as "#channel" in training as in serving. Rendering mentions as "@someone" here
+            # (up to model c28d0016643b) put a typed handle on benign messages only.
+            text = _clean(msg.get("text") or "")
+            if msg.get("subtype") in (None, "thread_broadcast") and _benign_ok(_SLACK_MARKUP.sub("", text).strip()):
                 slack.append(text[:400])
     rng.shuffle(irc)
     rng.shuffle(slack)

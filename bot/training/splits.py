@@ -39,7 +39,10 @@ class OlidRow:
     c: str
 
 
-_USER_PLACEHOLDER = re.compile(r"(?<!\S)@USER(?!\w)")
+#: OLID's placeholder wherever it stands: after a space, a quote ('"@USER'), a dot ('.@USER', a tweet's way to make a
+#: reply public) or another placeholder ('@USER@USER'). The first version matched after whitespace only and left
+#: 1,016 of the 13,240 tweets with a placeholder in them (736 in the training split), all without identity attack.
+_USER_PLACEHOLDER = re.compile(r"@USER(?!\w)")
 
 
 def strip_user_placeholders(tweet: str) -> str:
