@@ -275,3 +275,60 @@ async def test_a_redelivery_in_the_same_process_is_not_counted_twice(env):
     raid = (await service.handle(brigade[4])).verdict.raid
     assert raid is not None and raid.count == 5 and len(raid.members) == 5
     assert len(await store.list_cases("discord", "g1")) == 5
+
+
+class _FlakyFlagLookup(SqliteStore):
+    """A real SqliteStore whose first ``flagged_messages`` call fails (a locked or unreadable database)."""
+
+    failures = 1
+
+    async def flagged_messages(self, keys):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("database is locked")
+        return await super().flagged_messages(keys)
+
+
+async def test_a_failed_replay_lookup_loses_no_message(tmp_path: Path):
+    """When the replay lookup fails, the batch's callers get the error and nothing is left half-registered: a
+    retry of the new message in that batch is judged and recorded, not taken for a duplicate."""
+    db = tmp_path / "mod.db"
+    await _run(db, [msg("m0", "hello there friend", member("u0"))])
+    async with await _FlakyFlagLookup.open(db) as store:
+        reg = PolicyRegistry(DEFAULT_POLICY_PATH)
+        async with ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=reg, enforce=False,
+                                     max_delay_s=0.01) as service:
+            batch = [service.submit(msg("m0", "hello there friend", member("u0"))),
+                     service.submit(msg("m1", "you idiot", member("u1")))]
+            for f in batch:
+                with pytest.raises(RuntimeError, match="locked"):
+                    await f
+            retry = await service.handle(msg("m1", "you idiot", member("u1")))
+        assert not retry.duplicate and retry.verdict.flagged
+        assert await store.get_verdict("discord", "g1", "m1") is not None
+
+
+async def test_a_resumed_run_counts_exempt_messages_as_a_continuous_run_does(tmp_path: Path):
+    """Messages in an exempt channel still make their authors known (as in _judge), so after a restart between
+    them and the members' first messages in #general, no new-member raid appears that one continuous run lacks."""
+    pol = tmp_path / "p.toml"
+    pol.write_text('[exempt]\nchannels = ["cx"]\n[rules.raid]\nnew_member_burst = 2\nnew_member_age_s = 0\n',
+                   encoding="utf-8")
+    a = MemberRef(id="ua", name="ua")
+    b = MemberRef(id="ub", name="ub")
+    bots = ChannelRef(id="cx", name="bot-commands")
+    msgs = [msg("x1", "!help", a, T0, channel=bots), msg("x2", "!rank", b, T0 + timedelta(seconds=1), channel=bots),
+            msg("g1", "hello everyone", a, T0 + timedelta(seconds=2)),
+            msg("g2", "hi all good morning", b, T0 + timedelta(seconds=3))]
+
+    async def run(db: Path, part: list[Message]) -> list[Outcome]:
+        async with await SqliteStore.open(db) as store:
+            reg = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(pol,))
+            async with ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=reg, enforce=False,
+                                         max_delay_s=0.001) as service:
+                return [await f for f in [service.submit(m) for m in part]]
+
+    continuous = await run(tmp_path / "one.db", msgs)
+    await run(tmp_path / "two.db", msgs[:2])
+    resumed = await run(tmp_path / "two.db", msgs)
+    assert [o.verdict.raid for o in resumed] == [o.verdict.raid for o in continuous] == [None] * 4

@@ -81,6 +81,8 @@ class _Item:
     exempt: str | None = None
     #: Not None for a replayed duplicate (judged by an earlier run): whether its recorded verdict was flagged.
     replay_flagged: bool | None = None
+    #: Its key was entered in the in-flight / observed bookkeeping by this batch.
+    tracked: bool = False
 
 
 @dataclass
@@ -228,13 +230,20 @@ class ModerationService:
                     await self._judge_q.put(live)
             except Exception as exc:  # noqa: BLE001 - a failed batch must not stop the pipeline
                 log.exception("pipeline batch failed")
+                self._forget(batch)
                 self._fail(batch, exc)
 
     async def _dedupe(self, batch: list[_Item]) -> list[_Item]:
-        """Drop duplicates; keep new messages and, for the spam and raid windows, replays (see the module doc)."""
+        """Drop duplicates; keep new messages and, for the spam and raid windows, replays (see the module doc).
+
+        Both store lookups come before any state changes, so a failed lookup leaves nothing behind."""
         known = await self.store.known_messages([it.message.key for it in batch])
+        candidates = [
+            it.message.key for it in batch
+            if self.stateful_rules and it.message.key in known and it.message.key not in self._observed
+        ]
+        flagged = await self.store.flagged_messages(candidates) if candidates else set()
         live: list[_Item] = []
-        replays: list[_Item] = []
         for it in batch:
             m = it.message
             found = m.key in self._inflight or m.key in known
@@ -243,7 +252,8 @@ class ModerationService:
             if duplicate:
                 if self.stateful_rules and m.key not in self._inflight and m.key not in self._observed:
                     self._mark_observed(m.key)
-                    replays.append(it)
+                    it.replay_flagged = m.key in flagged
+                    it.tracked = True
                     live.append(it)
                     continue
                 self.stats["duplicates"] += 1
@@ -251,12 +261,18 @@ class ModerationService:
                 continue
             self._inflight[m.key] = m.edited_at
             self._mark_observed(m.key)
+            it.tracked = True
             live.append(it)
-        if replays:
-            flagged = await self.store.flagged_messages([it.message.key for it in replays])
-            for it in replays:
-                it.replay_flagged = it.message.key in flagged
         return live
+
+    def _forget(self, items: Sequence[_Item]) -> None:
+        """Undo :meth:`_dedupe`'s bookkeeping for items of a batch that failed before the writer took it, so a
+        retry of those messages is judged (or replayed) again, not taken for a duplicate."""
+        for it in items:
+            if it.tracked:
+                self._inflight.pop(it.message.key, None)
+                self._observed.pop(it.message.key, None)
+                it.tracked = False
 
     def _mark_observed(self, key: Key) -> None:
         self._observed[key] = None
@@ -410,11 +426,9 @@ class ModerationService:
         with its recorded flag); no verdict, alert, case or strike comes of it."""
         m, policy = it.message, it.policy
         assert policy is not None and it.replay_flagged is not None
-        if it.exempt:
-            return
         st = self._state(m, policy)
-        first = self._seen(m, st)
-        if m.edited_at is not None:
+        first = self._seen(m, st)  # as _judge does, exempt messages included
+        if it.exempt or m.edited_at is not None:
             return
         raid_on = st.raid.raid_mode(m.server.id, m.channel.id, m.event_time, parent_id=m.channel.parent_id)
         st.spam.observe(m, normalize(m.text), raid_mode=raid_on)
