@@ -139,3 +139,36 @@ def test_olid_user_placeholders_are_removed(tweet, expected):
     from bot.training.splits import strip_user_placeholders
 
     assert strip_user_placeholders(tweet) == expected
+
+def test_davidson_gendered_mask_is_opt_in_and_touches_only_offensive_rows_with_gendered_slurs(tmp_path):
+    """Davidson's annotators put sexist tweets in "offensive", not "hate speech": with mask_gendered such a tweet
+    gets identity_attack masked (None, no loss); other offensive tweets keep the hate-vote fraction, class 0/2 rows
+    are unchanged, and without the flag (the shipped model's data) nothing is masked."""
+    import csv
+
+    from bot.training.data import load_davidson
+
+    folder = tmp_path / "davidson-hate-offensive"
+    folder.mkdir()
+    rows = [  # count, hate, offensive, neither, class, tweet
+        (3, 0, 3, 0, 1, "RT that bitch lied again"),
+        (3, 0, 3, 0, 1, "this movie is shit"),
+        (3, 3, 0, 0, 0, "all those bitches should be shot"),
+        (3, 0, 0, 3, 2, "my dog had puppies today"),
+        (3, 1, 2, 0, 1, "stupid hoes everywhere"),
+    ]
+    with (folder / "labeled_data.csv").open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["", "count", "hate_speech", "offensive_language", "neither", "class", "tweet"])
+        for i, r in enumerate(rows):
+            w.writerow([i, *r])
+    ia, tox = LABELS.index("identity_attack"), LABELS.index("toxicity")
+    masked = {e.text: e.target for e in load_davidson(tmp_path, random.Random(0), mask_gendered=True)}
+    plain = {e.text: e.target for e in load_davidson(tmp_path, random.Random(0))}
+    assert masked["that bitch lied again"][ia] is None and masked["stupid hoes everywhere"][ia] is None
+    assert masked["that bitch lied again"][tox] == 1.0
+    assert masked["this movie is shit"][ia] == 0.0
+    assert masked["all those bitches should be shot"][ia] == 1.0
+    assert masked["my dog had puppies today"][ia] == 0.0
+    assert plain["that bitch lied again"][ia] == 0.0
+    assert plain["stupid hoes everywhere"][ia] == pytest.approx(1 / 3)

@@ -25,13 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--composites", type=int, default=TrainConfig.composites,
                    help="two-sentence examples (benign chat + a hand-written example) added to the training split "
                         "(default 3000, as for the shipped model; 0: none)")
+    p.add_argument("--davidson-gendered-mask", action=argparse.BooleanOptionalAction,
+                   default=TrainConfig.davidson_gendered_mask,
+                   help="mask identity_attack on Davidson 'offensive' tweets with gendered slurs "
+                        "(default: off, as for the shipped model)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
         p.error("--runs must be at least 1")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
-                      composites=args.composites))
+                      composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask))
     return 0
 
 

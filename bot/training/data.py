@@ -57,8 +57,27 @@ def _clean(text: str) -> str:
     return _WS.sub(" ", text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")).strip()
 
 
-def load_davidson(root: Path, rng: random.Random, n_offensive: int = 3000) -> list[Example]:
-    """Davidson et al. 2017: vote fractions as soft ``toxicity`` / ``identity_attack``; offensive class subsampled."""
+#: Gendered slurs; see ``mask_gendered`` in :func:`load_davidson`.
+_DAVIDSON_GENDERED = re.compile(r"\b(?:bitch(?:es|ez|z)?|hoes?|whores?|sluts?|cunts?)\b", re.IGNORECASE)
+
+
+def load_davidson(root: Path, rng: random.Random, n_offensive: int = 3000,
+                  mask_gendered: bool = False) -> list[Example]:
+    """Davidson et al. 2017: vote fractions as soft ``toxicity`` / ``identity_attack``; offensive class subsampled.
+
+    Args:
+        root: The shared data root (reads ``davidson-hate-offensive/labeled_data.csv``).
+        rng: Random source for the subsample of the offensive class.
+        n_offensive: Rows kept from the offensive class (19,190 upstream).
+        mask_gendered: In the offensive class, give a tweet with a gendered slur ("bitch", "hoe", "whore", "slut",
+            "cunt") an unknown ``identity_attack`` (no loss) instead of its hate-vote fraction. The paper's abstract
+            says "sexist tweets are generally classified as offensive" while racist and homophobic ones were
+            classified as hate speech, so those near-zero fractions say nothing about misogyny; 2,256 of the 8,593
+            rows loaded with seed 13 are affected. Off for the shipped model (not yet tried in a full run; docs/model-card.md).
+
+    Raises:
+        FileNotFoundError: the CSV is missing.
+    """
     out: dict[int, list[Example]] = {0: [], 1: [], 2: []}
     with (root / "davidson-hate-offensive" / "labeled_data.csv").open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -69,7 +88,9 @@ def load_davidson(root: Path, rng: random.Random, n_offensive: int = 3000) -> li
             if cls == 2:
                 tgt = target(0.0, toxicity=min(1.0, hate + off), identity_attack=hate)
             else:
-                tgt = target(None, toxicity=min(1.0, hate + off), identity_attack=hate, sexual_explicit=None)
+                masked = mask_gendered and cls == 1 and _DAVIDSON_GENDERED.search(text)
+                tgt = target(None, toxicity=min(1.0, hate + off), identity_attack=None if masked else hate,
+                             sexual_explicit=None)
             out[cls].append(Example(text, tgt, "davidson"))
     rng.shuffle(out[1])
     return out[0] + out[1][:n_offensive] + out[2]
@@ -217,15 +238,17 @@ def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int =
     return [Example(t, ZERO, "chat") for t in irc[:n_irc] + slack[:n_slack] + disco[:n_xml] + software[:n_xml]]
 
 
-def load_all(root: Path, seed: int) -> list[Example]:
+def load_all(root: Path, seed: int, mask_gendered: bool = False) -> list[Example]:
     """Every external source, in a fixed order (the hand-written set is added by the caller).
+
+    ``mask_gendered`` is passed to :func:`load_davidson` (off for the shipped model).
 
     Raises:
         FileNotFoundError: a source file is missing under ``root``.
     """
     rng = random.Random(seed)
     parts = {
-        "davidson": load_davidson(root, rng),
+        "davidson": load_davidson(root, rng, mask_gendered=mask_gendered),
         "olid": load_olid_train(root),
         "ethos": load_ethos(root),
         "toxic_spans": load_toxic_spans(root, rng),

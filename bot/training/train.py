@@ -56,6 +56,9 @@ class TrainConfig:
     stance_families: bool = False
     #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
     composites: int = 3000
+    #: Mask ``identity_attack`` on Davidson "offensive" tweets with gendered slurs (see
+    #: :func:`bot.training.data.load_davidson`); not shipped, not yet tried in a full run.
+    davidson_gendered_mask: bool = False
 
 
 def normaliser():
@@ -85,7 +88,7 @@ def cpu_has_bf16() -> bool:
 def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
     norm = normaliser()
-    rows = load_all(cfg.data, cfg.seed) + generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
+    rows = load_all(cfg.data, cfg.seed, mask_gendered=cfg.davidson_gendered_mask) + generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
     seen: set[tuple[str, str]] = set()
     out = []
     for ex in rows:
