@@ -57,7 +57,7 @@ class TrainConfig:
     #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
     composites: int = 3000
     #: Mask ``identity_attack`` on Davidson "offensive" tweets with gendered slurs (see
-    #: :func:`bot.training.data.load_davidson`); not shipped, not yet tried in a full run.
+    #: :func:`bot.training.data.load_davidson`); not shipped: one run (DM) was worse overall.
     davidson_gendered_mask: bool = False
 
 
