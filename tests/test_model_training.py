@@ -140,6 +140,7 @@ def test_olid_user_placeholders_are_removed(tweet, expected):
 
     assert strip_user_placeholders(tweet) == expected
 
+
 def test_davidson_gendered_mask_is_opt_in_and_touches_only_offensive_rows_with_gendered_slurs(tmp_path):
     """Davidson's annotators put sexist tweets in "offensive", not "hate speech": with mask_gendered such a tweet
     gets identity_attack masked (None, no loss); other offensive tweets keep the hate-vote fraction, class 0/2 rows

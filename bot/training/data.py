@@ -73,7 +73,8 @@ def load_davidson(root: Path, rng: random.Random, n_offensive: int = 3000,
             "cunt") an unknown ``identity_attack`` (no loss) instead of its hate-vote fraction. The paper's abstract
             says "sexist tweets are generally classified as offensive" while racist and homophobic ones were
             classified as hate speech, so those near-zero fractions say nothing about misogyny; 2,256 of the 8,593
-            rows loaded with seed 13 are affected. Off for the shipped model: one full run (DM) was worse overall (docs/model-card.md).
+            rows loaded with seed 13 are affected. Off for the shipped model: one full run (DM) was worse overall
+            (docs/model-card.md).
 
     Raises:
         FileNotFoundError: the CSV is missing.

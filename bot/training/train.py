@@ -88,7 +88,8 @@ def cpu_has_bf16() -> bool:
 def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
     norm = normaliser()
-    rows = load_all(cfg.data, cfg.seed, mask_gendered=cfg.davidson_gendered_mask) + generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
+    rows = load_all(cfg.data, cfg.seed, mask_gendered=cfg.davidson_gendered_mask)
+    rows += generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
     seen: set[tuple[str, str]] = set()
     out = []
     for ex in rows:
