@@ -173,3 +173,15 @@ def test_davidson_gendered_mask_is_opt_in_and_touches_only_offensive_rows_with_g
     assert masked["my dog had puppies today"][ia] == 0.0
     assert plain["that bitch lied again"][ia] == 0.0
     assert plain["stupid hoes everywhere"][ia] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("value", ["4", "1024"])
+def test_training_cli_rejects_a_max_len_outside_8_to_512_before_loading_data(value, tmp_path, capsys):
+    """``--max-len`` out of range is a usage error (exit 2) naming the flag; no data is read and nothing written."""
+    from bot.training.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--data", str(tmp_path / "missing"), "--out", str(tmp_path / "out"), "--max-len", value])
+    assert exc.value.code == 2
+    assert "--max-len must be between 8 and 512" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -29,13 +29,19 @@ def main(argv: list[str] | None = None) -> int:
                    default=TrainConfig.davidson_gendered_mask,
                    help="mask identity_attack on Davidson 'offensive' tweets with gendered slurs "
                         "(default: off, as for the shipped model)")
+    p.add_argument("--max-len", type=int, default=TrainConfig.max_len,
+                   help=f"training truncation in tokens (default {TrainConfig.max_len}, as for the shipped model; "
+                        "serving scores up to 128 tokens per window)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
         p.error("--runs must be at least 1")
+    if not 8 <= args.max_len <= 512:
+        p.error("--max-len must be between 8 and 512 tokens")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
-                      composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask))
+                      composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask,
+                      max_len=args.max_len))
     return 0
 
 

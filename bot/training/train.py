@@ -201,7 +201,8 @@ def train(cfg: TrainConfig) -> dict:
     state = average_states(states)
     train_s = time.monotonic() - t0
     manifest = art.write_artifact(
-        state, LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows), runs=cfg.runs
+        state, LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows), runs=cfg.runs,
+        max_len=cfg.max_len,
     )
     thresholds, dev_report = calibrate(cfg, dev_rows)
     report = {
