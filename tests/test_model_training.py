@@ -185,3 +185,44 @@ def test_training_cli_rejects_a_max_len_outside_8_to_512_before_loading_data(val
     assert exc.value.code == 2
     assert "--max-len must be between 8 and 512" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--distill-weight", "1.5"], "--distill-weight must be between 0 and 1"),
+    (["--teacher", "{tmp}/not-an-artifact"], "not a model artifact directory"),
+])
+def test_training_cli_rejects_bad_distillation_flags_before_loading_data(flags, message, tmp_path, capsys):
+    """A distillation weight outside [0, 1] or a teacher that is not an artifact is a usage error (exit 2)."""
+    from bot.training.__main__ import main
+
+    (tmp_path / "not-an-artifact").mkdir()
+    flags = [f.format(tmp=tmp_path) for f in flags]
+    with pytest.raises(SystemExit) as exc:
+        main(["--data", str(tmp_path / "missing"), "--out", str(tmp_path / "out"), *flags])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_teacher_probabilities_are_what_detoxify_serves(tmp_path):
+    """Distillation targets from the shipped artifact equal detoxify's scores of the same texts (all seven labels),
+    and two copies of one teacher average to the same values."""
+    import torch
+    from detoxify import Detoxify
+    from transformers import BertTokenizerFast
+
+    from bot.model import artifact as art
+    from bot.training.train import teacher_probabilities
+
+    texts = ["trans women are women", "trans people are disgusting freaks", "the build is green again"]
+    tok = BertTokenizerFast.from_pretrained(str(art.base_model_dir()))
+    enc = tok(texts, truncation=True, max_length=48)["input_ids"]
+    got = teacher_probabilities((art.ARTIFACT_DIR,), enc)
+    built = art.assemble(tmp_path / "cache", art.ARTIFACT_DIR)
+    served = Detoxify(checkpoint=str(built.checkpoint), huggingface_config_path=str(built.config_dir)).predict(texts)
+    want = torch.tensor([[served[label][i] for label in LABELS] for i in range(len(texts))])
+    assert got.shape == (3, len(LABELS))
+    assert torch.allclose(got, want, atol=1e-4)
+    assert got[1, LABELS.index("identity_attack")] > 0.9 > 0.1 > got[0, LABELS.index("identity_attack")]
+    assert torch.allclose(teacher_probabilities((art.ARTIFACT_DIR, art.ARTIFACT_DIR), enc), got, atol=1e-6)

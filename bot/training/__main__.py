@@ -32,16 +32,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-len", type=int, default=TrainConfig.max_len,
                    help=f"training truncation in tokens (default {TrainConfig.max_len}, as for the shipped model; "
                         "serving scores up to 128 tokens per window)")
+    p.add_argument("--teacher", type=Path, action="append", default=[],
+                   help="artifact directory of a teacher model to distil from (repeatable; default: none)")
+    p.add_argument("--distill-weight", type=float, default=TrainConfig.distill_weight,
+                   help="weight of the teachers' mean probability in the training target (0-1, default %(default)s)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
         p.error("--runs must be at least 1")
     if not 8 <= args.max_len <= 512:
         p.error("--max-len must be between 8 and 512 tokens")
+    if not 0.0 <= args.distill_weight <= 1.0:
+        p.error("--distill-weight must be between 0 and 1")
+    for t in args.teacher:
+        if not (t / "delta.safetensors").is_file():
+            p.error(f"--teacher {t}: not a model artifact directory (no delta.safetensors)")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
                       composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask,
-                      max_len=args.max_len))
+                      max_len=args.max_len, teachers=tuple(args.teacher), distill_weight=args.distill_weight))
     return 0
 
 

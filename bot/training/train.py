@@ -59,6 +59,12 @@ class TrainConfig:
     #: Mask ``identity_attack`` on Davidson "offensive" tweets with gendered slurs (see
     #: :func:`bot.training.data.load_davidson`); not shipped: one run (DM) was worse overall.
     davidson_gendered_mask: bool = False
+    #: Artifact directories of teacher models for knowledge distillation (Hinton et al. 2015); () = none. Each
+    #: training text is scored by every teacher (same tokens as the student sees) and the mean probability is mixed
+    #: into the known targets: ``target = (1 - distill_weight) * label + distill_weight * teacher_mean``.
+    teachers: tuple[Path, ...] = ()
+    #: Weight of the teachers' mean probability in the mixed target, in [0, 1].
+    distill_weight: float = 0.5
 
 
 def normaliser():
@@ -184,6 +190,10 @@ def train(cfg: TrainConfig) -> dict:
     pos = (tgt * mask).sum(0)
     neg = ((1 - tgt) * mask).sum(0)
     pos_weight = torch.clamp(torch.sqrt(neg / pos.clamp_min(1.0)), 1.0, 8.0)
+    if cfg.teachers:
+        teacher = teacher_probabilities(cfg.teachers, enc)
+        tgt = (1 - cfg.distill_weight) * tgt + cfg.distill_weight * teacher
+        log.info("distilled from %d teachers (weight %.2f)", len(cfg.teachers), cfg.distill_weight)
     log.info("pos_weight %s", dict(zip(LABELS, [round(float(x), 2) for x in pos_weight], strict=True)))
 
     states = []
@@ -200,9 +210,13 @@ def train(cfg: TrainConfig) -> dict:
         del model
     state = average_states(states)
     train_s = time.monotonic() - t0
+    distill = {}
+    if cfg.teachers:
+        distill = {"teachers": [art.read_manifest(Path(t))["delta_sha256"][:12] for t in cfg.teachers],
+                   "distill_weight": cfg.distill_weight}
     manifest = art.write_artifact(
         state, LABELS, cfg.out, seed=cfg.seed, epochs=cfg.epochs, lr=cfg.lr, train_rows=len(train_rows), runs=cfg.runs,
-        max_len=cfg.max_len,
+        max_len=cfg.max_len, **distill,
     )
     thresholds, dev_report = calibrate(cfg, dev_rows)
     report = {
@@ -220,6 +234,39 @@ def train(cfg: TrainConfig) -> dict:
                     "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     log.info("done: %s", json.dumps(report))
     return report
+
+
+def teacher_probabilities(teachers: tuple[Path, ...], enc: list[list[int]], batch_size: int = 128):
+    """Mean sigmoid probability of the teacher artifacts on token ids ``enc``: a float tensor ``(len(enc), 7)``.
+
+    Each teacher is an artifact directory (as :func:`bot.model.artifact.write_artifact` writes) rebuilt against the
+    same package weights; texts are scored in length-sorted batches, in eval mode (no dropout).
+
+    Raises:
+        ModelArtifactError: a teacher directory is not a readable artifact.
+    """
+    import torch
+    from transformers import BertForSequenceClassification
+
+    base = art.base_model_dir()
+    order = sorted(range(len(enc)), key=lambda i: len(enc[i]))
+    total = torch.zeros(len(enc), len(LABELS))
+    for path in teachers:
+        if not (Path(path) / art.DELTA_FILE).is_file():
+            raise art.ModelArtifactError(f"teacher {path}: no {art.DELTA_FILE} (not a model artifact directory)")
+        model = BertForSequenceClassification.from_pretrained(
+            str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
+        )
+        model.load_state_dict(art.rebuild_state_dict(Path(path)))
+        model.eval()
+        with torch.inference_mode():
+            for s in range(0, len(order), batch_size):
+                idx = order[s : s + batch_size]
+                width = max(len(enc[i]) for i in idx)
+                ids = torch.tensor([enc[i] + [0] * (width - len(enc[i])) for i in idx])
+                total[idx] += torch.sigmoid(model(input_ids=ids, attention_mask=(ids != 0).long()).logits.float())
+        del model
+    return total / len(teachers)
 
 
 def average_states(states: list[dict]) -> dict:
