@@ -226,3 +226,20 @@ def test_teacher_probabilities_are_what_detoxify_serves(tmp_path):
     assert torch.allclose(got, want, atol=1e-4)
     assert got[1, LABELS.index("identity_attack")] > 0.9 > 0.1 > got[0, LABELS.index("identity_attack")]
     assert torch.allclose(teacher_probabilities((art.ARTIFACT_DIR, art.ARTIFACT_DIR), enc), got, atol=1e-6)
+
+
+def test_a_teacher_with_other_labels_is_refused(tmp_path):
+    """Distilling from an artifact whose manifest lists other labels raises ModelArtifactError naming the teacher."""
+    import json
+    import shutil
+
+    from bot.model import artifact as art
+    from bot.training.train import teacher_probabilities
+
+    teacher = tmp_path / "teacher"
+    shutil.copytree(art.ARTIFACT_DIR, teacher)
+    manifest = json.loads((teacher / art.MANIFEST_FILE).read_text())
+    manifest["labels"] = manifest["labels"][::-1]
+    (teacher / art.MANIFEST_FILE).write_text(json.dumps(manifest))
+    with pytest.raises(art.ModelArtifactError, match="teacher .*teacher: its labels are not toxicity"):
+        teacher_probabilities((teacher,), [[101, 102]])

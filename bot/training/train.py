@@ -243,7 +243,7 @@ def teacher_probabilities(teachers: tuple[Path, ...], enc: list[list[int]], batc
     same package weights; texts are scored in length-sorted batches, in eval mode (no dropout).
 
     Raises:
-        ModelArtifactError: a teacher directory is not a readable artifact.
+        ModelArtifactError: a teacher directory is not a readable artifact or its labels differ from ``LABELS``.
     """
     import torch
     from transformers import BertForSequenceClassification
@@ -254,6 +254,8 @@ def teacher_probabilities(teachers: tuple[Path, ...], enc: list[list[int]], batc
     for path in teachers:
         if not (Path(path) / art.DELTA_FILE).is_file():
             raise art.ModelArtifactError(f"teacher {path}: no {art.DELTA_FILE} (not a model artifact directory)")
+        if list(art.read_manifest(Path(path)).get("labels", [])) != list(LABELS):
+            raise art.ModelArtifactError(f"teacher {path}: its labels are not {', '.join(LABELS)} in this order")
         model = BertForSequenceClassification.from_pretrained(
             str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
         )
