@@ -243,3 +243,43 @@ def test_a_teacher_with_other_labels_is_refused(tmp_path):
     (teacher / art.MANIFEST_FILE).write_text(json.dumps(manifest))
     with pytest.raises(art.ModelArtifactError, match="teacher .*teacher: its labels are not toxicity"):
         teacher_probabilities((teacher,), [[101, 102]])
+
+
+def test_training_loss_without_teachers_is_the_masked_weighted_bce():
+    """No teacher: the loss is BCE with pos_weight averaged over known labels only (unknown labels cost nothing)."""
+    import math
+
+    import torch
+
+    from bot.training.train import training_loss
+
+    logits = torch.tensor([[0.0, 2.0], [1.0, -1.0]])
+    hard = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    mask = torch.tensor([[True, True], [True, False]])
+    pw = torch.tensor([3.0, 1.0])
+
+    def sp(x):  # softplus = -log(sigmoid(-x))
+        return math.log1p(math.exp(x))
+
+    want = (3.0 * sp(-0.0) + sp(2.0) + sp(1.0)) / 3
+    assert float(training_loss(logits, hard, mask, pw)) == pytest.approx(want, rel=1e-6)
+
+
+def test_distillation_term_is_minimised_at_the_teacher_probability_despite_pos_weight():
+    """With only the distillation term (weight 1), the gradient vanishes where the student's probability equals the
+    teacher's, whatever pos_weight is; the hard-label term alone would pull a 0.2 teacher target above 0.4."""
+    import torch
+
+    from bot.training.train import training_loss
+
+    soft = torch.tensor([[0.2, 0.7]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    pw = torch.tensor([3.0, 8.0])
+    logits = torch.logit(soft).clone().requires_grad_(True)
+    training_loss(logits, torch.zeros(1, 2), mask, pw, soft, 1.0).backward()
+    assert torch.allclose(logits.grad, torch.zeros(1, 2), atol=1e-6)
+    # the pos-weighted BCE against the same soft target has its minimum elsewhere (p = pw*t / (pw*t + 1 - t))
+    p = torch.linspace(0.01, 0.99, 99).logit()
+    losses = torch.nn.functional.binary_cross_entropy_with_logits(
+        p, torch.full_like(p, 0.2), pos_weight=torch.tensor(3.0), reduction="none")
+    assert float(torch.sigmoid(p[losses.argmin()])) == pytest.approx(0.6 / 1.4, abs=0.01)

@@ -60,10 +60,9 @@ class TrainConfig:
     #: :func:`bot.training.data.load_davidson`); not shipped: one run (DM) was worse overall.
     davidson_gendered_mask: bool = False
     #: Artifact directories of teacher models for knowledge distillation (Hinton et al. 2015); () = none. Each
-    #: training text is scored by every teacher (same tokens as the student sees) and the mean probability is mixed
-    #: into the known targets: ``target = (1 - distill_weight) * label + distill_weight * teacher_mean``.
+    #: training text is scored by every teacher (same tokens as the student sees); see :func:`training_loss`.
     teachers: tuple[Path, ...] = ()
-    #: Weight of the teachers' mean probability in the mixed target, in [0, 1].
+    #: Weight of the distillation term in the loss, in [0, 1] (see :func:`training_loss`).
     distill_weight: float = 0.5
 
 
@@ -190,9 +189,9 @@ def train(cfg: TrainConfig) -> dict:
     pos = (tgt * mask).sum(0)
     neg = ((1 - tgt) * mask).sum(0)
     pos_weight = torch.clamp(torch.sqrt(neg / pos.clamp_min(1.0)), 1.0, 8.0)
+    soft = None
     if cfg.teachers:
-        teacher = teacher_probabilities(cfg.teachers, enc)
-        tgt = (1 - cfg.distill_weight) * tgt + cfg.distill_weight * teacher
+        soft = teacher_probabilities(cfg.teachers, enc)
         log.info("distilled from %d teachers (weight %.2f)", len(cfg.teachers), cfg.distill_weight)
     log.info("pos_weight %s", dict(zip(LABELS, [round(float(x), 2) for x in pos_weight], strict=True)))
 
@@ -202,7 +201,7 @@ def train(cfg: TrainConfig) -> dict:
         model = BertForSequenceClassification.from_pretrained(
             str(base), num_labels=len(LABELS), problem_type="multi_label_classification"
         )
-        _fit(model, cfg, cfg.seed + k, enc, tgt, mask, pos_weight, use_bf16, t0)
+        _fit(model, cfg, cfg.seed + k, enc, tgt, mask, pos_weight, use_bf16, t0, soft)
         state = {key: v.detach().clone() for key, v in model.state_dict().items()}
         if cfg.keep_runs is not None:
             art.write_artifact(state, LABELS, cfg.keep_runs / f"run{k}", seed=cfg.seed, order_seed=cfg.seed + k)
@@ -292,11 +291,35 @@ def average_states(states: list[dict]) -> dict:
     return out
 
 
-def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, use_bf16: bool, t0: float) -> None:
+def training_loss(logits, hard, mask, pos_weight, soft=None, distill_weight: float = 0.0):
+    """Masked multi-label loss of one batch (a scalar tensor); ``logits``, ``hard``, ``mask``, ``soft`` are ``(b, 7)``.
+
+    Without teachers: BCE with ``pos_weight`` (per label, ``(7,)``) on the known hard labels (``mask``), averaged
+    over known labels. With teacher probabilities ``soft``: ``(1 - w) * that + w * plain BCE(soft)`` on the same
+    known labels. The distillation term has no ``pos_weight`` on purpose: with a soft target ``t`` the weighted BCE
+    is minimised at ``p = pw*t / (pw*t + 1 - t)``, not at ``t`` (pw 3 turns a teacher's 0.2 into 0.43), which pushed
+    students towards positives (runs K and KP, ninth session, docs/model-card.md).
+    """
+    import torch
+
+    m = mask.float()
+    denom = m.sum().clamp_min(1.0)
+    hard_loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, hard, pos_weight=pos_weight,
+                                                                     reduction="none")
+    loss = (hard_loss * m).sum() / denom
+    if soft is None or distill_weight <= 0.0:
+        return loss
+    soft_loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, soft, reduction="none")
+    return (1 - distill_weight) * loss + distill_weight * (soft_loss * m).sum() / denom
+
+
+def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, use_bf16: bool, t0: float,
+         soft=None) -> None:
     """Fine-tune ``model`` in place: word embeddings frozen, AdamW with linear warm-up/decay, masked BCE.
 
     ``order_seed`` drives the batch order and dropout; ``enc`` are token ids per example, ``tgt``/``mask`` the
-    ``(n, 7)`` targets and known-label mask, ``pos_weight`` the per-label positive weight of the BCE.
+    ``(n, 7)`` targets and known-label mask, ``pos_weight`` the per-label positive weight of the BCE, ``soft`` the
+    ``(n, 7)`` teacher probabilities or ``None`` (see :func:`training_loss`).
     """
     import torch
 
@@ -316,7 +339,6 @@ def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, u
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
     )
-    bce = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight, reduction="none")
     model.train()
     step = 0
     for epoch in range(cfg.epochs):
@@ -328,8 +350,8 @@ def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, u
             attn = (input_ids != 0).long()
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
                 logits = model(input_ids=input_ids, attention_mask=attn).logits
-            m = mask[batch].float()
-            loss = (bce(logits.float(), tgt[batch]) * m).sum() / m.sum().clamp_min(1.0)
+            loss = training_loss(logits.float(), tgt[batch], mask[batch], pos_weight,
+                                 None if soft is None else soft[batch], cfg.distill_weight)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
