@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from bot.model.artifact import DELTA_FILE
 from bot.training.train import DEFAULT_DATA, TrainConfig, train
 
 
@@ -45,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.distill_weight <= 1.0:
         p.error("--distill-weight must be between 0 and 1")
     for t in args.teacher:
-        if not (t / "delta.safetensors").is_file():
-            p.error(f"--teacher {t}: not a model artifact directory (no delta.safetensors)")
+        if not (t / DELTA_FILE).is_file():
+            p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")
     train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
                       composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask,
