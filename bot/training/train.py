@@ -341,8 +341,8 @@ def _fit(model, cfg: TrainConfig, order_seed: int, enc, tgt, mask, pos_weight, u
     )
     model.train()
     step = 0
+    running = 0.0  # mean loss of the last 100 steps, across epoch boundaries
     for epoch in range(cfg.epochs):
-        running = 0.0
         for batch in _batches(lengths, cfg.batch_size, rng):
             ids = [enc[i] for i in batch]
             width = max(len(x) for x in ids)
