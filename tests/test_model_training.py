@@ -283,3 +283,40 @@ def test_distillation_term_is_minimised_at_the_teacher_probability_despite_pos_w
     losses = torch.nn.functional.binary_cross_entropy_with_logits(
         p, torch.full_like(p, 0.2), pos_weight=torch.tensor(3.0), reduction="none")
     assert float(torch.sigmoid(p[losses.argmin()])) == pytest.approx(0.6 / 1.4, abs=0.01)
+
+
+def test_recipe_teachers_differ_only_in_the_stance_families_and_never_distil(tmp_path):
+    """The shipped recipe's teachers: the student's hyper-parameters, one run each, no teachers of their own; the
+    plain one trains the default data, the other adds the stance families."""
+    from bot.training.train import TrainConfig, teacher_configs
+
+    student = TrainConfig(out=tmp_path / "student", seed=5, max_len=40, runs=2, teachers=(tmp_path / "x",),
+                          stance_families=True)
+    plain, stance = teacher_configs(student, tmp_path / "work")
+    assert (plain.out, stance.out) == (tmp_path / "work" / "plain", tmp_path / "work" / "stance")
+    assert (plain.stance_families, stance.stance_families) == (False, True)
+    for t in (plain, stance):
+        assert (t.seed, t.max_len, t.runs, t.teachers, t.keep_runs) == (5, 40, 1, (), None)
+
+
+def test_a_teacher_is_reused_only_when_its_recorded_settings_match(tmp_path):
+    """A finished teacher folder (delta file + recipe.json of the same settings) is reused; a different seed, a
+    missing delta file or an unreadable recipe.json means it is trained again."""
+    import json
+    import shutil
+
+    from bot.model import artifact as art
+    from bot.training.train import RECIPE_FILE, TrainConfig, recipe_key, reusable_teacher, teacher_configs
+
+    plain, _ = teacher_configs(TrainConfig(out=tmp_path / "student"), tmp_path / "work")
+    assert not reusable_teacher(plain)
+    shutil.copytree(art.ARTIFACT_DIR, plain.out)
+    (plain.out / RECIPE_FILE).write_text(json.dumps(recipe_key(plain)))
+    assert reusable_teacher(plain)
+    other, _ = teacher_configs(TrainConfig(out=tmp_path / "student", seed=14), tmp_path / "work")
+    assert not reusable_teacher(other)
+    (plain.out / RECIPE_FILE).write_text("{not json")
+    assert not reusable_teacher(plain)
+    (plain.out / RECIPE_FILE).write_text(json.dumps(recipe_key(plain)))
+    (plain.out / art.DELTA_FILE).unlink()
+    assert not reusable_teacher(plain)

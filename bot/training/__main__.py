@@ -6,8 +6,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from bot.model.artifact import DELTA_FILE
-from bot.training.train import DEFAULT_DATA, TrainConfig, train
+from bot.model.artifact import DELTA_FILE, default_cache_dir
+from bot.training.train import DEFAULT_DATA, TrainConfig, train, train_recipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +35,17 @@ def main(argv: list[str] | None = None) -> int:
                         "serving scores up to 128 tokens per window)")
     p.add_argument("--teacher", type=Path, action="append", default=[],
                    help="artifact directory of a teacher model to distil from (repeatable; default: none)")
+    p.add_argument("--distill", action=argparse.BooleanOptionalAction, default=True,
+                   help="without --teacher: train the recipe's two teachers, then distil the model from them "
+                        "(default, as for the shipped model; --no-distill trains one model, no teachers)")
+    p.add_argument("--teachers-dir", type=Path, default=None,
+                   help="where the recipe's teachers are written and reused (default $MODBOT_CACHE/teachers or "
+                        "~/.cache/modbot/model/teachers)")
+    p.add_argument("--retrain-teachers", action="store_true",
+                   help="train the recipe's teachers again even when a finished one with the same settings exists")
     p.add_argument("--distill-weight", type=float, default=TrainConfig.distill_weight,
-                   help="weight of the teachers' mean probability in the training target (0-1, default %(default)s)")
+                   help="weight of the distillation term (BCE against the teachers' mean probability) in the loss; the rest "
+                        "is the pos-weighted BCE on the labels (0-1, default %(default)s: teachers only)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.runs < 1:
@@ -48,10 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     for t in args.teacher:
         if not (t / DELTA_FILE).is_file():
             p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")
-    train(TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
+    cfg = TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
                       composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask,
-                      max_len=args.max_len, teachers=tuple(args.teacher), distill_weight=args.distill_weight))
+                      max_len=args.max_len, teachers=tuple(args.teacher), distill_weight=args.distill_weight)
+    if args.teacher or not args.distill:
+        train(cfg)
+    else:
+        train_recipe(cfg, args.teachers_dir or default_cache_dir() / "teachers", reuse=not args.retrain_teachers)
     return 0
 
 

@@ -1,6 +1,8 @@
 """Fine-tune all-MiniLM-L6-v2 into the seven-label embedded model and write ``bot/model/artifact``.
 
-Run with ``python -m bot.training [--data DIR] [--seed N] [--epochs N]``. Steps: load sources
+Run with ``python -m bot.training [--data DIR] [--seed N] [--epochs N]``. By default it runs the shipped recipe
+(:func:`train_recipe`): two teachers, then the student distilled from them; ``--no-distill`` trains one model,
+``--teacher DIR`` distils from given artifacts. Steps of one training (:func:`train`): load sources
 (:mod:`bot.training.data`) + the hand-written set (:mod:`bot.training.handwritten`), normalise every text with
 ``bot.core.normalize.for_scoring`` (what the pipeline does before scoring), hold out 10% as a dev split, fine-tune
 (word embeddings frozen, bf16 autocast, masked BCE with class weights), write the int8-delta artifact, assemble it,
@@ -62,8 +64,9 @@ class TrainConfig:
     #: Artifact directories of teacher models for knowledge distillation (Hinton et al. 2015); () = none. Each
     #: training text is scored by every teacher (same tokens as the student sees); see :func:`training_loss`.
     teachers: tuple[Path, ...] = ()
-    #: Weight of the distillation term in the loss, in [0, 1] (see :func:`training_loss`).
-    distill_weight: float = 0.5
+    #: Weight of the distillation term in the loss, in [0, 1] (see :func:`training_loss`). 1.0 (the shipped
+    #: student, run KP3): the student learns only the teachers' mean probability on the labels a source knows.
+    distill_weight: float = 1.0
 
 
 def normaliser():
@@ -233,6 +236,61 @@ def train(cfg: TrainConfig) -> dict:
                     "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     log.info("done: %s", json.dumps(report))
     return report
+
+
+#: The shipped model's recipe (tenth session, run KP3 in docs/model-card.md): two teachers are fine-tuned from the
+#: package weights, one on the default data (model ``3b4fdb4d88f1``) and one with the stance families (run PS), and
+#: the shipped student is trained on the default data to match their mean probability (``distill_weight`` 1.0):
+#: one model with most of the two-model score average's balance at the cost of one forward pass. Each entry:
+#: ``(name, TrainConfig overrides)``.
+TEACHER_RECIPE: tuple[tuple[str, dict], ...] = (("plain", {"stance_families": False}),
+                                                ("stance", {"stance_families": True}))
+#: TrainConfig fields that decide a teacher's weights; a teacher folder whose ``recipe.json`` matches is reused.
+RECIPE_KEYS = ("data", "seed", "epochs", "batch_size", "max_len", "lr", "warmup", "weight_decay", "dev_fraction",
+               "hand_repeat", "threads", "limit", "runs", "stance_families", "composites", "davidson_gendered_mask")
+RECIPE_FILE = "recipe.json"
+
+
+def teacher_configs(cfg: TrainConfig, work: Path) -> list[TrainConfig]:
+    """The teachers of :data:`TEACHER_RECIPE` for student config ``cfg``: same hyper-parameters, no teachers of
+    their own, one run each, written to ``work/<name>``."""
+    return [replace(cfg, out=Path(work) / name, teachers=(), runs=1, keep_runs=None, **overrides)
+            for name, overrides in TEACHER_RECIPE]
+
+
+def recipe_key(cfg: TrainConfig) -> dict:
+    """The fields of ``cfg`` (:data:`RECIPE_KEYS`) that decide a model's weights, JSON-ready."""
+    return {k: str(getattr(cfg, k)) if isinstance(getattr(cfg, k), Path) else getattr(cfg, k) for k in RECIPE_KEYS}
+
+
+def reusable_teacher(cfg: TrainConfig) -> bool:
+    """True when ``cfg.out`` already holds an artifact trained with exactly ``cfg``'s :func:`recipe_key`."""
+    try:
+        done = json.loads((cfg.out / RECIPE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return done == recipe_key(cfg) and (cfg.out / art.DELTA_FILE).is_file()
+
+
+def train_recipe(cfg: TrainConfig, work: Path, *, reuse: bool = True) -> dict:
+    """Train :data:`TEACHER_RECIPE`'s teachers into ``work`` (reusing finished ones when ``reuse``), then the student
+    ``cfg`` distilled from them into ``cfg.out``; returns the student's report (see :func:`train`).
+
+    About 85 minutes on 2 CPU cores (two teachers of ~27 minutes each, then the student: ~8 minutes of teacher
+    scoring and ~21 minutes of training). A teacher's ``recipe.json`` is removed before it is retrained and written
+    only after its artifact is complete, so an interrupted run never leaves a half-trained teacher marked reusable.
+    """
+    teachers = []
+    for tcfg in teacher_configs(cfg, work):
+        if reuse and reusable_teacher(tcfg):
+            log.info("teacher %s: reusing %s", tcfg.out.name, tcfg.out)
+        else:
+            log.info("teacher %s: training into %s", tcfg.out.name, tcfg.out)
+            (tcfg.out / RECIPE_FILE).unlink(missing_ok=True)
+            train(tcfg)
+            (tcfg.out / RECIPE_FILE).write_text(json.dumps(recipe_key(tcfg), indent=2) + "\n", encoding="utf-8")
+        teachers.append(tcfg.out)
+    return train(replace(cfg, teachers=tuple(teachers)))
 
 
 def teacher_probabilities(teachers: tuple[Path, ...], enc: list[list[int]], batch_size: int = 128):
