@@ -224,7 +224,8 @@ def test_teacher_probabilities_are_what_detoxify_serves(tmp_path):
     want = torch.tensor([[served[label][i] for label in LABELS] for i in range(len(texts))])
     assert got.shape == (3, len(LABELS))
     assert torch.allclose(got, want, atol=1e-4)
-    assert got[1, LABELS.index("identity_attack")] > 0.9 > 0.1 > got[0, LABELS.index("identity_attack")]
+    review = art.read_thresholds()["identity_attack"]
+    assert got[1, LABELS.index("identity_attack")] > 0.9 > review > got[0, LABELS.index("identity_attack")]
     assert torch.allclose(teacher_probabilities((art.ARTIFACT_DIR, art.ARTIFACT_DIR), enc), got, atol=1e-6)
 
 

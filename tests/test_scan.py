@@ -54,14 +54,35 @@ def test_example_abuse_is_flagged(example_scan, platform):
     assert len(EXPECTED[platform]["abuse"]) >= 10
 
 
+#: Benign example messages the shipped model is known to flag (docs/model-card.md, "Seen in the product"): checked
+#: by the strict xfail below, so a model that fixes them makes that test fail until they are removed from here.
+KNOWN_FALSE_FLAGS = {
+    # "trans women are women. full stop.": identity_attack 0.64 with model 6be930fdb033, over raid mode's 0.60 tier
+    # (0.75 times threshold_factor 0.8) but under the normal 0.75 tier; sent to review, never acted on.
+    "discord": {"1511067519811584042"},
+    "slack": {"C0GENERAL1:1780336971.000125"},
+}
+
+
 @pytest.mark.parametrize("platform", ["discord", "slack"])
 @pytest.mark.parametrize("group", ["support", "counter", "celebration"])
 def test_example_supportive_replies_pass(example_scan, platform, group):
-    """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged."""
+    """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged (apart from
+    :data:`KNOWN_FALSE_FLAGS`, checked on their own)."""
     _, rows, _, _ = example_scan
     wrongly = [(i, rows[i]["labels"], rows[i]["rule_hits"]) for i in EXPECTED[platform].get(group, [])
-               if rows[i]["flagged"]]
+               if rows[i]["flagged"] and i not in KNOWN_FALSE_FLAGS[platform]]
     assert not wrongly, f"{group} flagged: {wrongly}"
+
+
+@pytest.mark.parametrize("platform", ["discord", "slack"])
+@pytest.mark.xfail(strict=True, reason="known error of model 6be930fdb033: 'trans women are women. full stop.' "
+                   "reaches raid mode's stricter identity_attack tier (0.64 >= 0.60); see KNOWN_FALSE_FLAGS")
+def test_known_false_flags_pass(example_scan, platform):
+    """The benign messages in :data:`KNOWN_FALSE_FLAGS` are not flagged either (fails today: a known error)."""
+    _, rows, _, _ = example_scan
+    assert KNOWN_FALSE_FLAGS[platform] <= set(EXPECTED[platform]["support"])
+    assert not [i for i in KNOWN_FALSE_FLAGS[platform] if rows[i]["flagged"]]
 
 
 def test_example_raid_is_detected_once_per_export(example_scan):
