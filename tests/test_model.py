@@ -90,7 +90,7 @@ def test_a_ping_does_not_hide_an_identity_attack(scorer, ping, attack):
             marks=pytest.mark.xfail(
                 strict=False,
                 reason="known weakness (model card): a typed handle in front of 'people like you should be put "
-                "down' pulls identity_attack under the tier (0.03-0.23 against 0.89 alone, model 3b4fdb4d88f1); "
+                "down' pulls identity_attack under the tier (0.10-0.35 against 0.86 alone, model 6be930fdb033); "
                 "OLID's placeholders and the '@someone' rendering of Slack mentions are gone from training, so "
                 "neither is the cause",
             ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -190,6 +191,10 @@ def test_training_cli_rejects_a_max_len_outside_8_to_512_before_loading_data(val
 @pytest.mark.parametrize(("flags", "message"), [
     (["--distill-weight", "1.5"], "--distill-weight must be between 0 and 1"),
     (["--teacher", "{tmp}/not-an-artifact"], "not a model artifact directory"),
+    (["--teacher", "{tmp}/not-an-artifact", "--no-distill"], "--teacher and --no-distill contradict"),
+    (["--no-distill", "--teachers-dir", "{tmp}/t"], "apply only to the recipe's teachers"),
+    (["--no-distill", "--retrain-teachers"], "apply only to the recipe's teachers"),
+    (["--distill-weight", "0"], "--distill-weight 0 ignores the teachers"),
 ])
 def test_training_cli_rejects_bad_distillation_flags_before_loading_data(flags, message, tmp_path, capsys):
     """A distillation weight outside [0, 1] or a teacher that is not an artifact is a usage error (exit 2)."""
@@ -288,21 +293,39 @@ def test_distillation_term_is_minimised_at_the_teacher_probability_despite_pos_w
 
 def test_recipe_teachers_differ_only_in_the_stance_families_and_never_distil(tmp_path):
     """The shipped recipe's teachers: the student's hyper-parameters, one run each, no teachers of their own; the
-    plain one trains the default data, the other adds the stance families."""
+    plain one trains the default data, the other adds the stance families; each in a folder named by its settings."""
     from bot.training.train import TrainConfig, teacher_configs
 
     student = TrainConfig(out=tmp_path / "student", seed=5, max_len=40, runs=2, teachers=(tmp_path / "x",),
                           stance_families=True)
     plain, stance = teacher_configs(student, tmp_path / "work")
-    assert (plain.out, stance.out) == (tmp_path / "work" / "plain", tmp_path / "work" / "stance")
+    assert plain.out.parent == stance.out.parent == tmp_path / "work"
+    assert plain.out.name.startswith("plain-") and stance.out.name.startswith("stance-")
     assert (plain.stance_families, stance.stance_families) == (False, True)
     for t in (plain, stance):
         assert (t.seed, t.max_len, t.runs, t.teachers, t.keep_runs) == (5, 40, 1, (), None)
+    assert teacher_configs(student, tmp_path / "work") == [plain, stance]  # deterministic folder names
+
+
+def test_recipe_key_covers_every_weight_deciding_setting_and_the_code(tmp_path):
+    """Every TrainConfig field but where it is written and the distillation settings is in the key (a new field
+    cannot be forgotten); the data path is resolved; the training code's checksum and library versions are in it."""
+    from dataclasses import fields
+
+    from bot.training.train import NOT_RECIPE_FIELDS, TrainConfig, recipe_key
+
+    key = recipe_key(TrainConfig())
+    assert set(key) == {f.name for f in fields(TrainConfig)} - NOT_RECIPE_FIELDS | {"code_sha256", "base_sha256",
+                                                                                  "versions"}
+    rel = TrainConfig(data=Path("../shared/data"))
+    assert recipe_key(rel)["data"] == str(Path("../shared/data").resolve())
+    assert recipe_key(TrainConfig(out=tmp_path, teachers=(tmp_path,), distill_weight=0.3)) == key
+    assert recipe_key(TrainConfig(limit=500)) != key
 
 
 def test_a_teacher_is_reused_only_when_its_recorded_settings_match(tmp_path):
-    """A finished teacher folder (delta file + recipe.json of the same settings) is reused; a different seed, a
-    missing delta file or an unreadable recipe.json means it is trained again."""
+    """A finished teacher folder (delta file + recipe.json of the same settings) is reused; other settings get
+    another folder, and a missing delta file or an unreadable recipe.json means it is trained again."""
     import json
     import shutil
 
@@ -315,7 +338,9 @@ def test_a_teacher_is_reused_only_when_its_recorded_settings_match(tmp_path):
     (plain.out / RECIPE_FILE).write_text(json.dumps(recipe_key(plain)))
     assert reusable_teacher(plain)
     other, _ = teacher_configs(TrainConfig(out=tmp_path / "student", seed=14), tmp_path / "work")
-    assert not reusable_teacher(other)
+    assert other.out != plain.out and not reusable_teacher(other)
+    (plain.out / RECIPE_FILE).write_text(json.dumps({**recipe_key(plain), "code_sha256": "0" * 64}))
+    assert not reusable_teacher(plain)
     (plain.out / RECIPE_FILE).write_text("{not json")
     assert not reusable_teacher(plain)
     (plain.out / RECIPE_FILE).write_text(json.dumps(recipe_key(plain)))

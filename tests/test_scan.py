@@ -75,14 +75,24 @@ def test_example_supportive_replies_pass(example_scan, platform, group):
     assert not wrongly, f"{group} flagged: {wrongly}"
 
 
-@pytest.mark.parametrize("platform", ["discord", "slack"])
+def test_known_false_flags_go_to_review_only(example_scan):
+    """The known errors stay as small as recorded: each id is a supportive reply of its export, flagged on
+    identity_attack alone and sent to review, never acted on."""
+    _, rows, _, _ = example_scan
+    for platform, ids in KNOWN_FALSE_FLAGS.items():
+        assert ids <= set(EXPECTED[platform]["support"])
+        for i in ids:
+            if rows[i]["flagged"]:
+                assert (rows[i]["labels"], rows[i]["action"]) == (["identity_attack"], "review")
+
+
+@pytest.mark.parametrize("known", sorted((p, i) for p, ids in KNOWN_FALSE_FLAGS.items() for i in ids))
 @pytest.mark.xfail(strict=True, reason="known error of model 6be930fdb033: 'trans women are women. full stop.' "
                    "reaches raid mode's stricter identity_attack tier (0.64 >= 0.60); see KNOWN_FALSE_FLAGS")
-def test_known_false_flags_pass(example_scan, platform):
-    """The benign messages in :data:`KNOWN_FALSE_FLAGS` are not flagged either (fails today: a known error)."""
+def test_known_false_flags_pass(example_scan, known):
+    """Each benign message in :data:`KNOWN_FALSE_FLAGS` is not flagged either (fails today: a known error)."""
     _, rows, _, _ = example_scan
-    assert KNOWN_FALSE_FLAGS[platform] <= set(EXPECTED[platform]["support"])
-    assert not [i for i in KNOWN_FALSE_FLAGS[platform] if rows[i]["flagged"]]
+    assert not rows[known[1]]["flagged"]
 
 
 def test_example_raid_is_detected_once_per_export(example_scan):

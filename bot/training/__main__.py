@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"training truncation in tokens (default {TrainConfig.max_len}, as for the shipped model; "
                         "serving scores up to 128 tokens per window)")
     p.add_argument("--teacher", type=Path, action="append", default=[],
-                   help="artifact directory of a teacher model to distil from (repeatable; default: none)")
+                   help="artifact directory of a teacher model to distil from (repeatable); replaces the recipe's two "
+                        "teachers, which are trained when no --teacher is given")
     p.add_argument("--distill", action=argparse.BooleanOptionalAction, default=True,
                    help="without --teacher: train the recipe's two teachers, then distil the model from them "
                         "(default, as for the shipped model; --no-distill trains one model, no teachers)")
@@ -54,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--max-len must be between 8 and 512 tokens")
     if not 0.0 <= args.distill_weight <= 1.0:
         p.error("--distill-weight must be between 0 and 1")
+    if args.teacher and not args.distill:
+        p.error("--teacher and --no-distill contradict each other")
+    if (args.teachers_dir is not None or args.retrain_teachers) and (args.teacher or not args.distill):
+        p.error("--teachers-dir and --retrain-teachers apply only to the recipe's teachers (no --teacher, "
+                "no --no-distill)")
+    if args.distill and args.distill_weight == 0.0:
+        p.error("--distill-weight 0 ignores the teachers: use --no-distill")
     for t in args.teacher:
         if not (t / DELTA_FILE).is_file():
             p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")

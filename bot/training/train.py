@@ -17,7 +17,7 @@ import math
 import random
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from bot.core.models import LABELS
@@ -33,7 +33,8 @@ DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Hyper-parameters (defaults reproduce the committed artifact)."""
+    """Hyper-parameters. With the defaults, :func:`train_recipe` rebuilds the committed artifact (the distilled
+    student); :func:`train` alone with the defaults builds the recipe's ``plain`` teacher (the fourth model)."""
 
     data: Path = DEFAULT_DATA
     seed: int = 13
@@ -54,7 +55,8 @@ class TrainConfig:
     runs: int = 1
     #: Where to also write each run's own artifact (``run<k>/``), for comparison; ``None`` = not written.
     keep_runs: Path | None = None
-    #: Add the third-session template families (``handwritten.generate(stance_families=True)``); not shipped.
+    #: Add the third-session template families (``handwritten.generate(stance_families=True)``): used by the
+    #: recipe's ``stance`` teacher (:data:`TEACHER_RECIPE`), not by the shipped student's own training data.
     stance_families: bool = False
     #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
     composites: int = 3000
@@ -245,26 +247,55 @@ def train(cfg: TrainConfig) -> dict:
 #: ``(name, TrainConfig overrides)``.
 TEACHER_RECIPE: tuple[tuple[str, dict], ...] = (("plain", {"stance_families": False}),
                                                 ("stance", {"stance_families": True}))
-#: TrainConfig fields that decide a teacher's weights; a teacher folder whose ``recipe.json`` matches is reused.
-RECIPE_KEYS = ("data", "seed", "epochs", "batch_size", "max_len", "lr", "warmup", "weight_decay", "dev_fraction",
-               "hand_repeat", "threads", "limit", "runs", "stance_families", "composites", "davidson_gendered_mask")
+#: TrainConfig fields that do not decide a teacher's weights (where it is written, and distillation settings a
+#: teacher never uses); every other field is part of :func:`recipe_key`.
+NOT_RECIPE_FIELDS = frozenset({"out", "keep_runs", "teachers", "distill_weight"})
 RECIPE_FILE = "recipe.json"
+#: Code whose change changes a trained model: the fitting code, data loaders, templates, augmentation, normaliser.
+RECIPE_CODE = ("bot/training/train.py", "bot/training/data.py", "bot/training/handwritten.py",
+               "bot/training/augment.py", "bot/training/splits.py", "bot/core/normalize.py",
+               "bot/core/unicode_fold.py", "bot/core/emoji_words.py")
+
+
+def recipe_key(cfg: TrainConfig) -> dict:
+    """What decides a model's weights, JSON-ready: every TrainConfig field but :data:`NOT_RECIPE_FIELDS` (the data
+    path resolved), a sha256 over the :data:`RECIPE_CODE` files, the base package's weights checksum (manifest
+    ``base_sha256``) and the torch and transformers versions. Changes in ``../shared/data`` itself are not seen:
+    use ``--retrain-teachers`` after changing the data."""
+    import hashlib
+
+    import torch
+    import transformers
+
+    key = {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name not in NOT_RECIPE_FIELDS}
+    key["data"] = str(Path(cfg.data).resolve())
+    code = hashlib.sha256()
+    for rel in RECIPE_CODE:
+        path = REPO_ROOT / rel
+        code.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    key["code_sha256"] = code.hexdigest()
+    key["base_sha256"] = art.sha256_file(art.base_model_dir() / "model.safetensors")
+    key["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
+    return key
 
 
 def teacher_configs(cfg: TrainConfig, work: Path) -> list[TrainConfig]:
     """The teachers of :data:`TEACHER_RECIPE` for student config ``cfg``: same hyper-parameters, no teachers of
-    their own, one run each, written to ``work/<name>``."""
-    return [replace(cfg, out=Path(work) / name, teachers=(), runs=1, keep_runs=None, **overrides)
-            for name, overrides in TEACHER_RECIPE]
+    their own, one run each. Each is written to ``work/<name>-<first 10 hex of its recipe_key's sha256>``, so
+    teachers of other settings (a ``--limit`` smoke run, another seed) never overwrite each other."""
+    import hashlib
 
-
-def recipe_key(cfg: TrainConfig) -> dict:
-    """The fields of ``cfg`` (:data:`RECIPE_KEYS`) that decide a model's weights, JSON-ready."""
-    return {k: str(getattr(cfg, k)) if isinstance(getattr(cfg, k), Path) else getattr(cfg, k) for k in RECIPE_KEYS}
+    out = []
+    for name, overrides in TEACHER_RECIPE:
+        tcfg = replace(cfg, teachers=(), runs=1, keep_runs=None, **overrides)
+        digest = hashlib.sha256(json.dumps(recipe_key(tcfg), sort_keys=True).encode()).hexdigest()[:10]
+        out.append(replace(tcfg, out=Path(work) / f"{name}-{digest}"))
+    return out
 
 
 def reusable_teacher(cfg: TrainConfig) -> bool:
-    """True when ``cfg.out`` already holds an artifact trained with exactly ``cfg``'s :func:`recipe_key`."""
+    """True when ``cfg.out`` already holds a finished artifact whose ``recipe.json`` equals ``cfg``'s
+    :func:`recipe_key` (written only after that teacher's training completed)."""
     try:
         done = json.loads((cfg.out / RECIPE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
