@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--teachers-dir and --retrain-teachers apply only to the recipe's teachers (no --teacher, "
                 "no --no-distill)")
     if args.distill and args.distill_weight == 0.0:
-        p.error("--distill-weight 0 ignores the teachers: use --no-distill")
+        p.error("--distill-weight 0 ignores the teachers: train without them (--no-distill, no --teacher)")
     for t in args.teacher:
         if not (t / DELTA_FILE).is_file():
             p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")
