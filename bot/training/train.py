@@ -11,6 +11,7 @@ score the dev split through detoxify and calibrate per-label thresholds (max F1)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -262,8 +263,6 @@ def recipe_key(cfg: TrainConfig) -> dict:
     path resolved), a sha256 over the :data:`RECIPE_CODE` files, the base package's weights checksum (manifest
     ``base_sha256``) and the torch and transformers versions. Changes in ``../shared/data`` itself are not seen:
     use ``--retrain-teachers`` after changing the data."""
-    import hashlib
-
     import torch
     import transformers
 
@@ -283,8 +282,6 @@ def teacher_configs(cfg: TrainConfig, work: Path) -> list[TrainConfig]:
     """The teachers of :data:`TEACHER_RECIPE` for student config ``cfg``: same hyper-parameters, no teachers of
     their own, one run each. Each is written to ``work/<name>-<first 10 hex of its recipe_key's sha256>``, so
     teachers of other settings (a ``--limit`` smoke run, another seed) never overwrite each other."""
-    import hashlib
-
     out = []
     for name, overrides in TEACHER_RECIPE:
         tcfg = replace(cfg, teachers=(), runs=1, keep_runs=None, **overrides)
