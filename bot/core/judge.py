@@ -8,8 +8,13 @@ Decision rules (see ``config/default.toml``):
 - an automod rule hit asks for the rule's configured action (``None`` = signal only, recorded but no action);
 - a message that names no identity (``untargeted``, :mod:`bot.core.identity_terms`) is judged on
   ``identity_attack`` against the policy's ``identity_target.untargeted`` tiers instead of the label's own;
-- in raid mode thresholds are multiplied by ``rules.raid.threshold_factor`` and messages from new members go to
-  review;
+- in raid mode thresholds are multiplied by ``rules.raid.threshold_factor`` for members who are not established
+  (``rules.raid.established_min_messages``; ``strict_for_established`` extends it to everyone) and messages from new
+  members go to review;
+- a rule hit that supports a label (the slur list's ``identity_attack``) and the model's score of that label at or
+  above its review tier agree: with ``agreement.act`` they ask for the label's action;
+- a message the model did not fully read (``score_status`` ``"unsupported_language"`` or ``"truncated"``) may go
+  to review by ``languages.unsupported`` / ``scoring.on_truncated``;
 - the strongest action wins (``ActionKind`` order); a sanction of ``delete`` or stronger also removes the message.
 """
 
@@ -32,6 +37,7 @@ class Decision:
         actions: Actions asked for, deduplicated per kind, strongest first.
         strongest: The strongest action kind (``NONE`` when clean).
         tiers: The tiers applied per label, ``(review, act)`` after the untargeted tier and raid mode.
+        raid_tiers: Raid mode's stricter tiers were applied (raid mode on and the author not exempt from them).
     """
 
     labels: tuple[str, ...]
@@ -39,6 +45,13 @@ class Decision:
     actions: tuple[Action, ...]
     strongest: ActionKind
     tiers: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    raid_tiers: bool = False
+
+
+def raid_tiers_apply(policy: Policy, raid_mode: bool, established: bool) -> bool:
+    """Whether raid mode's stricter tiers and count limits apply to a member: raid mode is on and the member is not
+    established, or ``rules.raid.strict_for_established`` is set."""
+    return raid_mode and (not established or policy.rules.raid.strict_for_established)
 
 
 def effective_tiers(policy: Policy, tiers: dict[str, Tier], raid_mode: bool) -> dict[str, Tier]:
@@ -65,6 +78,8 @@ def decide(
     new_member: bool = False,
     scorer_failed: bool = False,
     untargeted: bool = False,
+    established: bool = False,
+    score_status: str = "ok",
 ) -> Decision:
     """Decide what the policy asks for one message.
 
@@ -78,10 +93,16 @@ def decide(
         scorer_failed: The model failed on this message (``on_scorer_error`` decides).
         untargeted: The message names no identity; with ``identity_target.required`` its ``identity_attack`` is
             judged against ``identity_target.untargeted`` (raid mode still applies).
+        established: The author is an established member (``rules.raid.established_min_messages``): raid mode's
+            stricter tiers skip them unless ``rules.raid.strict_for_established``.
+        score_status: How far the model read the message (:attr:`bot.core.models.Verdict.score_status`);
+            ``"unsupported_language"`` and ``"truncated"`` may add a review (``languages.unsupported``,
+            ``scoring.on_truncated``).
     """
     if untargeted and policy.identity_target.required:
         tiers = {**tiers, "identity_attack": policy.identity_target.untargeted}
-    tiers = effective_tiers(policy, tiers, raid_mode)
+    raid_tiers = raid_tiers_apply(policy, raid_mode, established)
+    tiers = effective_tiers(policy, tiers, raid_tiers)
     labels: list[str] = []
     asked: list[Action] = []
     if scores is not None:
@@ -109,6 +130,9 @@ def decide(
         if hit.action:
             kind = ActionKind.parse(hit.action)
             asked.append(Action(kind=kind, source=hit.rule, reason=f"{hit.rule}: {hit.detail}".strip(": ")))
+    if policy.agreement.act and scores is not None:
+        asked += _agreements(policy, tiers, scores, hits)
+    asked += _status_review(policy, score_status, scores, hits)
     if raid_mode and new_member and policy.rules.raid.review_new_members:
         asked.append(Action(kind=ActionKind.REVIEW, source="raid", reason="raid mode: message from a new member"))
     if scorer_failed and policy.on_scorer_error == "review":
@@ -116,7 +140,57 @@ def decide(
     actions = union(asked)
     strongest = actions[0].kind if actions else ActionKind.NONE
     applied = {label: (t.review, t.act) for label, t in tiers.items()}
-    return Decision(tuple(labels), strongest >= ActionKind.REVIEW, actions, strongest, applied)
+    return Decision(tuple(labels), strongest >= ActionKind.REVIEW, actions, strongest, applied, raid_tiers)
+
+
+#: Rule hits that record how a message was read rather than what it says (see :func:`_status_review`).
+STATUS_RULES = frozenset({"language", "long_text"})
+
+
+def _agreements(policy: Policy, tiers: dict[str, Tier], scores: Scores, hits: Sequence[RuleHit]) -> list[Action]:
+    """The label actions asked for because a labelled rule hit and the model's score agree (``agreement.act``)."""
+    out: list[Action] = []
+    done: set[str] = set()
+    for hit in hits:
+        label = hit.label
+        if label is None or label in done or label not in policy.label_actions:
+            continue
+        score, tier = scores.get(label), tiers.get(label)
+        if score is None or tier is None or tier.review is None or score < tier.review:
+            continue
+        done.add(label)
+        spec = policy.label_actions[label]
+        out.append(
+            Action(
+                kind=spec.kind,
+                duration_s=spec.duration_s,
+                source=label,
+                reason=f"{hit.rule} ({hit.detail}) and the model's {label} {score:.2f} >= {tier.review:.2f} agree",
+            )
+        )
+    return out
+
+
+def _status_review(policy: Policy, status: str, scores: Scores | None, hits: Sequence[RuleHit]) -> list[Action]:
+    """A review asked for a message the model did not fully read, as ``languages`` / ``scoring`` say."""
+    if status == "truncated" and policy.scoring.on_truncated == "review":
+        return [Action(kind=ActionKind.REVIEW, source="long_text",
+                       reason=f"the model read only the first {policy.scoring.max_chars} characters")]
+    if status != "unsupported_language":
+        return []
+    cfg = policy.languages
+    if cfg.unsupported == "allow":
+        return []
+    if cfg.unsupported == "review":
+        return [Action(kind=ActionKind.REVIEW, source="language",
+                       reason="written in a language the model does not read")]
+    signals = [h.rule for h in hits if h.rule not in STATUS_RULES]
+    top = max(scores.values.values(), default=0.0) if scores is not None else 0.0
+    if signals or top >= cfg.suspect_score:
+        why = f"rule {signals[0]}" if signals else f"a score of {top:.2f}"
+        return [Action(kind=ActionKind.REVIEW, source="language",
+                       reason=f"written in a language the model does not read, with {why}")]
+    return []
 
 
 def union(actions: Sequence[Action]) -> tuple[Action, ...]:

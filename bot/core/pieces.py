@@ -98,10 +98,36 @@ def _own_lines(text: str) -> list[str]:
 
 #: The values of the policy's ``[scoring] pieces`` key: score sentences too, or the whole text only.
 PIECE_MODES = ("sentences", "whole")
+#: Characters of a raw message the model reads by default (the policy's ``[scoring] max_chars``): 40,000 is
+#: Slack's longest message, so a live Discord (4,000) or Slack message is always read whole.
+DEFAULT_MAX_CHARS = 40_000
+#: Characters shared by two neighbouring chunks of a long text, so a sentence cut at one chunk's end is whole in
+#: the next chunk.
+CHUNK_OVERLAP = 200
 
 
-def scoring_pieces(text: str, sentences: bool = True) -> tuple[str, ...]:
-    """The texts the model scores for one raw message: ``(whole, *pieces)``.
+def chunks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
+    """The raw chunks of a text longer than :data:`MAX_CHARS`, after the first: ``text[s : s + MAX_CHARS]`` for
+    starts every ``MAX_CHARS - CHUNK_OVERLAP`` characters, up to ``max_chars`` characters of ``text`` in all (the
+    first chunk is the whole text's own, since :func:`for_scoring` reads its first ``MAX_CHARS``). Empty for a text
+    of at most ``MAX_CHARS`` characters."""
+    end = min(len(text), max_chars)
+    step = MAX_CHARS - CHUNK_OVERLAP
+    return [text[s : min(s + MAX_CHARS, end)] for s in range(step, end - CHUNK_OVERLAP, step)]
+
+
+def read_chars(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> int:
+    """Characters of ``text`` the model reads under ``max_chars`` (``len(text)`` when it is read whole)."""
+    return min(len(text), max_chars)
+
+
+def scoring_pieces(text: str, sentences: bool = True, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, ...]:
+    """The texts the model scores for one raw message: ``(whole, *pieces, *chunks)``.
+
+    A message longer than :data:`MAX_CHARS` characters is read whole up to ``max_chars`` (the policy's ``[scoring]
+    max_chars``): after its sentence pieces come the :func:`chunks` of the rest, each through ``for_scoring``, and
+    each scored in the scorer's own token windows. Whatever lies beyond ``max_chars`` is not read; the service
+    records that as ``score_status = "truncated"``.
 
     With ``sentences=False`` (the policy's ``[scoring] pieces = "whole"``) the plan is ``(whole,)`` only: fewer
     forward passes, at the cost of the dilution this module closes.
@@ -113,10 +139,11 @@ def scoring_pieces(text: str, sentences: bool = True) -> tuple[str, ...]:
     Never raises.
     """
     whole = for_scoring(text)
+    rest = [c for c in (for_scoring(c) for c in chunks(text, max_chars)) if c]
     if not whole:
-        return ("",)
+        return ("", *rest) if rest else ("",)
     if not sentences:
-        return (whole,)
+        return (whole, *rest)
     seen = {whole}
     pieces: list[str] = []
     for line in _own_lines(text[:MAX_CHARS]):
@@ -126,8 +153,8 @@ def scoring_pieces(text: str, sentences: bool = True) -> tuple[str, ...]:
             seen.add(sentence)
             pieces.append(sentence)
             if len(pieces) == MAX_PIECES:
-                return (whole, *pieces)
-    return (whole, *pieces)
+                return (whole, *pieces, *rest)
+    return (whole, *pieces, *rest)
 
 
 def combine(parts: Sequence[Scores]) -> Scores:
@@ -151,13 +178,16 @@ def combine(parts: Sequence[Scores]) -> Scores:
     return Scores(values=values, missing=first.missing, model=first.model)
 
 
-def score_messages(scorer: Scorer, texts: Sequence[str], sentences: bool = True) -> list[Scores]:
+def score_messages(
+    scorer: Scorer, texts: Sequence[str], sentences: bool = True, max_chars: int = DEFAULT_MAX_CHARS
+) -> list[Scores]:
     """Score raw messages the way the bot does: :func:`scoring_pieces`, one ``score_batch`` call, :func:`combine`.
 
     Args:
         scorer: Any :class:`bot.core.ports.Scorer`.
         texts: Raw message texts (not yet normalised).
         sentences: Score each sentence as well as the whole text (the default policy); False: whole text only.
+        max_chars: Characters of each text read (the policy's ``[scoring] max_chars``).
 
     Returns:
         One :class:`Scores` per text, in order.
@@ -165,7 +195,7 @@ def score_messages(scorer: Scorer, texts: Sequence[str], sentences: bool = True)
     Raises:
         Whatever ``scorer.score_batch`` raises (``ScorerError`` for the detoxify scorer).
     """
-    plans = [scoring_pieces(t, sentences) for t in texts]
+    plans = [scoring_pieces(t, sentences, max_chars) for t in texts]
     distinct = list(dict.fromkeys(p for plan in plans for p in plan))
     if not distinct:
         return []

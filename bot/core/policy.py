@@ -31,7 +31,7 @@ from pydantic import (
 )
 
 from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
-from bot.core.pieces import PIECE_MODES
+from bot.core.pieces import DEFAULT_MAX_CHARS, PIECE_MODES
 from bot.core.rules.settings import RulesSettings
 
 #: Where the default policy lives, relative to the repository root.
@@ -143,6 +143,12 @@ class ScoringSettings(_Strict):
     """
 
     pieces: str = "sentences"
+    #: Characters of a message the model reads (the whole text in overlapping chunks, :mod:`bot.core.pieces`);
+    #: 40,000 is Slack's longest message, so a live Discord or Slack message is always read whole.
+    max_chars: StrictInt = Field(default=DEFAULT_MAX_CHARS, ge=4_000, le=1_000_000)
+    #: What happens to a message longer than ``max_chars`` (``score_status = "truncated"``): ``"review"`` sends it
+    #: to review, ``"allow"`` judges the part read as usual (the status is still recorded).
+    on_truncated: str = "review"
 
     @field_validator("pieces")
     @classmethod
@@ -150,6 +156,58 @@ class ScoringSettings(_Strict):
         if v not in PIECE_MODES:
             raise ValueError(f"must be one of {', '.join(repr(m) for m in PIECE_MODES)}")
         return v
+
+    @field_validator("on_truncated")
+    @classmethod
+    def _truncated(cls, v: str) -> str:
+        if v not in ("review", "allow"):
+            raise ValueError("must be 'review' or 'allow'")
+        return v
+
+
+#: Values of ``[languages] unsupported``: see :class:`LanguageSettings`.
+UNSUPPORTED_MODES = ("review", "review_suspect", "allow")
+
+
+class LanguageSettings(_Strict):
+    """Messages in a language the scoring model does not read (:mod:`bot.core.language`).
+
+    The language is detected offline (py3langid) only for texts of at least ``min_letters`` letters (after URLs,
+    mentions, code and emoji are removed) and called only at ``min_confidence`` or above, so emoji, code and a few
+    words are never called foreign. A text the model does not read gets ``score_status = "unsupported_language"``
+    and a signal-only ``language`` rule hit; rules and the model's labels still apply as usual, and ``unsupported``
+    says what more happens, since a low score on such a text does not mean it is clean:
+
+    - ``"review_suspect"`` (default): review when any rule fires (signals included) or any label scores at least
+      ``suspect_score``;
+    - ``"review"``: every such message goes to review;
+    - ``"allow"``: nothing more (the status is still recorded).
+    """
+
+    detect: StrictBool = True
+    unsupported: str = "review_suspect"
+    suspect_score: StrictNum = Field(default=0.5, ge=0.0, le=1.0)
+    min_letters: StrictInt = Field(default=20, ge=1)
+    min_confidence: StrictNum = Field(default=0.9, ge=0.0, le=1.0)
+
+    @field_validator("unsupported")
+    @classmethod
+    def _mode(cls, v: str) -> str:
+        if v not in UNSUPPORTED_MODES:
+            raise ValueError(f"must be one of {', '.join(repr(m) for m in UNSUPPORTED_MODES)}")
+        return v
+
+
+class AgreementSettings(_Strict):
+    """Independent signals that agree (``[agreement]``).
+
+    ``act``: a rule hit that supports a label (a blocklist list or regex rule with ``label``, e.g. the slur list's
+    ``identity_attack``) *and* the model's score of that label at or above its review tier (after channel
+    overrides, the untargeted tier and raid mode) ask for the label's ``label_actions`` action, as if the act tier
+    had been reached. Either signal alone still only sends the message to review.
+    """
+
+    act: StrictBool = True
 
 
 class LadderStep(_Strict):
@@ -231,6 +289,8 @@ class Policy(_Strict):
     rules: RulesSettings = Field(default_factory=RulesSettings)
     identity_target: IdentityTargetSettings = Field(default_factory=IdentityTargetSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    languages: LanguageSettings = Field(default_factory=LanguageSettings)
+    agreement: AgreementSettings = Field(default_factory=AgreementSettings)
 
     @field_validator("on_scorer_error")
     @classmethod

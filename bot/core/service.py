@@ -30,10 +30,11 @@ from datetime import datetime, timedelta
 
 from bot.core.escalation import StrikeLedger
 from bot.core.identity_terms import identity_reference
-from bot.core.judge import decide, effective_tiers, union
+from bot.core.judge import decide, effective_tiers, raid_tiers_apply, union
+from bot.core.language import message_parts, unsupported
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import combine, scoring_pieces
+from bot.core.pieces import combine, read_chars, scoring_pieces
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -45,6 +46,9 @@ Key = tuple[str, str, str]
 #: Message keys remembered as judged by this process (about 10 MB): a redelivery of a remembered key is a plain
 #: duplicate, one of an older or unknown key is replayed into the spam and raid windows (see the module doc).
 OBSERVED_KEYS = 65_536
+#: Members whose message count is remembered per server (least recently active forgotten first): the history that
+#: makes a member established (``rules.raid.established_min_messages``).
+HISTORY_MEMBERS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,9 @@ class _Item:
     replay_flagged: bool | None = None
     #: Its key was entered in the in-flight / observed bookkeeping by this batch.
     tracked: bool = False
+    #: How far the model reads it (``Verdict.score_status``) and the unsupported language found, if any.
+    score_status: str = "ok"
+    language: str | None = None
 
 
 @dataclass
@@ -93,6 +100,8 @@ class _ServerState:
     raid_settings: object
     seen_authors: set[str] = field(default_factory=set)
     first_event: datetime | None = None
+    #: Member id -> messages (not edits) seen from them in this server, least recently active first.
+    history: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
 
 class ModerationService:
@@ -317,9 +326,11 @@ class ModerationService:
                 rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
             )
             assert it.policy is not None
-            plan = scoring_pieces(it.message.text, sentences=it.policy.scoring.pieces == "sentences")
-            if not plan[0].strip():
+            text, cfg = it.message.text, it.policy.scoring
+            plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
+            if not any(p.strip() for p in plan):
                 continue
+            self._reading(it, text)
             cached = self._cache.get(plan)
             if cached is not None:
                 self._cache.move_to_end(plan)
@@ -346,6 +357,29 @@ class ModerationService:
                 it.scores = s
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+    def _reading(self, it: _Item, text: str) -> None:
+        """Worker thread: how far the model reads a message: ``"truncated"`` past ``[scoring] max_chars``, or
+        ``"unsupported_language"`` when the whole text or one of its lines or sentences is confidently in a
+        language outside the scorer's ``languages`` (a scorer without that attribute is not checked). Each adds
+        a signal-only rule hit (``long_text`` / ``language``) so the mod log, scan report and review card show it."""
+        assert it.policy is not None
+        limit = it.policy.scoring.max_chars
+        if len(text) > limit:
+            it.score_status = "truncated"
+            it.content_hits.append(RuleHit(
+                rule="long_text", detail=f"read {read_chars(text, limit):,} of {len(text):,} characters"))
+        cfg = it.policy.languages
+        languages = getattr(self.scorer, "languages", None)
+        if not cfg.detect or not languages:
+            return
+        found = unsupported(message_parts(text), languages, min_letters=cfg.min_letters,
+                            min_confidence=cfg.min_confidence)
+        if found is not None:
+            it.score_status, it.language = "unsupported_language", found.language
+            it.content_hits.append(RuleHit(
+                rule="language", detail=f"{found.language} ({found.confidence:.2f}): the model reads "
+                + ", ".join(languages)))
 
     # ------------------------------------------------------------------ stage 2: judge in order, write
 
@@ -419,7 +453,21 @@ class ModerationService:
             st.first_event = m.created_at
         first = m.is_first_message if m.is_first_message is not None else m.author.id not in st.seen_authors
         st.seen_authors.add(m.author.id)
+        if m.edited_at is None:
+            st.history[m.author.id] = st.history.get(m.author.id, 0) + 1
+            st.history.move_to_end(m.author.id)
+            while len(st.history) > HISTORY_MEMBERS:
+                st.history.popitem(last=False)
         return first
+
+    @staticmethod
+    def _is_established(m: Message, policy: Policy, new_member: bool, earlier: int) -> bool:
+        """Established member: not a new member (:meth:`_is_new_member`) and at least
+        ``rules.raid.established_min_messages`` earlier messages in the server seen by this service (``earlier``,
+        counted before this message; an adapter's ``is_first_message=False`` counts as one)."""
+        if m.is_first_message is False:
+            earlier = max(earlier, 1)
+        return not new_member and earlier >= policy.rules.raid.established_min_messages
 
     def _replay(self, it: _Item) -> None:
         """Feed a message judged by an earlier run into the spam and raid windows (as :meth:`_judge` would have,
@@ -427,12 +475,15 @@ class ModerationService:
         m, policy = it.message, it.policy
         assert policy is not None and it.replay_flagged is not None
         st = self._state(m, policy)
+        earlier = st.history.get(m.author.id, 0)
         first = self._seen(m, st)  # as _judge does, exempt messages included
         if it.exempt or m.edited_at is not None:
             return
         raid_on = st.raid.raid_mode(m.server.id, m.channel.id, m.event_time, parent_id=m.channel.parent_id)
-        st.spam.observe(m, normalize(m.text), raid_mode=raid_on)
         new_member = self._is_new_member(m, policy, st, first)
+        established = self._is_established(m, policy, new_member, earlier)
+        st.spam.observe(m, normalize(m.text), raid_mode=raid_tiers_apply(policy, raid_on, established),
+                        established=established)
         st.raid.observe(m, flagged=it.replay_flagged, is_new_member=new_member and first)
 
     async def _judge(self, it: _Item) -> tuple[VerdictRecord, RaidAlert | None]:
@@ -440,6 +491,7 @@ class ModerationService:
         assert policy is not None
         st = self._state(m, policy)
         at = m.event_time
+        earlier = st.history.get(m.author.id, 0)
         first = self._seen(m, st)
         excerpt = m.text[: policy.server.excerpt_chars]
         shadow = policy.shadow_mode or not self.enforce
@@ -451,16 +503,20 @@ class ModerationService:
         hits = list(it.content_hits)
         is_edit = m.edited_at is not None
         raid_on = st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
-        if not is_edit and self.stateful_rules and it.norm is not None:
-            hits += st.spam.observe(m, it.norm, raid_mode=raid_on)
-        hits += new_account_hits(m, policy.rules.new_account, at)
         new_member = self._is_new_member(m, policy, st, first)
+        established = self._is_established(m, policy, new_member, earlier)
+        strict = raid_tiers_apply(policy, raid_on, established)
+        if not is_edit and self.stateful_rules and it.norm is not None:
+            hits += st.spam.observe(m, it.norm, raid_mode=strict, established=established)
+        hits += new_account_hits(m, policy.rules.new_account, at)
         tiers = policy.thresholds_for(m.channel)
-        untargeted = self._untargeted(it, policy, effective_tiers(policy, tiers, raid_on))
+        untargeted = self._untargeted(it, policy, effective_tiers(policy, tiers, strict))
         if untargeted:
             hits.append(untargeted)
+        status = "scorer_error" if it.scorer_failed else (it.score_status if it.scores is not None else "not_scored")
         decision = decide(policy, tiers, it.scores, hits, raid_mode=raid_on, new_member=new_member,
-                          scorer_failed=it.scorer_failed, untargeted=untargeted is not None)
+                          scorer_failed=it.scorer_failed, untargeted=untargeted is not None,
+                          established=established, score_status=status)
         raid = None if is_edit or not self.stateful_rules else st.raid.observe(m, flagged=decision.flagged, is_new_member=new_member and first)
         actions, strongest = decision.actions, decision.strongest
         strike: Strike | None = None
@@ -478,8 +534,7 @@ class ModerationService:
             message=m, scores=it.scores, rule_hits=tuple(hits), labels=decision.labels, flagged=decision.flagged,
             action=strongest, actions=actions, strike_points=points, shadow=shadow, raid=raid,
             normalized=it.norm.matching if it.norm else "", policy_version=policy.version, latency_ms=latency,
-            raid_mode=raid_on, tiers=decision.tiers,
-            score_status="scorer_error" if it.scorer_failed else ("ok" if it.scores is not None else "not_scored"),
+            raid_mode=decision.raid_tiers, tiers=decision.tiers, score_status=status, language=it.language,
         )
         open_review = ActionKind.REVIEW in {a.kind for a in actions} or (
             strongest >= ActionKind.DELETE and policy.server.review_auto_actions

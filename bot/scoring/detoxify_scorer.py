@@ -30,6 +30,10 @@ CHUNK = 64
 #: Tokens shared by two neighbouring windows of a long text (a quarter of the embedded model's 126-token window),
 #: so a sentence cut by one window boundary is whole in the next window.
 WINDOW_OVERLAP = 32
+#: Languages each model reads (ISO 639-1), from detoxify's model cards: ``multilingual`` was trained on English
+#: plus Jigsaw's multilingual data; every other model, and the embedded one, on English only.
+MODEL_LANGUAGES = {"multilingual": ("en", "fr", "es", "it", "pt", "tr", "ru")}
+ENGLISH = ("en",)
 #: Most windows scored per text: enough for 4,000 tokens, i.e. the 4,000 characters (``normalize.MAX_CHARS``) that
 #: are ever scored even at one token per character (``"=" * 2500 + attack``); ordinary chat takes at most ~12.
 MAX_WINDOWS = 43
@@ -42,11 +46,16 @@ class DetoxifyScorer:
         name: ``"embedded-minilm-v1"``, the named model (``"original"``...) or ``"checkpoint:<file name>"``.
         version: First 12 hex chars of the embedded artifact's sha256, or ``"detoxify-0.5.4"`` style for others.
         labels: Labels the model produces (subset of ``LABELS``, in ``LABELS`` order).
+        languages: Languages the model reads (ISO 639-1): ``("en",)`` for the embedded model, the English
+            detoxify models and a local checkpoint (unless ``languages`` is given); :data:`MODEL_LANGUAGES` for
+            ``multilingual``. The service marks text in other languages ``score_status = "unsupported_language"``.
     """
 
-    def __init__(self, model, *, name: str, version: str, bf16: bool = False) -> None:
+    def __init__(self, model, *, name: str, version: str, bf16: bool = False,
+                 languages: tuple[str, ...] | None = None) -> None:
         """Wrap a loaded ``detoxify.Detoxify`` instance; use :meth:`load` instead of calling this directly."""
         self._model = model
+        self.languages: tuple[str, ...] = languages or MODEL_LANGUAGES.get(name, ENGLISH)
         self.name = name
         self.version = version
         self.bf16 = bf16

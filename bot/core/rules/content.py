@@ -170,12 +170,15 @@ class ContentRules:
     def mention_count(self, message: Message, may_mention_everyone: bool = False) -> int:
         """Mentions that count toward mention spam.
 
-        Distinct mentioned users, not counting bots, reply pings or the author, plus ``everyone_weight`` for an
-        ``@everyone`` / ``@here`` by an author who may not use it (no permission, none of ``everyone_roles``).
+        Every ping counts: a user mentioned six times in one message counts six (the occurrences of the user's
+        mention token in the text: Discord ``<@id>`` / ``<@!id>``, Slack ``<@id>`` or ``<@id|name>``; at least one
+        per mentioned user, for exports whose text spells mentions another way). Bots, reply pings and the author
+        do not count. An ``@everyone`` / ``@here`` by an author who may not use it (no permission, none of
+        ``everyone_roles``) adds ``everyone_weight``.
         """
         ms = self.settings.mention_spam
         users = {m.id for m in message.mentions if not m.is_bot and not m.is_reply_ping and m.id != message.author.id}
-        count = len(users)
+        count = sum(max(1, mention_occurrences(message.text, uid)) for uid in users)
         if message.mentions_everyone:
             allowed = may_mention_everyone or bool(set(message.author.roles) & set(ms.everyone_roles))
             if not allowed:
@@ -193,6 +196,17 @@ class ContentRules:
         if count <= limit:
             return []
         return [RuleHit(rule="mention_spam", detail=f"{count} mentions (limit {limit})", action=ms.action)]
+
+
+def mention_occurrences(text: str, user_id: str) -> int:
+    """How often ``text`` pings ``user_id``: Discord ``<@id>`` / ``<@!id>`` and Slack ``<@id>`` / ``<@id|name>``."""
+    if not user_id or "<@" not in text:
+        return 0
+    return (
+        text.count(f"<@{user_id}>")
+        + text.count(f"<@!{user_id}>")
+        + text.count(f"<@{user_id}|")
+    )
 
 
 def encodable(text: str) -> str:

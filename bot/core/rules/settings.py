@@ -210,7 +210,8 @@ class LinkSettings(_Settings):
 class MentionSpamSettings(_Settings):
     """Mass mentions (``[rules.mention_spam]``).
 
-    Counts distinct mentioned users, not counting bots, the implicit ping of a reply or the author. An
+    Counts every ping of a user (six pings of one member in a message count six), not counting bots, the
+    implicit ping of a reply or the author. An
     ``@everyone`` / ``@here`` from an author without one of ``everyone_roles`` (and without the platform
     permission the adapter reports) adds ``everyone_weight``. A hit when the count exceeds ``max_mentions``.
     """
@@ -219,7 +220,7 @@ class MentionSpamSettings(_Settings):
     max_mentions: int = Field(
         default=5,
         ge=1,
-        description="Most distinct mentions allowed per message (Discord's AutoMod mention limit works the same way).",
+        description="Most mentions allowed per message; repeated pings of one member count each time.",
     )
     everyone_weight: int = Field(default=1, ge=0, description="Mentions an unallowed @everyone counts as.")
     everyone_roles: list[str] = Field(default_factory=list, description="Role ids allowed to mention @everyone.")
@@ -249,6 +250,20 @@ class SpamSettings(_Settings):
     flood_window_s: float = Field(default=10.0, gt=0, description="Window for flood, s.")
     flood_count: int = Field(default=7, ge=2, description="Messages from one member in the window that make a hit.")
     action: Action = Field(default="delete", description="Action for duplicate and flood hits.")
+    short_text_chars: int = Field(
+        default=20,
+        ge=0,
+        description="A normalised text shorter than this many characters is a short reply ('agreed', 'lol', "
+        "'+1'). Repeats of a short reply by an established member (``RaidSettings.established_min_messages``) are "
+        "a signal only (``duplicate_spam`` with no action); 0 switches this off.",
+    )
+    established_flood_count: int = Field(
+        default=14,
+        ge=2,
+        description="Messages from an established member in ``flood_window_s`` that make an acting flood hit; "
+        "from ``flood_count`` up to this the flood hit is a signal only. Set it equal to ``flood_count`` to "
+        "treat every member alike.",
+    )
     crowd_action: Action = Field(default="review", description="Action for a crowd-duplicate hit.")
     max_tracked: int = Field(default=20000, ge=100, description="Most members / texts tracked at once (memory cap).")
 
@@ -290,6 +305,18 @@ class RaidSettings(_Settings):
     )
     review_new_members: bool = Field(
         default=True, description="In raid mode, every new member's message goes to review."
+    )
+    established_min_messages: int = Field(
+        default=2,
+        ge=0,
+        description="An established member has at least this many earlier messages in the server seen by the bot "
+        "(this process, plus replays of a resumed scan; an adapter's ``is_first_message=False`` counts as one) "
+        "and is not a new member by ``new_member_age_s``. Raid mode's stricter tiers and count limits skip "
+        "established members, and their short repeated replies are not punished as spam.",
+    )
+    strict_for_established: bool = Field(
+        default=False,
+        description="True: raid mode's stricter tiers apply to every member, established ones included.",
     )
     max_tracked: int = Field(default=5000, ge=10, description="Most channels tracked at once (memory cap).")
 

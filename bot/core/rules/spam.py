@@ -65,6 +65,7 @@ class SpamTracker:
         *,
         settings: SpamSettings | None = None,
         raid_mode: bool = False,
+        established: bool = False,
     ) -> list[RuleHit]:
         """Record a new message and return the spam rules it trips.
 
@@ -76,6 +77,10 @@ class SpamTracker:
             norm: ``normalize(message.text)``.
             settings: The server's spam settings; default: the tracker's.
             raid_mode: Raid mode is on: count thresholds are scaled by ``raid_threshold_factor`` (at least 2).
+            established: The author is an established member (``RaidSettings.established_min_messages``): repeats
+                of a text shorter than ``short_text_chars`` give a signal-only ``duplicate_spam`` hit (chat such as
+                "agreed" six times is judged on content, not repetition), and a flood acts only from
+                ``established_flood_count`` messages (below that it is a signal). Their hits' ``detail`` says so.
 
         Returns:
             ``duplicate_spam`` (``duplicate_count`` identical texts from the member within ``duplicate_window_s``),
@@ -112,11 +117,13 @@ class SpamTracker:
         if key:
             dups = sum(1 for it in seen if it.key == key and now - s.duplicate_window_s <= it.t <= now)
             if dups >= dup_count:
+                short = established and len(key) < s.short_text_chars
                 hits.append(
                     RuleHit(
                         rule="duplicate_spam",
-                        detail=f"{dups} identical messages in {s.duplicate_window_s:g}s",
-                        action=s.action,
+                        detail=f"{dups} identical messages in {s.duplicate_window_s:g}s"
+                        + (" (short reply from an established member: signal only)" if short else ""),
+                        action=None if short else s.action,
                     )
                 )
         if key and len(key) >= s.crowd_min_chars and len(norm.tokens) >= s.crowd_min_tokens:
@@ -131,7 +138,15 @@ class SpamTracker:
                 )
         recent = sum(1 for it in seen if now - s.flood_window_s <= it.t <= now)
         if recent >= flood_count:
-            hits.append(RuleHit(rule="flood", detail=f"{recent} messages in {s.flood_window_s:g}s", action=s.action))
+            mild = established and recent < max(s.established_flood_count, flood_count)
+            hits.append(
+                RuleHit(
+                    rule="flood",
+                    detail=f"{recent} messages in {s.flood_window_s:g}s"
+                    + (f" (established member, under {s.established_flood_count}: signal only)" if mild else ""),
+                    action=None if mild else s.action,
+                )
+            )
 
         self._evict(now, s)
         return hits

@@ -1,0 +1,165 @@
+"""Which language a message is written in, offline, so the bot can say when its model cannot read it.
+
+Layer: ``bot.core``. Uses ``py3langid`` (a maintained fork of langid.py: a naive Bayes model over byte n-grams of 97
+languages, shipped inside the 4.6 MB wheel; the bot lets it choose among :data:`CANDIDATES`, pure Python + numpy, about 0.1 ms per chat message); imported lazily on
+first use. Why this library and how accurate it is on short chat messages: docs/model-card.md, "Languages"
+(measured with ``python bench/language_id.py``).
+
+Short or ambiguous texts are never called foreign: detection runs on the message's *prose* only (URLs, mentions,
+custom emoji, inline and fenced code removed) and only when that prose has at least ``min_letters`` letters; a
+language is called only at ``min_confidence`` or above. So emoji-only messages, code, links and "lol ok" get
+``None`` (unknown), and the scorer reads them as before.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
+_MENTION = re.compile(r"<[@#!&:a-z]*[^>\s]*>|@\w+", re.I)  # <@id>, <#channel>, <:emoji:id>, <!here>, @name
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_SHORTCODE = re.compile(r":[a-z0-9_+-]+:", re.I)
+
+#: Languages the detector chooses among: the widely written languages of py3langid's 140 (ISO 639-1). Regional
+#: languages, Latin, and "zxx" (no language) are left out: on English tech and crypto chat they were the usual wrong
+#: answers for commands, hashes and product names ("Also, Alt-J Alt-O opens a REPL" -> Luxembourgish).
+CANDIDATES = (
+    "af", "am", "ar", "az", "be", "bg", "bn", "bs", "ca", "cs", "cy", "da", "de", "el", "en", "es", "et", "eu", "fa",
+    "fi", "fr", "ga", "gl", "gu", "he", "hi", "hr", "hu", "hy", "id", "is", "it", "ja", "ka", "kk", "km", "kn", "ko",
+    "lt", "lv", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl", "no", "pa", "pl", "ps", "pt", "ro", "ru", "si", "sk",
+    "sl", "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh",
+)
+#: A text whose letters are mostly outside the Latin script needs only ``min_letters`` divided by this: the script
+#: alone says a lot ("我恨女人。" is four letters), and such texts are short in letters.
+NON_LATIN_DIVISOR = 5
+
+_lock = threading.Lock()
+_identifier = None
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """The language of one text.
+
+    Attributes:
+        language: ISO 639-1 code (``"en"``, ``"fr"``...), or ``None`` when the text is too short or the detector
+            is not confident enough (unknown: treated as readable).
+        confidence: The detector's probability of ``language`` (or of its best guess when ``language`` is
+            ``None``), in [0, 1]; 0.0 when detection did not run.
+        letters: Letters in the prose that was examined.
+    """
+
+    language: str | None
+    confidence: float = 0.0
+    letters: int = 0
+
+
+def prose(text: str) -> str:
+    """``text`` without URLs, mentions, custom emoji, ``:shortcodes:`` and inline or fenced code; never raises."""
+    for rx in (_FENCE, _INLINE_CODE, _URL, _MENTION, _SHORTCODE):
+        text = rx.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _letters(body: str, min_letters: int) -> tuple[int, int]:
+    """``(letters, letters needed)`` of ``body``: mostly non-Latin letters need ``min_letters // NON_LATIN_DIVISOR``."""
+    letters = [ch for ch in body if ch.isalpha()]
+    latin = sum(ch < "\u0250" for ch in letters)  # Basic Latin to Latin Extended-B
+    need = min_letters if latin * 2 >= len(letters) else max(1, min_letters // NON_LATIN_DIVISOR)
+    return len(letters), need
+
+
+def _get():
+    global _identifier
+    if _identifier is None:
+        with _lock:
+            if _identifier is None:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+                ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+                ident.set_languages(CANDIDATES)
+                _identifier = ident
+    return _identifier
+
+
+def detect(text: str, *, min_letters: int = 20, min_confidence: float = 0.9) -> Detection:
+    """Detect the language of a raw message.
+
+    Args:
+        text: The raw message text (any length; the first 2,000 characters of its prose are examined).
+        min_letters: Fewest letters (``str.isalpha``) the prose must have for detection to run (a text of mostly
+            non-Latin letters needs ``min_letters // NON_LATIN_DIVISOR``).
+        min_confidence: Lowest probability at which a language is called.
+
+    Returns:
+        A :class:`Detection`; ``language`` is ``None`` for short, code-only, emoji-only or ambiguous text.
+
+    Raises:
+        ImportError: py3langid is not installed (it is a dependency of the bot: ``pip install py3langid``).
+    """
+    body = prose(text)[:2000]
+    letters, need = _letters(body, min_letters)
+    if letters < need:
+        return Detection(None, 0.0, letters)
+    lang, conf = _get().classify(body)
+    conf = float(conf)
+    if conf < min_confidence:
+        return Detection(None, conf, letters)
+    return Detection(str(lang), conf, letters)
+
+
+def unsupported(
+    texts: Sequence[str], languages: Sequence[str], *, min_letters: int = 20, min_confidence: float = 0.9
+) -> Detection | None:
+    """The first of ``texts`` confidently written in a language outside ``languages``, or ``None``.
+
+    "Confidently" means the detector's probability that the text is in *none* of ``languages`` is at least
+    ``min_confidence`` (related languages share the rest: Spanish abuse may be 0.3 Spanish, 0.3 Galician, 0.2
+    Portuguese, and is still surely not English). The returned :class:`Detection` names the likeliest language
+    outside ``languages`` and carries that probability as ``confidence``.
+
+    ``texts`` is the whole message first, then its parts (sentences or lines), so that a mixed-language message
+    whose whole text reads as English but which holds a sentence in another language is still reported. Each text
+    is examined as in :func:`detect` (its prose, at least ``min_letters`` letters).
+
+    Raises:
+        ImportError: py3langid is not installed.
+    """
+    allowed = set(languages)
+    for text in texts:
+        body = prose(text)[:2000]
+        letters, need = _letters(body, min_letters)
+        if letters < need:
+            continue
+        ranked = _get().rank(body)
+        other = 1.0 - sum(float(p) for lang, p in ranked if lang in allowed)
+        if other >= min_confidence:
+            top = next(lang for lang, _ in ranked if lang not in allowed)
+            return Detection(str(top), round(other, 4), letters)
+    return None
+
+
+#: Most parts of one message examined by :func:`message_parts` (a cost bound, as for sentence pieces).
+MAX_PARTS = 32
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+
+
+def message_parts(text: str) -> list[str]:
+    """The texts whose language is checked for one raw message: the whole text, then each line, then each sentence
+    of a line (when there is more than one), without duplicates, at most :data:`MAX_PARTS`; from the first 8,000
+    characters (a mixed-language message shows its other language early enough). Never raises."""
+    head = text[:8000]
+    out = [head]
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    for ln in lines:
+        sentences = [p for p in _SENTENCE.split(ln) if p.strip()]
+        for part in ([ln] if len(lines) > 1 else []) + (sentences if len(sentences) > 1 else []):
+            if part not in out:
+                out.append(part)
+            if len(out) >= MAX_PARTS:
+                return out
+    return out
