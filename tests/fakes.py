@@ -11,7 +11,8 @@ class FakeScorer:
     """A Scorer whose scores come from keyword rules: ``{"keyword": {label: score}}``.
 
     A text gets, per label, the highest score of the keywords it contains (case-insensitive), else ``base``.
-    ``fail_on`` makes ``score_batch`` raise when a text contains it (to test ``on_scorer_error``).
+    ``fail_on`` makes ``score_batch`` raise when a text contains it (to test ``on_scorer_error``). ``languages``
+    declares the languages it reads (``("en",)`` like the embedded model), or ``None`` for an undeclared scorer.
     """
 
     name = "fake"
@@ -19,7 +20,8 @@ class FakeScorer:
     labels = LABELS
 
     def __init__(self, rules: dict[str, dict[str, float]] | None = None, base: float = 0.01,
-                 fail_on: str | None = None) -> None:
+                 fail_on: str | None = None, languages: tuple[str, ...] | None = None) -> None:
+        self.languages = languages  # None: the scorer does not declare its languages (no language check)
         self.rules = {k.lower(): v for k, v in (rules or {}).items()}
         self.base = base
         self.fail_on = fail_on

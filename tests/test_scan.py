@@ -54,45 +54,16 @@ def test_example_abuse_is_flagged(example_scan, platform):
     assert len(EXPECTED[platform]["abuse"]) >= 10
 
 
-#: Benign example messages the shipped model is known to flag (docs/model-card.md, "Seen in the product"): checked
-#: by the strict xfail below, so a model that fixes them makes that test fail until they are removed from here.
-KNOWN_FALSE_FLAGS = {
-    # "trans women are women. full stop.": identity_attack 0.64 with model 6be930fdb033, over raid mode's 0.60 tier
-    # (0.75 times threshold_factor 0.8) but under the normal 0.75 tier; sent to review, never acted on.
-    "discord": {"1511067519811584042"},
-    "slack": {"C0GENERAL1:1780336971.000125"},
-}
-
-
 @pytest.mark.parametrize("platform", ["discord", "slack"])
 @pytest.mark.parametrize("group", ["support", "counter", "celebration"])
 def test_example_supportive_replies_pass(example_scan, platform, group):
-    """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged (apart from
-    :data:`KNOWN_FALSE_FLAGS`, checked on their own)."""
+    """Supportive replies, counter-speech quoting the abuse, and the celebration post are not flagged: also
+    "trans women are women. full stop." (identity_attack 0.64 with model 6be930fdb033), posted during the raid by a
+    regular with earlier messages, whom raid mode's stricter tiers (0.60) no longer apply to."""
     _, rows, _, _ = example_scan
     wrongly = [(i, rows[i]["labels"], rows[i]["rule_hits"]) for i in EXPECTED[platform].get(group, [])
-               if rows[i]["flagged"] and i not in KNOWN_FALSE_FLAGS[platform]]
+               if rows[i]["flagged"]]
     assert not wrongly, f"{group} flagged: {wrongly}"
-
-
-def test_known_false_flags_go_to_review_only(example_scan):
-    """The known errors stay as small as recorded: each id is a supportive reply of its export, flagged on
-    identity_attack alone and sent to review, never acted on."""
-    _, rows, _, _ = example_scan
-    for platform, ids in KNOWN_FALSE_FLAGS.items():
-        assert ids <= set(EXPECTED[platform]["support"])
-        for i in ids:
-            if rows[i]["flagged"]:
-                assert (rows[i]["labels"], rows[i]["action"]) == (["identity_attack"], "review")
-
-
-@pytest.mark.parametrize("known", sorted((p, i) for p, ids in KNOWN_FALSE_FLAGS.items() for i in ids))
-@pytest.mark.xfail(strict=True, reason="known error of model 6be930fdb033: 'trans women are women. full stop.' "
-                   "reaches raid mode's stricter identity_attack tier (0.64 >= 0.60); see KNOWN_FALSE_FLAGS")
-def test_known_false_flags_pass(example_scan, known):
-    """Each benign message in :data:`KNOWN_FALSE_FLAGS` is not flagged either (fails today: a known error)."""
-    _, rows, _, _ = example_scan
-    assert not rows[known[1]]["flagged"]
 
 
 def test_example_raid_is_detected_once_per_export(example_scan):
@@ -152,16 +123,20 @@ def test_score_contract():
         {"id": 3, "text": ""},
         {"id": "s", "text": "lone \udc80 surrogate"},
         {"id": 9},
+        {"id": "fr", "text": "T'es vraiment un pauvre con, ferme ta gueule."},
     ]
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
     proc = _run("score", stdin=stdin)
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, 6]
-    assert set(out[0]) == {"id", "scores", "rule_hits", "flagged", "labels", "action"}
+    assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, "fr", 7]
+    assert (out[0]["score_status"], out[0]["language"]) == ("ok", None)
+    assert out[2]["score_status"] == "not_scored"
+    assert (out[5]["score_status"], out[5]["language"]) == ("unsupported_language", "fr")
+    assert set(out[0]) == {"id", "scores", "rule_hits", "flagged", "labels", "action", "score_status", "language"}
     assert not out[0]["flagged"] and out[1]["flagged"] and "identity_attack" in out[1]["labels"]
     assert not out[3]["flagged"] and out[3]["scores"]["toxicity"] is not None
-    assert "error" in out[4] and "error" in out[5]
+    assert "error" in out[4] and "error" in out[6]
 
 
 def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):

@@ -34,7 +34,7 @@ from bot.core.judge import decide, effective_tiers, raid_tiers_apply, union
 from bot.core.language import message_parts, unsupported
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import combine, read_chars, scoring_pieces
+from bot.core.pieces import chunks, combine, read_chars, scoring_pieces
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -90,6 +90,8 @@ class _Item:
     #: How far the model reads it (``Verdict.score_status``) and the unsupported language found, if any.
     score_status: str = "ok"
     language: str | None = None
+    #: Normalised parts of a long message past the normaliser's first 4,000 characters (up to ``max_chars``).
+    more: list[Normalized] = field(default_factory=list)
 
 
 @dataclass
@@ -317,7 +319,9 @@ class ModerationService:
 
         Each message is scored as a whole and sentence by sentence (:func:`bot.core.pieces.scoring_pieces`), keeping
         per label the highest score, so a benign sentence in front of an attack cannot hide it; a server whose policy
-        sets ``[scoring] pieces = "whole"`` has the whole text scored only.
+        sets ``[scoring] pieces = "whole"`` has the whole text scored only. A message longer than 4,000 characters
+        is read whole up to ``[scoring] max_chars``: its later chunks are scored and matched by the blocklist and
+        regex rules too (:meth:`_reading` records what was not read, and an unsupported language).
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
         for it, rules, extra, allow, raid_on in jobs:
@@ -327,6 +331,13 @@ class ModerationService:
             )
             assert it.policy is not None
             text, cfg = it.message.text, it.policy.scoring
+            it.more = [normalize(c) for c in chunks(text, cfg.max_chars)]
+            seen = {(h.rule, h.detail) for h in it.content_hits}
+            for part in it.more:
+                for hit in rules.evaluate_terms(part, extra_terms=extra, allow_terms=allow):
+                    if (hit.rule, hit.detail) not in seen:
+                        seen.add((hit.rule, hit.detail))
+                        it.content_hits.append(hit)
             plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
             if not any(p.strip() for p in plan):
                 continue
@@ -559,7 +570,7 @@ class ModerationService:
         bars = [b for b in (tier.review, tier.act) if b is not None]
         if not bars or score < min(bars):
             return None
-        if identity_reference(it.norm, tuple(cfg.extra_terms)) is not None:
+        if any(identity_reference(n, tuple(cfg.extra_terms)) is not None for n in (it.norm, *it.more)):
             return None
         bar = cfg.untargeted.review
         return RuleHit(

@@ -3,7 +3,11 @@
 Layer: composition root. Output contract (stable; evaluation tools depend on it)::
 
     {"id": <input id>, "scores": {label: float | null}, "rule_hits": [{"rule", "detail", "label"}],
-     "flagged": bool, "labels": [str], "action": str}
+     "flagged": bool, "labels": [str], "action": str, "score_status": str, "language": str | null}
+
+``score_status`` says how far the model read the text (``"ok"``, ``"not_scored"`` for an empty text,
+``"scorer_error"``, ``"unsupported_language"`` with ``language`` the ISO 639-1 code found, ``"truncated"`` past
+the policy's ``[scoring] max_chars``); see :class:`bot.core.models.Verdict`.
 
 Every input is judged on its own (no spam or raid windows across lines, no strikes) under the default policy or
 ``--policy``. One output line per non-blank input line, in input order. A line that is not valid JSON, or lacks a
@@ -74,7 +78,8 @@ async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
         else:
             outcome = await fut
             v = outcome.verdict.to_json()
-            out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")}}
+            out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")},
+                   "score_status": outcome.verdict.score_status, "language": outcome.verdict.language}
         stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     stdout.flush()
     pending.clear()

@@ -95,6 +95,13 @@ class ContentRules:
             hits.append(RuleHit(rule="zalgo", detail="stacked combining marks", action=self.settings.zalgo.action))
         return hits
 
+    def evaluate_terms(
+        self, norm: Normalized, *, extra_terms: Sequence[str] = (), allow_terms: Sequence[str] = ()
+    ) -> list[RuleHit]:
+        """The text rules only (blocklist, regex) on one more part of a message: used for the parts of a long
+        message past the normaliser's first 4,000 characters (:func:`bot.core.pieces.chunks`)."""
+        return [*self._blocklist(norm, extra_terms, allow_terms), *self._regex_hits(norm)]
+
     # ------------------------------------------------------------------ blocklist
 
     def _blocklist(self, norm: Normalized, extra: Sequence[str], allow: Sequence[str]) -> list[RuleHit]:
