@@ -1,13 +1,13 @@
 """Which language a message is written in, offline, so the bot can say when its model cannot read it.
 
-Layer: ``bot.core``. Uses ``py3langid`` (a maintained fork of langid.py: a naive Bayes model over byte n-grams of 97
-languages, shipped inside the 4.6 MB wheel; the bot lets it choose among :data:`CANDIDATES`, pure Python + numpy, about 0.1 ms per chat message); imported lazily on
-first use. Why this library and how accurate it is on short chat messages: docs/model-card.md, "Languages"
-(measured with ``python bench/language_id.py``).
+Layer: ``bot.core``. Uses ``py3langid`` (a maintained fork of langid.py: a naive Bayes model over byte n-grams of 140
+languages, shipped inside the 4.6 MB wheel, pure Python + numpy), imported lazily on first use; the bot lets it
+choose among :data:`CANDIDATES`. About 0.6 ms per chat message (whole text, lines and sentences). Why this library
+and how accurate it is on short chat messages: docs/model-card.md, "Languages" (``python bench/language_id.py``).
 
 Short or ambiguous texts are never called foreign: detection runs on the message's *prose* only (URLs, mentions,
-custom emoji, inline and fenced code removed) and only when that prose has at least ``min_letters`` letters; a
-language is called only at ``min_confidence`` or above. So emoji-only messages, code, links and "lol ok" get
+custom emoji, inline and fenced code removed) and only when that prose has at least ``min_letters`` letters and
+:data:`MIN_DISTINCT_WORDS` distinct words; a language is called only at ``min_confidence`` or above. So emoji-only messages, code, links and "lol ok" get
 ``None`` (unknown), and the scorer reads them as before.
 """
 
