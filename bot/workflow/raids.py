@@ -222,6 +222,8 @@ class RaidResponse:
     async def end_raid(self, board: RaidBoard, *, by: str | None) -> str:
         """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed."""
         board.closed = True
+        if board.end_task is not None and board.end_task is not asyncio.current_task():
+            board.end_task.cancel()
         await self.flush_raids()
         note = ""
         if board.slowmode_s:
@@ -263,7 +265,8 @@ class RaidResponse:
             self._boards[(row.server_id, board.place)] = board
             if self.raid_control is not None:
                 self.raid_control.set_raid_mode(self.platform, row.server_id, board.place, True, now)
-            board.end_task = asyncio.ensure_future(self._end_when_due(board))
+            if row.until is not None:
+                board.end_task = asyncio.ensure_future(self._end_when_due(board))
             lines.append(f"raid mode in {row.channel_id} restored until {row.until.isoformat() if row.until else 'switched off'}")
         return lines
 
@@ -325,6 +328,39 @@ class RaidResponse:
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
         return text
+
+    async def manual_raid_mode(self, actor: Actor, server_id: str, channel_id: str, on: bool) -> str:
+        """``/raidmode on|off`` in one channel: stricter tiers and slowmode until switched off (saved, so a restart
+        keeps it); ``off`` ends an automatic raid there too. Returns the answer for the moderator."""
+        authorize(actor, ActionKind.REVIEW)
+        now = self.clock()
+        if self.raid_control is not None:
+            self.raid_control.set_raid_mode(self.platform, server_id, channel_id, on, now)
+        if not on:
+            board = self._boards.get((server_id, channel_id))
+            if board is not None and not board.closed:
+                note = await self.end_raid(board, by=actor.id)
+                return "Raid mode off." + (f" {note}." if note else "")
+            rows = await self.store.end_raid_mode(self.platform, server_id, channel_id)
+            note = ""
+            if any(r.slowmode_s for r in rows) or not rows:
+                res = await self.enforcer.set_slowmode(server_id, channel_id, 0) if self.can(Capability.SLOWMODE) \
+                    else None
+                note = "" if res is None or res.ok else f" (slowmode could not be lifted: {res.reason})"
+            await self.desk.post_mod_log(server_id, LogEntry(title="Raid mode off", lines=(
+                f"Channel: {channel_id}", f"Moderator: {actor.id}"), moderator_id=actor.id, kind="raid"))
+            return f"Raid mode off in <#{channel_id}>{note}."
+        note = ""
+        slow = 0
+        if self.can(Capability.SLOWMODE):
+            res = await self.enforcer.set_slowmode(server_id, channel_id, RAID_SLOWMODE_S)
+            slow = RAID_SLOWMODE_S if res.ok else 0
+            note = "" if res.ok else f" (slowmode failed: {res.reason})"
+        await self.store.save_raid_mode(self.platform, server_id, channel_id, None, slow, None)
+        await self.desk.post_mod_log(server_id, LogEntry(title="Raid mode on", lines=(
+            f"Channel: {channel_id}", f"Moderator: {actor.id}", *([note.strip(" ()")] if note else [])),
+            moderator_id=actor.id, kind="raid"))
+        return f"Raid mode on in <#{channel_id}>{note}."
 
     # ------------------------------------------------------------------ join bursts
     async def member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:

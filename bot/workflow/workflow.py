@@ -252,6 +252,8 @@ class ModerationWorkflow(RaidResponse):
             review_id = item.id
         if board is not None:
             board.note_message(msg.author.id, held_for_review=review_id is not None)
+            if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
+                board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
             self.refresh_raid_card(board)
             return notes
         if outcome.case_number is not None and verdict.action > ActionKind.REVIEW:
@@ -540,22 +542,24 @@ class ModerationWorkflow(RaidResponse):
             item.decision.value, decided_by=item.moderator_id, decided_at=item.decided_at,
             final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING))
 
-    async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> None:
-        """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card)."""
+    async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool:
+        """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card).
+        Returns False when the review channel cannot be reached (moderators are told in the mod log)."""
         existing = await self.store.card_of_review(card.review_id)
         if existing and (updated or card.decision is not None):
-            await self.desk.update_review(card, existing)
-            return
+            return await self.desk.update_review(card, existing)
         if existing:
-            return
+            return True
         posted = await self.desk.post_review(card)
         if posted:
             await self.store.set_review_card(card.review_id, posted)
+            return True
         else:
             await self.desk.post_mod_log(card.server_id, LogEntry(
                 title=f"Review #{card.review_id} could not be posted",
                 lines=("The review channel is not set or cannot be reached; set `server.review_channel`.",),
                 member_id=card.member_id, case_number=card.case_number, failed=True, kind="problem"))
+            return False
 
     async def decide_review(self, actor: Actor, server_id: str, review_id: int, choice: str, *,
                             duration_s: int | None = None) -> Result:
@@ -663,12 +667,17 @@ class ModerationWorkflow(RaidResponse):
             raise Refused("You cannot report yourself.")
         item = await self.store.add_report(self.platform, server_id, reporter_id, member_id, reason[:1000],
                                            message_id=message_id, channel_id=channel_id)
+        shown = True
         if item.decision is ReviewDecision.OPEN:
             card = await self.review_card(item.id)
             if card is not None:
                 if excerpt and not card.evidence.text:
                     card = replace(card, evidence=replace(card.evidence, text=excerpt))
-                await self._show_card(card)
+                shown = await self._show_card(card)
+        if not shown:
+            return Result(f"Your report (review #{item.id}) was recorded, but the moderators' review channel cannot "
+                          "be reached right now; they were alerted. You can also contact a moderator directly.",
+                          True)
         return Result(f"Thanks. Your report (review #{item.id}) was sent to the moderators.", True)
 
     async def appeal(self, member_id: str, server_id: str, case_number: int, text: str) -> Result:
@@ -736,6 +745,62 @@ class ModerationWorkflow(RaidResponse):
             lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else [])),
             member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number, kind="appeal"))
         return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), True, card=card)
+
+    # ------------------------------------------------------------------ purge
+    async def purge(self, actor: Actor, server_id: str, channel_id: str, message_ids: list[tuple[str, datetime]],
+                    *, member_id: str | None = None) -> Result:
+        """Delete recent messages a moderator picked (``/purge``): in bulk, 100 per request; messages older than 14
+        days are not deleted and the answer says so (Discord refuses them). Recorded as one case in the mod log.
+
+        Args:
+            message_ids: ``(message id, posting time UTC)`` newest first, already limited to the count asked.
+        """
+        authorize(actor, ActionKind.DELETE)
+        if not self.can(Capability.BULK_DELETE) and not self.can(Capability.DELETE):
+            raise Refused("This platform does not let the bot delete members' messages.")
+        cutoff = self.clock() - timedelta(days=14)
+        young = [m for m, at in message_ids if at > cutoff]
+        old = len(message_ids) - len(young)
+        deleted, failures = 0, []
+        for start in range(0, len(young), 100):
+            chunk = young[start:start + 100]
+            result = await self.enforcer.bulk_delete(server_id, channel_id, chunk)
+            deleted += len(result.deleted)
+            failures += sorted(set(result.failed.values()))
+        text = f"Deleted {deleted} message(s)."
+        if old:
+            text += f" {old} older than 14 days were left: Discord does not let bots bulk delete them."
+        if failures:
+            text += " Failed: " + "; ".join(dict.fromkeys(failures))
+        case = await self.store.open_case(self.platform, server_id, member_id or "-", ActionKind.DELETE,
+                                          f"purge of {len(message_ids)} message(s) in channel {channel_id}",
+                                          moderator_id=actor.id,
+                                          status=CaseStatus.FAILED if failures else CaseStatus.APPLIED)
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title=f"Case #{case.number}: purge", lines=(f"Channel: {channel_id}", f"Moderator: {actor.id}", text),
+            moderator_id=actor.id, case_number=case.number, failed=bool(failures), kind="case"))
+        return Result(text, not failures, case.number)
+
+    # ------------------------------------------------------------------ members' own records
+    async def member_status(self, server_id: str, member_id: str) -> tuple[list[Any], list[Any]]:
+        """A member's active strikes (oldest first) and open appeals, for ``/mystatus``."""
+        strikes = await self.store.active_strikes(self.platform, server_id, member_id, self.clock())
+        appeals = await self.store.open_appeals(self.platform, server_id, member_id)
+        return strikes, appeals
+
+    async def export_member(self, server_id: str, member_id: str) -> dict[str, Any]:
+        """Everything stored about a member in this server (``/mydata export``)."""
+        return await self.store.member_record(self.platform, server_id, member_id)
+
+    async def forget_member(self, server_id: str, member_id: str) -> Result:
+        """``/mydata forget``: the member's message text and report / appeal texts are erased and their id is
+        replaced by a keyed pseudonym; active strikes and case history stay (linked by that pseudonym), so the
+        escalation ladder does not start over."""
+        pseudonym = await self.store.forget_member(self.platform, server_id, member_id)
+        self.ledger.forget(self.platform, server_id, member_id)
+        return Result(f"Done. Your stored message text was erased and your records now read `{pseudonym}`. What "
+                      "enforcement needs stays: your active strikes and case history still count if rules are "
+                      "broken again.", True)
 
     # ------------------------------------------------------------------ policy
     async def authorize_policy_change(self, actor: Actor) -> None:
