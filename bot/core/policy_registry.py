@@ -79,11 +79,14 @@ class PolicyRegistry:
             if key in self._cache:
                 return self._cache[key]
             overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
+            files = self._files_for(platform, server_id)
             try:
-                policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+                policy = load_policy(*files, overrides=overrides)
+                policy.check_for_server(server_id, "override")
             except PolicyError:
                 log.exception("invalid stored override for %s/%s; using files only", platform, server_id)
-                policy = load_policy(*self._files_for(platform, server_id))
+                policy = load_policy(*files)
+            policy.check_for_server(server_id, str(files[-1]))
             self._cache[key] = policy
             return policy
 
@@ -107,6 +110,7 @@ class PolicyRegistry:
         else:
             overrides[key] = value
         policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+        policy.check_for_server(server_id, f"override {key}")
         await self.store.set_policy_override(platform, server_id, OVERRIDE_SCOPE, key, value, moderator_id)
         self._cache[(platform, server_id)] = policy
         return policy

@@ -62,6 +62,7 @@ class Outcome:
         review_id: The review item opened, if any.
         strike_added: A strike was recorded for this message.
         raid_id: Id of the raid alert this message raised, if any.
+        review_updated: ``review_id`` was already open for this message (a re-flagged edit): update its card.
     """
 
     verdict: Verdict
@@ -70,6 +71,7 @@ class Outcome:
     review_id: int | None = None
     strike_added: bool = False
     raid_id: int | None = None
+    review_updated: bool = False
 
 
 @dataclass
@@ -614,4 +616,5 @@ def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outc
         review_id=res.review_id,
         strike_added=res.strike_added,
         raid_id=raid_id,
+        review_updated=res.review_updated,
     )

@@ -27,6 +27,8 @@ ADMIN = 1 << 3
 #: manage channels, kick, ban, moderate members.
 BOT_PERMS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 16) | MANAGE_MESSAGES | (1 << 4) | (1 << 1) | (
     1 << 2) | (1 << 40)
+#: A moderator role's permissions: manage messages, kick, ban, moderate members (timeouts).
+MOD_PERMS = MANAGE_MESSAGES | (1 << 1) | (1 << 2) | (1 << 40)
 _counter = itertools.count(1)
 
 
@@ -130,7 +132,7 @@ class FakeDiscord:
                  "hoist": False, "managed": False, "mentionable": False, "flags": 0},
                 {"id": bot_role, "name": "ModBot", "permissions": str(bot_perms), "position": 5, "color": 0,
                  "hoist": False, "managed": True, "mentionable": False, "flags": 0},
-                {"id": mod_role, "name": "Moderators", "permissions": "0", "position": 3, "color": 0,
+                {"id": mod_role, "name": "Moderators", "permissions": str(MOD_PERMS), "position": 3, "color": 0,
                  "hoist": False, "managed": False, "mentionable": False, "flags": 0},
             ],
             "channels": [], "members": [],

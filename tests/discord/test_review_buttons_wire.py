@@ -137,7 +137,7 @@ async def test_forged_custom_id_of_other_server_refused(env, custom_id):
 async def test_other_servers_moderator_cannot_pardon_by_case_number(env):
     """/mod pardon in server B with server A's case number finds no case; A's strike stays active."""
     await mod_on(env, "warn", env.alice, text_opt("reason", "rude"))
-    other_mod = env.fake.new_user(env.other, "othermod")
+    other_mod = env.fake.new_user(env.other, "othermod", roles=[env.other["mod_role"]])
     cb = await mod_cmd(env, "pardon", text_opt("case", 1, 4), guild=env.other, user=other_mod)
     assert "no case #1" in ephemeral_text(cb)
     assert env.rows("SELECT pardoned_at FROM strikes")[0][0] is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.discord.fake_discord import MANAGE_MESSAGES
+from tests.discord.replies import member_with_role
 
 pytestmark = pytest.mark.discord
 
@@ -15,13 +16,17 @@ async def flagged(env, text="identityhate card"):
     return msg, outcome, env.card(f"Review #{outcome.review_id} ")
 
 
-@pytest.mark.parametrize("perms,roles", [(MANAGE_MESSAGES, []), (0, ["mod_role"])])
-async def test_moderator_dismiss_updates_card_and_case(env, perms, roles):
-    """Dismiss by a moderator (Manage Messages or moderator role) edits the card and overturns the case."""
+@pytest.mark.parametrize("how", ["manage_messages_role", "policy_moderator_role"])
+async def test_moderator_dismiss_updates_card_and_case(env, how):
+    """Dismiss by a moderator (a role with Manage Messages, or a policy moderator role) acknowledges at once with a
+    deferred update, then edits the card and overturns the case."""
     _, outcome, card = await flagged(env)
-    user = env.fake.new_user(env.guild, "helper", roles=[env.mod_role] if roles else [])
-    cb = await env.fake.click(env.guild, user, card, f"mod:review:{outcome.review_id}:dismiss", perms=perms)
-    assert cb.body["type"] == 7
+    if how == "manage_messages_role":
+        user = await member_with_role(env, "helper", MANAGE_MESSAGES, 2)
+    else:
+        user = env.fake.new_user(env.guild, "helper", roles=[env.mod_role])
+    cb = await env.fake.click(env.guild, user, card, f"mod:review:{outcome.review_id}:dismiss")
+    assert cb.body["type"] == 7 and cb.body["deferred"] == 6
     decision = next(f for f in cb.body["data"]["embeds"][0]["fields"] if f["name"] == "Decision")
     assert "dismissed" in decision["value"] and user["id"] in decision["value"]
     assert all(c["disabled"] for row in cb.body["data"]["components"] for c in row["components"])
@@ -38,7 +43,7 @@ async def test_non_moderator_click_refused_nothing_changes(env):
     before = env.rows("SELECT * FROM review_items")
     cb = await env.fake.click(env.guild, env.bob, card, f"mod:review:{outcome.review_id}:ban", perms=0)
     assert cb.body["type"] == 4 and cb.body["data"]["flags"] == 64
-    assert "Only moderators" in cb.body["data"]["content"]
+    assert "You need Ban Members" in cb.body["data"]["content"]
     assert [dict(r) for r in env.rows("SELECT * FROM review_items")] == [dict(r) for r in before]
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
 
