@@ -221,6 +221,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             float(verdict.latency_ms),
             int(verdict.shadow),
             judged_at,
+            verdict.score_status,
+            verdict.language,
         )
         if row is not None:
             if edited is None or (row["edited_at"] is not None and edited <= row["edited_at"]):
@@ -233,7 +235,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             await self._db.execute(
                 "UPDATE verdicts SET channel_id = ?, edited_at = ?, scores = ?, rule_hits = ?, labels = ?, "
                 "flagged = ?, action = ?, strike_points = ?, exempt = ?, model_name = ?, model_version = ?, "
-                "policy_version = ?, latency_ms = ?, shadow = ?, judged_at = ?, revision = revision + 1 "
+                "policy_version = ?, latency_ms = ?, shadow = ?, judged_at = ?, score_status = ?, language = ?, "
+                "revision = revision + 1 "
                 "WHERE platform = ? AND server_id = ? AND message_id = ?",
                 (*fields, *key),
             )
@@ -247,8 +250,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             await self._db.execute(
                 "INSERT INTO verdicts (platform, server_id, message_id, member_id, channel_id, edited_at, scores, "
                 "rule_hits, labels, flagged, action, strike_points, exempt, model_name, model_version, "
-                "policy_version, latency_ms, shadow, judged_at) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "policy_version, latency_ms, shadow, judged_at, score_status, language) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, msg.author.id, *fields),
             )
             await self._db.execute(
@@ -381,6 +384,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             shadow=bool(r["shadow"]),
             revision=r["revision"],
             judged_at=req_db_time(r["judged_at"]),
+            score_status=r["score_status"],
+            language=r["language"],
         )
 
     async def first_seen(self, platform: str, server_id: str, member_id: str) -> datetime | None:

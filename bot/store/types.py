@@ -32,6 +32,10 @@ class StoredVerdict:
         shadow: Shadow-mode verdict.
         revision: 1 for the first verdict, +1 per re-judged edit.
         judged_at: When the row was last written.
+        score_status: How far the model read the message (``Verdict.score_status``: ``"ok"``, ``"not_scored"``,
+            ``"scorer_error"``, ``"unsupported_language"``, ``"truncated"``); ``"ok"`` for rows older than
+            migration 0004.
+        language: The unsupported language found (ISO 639-1), or ``None``.
     """
 
     platform: str
@@ -52,6 +56,8 @@ class StoredVerdict:
     shadow: bool
     revision: int
     judged_at: datetime
+    score_status: str = "ok"
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
