@@ -311,8 +311,9 @@ class RaidSettings(_Settings):
         ge=0,
         description="An established member has at least this many earlier messages in the server seen by the bot "
         "(this process, plus replays of a resumed scan; an adapter's ``is_first_message=False`` counts as one) "
-        "and is not a new member by ``new_member_age_s``. Raid mode's stricter tiers and count limits skip "
-        "established members, and their short repeated replies are not punished as spam.",
+        "and is not a new member by ``new_member_age_s``. Raid mode's stricter tiers and spam count limits skip "
+        "established members (the mention limit is lowered for everyone), and their short repeated replies are "
+        "not punished as spam.",
     )
     strict_for_established: bool = Field(
         default=False,
