@@ -132,9 +132,12 @@ class ModBot(commands.AutoShardedBot):
         from bot.core.service import ModerationService
         from bot.store.sqlite import SqliteStore
 
+        default = self.policy_dir / "default.toml"
+        # Config errors are fatal at startup: a bad server file stops the bot here, naming the file and the key.
+        PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
+                       self.policy_dir / "servers").validate_servers(PLATFORM)
         self.store = await SqliteStore.open(self.db_path)
         self.scorer = await asyncio.to_thread(self.scorer_factory)
-        default = self.policy_dir / "default.toml"
         self.policies = PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
                                        self.policy_dir / "servers", OverrideBridge(self.store))
         self.service = ModerationService(scorer=self.scorer, store=self.store, policies=self.policies)
