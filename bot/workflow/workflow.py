@@ -781,6 +781,32 @@ class ModerationWorkflow(RaidResponse):
             moderator_id=actor.id, case_number=case.number, failed=bool(failures), kind="case"))
         return Result(text, not failures, case.number)
 
+    # ------------------------------------------------------------------ case lookups (moderators)
+    async def note(self, actor: Actor, server_id: str, member_id: str, text: str) -> Result:
+        """A moderator's note about a member: a case with no action (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG, text[:1000],
+                                          moderator_id=actor.id, status=CaseStatus.APPLIED)
+        return Result(f"Note saved as case #{case.number}.", True, case.number)
+
+    async def case(self, actor: Actor, server_id: str, number: int) -> Case:
+        """One case of this server (Manage Messages). Raises :class:`Refused` for another server's or no case."""
+        authorize(actor, ActionKind.LOG)
+        found = await self.store.get_case(self.platform, server_id, number) if 1 <= number <= 10**9 else None
+        if found is None:
+            raise Refused(f"There is no case #{number} in this server.")
+        return found
+
+    async def cases(self, actor: Actor, server_id: str, member_id: str | None = None, limit: int = 20) -> list[Case]:
+        """Newest cases of this server, optionally of one member (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        return await self.store.list_cases(self.platform, server_id, member_id, limit=limit)
+
+    async def stats(self, actor: Actor, server_id: str, since: datetime) -> Any:
+        """Flags, decisions, false positives and overturns since ``since`` (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        return await self.store.modstats(self.platform, server_id, since)
+
     # ------------------------------------------------------------------ members' own records
     async def member_status(self, server_id: str, member_id: str) -> tuple[list[Any], list[Any]]:
         """A member's active strikes (oldest first) and open appeals, for ``/mystatus``."""
