@@ -617,6 +617,22 @@ def choose_bin(span_s: float) -> tuple[int, str]:
     return BINS[-1]
 
 
+#: The whole-scan plot gets a close-up when it spans more than this (seconds) and has flags.
+ZOOM_OVER_S = 6 * 3600
+
+
+def zoom_window(all_times: Sequence[datetime], flagged_times: Sequence[datetime]) -> tuple[datetime, datetime] | None:
+    """Two hours (UTC) from 30 minutes before the clock hour with the most flags (the earliest on a tie), when the
+    scan spans more than :data:`ZOOM_OVER_S` and has flagged messages with times; else ``None``."""
+    if not flagged_times or not all_times or (max(all_times) - min(all_times)).total_seconds() <= ZOOM_OVER_S:
+        return None
+    hours = Counter(_floor(t, 3600) for t in flagged_times)
+    peak = min(hours, key=lambda h: (-hours[h], h))
+    lo = peak - timedelta(minutes=30)
+    lo = _floor(lo, 1800)
+    return lo, lo + timedelta(hours=2)
+
+
 def _floor(t: datetime, width: int) -> datetime:
     if width >= 86400:
         return t.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -675,6 +691,8 @@ def _timeline_svg(all_times: Sequence[datetime], flagged_times: Sequence[datetim
             line2 = t.strftime("%Y-%m-%d") if t.date() != prev_date else ""
             prev_date = t.date()
         parts.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#555"/>')
+        if x > width - right - 20:  # a label this close to the edge would be cut off
+            break
         parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_esc(line1)}</text>')
         if line2:
             parts.append(f'<text x="{x:.1f}" y="{bottom + 31}" text-anchor="middle">{_esc(line2)}</text>')
@@ -704,7 +722,7 @@ th{background:#f3f3f3}td.num{text-align:right}.scores{font-size:.85em;white-spac
 .msg{white-space:pre-wrap;overflow-wrap:anywhere;min-width:13em;max-width:32em}
 td.when{white-space:nowrap;font-size:.9em}td.act{min-width:7em}.why{min-width:18em;max-width:30em;font-size:.9em}
 .path{overflow-wrap:anywhere;min-width:12em}
-svg text{font-size:12px;fill:#333}svg{display:block}
+svg text{font-size:12px;fill:#333}svg{display:block;max-width:100%;height:auto}svg.timeline text{font-size:14px}
 .cards{display:flex;flex-wrap:wrap;gap:.5em;padding:0}
 .cards span{border:1px solid #ccc;border-radius:6px;padding:.5em 1em}
 .banner{background:#fff7e0;border:1px solid #e0c060;border-radius:6px;padding:.5em 1em}
@@ -712,7 +730,8 @@ svg text{font-size:12px;fill:#333}svg{display:block}
 .thread{border-left-color:#8e44ad}
 abbr,[title]{text-decoration:none}.id{color:#666;font-size:.85em}
 #toggle-texts{font:inherit;padding:.4em 1em;margin:.3em 0}
-@media (max-width:600px){body{padding:.5em .7em;font-size:15px}th,td{padding:3px 5px}}
+@media (max-width:600px){body{padding:.5em .7em;font-size:15px}th,td{padding:3px 5px}
+.msg{min-width:10em}td.when{font-size:.8em}.why{min-width:14em}}
 """
 
 #: The only script: the "show all texts" button (opens or closes every message text at once).
@@ -986,11 +1005,19 @@ def render_html(data: ReportData) -> str:
     extra = [k for k in data.label_counts if k not in LABELS]
     p += [f'<tr><td>{e(k)}</td><td class="num">{data.label_counts.get(k, 0)}</td></tr>' for k in (*LABELS, *extra)]
     p.append('</table></div><div class="scroll">' + _bar_svg(data.label_counts) + "</div>")
-    p.append(
-        '<h2>Messages and flags over time</h2><div class="scroll">'
-        + _timeline_svg([r.time for r in data.all_rows if r.time], [r.time for r in data.rows if r.time])
-        + "</div>"
-    )
+    all_times = [r.time for r in data.all_rows if r.time]
+    flag_times = [r.time for r in data.rows if r.time]
+    p.append('<h2>Messages and flags over time</h2><div class="scroll">' + _timeline_svg(all_times, flag_times)
+             + "</div>")
+    zoom = zoom_window(all_times, flag_times)
+    if zoom is not None:
+        lo, hi = zoom
+        p.append(
+            f"<h3>Close-up: {e(lo.strftime('%Y-%m-%d %H:%M'))} to {e(hi.strftime('%H:%M'))} UTC, around the hour "
+            'with the most flags</h3><div class="scroll">'
+            + _timeline_svg([t for t in all_times if lo <= t < hi], [t for t in flag_times if lo <= t < hi])
+            + "</div>"
+        )
     p.append("<h2>Members by strike points</h2>")
     if data.top_members:
         p.append('<div class="scroll"><table><tr><th>member</th><th>id</th><th>points</th></tr>')

@@ -24,8 +24,10 @@ from bot.report import (
     discord_link,
     explain,
     policy_provenance,
+    render_html,
     row_from_json,
     write_html_report,
+    zoom_window,
 )
 from bot.store.types import ScanSummary
 from tests.report_scan import snowflake, synthetic_scan
@@ -280,3 +282,16 @@ def test_terminal_summary_names_members():
     text = console.export_text()
     assert re.search(r"troll\s+│\s+U0TROLL000\s+│\s+2", text)
     assert re.search(r"U9\s+│\s+U9\s+│\s+1", text)
+
+
+def test_close_up_of_the_most_flagged_hour():
+    """A scan spanning a day gets a close-up plot of two hours around the hour with the most flags; a short one not."""
+    day = [datetime(2026, 5, 31, 20, 15, tzinfo=UTC)] + [datetime(2026, 6, 1, 18, 2, s, tzinfo=UTC) for s in range(9)]
+    flags = day[3:6] + [datetime(2026, 6, 1, 9, 0, tzinfo=UTC)]
+    assert zoom_window(day, flags) == (datetime(2026, 6, 1, 17, 30, tzinfo=UTC), datetime(2026, 6, 1, 19, 30, tzinfo=UTC))
+    assert zoom_window(day[1:], day[3:6]) is None and zoom_window(day, []) is None
+    rows = [{"id": f"m{i}", "time": t.isoformat(), "flagged": 3 <= i < 6, "labels": ["insult"], "action": "review"}
+            for i, t in enumerate(day)]
+    page = render_html(build_report_data({}, rows))
+    assert "<h3>Close-up: 2026-06-01 17:30 to 19:30 UTC, around the hour with the most flags</h3>" in page
+    assert page.count('<svg class="timeline"') == 2 and "per 1 min, times in UTC" in page
