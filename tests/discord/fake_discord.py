@@ -420,6 +420,12 @@ class FakeDiscord:
                 return self._respond(ch)
             if seg[2] == "messages" and len(seg) == 3 and method == "POST":
                 return self._respond(self._bot_message(cid, body or {}))
+            if seg[2] == "messages" and len(seg) == 3 and method == "GET":  # history, newest first
+                limit = min(int(query.get("limit", 50)), 100)
+                before = int(query["before"]) if "before" in query else None
+                found = sorted((m for m in self.messages.values() if m["channel_id"] == cid
+                                and (before is None or int(m["id"]) < before)), key=lambda m: -int(m["id"]))
+                return self._respond(found[:limit])
             if seg[2] == "messages" and len(seg) == 4 and seg[3] == "bulk-delete":
                 return self._respond(None)
             if seg[2] == "messages" and len(seg) == 4:
@@ -432,6 +438,13 @@ class FakeDiscord:
                 if method == "PATCH":
                     msg.update({k: v for k, v in (body or {}).items() if k in ("content", "embeds", "components")})
                 return self._respond(msg)
+        if seg[0] == "guilds" and len(seg) == 3 and seg[2] == "incident-actions" and method == "PUT":
+            guild = self.guilds.get(seg[1])
+            if guild is None:
+                return self._error(404, 10004, "Unknown Guild")
+            guild["incidents_data"] = {"invites_disabled_until": (body or {}).get("invites_disabled_until"),
+                                       "dms_disabled_until": (body or {}).get("dms_disabled_until")}
+            return self._respond(guild["incidents_data"])
         if seg[0] == "guilds" and len(seg) >= 4:
             guild = self.guilds.get(seg[1])
             if guild is None:

@@ -151,6 +151,7 @@ class ModBot(commands.AutoShardedBot):
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
+        self.tree.on_error = self.on_app_command_error
         for ext in self.cog_names:
             await self.load_extension(ext)
         flags = self.application_flags
@@ -242,6 +243,22 @@ class ModBot(commands.AutoShardedBot):
     async def policy(self, guild_id: int | str) -> Any:
         """The effective policy of a server."""
         return await self.policies.get("discord", str(guild_id))
+
+    async def on_app_command_error(self, interaction: discord.Interaction,
+                                   error: discord.app_commands.AppCommandError) -> None:
+        """Bad options and failed checks get an ephemeral answer; anything else is logged with its context."""
+        from bot.adapters.discord.interact import answer
+
+        if isinstance(error, discord.app_commands.TransformerError | discord.app_commands.CheckFailure):
+            text = f"{error} Nothing was changed."
+        else:
+            log.error("command %s failed", interaction.command and interaction.command.qualified_name,
+                      exc_info=error, extra={"server": interaction.guild_id})
+            text = "Something went wrong; it was logged. Nothing was changed."
+        try:
+            await answer(interaction, text)
+        except discord.HTTPException:
+            log.warning("could not answer a failed interaction")
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         """Log any unhandled event error with its event name; the bot keeps running."""
