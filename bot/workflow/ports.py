@@ -43,6 +43,7 @@ class Capability(enum.StrEnum):
     THREAD_SLOWMODE = "thread_slowmode"  # the same on a thread itself
     REMOVE_FROM_CHANNEL = "remove_from_channel"  # Slack's strongest per-channel sanction
     PAUSE_INVITES = "pause_invites"  # lockdown: no new members join for a while
+    EPHEMERAL = "ephemeral"  # a notice in the channel only the member sees (Slack's chat.postEphemeral)
 
 
 #: The capability each member sanction needs.
@@ -168,6 +169,10 @@ class Enforcer(Protocol):
 
     async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
         """Stop new members joining until ``until`` (``None`` resumes invites)."""
+        ...
+
+    async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
+        """A notice in the channel that only the member sees (``Capability.EPHEMERAL``)."""
         ...
 
 
