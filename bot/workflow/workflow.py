@@ -823,6 +823,14 @@ class ModerationWorkflow(RaidResponse):
         authorize(actor, ActionKind.LOG)
         return await self.store.modstats(self.platform, server_id, since)
 
+    async def first_seen(self, server_id: str, member_id: str, *, at: datetime, joined: bool = False
+                         ) -> datetime | None:
+        """When the member was seen joining (a platform without account ages uses this as the new-member signal).
+        ``joined``: this event IS a join, remembered at ``at``. ``None`` when never seen joining."""
+        if joined:
+            return await self.store.note_join(self.platform, server_id, member_id, at)
+        return await self.store.joined_at(self.platform, server_id, member_id)
+
     # ------------------------------------------------------------------ members' own records
     async def member_status(self, server_id: str, member_id: str) -> tuple[list[Any], list[Any]]:
         """A member's active strikes (oldest first) and open appeals, for ``/mystatus``."""

@@ -60,33 +60,6 @@ def _default_scorer() -> Any:
     return load_scorer()
 
 
-class OverrideBridge:
-    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port ``PolicyRegistry`` expects.
-
-    The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
-    wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
-    (the dotted key itself names channels: ``channels.<id>.thresholds...``).
-    """
-
-    SCOPE = "server"
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
-        """``{dotted key: value}`` of a server's overrides."""
-        rows = await self.store.list_policy_overrides(platform, server_id, self.SCOPE)
-        return {r.key: r.value for r in rows}
-
-    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
-                                  moderator_id: str | None) -> None:
-        """Store (or, for ``None``, remove) an override; the store audits both."""
-        if value is None:
-            await self.store.reset_policy_override(platform, server_id, self.SCOPE, key, moderator_id)
-        else:
-            await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
-
-
 class ModBot(commands.AutoShardedBot):
     """The moderation bot.
 
@@ -130,6 +103,7 @@ class ModBot(commands.AutoShardedBot):
         from bot.core.policy import DEFAULT_POLICY_PATH
         from bot.core.policy_registry import PolicyRegistry
         from bot.core.service import ModerationService
+        from bot.store.overrides import OverrideBridge
         from bot.store.sqlite import SqliteStore
 
         default = self.policy_dir / "default.toml"
