@@ -41,8 +41,10 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
+from zoneinfo import ZoneInfo
 
 import aiohttp
 from aiohttp import WSMsgType, web
@@ -98,7 +100,8 @@ class SlackUser:
             "id": self.id, "team_id": team_id, "name": self.name, "real_name": self.name.title(),
             "deleted": self.deleted, "is_admin": self.is_admin, "is_owner": self.is_owner,
             "is_primary_owner": self.is_owner, "is_bot": self.is_bot, "is_app_user": False,
-            "is_restricted": False, "is_ultra_restricted": False, "tz": self.tz, "tz_offset": 3600,
+            "is_restricted": False, "is_ultra_restricted": False, "tz": self.tz,
+            "tz_offset": int(datetime.now(ZoneInfo(self.tz)).utcoffset().total_seconds()),  # type: ignore[union-attr]
             "updated": 1700000000,
             "profile": {"real_name": self.name.title(), "display_name": self.name, "image_72": "",
                         **({"bot_id": self.bot_id} if self.bot_id else {})},
@@ -131,11 +134,16 @@ class SlackChannel:
 
 @dataclass
 class ApiCall:
-    """One Web API request: method name, bearer token (or ``None``), parsed params, HTTP status and answer."""
+    """One Web API request: method name, bearer token (or ``None``), parsed params, HTTP status and answer.
+
+    ``content_type`` is how the SDK sent it (``application/json`` or ``application/x-www-form-urlencoded``;
+    empty for a GET with query parameters).
+    """
 
     method: str
     token: str | None
     params: dict[str, Any]
+    content_type: str = ""
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
     at: float = 0.0
@@ -411,7 +419,8 @@ class FakeSlack:
         params = await self._parse(request)
         auth = request.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else params.pop("token", None)
-        call = ApiCall(method, token, params, at=self.now())
+        call = ApiCall(method, token, params, content_type=request.content_type if request.method == "POST" else "",
+                       at=self.now())
         headers: dict[str, str] = {}
         queue = self._failures.get(method) or []
         if queue:

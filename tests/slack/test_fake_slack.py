@@ -43,6 +43,8 @@ async def test_auth_test_answers_bot_and_user_tokens(fake_slack: FakeSlack) -> N
     assert admin["user_id"] == fake_slack.admin.id and "bot_id" not in admin.data  # type: ignore[operator]
     assert fake_slack.calls[-1].token == fake_slack.admin.token
     assert (await api_error(client(fake_slack, "xoxb-wrong").auth_test()))["error"] == "invalid_auth"
+    anonymous = AsyncWebClient(base_url=fake_slack.api_url)
+    assert (await api_error(anonymous.auth_test()))["error"] == "not_authed"
 
 
 async def test_bot_token_cannot_delete_a_members_message_but_an_admin_token_can(fake_slack: FakeSlack) -> None:
@@ -53,6 +55,7 @@ async def test_bot_token_cannot_delete_a_members_message_but_an_admin_token_can(
     assert fake_slack.message(fake_slack.random.id, msg["ts"]) is not None
     call = fake_slack.calls_of("chat.delete")[0]
     assert call.params == {"channel": fake_slack.random.id, "ts": msg["ts"]}
+    assert call.content_type == "application/x-www-form-urlencoded"
     ok = await client(fake_slack, fake_slack.admin.token).chat_delete(channel=fake_slack.random.id, ts=msg["ts"])
     assert ok["ts"] == msg["ts"]
     assert fake_slack.message(fake_slack.random.id, msg["ts"]) is None
@@ -85,6 +88,7 @@ async def test_post_ephemeral_needs_the_user_in_the_channel(fake_slack: FakeSlac
     ok = await web.chat_postEphemeral(channel=fake_slack.random.id, user=fake_slack.member.id, text="notice")
     assert fake_slack.ephemerals == [{"channel": fake_slack.random.id, "user": fake_slack.member.id,
                                       "text": "notice", "blocks": None, "message_ts": ok["message_ts"]}]
+    assert fake_slack.calls_of("chat.postEphemeral")[0].content_type == "application/json"
     body = await api_error(web.chat_postEphemeral(channel=fake_slack.random.id, user=outsider.id, text="x"))
     assert body["error"] == "user_not_in_channel"
     body = await api_error(web.chat_postEphemeral(channel="C404", user=outsider.id, text="x"))
@@ -119,12 +123,13 @@ async def test_missing_scope_names_needed_and_provided(fake_slack: FakeSlack) ->
 
 async def test_users_info_and_usergroups(fake_slack: FakeSlack) -> None:
     """users.info gives admin/owner/bot/deleted flags, tz and profile; usergroups.users.list its members."""
-    gone = fake_slack.add_user("gone", deleted=True, tz="America/New_York")
+    gone = fake_slack.add_user("gone", deleted=True, tz="Asia/Kolkata")
     web = client(fake_slack)
     owner = (await web.users_info(user=fake_slack.owner.id))["user"]
     assert (owner["is_owner"], owner["is_admin"], owner["is_bot"], owner["deleted"]) == (True, True, False, False)
     info = (await web.users_info(user=gone.id))["user"]
-    assert info["deleted"] is True and info["tz"] == "America/New_York" and info["profile"]["display_name"] == "gone"
+    assert info["deleted"] is True and info["profile"]["display_name"] == "gone"
+    assert (info["tz"], info["tz_offset"]) == ("Asia/Kolkata", 19800)
     assert (await web.users_info(user=fake_slack.bot_user_id))["user"]["is_bot"] is True
     assert (await api_error(web.users_info(user="U404")))["error"] == "user_not_found"
     group = fake_slack.add_usergroup("mods", [fake_slack.member.id])
@@ -246,6 +251,14 @@ async def test_signed_message_event_reaches_a_bolt_listener(fake_slack: FakeSlac
     assert resp.status == 200
     assert (got["text"], got["thread_ts"], got["ts"]) == ("reply", parent["ts"], event["ts"])
     assert fake_slack.calls_of("auth.test")[0].token == fake_slack.bot_token
+
+
+async def test_url_verification_is_answered_with_the_challenge(fake_slack: FakeSlack) -> None:
+    """A signed url_verification request gets the challenge back from bolt."""
+    app = bolt_app(fake_slack)
+    async with serve_http(app) as url:
+        resp = await fake_slack.deliver_event(url, {"token": "t", "challenge": "abc123", "type": "url_verification"})
+    assert (resp.status, resp.json()) == (200, {"challenge": "abc123"})
 
 
 async def test_bad_signature_and_old_timestamp_get_401(fake_slack: FakeSlack) -> None:
@@ -392,14 +405,20 @@ async def test_interactivity_payloads_reach_bolt(fake_slack: FakeSlack) -> None:
 # --------------------------------------------------------------------------- Socket Mode
 
 
-async def test_socket_mode_events_api_envelope_is_acked_and_handled(fake_slack: FakeSlack) -> None:
-    """Bolt's AsyncSocketModeHandler connects via apps.connections.open, acks the envelope, runs the listener."""
+async def test_socket_mode_envelopes_are_acked_and_handled(fake_slack: FakeSlack) -> None:
+    """Bolt's AsyncSocketModeHandler connects via apps.connections.open, acks events_api and interactive
+    envelopes with their envelope_id within 3 s, and runs the listeners."""
     app = bolt_app(fake_slack)
-    seen: asyncio.Queue[tuple[str, list[str] | None]] = asyncio.Queue()
+    seen: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
     @app.event("message")
     async def on_message(event: dict[str, Any], request: Any) -> None:
         await seen.put((event["text"], request.headers.get("x-slack-retry-num")))
+
+    @app.action("warn")
+    async def warn(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        await seen.put(("warn", body["actions"][0]["value"]))
 
     handler = AsyncSocketModeHandler(app, app_token=fake_slack.app_token)
     await handler.connect_async()
@@ -412,10 +431,18 @@ async def test_socket_mode_events_api_envelope_is_acked_and_handled(fake_slack: 
                                              retry_reason="timeout")
         acked = await fake_slack.wait_for_ack(env.envelope_id)
         got = await asyncio.wait_for(seen.get(), 5)
+        card = fake_slack.add_message(fake_slack.random.id, fake_slack.bot_user_id, "card",
+                                      bot_id=fake_slack.bot_id)
+        click = fake_slack.block_actions_payload(user=fake_slack.admin.id, channel=fake_slack.random.id,
+                                                 message_ts=card["ts"], action_id="warn", value="case-9")
+        env2 = await fake_slack.send_envelope("interactive", click)
+        acked2 = await fake_slack.wait_for_ack(env2.envelope_id)
+        clicked = await asyncio.wait_for(seen.get(), 5)
     finally:
         await handler.close_async()
     assert acked.acked and acked.ack_latency_s is not None and acked.ack_latency_s < 3.0
     assert got == ("over the socket", ["2"])
+    assert acked2.acked and clicked == ("warn", "case-9")
 
 
 async def test_socket_mode_slash_command_ack_payload_and_reconnect(fake_slack: FakeSlack) -> None:
