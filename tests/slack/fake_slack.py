@@ -20,11 +20,20 @@ How a test points the real clients at it (``async with FakeSlack() as fake``):
   Payload builders (``message_event``, ``command_payload``, ``block_actions_payload``...) register the
   ``response_url`` (``http://127.0.0.1:<port>/hooks/<id>``) and ``trigger_id`` they hand out with the fake.
 
+Web API methods: ``auth.test``, ``chat.postMessage|update|delete|postEphemeral|getPermalink``,
+``conversations.info|open|kick|join|members|history|replies``, ``users.info``, ``usergroups.users.list``,
+``views.open|update|publish``, ``reactions.add``, ``apps.connections.open``, ``team.info``; anything else answers
+``unknown_method``. A ``response_url`` post acts as on Slack: ``replace_original``/``delete_original`` change the
+message a button was on, ``"response_type": "in_channel"`` posts in the channel, otherwise the answer is recorded
+as an ephemeral message to the user (:attr:`FakeSlack.ephemerals`).
+
 The world model: one workspace (``team_id``, ``domain``), users (``U…``; admin/owner/bot/deleted flags), channels
 (``C…`` public, ``G…`` private, ``D…`` direct messages) with members, and messages per channel keyed by ``ts``.
 Rules enforced as Slack does: a bot token deletes only the bot's own messages (``cant_delete_message``), an admin
 or owner user token (``xoxp-…``) deletes any; ``chat.postEphemeral`` needs the user in the channel; ``views.open``
-needs a known ``trigger_id`` at most 3 s old and used once; a ``response_url`` works 5 times within 30 minutes.
+needs a known ``trigger_id`` at most 3 s old and used once; a ``response_url`` works 5 times within 30 minutes,
+then answers 404 ``expired_url``; private channels need the ``groups:*`` scopes; posting in a channel the bot is
+not in needs ``chat:write.public``.
 Time is the fake's clock (:meth:`FakeSlack.now`), which :meth:`FakeSlack.advance` moves forward, so expiry is tested
 without sleeping. Every Web API call is recorded (:attr:`FakeSlack.calls`); waits are event-based
 (:meth:`FakeSlack.wait_for`). Errors are injected with :meth:`FakeSlack.fail`, 429s with
@@ -67,9 +76,18 @@ METHOD_SCOPES: dict[str, str] = {
     "conversations.open": "im:write",
     "conversations.kick": "channels:manage",
     "conversations.join": "channels:join",
+    "conversations.history": "channels:history",
+    "conversations.replies": "channels:history",
+    "reactions.add": "reactions:write",
     "users.info": "users:read",
     "usergroups.users.list": "usergroups:read",
     "team.info": "team:read",
+}
+#: For a private channel (``G…``) these scopes replace the public-channel ones above.
+PRIVATE_SCOPES: dict[str, str] = {
+    "channels:read": "groups:read",
+    "channels:manage": "groups:write",
+    "channels:history": "groups:history",
 }
 
 _ids = itertools.count(1)
@@ -167,6 +185,9 @@ class HookPost:
 class _Hook:
     created: float
     uses: int = 0
+    channel: str | None = None
+    user: str | None = None
+    message_ts: str | None = None
 
 
 @dataclass
@@ -226,6 +247,7 @@ class FakeSlack:
         self.channels: dict[str, SlackChannel] = {}
         self.usergroups: dict[str, list[str]] = {}
         self.views: dict[str, dict[str, Any]] = {}
+        self.home_tabs: dict[str, dict[str, Any]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.deleted: list[dict[str, Any]] = []
         self.calls: list[ApiCall] = []
@@ -355,10 +377,16 @@ class FakeSlack:
         self._triggers[trigger] = (self.now(), False)
         return trigger
 
-    def new_response_url(self) -> str:
-        """Register a ``response_url`` on this fake (``http://127.0.0.1:<port>/hooks/<id>``)."""
+    def new_response_url(self, *, channel: str | None = None, user: str | None = None,
+                         message_ts: str | None = None) -> str:
+        """Register a ``response_url`` on this fake (``http://127.0.0.1:<port>/hooks/<id>``).
+
+        ``channel``/``user`` say where an answer goes (ephemeral to ``user``, or ``"response_type": "in_channel"``
+        as a message in ``channel``); ``message_ts`` is the message that ``replace_original`` / ``delete_original``
+        act on (the card a button was clicked on).
+        """
         hook_id = f"{self.team_id}-{next(_ids)}"
-        self._hooks[hook_id] = _Hook(created=self.now())
+        self._hooks[hook_id] = _Hook(created=self.now(), channel=channel, user=user, message_ts=message_ts)
         return f"{self.base_url}/hooks/{hook_id}"
 
     # ----------------------------------------------------------------- injection
@@ -458,6 +486,9 @@ class FakeSlack:
         if actor.deleted:
             return _err("account_inactive")
         needed = METHOD_SCOPES.get(method)
+        chan = self._channel(params.get("channel"))
+        if needed and chan is not None and chan.is_private and not chan.is_im:
+            needed = PRIVATE_SCOPES.get(needed, needed)
         if actor.id == self.bot_user_id and needed and needed not in self.bot_scopes:
             return _err("missing_scope", needed=needed, provided=",".join(sorted(self.bot_scopes)))
         return handler(self, actor, params)
@@ -482,7 +513,8 @@ class FakeSlack:
         chan = self._channel(target)
         if chan is None:
             return _err("channel_not_found")
-        if actor.id not in chan.members:
+        public_ok = not chan.is_private and actor.id == self.bot_user_id and "chat:write.public" in self.bot_scopes
+        if actor.id not in chan.members and not public_ok:
             return _err("not_in_channel")
         if not params.get("text") and not params.get("blocks") and not params.get("attachments"):
             return _err("no_text")
@@ -664,6 +696,61 @@ class FakeSlack:
         self.views[view_id] = self._view_json(view_id, view, self.views[view_id]["external_id"])
         return {"ok": True, "view": self.views[view_id]}
 
+    def _history(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        chan = self._channel(params.get("channel"))
+        if chan is None or (chan.is_private and actor.id not in chan.members):
+            return _err("channel_not_found")
+        if actor.id not in chan.members:
+            return _err("not_in_channel")
+        limit = int(params.get("limit") or 100)
+        top = [m for m in chan.messages.values() if m.get("thread_ts") in (None, m["ts"])]
+        top.sort(key=lambda m: _ts_key(m["ts"]), reverse=True)
+        return {"ok": True, "messages": [dict(m) for m in top[:limit]], "has_more": len(top) > limit,
+                "response_metadata": {"next_cursor": ""}}
+
+    def _replies(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        chan = self._channel(params.get("channel"))
+        if chan is None or (chan.is_private and actor.id not in chan.members):
+            return _err("channel_not_found")
+        ts = str(params.get("ts"))
+        if ts not in chan.messages:
+            return _err("thread_not_found")
+        thread = [m for m in chan.messages.values() if m["ts"] == ts or m.get("thread_ts") == ts]
+        thread.sort(key=lambda m: _ts_key(m["ts"]))
+        return {"ok": True, "messages": [dict(m) for m in thread], "has_more": False,
+                "response_metadata": {"next_cursor": ""}}
+
+    def _react(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        chan = self._channel(params.get("channel"))
+        if chan is None:
+            return _err("channel_not_found")
+        msg = chan.messages.get(str(params.get("timestamp")))
+        if msg is None:
+            return _err("message_not_found")
+        name = str(params.get("name") or "")
+        if not name:
+            return _err("invalid_name")
+        reactions: list[dict[str, Any]] = msg.setdefault("reactions", [])
+        entry = next((r for r in reactions if r["name"] == name), None)
+        if entry is None:
+            entry = {"name": name, "users": [], "count": 0}
+            reactions.append(entry)
+        if actor.id in entry["users"]:
+            return _err("already_reacted")
+        entry["users"].append(actor.id)
+        entry["count"] += 1
+        return {"ok": True}
+
+    def _views_publish(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        view = params.get("view")
+        if not isinstance(view, dict) or view.get("type") != "home":
+            return _err("invalid_arguments")
+        user = self._user(params.get("user_id"))
+        if user is None:
+            return _err("user_not_found")
+        self.home_tabs[user.id] = view
+        return {"ok": True, "view": self._view_json(_new_id("V"), view, None)}
+
     def _connections_open(self, actor: SlackUser | None, params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket?ticket={next(_ids)}"}
 
@@ -687,9 +774,32 @@ class FakeSlack:
         else:
             hook.uses += 1
             status, text = 200, "ok"
+            if isinstance(body, dict):
+                self._apply_response(hook, body)
         self.hook_posts.append(HookPost(hook_id, body, status))
         self._notify()
         return web.Response(status=status, text=text)
+
+    def _apply_response(self, hook: _Hook, body: dict[str, Any]) -> None:
+        """What Slack does with a response_url post: delete or replace the original message, post in the
+        channel (``response_type: in_channel``), or show an ephemeral message to the user (the default)."""
+        original = self.message(hook.channel, hook.message_ts) if hook.channel and hook.message_ts else None
+        if _truthy(body.get("delete_original")):
+            if original is not None:
+                del self.channels[hook.channel].messages[original["ts"]]  # type: ignore[index]
+                self.deleted.append({"channel": hook.channel, "ts": original["ts"], "by": "response_url",
+                                     "message": original})
+        elif _truthy(body.get("replace_original")):
+            if original is not None:
+                original["text"] = body.get("text", "")
+                if "blocks" in body:
+                    original["blocks"] = body["blocks"]
+        elif body.get("response_type") == "in_channel" and hook.channel in self.channels:
+            self.add_message(hook.channel, self.bot_user_id, str(body.get("text", "")),  # type: ignore[arg-type]
+                             bot_id=self.bot_id, blocks=body.get("blocks"), thread_ts=body.get("thread_ts"))
+        elif hook.channel and hook.user:
+            self.ephemerals.append({"channel": hook.channel, "user": hook.user, "text": body.get("text"),
+                                    "blocks": body.get("blocks"), "message_ts": self.new_ts()})
 
     # ----------------------------------------------------------------- socket mode
 
@@ -746,6 +856,13 @@ class FakeSlack:
         env = self.envelopes[envelope_id]
         await self.wait_until(lambda: env.acked, timeout)
         return env
+
+    async def drop_connection(self) -> None:
+        """Close the open websocket from the server side, as when Slack drops a connection; the client
+        reconnects through ``apps.connections.open``."""
+        if self._socket is None:
+            raise RuntimeError("no Socket Mode client is connected")
+        await self._socket.close()
 
     async def send_disconnect(self, reason: str = "refresh_requested") -> None:
         """Tell the connected client to reconnect (it calls ``apps.connections.open`` again)."""
@@ -835,7 +952,8 @@ class FakeSlack:
         return {"token": "legacy-verification-token", "team_id": self.team_id, "team_domain": self.domain,
                 "channel_id": chan.id, "channel_name": chan.name or "directmessage", "user_id": who.id,
                 "user_name": who.name, "command": command, "text": text, "api_app_id": self.api_app_id,
-                "is_enterprise_install": "false", "response_url": self.new_response_url(),
+                "is_enterprise_install": "false",
+                "response_url": self.new_response_url(channel=chan.id, user=who.id),
                 "trigger_id": self.new_trigger_id()}
 
     def _interaction_base(self, kind: str, user: str) -> dict[str, Any]:
@@ -854,7 +972,8 @@ class FakeSlack:
                 "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
                               "is_ephemeral": False},
                 "channel": {"id": channel, "name": chan.name}, "message": dict(message),
-                "response_url": self.new_response_url(), "state": {"values": {}},
+                "response_url": self.new_response_url(channel=channel, user=user, message_ts=message_ts),
+                "state": {"values": {}},
                 "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
                              "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}
 
@@ -873,7 +992,8 @@ class FakeSlack:
         message = chan.messages.get(message_ts, {"ts": message_ts})
         return {**self._interaction_base("message_action", user), "callback_id": callback_id,
                 "action_ts": self.new_ts(), "message_ts": message_ts, "message": dict(message),
-                "channel": {"id": channel, "name": chan.name}, "response_url": self.new_response_url()}
+                "channel": {"id": channel, "name": chan.name},
+                "response_url": self.new_response_url(channel=channel, user=user)}
 
     # ----------------------------------------------------------------- inbound HTTP
 
@@ -918,8 +1038,17 @@ class FakeSlack:
         return await self.post_signed(url, body, "application/x-www-form-urlencoded", **kw)
 
 
+def _truthy(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
 def _err(error: str, **extra: Any) -> dict[str, Any]:
     return {"ok": False, "error": error, **extra}
+
+
+def _ts_key(ts: str) -> tuple[int, int]:
+    seconds, _, micros = ts.partition(".")
+    return int(seconds), int(micros or 0)
 
 
 def _channel_type(chan: SlackChannel) -> str:
@@ -942,6 +1071,10 @@ _METHODS: dict[str, Callable[..., dict[str, Any]]] = {
     "usergroups.users.list": FakeSlack._usergroup_users,
     "views.open": FakeSlack._views_open,
     "views.update": FakeSlack._views_update,
+    "views.publish": FakeSlack._views_publish,
+    "conversations.history": FakeSlack._history,
+    "conversations.replies": FakeSlack._replies,
+    "reactions.add": FakeSlack._react,
     "apps.connections.open": FakeSlack._connections_open,
     "team.info": FakeSlack._team_info,
 }

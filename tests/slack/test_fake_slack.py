@@ -158,6 +158,44 @@ async def test_world_methods(fake_slack: FakeSlack) -> None:
     assert (await api_error(web.api_call("nosuch.method")))["error"] == "unknown_method"
 
 
+async def test_history_replies_reactions_and_home_tab(fake_slack: FakeSlack) -> None:
+    """conversations.history lists top-level messages newest first, replies a thread; reactions and home tab."""
+    web = client(fake_slack)
+    chan = fake_slack.random.id
+    parent = fake_slack.add_message(chan, fake_slack.member.id, "topic")
+    reply = fake_slack.add_message(chan, fake_slack.admin.id, "reply", thread_ts=parent["ts"])
+    later = fake_slack.add_message(chan, fake_slack.member.id, "later")
+    history = await web.conversations_history(channel=chan)
+    assert [m["ts"] for m in history["messages"]] == [later["ts"], parent["ts"]]
+    replies = await web.conversations_replies(channel=chan, ts=parent["ts"])
+    assert [(m["text"], m["ts"]) for m in replies["messages"]] == [("topic", parent["ts"]), ("reply", reply["ts"])]
+    assert (await api_error(web.conversations_replies(channel=chan, ts="1.000001")))["error"] == "thread_not_found"
+    await web.reactions_add(channel=chan, timestamp=parent["ts"], name="white_check_mark")
+    assert (await api_error(web.reactions_add(channel=chan, timestamp=parent["ts"], name="white_check_mark"))
+            )["error"] == "already_reacted"
+    assert fake_slack.message(chan, parent["ts"])["reactions"] == [  # type: ignore[index]
+        {"name": "white_check_mark", "users": [fake_slack.bot_user_id], "count": 1}]
+    home = {"type": "home", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "No strikes"}}]}
+    await web.views_publish(user_id=fake_slack.member.id, view=home)
+    assert fake_slack.home_tabs[fake_slack.member.id]["blocks"] == home["blocks"]
+
+
+async def test_private_channels_need_group_scopes_and_public_posting_needs_chat_write_public(
+        fake_slack: FakeSlack) -> None:
+    """Kicking from a G… channel needs groups:write; posting where the bot is not a member needs chat:write.public."""
+    web = client(fake_slack)
+    private = fake_slack.add_channel("mods", private=True, members=[fake_slack.member.id])
+    fake_slack.bot_scopes.discard("groups:write")
+    body = await api_error(web.conversations_kick(channel=private.id, user=fake_slack.member.id))
+    assert (body["error"], body["needed"]) == ("missing_scope", "groups:write")
+    await web.conversations_kick(channel=fake_slack.random.id, user=fake_slack.member.id)
+    outside = fake_slack.add_channel("outside", bot_member=False)
+    assert (await api_error(web.chat_postMessage(channel=outside.id, text="x")))["error"] == "not_in_channel"
+    fake_slack.bot_scopes.add("chat:write.public")
+    posted = await web.chat_postMessage(channel=outside.id, text="x")
+    assert fake_slack.message(outside.id, posted["ts"]) is not None
+
+
 async def test_views_open_needs_a_fresh_known_trigger(fake_slack: FakeSlack) -> None:
     """views.open: fresh trigger → view; reused → exchanged; >3 s old → expired; unknown → invalid."""
     web = client(fake_slack)
@@ -229,6 +267,25 @@ async def test_response_url_expires_after_5_uses_or_30_minutes(fake_slack: FakeS
     fake_slack.advance(30 * 60 + 1)
     reply = await old.send(text="late")
     assert (reply.status_code, reply.body) == (404, "expired_url")
+
+
+async def test_response_url_replaces_deletes_or_posts_like_slack(fake_slack: FakeSlack) -> None:
+    """A button's response_url: replace_original edits the card, delete_original removes it; a command's
+    in_channel answer becomes a channel message and a plain answer an ephemeral one."""
+    card = fake_slack.add_message(fake_slack.random.id, fake_slack.bot_user_id, "card", bot_id=fake_slack.bot_id)
+    click = fake_slack.block_actions_payload(user=fake_slack.admin.id, channel=fake_slack.random.id,
+                                             message_ts=card["ts"], action_id="dismiss")
+    hook = AsyncWebhookClient(click["response_url"])
+    await hook.send(text="Dismissed by admin", replace_original=True)
+    assert fake_slack.message(fake_slack.random.id, card["ts"])["text"] == "Dismissed by admin"  # type: ignore[index]
+    await hook.send(text="", delete_original=True)
+    assert fake_slack.message(fake_slack.random.id, card["ts"]) is None
+    fields = fake_slack.command_payload("/modstats", "", user=fake_slack.admin.id, channel=fake_slack.random.id)
+    command_hook = AsyncWebhookClient(fields["response_url"])
+    await command_hook.send(text="only you", response_type="ephemeral")
+    await command_hook.send(text="for all", response_type="in_channel")
+    assert [(e["user"], e["text"]) for e in fake_slack.ephemerals] == [(fake_slack.admin.id, "only you")]
+    assert [m["text"] for m in fake_slack.random.messages.values()] == ["for all"]
 
 
 # --------------------------------------------------------------------------- HTTP Events API with bolt
@@ -446,7 +503,8 @@ async def test_socket_mode_envelopes_are_acked_and_handled(fake_slack: FakeSlack
 
 
 async def test_socket_mode_slash_command_ack_payload_and_reconnect(fake_slack: FakeSlack) -> None:
-    """A slash_commands envelope's ack carries ack() text; after a disconnect the client reconnects and acks."""
+    """A slash_commands envelope's ack carries ack() text; after a disconnect message or a dropped socket the
+    client reconnects through apps.connections.open and acks again."""
     app = bolt_app(fake_slack)
 
     @app.command("/modstats")
@@ -464,8 +522,11 @@ async def test_socket_mode_slash_command_ack_payload_and_reconnect(fake_slack: F
         await fake_slack.wait_for_connections(2)
         env2 = await fake_slack.send_envelope("slash_commands", fields, accepts_response_payload=True)
         second = await fake_slack.wait_for_ack(env2.envelope_id)
+        await fake_slack.drop_connection()
+        await fake_slack.wait_for_connections(3)
+        env3 = await fake_slack.send_envelope("slash_commands", fields, accepts_response_payload=True)
+        third = await fake_slack.wait_for_ack(env3.envelope_id)
     finally:
         await handler.close_async()
-    assert first.ack_payload == {"text": "3 open cases"}
-    assert second.ack_payload == {"text": "3 open cases"}
-    assert len(fake_slack.calls_of("apps.connections.open")) == 2
+    assert first.ack_payload == second.ack_payload == third.ack_payload == {"text": "3 open cases"}
+    assert len(fake_slack.calls_of("apps.connections.open")) == 3
