@@ -218,7 +218,11 @@ class ModerationWorkflow(RaidResponse):
             return []
         policy = await self.policies.get(self.platform, sid)
         if verdict.raid is not None and outcome.raid_id is not None:
-            await self.raid_started(verdict.raid, outcome.raid_id, msg)
+            joined = self.open_join_raid(sid, policy)
+            if joined is not None:  # the accounts that just joined are now posting: the same raid, one alert
+                await self.raid_spread(joined, verdict.raid, outcome.raid_id, msg)
+            else:
+                await self.raid_started(verdict.raid, outcome.raid_id, msg)
         board = self.board_for(msg) if verdict.flagged else None
         notes: list[str] = []
         done: list[str] = []

@@ -571,7 +571,8 @@ class FakeSlack:
             return _err("no_text")
         ts = self.new_ts()
         self.ephemerals.append({"channel": chan.id, "user": user.id, "text": params.get("text"),
-                                "blocks": params.get("blocks"), "message_ts": ts})
+                                "blocks": params.get("blocks"), "message_ts": ts,
+                                "thread_ts": params.get("thread_ts")})
         return {"ok": True, "message_ts": ts}
 
     def _permalink(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:

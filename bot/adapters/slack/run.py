@@ -126,6 +126,9 @@ class SlackBot:
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._groups: dict[str, tuple[float, set[str]]] = {}
+        #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
+        #: ``on_moderation_outcome`` event.
+        self.observers: list[Callable[[Any], None]] = []
 
     def _client(self, token: str) -> AsyncWebClient:
         kwargs: dict[str, Any] = {"token": token,
@@ -210,6 +213,8 @@ class SlackBot:
                 await self.workflow.carry_out(outcome)
             except Exception:
                 log.exception("carrying out a slack verdict failed")
+        for observer in list(self.observers):
+            observer(outcome)
         return outcome
 
     async def close(self) -> None:
