@@ -160,3 +160,31 @@ def test_run_eval_refuses_unusable_input_with_a_reason(tmp_path, content, thresh
     path.write_text(content, encoding="utf-8")
     with pytest.raises(EvalInputError, match=re.escape(needle)):
         run_eval("hatecheck", path, threshold=threshold, console=Console(file=io.StringIO()), scorer=KeywordScorer())
+
+
+@pytest.mark.parametrize("pieces_mode", ["sentences", "whole"])
+async def test_eval_scores_equal_the_moderation_services(tmp_path, pieces_mode):
+    """eval's scores (bot.eval._score) equal the scores the moderation service records for the same texts, with
+    sentence pieces and with whole texts only: production and eval share one scoring path."""
+    from datetime import UTC, datetime
+
+    from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+    from bot.eval import _score
+    from bot.runtime import open_runtime
+    from bot.settings import Settings
+    from tests.fakes import ABUSE, FakeScorer
+
+    texts = ["you freak.", "Morning all, the build finally passed today. You are a vermin and an idiot, go away.",
+             "> quoted freak line\nmy own words here are fine, thanks all", "He said: \"freak\". That is not okay at all.",
+             "nice screenshot"]
+    policy = tmp_path / "p.toml"
+    policy.write_text(f'[scoring]\npieces = "{pieces_mode}"\n', encoding="utf-8")
+    async with open_runtime(Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer(ABUSE), enforce=False,
+                            stateful_rules=False, extra_policy_files=(policy,), server_files=False) as rt:
+        now = datetime.now(UTC)
+        outs = [await rt.service.handle(Message(ServerRef("cli", "s"), ChannelRef("c"), MemberRef(f"u{i}"), f"m{i}",
+                                                t, created_at=now)) for i, t in enumerate(texts)]
+    for label in ("identity_attack", "toxicity", "insult"):
+        service = [o.verdict.scores.get(label) for o in outs]
+        assert _score(FakeScorer(ABUSE), texts, label, 2, pieces=pieces_mode == "sentences") == service
+    assert outs[0].verdict.scores.get("identity_attack") == pytest.approx(0.97)  # the fake's "freak" rule
