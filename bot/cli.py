@@ -188,6 +188,9 @@ def _discord(settings: Settings) -> int:
     build_policies(settings)  # PolicyError (exit 2) before connecting
     from bot.adapters.discord.client import run as run_discord
 
+    # a moderation bot never joins voice: discord.py's "PyNaCl / davey is not installed" warnings are noise
+    logging.getLogger("discord.client").addFilter(lambda r: "voice will NOT be supported" not in r.getMessage())
+
     try:
         run_discord(settings=settings)
     except SystemExit as exc:

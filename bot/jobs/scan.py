@@ -22,14 +22,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bot.core.models import LABELS, Message
+from bot.core.ports import Scorer
 from bot.core.service import ModerationService, Outcome
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
-    """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code.
+async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None) -> int:
+    """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
+    scorer (default: the model ``settings`` names, loaded after the input is read).
 
     Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
     at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
@@ -40,7 +42,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
     from bot.ingest.jsonl import lacks_author_or_time
     from bot.runtime import build_policies, open_runtime
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # one message, one line (paths are long)
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
@@ -68,7 +70,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
                       "duplicates, raids, strikes and the escalation ladder) are off for this scan", highlight=False)
     async with open_runtime(settings, enforce=False, stateful_rules=not incomplete,
                             extra_policy_files=tuple(args.policy), server_files=False, overrides=False,
-                            batch_size=args.batch_size) as rt:
+                            batch_size=args.batch_size, scorer=scorer) as rt:
         store, scorer, service = rt.store, rt.scorer, rt.service
         t1 = time.perf_counter()
         outcomes = await _replay(service, messages, show_progress=not args.no_progress, console=console)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.ports import Scorer
 from bot.ingest.common import clean_text
 from bot.settings import Settings
 
@@ -32,8 +33,8 @@ CHANNEL = ChannelRef(id="stdin", name="stdin")
 
 
 async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str], stdout: IO[str],
-                    stderr: IO[str] | None = None) -> int:
-    """Run ``score``.
+                    stderr: IO[str] | None = None, *, scorer: Scorer | None = None) -> int:
+    """Run ``score``. ``scorer``: an already loaded scorer (default: the model ``settings`` names).
 
     Returns:
         The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
@@ -48,7 +49,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     with tempfile.TemporaryDirectory(prefix="modbot-score-") as tmp:
         async with open_runtime(settings, enforce=False, stateful_rules=False, extra_policy_files=tuple(args.policy),
                                 server_files=False, overrides=False, db_path=Path(tmp) / "score.db",
-                                batch_size=args.batch_size) as rt:
+                                batch_size=args.batch_size, scorer=scorer) as rt:
             service = rt.service
             pending: list[tuple[Any, Any]] = []
             for n, line in enumerate(stdin, start=1):
