@@ -215,12 +215,11 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
-    from bot.eval import run_eval
+    from bot.eval import check_input, run_eval
     from bot.runtime import load_scorer
 
     for f in args.file:  # every input checked before the model loads
-        if not f.exists():
-            raise FileNotFoundError(2, "no such file or folder", str(f))
+        check_input(args.kind, f, args.threshold)
     policy = load_policy(settings.default_policy)
     threshold = args.threshold
     if threshold is None and args.kind != "olid":

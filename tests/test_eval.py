@@ -188,3 +188,36 @@ async def test_eval_scores_equal_the_moderation_services(tmp_path, pieces_mode):
         service = [o.verdict.scores.get(label) for o in outs]
         assert _score(FakeScorer(ABUSE), texts, label, 2, pieces=pieces_mode == "sentences") == service
     assert outs[0].verdict.scores.get("identity_attack") == pytest.approx(0.97)  # the fake's "freak" rule
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "needle"),
+    [
+        ("hatecheck", "", "no column test_case"),
+        ("hatecheck", "functionality,test_case,label_gold,target_ident\n", "no cases"),
+        ("hatecheck", "just some text\nand another line\n", "not a hatecheck file (no column test_case"),
+        ("olid", "id,tweet,subtask_a\n1,x,OFF\n", "no column id, tweet, subtask_a"),
+    ],
+)
+def test_eval_command_checks_its_input_before_the_model(tmp_path, capsys, kind, content, needle):
+    """python -m bot eval refuses an unusable file with exit 2 and the reason, before loading any model (the model
+    setting here cannot load, so reaching it would print a model error instead)."""
+    from bot.cli import main
+
+    path = tmp_path / "cases.csv"
+    path.write_text(content, encoding="utf-8")
+    rc = main(["--model", "local", "--checkpoint", "/nonexistent.ckpt", "--config-dir", "/nonexistent",
+               "eval", kind, str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "could not be loaded" not in err
+
+
+def test_eval_check_input_accepts_a_hatecheck_file(tmp_path):
+    """A file with HateCheck's columns and one case passes the check (and the same file is then scored)."""
+    from bot.eval import check_input
+
+    path = tmp_path / "cases.csv"
+    path.write_text("functionality,test_case,label_gold,target_ident\nslur_h,I hate them,hateful,women\n")
+    check_input("hatecheck", path, 0.5)
+    assert run_eval("hatecheck", path, threshold=0.5, console=Console(file=io.StringIO()),
+                    scorer=KeywordScorer())["hateful"] == 1.0

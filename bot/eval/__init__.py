@@ -262,6 +262,53 @@ def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, con
     return m
 
 
+#: Columns an evaluation file must have, per kind (OLID: tab-separated).
+REQUIRED_COLUMNS = {"hatecheck": ("test_case", "label_gold", "functionality"),
+                    "mhc": ("test_case", "label_gold", "functionality"),
+                    "olid": ("id", "tweet", "subtask_a")}
+
+
+def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
+    """Check an evaluation input without loading any model: the file (or a folder's files) exists, has the header
+    of its kind (:data:`REQUIRED_COLUMNS`) and at least one case; ``threshold`` (if given) is in [0, 1].
+
+    Raises:
+        ValueError: unknown ``kind``. FileNotFoundError: ``path`` is missing.
+        EvalInputError: naming the file and what is wrong.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown eval kind {kind!r}; expected one of {KINDS}")
+    if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
+        raise EvalInputError(f"threshold {threshold} is outside [0, 1]")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(2, "no such file or folder", str(path))
+    if kind == "olid":
+        files = [path / "olid-training-v1.0.tsv" if path.is_dir() else path]
+    elif kind == "mhc" and path.is_dir():
+        files = sorted(path.glob("mhc_*.csv"))
+        if not files:
+            raise EvalInputError(f"{path}: no mhc_*.csv files in this folder")
+    else:
+        files = [path]
+    for f in files:
+        if not f.is_file():
+            raise EvalInputError(f"{f}: not a file")
+        try:
+            with f.open(encoding="utf-8", newline="") as fh:
+                rows = csv.reader(fh, delimiter="\t" if kind == "olid" else ",",
+                                  quoting=csv.QUOTE_NONE if kind == "olid" else csv.QUOTE_MINIMAL)
+                header = next(rows, [])
+                first = next(rows, None)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise EvalInputError(f"{f}: not a {kind} file ({type(exc).__name__}: {exc})") from None
+        missing = [c for c in REQUIRED_COLUMNS[kind] if c not in header]
+        if missing:
+            raise EvalInputError(f"{f}: not a {kind} file (no column {', '.join(missing)})")
+        if first is None:
+            raise EvalInputError(f"{f}: no cases (nothing after the header line)")
+
+
 def run_eval(
     kind: str,
     path: Path,
@@ -337,4 +384,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
