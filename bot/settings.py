@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.config import DEFAULT_POLICY_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

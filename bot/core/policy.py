@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.resources
 import json
 import re
 import tomllib
@@ -32,12 +31,13 @@ from pydantic import (
     model_validator,
 )
 
+from bot.config import DEFAULT_POLICY_PATH as PACKAGED_DEFAULT_POLICY
 from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
 from bot.core.pieces import PIECE_MODES
 from bot.core.rules.settings import RulesSettings
 
 #: The default policy, shipped as package data of ``bot.config`` (so an installed copy finds it too).
-DEFAULT_POLICY_PATH = Path(str(importlib.resources.files("bot.config").joinpath("default.toml")))
+DEFAULT_POLICY_PATH = PACKAGED_DEFAULT_POLICY
 
 SANCTIONS = ("log", "review", "delete", "warn", "timeout", "kick", "ban")
 
