@@ -36,7 +36,7 @@ class PolicyRegistry:
     """Loads, caches and changes the effective policy of each server.
 
     Args:
-        default_path: The default policy file (``config/default.toml``).
+        default_path: The default policy file (``bot/config/default.toml``).
         servers_dir: Folder of per-server override files (``config/servers``); may not exist.
         store: Runtime override store, or ``None`` for file-only policies (``scan --policy``).
         extra_files: Further files layered after the default for every server (``--policy FILE``).

@@ -87,7 +87,8 @@ async def test_post_ephemeral_needs_the_user_in_the_channel(fake_slack: FakeSlac
     web = client(fake_slack)
     ok = await web.chat_postEphemeral(channel=fake_slack.random.id, user=fake_slack.member.id, text="notice")
     assert fake_slack.ephemerals == [{"channel": fake_slack.random.id, "user": fake_slack.member.id,
-                                      "text": "notice", "blocks": None, "message_ts": ok["message_ts"]}]
+                                      "text": "notice", "blocks": None, "message_ts": ok["message_ts"],
+                                      "thread_ts": None}]
     assert fake_slack.calls_of("chat.postEphemeral")[0].content_type == "application/json"
     body = await api_error(web.chat_postEphemeral(channel=fake_slack.random.id, user=outsider.id, text="x"))
     assert body["error"] == "user_not_in_channel"

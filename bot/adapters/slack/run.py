@@ -24,7 +24,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -37,6 +36,7 @@ from bot.adapters.slack.app import SlackHandlers, register
 from bot.adapters.slack.desk import SlackDesk
 from bot.adapters.slack.enforcer import SlackEnforcer
 from bot.adapters.slack.translate import PLATFORM
+from bot.settings import Settings, with_paths
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +100,20 @@ class SlackBot:
 
     Args:
         slack: Credentials and transport.
-        db_path: SQLite mod log.
-        policy_dir: Folder with ``default.toml`` (optional) and ``servers/slack-<team id>.toml``.
-        scorer_factory: Zero-argument callable returning a Scorer (called once, off the event loop).
+        settings: Process settings (database, policy files, model); default: from the environment.
+        db_path, policy_dir: Older form (tests): the mod log file, and a folder with ``default.toml`` (optional)
+            and ``servers/slack-<team id>.toml``.
+        scorer_factory: Zero-argument callable returning a Scorer (called once, off the event loop); default: the
+            configured model.
     """
 
-    def __init__(self, slack: SlackSettings, *, db_path: str | os.PathLike[str], policy_dir: str | os.PathLike[str],
-                 scorer_factory: Callable[[], Any]) -> None:
+    def __init__(self, slack: SlackSettings, *, settings: Settings | None = None,
+                 db_path: str | os.PathLike[str] | None = None, policy_dir: str | os.PathLike[str] | None = None,
+                 scorer_factory: Callable[[], Any] | None = None) -> None:
         self.slack = slack
-        self.db_path = str(db_path)
-        self.policy_dir = Path(policy_dir)
+        self.settings = with_paths(settings, db_path, policy_dir)
         self.scorer_factory = scorer_factory
+        self.runtime: Any = None
         self.closing = False
         self.store: Any = None
         self.service: Any = None
@@ -160,25 +163,16 @@ class SlackBot:
 
     async def start(self) -> None:
         """Build everything, recover what a stop left, and start listening (Socket Mode or HTTP)."""
-        from bot.core.policy import DEFAULT_POLICY_PATH
-        from bot.core.policy_registry import PolicyRegistry
-        from bot.core.service import ModerationService
-        from bot.store.overrides import OverrideBridge
-        from bot.store.sqlite import SqliteStore
+        from bot.runtime import Runtime
         from bot.workflow import ModerationWorkflow
 
-        default = self.policy_dir / "default.toml"
-        default = default if default.exists() else DEFAULT_POLICY_PATH
-        PolicyRegistry(default, self.policy_dir / "servers").validate_servers(PLATFORM)
         client = self._client(self.slack.bot_token)
         auth = await client.auth_test()
         self.bot_user_id, self.bot_id, self.team_id = auth.get("user_id", ""), auth.get("bot_id", ""), \
             auth.get("team_id", "")
-        self.store = await SqliteStore.open(self.db_path)
-        self.policies = PolicyRegistry(default, self.policy_dir / "servers", OverrideBridge(self.store))
-        scorer = await asyncio.to_thread(self.scorer_factory)
-        self.service = ModerationService(scorer=scorer, store=self.store, policies=self.policies)
-        await self.service.start()
+        self.runtime = await Runtime.open(self.settings, scorer_factory=self.scorer_factory,
+                                          validate_platform=PLATFORM)
+        self.store, self.policies, self.service = self.runtime.store, self.runtime.policies, self.runtime.service
         admin = self._client(self.slack.admin_token) if self.slack.admin_token else None
         self.enforcer = SlackEnforcer(client, admin_client=admin, bot_user_id=self.bot_user_id,
                                       is_moderator=self.is_moderator)
@@ -231,16 +225,14 @@ class SlackBot:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
-        if self.service is not None:
-            await self.service.close()
-        if self.store is not None:
-            await self.store.close()
+        if self.runtime is not None:
+            await self.runtime.close()  # drains and stops the service, then closes the store
+            self.runtime = self.service = self.store = None
 
 
-async def run_slack(*, db_path: str, policy_dir: str, scorer_factory: Callable[[], Any],
-                    env: dict[str, str] | None = None) -> None:
+async def run_slack(slack: SlackSettings, settings: Settings) -> None:
     """Run until cancelled (Ctrl-C / SIGTERM): the CLI's ``python -m bot slack``."""
-    bot = SlackBot(SlackSettings.from_env(env), db_path=db_path, policy_dir=policy_dir, scorer_factory=scorer_factory)
+    bot = SlackBot(slack, settings=settings)
     await bot.start()
     try:
         await asyncio.Event().wait()
