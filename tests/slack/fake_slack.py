@@ -1024,7 +1024,12 @@ class FakeSlack:
             return InboundResponse(resp.status, dict(resp.headers), await resp.text())
 
     async def deliver_event(self, url: str, event: dict[str, Any], **kw: Any) -> InboundResponse:
-        """POST an event (bare event dicts are wrapped with :meth:`event_callback`) as signed JSON."""
+        """POST an event as signed JSON and return the app's answer.
+
+        A bare event dict is wrapped with :meth:`event_callback`, which gives it a new ``event_id`` each time (as
+        when Slack sends one message twice under different event ids); to redeliver the *same* envelope, build it
+        once with :meth:`event_callback` and pass it again with ``retry_num=1``.
+        """
         payload = event if "type" in event and event["type"] in {"event_callback", "url_verification"} \
             else self.event_callback(event)
         return await self.post_signed(url, json.dumps(payload).encode(), "application/json", **kw)
