@@ -197,6 +197,7 @@ def _discord(settings: Settings) -> int:
     # a moderation bot never joins voice: discord.py's "PyNaCl / davey is not installed" warnings are noise
     logging.getLogger("discord.client").addFilter(lambda r: "voice will NOT be supported" not in r.getMessage())
 
+    _graceful_sigterm()
     try:
         run_discord(settings=settings)
     except SystemExit as exc:
@@ -205,6 +206,22 @@ def _discord(settings: Settings) -> int:
             return 1
         raise
     return 0
+
+
+def _graceful_sigterm() -> None:
+    """Treat SIGTERM (systemd, containers, Procfile runners) like Ctrl-C: the bot drains its queue and carries out
+    judged verdicts before it closes (asyncio and discord.py handle SIGINT gracefully)."""
+    import signal
+
+    def stop(*_: object) -> None:
+        _STOPPED_BY_SIGTERM.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+#: Set when SIGTERM asked the bot to stop: a requested stop exits 0, an interrupt from the keyboard 130.
+_STOPPED_BY_SIGTERM: list[bool] = []
 
 
 def _slack(settings: Settings) -> int:
@@ -218,10 +235,11 @@ def _slack(settings: Settings) -> int:
         print(f"error: slack: {exc.code}", file=sys.stderr)  # noqa: T201
         return 2
     build_policies(settings).validate_servers("slack")  # PolicyError (exit 2) before connecting
+    _graceful_sigterm()
     try:
         asyncio.run(run_slack(slack, settings))
     except KeyboardInterrupt:
-        return 130
+        return 0 if _STOPPED_BY_SIGTERM else 130
     except Exception as exc:  # noqa: BLE001 - one line naming the cause, no traceback (issue 20)
         print(f"error: slack: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
         return 1

@@ -344,3 +344,23 @@ async def test_socket_mode_slash_command_answers_ephemerally(senv):
     await senv.fake.wait_for_ack(env.envelope_id)
     (hook,) = await senv.fake.wait_for_hook()
     assert "Active strikes:* 0" in hook.body["text"] and hook.body["response_type"] == "ephemeral"
+
+
+async def test_an_expired_trigger_id_gets_an_answer_not_a_crash(senv):
+    """When Slack refuses the modal (expired_trigger_id), the member is told to try again; nothing is recorded."""
+    await senv.start()
+    senv.fake.fail("views.open", "expired_trigger_id")
+    fields = senv.fake.command_payload("/appeal", "3", user=senv.fake.member.id, channel=senv.fake.general.id)
+    assert (await senv.fake.deliver_command(senv.url, fields)).status == 200
+    (hook,) = await senv.fake.wait_for_hook()
+    assert "try again" in hook.body["text"]
+    assert senv.rows("SELECT COUNT(*) FROM appeals") == [(0,)]
+
+
+async def test_unknown_usage_gets_a_usage_line(senv):
+    """A command with bad arguments answers how to use it, ephemerally."""
+    await senv.start()
+    fields = senv.fake.command_payload("/modcase", "explode", user=senv.mods.id, channel=senv.fake.general.id)
+    assert (await senv.fake.deliver_command(senv.url, fields)).status == 200
+    (hook,) = await senv.fake.wait_for_hook()
+    assert hook.body["text"].startswith("Usage: /modcase") and hook.body["response_type"] == "ephemeral"

@@ -180,6 +180,9 @@ class SlackBot:
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
                                            raid_control=self.service)
+        # bolt also reads SLACK_BOT_TOKEN from the environment and warns that the client's token wins: it is the
+        # same token, so that one warning is noise at every start
+        logging.getLogger("slack_bolt.AsyncApp").addFilter(lambda r: "will be unused" not in r.getMessage())
         self.app = AsyncApp(client=client, signing_secret=self.slack.signing_secret or "unused-in-socket-mode",
                             request_verification_enabled=self.slack.mode == "http")
         register(self.app, SlackHandlers(self))
