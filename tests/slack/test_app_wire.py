@@ -364,3 +364,41 @@ async def test_unknown_usage_gets_a_usage_line(senv):
     assert (await senv.fake.deliver_command(senv.url, fields)).status == 200
     (hook,) = await senv.fake.wait_for_hook()
     assert hook.body["text"].startswith("Usage: /modcase") and hook.body["response_type"] == "ephemeral"
+
+
+async def test_warn_on_a_card_dms_the_case_with_an_appeal_button_and_the_appeal_works(senv):
+    """Warn on a card DMs the member the case number and an Appeal button; pressing it opens a modal whose
+    submission files the appeal and posts an appeal card in the review channel."""
+    await senv.start()
+    await senv.say(senv.fake.member.id, "borderline take")
+    (card,) = senv.cards()
+    await click(senv, senv.mods.id, card, "mod:review:1:warn")
+    await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
+    dm = next(c for c in senv.fake.channels.values() if c.is_im and senv.fake.member.id in c.members)
+    (notice,) = [m for m in dm.messages.values()]
+    appeal_button = next(b for b in buttons(notice) if b.startswith("mod:appeal:"))
+    case = int(appeal_button.rsplit(":", 1)[1])
+    assert f"case #{case}" in notice["text"]
+    press = senv.fake.block_actions_payload(user=senv.fake.member.id, channel=dm.id, message_ts=notice["ts"],
+                                            action_id=appeal_button)
+    assert (await senv.fake.deliver_interaction(senv.url, press)).status == 200
+    (opened,) = await senv.fake.wait_for("views.open")
+    view = opened.params["view"] if isinstance(opened.params["view"], dict) else json.loads(opened.params["view"])
+    sub = senv.fake.view_submission_payload(user=senv.fake.member.id, callback_id="mod_appeal",
+                                            values={"text": {"value": {"type": "plain_text_input",
+                                                                       "value": "I was quoting someone"}}},
+                                            private_metadata=view["private_metadata"])
+    assert (await senv.fake.deliver_interaction(senv.url, sub)).status == 200
+    await senv.fake.wait_until(lambda: any("Appeal #1" in card_text(c) for c in senv.cards()))
+    assert senv.rows("SELECT case_number, status FROM appeals") == [(case, "open")]
+
+
+@pytest.mark.parametrize("judge_bots", [False, True])
+async def test_other_bots_are_judged_only_if_the_policy_says_so(senv, judge_bots):
+    """Another integration's message is exempt by default (exempt.bots = true) and judged when the policy says so."""
+    if judge_bots:
+        path = senv.policy_dir / "servers" / f"slack-{senv.fake.team_id}.toml"
+        path.write_text(path.read_text() + "[exempt]\nbots = false\n")
+    await senv.start()
+    await senv.say("", "", event=senv.fake.bot_message_event(senv.fake.general.id, "B0OTHER", "borderline bot text"))
+    assert senv.rows("SELECT exempt, flagged FROM verdicts") == [(None, 1) if judge_bots else ("bot", 0)]
