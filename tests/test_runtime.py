@@ -107,11 +107,12 @@ async def test_runtime_bad_policy_fails_before_the_store_or_model(tmp_path):
 def test_discord_bot_settings_honour_servers_dir_and_policy_dir(tmp_path):
     """The Discord bot uses the settings' servers_dir (MODBOT_SERVERS_DIR); the older policy_dir form maps to
     policy_dir/servers and, when present, policy_dir/default.toml."""
-    from bot.adapters.discord.client import ModBot, bot_settings
+    from bot.adapters.discord.client import ModBot
+    from bot.settings import with_paths
 
     s = _settings(tmp_path)
     assert ModBot(settings=s).settings.servers_dir == tmp_path / "servers"
-    legacy = bot_settings(s, db_path=tmp_path / "x.db", policy_dir=tmp_path / "cfg")
+    legacy = with_paths(s, db_path=tmp_path / "x.db", policy_dir=tmp_path / "cfg")
     assert legacy.servers_dir == tmp_path / "cfg" / "servers" and legacy.default_policy == DEFAULT_POLICY_PATH
     assert legacy.db_path == tmp_path / "x.db"
 

@@ -71,7 +71,8 @@ async def make_world(tmp_path: Path, policy: str = "", capabilities=ALL_CAPABILI
     servers = tmp_path / "servers"
     servers.mkdir(exist_ok=True)
     (servers / f"discord-{SERVER}.toml").write_text(
-        '[server]\nreview_channel = "100"\nmod_log_channel = "101"\nmoderator_roles = ["r-mod"]\n' + server +
+        '[server]\nreview_channel = "100000000000000100"\nmod_log_channel = "100000000000000101"\n'
+        'moderator_roles = ["100000000000000102"]\n' + server +
         '[identity_target]\nrequired = false\n' + policy)
     store = await SqliteStore.open(db or tmp_path / "modlog.db")
     registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers)
@@ -200,10 +201,12 @@ def test_moderator_roles_holding_the_server_id_are_refused(tmp_path):
     """A policy whose moderator_roles contains the server id (@everyone) is refused with a clear error."""
     servers = tmp_path / "servers"
     servers.mkdir()
-    (servers / "discord-777.toml").write_text('[server]\nmoderator_roles = ["777"]\n')
+    (servers / "discord-777777777777777777.toml").write_text('[server]\nmoderator_roles = ["777777777777777777"]\n')
     registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers)
     with pytest.raises(PolicyError, match="@everyone"):
-        asyncio.run(registry.get("discord", "777"))
+        asyncio.run(registry.get("discord", "777777777777777777"))
+    with pytest.raises(PolicyError, match="discord-777777777777777777.toml: server.moderator_roles"):
+        registry.validate_servers("discord")
 
 
 # ------------------------------------------------------------------ sanctions, strikes, notices
