@@ -285,10 +285,12 @@ class FakeDiscord:
 
     @property
     def rest_base(self) -> str:
+        """Base URL discord.py's ``Route.BASE`` must point at."""
         return f"http://127.0.0.1:{self.port}/api/v10"
 
     @property
     def gateway(self) -> str:
+        """Gateway URL for ``DiscordWebSocket.DEFAULT_GATEWAY`` (also READY's ``resume_gateway_url``)."""
         return f"ws://127.0.0.1:{self.port}/gw"
 
     def add_guild(self, name: str = "Test server", *, bot_perms: int = BOT_PERMS) -> dict[str, Any]:
@@ -330,6 +332,7 @@ class FakeDiscord:
 
     def add_member(self, guild: dict[str, Any], user: dict[str, Any], *, roles: list[str] | None = None,
                    joined_at: datetime | None = None) -> dict[str, Any]:
+        """Add ``user`` to ``guild`` with role ids ``roles`` (no dispatch); returns the member object."""
         member = {"user": user, "roles": roles or [], "joined_at": iso(joined_at), "deaf": False, "mute": False,
                   "flags": 0, "nick": None, "communication_disabled_until": None}
         guild["members"].append(member)
@@ -346,6 +349,7 @@ class FakeDiscord:
         return user
 
     def member(self, guild: dict[str, Any], uid: str) -> dict[str, Any] | None:
+        """The member object of user ``uid`` in ``guild`` (mutable fake state), or None."""
         return next((m for m in guild["members"] if m["user"]["id"] == uid), None)
 
     def role(self, guild: dict[str, Any], name: str) -> dict[str, Any]:
@@ -635,8 +639,9 @@ class FakeDiscord:
         await self._send(session, "RESUMED", {})
         return session
 
-    def guild_payload(self, guild: dict[str, Any], intents: int = ALL_PERMISSIONS) -> dict[str, Any]:
-        """The GUILD_CREATE payload (without GUILD_MEMBERS, only the bot's own member is listed)."""
+    def guild_payload(self, guild: dict[str, Any], intents: int = -1) -> dict[str, Any]:
+        """The GUILD_CREATE payload for a session with ``intents`` (default: all); without GUILD_MEMBERS only the
+        bot's own member is listed, as Discord does."""
         payload = {k: v for k, v in guild.items() if k != "mod_role"}
         payload["member_count"] = len(guild["members"])
         if not intents & GUILD_MEMBERS:
@@ -952,7 +957,7 @@ class FakeDiscord:
         if len(seg) == 5 and seg[4] == "threads" and method == "POST":
             return self._bot_thread(guild, ch, body, rec.files, tid=seg[3])
         if len(seg) == 4:
-            self._require(guild, READ_MESSAGE_HISTORY, cid)
+            self._require(guild, READ_MESSAGE_HISTORY if method == "GET" else 0, cid)
             msg = self.messages.get(seg[3])
             if msg is None or msg["channel_id"] != cid:
                 raise DiscordError(404, 10008, "Unknown Message")
@@ -1368,6 +1373,7 @@ class FakeDiscord:
             raise _form_error({"data": errors})
 
     def now_ms(self) -> int:
+        """Wall-clock time in milliseconds since the Unix epoch."""
         return int(time.time() * 1000)
 
 
