@@ -188,9 +188,9 @@ async def test_followup_needs_ack_and_live_token(monkeypatch, ack):
     assert code_of(exc.value) == (404, 10015) and exc.value.text == "Unknown Webhook"
 
 
-async def test_deadline_counts_from_dispatch_not_from_test(monkeypatch):
-    """A response within the deadline is accepted (200) and recorded without an error code."""
-    async with serve(monkeypatch, interaction_deadline=1.0) as w:
+async def test_response_within_deadline_accepted(monkeypatch):
+    """A response within Discord's deadline is accepted (200) and recorded without an error code."""
+    async with serve(monkeypatch) as w:
         async def quick(interaction):
             await interaction.response.send_message("on time", ephemeral=True)
         futs = {}
@@ -227,7 +227,7 @@ async def test_rate_limit_wire_shape_and_early_retry(world):
     assert float(headers["X-RateLimit-Reset"]) > time.time()
     status, _, early = await raw(world.fake, "POST", path, {"content": "x"})
     assert status == 429 and 0 < early["retry_after"] < 0.5
-    await asyncio.sleep(early["retry_after"])
+    await asyncio.sleep(early["retry_after"] + 0.05)  # the body's value is rounded to milliseconds
     status, _, _ = await raw(world.fake, "POST", path, {"content": "x"})
     assert status == 200
 
