@@ -75,4 +75,3 @@ async def give_role_above_bot(env: Any, user: dict[str, Any]) -> str:
     await updated
     assert str(env.bot.get_guild(int(gid)).get_member(int(user["id"])).top_role.id) == role["id"]
     return role["id"]
-
