@@ -9,15 +9,13 @@ from __future__ import annotations
 import io
 import json
 import logging
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.discord.escalate import forget_member
-from bot.adapters.discord.translate import PLATFORM
+from bot.adapters.discord.interact import answer, guarded
 from bot.adapters.discord.views import AppealModal, ReportModal
 
 if TYPE_CHECKING:
@@ -57,26 +55,19 @@ class Member(commands.Cog):
     async def report(self, interaction: discord.Interaction, member: discord.User) -> None:
         """Report a member; the reason is asked in a modal."""
         if member.id == interaction.user.id:
-            await interaction.response.send_message("You cannot report yourself.", ephemeral=True)
+            await answer(interaction, "You cannot report yourself.")
             return
         await interaction.response.send_modal(ReportModal(member_id=str(member.id)))
 
     @app_commands.command(name="appeal", description="Appeal one of your moderation cases")
-    @app_commands.describe(case="The case number from your warning or /mystatus")
+    @app_commands.describe(case="The case number from your notice or /mystatus")
     @app_commands.guild_only()
     async def appeal(self, interaction: discord.Interaction, case: int) -> None:
-        """Check the case is the member's own in this server, then ask for the appeal text in a modal."""
+        """Ask for the appeal text in a modal at once (a modal must be the first answer, within 3 seconds); the
+        workflow checks on submit that the case is the member's own, in this server."""
         assert interaction.guild is not None
         if not 1 <= case <= MAX_CASE:
-            await interaction.response.send_message(f"Case numbers go from 1 to {MAX_CASE}.", ephemeral=True)
-            return
-        found = await self.bot.store.get_case(PLATFORM, str(interaction.guild.id), case)
-        if found is None:
-            await interaction.response.send_message(f"There is no case #{case} in this server.", ephemeral=True)
-            return
-        if found.member_id != str(interaction.user.id):
-            await interaction.response.send_message(f"Case #{case} is not about you; you can only appeal your own "
-                                                    "cases.", ephemeral=True)
+            await answer(interaction, f"Case numbers go from 1 to {MAX_CASE}.")
             return
         await interaction.response.send_modal(AppealModal(str(interaction.guild.id), case))
 
@@ -84,49 +75,48 @@ class Member(commands.Cog):
     @app_commands.guild_only()
     async def mystatus(self, interaction: discord.Interaction) -> None:
         """Active strikes with their expiry, and open appeals."""
-        assert interaction.guild is not None
-        gid, uid = str(interaction.guild.id), str(interaction.user.id)
-        strikes = await self.bot.store.active_strikes(PLATFORM, gid, uid, datetime.now(UTC))
-        appeals = await self.bot.store.open_appeals(PLATFORM, gid, uid)
-        embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
-        if strikes:
-            lines = [f"{s.points} point(s): {s.reason or 'no reason'}"
-                     + (f" (case #{s.case_number})" if s.case_number else "")
-                     + f", expires {discord.utils.format_dt(s.expires_at, 'R')}" for s in strikes]
-            embed.add_field(name=f"Active strikes: {len(strikes)} ({sum(s.points for s in strikes)} points)",
-                            value="\n".join(lines)[:1024], inline=False)
-        else:
-            embed.add_field(name="Active strikes", value="none", inline=False)
-        embed.add_field(name="Open appeals",
-                        value="\n".join(f"appeal #{a.id} of case #{a.case_number}" for a in appeals)[:1024] or "none",
-                        inline=False)
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        async def work() -> None:
+            strikes, appeals = await self.bot.workflow.member_status(str(interaction.guild_id),
+                                                                     str(interaction.user.id))
+            embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
+            if strikes:
+                lines = [f"{s.points} point(s): {s.reason or 'no reason'}"
+                         + (f" (case #{s.case_number})" if s.case_number else "")
+                         + f", expires {discord.utils.format_dt(s.expires_at, 'R')}" for s in strikes]
+                embed.add_field(name=f"Active strikes: {len(strikes)} ({sum(s.points for s in strikes)} points)",
+                                value="\n".join(lines)[:1024], inline=False)
+            else:
+                embed.add_field(name="Active strikes", value="none", inline=False)
+            embed.add_field(name="Open appeals", value="\n".join(
+                f"appeal #{a.id} of case #{a.case_number}" for a in appeals)[:1024] or "none", inline=False)
+            await answer(interaction, embed=embed)
+
+        await guarded(interaction, work)
 
     @mydata.command(name="export", description="Get everything the bot stores about you as a JSON file")
     async def export(self, interaction: discord.Interaction) -> None:
         """Send the member's records (messages kept, verdicts, cases, strikes, reports, appeals) as JSON."""
-        assert interaction.guild is not None
-        record = await self.bot.store.member_record(PLATFORM, str(interaction.guild.id), str(interaction.user.id))
-        blob = json.dumps(record, indent=2, default=str).encode()
-        await interaction.response.send_message(
-            "Everything this bot stores about you in this server:", ephemeral=True,
-            file=discord.File(io.BytesIO(blob), filename=f"mydata-{interaction.guild.id}.json"))
+        async def work() -> None:
+            record = await self.bot.workflow.export_member(str(interaction.guild_id), str(interaction.user.id))
+            blob = json.dumps(record, indent=2, default=str).encode()
+            await answer(interaction, "Everything this bot stores about you in this server:",
+                         file=discord.File(io.BytesIO(blob), filename=f"mydata-{interaction.guild_id}.json"))
+
+        await guarded(interaction, work)
 
     @mydata.command(name="forget", description="Erase your message text and pseudonymise your records here")
     @app_commands.describe(confirm="Type FORGET to confirm")
     async def forget(self, interaction: discord.Interaction, confirm: str) -> None:
-        """Erase stored message text and replace the member's id by a pseudonym; case counts are kept."""
-        assert interaction.guild is not None
-        if confirm != "FORGET":
-            await interaction.response.send_message("Nothing was erased: type FORGET (capitals) to confirm.",
-                                                    ephemeral=True)
-            return
-        pseudonym = await self.bot.store.forget_member(PLATFORM, str(interaction.guild.id), str(interaction.user.id))
-        forget_member(self.bot, interaction.guild.id, str(interaction.user.id))
-        log.info("member data forgotten", extra={"server": interaction.guild.id})
-        await interaction.response.send_message(f"Done. Your stored message text was erased and your records now "
-                                                f"read `{pseudonym}`. Case counts remain for the server's "
-                                                "statistics.", ephemeral=True)
+        """Erase stored message text and pseudonymise the member's id; what enforcement needs stays."""
+        async def work() -> None:
+            if confirm != "FORGET":
+                await answer(interaction, "Nothing was erased: type FORGET (capitals) to confirm.")
+                return
+            result = await self.bot.workflow.forget_member(str(interaction.guild_id), str(interaction.user.id))
+            log.info("member data forgotten", extra={"server": interaction.guild_id})
+            await answer(interaction, result.text)
+
+        await guarded(interaction, work)
 
 
 async def setup(bot: ModBot) -> None:

@@ -46,3 +46,151 @@ ABUSE = {
     "vermin": {"toxicity": 0.9, "identity_attack": 0.88},
     "idiot": {"toxicity": 0.86, "insult": 0.88},
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The workflow's ports (bot.workflow.ports): a platform that records what it was asked to do.
+
+import asyncio  # noqa: E402
+import itertools  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from datetime import datetime  # noqa: E402
+
+from bot.core.models import Action, ActionKind  # noqa: E402
+from bot.core.ports import ActionResult  # noqa: E402
+from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice  # noqa: E402
+
+ALL_CAPABILITIES = frozenset(Capability)
+
+
+@dataclass
+class Call:
+    """One enforcer call: the method name and its arguments."""
+
+    method: str
+    args: tuple
+
+
+class FakeEnforcer:
+    """Implements :class:`bot.workflow.ports.Enforcer` in memory.
+
+    ``members``: member id -> :class:`MemberInfo` (absent: not in the server). ``refuse``: method name -> reason
+    (that call fails with it). ``dms_closed``: members whose DMs fail. ``delay_s``: every call waits this long
+    (to overlap concurrent decisions).
+    """
+
+    def __init__(self, capabilities: frozenset[Capability] = ALL_CAPABILITIES, *, bot_rank: int = 50) -> None:
+        self.capabilities = capabilities
+        self.members: dict[str, MemberInfo] = {}
+        self.bot = MemberInfo("bot", "ModBot", rank=bot_rank, is_bot=True)
+        self.calls: list[Call] = []
+        self.refuse: dict[str, str] = {}
+        self.dms_closed: set[str] = set()
+        self.delay_s = 0.0
+        self.slowmode: dict[str, int] = {}
+        self.bulk_sizes: list[int] = []
+
+    def add(self, member_id: str, *, rank: int = 0, owner: bool = False, name: str = "") -> MemberInfo:
+        info = MemberInfo(member_id, name or member_id, rank=rank, is_owner=owner)
+        self.members[member_id] = info
+        return info
+
+    def called(self, method: str) -> list[tuple]:
+        return [c.args for c in self.calls if c.method == method]
+
+    async def _do(self, method: str, *args: object) -> ActionResult:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        self.calls.append(Call(method, args))
+        reason = self.refuse.get(method)
+        return ActionResult(Action(ActionKind.LOG, method), reason is None, reason or "")
+
+    async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
+        return self.members.get(member_id)
+
+    async def bot_member(self, server_id: str) -> MemberInfo | None:
+        return self.bot
+
+    async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
+        return await self._do("delete_message", channel_id, message_id)
+
+    async def bulk_delete(self, server_id: str, channel_id: str, message_ids) -> BulkResult:
+        self.bulk_sizes.append(len(message_ids))
+        res = await self._do("bulk_delete", channel_id, tuple(message_ids))
+        if not res.ok:
+            return BulkResult(failed={m: res.reason for m in message_ids})
+        return BulkResult(deleted=tuple(message_ids))
+
+    async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
+        if member_id in self.dms_closed:
+            self.calls.append(Call("notify_failed", (member_id, notice)))
+            return ActionResult(Action(ActionKind.LOG), False, "cannot send messages to this user (50007)")
+        return await self._do("notify", member_id, notice)
+
+    async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
+        return await self._do("timeout", member_id, seconds)
+
+    async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        return await self._do("remove_timeout", member_id)
+
+    async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        res = await self._do("kick", member_id)
+        if res.ok:
+            self.members.pop(member_id, None)
+        return res
+
+    async def ban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        res = await self._do("ban", member_id)
+        if res.ok:
+            self.members.pop(member_id, None)
+        return res
+
+    async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        return await self._do("unban", member_id)
+
+    async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
+        res = await self._do("set_slowmode", channel_id, seconds)
+        if res.ok:
+            self.slowmode[channel_id] = seconds
+        return res
+
+    async def remove_from_channel(self, server_id: str, channel_id: str, member_id: str) -> ActionResult:
+        return await self._do("remove_from_channel", channel_id, member_id)
+
+    async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
+        return await self._do("pause_invites", until)
+
+
+@dataclass
+class FakeDesk:
+    """Implements :class:`bot.workflow.ports.ModDesk`: records what moderators would see."""
+
+    reachable: bool = True
+    log: list = field(default_factory=list)
+    reviews: list = field(default_factory=list)
+    review_updates: list = field(default_factory=list)
+    raids: list = field(default_factory=list)
+    raid_updates: list = field(default_factory=list)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1000))
+
+    async def post_mod_log(self, server_id: str, entry) -> bool:
+        self.log.append(entry)
+        return self.reachable
+
+    async def post_review(self, card) -> str | None:
+        if not self.reachable:
+            return None
+        self.reviews.append(card)
+        return str(next(self._ids))
+
+    async def update_review(self, card, card_message_id: str) -> bool:
+        self.review_updates.append((card_message_id, card))
+        return self.reachable
+
+    async def post_raid(self, card) -> str | None:
+        self.raids.append(card)
+        return str(next(self._ids)) if self.reachable else None
+
+    async def update_raid(self, card, card_message_id: str) -> bool:
+        self.raid_updates.append((card_message_id, card))
+        return self.reachable

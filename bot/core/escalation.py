@@ -37,12 +37,14 @@ class StrikeDecision:
         total_before: Active points before this strike.
         total_after: Active points after it.
         escalation: Actions from ladder steps crossed by this strike (usually zero or one).
+        raised: The message already had a strike and it was raised to this action's points (not a second strike).
     """
 
     strike: Strike | None
     total_before: int
     total_after: int
     escalation: tuple[Action, ...] = ()
+    raised: bool = False
 
 
 class StrikeLedger:
@@ -94,6 +96,7 @@ class StrikeLedger:
         action: ActionKind,
         at: datetime,
         reason: str,
+        raise_existing: bool = False,
     ) -> StrikeDecision:
         """Give the member a strike for ``action`` unless this message already has one; apply the ladder.
 
@@ -101,12 +104,26 @@ class StrikeLedger:
             policy: The server's policy (points, expiry, ladder).
             action: The strongest sanction of the verdict; its points come from ``policy.strikes.points``.
             at: The event time (UTC); expiry is counted from it.
+            raise_existing: When the message already has a strike worth fewer points (automod deleted it, then a
+                moderator banned for it), raise that strike to this action's points instead of giving none: one
+                message, one strike, worth its strongest sanction. Used for moderators' decisions only; an edit
+                judged again by automod never changes the strike.
         """
         entry = await self._get(platform, server_id, member_id, at)
         before = _total(entry.strikes, at)
         points = policy.strikes.points.get(action.label, 0)
-        if not policy.strikes.enabled or points <= 0 or (message_id and message_id in entry.struck_messages):
+        if not policy.strikes.enabled or points <= 0:
             return StrikeDecision(None, before, before)
+        if message_id and message_id in entry.struck_messages:
+            old = next((s for s in entry.strikes if s.message_id == message_id), None)
+            if not raise_existing or old is None or old.points >= points or old.pardoned:
+                return StrikeDecision(None, before, before)
+            new = Strike(server_id=old.server_id, member_id=old.member_id, points=points, created_at=old.created_at,
+                         expires_at=old.expires_at, reason=old.reason, message_id=message_id,
+                         case_number=old.case_number)
+            entry.strikes[entry.strikes.index(old)] = new
+            after = _total(entry.strikes, at)
+            return StrikeDecision(new, before, after, tuple(ladder_actions(policy, before, after)), raised=True)
         strike = Strike(
             server_id=server_id,
             member_id=member_id,

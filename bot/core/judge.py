@@ -16,7 +16,7 @@ Decision rules (see ``config/default.toml``):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, RuleHit, Scores
 from bot.core.policy import Policy, Tier
@@ -31,12 +31,14 @@ class Decision:
         flagged: True when anything asks for review or stronger.
         actions: Actions asked for, deduplicated per kind, strongest first.
         strongest: The strongest action kind (``NONE`` when clean).
+        tiers: The tiers applied per label, ``(review, act)`` after the untargeted tier and raid mode.
     """
 
     labels: tuple[str, ...]
     flagged: bool
     actions: tuple[Action, ...]
     strongest: ActionKind
+    tiers: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
 def effective_tiers(policy: Policy, tiers: dict[str, Tier], raid_mode: bool) -> dict[str, Tier]:
@@ -113,7 +115,8 @@ def decide(
         asked.append(Action(kind=ActionKind.REVIEW, source="scorer_error", reason="the model failed on this message"))
     actions = union(asked)
     strongest = actions[0].kind if actions else ActionKind.NONE
-    return Decision(tuple(labels), strongest >= ActionKind.REVIEW, actions, strongest)
+    applied = {label: (t.review, t.act) for label, t in tiers.items()}
+    return Decision(tuple(labels), strongest >= ActionKind.REVIEW, actions, strongest, applied)
 
 
 def union(actions: Sequence[Action]) -> tuple[Action, ...]:

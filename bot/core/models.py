@@ -281,6 +281,13 @@ class Verdict:
         normalized: The normalised text used for matching (for moderators' evidence).
         policy_version: Hash of the effective policy.
         latency_ms: Time from arrival to verdict, milliseconds.
+        raid_mode: Raid mode's stricter tiers applied to this message.
+        tiers: The tiers the message was actually judged against, per label: ``(review, act)`` scores in [0, 1]
+            or ``None`` for a tier that is off (after channel overrides, the untargeted tier and raid mode).
+        score_status: How far the model read the message: ``"ok"``; ``"not_scored"`` (exempt, empty, or
+            nothing a model can read); ``"scorer_error"`` (the model failed; ``on_scorer_error`` decided).
+            Further statuses (languages, long texts) are documented where they are set.
+        language: Language detected for the text (ISO 639-1 code), when detection ran.
     """
 
     message: Message
@@ -297,6 +304,10 @@ class Verdict:
     normalized: str = ""
     policy_version: str = ""
     latency_ms: float = 0.0
+    raid_mode: bool = False
+    tiers: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    score_status: str = "ok"
+    language: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """The stable per-message JSON contract of ``score`` and ``scan --out``.

@@ -108,6 +108,7 @@ class ServerSettings(_Strict):
     excerpt_chars: StrictInt = Field(default=1000, ge=0, le=100_000)
     review_auto_actions: StrictBool = True
     warn_dm: StrictBool = True
+    notify_sanctions: StrictBool = True
 
 
 class ExemptSettings(_Strict):
@@ -288,6 +289,17 @@ class Policy(_Strict):
         if any(ov.exempt for ov in self.overrides_for(ch)):
             return "channel"
         return None
+
+    def check_for_server(self, server_id: str, source: str = "policy") -> None:
+        """Refuse settings that are wrong for this particular server.
+
+        Raises:
+            PolicyError: ``server.moderator_roles`` holds the server's own id: on Discord that is the @everyone
+                role, which would make every member a moderator.
+        """
+        if server_id in self.server.moderator_roles:
+            raise PolicyError(source, "server.moderator_roles", f"contains the server id {server_id}, which is the "
+                              "@everyone role: every member would be a moderator; list moderator role ids only")
 
     def is_moderator(self, role_ids: list[str] | tuple[str, ...]) -> bool:
         """True when one of ``role_ids`` is a configured moderator role."""

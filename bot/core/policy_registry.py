@@ -69,6 +69,27 @@ class PolicyRegistry:
                 files.append(p)
         return files
 
+    def validate_servers(self, platform: str | None = None) -> int:
+        """Load every server file (``<platform>-<server id>.toml``) in ``servers_dir`` and check it for its server;
+        called at startup so a bad file stops the bot with a clear error instead of failing on the first message.
+
+        Returns:
+            The number of server files checked.
+
+        Raises:
+            PolicyError: naming the file, the key and the reason (e.g. ``moderator_roles`` holding the server id).
+        """
+        if self.servers_dir is None or not self.servers_dir.is_dir():
+            return 0
+        n = 0
+        for path in sorted(self.servers_dir.glob("*.toml")):
+            plat, _, server_id = path.stem.partition("-")
+            if not server_id or (platform is not None and plat != platform):
+                continue
+            load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))
+            n += 1
+        return n
+
     async def get(self, platform: str, server_id: str) -> Policy:
         """The effective policy of a server (cached until changed)."""
         key = (platform, server_id)
@@ -79,11 +100,14 @@ class PolicyRegistry:
             if key in self._cache:
                 return self._cache[key]
             overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
+            files = self._files_for(platform, server_id)
             try:
-                policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+                policy = load_policy(*files, overrides=overrides)
+                policy.check_for_server(server_id, "override")
             except PolicyError:
                 log.exception("invalid stored override for %s/%s; using files only", platform, server_id)
-                policy = load_policy(*self._files_for(platform, server_id))
+                policy = load_policy(*files)
+            policy.check_for_server(server_id, str(files[-1]))
             self._cache[key] = policy
             return policy
 
@@ -107,6 +131,7 @@ class PolicyRegistry:
         else:
             overrides[key] = value
         policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+        policy.check_for_server(server_id, f"override {key}")
         await self.store.set_policy_override(platform, server_id, OVERRIDE_SCOPE, key, value, moderator_id)
         self._cache[(platform, server_id)] = policy
         return policy

@@ -67,12 +67,15 @@ class RecordResult:
         case_number: The case opened, if any.
         review_id: The review item opened, if any.
         strike_added: False when the message already had a strike.
+        review_updated: ``review_id`` is the message's review item that was already open (a re-flagged edit):
+            its card is to be updated, not posted again.
     """
 
     inserted: bool
     case_number: int | None = None
     review_id: int | None = None
     strike_added: bool = False
+    review_updated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,7 @@ class Outcome:
         review_id: The review item opened, if any.
         strike_added: A strike was recorded for this message.
         raid_id: Id of the raid alert this message raised, if any.
+        review_updated: ``review_id`` was already open for this message (a re-flagged edit): update its card.
     """
 
     verdict: Verdict
@@ -66,6 +67,7 @@ class Outcome:
     review_id: int | None = None
     strike_added: bool = False
     raid_id: int | None = None
+    review_updated: bool = False
 
 
 @dataclass
@@ -446,7 +448,7 @@ class ModerationService:
         latency = (time.perf_counter() - it.arrived) * 1000
         if it.exempt:
             v = Verdict(message=m, scores=None, exempt=it.exempt, shadow=shadow, policy_version=policy.version,
-                        latency_ms=latency)
+                        latency_ms=latency, score_status="not_scored")
             return VerdictRecord(verdict=v, excerpt=excerpt, is_edit=m.edited_at is not None), None
         hits = list(it.content_hits)
         is_edit = m.edited_at is not None
@@ -478,6 +480,8 @@ class ModerationService:
             message=m, scores=it.scores, rule_hits=tuple(hits), labels=decision.labels, flagged=decision.flagged,
             action=strongest, actions=actions, strike_points=points, shadow=shadow, raid=raid,
             normalized=it.norm.matching if it.norm else "", policy_version=policy.version, latency_ms=latency,
+            raid_mode=raid_on, tiers=decision.tiers,
+            score_status="scorer_error" if it.scorer_failed else ("ok" if it.scores is not None else "not_scored"),
         )
         open_review = ActionKind.REVIEW in {a.kind for a in actions} or (
             strongest >= ActionKind.DELETE and policy.server.review_auto_actions
@@ -546,4 +550,5 @@ def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outc
         review_id=res.review_id,
         strike_added=res.strike_added,
         raid_id=raid_id,
+        review_updated=res.review_updated,
     )

@@ -8,6 +8,7 @@ from datetime import datetime
 from bot.core.models import ActionKind, Case, CaseStatus, Strike
 from bot.store.base import StoreBase, case_from_row, strike_from_row
 from bot.store.errors import CaseNotFound
+from bot.store.privacy import pseudonym_of
 from bot.store.schema import to_db_time, utcnow
 
 
@@ -15,12 +16,21 @@ class CasesMixin(StoreBase):
     """Case and strike operations."""
 
     async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
-        """Unpardoned strikes of a member whose ``expires_at`` is after ``now``, oldest first."""
-        rows = await self._read_all(
-            "SELECT * FROM strikes WHERE platform = ? AND server_id = ? AND member_id = ? AND pardoned_at IS NULL "
-            "AND expires_at > ? ORDER BY created_at, id",
-            (platform, server_id, member_id, to_db_time(now)),
-        )
+        """Unpardoned strikes of a member whose ``expires_at`` is after ``now``, oldest first.
+
+        Strikes recorded before the member used ``/mydata forget`` (stored under their keyed pseudonym) count too:
+        forgetting erases a member's text, not their standing, so a re-offence escalates as before.
+        """
+        async with self._lock:
+            salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+            ids = [member_id]
+            if salt is not None:
+                ids.append(pseudonym_of(salt[0], platform, server_id, member_id))
+            rows = await self._all(
+                "SELECT * FROM strikes WHERE platform = ? AND server_id = ? AND member_id IN (?, ?) "
+                "AND pardoned_at IS NULL AND expires_at > ? ORDER BY created_at, id",
+                (platform, server_id, ids[0], ids[-1], to_db_time(now)),
+            )
         return [strike_from_row(r) for r in rows]
 
     async def open_case(

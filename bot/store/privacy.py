@@ -36,6 +36,17 @@ _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def pseudonym_of(salt_hex: str, platform: str, server_id: str, member_id: str) -> str:
+    """The keyed pseudonym of a member: ``forgotten-`` + 16 hex digits of HMAC-SHA256(salt, platform/server/member).
+
+    Stable per database, so strikes and cases of a forgotten member still count if they offend again (the store
+    looks a member's strikes up under both their id and this pseudonym).
+    """
+    digest = hmac.new(bytes.fromhex(salt_hex), f"{platform}\x1f{server_id}\x1f{member_id}".encode(),
+                      hashlib.sha256).hexdigest()
+    return f"forgotten-{digest[:16]}"
+
+
 def _rows(rows: list[Row], *columns: str, json_columns: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     out = []
     for row in rows:
@@ -123,10 +134,7 @@ class PrivacyMixin(StoreBase):
             )
             salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
             assert salt is not None
-            digest = hmac.new(
-                bytes.fromhex(salt[0]), f"{platform}\x1f{server_id}\x1f{member_id}".encode(), hashlib.sha256
-            ).hexdigest()
-            pseudonym = f"forgotten-{digest[:16]}"
+            pseudonym = pseudonym_of(salt[0], platform, server_id, member_id)
             params = (platform, server_id, member_id)
             # Text the member wrote, before their id is replaced.
             await self._db.execute(

@@ -45,6 +45,7 @@ from bot.store.schema import (
 )
 from bot.store.stats import StatsMixin
 from bot.store.types import StoredVerdict
+from bot.store.workflow import WorkflowMixin
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def timeout_end(verdict: Verdict) -> datetime | None:
     return None
 
 
-class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, StoreBase):
+class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
 
     Attributes:
@@ -271,7 +272,24 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 expires_at=timeout_end(verdict),
             )
             case_number = case.number
+        review_updated = False
         if record.open_review:
+            # One open review item per message: a re-flagged edit updates the open item (and its card), never adds one.
+            open_row = await self._one(
+                "SELECT id FROM review_items WHERE platform = ? AND server_id = ? AND message_id = ? "
+                "AND source = 'automod' AND decision IN ('open', 'investigating') ORDER BY id DESC LIMIT 1",
+                key,
+            )
+            if open_row is not None:
+                await self._db.execute(
+                    "UPDATE review_items SET reason = ?, scores = ?, case_number = COALESCE(?, case_number), "
+                    "channel_id = ? WHERE id = ?",
+                    (reason, dump_json(verdict.scores.as_dict() if verdict.scores else {}), case_number,
+                     msg.channel.id, open_row[0]),
+                )
+                review_id = open_row[0]
+                review_updated = True
+        if record.open_review and not review_updated:
             item = await self._insert_review(
                 platform,
                 server_id,
@@ -296,7 +314,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 case_number=strike.case_number if strike.case_number is not None else case_number,
             )
             strike_added = await self._insert_strike(platform, strike)
-        return RecordResult(inserted=True, case_number=case_number, review_id=review_id, strike_added=strike_added)
+        return RecordResult(inserted=True, case_number=case_number, review_id=review_id, strike_added=strike_added,
+                            review_updated=review_updated)
 
     async def list_raids(self, platform: str, server_id: str) -> list[RaidAlert]:
         """Every raid alert recorded for one server, oldest first (``started_at``, then insertion order)."""

@@ -21,6 +21,7 @@ from discord.gateway import DiscordWebSocket
 
 from bot.core.models import LABELS, Scores
 from tests.discord.fake_discord import FakeDiscord
+from tests.discord.replies import answering
 
 #: Preset scores: a message containing the key (lower-case) gets these label scores; other labels 0.01.
 SCORES: dict[str, dict[str, float]] = {
@@ -153,6 +154,7 @@ async def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[
     async with FakeDiscord() as fake:
         monkeypatch.setattr(discord.http.Route, "BASE", fake.rest_base)
         monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway))
+        answering(fake)
         e = Env(fake, tmp_path)
         await e.start()
         try:

@@ -71,6 +71,7 @@ EVERYONE_PERMS = (CREATE_INSTANT_INVITE | VIEW_CHANNEL | SEND_MESSAGES | EMBED_L
                   | READ_MESSAGE_HISTORY | CREATE_PUBLIC_THREADS | SEND_MESSAGES_IN_THREADS)
 #: What the "Moderators" role of :meth:`FakeDiscord.add_guild` allows: manage messages, kick, ban, moderate.
 MODERATOR_PERMS = MANAGE_MESSAGES | KICK_MEMBERS | BAN_MEMBERS | MODERATE_MEMBERS
+MOD_PERMS = MODERATOR_PERMS
 #: Permissions the bot's role has by default: view, send, embed, attach, read history, manage messages,
 #: manage channels, manage threads, kick, ban, moderate members.
 BOT_PERMS = (VIEW_CHANNEL | SEND_MESSAGES | EMBED_LINKS | ATTACH_FILES | READ_MESSAGE_HISTORY | MANAGE_MESSAGES
@@ -726,18 +727,20 @@ class FakeDiscord:
                 "authorizing_integration_owners": {"0": guild["id"]}, "context": 0,
                 "attachment_size_limit": 8 * 1024 * 1024}
 
-    async def send_interaction(self, payload: dict[str, Any], *, source_message_id: str | None = None) -> Interaction:
-        """Register ``payload`` (its deadline starts now) and dispatch INTERACTION_CREATE; no waiting."""
+    async def send_interaction(self, payload: dict[str, Any]) -> Interaction:
+        """Register ``payload`` (its deadline starts now) and dispatch INTERACTION_CREATE; no waiting. For a
+        component interaction the message it was on (``payload["message"]``) is what type 6/7 callbacks update."""
+        source = (payload.get("message") or {}).get("id")
         inter = Interaction(payload["id"], payload["token"], payload["type"], payload.get("guild_id"),
-                            payload["channel_id"], time.monotonic(), source_message_id=source_message_id)
+                            payload["channel_id"], time.monotonic(), source_message_id=source)
         self.interactions[inter.token] = inter
         await self.dispatch("INTERACTION_CREATE", payload)
         return inter
 
-    async def _interact(self, payload: dict[str, Any], timeout: float, source: str | None = None) -> Recorded:
+    async def _interact(self, payload: dict[str, Any], timeout: float) -> Recorded:
         rx = rf"/interactions/{payload['id']}/.*/callback"
         before = len(self.find("POST", rx))
-        await self.send_interaction(payload, source_message_id=source)
+        await self.send_interaction(payload)
         return await self.wait_for("POST", rx, count=before + 1, timeout=timeout)
 
     async def slash(self, guild: dict[str, Any], user: dict[str, Any], name: str, options: list[dict[str, Any]],
@@ -760,7 +763,7 @@ class FakeDiscord:
         if values is not None:
             data["values"] = values
         p.update(type=3, data=data, message=self.messages.get(message["id"], message))
-        return await self._interact(p, timeout, source=message["id"])
+        return await self._interact(p, timeout)
 
     async def submit_modal(self, guild: dict[str, Any], user: dict[str, Any], modal_callback: Recorded,
                            values: list[str], *, timeout: float = 5.0) -> Recorded:

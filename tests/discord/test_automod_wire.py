@@ -39,7 +39,7 @@ async def test_missing_permission_on_delete_recorded_as_failed(env):
     case = env.rows("SELECT status, failure FROM cases WHERE number = ?", (outcome.case_number,))[0]
     assert (case["status"], case["failure"]) == ("failed", "delete: Missing Permissions (50013)")
     log_post = next(p for p in env.modlog_posts() if "FAILED" in p.body["embeds"][0]["title"])
-    assert "Missing Permissions (50013)" in str(log_post.body["embeds"][0]["fields"])
+    assert "Missing Permissions (50013)" in log_post.body["embeds"][0]["description"]
     msg2, outcome2 = await env.post(env.bob, "identityhate two")
     await fake.wait_for("DELETE", rf"/channels/{env.general}/messages/{msg2['id']}")
     assert env.rows("SELECT status FROM cases WHERE number = ?", (outcome2.case_number,))[0]["status"] == "applied"

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests.discord.replies import server_admin
+
 pytestmark = pytest.mark.discord
 
 
@@ -48,15 +50,19 @@ async def test_report_context_menu_on_message(env):
     assert env.rows("SELECT message_id FROM review_items")[0][0] == msg["id"]
 
 
-async def test_report_with_deleted_review_channel_refused(env):
-    """With the review channel deleted, /report answers a clear error and records nothing."""
+async def test_report_with_deleted_review_channel_is_kept_and_moderators_alerted(env):
+    """With the review channel deleted, a /report is still recorded (nothing lost), the member is told the
+    moderators could not be reached, and the mod log reports the broken review channel."""
     env.fake.deleted_channels.add(env.review)
     env.bot.get_guild(int(env.guild["id"]))._remove_channel(env.bot.get_channel(int(env.review)))
     opt, resolved = user_opt(env, "member", env.bob)
     cb = await env.fake.slash(env.guild, env.alice, "report", [opt], resolved=resolved)
     done = await env.fake.submit_modal(env.guild, env.alice, cb, ["spam"])
-    assert "no working review channel" in ephemeral_text(done)
-    assert env.rows("SELECT * FROM review_items") == []
+    assert "review channel cannot be reached" in ephemeral_text(done)
+    assert [tuple(r) for r in env.rows("SELECT source, reason FROM review_items")] == [("report", "spam")]
+    problem = await env.fake.wait_for("POST", rf"/channels/{env.modlog}/messages",
+                                      lambda r: "Channel problem" in r.body["embeds"][0]["title"])
+    assert "Unknown Channel" in problem.body["embeds"][0]["description"]
 
 
 async def test_appeal_own_case_creates_appeal_card(env):
@@ -77,24 +83,33 @@ async def test_appeal_own_case_creates_appeal_card(env):
     assert env.rows("SELECT status FROM cases WHERE number = ?", (outcome.case_number,))[0][0] == "overturned"
 
 
-@pytest.mark.parametrize("case,expect", [(999, "no case #999"), (0, "from 1 to"), (-5, "from 1 to")])
-async def test_appeal_bad_case_numbers(env, case, expect):
-    """/appeal of an unknown or out-of-range case number answers an ephemeral error; nothing is stored."""
+@pytest.mark.parametrize("case,expect", [(0, "from 1 to"), (-5, "from 1 to")])
+async def test_appeal_out_of_range_case_numbers(env, case, expect):
+    """/appeal of an out-of-range case number answers an ephemeral error at once; nothing is stored."""
     cb = await env.fake.slash(env.guild, env.alice, "appeal", [{"name": "case", "type": 4, "value": case}])
     assert expect in ephemeral_text(cb)
+    assert env.rows("SELECT * FROM appeals") == []
+
+
+async def appeal_via_modal(env, guild, user, case):
+    """/appeal opens its modal at once (Discord: a modal must be the first answer); submit it, return the answer."""
+    cb = await env.fake.slash(guild, user, "appeal", [{"name": "case", "type": 4, "value": case}])
+    assert cb.body["type"] == 9
+    return ephemeral_text(await env.fake.submit_modal(guild, user, cb, ["please reconsider"]))
+
+
+async def test_appeal_unknown_case_refused_on_submit(env):
+    """An appeal of a case that does not exist is refused when the modal is submitted; nothing is stored."""
+    assert "no case #999" in await appeal_via_modal(env, env.guild, env.alice, 999)
     assert env.rows("SELECT * FROM appeals") == []
 
 
 async def test_appeal_other_members_and_other_servers_cases_refused(env):
     """A member cannot appeal someone else's case, nor reach another server's case by number."""
     _, outcome = await env.post(env.alice, "identityhate not bob's")
-    cb = await env.fake.slash(env.guild, env.bob, "appeal", [{"name": "case", "type": 4,
-                                                             "value": outcome.case_number}])
-    assert "not about you" in ephemeral_text(cb)
+    assert "not about you" in await appeal_via_modal(env, env.guild, env.bob, outcome.case_number)
     stranger = env.fake.new_user(env.other, "stranger")
-    cb = await env.fake.slash(env.other, stranger, "appeal", [{"name": "case", "type": 4,
-                                                              "value": outcome.case_number}])
-    assert "no case" in ephemeral_text(cb)
+    assert "no case" in await appeal_via_modal(env, env.other, stranger, outcome.case_number)
     assert env.rows("SELECT * FROM appeals") == []
 
 
@@ -122,14 +137,17 @@ async def test_policy_set_by_moderator_and_refusals(env):
     sub = [{"name": "set", "type": 1, "options": [{"name": "key", "type": 3, "value": "thresholds.insult.review"},
                                                    {"name": "value", "type": 3, "value": "0.95"}]}]
     cb = await env.fake.slash(env.guild, env.bob, "policy", sub)
-    assert "Only moderators" in ephemeral_text(cb)
-    assert env.rows("SELECT * FROM policy_overrides") == []
+    assert "You need Manage Server" in ephemeral_text(cb)
     cb = await env.fake.slash(env.guild, env.mod, "policy", sub)
+    assert "You need Manage Server" in ephemeral_text(cb)  # a moderator role is not enough to change the policy
+    assert env.rows("SELECT * FROM policy_overrides") == []
+    admin = await server_admin(env)
+    cb = await env.fake.slash(env.guild, admin, "policy", sub)
     assert "Policy updated" in ephemeral_text(cb)
     assert (await env.bot.policy(env.guild["id"])).thresholds["insult"].review == 0.95
     bad = [{"name": "set", "type": 1, "options": [{"name": "key", "type": 3, "value": "thresholds.insult.review"},
                                                    {"name": "value", "type": 3, "value": "7"}]}]
-    cb = await env.fake.slash(env.guild, env.mod, "policy", bad)
+    cb = await env.fake.slash(env.guild, admin, "policy", bad)
     assert "Refused" in ephemeral_text(cb)
     assert (await env.bot.policy(env.guild["id"])).thresholds["insult"].review == 0.95
 
@@ -156,7 +174,7 @@ async def test_mod_timeout_member_who_left(env):
                                                        {"name": "reason", "type": 3, "value": "x"}]}]
     cb = await env.fake.slash(env.guild, env.mod, "mod", sub,
                               resolved={"users": {gone["id"]: gone}})
-    assert "not a member of this server" in ephemeral_text(cb)
+    assert "is not in this server" in ephemeral_text(cb)
     assert env.rows("SELECT * FROM cases") == []
 
 

@@ -25,7 +25,7 @@ async def test_mod_warn_crossing_ladder_times_member_out_for_an_hour(env):
     assert guild_requests(env, "PATCH", "members", env.alice) == []
     cb = await mod_on(env, "warn", env.alice, text_opt("reason", "third strike"))
     text = ephemeral_text(cb)
-    assert text.startswith("Case #3: warn") and "escalation: case #4 timeout (3600s)" in text
+    assert text.startswith("Case #3: warn") and "escalation: case #4 timeout (1 hour)" in text
     (patch,) = guild_requests(env, "PATCH", "members", env.alice)
     ahead = until(patch) - datetime.now(UTC)
     assert timedelta(minutes=59) < ahead <= timedelta(hours=1)

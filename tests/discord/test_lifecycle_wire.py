@@ -38,20 +38,27 @@ async def test_startup_purges_text_older_than_retention(env, days, purged):
     assert env.bot.retention_task is not None and not env.bot.retention_task.done()
 
 
+def board(env):
+    """The workflow's one open raid board."""
+    (b,) = env.bot.workflow._boards.values()
+    return b
+
+
 async def test_raid_slowmode_lifted_when_raid_mode_ends(env):
-    """A raid alert sets 30 s slowmode; once raid_mode_duration_s passes without activity it is set back to 0."""
+    """A raid alert sets 30 s slowmode; once raid_mode_duration_s passes without activity it is set back to 0 and
+    raid mode is no longer saved."""
     env.write_policy(env.guild, env.review, env.modlog, "[rules.raid]\nraid_mode_duration_s = 0.3\n")
     env.bot.policies.invalidate()
     raiders = [env.fake.new_user(env.guild, f"raider{i}") for i in range(6)]
     for user in raiders:
         await env.post(user, f"identityhate raid {user['id']}")
-    (lift,) = env.bot.get_cog("Automod").slowmode_lifts.values()
-    await asyncio.wait_for(lift, 5)
+    assert env.rows("SELECT channel_id, slowmode_s FROM raid_modes")[0][1] == 30
+    await asyncio.wait_for(board(env).end_task, 5)
     slow = [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")]
     assert slow == [30, 0]
     assert not env.bot.service.raid_mode("discord", env.guild["id"], env.general, datetime.now(UTC))
     assert [p for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Raid mode off"]
-    assert env.bot.get_cog("Automod").slowmode_lifts == {}
+    assert env.rows("SELECT * FROM raid_modes") == []
 
 
 async def raid(env, extra):
@@ -65,14 +72,13 @@ async def raid(env, extra):
 
 
 async def test_raidmode_off_lifts_slowmode_and_cancels_pending_lift(env):
-    """/raidmode off during an automatic raid mode sets slowmode 0 at once and drops the scheduled lift."""
+    """/raidmode off during an automatic raid mode sets slowmode 0 at once and drops the scheduled end."""
     await raid(env, "")
-    automod = env.bot.get_cog("Automod")
-    (lift,) = automod.slowmode_lifts.values()
+    lift = board(env).end_task
     cb = await env.fake.slash(env.guild, env.mod, "raidmode", [{"name": "state", "type": 3, "value": "off"}])
     assert cb.body["data"]["content"].startswith("Raid mode off")
     await asyncio.wait({lift}, timeout=5)
-    assert lift.cancelled() and automod.slowmode_lifts == {}
+    assert lift.cancelled() and board(env).closed
     slow = [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")]
     assert slow == [30, 0]
     assert not env.bot.service.raid_mode("discord", env.guild["id"], env.general, datetime.now(UTC))
@@ -85,4 +91,4 @@ async def test_raid_alert_without_raid_mode_sets_no_slowmode(env):
               if p.body["embeds"][0]["title"].startswith("Raid alert")]
     assert alerts == ["Raid alert"]
     assert env.fake.find("PATCH", rf"/channels/{env.general}") == []
-    assert env.bot.get_cog("Automod").slowmode_lifts == {}
+    assert board(env).end_task is None

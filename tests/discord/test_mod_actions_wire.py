@@ -120,13 +120,13 @@ async def test_case_list_by_member(env, who, expect):
 
 
 @pytest.mark.parametrize("sub,extra", [("ban", []), ("kick", []), ("timeout", [text_opt("minutes", 10, 4)])])
-async def test_role_hierarchy_refused_and_recorded_failed(env, sub, extra):
-    """Sanctioning a member whose top role is above the bot's is recorded failed ("role hierarchy"), nothing sent."""
+async def test_role_hierarchy_refused_before_anything_is_done(env, sub, extra):
+    """Sanctioning a member ranked above the moderator (and the bot) is refused server-side with the hierarchy
+    reason before any Discord call; no case, no strike."""
     await give_role_above_bot(env, env.alice)
     cb = await mod_on(env, sub, env.alice, *extra, text_opt("reason", "x"))
-    assert "FAILED: role hierarchy" in ephemeral_text(cb)
-    row = env.rows("SELECT action, status, failure FROM cases")[0]
-    assert (row["action"], row["status"]) == (sub, "failed") and row["failure"].startswith("role hierarchy")
+    assert "(role hierarchy)" in ephemeral_text(cb)
+    assert env.rows("SELECT * FROM cases") == []
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
     assert env.fake.find("DELETE", r"/guilds/.*/members/.*") == []
     assert env.fake.find("PATCH", r"/guilds/.*/members/.*") == []
@@ -138,7 +138,7 @@ async def test_non_moderator_direct_invocation_refused(env, sub, extra):
     """A member without Manage Messages or the moderator role invoking /mod directly is refused ephemerally."""
     arg = text_opt("text" if sub == "note" else "reason", "because")
     cb = await mod_on(env, sub, env.alice, *extra, arg, user=env.bob)
-    assert "Only moderators" in ephemeral_text(cb)
+    assert "You need " in ephemeral_text(cb) and "Nothing was changed" in ephemeral_text(cb)
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
     assert env.fake.find("DELETE", r"/guilds/.*/members/.*") == []
     assert cases(env) == [] and env.rows("SELECT * FROM strikes") == [] and dm_posts(env, env.alice) == []

@@ -1,29 +1,69 @@
-"""Embeds for review cards, appeal cards and decisions.
+"""Render the workflow's views (review cards, mod-log entries, raid cards) as Discord embeds, within Discord's limits.
 
-Layer: ``bot.adapters.discord``. Pure functions of core values to ``discord.Embed``; no I/O.
+Layer: ``bot.adapters.discord``. Pure functions of ``bot.workflow.views`` values to ``discord.Embed``; no I/O.
+
+Discord's limits (API reference, "Embed Limits" and "Create Message"): message content 2000 characters, embed title
+256, description 4096, field name 256, field value 1024, footer 2048, at most 25 fields, 6000 characters in all the
+embeds of a message; custom ids 100 characters. :func:`fit` enforces the embed limits on every embed we send.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 import discord
 
 from bot.core.models import LABELS
+from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
-#: Embed colours by state.
+CONTENT_MAX = 2000
+TITLE_MAX = 256
+DESCRIPTION_MAX = 4096
+FIELD_NAME_MAX = 256
+FIELD_VALUE_MAX = 1024
+FOOTER_MAX = 2048
+FIELDS_MAX = 25
+EMBED_TOTAL_MAX = 6000
+CUSTOM_ID_MAX = 100
+
 OPEN_COLOUR = discord.Colour.gold()
 DONE_COLOUR = discord.Colour.green()
 DISMISSED_COLOUR = discord.Colour.light_grey()
+FAILED_COLOUR = discord.Colour.red()
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis."""
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def fit(embed: discord.Embed) -> discord.Embed:
+    """Make ``embed`` valid for Discord: every part within its limit, at most 25 fields, 6000 characters in all
+    (trailing fields are dropped, then the description is shortened, with a note that something was cut)."""
+    if embed.title:
+        embed.title = cut(embed.title, TITLE_MAX)
+    if embed.description:
+        embed.description = cut(embed.description, DESCRIPTION_MAX)
+    fields = [(cut(f.name or "-", FIELD_NAME_MAX), cut(f.value or "-", FIELD_VALUE_MAX), f.inline)
+              for f in embed.fields][:FIELDS_MAX]
+    embed.clear_fields()
+    for name, value, inline in fields:
+        embed.add_field(name=name, value=value, inline=inline)
+    if embed.footer and embed.footer.text:
+        embed.set_footer(text=cut(embed.footer.text, FOOTER_MAX))
+    while len(embed) > EMBED_TOTAL_MAX and embed.fields:
+        embed.remove_field(len(embed.fields) - 1)
+    if len(embed) > EMBED_TOTAL_MAX and embed.description:
+        embed.description = cut(embed.description, max(1, len(embed.description) - (len(embed) - EMBED_TOTAL_MAX)))
+    return embed
 
 
 def spoiler(text: str, limit: int = 900) -> str:
     """Text hidden behind a spoiler (``||...||``), cut to ``limit`` characters; ``|`` escaped."""
     text = (text or "").replace("|", "\u2758")
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
+    text = cut(text, limit)
     return f"||{text}||" if text.strip() else "*(no text)*"
 
 
@@ -46,73 +86,123 @@ def age(created: datetime | None, now: datetime | None = None) -> str:
     return f"{secs} seconds"
 
 
-def score_lines(scores: Mapping[str, float | None], thresholds: Mapping[str, Any]) -> str:
-    """One line per label: score next to its review / act thresholds; labels the model lacks say so."""
+def score_lines(scores: Mapping[str, float | None], tiers: Mapping[str, tuple[float | None, float | None]],
+                raid_mode: bool = False) -> str:
+    """One line per label: score next to the review / act tiers that applied; labels the model lacks say so."""
     lines = []
     for label in LABELS:
         if label not in scores:
             continue
         s = scores[label]
-        tier = thresholds.get(label)
-        rv = getattr(tier, "review", None)
-        act = getattr(tier, "act", None)
+        rv, act = tiers.get(label, (None, None))
         th = f"review {rv:.2f}" if rv is not None else "review off"
         th += f" / act {act:.2f}" if act is not None else " / act off"
         mark = "\N{BLACK SMALL SQUARE} " if s is not None and rv is not None and s >= rv else ""
         val = "missing" if s is None else f"{s:.2f}"
         lines.append(f"{mark}`{label}` **{val}** ({th})")
+    if lines and raid_mode:
+        lines.append("*raid mode's stricter tiers applied*")
     return "\n".join(lines) or "not scored"
 
 
-def review_card(*, review_id: int, server_id: str, source: str, member_id: str, member: discord.abc.User | None,
-                joined_at: datetime | None, strikes: int, points: int, channel_id: str | None,
-                message_id: str | None, text: str, scores: Mapping[str, float | None],
-                thresholds: Mapping[str, Any], rules: Sequence[str], reason: str, case_number: int | None,
-                failures: Sequence[str] = ()) -> discord.Embed:
-    """The review card posted in the server's review channel."""
-    embed = discord.Embed(title=f"Review #{review_id} ({source})", colour=OPEN_COLOUR, timestamp=datetime.now(UTC))
-    created = discord.utils.snowflake_time(int(member_id)) if member_id.isdigit() else None
-    name = f"{member} " if member is not None else ""
-    embed.add_field(name="Member", value=f"{name}<@{member_id}> (`{member_id}`)\naccount {age(created)} old, "
-                    f"joined {age(joined_at)} ago\nprior strikes: {strikes} ({points} points)", inline=False)
-    where = f"<#{channel_id}>" if channel_id else "-"
-    link = jump_url(server_id, channel_id, message_id)
+def review_embed(card: ReviewCard) -> discord.Embed:
+    """The review card (automod, report or appeal) as posted in the review channel."""
+    if card.appeal_id is not None:
+        return appeal_embed(card)
+    colour = OPEN_COLOUR if card.decision is None else (
+        DISMISSED_COLOUR if card.decision.startswith("dismissed") else DONE_COLOUR)
+    embed = discord.Embed(title=f"Review #{card.review_id} ({card.source})", colour=colour,
+                          timestamp=datetime.now(UTC))
+    created = card.member_created_at or (discord.utils.snowflake_time(int(card.member_id))
+                                         if card.member_id.isdigit() else None)
+    name = f"{card.member_name} " if card.member_name else ""
+    embed.add_field(name="Member", value=f"{name}<@{card.member_id}> (`{card.member_id}`)\naccount {age(created)} "
+                    f"old, joined {age(card.member_joined_at)} ago\nprior strikes: {card.strikes} "
+                    f"({card.points} points)", inline=False)
+    where = f"<#{card.channel_id}>" if card.channel_id else "-"
+    link = jump_url(card.server_id, card.channel_id, card.message_id)
     if link:
         where += f" \N{EM DASH} [jump to message]({link})"
     embed.add_field(name="Channel", value=where, inline=False)
-    embed.add_field(name="Text", value=spoiler(text), inline=False)
-    if scores:
-        embed.add_field(name="Scores (threshold)", value=score_lines(scores, thresholds)[:1024], inline=False)
-    embed.add_field(name="Rules fired", value=(", ".join(rules) or "none")[:1024], inline=False)
-    embed.add_field(name="Reason", value=(reason or "-")[:1024], inline=False)
-    if case_number is not None:
-        embed.add_field(name="Case", value=f"#{case_number}")
-    if failures:
-        embed.add_field(name="Automatic action failed", value="\n".join(failures)[:1024], inline=False)
-    embed.set_footer(text="status: open")
-    return embed
+    embed.add_field(name="Text", value=spoiler(card.evidence.text), inline=False)
+    ev = card.evidence
+    if ev.scores:
+        embed.add_field(name="Scores (threshold)", value=score_lines(ev.scores, ev.tiers, ev.raid_mode),
+                        inline=False)
+    if ev.score_status not in ("ok", ""):
+        embed.add_field(name="Model", value=f"`{ev.score_status}`: the model's labels are not a full reading",
+                        inline=False)
+    embed.add_field(name="Rules fired", value=", ".join(ev.rules) or "none", inline=False)
+    embed.add_field(name="Reason", value=card.reason or "-", inline=False)
+    if card.case_number is not None:
+        embed.add_field(name="Case", value=f"#{card.case_number}")
+    if card.notes and card.decision is None:
+        embed.add_field(name="The bot could not", value="\n".join(card.notes), inline=False)
+    _decision(embed, card)
+    return fit(embed)
 
 
-def decided(embed: discord.Embed, *, outcome: str, moderator: discord.abc.User, when: datetime,
-            dismissed: bool = False, note: str = "") -> discord.Embed:
-    """A copy of a card stamped with who decided, when, and the outcome."""
-    e = embed.copy()
-    e.colour = DISMISSED_COLOUR if dismissed else DONE_COLOUR
-    value = f"**{outcome}** by {moderator.mention} {discord.utils.format_dt(when, 'f')}"
-    if note:
-        value += f"\n{note}"
-    e.add_field(name="Decision", value=value[:1024], inline=False)
-    e.set_footer(text=f"status: {outcome}")
-    return e
-
-
-def appeal_card(*, appeal_id: int, case: Any, member_id: str, text: str) -> discord.Embed:
-    """The appeal card posted in the review channel (buttons: Uphold / Overturn)."""
-    embed = discord.Embed(title=f"Appeal #{appeal_id} of case #{case.number}", colour=discord.Colour.blurple(),
+def appeal_embed(card: ReviewCard) -> discord.Embed:
+    """The appeal card (buttons: Uphold / Overturn)."""
+    embed = discord.Embed(title=f"Appeal #{card.appeal_id} of case #{card.case_number}",
+                          colour=discord.Colour.blurple() if card.decision is None else DONE_COLOUR,
                           timestamp=datetime.now(UTC))
-    embed.add_field(name="Member", value=f"<@{member_id}> (`{member_id}`)")
-    embed.add_field(name="Case", value=f"#{case.number}: {case.action.label} ({case.status.value})\n{case.reason}"[:1024],
-                    inline=False)
-    embed.add_field(name="Appeal", value=spoiler(text, 1000), inline=False)
-    embed.set_footer(text="status: open")
-    return embed
+    embed.add_field(name="Member", value=f"<@{card.member_id}> (`{card.member_id}`)")
+    action = card.case_action.label if card.case_action is not None else "?"
+    embed.add_field(name="Case", value=f"#{card.case_number}: {action}\n{card.reason}", inline=False)
+    embed.add_field(name="Appeal", value=spoiler(card.evidence.text, 1000), inline=False)
+    _decision(embed, card)
+    return fit(embed)
+
+
+def _decision(embed: discord.Embed, card: ReviewCard) -> None:
+    if card.decision is None:
+        embed.set_footer(text="status: open")
+        return
+    when = discord.utils.format_dt(card.decided_at or datetime.now(UTC), "f")
+    value = f"**{card.decision}** by <@{card.decided_by}> {when}"
+    if card.notes:
+        value += "\n" + "\n".join(card.notes)
+    embed.add_field(name="Decision", value=value, inline=False)
+    embed.set_footer(text=f"status: {card.decision}")
+
+
+def log_embed(entry: LogEntry) -> discord.Embed:
+    """A mod-log entry; member and moderator ids become mentions."""
+    colours = {"raid": discord.Colour.dark_red(), "policy": discord.Colour.blue(), "review": discord.Colour.blue(),
+               "appeal": discord.Colour.blue(), "problem": FAILED_COLOUR}
+    colour = FAILED_COLOUR if entry.failed else colours.get(entry.kind, discord.Colour.orange())
+    embed = discord.Embed(title=entry.title, colour=colour, timestamp=datetime.now(UTC))
+    lines = []
+    for line in entry.lines:
+        head, _, rest = line.partition(": ")
+        if head in ("Member", "Moderator") and rest.isdigit():
+            line = f"{head}: <@{rest}> ({rest})"
+        elif head == "Channel" and rest.isdigit():
+            line = f"{head}: <#{rest}>"
+        lines.append(line)
+    embed.description = "\n".join(lines)
+    return fit(embed)
+
+
+def raid_embed(card: RaidCard) -> discord.Embed:
+    """The single card of a raid: who, how many messages, what was done, until when."""
+    title = f"Raid #{card.raid_id}: " + {"join_burst": "join burst", "flagged_burst": "flagged messages",
+                                           "new_member_burst": "new members"}.get(card.reason, card.reason)
+    if card.closed:
+        title += " (ended)"
+    embed = discord.Embed(title=title, colour=DISMISSED_COLOUR if card.closed else discord.Colour.dark_red(),
+                          timestamp=datetime.now(UTC))
+    where = f"<#{card.channel_id}>" if card.channel_id else "the whole server"
+    embed.description = (f"{len(card.members)} member(s), {card.messages} flagged message(s) in {where} since "
+                         f"{discord.utils.format_dt(card.started_at, 'T')}; {card.deleted} deleted in bulk.")
+    embed.add_field(name="Members", value=" ".join(f"<@{m}>" for m in card.members[:60]) or "-", inline=False)
+    if card.raid_mode_until and not card.closed:
+        embed.add_field(name="Raid mode", value=f"until {discord.utils.format_dt(card.raid_mode_until, 'T')}")
+    if card.slowmode_s:
+        embed.add_field(name="Slowmode", value=f"{card.slowmode_s}s")
+    if card.invites_paused:
+        embed.add_field(name="Invites", value="paused")
+    if card.notes:
+        embed.add_field(name="Done", value="\n".join(card.notes[-8:]), inline=False)
+    return fit(embed)

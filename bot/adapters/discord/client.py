@@ -21,8 +21,11 @@ from typing import Any
 import discord
 from discord.ext import commands
 
+from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
-from bot.adapters.discord.views import DYNAMIC_ITEMS, warn_view
+from bot.adapters.discord.translate import PLATFORM
+from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
+from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +115,11 @@ class ModBot(commands.AutoShardedBot):
         self.scorer: Any = None
         self.policies: Any = None
         self.service: Any = None
-        self.enforcer = DiscordEnforcer(self, warn_view=warn_view)
+        self.workflow: Any = None
+        self.desk: Any = None
+        self.enforcer = DiscordEnforcer(self, notice_view=notice_view)
+        self.closing = False
+        self._recovered = False
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
         self.retention_task: asyncio.Task[None] | None = None
@@ -125,13 +132,22 @@ class ModBot(commands.AutoShardedBot):
         from bot.core.service import ModerationService
         from bot.store.sqlite import SqliteStore
 
+        default = self.policy_dir / "default.toml"
+        # Config errors are fatal at startup: a bad server file stops the bot here, naming the file and the key.
+        PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
+                       self.policy_dir / "servers").validate_servers(PLATFORM)
         self.store = await SqliteStore.open(self.db_path)
         self.scorer = await asyncio.to_thread(self.scorer_factory)
-        default = self.policy_dir / "default.toml"
         self.policies = PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
                                        self.policy_dir / "servers", OverrideBridge(self.store))
         self.service = ModerationService(scorer=self.scorer, store=self.store, policies=self.policies)
         await self.service.start()
+        from bot.workflow import ModerationWorkflow
+
+        self.desk = DiscordDesk(self, self.policies, review_view=review_view, raid_view=raid_view)
+        self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
+                                           desk=self.desk, policies=self.policies, ledger=self.service.ledger,
+                                           raid_control=self.service)
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
@@ -150,6 +166,12 @@ class ModBot(commands.AutoShardedBot):
         """Report startup problems (missing intent, missing permissions) per server, then signal readiness."""
         for guild in self.guilds:
             await self.report_startup(guild)
+        if not self._recovered:  # once per process, not on every reconnect
+            self._recovered = True
+            try:
+                await self.workflow.recover()
+            except Exception:
+                log.exception("recovering pending cases, expiries and raid mode failed")
         self.ready_event.set()
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
@@ -166,7 +188,8 @@ class ModBot(commands.AutoShardedBot):
             return
         for p in problems:
             log.error("server %s: %s", guild.id, p)
-        await self.mod_log(guild.id, "\n".join(f"\N{WARNING SIGN} {p}" for p in problems), title="Startup problem")
+        await self.desk.post_mod_log(str(guild.id), LogEntry(title="Startup problem", lines=tuple(
+            f"\N{WARNING SIGN} {p}" for p in problems), failed=True, kind="problem"))
 
     async def purge_expired_text(self, now: datetime | None = None) -> int:
         """Erase stored message text older than the default policy's ``server.retention_days`` (days).
@@ -191,7 +214,18 @@ class ModBot(commands.AutoShardedBot):
             await self.purge_expired_text()
 
     async def close(self) -> None:
-        """Stop the retention task, close the Discord connection, then the service and the store."""
+        """Shut down without losing work: stop taking new messages, let the judging pipeline finish what it was
+        given and the workflow carry those verdicts out (while the Discord session still works), then close the
+        Discord connection, the service and the store. A case that still did not get done stays ``pending`` and
+        is carried out or marked failed at the next start."""
+        self.closing = True
+        try:
+            if self.service is not None:
+                await asyncio.wait_for(self.service.drain(), 30)
+            if self.workflow is not None:
+                await asyncio.wait_for(self.workflow.close(), 30)
+        except (TimeoutError, Exception):
+            log.exception("draining before shutdown did not finish")
         if self.retention_task is not None:
             self.retention_task.cancel()
             await asyncio.gather(self.retention_task, return_exceptions=True)
@@ -208,23 +242,6 @@ class ModBot(commands.AutoShardedBot):
     async def policy(self, guild_id: int | str) -> Any:
         """The effective policy of a server."""
         return await self.policies.get("discord", str(guild_id))
-
-    async def mod_log(self, guild_id: int | str, text: str, *, title: str = "Mod log",
-                      colour: discord.Colour | None = None, embed: discord.Embed | None = None) -> bool:
-        """Post to the server's mod log channel. Returns False (and logs) when it is unset or unreachable."""
-        policy = await self.policy(guild_id)
-        cid = policy.server.mod_log_channel
-        if not cid:
-            log.warning("server %s has no mod log channel: %s", guild_id, text)
-            return False
-        embed = embed or discord.Embed(title=title, description=text[:4000], colour=colour or discord.Colour.red())
-        try:
-            channel = self.get_channel(int(cid)) or await self.fetch_channel(int(cid))
-            await channel.send(embed=embed)  # type: ignore[union-attr]
-            return True
-        except (discord.HTTPException, ValueError) as exc:
-            log.error("cannot post to mod log %s of server %s: %s", cid, guild_id, exc)
-            return False
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         """Log any unhandled event error with its event name; the bot keeps running."""

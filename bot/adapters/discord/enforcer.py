@@ -1,19 +1,22 @@
-"""Carry out core actions on Discord; platform refusals become ``ActionResult(ok=False, reason=...)``.
+"""Carry out the workflow's actions on Discord (:class:`bot.workflow.ports.Enforcer`).
 
-Layer: ``bot.adapters.discord``. Imports discord.py and ``bot.core``. Never raises for Discord refusals
-(403 Forbidden, 404 NotFound, 400 HTTPException): the reason is returned so the case records it.
+Layer: ``bot.adapters.discord``. Imports discord.py, ``bot.core`` and ``bot.workflow``. Never raises for Discord
+refusals (403 Forbidden, 404 NotFound, 400 HTTPException): the reason is returned so the case records it. Rate
+limits (429) are waited out by discord.py itself, which is why verdicts are carried out off the interaction path.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import discord
 
-from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, Message
+from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
+from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +25,14 @@ BULK_DELETE_MAX_AGE = timedelta(days=14)
 
 _KNOWN_CODES = {
     50013: "Missing Permissions",
+    50001: "Missing Access (the bot cannot see that channel)",
     10008: "Unknown Message (already deleted)",
     10007: "Unknown Member (member left)",
     10003: "Unknown Channel",
     10013: "Unknown User",
+    10026: "Unknown Ban (not banned)",
     50034: "message older than 14 days cannot be bulk deleted",
-    50007: "cannot send messages to this user (DMs closed)",
+    50007: "cannot send messages to this user (DMs closed or no shared server)",
 }
 
 
@@ -37,133 +42,182 @@ def describe_error(exc: discord.HTTPException) -> str:
     return f"{text} ({exc.code or exc.status})"
 
 
+def _ok(kind: ActionKind = ActionKind.LOG, **extra: str) -> ActionResult:
+    return ActionResult(Action(kind), True, "", dict(extra))
+
+
+def _fail(reason: str, kind: ActionKind = ActionKind.LOG) -> ActionResult:
+    return ActionResult(Action(kind), False, reason)
+
+
+def member_info(member: discord.Member) -> MemberInfo:
+    """A guild member as the workflow sees them (rank = position of their highest role)."""
+    return MemberInfo(id=str(member.id), name=member.display_name, rank=member.top_role.position,
+                      is_owner=member.guild.owner_id == member.id, joined_at=member.joined_at,
+                      created_at=member.created_at, is_bot=member.bot)
+
+
 class DiscordEnforcer:
-    """Implements the :class:`bot.core.ports.Enforcer` port with a discord.py client.
+    """Implements :class:`bot.workflow.ports.Enforcer` with a connected discord.py client.
 
     Args:
-        client: The connected bot (used to resolve guilds, channels and members).
-        warn_view: Callable ``(server_id, case_number) -> discord.ui.View | None`` giving the Appeal button for warn
-            DMs (injected to keep this module free of view code).
+        client: The connected bot (resolves guilds, channels and members; cache first, then REST).
+        notice_view: ``(server_id, case_number) -> discord.ui.View`` giving the Appeal button of a member notice
+            (injected to keep this module free of view code).
     """
 
-    capabilities = frozenset({"delete", "delete_others", "warn", "timeout", "kick", "ban", "slowmode"})
+    capabilities = frozenset(Capability) - {Capability.REMOVE_FROM_CHANNEL}
 
-    def __init__(self, client: discord.Client, *, warn_view: Any = None) -> None:
+    def __init__(self, client: discord.Client, *, notice_view: Callable[[str, int], Any] | None = None) -> None:
         self.client = client
-        self.warn_view = warn_view
+        self.notice_view = notice_view
 
     async def _guild(self, server_id: str) -> discord.Guild:
         guild = self.client.get_guild(int(server_id))
-        if guild is None:
-            guild = await self.client.fetch_guild(int(server_id))
-        return guild
+        return guild if guild is not None else await self.client.fetch_guild(int(server_id))
 
-    async def apply(self, message: Message, action: Action, *, case_number: int | None = None) -> ActionResult:
-        """Do ``action`` about ``message``; a sanction with ``delete_message`` also removes the message first.
+    async def _channel(self, channel_id: str) -> Any:
+        ch = self.client.get_channel(int(channel_id))
+        return ch if ch is not None else await self.client.fetch_channel(int(channel_id))
 
-        Returns:
-            ``ActionResult(ok=True)`` or ``ok=False`` with the reason (``"Missing Permissions (50013)"``, ...).
-            When the message deletion fails but the sanction succeeds, ``extra["delete"]`` holds the reason.
-        """
-        extra: dict[str, str] = {}
+    # ------------------------------------------------------------------ members
+    async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
+        """The member now (cache, then ``GET /guilds/{g}/members/{u}``), or ``None`` when not in the server."""
         try:
-            kind = action.kind
-            if kind in (ActionKind.NONE, ActionKind.LOG, ActionKind.REVIEW):
-                return ActionResult(action, True)
-            if kind is ActionKind.DELETE or action.delete_message:
-                res = await self.delete_message(message.channel.id, message.id)
-                if kind is ActionKind.DELETE:
-                    return ActionResult(action, res.ok, res.reason)
-                if not res.ok:
-                    extra["delete"] = res.reason
-            guild = await self._guild(message.server.id)
-            return await self.sanction(guild, message.author.id, action, case_number=case_number, extra=extra)
-        except discord.HTTPException as exc:
-            log.warning("action %s failed: %s", action.kind.label, describe_error(exc),
-                        extra={"server": message.server.id, "message_id": message.id})
-            return ActionResult(action, False, describe_error(exc), extra)
+            guild = await self._guild(server_id)
+            m = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
+        except (discord.HTTPException, ValueError):
+            return None
+        return member_info(m)
 
-    async def delete_message(self, channel_id: str, message_id: str) -> ActionResult:
+    async def bot_member(self, server_id: str) -> MemberInfo | None:
+        """The bot's own member in that server."""
+        guild = self.client.get_guild(int(server_id))
+        return member_info(guild.me) if guild is not None and guild.me is not None else None
+
+    # ------------------------------------------------------------------ messages
+    async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
         """Delete one message. ``Unknown Message (10008)`` is returned as a failure with that reason."""
-        act = Action(ActionKind.DELETE)
         try:
-            channel = self.client.get_channel(int(channel_id)) or await self.client.fetch_channel(int(channel_id))
-            await channel.get_partial_message(int(message_id)).delete()  # type: ignore[union-attr]
-            return ActionResult(act, True)
+            channel = await self._channel(channel_id)
+            await channel.get_partial_message(int(message_id)).delete()
+            return _ok(ActionKind.DELETE)
         except discord.HTTPException as exc:
-            return ActionResult(act, False, describe_error(exc))
+            return _fail(describe_error(exc), ActionKind.DELETE)
 
-    async def delete_many(self, channel: discord.TextChannel, message_ids: list[int],
-                          now: datetime | None = None) -> ActionResult:
-        """Bulk-delete messages; ids older than 14 days are refused up front (Discord would answer 50034)."""
-        act = Action(ActionKind.DELETE)
+    async def bulk_delete(self, server_id: str, channel_id: str, message_ids: Sequence[str],
+                          now: datetime | None = None) -> BulkResult:
+        """Delete up to 100 messages of one channel in one request; ids older than 14 days are refused up front
+        (Discord would answer 50034 for the whole request), one id goes as a single delete."""
         cutoff = (now or datetime.now(UTC)) - BULK_DELETE_MAX_AGE
-        young = [i for i in message_ids if discord.utils.snowflake_time(i) > cutoff]
-        old = len(message_ids) - len(young)
+        young = [m for m in message_ids if discord.utils.snowflake_time(int(m)) > cutoff][:100]
+        failed = {m: "older than 14 days: Discord refuses to bulk delete it (50034)" for m in message_ids
+                  if m not in young}
+        if not young:
+            return BulkResult(failed=failed)
         try:
-            if young:
-                await channel.delete_messages([discord.Object(i) for i in young])
+            channel = await self._channel(channel_id)
+            if len(young) == 1:
+                await channel.get_partial_message(int(young[0])).delete()
+            else:
+                await channel.delete_messages([discord.Object(int(m)) for m in young])
         except discord.HTTPException as exc:
-            return ActionResult(act, False, describe_error(exc))
-        if old:
-            return ActionResult(act, False, f"{old} message(s) older than 14 days cannot be bulk deleted (50034)")
-        return ActionResult(act, True)
+            failed.update({m: describe_error(exc) for m in young})
+            return BulkResult(failed=failed)
+        return BulkResult(deleted=tuple(young), failed=failed)
 
-    async def sanction(self, guild: discord.Guild, member_id: str, action: Action, *,
-                       case_number: int | None = None, extra: dict[str, str] | None = None) -> ActionResult:
-        """Warn (DM), timeout (capped at 28 days), kick or ban a member of ``guild``.
-
-        Role hierarchy is checked before calling Discord: a member whose top role is not below the bot's cannot
-        be timed out, kicked or banned (Discord would answer 50013).
-        """
-        extra = dict(extra or {})
-        reason = (action.reason or "moderation")[:500]
-        uid = int(member_id)
+    # ------------------------------------------------------------------ notices
+    async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
+        """DM the member about their case, with an Appeal button (fails with 50007 when DMs are closed)."""
+        titles = {ActionKind.WARN: "Warning", ActionKind.TIMEOUT: "Timeout", ActionKind.KICK: "Kicked",
+                  ActionKind.BAN: "Banned"}
         try:
-            member = guild.get_member(uid)
-            if action.kind in (ActionKind.TIMEOUT, ActionKind.KICK, ActionKind.BAN) and member is not None:
-                me = guild.me
-                if member.id == guild.owner_id:
-                    return ActionResult(action, False, "role hierarchy: the member owns the server", extra)
-                if me is not None and member.top_role >= me.top_role:
-                    return ActionResult(action, False,
-                                        f"role hierarchy: {member.top_role.name!r} is not below the bot's "
-                                        f"{me.top_role.name!r}", extra)
-            if action.kind is ActionKind.WARN:
-                return await self._warn(guild, uid, action, case_number, extra)
-            if action.kind is ActionKind.TIMEOUT:
-                seconds = min(int(action.duration_s or 3600), MAX_TIMEOUT_S)
-                target = member or await guild.fetch_member(uid)
-                await target.timeout(timedelta(seconds=seconds), reason=reason)
-                extra["until"] = (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
-            elif action.kind is ActionKind.KICK:
-                await guild.kick(discord.Object(uid), reason=reason)
-            elif action.kind is ActionKind.BAN:
-                await guild.ban(discord.Object(uid), reason=reason, delete_message_seconds=0)
-            return ActionResult(action, True, "", extra)
+            guild = self.client.get_guild(int(notice.server_id))
+            name = notice.server_name or (guild.name if guild is not None else "the server")
+            user = self.client.get_user(int(member_id)) or await self.client.fetch_user(int(member_id))
+            embed = discord.Embed(title=f"{titles.get(notice.action, notice.action.label.title())} in {name}"[:256],
+                                  description=(notice.reason or "No reason given.")[:4000],
+                                  colour=discord.Colour.orange())
+            embed.add_field(name="Case", value=f"#{notice.case_number}")
+            if notice.duration_s:
+                embed.add_field(name="Duration", value=f"{notice.duration_s // 60} minutes")
+            kwargs: dict[str, Any] = {"embed": embed}
+            if notice.appealable and self.notice_view is not None:
+                embed.set_footer(text="If you think this is wrong, press Appeal.")
+                kwargs["view"] = self.notice_view(notice.server_id, notice.case_number)
+            await user.send(**kwargs)
+            return _ok()
         except discord.HTTPException as exc:
-            return ActionResult(action, False, describe_error(exc), extra)
+            return _fail(describe_error(exc))
 
-    async def _warn(self, guild: discord.Guild, uid: int, action: Action, case_number: int | None,
-                    extra: dict[str, str]) -> ActionResult:
-        user = self.client.get_user(uid) or await self.client.fetch_user(uid)
-        embed = discord.Embed(title=f"Warning in {guild.name}", description=action.reason or "No reason given.",
-                              colour=discord.Colour.orange())
-        if case_number is not None:
-            embed.add_field(name="Case", value=f"#{case_number}")
-            embed.set_footer(text="If you think this is wrong, press Appeal.")
-        kwargs: dict[str, Any] = {"embed": embed}
-        if self.warn_view is not None and case_number is not None:
-            kwargs["view"] = self.warn_view(str(guild.id), case_number)
-        await user.send(**kwargs)
-        return ActionResult(action, True, "", extra)
-
-    async def set_slowmode(self, channel_id: str, seconds: int) -> ActionResult:
-        """Set a channel's slowmode (``rate_limit_per_user``, 0-21600 s); used by raid mode."""
-        act = Action(ActionKind.LOG, reason=f"slowmode {seconds}s", source="raid")
+    # ------------------------------------------------------------------ sanctions
+    async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
+        """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most 28 days."""
+        seconds = min(int(seconds), MAX_TIMEOUT_S)
         try:
-            channel = self.client.get_channel(int(channel_id)) or await self.client.fetch_channel(int(channel_id))
-            await channel.edit(slowmode_delay=max(0, min(seconds, 21600)), reason="raid mode")  # type: ignore[union-attr]
-            return ActionResult(act, True)
+            guild = await self._guild(server_id)
+            member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
+            await member.timeout(timedelta(seconds=seconds), reason=reason[:500])
+            until = (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
+            return _ok(ActionKind.TIMEOUT, until=until)
         except discord.HTTPException as exc:
-            return ActionResult(act, False, describe_error(exc))
+            return _fail(describe_error(exc), ActionKind.TIMEOUT)
+
+    async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Lift a timeout (``communication_disabled_until: null``)."""
+        try:
+            guild = await self._guild(server_id)
+            member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
+            await member.timeout(None, reason=reason[:500])
+            return _ok(ActionKind.TIMEOUT)
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc), ActionKind.TIMEOUT)
+
+    async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Kick (``DELETE /guilds/{g}/members/{u}``)."""
+        try:
+            await (await self._guild(server_id)).kick(discord.Object(int(member_id)), reason=reason[:500])
+            return _ok(ActionKind.KICK)
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc), ActionKind.KICK)
+
+    async def ban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Ban (``PUT /guilds/{g}/bans/{u}``), keeping the member's message history."""
+        try:
+            await (await self._guild(server_id)).ban(discord.Object(int(member_id)), reason=reason[:500],
+                                                     delete_message_seconds=0)
+            return _ok(ActionKind.BAN)
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc), ActionKind.BAN)
+
+    async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Lift a ban (``DELETE /guilds/{g}/bans/{u}``)."""
+        try:
+            await (await self._guild(server_id)).unban(discord.Object(int(member_id)), reason=reason[:500])
+            return _ok(ActionKind.BAN)
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc), ActionKind.BAN)
+
+    # ------------------------------------------------------------------ channels and server
+    async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
+        """Set ``rate_limit_per_user`` (0-21600 s) on a text channel or a thread itself."""
+        try:
+            channel = await self._channel(channel_id)
+            await channel.edit(slowmode_delay=max(0, min(int(seconds), 21600)), reason="raid mode")
+            return _ok()
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc))
+
+    async def remove_from_channel(self, server_id: str, channel_id: str, member_id: str) -> ActionResult:
+        """Not a Discord sanction (not in :attr:`capabilities`): permission overwrites would be needed."""
+        return _fail("Discord has no 'remove from channel'; use a timeout or channel permissions")
+
+    async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
+        """Pause invites (Discord's incident actions, ``PUT /guilds/{g}/incident-actions``; at most 24 h)."""
+        try:
+            body = {"invites_disabled_until": until.isoformat() if until else None}
+            route = discord.http.Route("PUT", "/guilds/{guild_id}/incident-actions", guild_id=int(server_id))
+            await self.client.http.request(route, json=body)
+            return _ok()
+        except discord.HTTPException as exc:
+            return _fail(describe_error(exc))

@@ -1,15 +1,16 @@
-"""Persistent review, appeal and warn-DM components (``discord.ui.DynamicItem``: they work after a restart).
+"""Persistent components (``discord.ui.DynamicItem``: they work after a restart) of review, appeal and raid cards and
+of member notices, and the report / appeal modals.
 
-Layer: ``bot.adapters.discord``. The state lives in the custom id (namespaced ``mod:...``, under 100 characters);
-callbacks only parse it and hand over to the Review cog (``interaction.client.get_cog("Review")``), which
-checks permissions server-side and does the work.
+Layer: ``bot.adapters.discord``. The state lives in the custom id (namespaced ``mod:...``, at most 100 characters,
+Discord's limit); callbacks only parse it and hand over to :class:`cogs.review.Review`, which acknowledges the
+interaction first (Discord's 3-second deadline), then asks the workflow, which checks permissions server-side.
 
 Custom ids:
-    ``mod:review:<review_id>:<decision>``  buttons on a review card (decision: dismiss, delete, warn, kick, ban,
-        investigating)
-    ``mod:review:<review_id>:timeout``     the duration select on a review card (values are seconds)
-    ``mod:appeal:<server_id>:<case>``      Appeal button in a warn DM (opens the appeal modal)
-    ``mod:appealdecide:<appeal_id>:<uphold|overturn>`` buttons on an appeal card
+    ``mod:review:<review_id>:<decision>``  review card buttons (dismiss, delete, warn, kick, ban, investigating)
+    ``mod:review:<review_id>:timeout``     the duration select of a review card (values are seconds)
+    ``mod:appeal:<server_id>:<case>``      Appeal button of a member notice (works from the DM)
+    ``mod:appealdecide:<appeal_id>:<uphold|overturn>`` appeal card buttons
+    ``mod:raid:<server_id>:<raid_id>:<action>``  raid card buttons (timeout, kick, ban, pause_invites, end)
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import re
 from typing import Any
 
 import discord
+
+from bot.workflow.views import RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,14 @@ REVIEW_BUTTONS: dict[str, tuple[str, discord.ButtonStyle]] = {
 #: Timeout durations offered on a card: label -> seconds (28 days is Discord's cap).
 TIMEOUT_CHOICES: dict[str, int] = {"10 minutes": 600, "1 hour": 3600, "1 day": 86400, "1 week": 604800,
                                    "28 days": 2419200}
+#: Raid card buttons: action -> (label, style).
+RAID_BUTTONS: dict[str, tuple[str, discord.ButtonStyle]] = {
+    "timeout": ("Timeout all (1 hour)", discord.ButtonStyle.danger),
+    "kick": ("Kick all", discord.ButtonStyle.danger),
+    "ban": ("Ban all", discord.ButtonStyle.danger),
+    "pause_invites": ("Pause invites (24 h)", discord.ButtonStyle.secondary),
+    "end": ("End raid mode", discord.ButtonStyle.success),
+}
 
 
 def _review_cog(interaction: discord.Interaction) -> Any:
@@ -44,7 +55,7 @@ def _review_cog(interaction: discord.Interaction) -> Any:
 
 
 class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
-                   template=r"mod:review:(?P<id>\d+):(?P<decision>dismiss|delete|warn|kick|ban|investigating)"):
+                   template=r"mod:review:(?P<id>\d{1,18}):(?P<decision>dismiss|delete|warn|kick|ban|investigating)"):
     """A decision button on a review card."""
 
     def __init__(self, review_id: int, decision: str, *, disabled: bool = False) -> None:
@@ -63,7 +74,8 @@ class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         await _review_cog(interaction).on_review_click(interaction, self.review_id, self.decision, None)
 
 
-class ReviewTimeoutSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=r"mod:review:(?P<id>\d+):timeout"):
+class ReviewTimeoutSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
+                          template=r"mod:review:(?P<id>\d{1,18}):timeout"):
     """The "Timeout for..." duration select on a review card (values are seconds)."""
 
     def __init__(self, review_id: int, *, disabled: bool = False) -> None:
@@ -83,8 +95,9 @@ class ReviewTimeoutSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], templa
         await _review_cog(interaction).on_review_click(interaction, self.review_id, "timeout", seconds)
 
 
-class AppealButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"mod:appeal:(?P<server>\d+):(?P<case>\d+)"):
-    """The Appeal button in a warn DM: opens the appeal modal for that case."""
+class AppealButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
+                   template=r"mod:appeal:(?P<server>\d{1,20}):(?P<case>\d{1,9})"):
+    """The Appeal button of a member notice (DM): opens the appeal modal for that case."""
 
     def __init__(self, server_id: str, case_number: int) -> None:
         super().__init__(discord.ui.Button(label="Appeal", style=discord.ButtonStyle.secondary,
@@ -102,7 +115,7 @@ class AppealButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"mo
 
 
 class AppealDecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
-                           template=r"mod:appealdecide:(?P<id>\d+):(?P<decision>uphold|overturn)"):
+                           template=r"mod:appealdecide:(?P<id>\d{1,18}):(?P<decision>uphold|overturn)"):
     """Uphold / Overturn on an appeal card."""
 
     def __init__(self, appeal_id: int, decision: str, *, disabled: bool = False) -> None:
@@ -121,25 +134,56 @@ class AppealDecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         await _review_cog(interaction).on_appeal_click(interaction, self.appeal_id, self.decision)
 
 
-def review_view(review_id: int, *, disabled: bool = False) -> discord.ui.View:
-    """The component rows of a review card: six buttons and the timeout select."""
+class RaidButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
+                 template=r"mod:raid:(?P<server>\d{1,20}):(?P<id>\d{1,18}):(?P<action>timeout|kick|ban|pause_invites|end)"):
+    """A bulk action on a raid card."""
+
+    def __init__(self, server_id: str, raid_id: int, action: str, *, disabled: bool = False) -> None:
+        label, style = RAID_BUTTONS[action]
+        super().__init__(discord.ui.Button(label=label, style=style, disabled=disabled,
+                                           custom_id=f"mod:raid:{server_id}:{raid_id}:{action}"))
+        self.server_id = server_id
+        self.raid_id = raid_id
+        self.action = action
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button[Any],
+                             match: re.Match[str], /) -> RaidButton:
+        return cls(match["server"], int(match["id"]), match["action"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _review_cog(interaction).on_raid_click(interaction, self.raid_id, self.action)
+
+
+def review_view(card: ReviewCard) -> discord.ui.View:
+    """Components of a review card (decision buttons and the timeout select) or an appeal card (Uphold /
+    Overturn); disabled once a final decision is recorded."""
     view = discord.ui.View(timeout=None)
+    if card.appeal_id is not None:
+        for decision in ("uphold", "overturn"):
+            view.add_item(AppealDecisionButton(card.appeal_id, decision, disabled=card.decision is not None))
+        return view
+    disabled = card.final
     for decision in REVIEW_BUTTONS:
-        view.add_item(ReviewButton(review_id, decision, disabled=disabled))
-    view.add_item(ReviewTimeoutSelect(review_id, disabled=disabled))
+        if decision in card.capabilities_missing:
+            continue
+        view.add_item(ReviewButton(card.review_id, decision, disabled=disabled))
+    if "timeout" not in card.capabilities_missing:
+        view.add_item(ReviewTimeoutSelect(card.review_id, disabled=disabled))
     return view
 
 
-def appeal_view(appeal_id: int, *, disabled: bool = False) -> discord.ui.View:
-    """Uphold / Overturn buttons of an appeal card."""
+def raid_view(card: RaidCard) -> discord.ui.View:
+    """Bulk-action buttons of a raid card (only the actions the platform supports; disabled once ended)."""
     view = discord.ui.View(timeout=None)
-    for decision in ("uphold", "overturn"):
-        view.add_item(AppealDecisionButton(appeal_id, decision, disabled=disabled))
+    for action in card.actions_offered:
+        if action in RAID_BUTTONS:
+            view.add_item(RaidButton(card.server_id, card.raid_id, action, disabled=card.closed))
     return view
 
 
-def warn_view(server_id: str, case_number: int) -> discord.ui.View:
-    """The Appeal button attached to a warn DM."""
+def notice_view(server_id: str, case_number: int) -> discord.ui.View:
+    """The Appeal button of a member notice (warning, timeout, kick or ban DM)."""
     view = discord.ui.View(timeout=None)
     view.add_item(AppealButton(server_id, case_number))
     return view
@@ -181,4 +225,4 @@ class ReportModal(discord.ui.Modal, title="Report to moderators"):
                                                    reason=self.reason.value)
 
 
-DYNAMIC_ITEMS = (ReviewButton, ReviewTimeoutSelect, AppealButton, AppealDecisionButton)
+DYNAMIC_ITEMS = (ReviewButton, ReviewTimeoutSelect, AppealButton, AppealDecisionButton, RaidButton)

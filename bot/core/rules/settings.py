@@ -292,6 +292,11 @@ class RaidSettings(_Settings):
         default=True, description="In raid mode, every new member's message goes to review."
     )
     max_tracked: int = Field(default=5000, ge=10, description="Most channels tracked at once (memory cap).")
+    join_burst: int = Field(
+        default=10, ge=0, description="Accounts joining within join_window_s that raise a join-burst raid alert "
+        "(0: off)."
+    )
+    join_window_s: float = Field(default=30.0, gt=0, description="Window of a join burst, s.")
 
 
 class ZalgoSettings(_Settings):

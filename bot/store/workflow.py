@@ -1,0 +1,182 @@
+"""Mod-log operations of the moderation workflow (mixin of :class:`bot.store.sqlite.SqliteStore`): cases left
+pending by a stop, raised strikes, review cards, temporary-ban expiries, raids and raid mode.
+
+See :class:`bot.workflow.ports.WorkflowStore` for the port these implement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.core.models import Case
+from bot.store.base import StoreBase, case_from_row
+from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRaid:
+    """A recorded raid: where, who, and its card (``channel_id`` is the parent channel; ``thread_id`` where the
+    burst was, when that differs; ``channel_id`` is ``""`` for a join burst)."""
+
+    id: int
+    platform: str
+    server_id: str
+    channel_id: str
+    started_at: datetime
+    members: tuple[str, ...]
+    count: int
+    reason: str
+    card_message_id: str | None
+    thread_id: str | None
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RaidModeRow:
+    """Raid mode in force in one channel or thread (``until`` ``None``: until switched off)."""
+
+    platform: str
+    server_id: str
+    channel_id: str
+    until: datetime | None
+    slowmode_s: int
+    raid_id: int | None
+    started_at: datetime
+
+
+class WorkflowMixin(StoreBase):
+    """Operations the workflow needs beyond cases, strikes and reviews."""
+
+    async def pending_cases(self, platform: str) -> list[Case]:
+        """Cases still ``pending`` (a stop cut them off between being recorded and carried out), oldest first."""
+        rows = await self._read_all(
+            "SELECT * FROM cases WHERE platform = ? AND status = 'pending' ORDER BY created_at, id", (platform,)
+        )
+        return [case_from_row(r) for r in rows]
+
+    async def raise_strike(
+        self, platform: str, server_id: str, message_id: str, points: int, case_number: int | None
+    ) -> int:
+        """Raise the strike of a message to ``points`` (never lower it); links ``case_number`` when it had none.
+
+        Returns:
+            The number of strikes changed (0 or 1).
+        """
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE strikes SET points = ?, case_number = COALESCE(case_number, ?) WHERE platform = ? "
+                "AND server_id = ? AND message_id = ? AND points < ? AND pardoned_at IS NULL",
+                (points, case_number, platform, server_id, message_id, points),
+            )
+            n = cur.rowcount
+            await cur.close()
+        return n
+
+    async def card_of_review(self, review_id: int) -> str | None:
+        """The message id of a review item's card, or ``None`` when none was posted."""
+        row = await self._read_one("SELECT card_message_id FROM review_items WHERE id = ?", (review_id,))
+        return row[0] if row else None
+
+    async def message_excerpt(self, platform: str, server_id: str, message_id: str) -> tuple[str, str] | None:
+        """``(channel_id, text)`` of a recorded message (text ``""`` once erased), or ``None``."""
+        row = await self._read_one(
+            "SELECT channel_id, excerpt FROM messages WHERE platform = ? AND server_id = ? AND message_id = ?",
+            (platform, server_id, message_id),
+        )
+        return (row[0], row[1] or "") if row else None
+
+    async def due_expiries(self, platform: str, before: datetime) -> list[Case]:
+        """Applied temporary bans not yet lifted whose end is before ``before`` (UTC), soonest first."""
+        rows = await self._read_all(
+            "SELECT * FROM cases WHERE platform = ? AND action = 'ban' AND status = 'applied' "
+            "AND expires_at IS NOT NULL AND lifted_at IS NULL AND expires_at < ? ORDER BY expires_at",
+            (platform, to_db_time(before)),
+        )
+        return [case_from_row(r) for r in rows]
+
+    async def mark_lifted(self, platform: str, server_id: str, number: int, now: datetime | None = None) -> None:
+        """Record that a temporary ban (or timeout) was lifted."""
+        async with self._tx():
+            await self._db.execute(
+                "UPDATE cases SET lifted_at = ?, updated_at = ? WHERE platform = ? AND server_id = ? AND number = ?",
+                (to_db_time(now or utcnow()), to_db_time(now or utcnow()), platform, server_id, number),
+            )
+
+    # -- raids --------------------------------------------------------------------------------------------------
+
+    async def get_raid(self, platform: str, server_id: str, raid_id: int) -> StoredRaid | None:
+        """A raid of this server, or ``None`` (another server's raid is never returned)."""
+        r = await self._read_one(
+            "SELECT * FROM raids WHERE platform = ? AND server_id = ? AND id = ?", (platform, server_id, raid_id)
+        )
+        if r is None:
+            return None
+        return StoredRaid(
+            id=r["id"], platform=r["platform"], server_id=r["server_id"], channel_id=r["channel_id"],
+            started_at=req_db_time(r["started_at"]), members=tuple(load_json(r["members"], [])), count=r["count"],
+            reason=r["reason"], card_message_id=r["card_message_id"], thread_id=r["thread_id"],
+            closed_at=from_db_time(r["closed_at"]),
+        )
+
+    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Any) -> None:
+        """Update a raid: ``card_message_id``, ``thread_id``, ``members`` (list) or ``closed`` (bool)."""
+        sets: list[str] = []
+        params: list[Any] = []
+        for key, value in changes.items():
+            if key in ("card_message_id", "thread_id"):
+                sets.append(f"{key} = ?")
+                params.append(value)
+            elif key == "members":
+                sets.append("members = ?")
+                params.append(dump_json(list(value)))
+            elif key == "closed":
+                sets.append("closed_at = ?")
+                params.append(to_db_time(utcnow()) if value else None)
+            else:
+                raise ValueError(f"unknown raid field {key!r}")
+        if not sets:
+            return
+        async with self._tx():
+            await self._db.execute(
+                f"UPDATE raids SET {', '.join(sets)} WHERE platform = ? AND server_id = ? AND id = ?",
+                (*params, platform, server_id, raid_id),
+            )
+
+    async def save_raid_mode(
+        self, platform: str, server_id: str, channel_id: str, until: datetime | None, slowmode_s: int,
+        raid_id: int | None, now: datetime | None = None,
+    ) -> None:
+        """Record raid mode in a channel or thread (replacing an earlier row for it)."""
+        async with self._tx():
+            await self._db.execute(
+                "INSERT INTO raid_modes (platform, server_id, channel_id, until, slowmode_s, raid_id, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform, server_id, channel_id) DO UPDATE SET "
+                "until = excluded.until, slowmode_s = excluded.slowmode_s, raid_id = excluded.raid_id",
+                (platform, server_id, channel_id, opt_db_time(until), slowmode_s, raid_id,
+                 to_db_time(now or utcnow())),
+            )
+
+    async def end_raid_mode(self, platform: str, server_id: str, channel_id: str | None) -> list[RaidModeRow]:
+        """Remove raid mode rows of a channel (or of the whole server with ``None``); returns the removed rows."""
+        sql = "DELETE FROM raid_modes WHERE platform = ? AND server_id = ?"
+        params: Sequence[Any] = (platform, server_id)
+        if channel_id is not None:
+            sql += " AND channel_id = ?"
+            params = (*params, channel_id)
+        async with self._tx():
+            rows = await self._all(sql + " RETURNING *", params)
+        return [_raid_mode(r) for r in rows]
+
+    async def raid_modes(self, platform: str) -> list[RaidModeRow]:
+        """Every raid mode row of a platform (restored at startup)."""
+        rows = await self._read_all("SELECT * FROM raid_modes WHERE platform = ? ORDER BY started_at", (platform,))
+        return [_raid_mode(r) for r in rows]
+
+
+def _raid_mode(r: Any) -> RaidModeRow:
+    return RaidModeRow(platform=r["platform"], server_id=r["server_id"], channel_id=r["channel_id"],
+                       until=from_db_time(r["until"]), slowmode_s=r["slowmode_s"], raid_id=r["raid_id"],
+                       started_at=req_db_time(r["started_at"]))

@@ -1,0 +1,133 @@
+"""Who may do what: server-side authorization of every moderator action, one rule for every platform.
+
+Layer: ``bot.workflow`` (platform-neutral). The adapter translates the platform's own permissions into an
+:class:`Actor` on every interaction (Discord: the member's permissions computed by Discord for that interaction and
+the position of their highest role; Slack: workspace owner/admin flags and the configured moderator user group);
+the workflow calls :func:`authorize` before it changes anything.
+
+The rules follow Discord's own (and python-discord's and Zeppelin's practice):
+
+* each action needs its permission (:data:`REQUIRED`): Ban Members for ban and unban, Kick Members for kick,
+  Moderate Members for timeouts, Manage Messages for deletes, warnings, dismissals, reports' review and appeals,
+  Manage Server for policy changes;
+* the policy's ``server.moderator_roles`` grant Manage Messages-level actions (review, delete, warn) only, never
+  kick, ban or timeout, which need the platform permission itself;
+* the moderator must rank strictly above the target (role hierarchy), as the bot must; nobody acts on the
+  server's owner, on themselves or on the bot.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from bot.core.models import ActionKind
+from bot.workflow.ports import MemberInfo
+
+
+class Permission(enum.StrEnum):
+    """A platform permission the workflow checks (names follow Discord's)."""
+
+    MANAGE_MESSAGES = "manage_messages"
+    MODERATE_MEMBERS = "moderate_members"
+    KICK_MEMBERS = "kick_members"
+    BAN_MEMBERS = "ban_members"
+    MANAGE_SERVER = "manage_server"
+    MANAGE_CHANNELS = "manage_channels"
+
+
+#: The permission each action needs from the moderator.
+REQUIRED: dict[ActionKind, Permission] = {
+    ActionKind.NONE: Permission.MANAGE_MESSAGES,
+    ActionKind.LOG: Permission.MANAGE_MESSAGES,
+    ActionKind.REVIEW: Permission.MANAGE_MESSAGES,
+    ActionKind.DELETE: Permission.MANAGE_MESSAGES,
+    ActionKind.WARN: Permission.MANAGE_MESSAGES,
+    ActionKind.TIMEOUT: Permission.MODERATE_MEMBERS,
+    ActionKind.KICK: Permission.KICK_MEMBERS,
+    ActionKind.BAN: Permission.BAN_MEMBERS,
+}
+
+#: Permissions a configured moderator role grants (the lightest tier: deciding review items, deleting, warning).
+MODERATOR_ROLE_GRANTS = frozenset({Permission.MANAGE_MESSAGES})
+
+#: Human names of permissions for refusals.
+PERMISSION_NAMES = {
+    Permission.MANAGE_MESSAGES: "Manage Messages (or a moderator role)",
+    Permission.MODERATE_MEMBERS: "Moderate Members (Timeout Members)",
+    Permission.KICK_MEMBERS: "Kick Members",
+    Permission.BAN_MEMBERS: "Ban Members",
+    Permission.MANAGE_SERVER: "Manage Server",
+    Permission.MANAGE_CHANNELS: "Manage Channels",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The member asking for an action, as the platform says right now.
+
+    Attributes:
+        id: Member id.
+        name: Display name (for the mod log).
+        permissions: Platform permissions held at server level (``ADMINISTRATOR`` is expanded by the adapter).
+        rank: Position of the member's highest role (see :attr:`MemberInfo.rank`).
+        is_owner: Owns the server.
+        moderator_role: Holds one of the policy's ``server.moderator_roles``.
+    """
+
+    id: str
+    name: str = ""
+    permissions: frozenset[Permission] = frozenset()
+    rank: int = 0
+    is_owner: bool = False
+    moderator_role: bool = False
+
+    def has(self, permission: Permission) -> bool:
+        """Whether the actor holds ``permission`` (owners hold all; a moderator role grants the lightest tier)."""
+        if self.is_owner or permission in self.permissions:
+            return True
+        return self.moderator_role and permission in MODERATOR_ROLE_GRANTS
+
+    @property
+    def is_moderator(self) -> bool:
+        """May use the review queue at all (Manage Messages, a moderator role or ownership)."""
+        return self.has(Permission.MANAGE_MESSAGES)
+
+
+class Refused(Exception):  # noqa: N818 - a refusal is an outcome, shown to the moderator as is
+    """An action was refused; ``str(self)`` is the sentence shown to the moderator. Nothing was changed."""
+
+
+def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, *,
+              bot: MemberInfo | None = None, permission: Permission | None = None) -> None:
+    """Check that ``actor`` may do ``kind`` to ``target``.
+
+    Args:
+        actor: Who asks.
+        kind: The action (its permission comes from :data:`REQUIRED` unless ``permission`` is given).
+        target: The member acted on, when known and still in the server (a user who left can still be banned).
+        bot: The bot's own member (its rank bounds whom it can sanction).
+        permission: Override the permission needed (e.g. Manage Server for a policy change).
+
+    Raises:
+        Refused: with the reason, naming the missing permission or the hierarchy problem.
+    """
+    need = permission or REQUIRED[kind]
+    if not actor.has(need):
+        raise Refused(f"You need {PERMISSION_NAMES[need]} for this. Nothing was changed.")
+    if target is None or kind <= ActionKind.REVIEW and permission is None:
+        return
+    if target.id == actor.id:
+        raise Refused("You cannot do that to yourself. Nothing was changed.")
+    if bot is not None and target.id == bot.id:
+        raise Refused("The bot does not moderate itself. Nothing was changed.")
+    if target.is_owner:
+        raise Refused("Nobody can act on the server's owner. Nothing was changed.")
+    if kind >= ActionKind.WARN and not actor.is_owner and target.rank >= actor.rank:
+        raise Refused(f"{target.name or target.id} ranks at or above you (role hierarchy). Nothing was changed.")
+    if kind >= ActionKind.TIMEOUT and bot is not None and target.rank >= bot.rank:
+        raise Refused(f"{target.name or target.id} ranks at or above the bot's highest role (role hierarchy): "
+                      "move the bot's role higher. Nothing was changed.")
+
+
+__all__ = ["MODERATOR_ROLE_GRANTS", "REQUIRED", "Actor", "Permission", "Refused", "authorize"]

@@ -1,0 +1,297 @@
+"""Ports of the moderation workflow: what it needs from a platform and from the mod log.
+
+Layer: ``bot.workflow`` (platform-neutral). Standard library and ``bot.core`` only; never discord, slack_*,
+aiosqlite or torch (``tests/test_core_boundary.py`` enforces this).
+
+* :class:`Enforcer` carries out actions on one platform and **declares what it can do** (:class:`Capability`).
+  The workflow never asks for something outside ``capabilities``: it falls back (to the review queue, to a note on
+  the case) instead of failing. An enforcer never raises for a platform refusal; it returns
+  ``ActionResult(ok=False, reason=...)`` with a moderator-readable reason.
+* :class:`ModDesk` is where moderators read: the mod log and the review channel. The adapter renders the view
+  models of :mod:`bot.workflow.views` into embeds (Discord) or Block Kit (Slack).
+* :class:`WorkflowStore` is every mod-log operation the workflow uses (implemented by
+  :class:`bot.store.sqlite.SqliteStore`); adapters never call the store for moderation steps.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.core.models import ActionKind, Case, CaseStatus, RaidAlert, ReviewDecision, ReviewItem, Strike
+from bot.core.ports import ActionResult
+
+
+class Capability(enum.StrEnum):
+    """Something a platform may or may not let the bot do.
+
+    Discord (bot token with the documented permissions) can do all of these. Slack cannot time out or ban, deletes
+    other people's messages only with an admin user token, and cannot pause invites (see docs).
+    """
+
+    DELETE = "delete"  # delete another member's message
+    BULK_DELETE = "bulk_delete"  # delete many recent messages in one request
+    DM = "dm"  # send a member a private message (with an Appeal button)
+    TIMEOUT = "timeout"
+    KICK = "kick"  # remove from the server
+    BAN = "ban"
+    UNBAN = "unban"
+    SLOWMODE = "slowmode"  # per-member rate limit on a channel
+    THREAD_SLOWMODE = "thread_slowmode"  # the same on a thread itself
+    REMOVE_FROM_CHANNEL = "remove_from_channel"  # Slack's strongest per-channel sanction
+    PAUSE_INVITES = "pause_invites"  # lockdown: no new members join for a while
+
+
+#: The capability each member sanction needs.
+SANCTION_CAPABILITY: dict[ActionKind, Capability] = {
+    ActionKind.DELETE: Capability.DELETE,
+    ActionKind.TIMEOUT: Capability.TIMEOUT,
+    ActionKind.KICK: Capability.KICK,
+    ActionKind.BAN: Capability.BAN,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    """What the platform says about a member right now (for authorization and evidence).
+
+    Attributes:
+        id: Member id.
+        name: Display name ("" when unknown).
+        rank: Position of the member's highest role (Discord role position; Slack: owner 3, admin 2, member 0). A
+            moderator may act only on members ranked strictly below them, and so may the bot.
+        is_owner: Owns the server (never sanctioned).
+        joined_at: When the member joined (UTC), if known.
+        created_at: When the account was created (UTC), if known.
+        is_bot: A bot or integration.
+    """
+
+    id: str
+    name: str = ""
+    rank: int = 0
+    is_owner: bool = False
+    joined_at: datetime | None = None
+    created_at: datetime | None = None
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemberNotice:
+    """A private message to a member about a case (a warning, a timeout, a kick or a ban).
+
+    Attributes:
+        server_id: The server.
+        server_name: Shown to the member ("" when unknown).
+        case_number: The case the notice is about; the adapter adds an Appeal button for it.
+        action: What was done.
+        reason: Why.
+        duration_s: Length of a timeout or temporary ban, seconds.
+        appealable: Offer the Appeal button.
+    """
+
+    server_id: str
+    server_name: str
+    case_number: int
+    action: ActionKind
+    reason: str
+    duration_s: int | None = None
+    appealable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class BulkResult:
+    """Outcome of a bulk delete: the ids deleted and, per id not deleted, why."""
+
+    deleted: tuple[str, ...] = ()
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class Enforcer(Protocol):
+    """Carries out actions on one platform. Never raises for platform refusals.
+
+    Attributes:
+        capabilities: What this platform lets the bot do (:class:`Capability`).
+    """
+
+    capabilities: frozenset[Capability]
+
+    async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
+        """The member as the platform sees them now, or ``None`` when they are not (or no longer) in the server."""
+        ...
+
+    async def bot_member(self, server_id: str) -> MemberInfo | None:
+        """The bot itself in that server (its rank bounds whom it can sanction)."""
+        ...
+
+    async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
+        """Delete one message."""
+        ...
+
+    async def bulk_delete(self, server_id: str, channel_id: str, message_ids: Sequence[str]) -> BulkResult:
+        """Delete up to 100 messages of one channel at once (Discord: none older than 14 days)."""
+        ...
+
+    async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
+        """Send the member a private notice with the case number (and an Appeal button)."""
+        ...
+
+    async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
+        """Time a member out for ``seconds`` (Discord caps at 28 days)."""
+        ...
+
+    async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Lift a member's timeout."""
+        ...
+
+    async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Remove a member from the server."""
+        ...
+
+    async def ban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Ban a user (also one who already left)."""
+        ...
+
+    async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Lift a ban."""
+        ...
+
+    async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
+        """Set a channel's or thread's slowmode (seconds between a member's messages; 0 lifts it)."""
+        ...
+
+    async def remove_from_channel(self, server_id: str, channel_id: str, member_id: str) -> ActionResult:
+        """Remove a member from one channel."""
+        ...
+
+    async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
+        """Stop new members joining until ``until`` (``None`` resumes invites)."""
+        ...
+
+
+class ModDesk(Protocol):
+    """The moderators' side of a platform: the mod log and the review channel. Renders the workflow's views.
+
+    Every method returns ``None``/``False`` when the channel is unset or cannot be reached; the adapter reports
+    an unreachable channel once (not on every message) and the workflow carries on.
+    """
+
+    async def post_mod_log(self, server_id: str, entry: Any) -> bool:
+        """Post a :class:`bot.workflow.views.LogEntry` in the mod log."""
+        ...
+
+    async def post_review(self, card: Any) -> str | None:
+        """Post a :class:`bot.workflow.views.ReviewCard`; returns the card's message id."""
+        ...
+
+    async def update_review(self, card: Any, card_message_id: str) -> bool:
+        """Replace a posted card (a re-flagged edit, a decision)."""
+        ...
+
+    async def post_raid(self, card: Any) -> str | None:
+        """Post a :class:`bot.workflow.views.RaidCard` (with its bulk-action buttons); returns its message id."""
+        ...
+
+    async def update_raid(self, card: Any, card_message_id: str) -> bool:
+        """Replace a posted raid card (counts, actions taken)."""
+        ...
+
+
+class WorkflowStore(Protocol):
+    """The mod-log operations the workflow uses (implemented by ``SqliteStore``; see its docstrings)."""
+
+    async def open_case(self, platform: str, server_id: str, member_id: str, action: ActionKind, reason: str,
+                        moderator_id: str | None = None, message_id: str | None = None,
+                        status: CaseStatus = CaseStatus.PENDING, expires_at: datetime | None = None,
+                        now: datetime | None = None) -> Case: ...
+
+    async def get_case(self, platform: str, server_id: str, number: int) -> Case | None: ...
+
+    async def set_case_status(self, platform: str, server_id: str, number: int, status: CaseStatus,
+                              failure: str | None = None, now: datetime | None = None) -> Case: ...
+
+    async def pending_cases(self, platform: str) -> list[Case]: ...
+
+    async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,
+                         reason: str = "", message_id: str | None = None, case_number: int | None = None,
+                         now: datetime | None = None) -> bool: ...
+
+    async def raise_strike(self, platform: str, server_id: str, message_id: str, points: int,
+                           case_number: int | None) -> int: ...
+
+    async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]: ...
+
+    async def pardon(self, platform: str, server_id: str, *, case_number: int | None = None,
+                     member_id: str | None = None, moderator_id: str | None = None,
+                     now: datetime | None = None) -> int: ...
+
+    async def get_review(self, review_id: int, platform: str | None = None,
+                         server_id: str | None = None) -> ReviewItem | None: ...
+
+    async def open_review(self, platform: str, server_id: str, member_id: str, source: str, reason: str,
+                          case_number: int | None = None, message_id: str | None = None,
+                          channel_id: str | None = None, scores: Any = None,
+                          now: datetime | None = None) -> ReviewItem: ...
+
+    async def decide_review(self, review_id: int, decision: ReviewDecision, moderator_id: str,
+                            now: datetime | None = None, *, platform: str | None = None,
+                            server_id: str | None = None) -> ReviewItem: ...
+
+    async def set_review_card(self, review_id: int, card_message_id: str) -> None: ...
+
+    async def card_of_review(self, review_id: int) -> str | None: ...
+
+    async def add_report(self, platform: str, server_id: str, reporter_id: str, member_id: str, reason: str,
+                         message_id: str | None = None, channel_id: str | None = None,
+                         now: datetime | None = None) -> ReviewItem: ...
+
+    async def open_appeal(self, platform: str, server_id: str, case_number: int, member_id: str, text: str,
+                          now: datetime | None = None) -> int: ...
+
+    async def get_appeal(self, appeal_id: int) -> Any: ...
+
+    async def decide_appeal(self, appeal_id: int, upheld: bool, moderator_id: str,
+                            now: datetime | None = None) -> Any: ...
+
+    async def message_excerpt(self, platform: str, server_id: str, message_id: str) -> tuple[str, str] | None: ...
+
+    async def raid_messages(self, platform: str, server_id: str, channel_ids: Sequence[str],
+                            member_ids: Sequence[str], since: datetime) -> list[tuple[str, str]]: ...
+
+    async def record_raid(self, platform: str, alert: RaidAlert) -> int: ...
+
+    async def get_raid(self, platform: str, server_id: str, raid_id: int) -> Any: ...
+
+    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Any) -> None: ...
+
+    async def save_raid_mode(self, platform: str, server_id: str, channel_id: str, until: datetime | None,
+                             slowmode_s: int, raid_id: int | None) -> None: ...
+
+    async def end_raid_mode(self, platform: str, server_id: str, channel_id: str | None) -> list[Any]: ...
+
+    async def raid_modes(self, platform: str) -> list[Any]: ...
+
+    async def due_expiries(self, platform: str, now: datetime) -> list[Case]: ...
+
+    async def open_appeals(self, platform: str, server_id: str, member_id: str | None = None) -> list[Any]: ...
+
+    async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]: ...
+
+    async def forget_member(self, platform: str, server_id: str, member_id: str,
+                            now: datetime | None = None) -> str: ...
+
+    async def mark_lifted(self, platform: str, server_id: str, number: int, now: datetime | None = None) -> None: ...
+
+
+__all__ = [
+    "SANCTION_CAPABILITY",
+    "BulkResult",
+    "Capability",
+    "Enforcer",
+    "MemberInfo",
+    "MemberNotice",
+    "ModDesk",
+    "WorkflowStore",
+]

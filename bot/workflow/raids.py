@@ -1,0 +1,405 @@
+"""The raid response: one raid card, deletes in bulk, slowmode where the raid is, raid mode that survives a restart,
+join bursts, and bulk actions on the raiders.
+
+Layer: ``bot.workflow`` (platform-neutral). A mixin of :class:`bot.workflow.workflow.ModerationWorkflow`.
+
+What a 50-account raid produces (instead of 50 single deletes, 50 cards and 51 mod-log posts): one raid card in
+the review channel, kept up to date (members, messages, deletes), whose buttons act on every raider at once; the
+raid's automatic deletes go out in bulk (:data:`FLUSH_S` seconds or 100 messages per request, Discord's limit);
+one mod-log entry when raid mode starts and one when it ends. Slowmode is set on the thread itself when the raid is
+in a thread, and lifted when raid mode ends, also across a restart (raid mode and its end time are in the store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
+from bot.core.rules.raid import place_of
+from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.ports import Capability
+from bot.workflow.views import LogEntry, RaidCard
+
+log = logging.getLogger(__name__)
+
+#: Seconds a raid's automatic deletes wait to be sent together (one bulk request per channel).
+FLUSH_S = 1.0
+#: Discord's bulk-delete limit per request.
+BULK_MAX = 100
+#: Seconds between two edits of a raid card (its counts change with every raider's message).
+CARD_REFRESH_S = 1.5
+#: Slowmode (seconds between a member's messages) set where a raid happens, when raid mode switches on.
+RAID_SLOWMODE_S = 30
+#: How long "pause invites" lasts (Discord's incident actions allow at most 24 hours).
+PAUSE_INVITES_S = 24 * 3600
+
+
+@dataclass
+class RaidBoard:
+    """A raid in progress, in memory (its durable parts are in the store: ``raids`` and ``raid_modes``)."""
+
+    raid_id: int
+    server_id: str
+    place: str
+    channel_id: str
+    reason: str
+    started_at: datetime
+    until: datetime | None
+    members: list[str] = field(default_factory=list)
+    messages: int = 0
+    deleted: int = 0
+    held: int = 0
+    slowmode_s: int = 0
+    invites_paused: bool = False
+    notes: list[str] = field(default_factory=list)
+    card_id: str | None = None
+    closed: bool = False
+    pending: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
+    flush_task: asyncio.Task[None] | None = None
+    refresh_task: asyncio.Task[None] | None = None
+    end_task: asyncio.Task[None] | None = None
+
+    def queue_delete(self, channel_id: str, message_id: str, case_number: int | None) -> None:
+        """Queue an automatic delete to go out in the next bulk request."""
+        self.pending.setdefault(channel_id, []).append((message_id, case_number))
+
+    def note_message(self, member_id: str, *, held_for_review: bool) -> None:
+        """Count a flagged message of the raid (its author joins the raiders)."""
+        self.messages += 1
+        self.held += int(held_for_review)
+        if member_id not in self.members:
+            self.members.append(member_id)
+
+
+class RaidResponse:
+    """Mixin: raid boards, bulk deletes, raid cards, raid mode persistence and join bursts."""
+
+    platform: str
+    store: Any
+    enforcer: Any
+    desk: Any
+    policies: Any
+    raid_control: Any
+    clock: Any
+    # Provided by ModerationWorkflow: can(capability), track(coro), sanction(...).
+    can: Any
+    track: Any
+    sanction: Any
+
+    def __init__(self) -> None:
+        self._boards: dict[tuple[str, str], RaidBoard] = {}
+        self._joins: dict[str, deque[tuple[datetime, str]]] = {}
+        self._join_quiet: dict[str, datetime] = {}
+
+    def raid_tasks(self) -> list[asyncio.Task[Any]]:
+        """Timers of open raids (cancelled at shutdown)."""
+        return [t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None]
+
+    def board_for(self, msg: Message) -> RaidBoard | None:
+        """The open raid where ``msg`` was posted (a thread counts toward its parent), if any."""
+        board = self._boards.get((msg.server.id, place_of(msg)))
+        if board is None or board.closed:
+            return None
+        if board.until is not None and msg.event_time > board.until:
+            return None
+        return board
+
+    # ------------------------------------------------------------------ start
+    async def raid_started(self, alert: RaidAlert, raid_id: int, msg: Message | None) -> RaidBoard:
+        """One raid card, one mod-log entry, slowmode where the raid is (the thread itself for a thread) and raid
+        mode saved with its end time."""
+        policy = await self.policies.get(self.platform, alert.server_id)
+        settings = policy.rules.raid
+        now = self.clock()
+        where = msg.channel.id if msg is not None else alert.channel_id
+        until = now + timedelta(seconds=settings.raid_mode_duration_s) if settings.raid_mode else None
+        board = RaidBoard(raid_id=raid_id, server_id=alert.server_id, place=alert.channel_id, channel_id=where,
+                          reason=alert.reason, started_at=alert.started_at, until=until, members=list(alert.members),
+                          messages=alert.count)
+        self._boards[(alert.server_id, alert.channel_id)] = board
+        if settings.raid_mode and where:
+            thread = msg is not None and msg.channel.is_thread
+            cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
+            if self.can(cap):
+                res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
+                if res.ok:
+                    board.slowmode_s = RAID_SLOWMODE_S
+                else:
+                    board.notes.append(f"slowmode FAILED: {res.reason}")
+            else:
+                board.notes.append("slowmode: not available on this platform")
+            await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
+            board.end_task = asyncio.ensure_future(self._end_when_due(board))
+        card = self.raid_view(board)
+        board.card_id = await self.desk.post_raid(card)
+        if board.card_id:
+            await self.store.set_raid_state(self.platform, alert.server_id, raid_id, card_message_id=board.card_id,
+                                            thread_id=where)
+        await self.desk.post_mod_log(alert.server_id, LogEntry(
+            title="Raid alert" + (": raid mode on" if settings.raid_mode else ""),
+            lines=(f"{alert.count} messages from {len(alert.members)} member(s) in {where} "
+                   f"({alert.reason.replace('_', ' ')})", *board.notes), kind="raid"))
+        return board
+
+    def raid_view(self, board: RaidBoard) -> RaidCard:
+        """The card of a raid, with the bulk actions this platform supports."""
+        offered = [name for name, cap in (("timeout", Capability.TIMEOUT), ("kick", Capability.KICK),
+                                          ("ban", Capability.BAN), ("pause_invites", Capability.PAUSE_INVITES))
+                   if self.can(cap)]
+        return RaidCard(raid_id=board.raid_id, server_id=board.server_id, channel_id=board.channel_id,
+                        reason=board.reason, started_at=board.started_at, members=tuple(board.members),
+                        messages=board.messages, deleted=board.deleted, raid_mode_until=board.until,
+                        slowmode_s=board.slowmode_s, invites_paused=board.invites_paused, notes=tuple(board.notes),
+                        actions_offered=(*offered, "end"), closed=board.closed)
+
+    def refresh_raid_card(self, board: RaidBoard) -> None:
+        """Edit the raid card soon (at most every :data:`CARD_REFRESH_S` seconds)."""
+        if board.flush_task is None and board.pending:
+            board.flush_task = self.track(self._flush_later(board))
+        if board.refresh_task is None or board.refresh_task.done():
+            board.refresh_task = asyncio.ensure_future(self._refresh_later(board))
+
+    async def _refresh_later(self, board: RaidBoard) -> None:
+        await asyncio.sleep(CARD_REFRESH_S)
+        if board.card_id:
+            await self.desk.update_raid(self.raid_view(board), board.card_id)
+
+    async def _flush_later(self, board: RaidBoard) -> None:
+        try:
+            total = sum(len(v) for v in board.pending.values())
+            if total < BULK_MAX:
+                await asyncio.sleep(FLUSH_S)
+            await self._flush(board)
+        finally:
+            board.flush_task = None
+
+    async def flush_raids(self) -> None:
+        """Send every queued raid delete now (shutdown, tests)."""
+        for board in list(self._boards.values()):
+            if board.pending:
+                await self._flush(board)
+
+    async def _flush(self, board: RaidBoard) -> None:
+        """Bulk-delete queued messages per channel (100 per request) and record each case's outcome."""
+        pending, board.pending = board.pending, {}
+        for channel_id, items in pending.items():
+            for start in range(0, len(items), BULK_MAX):
+                chunk = items[start:start + BULK_MAX]
+                result = await self.enforcer.bulk_delete(board.server_id, channel_id, [m for m, _ in chunk])
+                board.deleted += len(result.deleted)
+                for message_id, case_number in chunk:
+                    if case_number is None:
+                        continue
+                    failure = result.failed.get(message_id)
+                    await self.store.set_case_status(self.platform, board.server_id, case_number,
+                                                     CaseStatus.FAILED if failure else CaseStatus.APPLIED,
+                                                     failure=f"delete: {failure}" if failure else None)
+                if result.failed:
+                    reasons = sorted(set(result.failed.values()))
+                    board.notes.append(f"{len(result.failed)} delete(s) FAILED: {'; '.join(reasons)}"[:300])
+
+    # ------------------------------------------------------------------ end
+    async def _end_when_due(self, board: RaidBoard) -> None:
+        """Sleep until raid mode's end (extended while the burst goes on), then end it."""
+        try:
+            while board.until is not None:
+                delay = (board.until - self.clock()).total_seconds()
+                if delay <= 0:
+                    break
+                await asyncio.sleep(delay)
+            if not board.closed:
+                await self.end_raid(board, by=None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("ending raid mode failed", extra={"server": board.server_id})
+
+    async def end_raid(self, board: RaidBoard, *, by: str | None) -> str:
+        """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed."""
+        board.closed = True
+        if board.end_task is not None and board.end_task is not asyncio.current_task():
+            board.end_task.cancel()
+        await self.flush_raids()
+        note = ""
+        if board.slowmode_s:
+            res = await self.enforcer.set_slowmode(board.server_id, board.channel_id, 0)
+            note = "slowmode lifted" if res.ok else f"slowmode could not be lifted: FAILED: {res.reason}"
+            board.notes.append(note)
+            board.slowmode_s = 0 if res.ok else board.slowmode_s
+        await self.store.end_raid_mode(self.platform, board.server_id, board.channel_id)
+        await self.store.set_raid_state(self.platform, board.server_id, board.raid_id, closed=True)
+        if self.raid_control is not None:
+            self.raid_control.set_raid_mode(self.platform, board.server_id, board.place, False, self.clock())
+        if board.card_id:
+            await self.desk.update_raid(self.raid_view(board), board.card_id)
+        await self.desk.post_mod_log(board.server_id, LogEntry(
+            title="Raid mode off", lines=(f"raid #{board.raid_id} in {board.channel_id}",
+                                          f"ended by {by}" if by else "ended automatically", *([note] if note else [])),
+            moderator_id=by, failed="FAILED" in note, kind="raid"))
+        return note
+
+    async def restore_raid_modes(self) -> list[str]:
+        """At startup: raid mode still due goes back on (and ends on time); one that ended while the bot was down
+        has its slowmode lifted now."""
+        lines = []
+        now = self.clock()
+        for row in await self.store.raid_modes(self.platform):
+            board = RaidBoard(raid_id=row.raid_id or 0, server_id=row.server_id, place=row.channel_id,
+                              channel_id=row.channel_id, reason="restored", started_at=row.started_at,
+                              until=row.until, slowmode_s=row.slowmode_s)
+            raid = await self.store.get_raid(self.platform, row.server_id, row.raid_id) if row.raid_id else None
+            if raid is not None:
+                board.members = list(raid.members)
+                board.reason = raid.reason
+                board.card_id = raid.card_message_id
+                board.place = raid.channel_id
+            if row.until is not None and row.until <= now:
+                await self.end_raid(board, by=None)
+                lines.append(f"raid mode in {row.channel_id} ended while the bot was stopped; slowmode lifted")
+                continue
+            self._boards[(row.server_id, board.place)] = board
+            if self.raid_control is not None:
+                self.raid_control.set_raid_mode(self.platform, row.server_id, board.place, True, now)
+            if row.until is not None:
+                board.end_task = asyncio.ensure_future(self._end_when_due(board))
+            lines.append(f"raid mode in {row.channel_id} restored until {row.until.isoformat() if row.until else 'switched off'}")
+        return lines
+
+    # ------------------------------------------------------------------ moderators' raid actions
+    async def raid_action(self, actor: Actor, server_id: str, raid_id: int, action: str, *,
+                          duration_s: int = 3600) -> str:
+        """A raid card button: ``"timeout"``, ``"kick"`` or ``"ban"`` every raider; ``"pause_invites"``;
+        ``"end"`` raid mode. Each member is authorized on their own (a raider ranked above the moderator is
+        skipped, with the reason). Returns the summary shown to the moderator.
+
+        Raises:
+            Refused: unknown raid or missing permission.
+        """
+        raid = await self.store.get_raid(self.platform, server_id, raid_id)
+        if raid is None:
+            raise Refused(f"Raid #{raid_id} does not exist in this server.")
+        board = self._boards.get((server_id, raid.channel_id))
+        if board is None or board.raid_id != raid_id:
+            board = RaidBoard(raid_id=raid_id, server_id=server_id, place=raid.channel_id,
+                              channel_id=raid.thread_id or raid.channel_id, reason=raid.reason,
+                              started_at=raid.started_at, until=None, members=list(raid.members),
+                              card_id=raid.card_message_id)
+        if action == "end":
+            authorize(actor, ActionKind.REVIEW)
+            note = await self.end_raid(board, by=actor.id)
+            return "Raid mode ended." + (f" {note}." if note else "")
+        if action == "pause_invites":
+            authorize(actor, ActionKind.REVIEW, permission=Permission.MANAGE_SERVER)
+            if not self.can(Capability.PAUSE_INVITES):
+                raise Refused("This platform cannot pause invites.")
+            res = await self.enforcer.pause_invites(server_id, self.clock() + timedelta(seconds=PAUSE_INVITES_S))
+            board.invites_paused = res.ok
+            text = "Invites paused for 24 hours." if res.ok else f"Pausing invites FAILED: {res.reason}"
+            board.notes.append(text)
+            if board.card_id:
+                await self.desk.update_raid(self.raid_view(board), board.card_id)
+            return text
+        kind = {"timeout": ActionKind.TIMEOUT, "kick": ActionKind.KICK, "ban": ActionKind.BAN}.get(action)
+        if kind is None:
+            raise Refused(f"Unknown raid action {action!r}.")
+        authorize(actor, kind)
+        done, skipped = 0, []
+        for member_id in list(board.members):
+            try:
+                res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
+                                          duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
+                                          source="raid")
+            except Refused as exc:
+                skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
+                continue
+            if res.ok:
+                done += 1
+            else:
+                skipped.append(f"<@{member_id}>: FAILED")
+        text = f"{kind.label}: {done} of {len(board.members)} raider(s)."
+        if skipped:
+            text += " Not done: " + "; ".join(skipped)
+        board.notes.append(text[:300])
+        if board.card_id:
+            await self.desk.update_raid(self.raid_view(board), board.card_id)
+        return text
+
+    async def manual_raid_mode(self, actor: Actor, server_id: str, channel_id: str, on: bool) -> str:
+        """``/raidmode on|off`` in one channel: stricter tiers and slowmode until switched off (saved, so a restart
+        keeps it); ``off`` ends an automatic raid there too. Returns the answer for the moderator."""
+        authorize(actor, ActionKind.REVIEW)
+        now = self.clock()
+        if self.raid_control is not None:
+            self.raid_control.set_raid_mode(self.platform, server_id, channel_id, on, now)
+        if not on:
+            board = self._boards.get((server_id, channel_id))
+            if board is not None and not board.closed:
+                note = await self.end_raid(board, by=actor.id)
+                return "Raid mode off." + (f" {note}." if note else "")
+            rows = await self.store.end_raid_mode(self.platform, server_id, channel_id)
+            note = ""
+            if any(r.slowmode_s for r in rows) or not rows:
+                res = await self.enforcer.set_slowmode(server_id, channel_id, 0) if self.can(Capability.SLOWMODE) \
+                    else None
+                note = "" if res is None or res.ok else f" (slowmode could not be lifted: {res.reason})"
+            await self.desk.post_mod_log(server_id, LogEntry(title="Raid mode off", lines=(
+                f"Channel: {channel_id}", f"Moderator: {actor.id}"), moderator_id=actor.id, kind="raid"))
+            return f"Raid mode off in <#{channel_id}>{note}."
+        note = ""
+        slow = 0
+        if self.can(Capability.SLOWMODE):
+            res = await self.enforcer.set_slowmode(server_id, channel_id, RAID_SLOWMODE_S)
+            slow = RAID_SLOWMODE_S if res.ok else 0
+            note = "" if res.ok else f" (slowmode failed: {res.reason})"
+        await self.store.save_raid_mode(self.platform, server_id, channel_id, None, slow, None)
+        await self.desk.post_mod_log(server_id, LogEntry(title="Raid mode on", lines=(
+            f"Channel: {channel_id}", f"Moderator: {actor.id}", *([note.strip(" ()")] if note else [])),
+            moderator_id=actor.id, kind="raid"))
+        return f"Raid mode on in <#{channel_id}>{note}."
+
+    # ------------------------------------------------------------------ join bursts
+    async def member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
+        """Count a join; ``rules.raid.join_burst`` joins within ``join_window_s`` seconds raise one raid alert
+        (``"join_burst"``), whose card offers pausing invites and bulk actions on the joiners."""
+        policy = await self.policies.get(self.platform, server_id)
+        s = policy.rules.raid
+        if not s.enabled or s.join_burst <= 0:
+            return None
+        joins = self._joins.setdefault(server_id, deque(maxlen=max(s.join_burst * 8, 64)))
+        joins.append((at, member_id))
+        while joins and (at - joins[0][0]).total_seconds() > s.join_window_s:
+            joins.popleft()
+        quiet = self._join_quiet.get(server_id)
+        if quiet is not None and at < quiet:
+            self._join_quiet[server_id] = at + timedelta(seconds=s.cooldown_s)
+            board = next((b for (sid, _), b in self._boards.items() if sid == server_id and b.reason == "join_burst"
+                          and not b.closed), None)
+            if board is not None and member_id not in board.members:
+                board.members.append(member_id)
+                self.refresh_raid_card(board)
+            return None
+        members = list(dict.fromkeys(m for _, m in joins))
+        if len(members) < s.join_burst:
+            return None
+        self._join_quiet[server_id] = at + timedelta(seconds=s.cooldown_s)
+        alert = RaidAlert(server_id=server_id, channel_id="", started_at=joins[0][0], members=tuple(members),
+                          count=len(joins), reason="join_burst")
+        raid_id = await self.store.record_raid(self.platform, alert)
+        board = RaidBoard(raid_id=raid_id, server_id=server_id, place="", channel_id="", reason="join_burst",
+                          started_at=alert.started_at, until=None, members=members, messages=0)
+        self._boards[(server_id, f"join:{raid_id}")] = board
+        board.card_id = await self.desk.post_raid(self.raid_view(board))
+        if board.card_id:
+            await self.store.set_raid_state(self.platform, server_id, raid_id, card_message_id=board.card_id)
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title="Raid alert: join burst",
+            lines=(f"{len(members)} accounts joined within {int(s.join_window_s)} s",), kind="raid"))
+        return board
+
+
+__all__ = ["BULK_MAX", "FLUSH_S", "RAID_SLOWMODE_S", "RaidBoard", "RaidResponse"]
