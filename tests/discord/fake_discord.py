@@ -571,6 +571,13 @@ class FakeDiscord:
             if ws is not None:
                 await ws.close(code=code)
 
+    async def request_reconnect(self) -> None:
+        """Send op 7 RECONNECT on every live connection (Discord does this before moving a session); discord.py
+        closes and resumes."""
+        for s in self.sessions.values():
+            if s.ws is not None:
+                await s.ws.send_str(json.dumps({"op": 7, "d": None}))
+
     def allow_resume(self) -> None:
         """Let held RESUMEs through (see :meth:`drop_connection`)."""
         self._resume_gate.set()
@@ -621,10 +628,13 @@ class FakeDiscord:
         await self._resume_gate.wait()
         session = self.sessions.get(d.get("session_id", ""))
         seq = d.get("seq") or 0
-        if session is None or not session.resumable or session.ws is not None or seq > session.seq or (
+        if session is None or not session.resumable or seq > session.seq or (
                 session.buffer and seq < session.buffer[0][0] - 1):
             await ws.send_str(json.dumps({"op": 9, "d": False}))
             return None
+        old, session.ws = session.ws, None
+        if old is not None and old is not ws:  # the client moved on before its old socket was seen closing
+            await old.close(code=4000)
         replayed: list[str] = []
         cursor = seq
         while True:

@@ -750,3 +750,15 @@ async def test_unknown_session_gets_invalid_session_and_reidentifies(world):
     world.fake.allow_resume()
     await ready
     assert len(world.fake.identifies) == 2 and world.fake.resumes == []
+
+
+async def test_op7_reconnect_resumes_the_session(world):
+    """After op 7 RECONNECT discord.py resumes the same session (no second IDENTIFY) and keeps receiving events."""
+    resumed = asyncio.ensure_future(world.client.wait_for("resumed", timeout=5))
+    await world.fake.request_reconnect()
+    await resumed
+    assert len(world.fake.identifies) == 1 and len(world.fake.resumes) == 1
+    got = asyncio.ensure_future(world.client.wait_for("message", check=lambda m: m.content == "still here",
+                                                      timeout=5))
+    await world.fake.post(world.guild, world.general, world.alice, "still here")
+    await got
