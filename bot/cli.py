@@ -70,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)")
     d.add_argument("--db", type=Path)
+
+    sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
+                        "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)")
+    sl.add_argument("--db", type=Path)
     return p
 
 
@@ -144,6 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return bench_main(args.rest)
         if args.command == "purge":
             return asyncio.run(_purge(args, _settings(args)))
+        if args.command == "slack":
+            from bot.adapters.slack.run import run_slack
+
+            settings = _settings(args)
+            asyncio.run(run_slack(db_path=str(settings.db_path), policy_dir=str(settings.default_policy.parent),
+                                  scorer_factory=lambda: load_scorer(settings)))
+            return 0
         if args.command == "discord":
             from bot.adapters.discord.client import run as run_discord
 

@@ -487,3 +487,40 @@ async def test_platform_without_bans_does_not_offer_them(tmp_path):
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+SLACK_LIKE = frozenset({Capability.DM, Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL})
+
+
+async def test_platform_without_delete_tells_the_author_privately_and_queues_review(tmp_path):
+    """Slack with a bot token only: an attack over the act tier is not deleted; its author gets a private notice
+    naming the case, the card says deletion needs an admin, and the case is failed with that reason."""
+    w = await make_world(tmp_path, capabilities=SLACK_LIKE)
+    try:
+        outcome = await w.judge(w.message("alice", "you vermin"))
+        (notice,) = w.enforcer.called("notify_in_channel")
+        assert notice[:2] == ("c1", "alice") and f"case #{outcome.case_number}" in notice[2]
+        assert "needs an admin" in w.desk.reviews[0].notes[0]
+        assert w.rows("SELECT status FROM cases") == [("failed",)]
+        assert {"delete", "timeout", "ban"} <= w.desk.reviews[0].capabilities_missing
+        assert "kick" not in w.desk.reviews[0].capabilities_missing  # removal from the channel is possible
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def test_kick_decided_on_slack_removes_the_member_from_the_channel(tmp_path):
+    """Where a platform cannot kick from the server but can remove from a channel, a card's Kick removes the member
+    from the message's channel and counts a kick's strike points."""
+    w = await make_world(tmp_path, capabilities=SLACK_LIKE)
+    try:
+        outcome = await w.judge(w.message("alice", "borderline stuff"))
+        res = await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "kick")
+        assert res.ok and w.enforcer.called("remove_from_channel") == [("c1", "alice")]
+        assert w.enforcer.called("kick") == []
+        assert w.rows("SELECT points FROM strikes") == [(3,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

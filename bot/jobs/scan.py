@@ -63,9 +63,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
         servers = sorted({(m.server.platform, m.server.id) for m in messages})
         summary = await _summary(store, servers)
         new = sum(1 for o in outcomes if not o.duplicate)
-        _print_summary(console, summary, len(messages), new, elapsed)
+        names = {m.author.id: m.author.name for m in messages if m.author.name}
+        _print_summary(console, summary, len(messages), new, elapsed, names)
         if args.report:
-            from bot.report import write_html_report
+            from bot.report import policy_provenance, write_html_report
 
             # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
             # or a resumed scan replays recorded messages without re-raising their alerts
@@ -81,6 +82,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
                 "inputs": ", ".join(str(p) for p in args.paths),
                 "model": f"{scorer.name} {scorer.version}",
                 "policy_version": registry.base.version,
+                "policies": await policy_provenance(registry, servers),
                 "errors": len(errors) or None,
             }
             write_html_report(args.report, doc, rows)
@@ -118,7 +120,10 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
 
 
 async def _rows(store: Any, outcomes: list[Outcome]) -> list[dict[str, Any]]:
-    """One ``scan --out`` row per message; duplicates (already recorded) come from the stored verdict."""
+    """One ``scan --out`` row per message (plus the report's fields, :func:`bot.report.message_fields`);
+    duplicates (already recorded) come from the stored verdict."""
+    from bot.report import message_fields, verdict_fields
+
     rows: list[dict[str, Any]] = []
     for o in outcomes:
         m = o.verdict.message
@@ -132,14 +137,13 @@ async def _rows(store: Any, outcomes: list[Outcome]) -> list[dict[str, Any]]:
                 "rule_hits": [{"rule": h.get("rule"), "detail": h.get("detail"), "label": h.get("label")}
                               for h in sv.rule_hits],
                 "flagged": sv.flagged, "labels": list(sv.labels), "action": sv.action.label,
+                "policy_version": sv.policy_version, "shadow": sv.shadow,
             }
         else:
-            row = o.verdict.to_json()
+            row = {**o.verdict.to_json(), **verdict_fields(o.verdict)}
             if o.case_number is not None:
                 row["case"] = o.case_number
-        row["time"] = m.created_at.isoformat()
-        if row["flagged"]:
-            row["text"] = m.text[:1000]
+        row.update(message_fields(m))  # names and ids, platform, server, time, text, link
         rows.append(row)
     return rows
 
@@ -156,7 +160,8 @@ async def _summary(store: Any, servers: list[tuple[str, str]]) -> Any:
     return await store.scan_summary(servers)
 
 
-def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float) -> None:
+def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float,
+                   names: dict[str, str] | None = None) -> None:
     rate = new / elapsed if elapsed > 0 else 0.0
     console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
                   f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
@@ -175,8 +180,9 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
     if summary.top_members:
         tm = Table(title="members with most strike points")
         tm.add_column("member")
+        tm.add_column("id")
         tm.add_column("points", justify="right")
         tm.add_column("strikes", justify="right")
         for member, points, strikes in summary.top_members[:10]:
-            tm.add_row(member, str(points), str(strikes))
+            tm.add_row((names or {}).get(member, member), member, str(points), str(strikes))
         console.print(tm)

@@ -959,6 +959,8 @@ class FakeDiscord:
             return self._bot_thread(guild, ch, body, rec.files)
         if seg[2] != "messages":
             return self._error(404, 0, f"fake discord: no route {method} {rec.path}")
+        if len(seg) == 3 and method == "GET":
+            return self._history(guild, cid, rec.query)
         if len(seg) == 3 and method == "POST":
             if ch["type"] not in (0, 5, 10, 11, 12):
                 raise DiscordError(400, 50008, "Cannot send messages in a non-text channel")
@@ -990,6 +992,21 @@ class FakeDiscord:
                 self._emit("MESSAGE_UPDATE", msg)
             return self._respond(msg)
         return self._error(404, 0, f"fake discord: no route {method} {rec.path}")
+
+    def _history(self, guild: dict[str, Any], cid: str, query: dict[str, str]) -> web.Response:
+        """GET /channels/{c}/messages: newest first, ``limit`` 1-100 (default 50), ``before``/``after`` ids; needs
+        View Channel and Read Message History."""
+        self._require(guild, READ_MESSAGE_HISTORY, cid)
+        limit = int(query.get("limit", 50))
+        if not 1 <= limit <= 100:
+            raise _form_error({"limit": _err("NUMBER_TYPE_MAX" if limit > 100 else "NUMBER_TYPE_MIN",
+                                             "int value should be between 1 and 100.")})
+        before = int(query["before"]) if "before" in query else None
+        after = int(query["after"]) if "after" in query else None
+        found = sorted((m for m in self.messages.values() if m["channel_id"] == cid
+                        and (before is None or int(m["id"]) < before) and (after is None or int(m["id"]) > after)),
+                       key=lambda m: -int(m["id"]))
+        return self._respond(found[:limit])
 
     def _bulk_delete(self, guild: dict[str, Any], cid: str, body: dict[str, Any]) -> web.Response:
         self._require(guild, MANAGE_MESSAGES | READ_MESSAGE_HISTORY, cid)

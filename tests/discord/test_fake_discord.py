@@ -762,3 +762,19 @@ async def test_op7_reconnect_resumes_the_session(world):
                                                       timeout=5))
     await world.fake.post(world.guild, world.general, world.alice, "still here")
     await got
+
+
+async def test_history_newest_first_and_needs_read_message_history(world):
+    """channel.history pages newest first with before=; limit over 100 is 50035; without Read Message History
+    discord.py gets Forbidden 50013."""
+    posted = [(await world.fake.post(world.guild, world.general, world.alice, f"m{i}"))["id"] for i in range(3)]
+    channel = world.g.get_channel(int(world.general))
+    assert [str(m.id) async for m in channel.history(limit=2)] == posted[::-1][:2]
+    assert [str(m.id) async for m in channel.history(before=discord.Object(int(posted[2])))] == posted[1::-1]
+    status, _, body = await raw(world.fake, "GET", f"/channels/{world.general}/messages?limit=101")
+    assert (status, body["code"]) == (400, 50035)
+    await world.fake.set_overwrite(world.guild, world.general, world.fake.role(world.guild, "ModBot")["id"],
+                                   deny=1 << 16)  # Read Message History (also granted by @everyone)
+    with pytest.raises(discord.Forbidden) as exc:
+        [m async for m in channel.history(limit=1)]
+    assert code_of(exc.value) == (403, 50013)

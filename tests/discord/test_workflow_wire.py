@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.policy import PolicyError
-from tests.discord.fake_discord import _counter, snowflake
+from tests.discord.fake_discord import MANAGE_GUILD, _counter, snowflake
 from tests.discord.helpers import dm_posts, mod_on, text_opt
-from tests.discord.replies import settle
+from tests.discord.replies import server_admin, settle
 
 pytestmark = pytest.mark.discord
 
@@ -313,4 +313,40 @@ async def test_join_burst_raises_one_raid_card_offering_to_pause_invites(env):
     cards = [p for p in env.review_posts() if p.body["embeds"][0]["title"].startswith("Raid #")]
     assert len(cards) == 1 and "join burst" in cards[0].body["embeds"][0]["title"]
     buttons = [c["custom_id"] for row in cards[0].body["components"] for c in row["components"]]
-    assert any(b.endswith(":pause_invites") for b in buttons)
+    pause = next(b for b in buttons if b.endswith(":pause_invites"))
+    card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
+    cb = await env.fake.click(env.guild, env.mod, card, pause)
+    assert "You need Manage Server" in cb.body["data"]["content"]  # lockdown is an admin's call
+    admin = await server_admin(env)
+    bot_role = env.fake.role(env.guild, "ModBot")  # Discord needs Manage Server for incident actions
+    await env.fake.set_role_permissions(env.guild, bot_role["id"], int(bot_role["permissions"]) | MANAGE_GUILD)
+    cb = await env.fake.click(env.guild, admin, card, pause)
+    assert cb.body["data"]["content"] == "Invites paused for 24 hours."
+    (put,) = env.fake.find("PUT", rf"/guilds/{env.guild['id']}/incident-actions")
+    until = datetime.fromisoformat(put.body["invites_disabled_until"])
+    assert timedelta(hours=23) < until - datetime.now(UTC) <= timedelta(hours=24)
+
+
+async def test_purge_deletes_a_members_recent_messages_in_bulk_and_says_what_discord_refuses(env):
+    """/purge count:10 member:alice bulk-deletes alice's recent messages, leaves bob's, and says that a message
+    older than 14 days was left because Discord refuses to bulk delete it."""
+    old = env.fake.message_payload(env.guild, env.general, env.alice, "ancient",
+                                   mid=snowflake(datetime.now(UTC) - timedelta(days=20)))
+    mine = [(await env.post(env.alice, f"hello {i}"))[0]["id"] for i in range(3)]
+    theirs = (await env.post(env.bob, "bob stays"))[0]["id"]
+    opt = {"name": "member", "type": 6, "value": env.alice["id"]}
+    cb = await env.fake.slash(env.guild, env.mod, "purge", [text_opt("count", 10, 4), opt],
+                              resolved={"users": {env.alice["id"]: env.alice}})
+    text = cb.body["data"]["content"]
+    assert text.startswith("Deleted 3 message(s).") and "1 older than 14 days" in text
+    (bulk,) = env.fake.find("POST", rf"/channels/{env.general}/messages/bulk-delete")
+    assert sorted(map(str, bulk.body["messages"])) == sorted(mine)
+    assert theirs not in map(str, bulk.body["messages"]) and old["id"] not in map(str, bulk.body["messages"])
+    assert env.rows("SELECT action, status, moderator_id FROM cases")[0][:] == ("delete", "applied", env.mod["id"])
+
+
+async def test_purge_needs_manage_messages(env):
+    """/purge by a member without Manage Messages is refused; nothing is read or deleted."""
+    cb = await env.fake.slash(env.guild, env.bob, "purge", [text_opt("count", 5, 4)])
+    assert "You need Manage Messages" in cb.body["data"]["content"]
+    assert env.fake.find("POST", r"/channels/.*/messages/bulk-delete") == []

@@ -60,33 +60,6 @@ def _default_scorer() -> Any:
     return load_scorer()
 
 
-class OverrideBridge:
-    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port ``PolicyRegistry`` expects.
-
-    The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
-    wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
-    (the dotted key itself names channels: ``channels.<id>.thresholds...``).
-    """
-
-    SCOPE = "server"
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
-        """``{dotted key: value}`` of a server's overrides."""
-        rows = await self.store.list_policy_overrides(platform, server_id, self.SCOPE)
-        return {r.key: r.value for r in rows}
-
-    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
-                                  moderator_id: str | None) -> None:
-        """Store (or, for ``None``, remove) an override; the store audits both."""
-        if value is None:
-            await self.store.reset_policy_override(platform, server_id, self.SCOPE, key, moderator_id)
-        else:
-            await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
-
-
 class ModBot(commands.AutoShardedBot):
     """The moderation bot.
 
@@ -130,6 +103,7 @@ class ModBot(commands.AutoShardedBot):
         from bot.core.policy import DEFAULT_POLICY_PATH
         from bot.core.policy_registry import PolicyRegistry
         from bot.core.service import ModerationService
+        from bot.store.overrides import OverrideBridge
         from bot.store.sqlite import SqliteStore
 
         default = self.policy_dir / "default.toml"
@@ -151,6 +125,7 @@ class ModBot(commands.AutoShardedBot):
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
+        self.tree.on_error = self.on_app_command_error
         for ext in self.cog_names:
             await self.load_extension(ext)
         flags = self.application_flags
@@ -242,6 +217,22 @@ class ModBot(commands.AutoShardedBot):
     async def policy(self, guild_id: int | str) -> Any:
         """The effective policy of a server."""
         return await self.policies.get("discord", str(guild_id))
+
+    async def on_app_command_error(self, interaction: discord.Interaction,
+                                   error: discord.app_commands.AppCommandError) -> None:
+        """Bad options and failed checks get an ephemeral answer; anything else is logged with its context."""
+        from bot.adapters.discord.interact import answer
+
+        if isinstance(error, discord.app_commands.TransformerError | discord.app_commands.CheckFailure):
+            text = f"{error} Nothing was changed."
+        else:
+            log.error("command %s failed", interaction.command and interaction.command.qualified_name,
+                      exc_info=error, extra={"server": interaction.guild_id})
+            text = "Something went wrong; it was logged. Nothing was changed."
+        try:
+            await answer(interaction, text)
+        except discord.HTTPException:
+            log.warning("could not answer a failed interaction")
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         """Log any unhandled event error with its event name; the bot keeps running."""
