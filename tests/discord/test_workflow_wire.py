@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.policy import PolicyError
-from tests.discord.fake_discord import _counter, snowflake
+from tests.discord.fake_discord import MANAGE_GUILD, _counter, snowflake
 from tests.discord.helpers import dm_posts, mod_on, text_opt
 from tests.discord.replies import server_admin, settle
 
@@ -318,6 +318,8 @@ async def test_join_burst_raises_one_raid_card_offering_to_pause_invites(env):
     cb = await env.fake.click(env.guild, env.mod, card, pause)
     assert "You need Manage Server" in cb.body["data"]["content"]  # lockdown is an admin's call
     admin = await server_admin(env)
+    bot_role = env.fake.role(env.guild, "ModBot")  # Discord needs Manage Server for incident actions
+    await env.fake.set_role_permissions(env.guild, bot_role["id"], int(bot_role["permissions"]) | MANAGE_GUILD)
     cb = await env.fake.click(env.guild, admin, card, pause)
     assert cb.body["data"]["content"] == "Invites paused for 24 hours."
     (put,) = env.fake.find("PUT", rf"/guilds/{env.guild['id']}/incident-actions")
