@@ -350,3 +350,61 @@ async def test_purge_needs_manage_messages(env):
     cb = await env.fake.slash(env.guild, env.bob, "purge", [text_opt("count", 5, 4)])
     assert "You need Manage Messages" in cb.body["data"]["content"]
     assert env.fake.find("POST", r"/channels/.*/messages/bulk-delete") == []
+
+
+async def test_ban_click_during_a_rate_limit_is_acknowledged_in_time_and_done_once(env):
+    """Discord rate-limits the ban route for 3.5 s: the click is still acknowledged within Discord's 3 seconds (a
+    deferred update), the ban lands once after the wait, and the card is then edited with the decision."""
+    _, outcome, card = await card_of(env)
+    env.fake.rate_limit("PUT", rf"/guilds/{env.guild['id']}/bans/\d+", retry_after=3.5)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban", timeout=15)
+    assert cb.body["deferred"] == 6 and cb.body["type"] == 7  # the fake answers 10062 to a late callback
+    bans = env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}")
+    assert [b.response for b in bans][-1] in (204, 200) and len([b for b in bans if b.response in (200, 204)]) == 1
+    decision = next(f["value"] for f in cb.body["data"]["embeds"][0]["fields"] if f["name"] == "Decision")
+    assert "banned" in decision
+
+
+async def test_raid_in_a_thread_puts_slowmode_on_the_thread_itself(env):
+    """A raid inside a thread sets slowmode on that thread (PATCH /channels/{thread}), not only on its channel."""
+    created = env.bot.wait_for("thread_create", timeout=5)
+    thread, _ = await env.fake.create_thread(env.guild, env.general, env.alice, "celebration")
+    await created
+    for i in range(5):
+        user = env.fake.new_user(env.guild, f"raider{i}")
+        await env.post(user, f"identityhate raid {user['id']}", channel=thread["id"])
+    patches = env.fake.find("PATCH", rf"/channels/{thread['id']}")
+    assert [p.body.get("rate_limit_per_user") for p in patches] == [30]
+
+
+async def test_a_notice_to_closed_dms_is_noted_and_the_ban_still_counts(env):
+    """The member closed their DMs: the ban's notice fails with 50007, the ban is applied and the case says so."""
+    env.fake.close_dms(env.alice["id"])
+    cb = await mod_on(env, "ban", env.alice, text_opt("reason", "spam"))
+    assert "not delivered" in cb.body["data"]["content"]
+    row = env.rows("SELECT status, failure FROM cases")[0]
+    assert row["status"] == "applied" and "50007" in row["failure"]
+
+
+async def test_messages_missed_while_disconnected_are_judged_once_after_resume(env):
+    """The gateway connection drops; a message posted meanwhile is replayed on RESUME and judged exactly once."""
+    await env.fake.drop_connection(4000, hold_resume=True)
+    msg = await env.fake.post(env.guild, env.general, env.alice, "identityhate while you were away")
+    waiter = asyncio.ensure_future(env.bot.wait_for(
+        "moderation_outcome", check=lambda o: o.verdict.message.id == msg["id"], timeout=15))
+    env.fake.allow_resume()
+    outcome = await waiter
+    assert outcome.verdict.flagged and not outcome.duplicate
+    await env.bot.workflow.drain()
+    assert env.rows("SELECT COUNT(*) FROM verdicts WHERE message_id = ?", (msg["id"],))[0][0] == 1
+    assert len(env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}")) == 1
+
+
+async def test_a_banned_member_is_gone_for_later_decisions(env):
+    """After the bot's ban Discord sends GUILD_MEMBER_REMOVE; a later Warn on that member's card is refused as
+    "no longer in this server" without calling Discord."""
+    _, outcome, card = await card_of(env)
+    await mod_on(env, "ban", env.alice, text_opt("reason", "raid"))
+    await env.fake.wait_until(lambda: env.bot.get_guild(int(env.guild["id"])).get_member(int(env.alice["id"])) is None)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:warn")
+    assert "no longer in this server" in cb.body["data"]["content"]
