@@ -110,7 +110,8 @@ class ModerationWorkflow(RaidResponse):
         desk: Where moderators read (mod log, review channel).
         policies: Per-server policies.
         ledger: The strike ledger shared with the judging pipeline (one total per member).
-        raid_control: The judging pipeline's raid mode switch (``ModerationService``), or ``None``.
+        raid_control: The judging pipeline (``ModerationService``): judges messages for :meth:`moderate` and
+            switches raid mode; ``None`` in tests that only decide.
         clock: Returns the current UTC time (tests pass a fixed clock).
     """
 
@@ -146,6 +147,41 @@ class ModerationWorkflow(RaidResponse):
         while self._inflight:
             await asyncio.gather(*list(self._inflight), return_exceptions=True)
         await self.flush_raids()
+
+    async def moderate(self, message: Any, observers: Any = ()) -> Any:
+        """Judge one platform message (translated to a core ``Message``) and carry out its outcome: the one path
+        every adapter's message listener takes. Runs as a tracked task, so :meth:`shutdown` waits for it.
+
+        Returns:
+            The :class:`~bot.core.service.Outcome`, or ``None`` when judging failed (logged; the bot goes on).
+        """
+        return await self.track(self._moderate(message, tuple(observers)))
+
+    async def _moderate(self, message: Any, observers: tuple[Any, ...]) -> Any:
+        try:
+            outcome = await self.raid_control.handle(message)
+        except Exception:
+            log.exception("judging message %s failed", message.id, extra={"server": message.server.id})
+            return None
+        if not outcome.duplicate:
+            try:
+                await self.carry_out(outcome)
+            except Exception:
+                log.exception("carrying out the verdict on %s failed", message.id)
+        for observe in observers:
+            observe(outcome)
+        return outcome
+
+    async def shutdown(self) -> None:
+        """Before a bot closes its platform session: let the judging pipeline finish what it was given and carry
+        those verdicts out (at most 30 s each), then stop timers. What still did not get done stays ``pending`` in
+        the mod log and is handled by :meth:`recover` at the next start."""
+        try:
+            if self.raid_control is not None:
+                await asyncio.wait_for(self.raid_control.drain(), 30)
+            await asyncio.wait_for(self.close(), 30)
+        except Exception:
+            log.exception("draining before shutdown did not finish")
 
     async def close(self) -> None:
         """Drain, then cancel timers (temporary-ban expiries are rescheduled from the store at the next start)."""

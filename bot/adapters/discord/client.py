@@ -183,13 +183,8 @@ class ModBot(commands.AutoShardedBot):
         Discord connection, the service and the store. A case that still did not get done stays ``pending`` and
         is carried out or marked failed at the next start."""
         self.closing = True
-        try:
-            if self.service is not None:
-                await asyncio.wait_for(self.service.drain(), 30)
-            if self.workflow is not None:
-                await asyncio.wait_for(self.workflow.close(), 30)
-        except (TimeoutError, Exception):
-            log.exception("draining before shutdown did not finish")
+        if self.workflow is not None:
+            await self.workflow.shutdown()
         if self.retention_task is not None:
             self.retention_task.cancel()
             await asyncio.gather(self.retention_task, return_exceptions=True)

@@ -87,7 +87,7 @@ class SlackHandlers:
         except ValueError:
             log.info("skipped a message event without channel or ts")
             return
-        await self.bot.workflow.track(self.bot.judge(msg))
+        await self.bot.judge(msg)
 
     async def on_join(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """``team_join`` / ``member_joined_channel``: note when the workspace first saw the member; count the join

@@ -199,31 +199,14 @@ class SlackBot:
         log.info("slack bot ready in workspace %s (%s mode)", self.team_id, self.slack.mode)
 
     async def judge(self, msg: Any) -> Any:
-        """Judge one message and carry out the outcome (called as a task the workflow tracks)."""
-        try:
-            outcome = await self.service.handle(msg)
-        except Exception:
-            log.exception("judging a slack message failed")
-            return None
-        if not outcome.duplicate:
-            try:
-                await self.workflow.carry_out(outcome)
-            except Exception:
-                log.exception("carrying out a slack verdict failed")
-        for observer in list(self.observers):
-            observer(outcome)
-        return outcome
+        """Judge one message and carry out the outcome (the workflow's one path); observers see each outcome."""
+        return await self.workflow.moderate(msg, observers=self.observers)
 
     async def close(self) -> None:
         """Stop taking events, carry out what was judged, then close the transport, the pipeline and the store."""
         self.closing = True
-        try:
-            if self.service is not None:
-                await asyncio.wait_for(self.service.drain(), 30)
-            if self.workflow is not None:
-                await asyncio.wait_for(self.workflow.close(), 30)
-        except Exception:
-            log.exception("draining before shutdown did not finish")
+        if self.workflow is not None:
+            await self.workflow.shutdown()
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
