@@ -10,7 +10,7 @@ Two sets, both never trained on:
 
 For each label: the share of messages at or above the default policy's review threshold, and the score at which
 the calibration set's share would be 0.2% (the 99.8th percentile), which is how the review tiers in
-``config/default.toml`` were checked. "any" = the message reaches at least one label's review tier. The "target
+``bot/config/default.toml`` were checked. "any" = the message reaches at least one label's review tier. The "target
 check" rows apply the policy's ``[identity_target]`` check (what the bot does): identity_attack on a message that
 names no identity counts only from the untargeted tier.
 """

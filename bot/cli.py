@@ -1,7 +1,9 @@
 """Command line: ``python -m bot scan|score|policy check|eval|bench|discord``.
 
-Layer: composition root. Builds the scorer, the store, the policy registry and the moderation service, and hands
-them to the job. Exit codes: 0 success, 1 the job failed, 2 bad input (config, model, export) with a message.
+Layer: composition root (the command line). Parses arguments into :class:`Settings` and calls the job; the jobs
+build the store, the scorer, the policies and the moderation service through :mod:`bot.runtime`. Inputs are
+validated before the model loads. Exit codes: 0 success, 1 the job failed (or, for ``score``, some lines could
+not be judged), 2 bad input (config, model, export, database) with a one-line message on stderr.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -70,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)")
     d.add_argument("--db", type=Path)
+
+    sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
+                        "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)")
+    sl.add_argument("--db", type=Path)
     return p
 
 
@@ -95,32 +102,15 @@ def _settings(args: argparse.Namespace) -> Settings:
     return s
 
 
-def load_scorer(settings: Settings):  # type: ignore[no-untyped-def]
-    """Load the configured scorer once. Raises ``ScorerLoadError`` with a clear message when it cannot load."""
-    from bot.scoring.detoxify_scorer import DetoxifyScorer
-
-    scorer = DetoxifyScorer.load(
-        settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
-    )
-    if settings.int8:
-        from bot.scoring.quantize import quantize_int8
-
-        quantize_int8(scorer)
-    return scorer
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:  # the benchmark has its own options (python -m bot bench --help)
-        from bench.run import main as bench_main
+        from bot.jobs.bench import main as bench_main
 
         return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    _setup_logging(args.verbose)
     from bot.core.policy import PolicyError
     from bot.eval import EvalInputError
     from bot.scoring import ScorerLoadError
@@ -139,21 +129,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return _eval(args, _settings(args))
         if args.command == "bench":
-            from bench.run import main as bench_main
+            from bot.jobs.bench import main as bench_main
 
             return bench_main(args.rest)
         if args.command == "purge":
             return asyncio.run(_purge(args, _settings(args)))
+        if args.command == "slack":
+            return _slack(_settings(args))
         if args.command == "discord":
-            from bot.adapters.discord.client import run as run_discord
-
-            settings = _settings(args)
-            run_discord(token=settings.discord_token, db_path=str(settings.db_path),
-                        policy_dir=str(settings.default_policy.parent),
-                        scorer_factory=lambda: load_scorer(settings))
-            return 0
+            return _discord(_settings(args))
     except PolicyError as exc:
-        print(f"error: invalid policy: {exc}", file=sys.stderr)  # noqa: T201
+        print(_policy_error_text(exc), file=sys.stderr)  # noqa: T201
         return 2
     except ScorerLoadError as exc:
         print(f"error: the model could not be loaded: {exc}", file=sys.stderr)  # noqa: T201
@@ -170,7 +156,94 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (``... | head``): stop quietly; point stdout at devnull so the interpreter's final
+        # flush does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 1
+
+
+def _setup_logging(verbose: bool) -> None:
+    """Warnings (debug with ``-v``) on stderr, each once. ``scan`` prints every skipped input itself, with its file
+    and position, so the ingest readers' own warnings about them are only shown with ``-v``."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s: %(message)s",
+        force=True,
+    )
+    if not verbose:
+        logging.getLogger("bot.ingest").setLevel(logging.ERROR)
+
+
+def _policy_error_text(exc: Exception) -> str:
+    """``error: invalid policy: ...``, one line per problem."""
+    lines = str(exc).splitlines() or [""]
+    if len(lines) == 1:
+        return f"error: invalid policy: {lines[0]}"
+    return "\n".join([f"error: invalid policy ({len(lines)} problems):", *(f"  {ln}" for ln in lines)])
+
+
+def _discord(settings: Settings) -> int:
+    """Run the Discord bot: token and policies are checked before anything connects or the model loads."""
+    from bot.runtime import build_policies
+
+    if not (settings.discord_token or os.environ.get("DISCORD_TOKEN")):
+        print("error: DISCORD_TOKEN is not set", file=sys.stderr)  # noqa: T201
+        return 2
+    build_policies(settings)  # PolicyError (exit 2) before connecting
+    from bot.adapters.discord.client import run as run_discord
+
+    # a moderation bot never joins voice: discord.py's "PyNaCl / davey is not installed" warnings are noise
+    logging.getLogger("discord.client").addFilter(lambda r: "voice will NOT be supported" not in r.getMessage())
+
+    _graceful_sigterm()
+    try:
+        run_discord(settings=settings)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # run() names the cause: bad token, no network, refused intents
+            print(f"error: discord: {exc.code}", file=sys.stderr)  # noqa: T201
+            return 1
+        raise
+    return 0
+
+
+def _graceful_sigterm() -> None:
+    """Treat SIGTERM (systemd, containers, Procfile runners) like Ctrl-C: the bot drains its queue and carries out
+    judged verdicts before it closes (asyncio and discord.py handle SIGINT gracefully)."""
+    import signal
+
+    def stop(*_: object) -> None:
+        _STOPPED_BY_SIGTERM.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+#: Set when SIGTERM asked the bot to stop: a requested stop exits 0, an interrupt from the keyboard 130.
+_STOPPED_BY_SIGTERM: list[bool] = []
+
+
+def _slack(settings: Settings) -> int:
+    """Run the Slack app: tokens, transport and policies are checked before anything connects or the model loads."""
+    from bot.adapters.slack.run import SlackSettings, run_slack
+    from bot.runtime import build_policies
+
+    try:
+        slack = SlackSettings.from_env()
+    except SystemExit as exc:
+        print(f"error: slack: {exc.code}", file=sys.stderr)  # noqa: T201
+        return 2
+    build_policies(settings).validate_servers("slack")  # PolicyError (exit 2) before connecting
+    _graceful_sigterm()
+    try:
+        asyncio.run(run_slack(slack, settings))
+    except KeyboardInterrupt:
+        return 0 if _STOPPED_BY_SIGTERM else 130
+    except Exception as exc:  # noqa: BLE001 - one line naming the cause, no traceback (issue 20)
+        print(f"error: slack: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
+        return 1
+    return 0
 
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
@@ -179,14 +252,19 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
     doc = policy.model_dump(mode="json")
-    print(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc}, indent=2))  # noqa: T201
+    sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
+                                indent=2) + "\n")
+    sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
     return 0
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
-    from bot.eval import run_eval
+    from bot.eval import check_input, run_eval
+    from bot.runtime import load_scorer
 
+    for f in args.file:  # every input checked before the model loads
+        check_input(args.kind, f, args.threshold)
     policy = load_policy(settings.default_policy)
     threshold = args.threshold
     if threshold is None and args.kind != "olid":
@@ -196,7 +274,8 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         threshold = tier.review if tier and tier.review is not None else 0.5
     scorer = load_scorer(settings)
     for f in args.file:
-        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad)
+        run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad,
+                 policy=policy)
     return 0
 
 
@@ -209,6 +288,9 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
     days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
     if not 1 <= days <= 3650:  # the policy's server.retention_days allows the same range
         print("error: --days must be between 1 and 3650", file=sys.stderr)  # noqa: T201
+        return 2
+    if not settings.db_path.exists():  # purging never creates a database (a typo in --db would)
+        print(f"error: {settings.db_path}: no such database; nothing to purge", file=sys.stderr)  # noqa: T201
         return 2
     cutoff = datetime.now(UTC) - timedelta(days=days)
     async with await SqliteStore.open(settings.db_path) as store:

@@ -1,56 +1,306 @@
 """Self-contained HTML report of an offline ``scan``: what a moderator reads after scanning an export.
 
-The page has no scripts, no external resources and no network access: CSS and the charts (inline SVG) are
-generated here. Every value from the scan is HTML-escaped; abusive message text is hidden behind a
-click-to-reveal ``<details>`` element.
+The page loads nothing from outside (a Content-Security-Policy forbids it): CSS, the charts (inline SVG) and one
+tiny inline script (the "show all texts" button, allowed by its hash) are generated here. Without scripts every
+text still opens with one click. Every value from the scan is HTML-escaped.
+
+What a moderator sees, in order: the servers scanned with the policy (files and version) that judged each; what
+the policy would have done (scans never act, so actions read "would delete", "would time out"); incidents (a raid
+with its messages, a thread with its flagged replies); flags per label; message volume and flags over time; members
+by strike points; then every flagged message with platform, server, channel and member names (ids on hover), a
+link to the message where the export has real ids, and why it was flagged, against the tier that actually applied
+(raid mode included). Tables scroll inside their own box, so the page fits a 390 px wide phone.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import logging
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.core.models import LABELS
+from bot.core.models import LABELS, Message, Verdict
 
 log = logging.getLogger(__name__)
 
 #: Longest message text shown in the report, in characters (the rest is cut with an ellipsis).
 MAX_TEXT = 500
+#: Longest text a scan row carries (``scan`` keeps this much of every message for the report).
+ROW_TEXT = 1000
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_SNOWFLAKE = re.compile(r"^\d{15,20}$")
+_SLACK_ID = re.compile(r"^[A-Z0-9]+(?::\d+\.\d+)?:\d+\.\d+$")
+#: Seconds a Discord message id's embedded time may differ from the export's timestamp for the id to count as real.
+_SNOWFLAKE_TOLERANCE_S = 60.0
+_DISCORD_EPOCH = datetime(2015, 1, 1, tzinfo=UTC)
+
+#: What a shadow verdict would have done, per action (scans never act).
+WOULD = {
+    "none": "no action",
+    "log": "would log",
+    "review": "would send to review",
+    "delete": "would delete",
+    "warn": "would warn",
+    "timeout": "would time out",
+    "kick": "would kick",
+    "ban": "would ban",
+}
+#: What an enforced verdict did, per action.
+DID = {
+    "none": "no action",
+    "log": "logged",
+    "review": "sent to review",
+    "delete": "deleted",
+    "warn": "warned",
+    "timeout": "timed out",
+    "kick": "kicked",
+    "ban": "banned",
+}
+
+
+def action_words(action: str, shadow: bool = True, duration_s: int | None = None) -> str:
+    """Moderator wording of an action: ``"would time out (1 h)"`` for a shadow verdict, ``"timed out"`` otherwise.
+
+    Unknown action names are shown as ``"would <name>"`` / ``"<name>"``.
+    """
+    words = (WOULD if shadow else DID).get(action) or (f"would {action}" if shadow else action)
+    if duration_s:
+        words += f" ({_duration(duration_s)})"
+    return words
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+# ---------------------------------------------------------------------------------------------- rows from a scan
+
+
+def platform_name(platform: str, message_id: str) -> str:
+    """Display name of where a message comes from: ``"Discord"``, ``"Slack"`` or ``"export"``.
+
+    Offline readers record DiscordChatExporter files as platform ``"export"``; their message ids are Discord
+    snowflakes, and Slack export ids are ``"<channel>:<ts>"``, which tells the two apart.
+    """
+    if platform in ("discord", "slack"):
+        return platform.capitalize()
+    if _SNOWFLAKE.match(message_id):
+        return "Discord"
+    if _SLACK_ID.match(message_id):
+        return "Slack"
+    return platform or "export"
+
+
+def discord_link(server_id: str, channel_id: str, message_id: str, created_at: datetime | None) -> str | None:
+    """``https://discord.com/channels/<guild>/<channel>/<message>`` when all three ids are real snowflakes.
+
+    A message id counts as real when the time it encodes is within a minute of the export's timestamp (made-up
+    ids and the channel names a CSV export uses in place of ids give no link). ``None`` otherwise.
+    """
+    if not all(_SNOWFLAKE.match(x or "") for x in (server_id, channel_id, message_id)):
+        return None
+    if created_at is not None:
+        encoded = _DISCORD_EPOCH + timedelta(milliseconds=int(message_id) >> 22)
+        if abs((encoded - created_at).total_seconds()) > _SNOWFLAKE_TOLERANCE_S:
+            return None
+    return f"https://discord.com/channels/{server_id}/{channel_id}/{message_id}"
+
+
+def message_fields(m: Message) -> dict[str, Any]:
+    """The report's fields of one message: names and ids, platform, server, thread links, time, text and link.
+
+    Keys: ``platform`` (raw ``ServerRef.platform``), ``source`` (``"Discord"``/``"Slack"``/...), ``server_id``,
+    ``server_name``, ``channel`` (name, else id), ``channel_id``, ``parent_id``, ``is_thread``, ``author`` (name,
+    else id), ``author_id``, ``reply_to``, ``time`` (ISO-8601 UTC), ``text`` (first :data:`ROW_TEXT` characters)
+    and ``link`` (a URL or ``None``: only Discord messages with real ids have one; Slack exports carry none).
+    """
+    link = None
+    if platform_name(m.server.platform, m.id) == "Discord":
+        link = discord_link(m.server.id, m.channel.id, m.id, m.created_at)
+    return {
+        "platform": m.server.platform,
+        "source": platform_name(m.server.platform, m.id),
+        "server_id": m.server.id,
+        "server_name": m.server.name,
+        "channel": m.channel.name or m.channel.id,
+        "channel_id": m.channel.id,
+        "parent_id": m.channel.parent_id,
+        "is_thread": m.channel.is_thread,
+        "author": m.author.name or m.author.id,
+        "author_id": m.author.id,
+        "reply_to": m.reply_to,
+        "time": m.created_at.isoformat(),
+        "text": m.text[:ROW_TEXT],
+        "link": link,
+    }
+
+
+def verdict_fields(v: Verdict) -> dict[str, Any]:
+    """The report's fields of one verdict beyond :meth:`Verdict.to_json`.
+
+    Keys: ``shadow``, ``raid_mode``, ``tiers`` (``{label: [review, act]}``, scores in [0, 1] or ``None`` for an off
+    tier: the tiers that actually applied), ``policy_version``, ``score_status``, ``strike_points`` and ``actions``
+    (``[{"kind", "reason", "duration_s"}]``, strongest first).
+    """
+    return {
+        "shadow": v.shadow,
+        "raid_mode": v.raid_mode,
+        "tiers": {k: list(t) for k, t in v.tiers.items()},
+        "policy_version": v.policy_version,
+        "score_status": v.score_status,
+        "strike_points": v.strike_points,
+        "actions": [{"kind": a.kind.label, "reason": a.reason, "duration_s": a.duration_s} for a in v.actions],
+    }
+
+
+def scan_row(v: Verdict) -> dict[str, Any]:
+    """One report row for a verdict judged now: :meth:`Verdict.to_json` plus :func:`verdict_fields` and
+    :func:`message_fields` (which replaces ``channel``/``author`` with the same name-or-id values)."""
+    return {**v.to_json(), **verdict_fields(v), **message_fields(v.message)}
+
+
+async def policy_provenance(registry: Any, servers: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    """Which policy files, in order, and which version judge each server (for the report's server table).
+
+    Args:
+        registry: A :class:`bot.core.policy_registry.PolicyRegistry`.
+        servers: ``(platform, server id)`` pairs.
+
+    Returns:
+        ``{"<platform>/<server id>": {"files": [path str], "version": str}}``; ``files`` lists the default, every
+        ``--policy`` file and the server's own file when one exists in the registry's servers folder.
+    """
+    from bot.core.policy import server_policy_path
+
+    out: dict[str, dict[str, Any]] = {}
+    for platform, server_id in servers:
+        files = [registry.default_path, *registry.extra_files]
+        if registry.servers_dir is not None:
+            own = server_policy_path(registry.servers_dir, platform, server_id)
+            if own.exists():
+                files.append(own)
+        policy = await registry.get(platform, server_id)
+        out[f"{platform}/{server_id}"] = {"files": [str(f) for f in files], "version": policy.version}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- report data
 
 
 @dataclass(frozen=True, slots=True)
-class FlaggedRow:
-    """One flagged message as shown in the report.
+class Row:
+    """One scanned message as shown in the report.
 
     Attributes:
         id: Message id.
         time: Posting time (UTC) or ``None`` when the row had none.
-        channel: Channel name or id.
-        author: Author name or id.
+        platform: Raw platform of the server (``"discord"``, ``"slack"``, ``"export"``).
+        source: Display platform (``"Discord"``, ``"Slack"``, ``"export"``).
+        server_id, server_name: The server (name may be empty).
+        channel_id, channel: The channel or thread id and its name (the id when unnamed).
+        parent_id: Parent channel of a thread, else ``None``.
+        is_thread: The message is in a thread.
+        author_id, author: The member's id and name (the id when unnamed).
+        reply_to: Id of the message replied to, if any.
         text: Original text (escaped and truncated at render time).
+        link: URL of the message on its platform, or ``None``.
         scores: Label -> score in [0, 1] or ``None`` (missing label).
-        rule_hits: ``"rule: detail"`` strings.
+        rule_hits: ``(rule, detail)`` pairs.
         action: Strongest action (``"none"``, ``"review"``, ``"delete"``, ...).
+        actions: ``(kind, reason, duration_s)`` of every action, strongest first (empty when unknown).
         labels: Labels that flagged it.
+        flagged: Whether anything asked for review or action.
+        shadow: A shadow verdict (nothing was done; scans are always shadow).
+        raid_mode: Raid mode's stricter tiers applied.
+        tiers: Label -> ``(review, act)`` tiers actually applied; empty when the verdict did not record them.
+        policy_version: Version of the policy that judged it.
+        strike_points: Points of the strike it earned.
     """
 
     id: str
     time: datetime | None
+    platform: str
+    source: str
+    server_id: str
+    server_name: str
+    channel_id: str
     channel: str
+    parent_id: str | None
+    is_thread: bool
+    author_id: str
     author: str
+    reply_to: str | None
     text: str
+    link: str | None
     scores: Mapping[str, float | None]
-    rule_hits: tuple[str, ...]
+    rule_hits: tuple[tuple[str, str], ...]
     action: str
+    actions: tuple[tuple[str, str, int | None], ...]
     labels: tuple[str, ...]
+    flagged: bool
+    shadow: bool
+    raid_mode: bool
+    tiers: Mapping[str, tuple[float | None, float | None]]
+    policy_version: str
+    strike_points: int
+
+
+#: Older name of :class:`Row`.
+FlaggedRow = Row
+
+
+@dataclass(frozen=True, slots=True)
+class Raid:
+    """A raid alert with the messages that belong to it.
+
+    Attributes:
+        server_id, channel_id: Where.
+        started_at: First message of the burst (UTC), or ``None``.
+        members: Ids of the members in the alert.
+        count: Messages in the burst window when the alert was raised.
+        reason: ``"flagged_burst"`` or ``"new_member_burst"``.
+        rows: The raid's messages: in its channel (or a thread of it), from the alert on (until the channel's next
+            alert), posted by a member of the alert or judged under raid mode; in time order.
+    """
+
+    server_id: str
+    channel_id: str
+    started_at: datetime | None
+    members: tuple[str, ...]
+    count: int
+    reason: str
+    rows: tuple[Row, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A thread (a thread channel, or a chain of replies) with flagged replies.
+
+    Attributes:
+        root_id: Id of the message the thread hangs off (thread channel id for thread channels).
+        root: That message's row when it was scanned, else ``None``.
+        replies: Flagged replies not already shown under a raid, in time order.
+        unflagged: Replies not flagged.
+        in_raids: Flagged replies shown under a raid instead (numbers of those raids in ``raids``, 1-based).
+        raids: Numbers of the raids (1-based, as the report numbers them) holding the other flagged replies.
+    """
+
+    root_id: str
+    root: Row | None
+    replies: tuple[Row, ...]
+    unflagged: int
+    in_raids: int = 0
+    raids: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -64,10 +314,15 @@ class ReportData:
         label_counts: Label -> number of flagged messages carrying it.
         actions_count: Messages whose action is stronger than ``review`` (would be / were acted on).
         action_counts: Action name -> messages.
-        raids: Raid alerts as dicts ``{"channel", "started_at", "count", "members", "reason"}``.
-        top_members: ``(member, strike points)``, most points first.
+        raids: Raid alerts with their messages.
+        threads: Threads with flagged replies.
+        top_members: ``(member id, strike points)``, most points first.
         rows: Flagged messages, in time order.
-        meta: Extra key/value lines for the summary (inputs, model, policy version, errors).
+        all_rows: Every scanned message row (for the volume plot, names and incidents).
+        names: Member id -> name; ``channels``: channel id -> name; ``servers``: server id -> name (from the rows).
+        policies: ``"<platform>/<server id>"`` -> ``{"files": [...], "version": str}``.
+        shadow: True unless some verdict was enforced (scans never act).
+        meta: Extra key/value lines for the summary (inputs, model, errors).
         generated_at: When the report was built (UTC).
     """
 
@@ -77,9 +332,16 @@ class ReportData:
     label_counts: dict[str, int] = field(default_factory=dict)
     actions_count: int = 0
     action_counts: dict[str, int] = field(default_factory=dict)
-    raids: list[dict[str, Any]] = field(default_factory=list)
+    raids: list[Raid] = field(default_factory=list)
+    threads: list[Thread] = field(default_factory=list)
     top_members: list[tuple[str, int]] = field(default_factory=list)
-    rows: list[FlaggedRow] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    all_rows: list[Row] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    channels: dict[str, str] = field(default_factory=dict)
+    servers: dict[str, str] = field(default_factory=dict)
+    policies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shadow: bool = True
     meta: dict[str, str] = field(default_factory=dict)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -104,61 +366,173 @@ def _time(value: object) -> datetime | None:
 def _raid_dict(r: Any) -> dict[str, Any]:
     if isinstance(r, Mapping):
         return dict(r)
-    return {k: getattr(r, k, None) for k in ("channel_id", "started_at", "count", "members", "reason")}
+    return {k: getattr(r, k, None) for k in ("server_id", "channel_id", "started_at", "count", "members", "reason")}
 
 
-def _row(r: Mapping[str, Any]) -> FlaggedRow:
+def _tier(value: Any) -> tuple[float | None, float | None]:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return tuple(None if x is None else float(x) for x in value)  # type: ignore[return-value]
+    return (None, None)
+
+
+def row_from_json(r: Mapping[str, Any]) -> Row:
+    """A :class:`Row` from one scan row dict (see :func:`build_report_data`); missing fields get neutral values."""
     hits = []
     for h in r.get("rule_hits") or ():
         if isinstance(h, Mapping):
-            hits.append(f"{h.get('rule', '?')}: {h.get('detail', '')}".rstrip(": "))
+            hits.append((str(h.get("rule", "?")), str(h.get("detail") or "")))
         else:
-            hits.append(str(h))
+            hits.append((str(h), ""))
     scores = r.get("scores") if isinstance(r.get("scores"), Mapping) else {}
-    return FlaggedRow(
-        id=str(r.get("id", "")),
+    actions = tuple(
+        (str(a.get("kind", "")), str(a.get("reason") or ""), a.get("duration_s"))
+        for a in r.get("actions") or ()
+        if isinstance(a, Mapping)
+    )
+    tiers = r.get("tiers") if isinstance(r.get("tiers"), Mapping) else {}
+    mid = str(r.get("id", ""))
+    platform = str(r.get("platform") or "")
+    channel = str(r.get("channel", ""))
+    author = str(r.get("author", ""))
+    return Row(
+        id=mid,
         time=_time(r.get("time") or r.get("created_at")),
-        channel=str(r.get("channel", "")),
-        author=str(r.get("author", "")),
+        platform=platform,
+        source=str(r.get("source") or (platform_name(platform, mid) if platform else "")),
+        server_id=str(r.get("server_id") or ""),
+        server_name=str(r.get("server_name") or ""),
+        channel_id=str(r.get("channel_id") or channel),
+        channel=channel,
+        parent_id=str(r["parent_id"]) if r.get("parent_id") else None,
+        is_thread=bool(r.get("is_thread")),
+        author_id=str(r.get("author_id") or author),
+        author=author,
+        reply_to=str(r["reply_to"]) if r.get("reply_to") else None,
         text=str(r.get("text", "")),
+        link=str(r["link"]) if r.get("link") else None,
         scores=dict(scores),
         rule_hits=tuple(hits),
         action=str(r.get("action", "none")),
+        actions=actions,
         labels=tuple(str(x) for x in r.get("labels") or ()),
+        flagged=bool(r.get("flagged")),
+        shadow=bool(r.get("shadow", True)),
+        raid_mode=bool(r.get("raid_mode")),
+        tiers={str(k): _tier(v) for k, v in tiers.items()},
+        policy_version=str(r.get("policy_version") or ""),
+        strike_points=int(r.get("strike_points") or 0),
     )
 
 
+def _by_time(row: Row) -> tuple[bool, datetime]:
+    return (row.time is None, row.time or datetime.min.replace(tzinfo=UTC))
+
+
+def _group_raids(raw: Sequence[Mapping[str, Any]], rows: Sequence[Row]) -> list[Raid]:
+    """Attach to each raid alert its messages (see :class:`Raid`)."""
+    alerts = sorted(
+        (
+            (_time(r.get("started_at")), str(r.get("server_id") or ""), str(r.get("channel_id") or r.get("channel") or ""), r)
+            for r in raw
+        ),
+        key=lambda a: (a[0] is None, a[0] or datetime.min.replace(tzinfo=UTC)),
+    )
+    out = []
+    for i, (start, server, channel, r) in enumerate(alerts):
+        nxt = next((a[0] for a in alerts[i + 1 :] if a[2] == channel and a[1] == server and a[0]), None)
+        members = tuple(str(x) for x in r.get("members") or ())
+        mine = [
+            row
+            for row in rows
+            if (not server or not row.server_id or row.server_id == server)
+            and channel in (row.channel_id, row.parent_id)
+            and row.time is not None
+            and (start is None or row.time >= start)
+            and (nxt is None or row.time < nxt)
+            and (row.author_id in members or row.raid_mode)
+        ]
+        out.append(
+            Raid(server, channel, start, members, int(r.get("count") or 0), str(r.get("reason") or ""), tuple(mine))
+        )
+    return out
+
+
+def _group_threads(rows: Sequence[Row], raids: Sequence[Raid] = ()) -> list[Thread]:
+    """Threads (thread channels and reply chains) that have flagged replies, oldest root first; flagged replies that
+    belong to a raid are counted, not repeated."""
+    raid_of = {(r.server_id, r.id): i for i, raid in enumerate(raids, 1) for r in raid.rows}
+    by_id = {(r.server_id, r.id): r for r in rows}
+
+    def root_of(r: Row) -> str | None:
+        if r.is_thread:
+            return r.channel_id
+        cur, seen = r, 0
+        while cur.reply_to and seen < 100:
+            parent = by_id.get((cur.server_id, cur.reply_to))
+            if parent is None:
+                return cur.reply_to
+            if parent.is_thread:
+                return parent.channel_id
+            cur, seen = parent, seen + 1
+        return cur.id if cur is not r else None
+
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        root = root_of(r)
+        if root is not None and root != r.id:
+            groups[(r.server_id, root)].append(r)
+    out = []
+    for (server, root_id), replies in groups.items():
+        flagged = sorted((r for r in replies if r.flagged), key=_by_time)
+        if not flagged:
+            continue
+        own = tuple(r for r in flagged if (r.server_id, r.id) not in raid_of)
+        in_raids = sorted({raid_of[(r.server_id, r.id)] for r in flagged if (r.server_id, r.id) in raid_of})
+        out.append(Thread(root_id, by_id.get((server, root_id)), own, len(replies) - len(flagged),
+                          len(flagged) - len(own), tuple(in_raids)))
+    out.sort(key=lambda t: _by_time(t.root or t.replies[0]))
+    return out
+
+
 def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping[str, Any]]) -> ReportData:
-    """Collect :class:`ReportData` from a scan summary and per-message verdict rows.
+    """Collect :class:`ReportData` from a scan summary and per-message rows.
 
     Args:
         summary: Optional keys: ``title``, ``messages`` (int), ``flagged`` (int), ``label_counts``
             ({label: int}), ``actions`` (int), ``action_counts`` ({action: int}), ``raids`` (dicts or
-            :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(member, points)] or {member: points}) and any
-            ``inputs``/``model``/``policy_version``/``errors`` shown as metadata. Missing counts are computed
-            from the rows.
-        verdict_rows: :meth:`Verdict.to_json` dicts, optionally with ``text``, ``time``/``created_at`` (ISO or
-            datetime) and ``strike_points``. Only rows with ``flagged`` true are listed.
+            :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(member id, points)] or {member id: points}),
+            ``policies`` (see :func:`policy_provenance`) and any ``inputs``/``model``/``policy_version``/``errors``
+            shown as metadata. Missing counts are computed from the rows.
+        verdict_rows: :func:`scan_row` dicts (or plain :meth:`Verdict.to_json` dicts, optionally with ``text``,
+            ``time``/``created_at`` (ISO or datetime) and ``strike_points``). Only rows with ``flagged`` true are
+            listed; all rows feed the volume plot, the names and the incidents.
 
     Returns:
         The report data; rows sorted by time (rows without a time last).
     """
-    n = 0
-    rows: list[FlaggedRow] = []
+    all_rows: list[Row] = []
     labels: Counter[str] = Counter()
     actions: Counter[str] = Counter()
     strikes: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    channels: dict[str, str] = {}
+    servers: dict[str, str] = {}
     for r in verdict_rows:
-        n += 1
-        if int(r.get("strike_points") or 0) > 0:
-            strikes[str(r.get("author", ""))] += int(r["strike_points"])
-        if not r.get("flagged"):
-            continue
-        row = _row(r)
-        rows.append(row)
-        labels.update(row.labels)
-        actions[row.action] += 1
-    rows.sort(key=lambda x: (x.time is None, x.time or datetime.min.replace(tzinfo=UTC)))
+        row = row_from_json(r)
+        all_rows.append(row)
+        if row.author != row.author_id:
+            names.setdefault(row.author_id, row.author)
+        if row.channel != row.channel_id:
+            channels.setdefault(row.channel_id, row.channel)
+        if row.server_id:
+            servers.setdefault(row.server_id, row.server_name)
+        if row.strike_points > 0:
+            strikes[row.author_id] += row.strike_points
+        if row.flagged:
+            labels.update(row.labels)
+            actions[row.action] += 1
+    all_rows.sort(key=_by_time)
+    rows = [r for r in all_rows if r.flagged]
     top = summary.get("top_members")
     if isinstance(top, Mapping):
         top_list = [(str(k), int(v)) for k, v in top.items()]
@@ -169,19 +543,32 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
     top_list.sort(key=lambda kv: -kv[1])
     action_counts = dict(summary.get("action_counts") or actions)
     acted = sum(v for k, v in action_counts.items() if k not in ("none", "log", "review"))
+    raids = _group_raids([_raid_dict(r) for r in summary.get("raids") or ()], all_rows)
     meta = {k: str(summary[k]) for k in ("inputs", "model", "policy_version", "errors") if summary.get(k)}
+    if summary.get("policies"):
+        meta.pop("policy_version", None)  # the server table names each server's policy
     return ReportData(
         title=str(summary.get("title") or "Moderation scan report"),
-        messages=int(summary.get("messages") or n),
+        messages=int(summary.get("messages") or len(all_rows)),
         flagged=int(summary.get("flagged") or len(rows)),
         label_counts={k: int(v) for k, v in (summary.get("label_counts") or labels).items()},
         actions_count=int(summary.get("actions") if summary.get("actions") is not None else acted),
         action_counts={str(k): int(v) for k, v in action_counts.items()},
-        raids=[_raid_dict(r) for r in summary.get("raids") or ()],
+        raids=raids,
+        threads=_group_threads(all_rows, raids),
         top_members=top_list[:10],
         rows=rows,
+        all_rows=all_rows,
+        names=names,
+        channels=channels,
+        servers=servers,
+        policies={str(k): dict(v) for k, v in (summary.get("policies") or {}).items()},
+        shadow=all(r.shadow for r in all_rows),
         meta=meta,
     )
+
+
+# ---------------------------------------------------------------------------------------------- charts
 
 
 def _bar_svg(counts: Mapping[str, int]) -> str:
@@ -203,48 +590,165 @@ def _bar_svg(counts: Mapping[str, int]) -> str:
     return "".join(parts)
 
 
-def _timeline_svg(times: list[datetime], bins: int = 40) -> str:
-    if not times:
-        return "<p>No flagged message has a timestamp.</p>"
-    lo, hi = min(times), max(times)
-    span = max((hi - lo).total_seconds(), 1.0)
-    counts = [0] * bins
-    for t in times:
-        counts[min(bins - 1, int((t - lo).total_seconds() / span * bins))] += 1
-    top = max(counts)
-    width, height, left, bottom = 640, 180, 40, 150
-    bw = (width - left - 10) / bins
+#: Candidate bin widths of the time plot, in seconds, with their names.
+BINS: tuple[tuple[int, str], ...] = (
+    (60, "1 min"),
+    (300, "5 min"),
+    (900, "15 min"),
+    (3600, "1 h"),
+    (6 * 3600, "6 h"),
+    (86400, "1 day"),
+    (7 * 86400, "1 week"),
+    (30 * 86400, "30 days"),
+)
+#: Spacing of the time axis' labels, in seconds (the smallest giving at most about 7 labels, a multiple of the bin).
+_TICKS = (60, 300, 600, 900, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400,
+          14 * 86400, 28 * 86400, 56 * 86400, 91 * 86400, 182 * 86400, 364 * 86400)
+#: Most bins the time plot draws; the smallest width of :data:`BINS` that fits is chosen.
+MAX_BINS = 60
+
+
+def choose_bin(span_s: float) -> tuple[int, str]:
+    """The bin width (seconds, name) for a plot spanning ``span_s`` seconds: the smallest of :data:`BINS` giving at
+    most :data:`MAX_BINS` bins (the widest when none does)."""
+    for width, name in BINS:
+        if span_s / width < MAX_BINS:
+            return width, name
+    return BINS[-1]
+
+
+#: The whole-scan plot gets a close-up when it spans more than this (seconds) and has flags.
+ZOOM_OVER_S = 6 * 3600
+
+
+def zoom_window(all_times: Sequence[datetime], flagged_times: Sequence[datetime]) -> tuple[datetime, datetime] | None:
+    """Two hours (UTC) from 30 minutes before the clock hour with the most flags (the earliest on a tie), when the
+    scan spans more than :data:`ZOOM_OVER_S` and has flagged messages with times; else ``None``."""
+    if not flagged_times or not all_times or (max(all_times) - min(all_times)).total_seconds() <= ZOOM_OVER_S:
+        return None
+    hours = Counter(_floor(t, 3600) for t in flagged_times)
+    peak = min(hours, key=lambda h: (-hours[h], h))
+    lo = peak - timedelta(minutes=30)
+    lo = _floor(lo, 1800)
+    return lo, lo + timedelta(hours=2)
+
+
+def _floor(t: datetime, width: int) -> datetime:
+    if width >= 86400:
+        return t.replace(hour=0, minute=0, second=0, microsecond=0)
+    s = int(t.timestamp())
+    return datetime.fromtimestamp(s - s % width, UTC)
+
+
+def _timeline_svg(all_times: Sequence[datetime], flagged_times: Sequence[datetime]) -> str:
+    if not all_times:
+        return "<p>No message has a timestamp.</p>"
+    lo, hi = min(all_times), max(all_times)
+    width_s, bin_name = choose_bin((hi - lo).total_seconds())
+    start = _floor(lo, width_s)
+    n = int((hi - start).total_seconds() // width_s) + 1
+    vol, flg = [0] * n, [0] * n
+    for t in all_times:
+        vol[min(n - 1, int((t - start).total_seconds() // width_s))] += 1
+    for t in flagged_times:
+        flg[min(n - 1, int((t - start).total_seconds() // width_s))] += 1
+    top = max(vol)
+    width, height, left, right, bottom = 640, 215, 44, 10, 160
+    bw = (width - left - right) / n
     parts = [
         f'<svg class="timeline" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        'aria-label="flagged messages over time">',
-        f'<line x1="{left}" y1="{bottom}" x2="{width - 10}" y2="{bottom}" stroke="#555"/>',
+        f'aria-label="messages and flagged messages per {bin_name}">',
+        f'<line x1="{left}" y1="{bottom}" x2="{width - right}" y2="{bottom}" stroke="#555"/>',
         f'<line x1="{left}" y1="10" x2="{left}" y2="{bottom}" stroke="#555"/>',
         f'<text x="{left - 6}" y="16" text-anchor="end">{top}</text>',
         f'<text x="{left - 6}" y="{bottom}" text-anchor="end">0</text>',
     ]
-    for i, c in enumerate(counts):
-        if c:
-            bh = (bottom - 12) * c / top
-            parts.append(
-                f'<rect x="{left + i * bw + 1:.1f}" y="{bottom - bh:.1f}" width="{max(bw - 2, 1):.1f}" '
-                f'height="{bh:.1f}" fill="#8e44ad"><title>{c} flagged</title></rect>'
-            )
-    fmt = "%Y-%m-%d %H:%M:%S" if span < 86400 * 2 else "%Y-%m-%d"
-    parts.append(f'<text x="{left}" y="{bottom + 18}">{_esc(lo.strftime(fmt))} UTC</text>')
-    parts.append(f'<text x="{width - 10}" y="{bottom + 18}" text-anchor="end">{_esc(hi.strftime(fmt))} UTC</text>')
-    parts.append(f'<text x="{width / 2:.0f}" y="{bottom + 18}" text-anchor="middle">bins of {span / bins:.0f} s</text>')
+    for i in range(n):
+        x = left + i * bw
+        b0 = start + timedelta(seconds=i * width_s)
+        b1 = b0 + timedelta(seconds=width_s)
+        fmt = "%Y-%m-%d %H:%M" if width_s < 86400 else "%Y-%m-%d"
+        tip = f"{b0.strftime(fmt)} to {b1.strftime(fmt)} UTC: {vol[i]} messages, {flg[i]} flagged"
+        for value, colour, cls in ((vol[i], "#9aa5b1", "vol"), (flg[i], "#c0392b", "flag")):
+            if value:
+                bh = (bottom - 12) * value / top
+                parts.append(
+                    f'<rect class="{cls}" x="{x + 1:.1f}" y="{bottom - bh:.1f}" width="{max(bw - 2, 1):.1f}" '
+                    f'height="{bh:.1f}" fill="{colour}"><title>{_esc(tip)}</title></rect>'
+                )
+    total = width_s * n
+    tick_s = next((t for t in _TICKS if t >= total / 7 and t % width_s == 0), width_s * max(1, round(n / 6)))
+    first = start.timestamp()
+    first = first if first % tick_s == 0 else first + tick_s - first % tick_s
+    prev_date = None
+    t = datetime.fromtimestamp(first, UTC)
+    while t <= start + timedelta(seconds=total):
+        x = left + (t - start).total_seconds() / width_s * bw
+        if tick_s >= 86400:
+            line1, line2 = t.strftime("%Y-%m-%d"), ""
+        else:
+            line1 = t.strftime("%H:%M")
+            line2 = t.strftime("%Y-%m-%d") if t.date() != prev_date else ""
+            prev_date = t.date()
+        parts.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#555"/>')
+        if x > width - right - 20:  # a label this close to the edge would be cut off
+            break
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_esc(line1)}</text>')
+        if line2:
+            parts.append(f'<text x="{x:.1f}" y="{bottom + 31}" text-anchor="middle">{_esc(line2)}</text>')
+        t += timedelta(seconds=tick_s)
+    parts.append(
+        f'<rect x="{left}" y="{height - 14}" width="10" height="10" fill="#9aa5b1"/>'
+        f'<text x="{left + 14}" y="{height - 5}">messages</text>'
+        f'<rect x="{left + 90}" y="{height - 14}" width="10" height="10" fill="#c0392b"/>'
+        f'<text x="{left + 104}" y="{height - 5}">flagged</text>'
+        f'<text x="{width - right}" y="{height - 5}" text-anchor="end">per {_esc(bin_name)}, times in UTC</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
+# ---------------------------------------------------------------------------------------------- HTML
+
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
-table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-th{background:#f3f3f3;text-align:left}td.num{text-align:right}.scores{font-size:.85em;white-space:nowrap}
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em 1.5em;color:#222;max-width:1280px;line-height:1.4}
+h1{font-size:1.5em;overflow-wrap:anywhere}h2{font-size:1.25em;margin-top:1.6em}h3{font-size:1.05em;margin:1em 0 .3em}
+p,li,dd{overflow-wrap:anywhere}
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1.2em;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
+th{background:#f3f3f3}td.num{text-align:right}.scores{font-size:.85em;white-space:nowrap}
 .hi{color:#c0392b;font-weight:bold}details summary{cursor:pointer;color:#555}
-.msg{white-space:pre-wrap;word-break:break-word;max-width:420px}svg text{font-size:12px;fill:#333}
-.cards span{display:inline-block;border:1px solid #ccc;border-radius:6px;padding:.5em 1em;margin-right:.5em}
+.msg{white-space:pre-wrap;overflow-wrap:anywhere;min-width:13em;max-width:32em}
+td.when{white-space:nowrap;font-size:.9em}td.act{min-width:7em}.why{min-width:18em;max-width:30em;font-size:.9em}
+.path{overflow-wrap:anywhere;min-width:12em}
+svg text{font-size:12px;fill:#333}svg{display:block;max-width:100%;height:auto}svg.timeline text{font-size:14px}
+.cards{display:flex;flex-wrap:wrap;gap:.5em;padding:0}
+.cards span{border:1px solid #ccc;border-radius:6px;padding:.5em 1em}
+.banner{background:#fff7e0;border:1px solid #e0c060;border-radius:6px;padding:.5em 1em}
+.incident{border-left:4px solid #c0392b;padding-left:.8em;margin:1em 0}
+.thread{border-left-color:#8e44ad}
+abbr,[title]{text-decoration:none}.id{color:#666;font-size:.85em}
+#toggle-texts{font:inherit;padding:.4em 1em;margin:.3em 0}
+@media (max-width:600px){body{padding:.5em .7em;font-size:15px}th,td{padding:3px 5px}
+.msg{min-width:10em}td.when{font-size:.8em}.why{min-width:14em}}
 """
+
+#: The only script: the "show all texts" button (opens or closes every message text at once).
+_SCRIPT = (
+    "(function(){var b=document.getElementById('toggle-texts');if(!b)return;b.hidden=false;"
+    "b.addEventListener('click',function(){var o=b.getAttribute('aria-pressed')!=='true';"
+    "document.querySelectorAll('details.text').forEach(function(d){d.open=o;});"
+    "b.setAttribute('aria-pressed',o?'true':'false');b.textContent=o?'Hide all texts':'Show all texts';});})();"
+)
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+
+
+def _named(name: str, ident: str, kind: str) -> str:
+    """A name with its id on hover (``title``); the bare id when there is no name."""
+    if name and name != ident:
+        return f'<span title="{_esc(kind)} id {_esc(ident)}">{_esc(name)}</span>'
+    return f'<span class="id">{_esc(ident)}</span>'
 
 
 def _scores_cell(scores: Mapping[str, float | None], labels: tuple[str, ...]) -> str:
@@ -257,71 +761,276 @@ def _scores_cell(scores: Mapping[str, float | None], labels: tuple[str, ...]) ->
     return "<br>".join(out)
 
 
+def explain(row: Row) -> list[str]:
+    """Why a message was flagged, in plain text lines, against the tiers that actually applied.
+
+    Each label at or above its review or act tier gives ``"identity_attack 0.91 ≥ review tier 0.78"`` (and the act
+    tier with what it would do); raid mode is named when its stricter tiers applied; an ``identity_target`` signal is
+    explained with the ``identity_attack`` tier that applied (the untargeted tier, made stricter by raid mode when
+    on). Rule hits follow as ``"rule: detail"``. Verdicts recorded without tiers (an earlier run) say so.
+    """
+    lines: list[str] = []
+    if row.raid_mode:
+        lines.append("raid mode was on: its stricter tiers applied")
+    act_kinds = {a[0] for a in row.actions if a[0] not in ("review", "none", "log")}
+    for label in LABELS:
+        score = row.scores.get(label)
+        if score is None or label not in row.tiers:
+            continue
+        review, act = row.tiers[label]
+        parts = []
+        if review is not None and score >= review:
+            parts.append(f"review tier {review:.2f}")
+        if act is not None and score >= act:
+            parts.append(f"act tier {act:.2f}")
+        if parts:
+            lines.append(f"{label} {score:.2f} ≥ " + " and ".join(parts))
+    if not row.tiers and row.labels:
+        lines.append("tiers not recorded for this verdict (judged by an earlier run): " + ", ".join(row.labels))
+    for rule, detail in row.rule_hits:
+        if rule == "identity_target":
+            review, act = row.tiers.get("identity_attack", (None, None))
+            applied = "off" if review is None else f"{review:.2f}"
+            when = " (made stricter by raid mode)" if row.raid_mode else ""
+            lines.append(f"identity_target: no identity named, so identity_attack was held to the untargeted tier: "
+                         f"review {applied}{when}" if row.tiers else f"identity_target: {detail}")
+        else:
+            lines.append(f"{rule}: {detail}" if detail else rule)
+    for kind, reason, _dur in row.actions:
+        if kind in act_kinds and reason:
+            lines.append(f"{action_words(kind, row.shadow)}: {reason}")
+    return lines
+
+
+def _action_cell(row: Row) -> str:
+    dur = next((a[2] for a in row.actions if a[0] == row.action), None)
+    words = action_words(row.action, row.shadow, dur)
+    extra = [action_words(a[0], row.shadow, a[2]) for a in row.actions if a[0] != row.action and a[0] != "none"]
+    return _esc(words) + "".join(f"<br><small>{_esc(x)}</small>" for x in extra)
+
+
+def _text(row: Row, *, open_: bool = False) -> str:
+    text = row.text if len(row.text) <= MAX_TEXT else row.text[:MAX_TEXT] + "…"
+    shown = f"{len(row.text)} chars" if row.text else "no text"
+    return (f'<details class="text"{" open" if open_ else ""}><summary>show text ({shown})</summary>'
+            f'<div class="msg">{_esc(text)}</div></details>')
+
+
+def _link(row: Row) -> str:
+    if not row.link:
+        return ""
+    return f'<a href="{_esc(row.link)}" rel="noopener noreferrer" target="_blank">open</a>'
+
+
+def _server(data: ReportData, row: Row) -> str:
+    return _named(row.server_name or data.servers.get(row.server_id, ""), row.server_id, "server")
+
+
+def _channel(data: ReportData, row: Row) -> str:
+    name = row.channel if row.channel != row.channel_id else data.channels.get(row.channel_id, "")
+    if not (row.is_thread and row.parent_id):
+        return _named(name, row.channel_id, "channel")
+    parent = data.channels.get(row.parent_id, "")
+    thread = _named(name if name and name != parent else "thread", row.channel_id, "thread")
+    return _named(parent, row.parent_id, "channel") + " › " + thread
+
+
+def _member(data: ReportData, member_id: str) -> str:
+    return _named(data.names.get(member_id, ""), member_id, "member")
+
+
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _when(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S") if t else ""
+
+
+def _message_table(data: ReportData, rows: Sequence[Row], *, full: bool) -> str:
+    """Messages as a table; what a moderator needs first (member, text, action) comes first, so a phone shows it
+    without scrolling the table sideways."""
+    head = ["time", "member", "message", "action"]
+    if full:
+        head.append("why (against the tier that applied)")
+    head += ["channel", "server", "platform", "link"]
+    if full:
+        head += ["scores", "labels"]
+    out = ['<div class="scroll"><table><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for r in rows:
+        when = f"{r.time.strftime('%Y-%m-%d')}<br>{r.time.strftime('%H:%M:%S')}" if r.time else ""
+        cells = [
+            f'<td class="when">{when}</td>',
+            f"<td>{_named(r.author, r.author_id, 'member')}</td>",
+            f"<td>{_text(r)}</td>",
+            f'<td class="act">{_action_cell(r) if r.flagged else "not flagged"}</td>',
+        ]
+        if full:
+            cells.append(f'<td class="why">{"<br>".join(_esc(x) for x in explain(r))}</td>')
+        cells += [
+            f"<td>{_channel(data, r)}</td>",
+            f"<td>{_server(data, r)}</td>",
+            f"<td>{_esc(r.source)}</td>",
+            f"<td>{_link(r)}</td>",
+        ]
+        if full:
+            cells += [
+                f'<td class="scores">{_scores_cell(r.scores, r.labels)}</td>',
+                f"<td>{_esc(', '.join(r.labels))}</td>",
+            ]
+        anchor = f' id="m-{_esc(r.id)}"' if full else ""
+        out.append(f"<tr{anchor}>" + "".join(cells) + "</tr>")
+    out.append("</table></div>")
+    return "".join(out)
+
+
+def _servers_section(data: ReportData) -> list[str]:
+    per: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for r in data.all_rows:
+        per[(r.platform, r.server_id)].append(r)
+    keys = list(per) or [tuple(k.split("/", 1)) for k in data.policies]
+    if not keys:
+        return []
+    p = ['<h2>Servers and the policy that judged them</h2><div class="scroll"><table>',
+         "<tr><th>platform</th><th>server</th><th>channels</th><th>messages</th><th>flagged</th>"
+         "<th>policy files (in order)</th><th>policy version</th></tr>"]
+    for key in keys:
+        platform, server_id = key[0], key[-1]
+        rows = per.get((platform, server_id), [])
+        source = rows[0].source if rows else platform
+        prov = data.policies.get(f"{platform}/{server_id}", {})
+        versions = sorted({r.policy_version for r in rows if r.policy_version})
+        current = str(prov.get("version") or "")
+        version = _esc(current) if current else ""
+        older = [v for v in versions if v != current]
+        if older:
+            version += ("<br>" if version else "") + "verdicts judged under: " + ", ".join(_esc(v) for v in versions)
+        files = "<br>".join(_esc(f) for f in prov.get("files") or ()) or "not recorded"
+        p.append(
+            f"<tr><td>{_esc(source)}</td><td>{_named(data.servers.get(server_id, ''), server_id, 'server')}</td>"
+            f'<td class="num">{len({r.channel_id for r in rows})}</td><td class="num">{len(rows)}</td>'
+            f'<td class="num">{sum(r.flagged for r in rows)}</td><td class="path">{files}</td><td>{version}</td></tr>'
+        )
+    p.append("</table></div>")
+    return p
+
+
+def _incidents_section(data: ReportData) -> list[str]:
+    p = [f"<h2>Incidents ({len(data.raids)} raids, {len(data.threads)} threads with flagged replies)</h2>"]
+    if not data.raids and not data.threads:
+        p.append("<p>No raid detected and no thread has a flagged reply.</p>")
+    for i, raid in enumerate(data.raids, 1):
+        any_row = raid.rows[0] if raid.rows else None
+        server = data.servers.get(raid.server_id, "")
+        where = _named(data.channels.get(raid.channel_id, ""), raid.channel_id, "channel")
+        flagged = sum(r.flagged for r in raid.rows)
+        members = ", ".join(_member(data, m) for m in raid.members)
+        p.append(
+            f'<div class="incident raid" id="raid-{i}"><h3>Raid {i}: {where} in '
+            f"{_named(server, raid.server_id, 'server')}"
+            f"{' (' + _esc(any_row.source) + ')' if any_row else ''}</h3>"
+            f"<p>started {_esc(_when(raid.started_at))} UTC; {_esc(raid.reason)}; {raid.count} messages in the burst "
+            f"window when the alert was raised; {len(raid.members)} members: {members}</p>"
+            f"<p>{_n(len(raid.rows), 'message belongs', 'messages belong')} to it ({flagged} flagged): by its "
+            "members or judged under raid mode.</p>"
+        )
+        if raid.rows:
+            p.append(_message_table(data, raid.rows, full=False))
+        p.append("</div>")
+    for i, th in enumerate(data.threads, 1):
+        root = th.root
+        if root is not None:
+            head = (f"Thread {i}: {_named(root.author, root.author_id, 'member')} in {_channel(data, root)}, "
+                    f"{_esc(_when(root.time))} UTC")
+        else:
+            head = f"Thread {i}: replies to message <span class=\"id\">{_esc(th.root_id)}</span>"
+        p.append(f'<div class="incident thread" id="thread-{i}"><h3>{head}</h3>')
+        if root is not None:
+            p.append(f"<p>The message replied to{' (' + _link(root) + ')' if root.link else ''}:</p>{_text(root)}")
+        shown = _n(len(th.replies), "flagged reply", "flagged replies")
+        if th.in_raids:
+            where = ", ".join(f'<a href="#raid-{n}">Raid {n}</a>' for n in th.raids)
+            shown += f" below; {_n(th.in_raids, 'flagged reply', 'flagged replies')} shown under {where}"
+        p.append(f"<p>{shown}; {_n(th.unflagged, 'reply', 'replies')} not flagged.</p>")
+        if th.replies:
+            p.append(_message_table(data, th.replies, full=False))
+        p.append("</div>")
+    return p
+
+
 def render_html(data: ReportData) -> str:
-    """Render the report as one HTML document (``str``); no scripts, no external resources."""
+    """Render the report as one HTML document (``str``); one inline script (allowed by hash), no external
+    resources."""
     e = _esc
+    would = "would be acted on" if data.shadow else "acted on"
+    csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'"
     p: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
         f"<title>{e(data.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(data.title)}</h1>",
-        f"<p>Generated {e(data.generated_at.strftime('%Y-%m-%d %H:%M:%S'))} UTC. All times are UTC.</p>",
-        '<h2>Summary</h2><p class="cards">',
-        f"<span>{data.messages} messages scanned</span><span>{data.flagged} flagged</span>",
-        f"<span>{data.actions_count} actions</span><span>{len(data.raids)} raids</span></p>",
+        f"<p>Generated {e(data.generated_at.strftime('%Y-%m-%d %H:%M:%S'))} UTC. All times are UTC. "
+        "Hover a name to see its id.</p>",
     ]
+    if data.shadow:
+        p.append('<p class="banner">Shadow scan: nothing was done to anyone. Actions below are what the policy '
+                 "<b>would</b> have done.</p>")
+    p += [
+        '<h2>Summary</h2><p class="cards" id="summary">',
+        f'<span id="n-messages">{data.messages} messages scanned</span>',
+        f'<span id="n-flagged">{data.flagged} flagged</span>',
+        f'<span id="n-actions">{data.actions_count} {would}</span>',
+        f"<span>{len(data.raids)} raids</span></p>",
+    ]
+    p += _servers_section(data)
     if data.meta:
         p.append(
-            "<table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in data.meta.items()) + "</table>"
+            '<div class="scroll"><table>'
+            + "".join(f'<tr><th>{e(k)}</th><td class="path">{e(v)}</td></tr>' for k, v in data.meta.items())
+            + "</table></div>"
         )
     if data.action_counts:
-        p.append("<table><tr><th>action</th><th>messages</th></tr>")
-        p += [f'<tr><td>{e(k)}</td><td class="num">{v}</td></tr>' for k, v in sorted(data.action_counts.items())]
-        p.append("</table>")
-    p.append("<h2>Flags per label</h2><table><tr><th>label</th><th>flagged messages</th></tr>")
+        p.append('<h3>What the policy would do</h3>' if data.shadow else "<h3>What was done</h3>")
+        p.append('<div class="scroll"><table><tr><th>action</th><th>messages</th></tr>')
+        p += [
+            f'<tr><td>{e(action_words(k, data.shadow))}</td><td class="num">{v}</td></tr>'
+            for k, v in sorted(data.action_counts.items())
+        ]
+        p.append("</table></div>")
+    p.append('<p><button id="toggle-texts" type="button" aria-pressed="false" hidden>Show all texts</button></p>')
+    p += _incidents_section(data)
+    p.append('<h2>Flags per label</h2><div class="scroll"><table><tr><th>label</th><th>flagged messages</th></tr>')
     extra = [k for k in data.label_counts if k not in LABELS]
     p += [f'<tr><td>{e(k)}</td><td class="num">{data.label_counts.get(k, 0)}</td></tr>' for k in (*LABELS, *extra)]
-    p.append("</table>" + _bar_svg(data.label_counts))
-    p.append("<h2>Flags over time</h2>" + _timeline_svg([r.time for r in data.rows if r.time is not None]))
-    p.append("<h2>Raids</h2>")
-    if data.raids:
-        p.append("<table><tr><th>channel</th><th>started</th><th>messages</th><th>members</th><th>reason</th></tr>")
-        for r in data.raids:
-            members = r.get("members") or ()
-            started = r.get("started_at")
-            started_s = started.strftime("%Y-%m-%d %H:%M:%S") if isinstance(started, datetime) else started
-            p.append(
-                f"<tr><td>{e(r.get('channel') or r.get('channel_id'))}</td><td>{e(started_s)}</td>"
-                f'<td class="num">{e(r.get("count"))}</td><td>{e(", ".join(map(str, members)))} '
-                f"({len(members)})</td><td>{e(r.get('reason'))}</td></tr>"
-            )
-        p.append("</table>")
-    else:
-        p.append("<p>No raid detected.</p>")
+    p.append('</table></div><div class="scroll">' + _bar_svg(data.label_counts) + "</div>")
+    all_times = [r.time for r in data.all_rows if r.time]
+    flag_times = [r.time for r in data.rows if r.time]
+    p.append('<h2>Messages and flags over time</h2><div class="scroll">' + _timeline_svg(all_times, flag_times)
+             + "</div>")
+    zoom = zoom_window(all_times, flag_times)
+    if zoom is not None:
+        lo, hi = zoom
+        p.append(
+            f"<h3>Close-up: {e(lo.strftime('%Y-%m-%d %H:%M'))} to {e(hi.strftime('%H:%M'))} UTC, around the hour "
+            'with the most flags</h3><div class="scroll">'
+            + _timeline_svg([t for t in all_times if lo <= t < hi], [t for t in flag_times if lo <= t < hi])
+            + "</div>"
+        )
     p.append("<h2>Members by strike points</h2>")
     if data.top_members:
-        p.append("<table><tr><th>member</th><th>points</th></tr>")
-        p += [f'<tr><td>{e(m)}</td><td class="num">{v}</td></tr>' for m, v in data.top_members]
-        p.append("</table>")
+        p.append('<div class="scroll"><table><tr><th>member</th><th>id</th><th>points</th></tr>')
+        p += [
+            f'<tr><td>{e(data.names.get(m, m))}</td><td class="id">{e(m)}</td><td class="num">{v}</td></tr>'
+            for m, v in data.top_members
+        ]
+        p.append("</table></div>")
     else:
         p.append("<p>No strikes.</p>")
     p.append(f"<h2>Flagged messages ({len(data.rows)})</h2>")
-    p.append(
-        "<table><tr><th>time</th><th>channel</th><th>author</th><th>message</th><th>scores</th>"
-        "<th>labels</th><th>rule hits</th><th>action</th></tr>"
-    )
-    for r in data.rows:
-        text = r.text if len(r.text) <= MAX_TEXT else r.text[:MAX_TEXT] + "…"
-        when = r.time.strftime("%Y-%m-%d %H:%M:%S") if r.time else ""
-        p.append(
-            f'<tr id="m-{e(r.id)}"><td>{e(when)}</td><td>{e(r.channel)}</td><td>{e(r.author)}</td>'
-            f'<td><details><summary>show text ({len(r.text)} chars)</summary><div class="msg">{e(text)}</div>'
-            f'</details></td><td class="scores">{_scores_cell(r.scores, r.labels)}</td>'
-            f"<td>{e(', '.join(r.labels))}</td><td>{'<br>'.join(e(h) for h in r.rule_hits)}</td>"
-            f"<td>{e(r.action)}</td></tr>"
-        )
-    p.append("</table></body></html>")
+    p.append(_message_table(data, data.rows, full=True))
+    p.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(p)
 
 

@@ -1,15 +1,26 @@
 """Process settings read from the environment (tokens, paths, model choice). Never logged in full.
 
-Layer: composition root helpers. Server policy lives in ``config/``, not here.
+Layer: composition root helpers (read by :mod:`bot.runtime`). Server policy lives in policy files, not here: the
+default policy ships inside the package (``bot/config/default.toml``), per-server files in ``config/servers/``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
+from bot.config import DEFAULT_POLICY_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def default_servers_dir() -> Path:
+    """``config/servers`` of the repository checkout this package runs from, else ``config/servers`` under the
+    current folder (an installed package has no checkout; the folder may not exist: then no server has a file)."""
+    checkout = REPO_ROOT / "config" / "servers"
+    return checkout if (REPO_ROOT / "pyproject.toml").exists() else Path("config") / "servers"
 
 
 @dataclass(frozen=True)
@@ -26,8 +37,10 @@ class Settings:
         bf16: Score under bfloat16 autocast (``MODBOT_BF16=1``); fast only on CPUs with AMX; see
             docs/performance.md.
         int8: Quantise the model's Linear layers to int8 (``MODBOT_INT8=1``); see docs/performance.md.
-        default_policy: The default policy file (``MODBOT_POLICY``, default ``config/default.toml``).
-        servers_dir: Per-server override files (``MODBOT_SERVERS_DIR``, default ``config/servers``).
+        default_policy: The default policy file (``MODBOT_POLICY``, any file name; default the packaged
+            ``bot/config/default.toml``).
+        servers_dir: Folder of per-server override files ``<platform>-<server id>.toml`` (``MODBOT_SERVERS_DIR``,
+            default :func:`default_servers_dir`).
         discord_token: ``DISCORD_TOKEN``; never logged or stored.
         slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
     """
@@ -38,8 +51,8 @@ class Settings:
     config_dir: Path | None = None
     bf16: bool = False
     int8: bool = False
-    default_policy: Path = REPO_ROOT / "config" / "default.toml"
-    servers_dir: Path = REPO_ROOT / "config" / "servers"
+    default_policy: Path = DEFAULT_POLICY_PATH
+    servers_dir: Path = field(default_factory=default_servers_dir)
     discord_token: str | None = field(default=None, repr=False)
     slack_bot_token: str | None = field(default=None, repr=False)
     slack_app_token: str | None = field(default=None, repr=False)
@@ -60,10 +73,26 @@ class Settings:
             config_dir=path("MODBOT_CONFIG_DIR"),
             bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
             int8=e.get("MODBOT_INT8", "0") not in ("", "0", "false", "no"),
-            default_policy=path("MODBOT_POLICY") or REPO_ROOT / "config" / "default.toml",
-            servers_dir=path("MODBOT_SERVERS_DIR") or REPO_ROOT / "config" / "servers",
+            default_policy=path("MODBOT_POLICY") or DEFAULT_POLICY_PATH,
+            servers_dir=path("MODBOT_SERVERS_DIR") or default_servers_dir(),
             discord_token=e.get("DISCORD_TOKEN") or None,
             slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
             slack_app_token=e.get("SLACK_APP_TOKEN") or None,
             slack_signing_secret=e.get("SLACK_SIGNING_SECRET") or None,
         )
+
+
+def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,
+                 policy_dir: str | os.PathLike[str] | None = None) -> Settings:
+    """The bot's :class:`Settings`: ``settings`` (default ``Settings.from_env()``), with ``db_path`` and the older
+    ``policy_dir`` form applied: ``policy_dir/servers`` as the per-server folder and ``policy_dir/default.toml`` as
+    the default policy when that file exists."""
+    s = settings if settings is not None else Settings.from_env()
+    changes: dict[str, Any] = {}
+    if db_path is not None:
+        changes["db_path"] = Path(db_path)
+    if policy_dir is not None:
+        changes["servers_dir"] = Path(policy_dir) / "servers"
+        if (Path(policy_dir) / "default.toml").exists():
+            changes["default_policy"] = Path(policy_dir) / "default.toml"
+    return replace(s, **changes) if changes else s

@@ -65,24 +65,11 @@ class Automod(commands.Cog):
         self.bot.desk.forget_problems(str(after.id))
 
     async def judge(self, message: discord.Message, *, edited: bool) -> Any:
-        """Run one message through the core and carry out the outcome (as a task shutdown waits for)."""
+        """Run one message through the workflow (judge, then carry out); observers get ``on_moderation_outcome``."""
         if self.bot.closing:
             return None
-        return await self.bot.workflow.track(self._judge(message, edited))
-
-    async def _judge(self, message: discord.Message, edited: bool) -> Any:
-        try:
-            outcome = await self.bot.service.handle(to_core(message, edited=edited))
-        except Exception:
-            log.exception("judging message %s failed", message.id, extra={"server": message.guild.id})  # type: ignore[union-attr]
-            return None
-        if not outcome.duplicate:
-            try:
-                await self.bot.workflow.carry_out(outcome)
-            except Exception:
-                log.exception("carrying out verdict on %s failed", message.id)
-        self.bot.dispatch("moderation_outcome", outcome)  # observers (tests, metrics): on_moderation_outcome
-        return outcome
+        return await self.bot.workflow.moderate(
+            to_core(message, edited=edited), observers=(lambda o: self.bot.dispatch("moderation_outcome", o),))
 
 
 async def setup(bot: ModBot) -> None:

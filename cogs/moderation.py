@@ -20,7 +20,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
-from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus
+from bot.core.models import MAX_TIMEOUT_S, ActionKind
 from bot.core.policy import PolicyError
 from bot.workflow.authz import Refused, authorize
 from bot.workflow.views import LogEntry
@@ -120,11 +120,9 @@ class Moderation(commands.Cog):
     @mod.command(name="note", description="Add a note about a member (a case with no action)")
     async def note(self, interaction: discord.Interaction, member: discord.User, text: str) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
-            case = await self.bot.store.open_case(PLATFORM, str(interaction.guild_id), str(member.id),
-                                                  ActionKind.LOG, text[:1000], moderator_id=str(interaction.user.id),
-                                                  status=CaseStatus.APPLIED)
-            await answer(interaction, f"Note saved as case #{case.number}.")
+            result = await self.bot.workflow.note(await self._actor(interaction), str(interaction.guild_id),
+                                                  str(member.id), text)
+            await answer(interaction, result.text)
 
         await guarded(interaction, work)
 
@@ -132,11 +130,7 @@ class Moderation(commands.Cog):
     @case.command(name="show", description="Show one case of this server")
     async def case_show(self, interaction: discord.Interaction, number: int) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
-            c = await self.bot.store.get_case(PLATFORM, str(interaction.guild_id), number) \
-                if 1 <= number <= MAX_CASE else None
-            if c is None:
-                raise Refused(f"There is no case #{number} in this server.")
+            c = await self.bot.workflow.case(await self._actor(interaction), str(interaction.guild_id), number)
             embed = discord.Embed(title=f"Case #{c.number}: {c.action.label} ({c.status.value})",
                                   description=c.reason[:4000])
             embed.add_field(name="Member", value=f"<@{c.member_id}>")
@@ -153,9 +147,8 @@ class Moderation(commands.Cog):
     @case.command(name="list", description="Latest cases of this server (optionally of one member)")
     async def case_list(self, interaction: discord.Interaction, member: discord.User | None = None) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
-            cases = await self.bot.store.list_cases(PLATFORM, str(interaction.guild_id),
-                                                    str(member.id) if member else None, limit=20)
+            cases = await self.bot.workflow.cases(await self._actor(interaction), str(interaction.guild_id),
+                                                  str(member.id) if member else None)
             lines = [f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: {c.reason[:60]}"
                      for c in cases]
             await answer(interaction, "\n".join(lines) or "No cases.")
@@ -209,12 +202,11 @@ class Moderation(commands.Cog):
     @app_commands.guild_only()
     async def modstats(self, interaction: discord.Interaction) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
+            actor = await self._actor(interaction)
             now = datetime.now(UTC)
             embed = discord.Embed(title="Moderation statistics", colour=discord.Colour.blurple())
             for days in (7, 30):
-                stats = await self.bot.store.modstats(PLATFORM, str(interaction.guild_id),
-                                                      now - timedelta(days=days))
+                stats = await self.bot.workflow.stats(actor, str(interaction.guild_id), now - timedelta(days=days))
                 lines = [_stat_line(kind, name, st) for kind, table in (("label", stats.per_label),
                                                                         ("rule", stats.per_rule))
                          for name, st in table.items() if st.flags]

@@ -10,3 +10,20 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
 .venv/bin/python -m pip install --quiet -e '.[dev]'
+# The report's browser test (tests/test_report_browser.py) drives the system Chromium through Playwright
+# (never `playwright install`: its browser download is not needed). Install Debian's chromium when it is missing and
+# apt-get is available (as root, or through passwordless sudo); otherwise say so and go on (the test then says why).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        SUDO="sudo -n"
+    fi
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; }; then
+        if ! { $SUDO apt-get update -qq >/dev/null \
+            && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; then
+            echo "setup: could not install chromium with apt-get; the browser test needs it" >&2
+        fi
+    else
+        echo "setup: chromium not found and cannot be installed here (no apt-get or no root); the browser test needs it" >&2
+    fi
+fi

@@ -162,6 +162,9 @@ class FakeEnforcer:
     async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
         return await self._do("pause_invites", until)
 
+    async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
+        return await self._do("notify_in_channel", channel_id, member_id, text)
+
 
 @dataclass
 class FakeDesk:

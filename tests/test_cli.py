@@ -103,3 +103,249 @@ def test_purge_refuses_days_out_of_range(tmp_path, capsys, days):
     """purge --days outside 1..3650 (the policy's retention range) exits 2 with a reason, not an OverflowError."""
     assert main(["purge", "--db", str(tmp_path / "mod.db"), "--days", days]) == 2
     assert "between 1 and 3650" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- no silent wrong answers (issue 20, item 5)
+
+import io  # noqa: E402
+import os  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+from argparse import Namespace  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from bot.settings import Settings  # noqa: E402
+from tests.fakes import FakeScorer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A model that cannot load: a test that reaches model loading fails with "could not be loaded" instead.
+NO_MODEL = ["--model", "local", "--checkpoint", "/nonexistent/model.ckpt", "--config-dir", "/nonexistent"]
+
+
+def _err_lines(capsys) -> list[str]:
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("kind", ["empty file", "empty folder"])
+def test_scan_of_empty_input_fails_before_the_model(tmp_path, capsys, kind):
+    """scan of an empty file or an empty folder exits 2 with one error line, before the model loads; no database
+    is created."""
+    path = tmp_path / ("empty.jsonl" if kind == "empty file" else "exports")
+    if kind == "empty file":
+        path.write_text("", encoding="utf-8")
+    else:
+        path.mkdir()
+    db = tmp_path / "mod.db"
+    assert main([*NO_MODEL, "scan", str(path), "--db", str(db), "--no-progress"]) == 2
+    lines = _err_lines(capsys)
+    assert [ln for ln in lines if ln.startswith("error:")] == [f"error: no messages found in {path}"]
+    assert not any("model" in ln for ln in lines) and not db.exists()
+
+
+def test_scan_names_a_missing_path_among_several(tmp_path, capsys):
+    """A missing path among existing ones exits 2 naming it, before anything is read or the model loads."""
+    good = tmp_path / "chat.jsonl"
+    good.write_text('{"id": "1", "text": "hello", "author": "a", "created_at": "2024-01-01T00:00:00Z"}\n')
+    missing = tmp_path / "typo.jsonl"
+    assert main([*NO_MODEL, "scan", str(good), str(missing), "--db", str(tmp_path / "m.db"), "--no-progress"]) == 2
+    assert _err_lines(capsys) == [f"error: no such file or folder: {missing}"]
+
+
+def test_scan_prints_each_skipped_input_once_and_names_format_option(tmp_path, capsys):
+    """A file of unknown format is reported once (not again by logging), and the hint names --format."""
+    good = tmp_path / "chat.jsonl"
+    good.write_text('{"id": "1", "text": "hello", "author": "a", "created_at": "2024-01-01T00:00:00Z"}\n')
+    odd = tmp_path / "notes.txt"
+    odd.write_text("just some notes\n", encoding="utf-8")
+    assert main([*NO_MODEL, "scan", str(good), str(odd), "--db", str(tmp_path / "m.db"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(str(odd)) == 1
+    assert "give --format" in err and "fmt=" not in err
+    assert "could not be loaded" in err  # got as far as the model: the input itself was fine
+
+
+def _jsonl(tmp_path: Path, with_identity: bool) -> Path:
+    rows = []
+    for i in range(12):
+        row: dict = {"id": str(i), "text": "buy cheap followers at example dot com now"}
+        if with_identity:
+            row |= {"author": "spammer", "created_at": f"2024-01-01T00:00:{i:02d}Z"}
+        rows.append(json.dumps(row))
+    p = tmp_path / ("timed.jsonl" if with_identity else "bare.jsonl")
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("with_identity", [True, False])
+def test_jsonl_without_authors_or_times_turns_rate_rules_off(tmp_path, capsys, with_identity):
+    """Twelve identical lines from one author in twelve seconds trip the spam rules; the same lines without author
+    and time do not (one warning says the rate-based rules are off), and nobody collects strikes."""
+    from bot.jobs.scan import run_scan
+
+    src = _jsonl(tmp_path, with_identity)
+    out = tmp_path / "out.jsonl"
+    args = Namespace(paths=[src], policy=[], out=out, report=None, format="auto", on_error="skip", batch_size=16,
+                     no_progress=True)
+    assert asyncio.run(run_scan(args, Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer())) == 0
+    rows = [json.loads(ln) for ln in out.read_text(encoding="utf-8").splitlines()]
+    rule_hits = [h["rule"] for r in rows for h in r["rule_hits"]]
+    err = capsys.readouterr().err
+    if with_identity:
+        assert rule_hits and "rate-based rules" not in err
+    else:
+        assert rule_hits == [] and all(r["action"] == "none" for r in rows)
+        assert err.count("rate-based rules") == 1 and "12 of 12 messages have no author or no time" in err
+
+
+def test_score_exits_nonzero_when_lines_fail_but_keeps_the_contract(tmp_path):
+    """A non-JSON line still gets its {"id", "error"} line in order, the good lines are judged, and the exit code
+    is 1 with a count of the failed lines on stderr."""
+    from bot.jobs.score import run_score
+
+    stdin = io.StringIO('{"id": "a", "text": "hello"}\nnot json\n{"id": "c"}\n{"id": "d", "text": "bye"}\n')
+    stdout, stderr = io.StringIO(), io.StringIO()
+    args = Namespace(policy=[], batch_size=8)
+    rc = asyncio.run(run_score(args, Settings(db_path=tmp_path / "unused.db"), stdin, stdout, stderr,
+                               scorer=FakeScorer()))
+    out = [json.loads(ln) for ln in stdout.getvalue().splitlines()]
+    assert rc == 1
+    assert [o["id"] for o in out] == ["a", 2, "c", "d"]
+    assert "error" in out[1] and "error" in out[2] and "scores" in out[0] and "scores" in out[3]
+    assert stderr.getvalue().strip() == 'error: 2 input line(s) could not be judged (see their "error" lines)'
+
+
+def test_score_exits_zero_when_every_line_is_judged(tmp_path):
+    """All-good input exits 0 with nothing on stderr."""
+    from bot.jobs.score import run_score
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    rc = asyncio.run(run_score(Namespace(policy=[], batch_size=8), Settings(db_path=tmp_path / "u.db"),
+                               io.StringIO('{"id": 1, "text": "hi"}\n'), stdout, stderr, scorer=FakeScorer()))
+    assert rc == 0 and stderr.getvalue() == "" and len(stdout.getvalue().splitlines()) == 1
+
+
+def test_purge_refuses_a_database_that_does_not_exist(tmp_path, capsys):
+    """purge --db typo.db exits 2 naming the file and does not create it."""
+    db = tmp_path / "typo.db"
+    assert main(["purge", "--db", str(db), "--days", "30"]) == 2
+    assert _err_lines(capsys) == [f"error: {db}: no such database; nothing to purge"]
+    assert not db.exists()
+
+
+def test_policy_check_reports_every_error_of_a_file(tmp_path, capsys):
+    """A file with four mistakes reports all four in one run, each naming file and key."""
+    f = tmp_path / "bad.toml"
+    f.write_text('shadow_mode = "sometimes"\n[thresholds]\ninsult = { review = 1.5 }\n'
+                 '[server]\nretention_days = 0\ncolour = "blue"\n', encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "4 problems" in err
+    for key in ("shadow_mode", "thresholds.insult.review", "server.retention_days", "server.colour: unknown key"):
+        assert f"{f}: {key}" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ('[server]\nreview_channel = "#mod-review"\n', "server.review_channel", "#mod-review"),
+        ('[server]\nmod_log_channel = "mod-log"\n', "server.mod_log_channel", "mod-log"),
+        ('[server]\nmoderator_roles = ["Moderators"]\n', "server.moderator_roles", "Moderators"),
+    ],
+)
+def test_policy_check_refuses_names_where_ids_are_needed(tmp_path, capsys, text, key, value):
+    """A channel or role name where an id is required is refused with the key and a reason naming ids."""
+    f = tmp_path / "srv.toml"
+    f.write_text(text, encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{key}" in err and f"'{value}' is a name" in err and "17-20 digits" in err
+
+
+def test_policy_check_accepts_discord_and_slack_ids(tmp_path, capsys):
+    """Discord snowflakes, Slack channel ids (C.../G...), user group and user ids (S..., U...) are accepted."""
+    f = tmp_path / "srv.toml"
+    f.write_text('[server]\nreview_channel = "123456789012345678"\nmod_log_channel = "G0123ABCD"\n'
+                 'moderator_roles = ["234567890123456789", "S0123ABCD", "U0123ABCD"]\n', encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 0
+    assert json.loads(capsys.readouterr().out)["policy"]["server"]["mod_log_channel"] == "G0123ABCD"
+
+
+def test_policy_check_into_a_closed_pipe_ends_quietly():
+    """`policy check | head -1`: the closed pipe ends the command without a BrokenPipe traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "policy", "check"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_discord_without_network_is_one_line_error(tmp_path, capsys, monkeypatch):
+    """discord against an unreachable Discord exits 1 with one line naming the cause, no traceback, and never
+    loads the model (the model setting here cannot load)."""
+    import discord
+
+    monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10")
+    monkeypatch.setenv("DISCORD_TOKEN", "not-a-real-token")
+    assert main([*NO_MODEL, "discord", "--db", str(tmp_path / "m.db")]) == 1
+    lines = _err_lines(capsys)
+    assert len(lines) == 1 and lines[0].startswith("error: discord: cannot reach Discord (http://127.0.0.1:")
+    assert "Traceback" not in lines[0]
+
+
+def test_discord_with_a_bad_token_is_one_line_error(tmp_path, capsys, monkeypatch):
+    """discord whose token Discord refuses (401 on GET /users/@me) exits 1 with one line naming the token."""
+    import discord
+    from aiohttp import web
+
+    async def unauthorized(_request: web.Request) -> web.Response:
+        return web.json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", unauthorized)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{port}/api/v10")
+        monkeypatch.setenv("DISCORD_TOKEN", "refused-token")
+        assert main([*NO_MODEL, "discord", "--db", str(tmp_path / "m.db")]) == 1
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+    assert _err_lines(capsys) == ["error: discord: Discord refused the token (DISCORD_TOKEN)"]
+
+
+def test_discord_without_token_fails_before_connecting(tmp_path, capsys, monkeypatch):
+    """No DISCORD_TOKEN: exit 2 with one line, nothing connects."""
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    assert main(["discord", "--db", str(tmp_path / "m.db")]) == 2
+    assert _err_lines(capsys) == ["error: DISCORD_TOKEN is not set"]
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_bench_is_part_of_the_package_and_bench_script_delegates():
+    """python -m bot bench runs bot.jobs.bench (not the repository's bench/); bench/run.py calls the same main."""
+    script = (ROOT / "bench" / "run.py").read_text(encoding="utf-8")
+    assert "from bot.jobs.bench import main" in script
+    env = {**os.environ, "MODBOT_SHARED": "/nonexistent"}
+    proc = subprocess.run([sys.executable, "-m", "bot", "bench"], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert proc.returncode == 2 and "bench needs the chat exports at /nonexistent/data/chats" in proc.stderr

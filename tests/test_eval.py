@@ -160,3 +160,64 @@ def test_run_eval_refuses_unusable_input_with_a_reason(tmp_path, content, thresh
     path.write_text(content, encoding="utf-8")
     with pytest.raises(EvalInputError, match=re.escape(needle)):
         run_eval("hatecheck", path, threshold=threshold, console=Console(file=io.StringIO()), scorer=KeywordScorer())
+
+
+@pytest.mark.parametrize("pieces_mode", ["sentences", "whole"])
+async def test_eval_scores_equal_the_moderation_services(tmp_path, pieces_mode):
+    """eval's scores (bot.eval._score) equal the scores the moderation service records for the same texts, with
+    sentence pieces and with whole texts only: production and eval share one scoring path."""
+    from datetime import UTC, datetime
+
+    from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+    from bot.eval import _score
+    from bot.runtime import open_runtime
+    from bot.settings import Settings
+    from tests.fakes import ABUSE, FakeScorer
+
+    texts = ["you freak.", "Morning all, the build finally passed today. You are a vermin and an idiot, go away.",
+             "> quoted freak line\nmy own words here are fine, thanks all", "He said: \"freak\". That is not okay at all.",
+             "nice screenshot"]
+    policy = tmp_path / "p.toml"
+    policy.write_text(f'[scoring]\npieces = "{pieces_mode}"\n', encoding="utf-8")
+    async with open_runtime(Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer(ABUSE), enforce=False,
+                            stateful_rules=False, extra_policy_files=(policy,), server_files=False) as rt:
+        now = datetime.now(UTC)
+        outs = [await rt.service.handle(Message(ServerRef("cli", "s"), ChannelRef("c"), MemberRef(f"u{i}"), f"m{i}",
+                                                t, created_at=now)) for i, t in enumerate(texts)]
+    for label in ("identity_attack", "toxicity", "insult"):
+        service = [o.verdict.scores.get(label) for o in outs]
+        assert _score(FakeScorer(ABUSE), texts, label, 2, pieces=pieces_mode == "sentences") == service
+    assert outs[0].verdict.scores.get("identity_attack") == pytest.approx(0.97)  # the fake's "freak" rule
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "needle"),
+    [
+        ("hatecheck", "", "no column test_case"),
+        ("hatecheck", "functionality,test_case,label_gold,target_ident\n", "no cases"),
+        ("hatecheck", "just some text\nand another line\n", "not a hatecheck file (no column test_case"),
+        ("olid", "id,tweet,subtask_a\n1,x,OFF\n", "no column id, tweet, subtask_a"),
+    ],
+)
+def test_eval_command_checks_its_input_before_the_model(tmp_path, capsys, kind, content, needle):
+    """python -m bot eval refuses an unusable file with exit 2 and the reason, before loading any model (the model
+    setting here cannot load, so reaching it would print a model error instead)."""
+    from bot.cli import main
+
+    path = tmp_path / "cases.csv"
+    path.write_text(content, encoding="utf-8")
+    rc = main(["--model", "local", "--checkpoint", "/nonexistent.ckpt", "--config-dir", "/nonexistent",
+               "eval", kind, str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "could not be loaded" not in err
+
+
+def test_eval_check_input_accepts_a_hatecheck_file(tmp_path):
+    """A file with HateCheck's columns and one case passes the check (and the same file is then scored)."""
+    from bot.eval import check_input
+
+    path = tmp_path / "cases.csv"
+    path.write_text("functionality,test_case,label_gold,target_ident\nslur_h,I hate them,hateful,women\n")
+    check_input("hatecheck", path, 0.5)
+    assert run_eval("hatecheck", path, threshold=0.5, console=Console(file=io.StringIO()),
+                    scorer=KeywordScorer())["hateful"] == 1.0

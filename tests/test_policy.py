@@ -18,7 +18,7 @@ def _write(tmp_path: Path, text: str, name: str = "server.toml") -> Path:
 
 
 def test_default_policy_loads_with_every_label():
-    """config/default.toml is valid and lists every label; every label but obscene (profanity alone is allowed by
+    """bot/config/default.toml is valid and lists every label; every label but obscene (profanity alone is allowed by
     default) has a review tier, and identity attacks go to review at the model's calibrated threshold."""
     from bot.model.artifact import read_thresholds
 

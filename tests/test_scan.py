@@ -109,14 +109,16 @@ def test_rescan_skips_recorded_messages(example_scan):
 
 
 def test_scan_of_nothing_readable_exits_2(tmp_path):
-    """A scan whose inputs cannot be read at all exits 2 with a clear message and records nothing."""
+    """A scan whose input does not exist exits 2 naming it and records nothing."""
     proc = _run("scan", str(tmp_path / "missing"), "--db", str(tmp_path / "mod.db"), "--no-progress")
     assert proc.returncode == 2
-    assert "no messages could be read" in proc.stderr
+    assert f"no such file or folder: {tmp_path / 'missing'}" in proc.stderr
+    assert not (tmp_path / "mod.db").exists()
 
 
 def test_score_contract():
-    """score reads {"id","text"} lines and writes the stable contract; a bad line gets an error row."""
+    """score reads {"id","text"} lines and writes the stable contract; a bad line gets an error row and the exit
+    code 1 says that some lines were not judged."""
     lines = [
         {"id": "a", "text": "trans women are women"},
         {"id": "b", "text": "trans people are disgusting freaks and should not exist"},
@@ -127,7 +129,8 @@ def test_score_contract():
     ]
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
     proc = _run("score", stdin=stdin)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "error: 2 input line(s) could not be judged" in proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, "fr", 7]
     assert (out[0]["score_status"], out[0]["language"]) == ("ok", None)

@@ -168,7 +168,7 @@ async def test_shadow_mode_records_but_adds_no_strikes(tmp_path):
 async def test_identity_attack_without_a_named_identity_is_held_to_the_untargeted_tier(env):
     """identity_attack 0.97 on a message naming no identity neither deletes nor counts as that label.
 
-    The default untargeted tier is review 0.98 (config/default.toml ``[identity_target]``); the message is still
+    The default untargeted tier is review 0.98 (bot/config/default.toml ``[identity_target]``); the message is still
     flagged by its other labels (toxicity 0.95, insult 0.90 reach their review tiers), and the verdict records an
     ``identity_target`` signal that says why.
     """

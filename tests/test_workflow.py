@@ -71,7 +71,8 @@ async def make_world(tmp_path: Path, policy: str = "", capabilities=ALL_CAPABILI
     servers = tmp_path / "servers"
     servers.mkdir(exist_ok=True)
     (servers / f"discord-{SERVER}.toml").write_text(
-        '[server]\nreview_channel = "100"\nmod_log_channel = "101"\nmoderator_roles = ["r-mod"]\n' + server +
+        '[server]\nreview_channel = "100000000000000100"\nmod_log_channel = "100000000000000101"\n'
+        'moderator_roles = ["100000000000000102"]\n' + server +
         '[identity_target]\nrequired = false\n' + policy)
     store = await SqliteStore.open(db or tmp_path / "modlog.db")
     registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers)
@@ -200,10 +201,12 @@ def test_moderator_roles_holding_the_server_id_are_refused(tmp_path):
     """A policy whose moderator_roles contains the server id (@everyone) is refused with a clear error."""
     servers = tmp_path / "servers"
     servers.mkdir()
-    (servers / "discord-777.toml").write_text('[server]\nmoderator_roles = ["777"]\n')
+    (servers / "discord-777777777777777777.toml").write_text('[server]\nmoderator_roles = ["777777777777777777"]\n')
     registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers)
     with pytest.raises(PolicyError, match="@everyone"):
-        asyncio.run(registry.get("discord", "777"))
+        asyncio.run(registry.get("discord", "777777777777777777"))
+    with pytest.raises(PolicyError, match="discord-777777777777777777.toml: server.moderator_roles"):
+        registry.validate_servers("discord")
 
 
 # ------------------------------------------------------------------ sanctions, strikes, notices
@@ -483,6 +486,43 @@ async def test_platform_without_bans_does_not_offer_them(tmp_path):
         outcome = await review_item(w)
         assert {"ban", "timeout"} <= w.desk.reviews[0].capabilities_missing
         assert outcome.review_id
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+SLACK_LIKE = frozenset({Capability.DM, Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL})
+
+
+async def test_platform_without_delete_tells_the_author_privately_and_queues_review(tmp_path):
+    """Slack with a bot token only: an attack over the act tier is not deleted; its author gets a private notice
+    naming the case, the card says deletion needs an admin, and the case is failed with that reason."""
+    w = await make_world(tmp_path, capabilities=SLACK_LIKE)
+    try:
+        outcome = await w.judge(w.message("alice", "you vermin"))
+        (notice,) = w.enforcer.called("notify_in_channel")
+        assert notice[:2] == ("c1", "alice") and f"case #{outcome.case_number}" in notice[2]
+        assert "needs an admin" in w.desk.reviews[0].notes[0]
+        assert w.rows("SELECT status FROM cases") == [("failed",)]
+        assert {"delete", "timeout", "ban"} <= w.desk.reviews[0].capabilities_missing
+        assert "kick" not in w.desk.reviews[0].capabilities_missing  # removal from the channel is possible
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def test_kick_decided_on_slack_removes_the_member_from_the_channel(tmp_path):
+    """Where a platform cannot kick from the server but can remove from a channel, a card's Kick removes the member
+    from the message's channel and counts a kick's strike points."""
+    w = await make_world(tmp_path, capabilities=SLACK_LIKE)
+    try:
+        outcome = await w.judge(w.message("alice", "borderline stuff"))
+        res = await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "kick")
+        assert res.ok and w.enforcer.called("remove_from_channel") == [("c1", "alice")]
+        assert w.enforcer.called("kick") == []
+        assert w.rows("SELECT points FROM strikes") == [(3,)]
     finally:
         await w.workflow.close()
         await w.service.close()

@@ -7,7 +7,7 @@ hateful comment targeting someone because of their identity". A message that nam
 noun or adjective, no slur, no othering phrase such as "you people") cannot be one, whatever the model says: on
 real chat the model's ``identity_attack`` head also fires on odd short strings ("Re 21e8", "She aite", "Komodo World
 is a victim"). The policy's ``[identity_target]`` section uses :func:`identity_reference` to hold such messages to
-a much higher bar (see ``config/default.toml``); the score itself is kept unchanged in the verdict.
+a much higher bar (see ``bot/config/default.toml``); the score itself is kept unchanged in the verdict.
 
 The lexicon below is the project's own, grouped by the protected characteristics of Discord's hateful-conduct
 policy and of the Jigsaw identity categories: gender and gender identity, sexual orientation, race and ethnicity,

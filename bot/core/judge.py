@@ -2,7 +2,7 @@
 
 Layer: ``bot.core``. Pure functions: no I/O, no clock (times come from the message).
 
-Decision rules (see ``config/default.toml``):
+Decision rules (see ``bot/config/default.toml``):
 - a label at or above its ``review`` tier flags the message and sends it to review;
 - a label at or above its ``act`` tier asks for its ``label_actions`` action;
 - an automod rule hit asks for the rule's configured action (``None`` = signal only, recorded but no action);

@@ -178,26 +178,65 @@ def combine(parts: Sequence[Scores]) -> Scores:
     return Scores(values=values, missing=first.missing, model=first.model)
 
 
-def score_messages(
-    scorer: Scorer, texts: Sequence[str], sentences: bool = True, max_chars: int = DEFAULT_MAX_CHARS
-) -> list[Scores]:
-    """Score raw messages the way the bot does: :func:`scoring_pieces`, one ``score_batch`` call, :func:`combine`.
+def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+    """Score scoring plans (:func:`scoring_pieces`) in one ``score_batch`` call and :func:`combine` each plan.
+
+    The one scoring path of the project: the moderation service's worker thread, :func:`score_texts` (``eval``,
+    the benchmarks) all call it, so what is measured is what the bot runs.
 
     Args:
         scorer: Any :class:`bot.core.ports.Scorer`.
-        texts: Raw message texts (not yet normalised).
-        sentences: Score each sentence as well as the whole text (the default policy); False: whole text only.
-        max_chars: Characters of each text read (the policy's ``[scoring] max_chars``).
+        plans: ``(whole, *pieces)`` tuples; a piece shared by several plans is scored once.
 
     Returns:
-        One :class:`Scores` per text, in order.
+        ``{plan: Scores}`` for each distinct plan (scores in [0, 1] per label; empty for no plans).
 
     Raises:
         Whatever ``scorer.score_batch`` raises (``ScorerError`` for the detoxify scorer).
     """
+    order = list(dict.fromkeys(piece for plan in plans for piece in plan))
+    if not order:
+        return {}
+    scored = dict(zip(order, scorer.score_batch(order), strict=True))
+    return {plan: combine([scored[p] for p in plan]) for plan in dict.fromkeys(plans)}
+
+
+def score_texts(
+    scorer: Scorer, texts: Sequence[str], pieces_mode: str = "sentences", max_chars: int = DEFAULT_MAX_CHARS
+) -> list[Scores | None]:
+    """Score raw message texts exactly as the moderation service does (:func:`scoring_pieces`, then
+    :func:`score_plans`).
+
+    Args:
+        scorer: Any :class:`bot.core.ports.Scorer`.
+        texts: Raw message texts (not yet normalised).
+        pieces_mode: The policy's ``[scoring] pieces``: ``"sentences"`` (whole text and each sentence, highest
+            score per label) or ``"whole"`` (whole text only).
+        max_chars: The policy's ``[scoring] max_chars``: characters of each text read (in chunks past 4,000).
+
+    Returns:
+        One :class:`Scores` per text, in order; ``None`` for a text with nothing to score (empty after
+        normalisation), which the service leaves unscored too.
+
+    Raises:
+        ValueError: ``pieces_mode`` is not one of :data:`PIECE_MODES`.
+        Whatever ``scorer.score_batch`` raises.
+    """
+    if pieces_mode not in PIECE_MODES:
+        raise ValueError(f"pieces_mode must be one of {PIECE_MODES}, not {pieces_mode!r}")
+    plans = [scoring_pieces(t, sentences=pieces_mode == "sentences", max_chars=max_chars) for t in texts]
+    readable = [any(x.strip() for x in p) for p in plans]
+    scored = score_plans(scorer, [p for p, ok in zip(plans, readable, strict=True) if ok])
+    return [scored.get(p) if ok else None for p, ok in zip(plans, readable, strict=True)]
+
+
+def score_messages(
+    scorer: Scorer, texts: Sequence[str], sentences: bool = True, max_chars: int = DEFAULT_MAX_CHARS
+) -> list[Scores]:
+    """Like :func:`score_texts`, but an empty text is scored as ``""`` too (one :class:`Scores` per text, in order).
+
+    Kept for callers that need a value for every text (``bench/chat_rates.py``); see :func:`score_texts` for args.
+    """
     plans = [scoring_pieces(t, sentences, max_chars) for t in texts]
-    distinct = list(dict.fromkeys(p for plan in plans for p in plan))
-    if not distinct:
-        return []
-    scored = dict(zip(distinct, scorer.score_batch(distinct), strict=True))
-    return [combine([scored[p] for p in plan]) for plan in plans]
+    scored = score_plans(scorer, plans)
+    return [scored[p] for p in plans]

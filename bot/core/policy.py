@@ -3,7 +3,7 @@
 Layer: ``bot.core``. Imports the standard library, pydantic and the core's own modules only.
 
 A policy is layered like Red-DiscordBot's per-guild config and python-discord's filter defaults:
-``config/default.toml`` (every key, documented) < ``config/servers/<platform>-<server id>.toml`` (overrides only)
+``bot/config/default.toml`` (every key, documented) < ``config/servers/<platform>-<server id>.toml`` (overrides only)
 < runtime overrides stored in SQLite (set by ``/policy set``, audited). Every layer is validated with
 ``extra="forbid"`` so a typo is refused at load time, never ignored. Errors name the file, the key and the reason.
 """
@@ -13,8 +13,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,12 +31,13 @@ from pydantic import (
     model_validator,
 )
 
+from bot.config import DEFAULT_POLICY_PATH as PACKAGED_DEFAULT_POLICY
 from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
 from bot.core.pieces import DEFAULT_MAX_CHARS, PIECE_MODES
 from bot.core.rules.settings import RulesSettings
 
-#: Where the default policy lives, relative to the repository root.
-DEFAULT_POLICY_PATH = Path(__file__).resolve().parents[2] / "config" / "default.toml"
+#: The default policy, shipped as package data of ``bot.config`` (so an installed copy finds it too).
+DEFAULT_POLICY_PATH = PACKAGED_DEFAULT_POLICY
 
 SANCTIONS = ("log", "review", "delete", "warn", "timeout", "kick", "ban")
 
@@ -43,15 +45,20 @@ SANCTIONS = ("log", "review", "delete", "warn", "timeout", "kick", "ban")
 class PolicyError(ValueError):
     """A policy file or override is invalid.
 
+    ``str(error)`` is one line per problem: ``<source>: <key>: <reason>``.
+
     Attributes:
         source: The file (or ``"override"``) the bad value came from.
-        key: Dotted key path of the bad value (e.g. ``thresholds.toxicity.review``).
+        key: Dotted key path of the (first) bad value (e.g. ``thresholds.toxicity.review``).
         reason: Why it is refused.
+        problems: Every ``(key, reason)`` found in this source, the first one included (a file with four mistakes
+            reports four, in one run).
     """
 
-    def __init__(self, source: str, key: str, reason: str) -> None:
+    def __init__(self, source: str, key: str, reason: str, more: Sequence[tuple[str, str]] = ()) -> None:
         self.source, self.key, self.reason = source, key, reason
-        super().__init__(f"{source}: {key}: {reason}")
+        self.problems = [(key, reason), *more]
+        super().__init__("\n".join(f"{source}: {k}: {r}" for k, r in self.problems))
 
 
 #: A number in a policy file: an int or a float; a string ("0.5") or a boolean is refused, not coerced.
@@ -98,8 +105,37 @@ class ActionSpec(_Strict):
         return ActionKind.parse(self.action)
 
 
+#: A Discord id (snowflake: 17-20 digits).
+_DISCORD_ID = re.compile(r"\d{17,20}")
+#: Slack ids: channels ``C...`` (public), ``G...`` (private), ``D...`` (DM); user groups ``S...``; users ``U...``/``W...``.
+_SLACK_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{8,}")
+_SLACK_ROLE_ID = re.compile(r"[SUW][A-Z0-9]{8,}")
+#: Slack workspace roles a Slack member carries in ``MemberRef.roles`` (no id exists for them).
+SLACK_WORKSPACE_ROLES = ("admin", "owner")
+
+
+def _id_problem(value: str, what: str) -> str | None:
+    """Why ``value`` is not a channel id (``what="channel"``) or a role / user group id (``"role"``), or None.
+    ``""`` (not set) is fine."""
+    if not value or _DISCORD_ID.fullmatch(value):
+        return None
+    if what == "channel" and _SLACK_CHANNEL_ID.fullmatch(value):
+        return None
+    if what == "role" and (_SLACK_ROLE_ID.fullmatch(value) or value in SLACK_WORKSPACE_ROLES):
+        return None
+    looks = "a name" if value.startswith(("#", "@")) or not value.isalnum() or value != value.upper() else "not an id"
+    slack = "C0123ABCD" if what == "channel" else "a user group S0123ABCD, a user U0123ABCD, or admin / owner"
+    return (f"{value!r} is {looks}; give the {what}'s id (Discord: 17-20 digits, Developer Mode > Copy "
+            f"{what.title()} ID; Slack: {slack})")
+
+
 class ServerSettings(_Strict):
-    """Per-server wiring: where cards and the mod log go, who moderates, how long text is kept."""
+    """Per-server wiring: where cards and the mod log go, who moderates, how long text is kept.
+
+    ``review_channel`` and ``mod_log_channel`` are channel ids and ``moderator_roles`` role ids (Discord
+    snowflakes; Slack channel ids ``C...``/``G...``, user group ids ``S...``, user ids ``U...``/``W...`` or the
+    workspace roles ``admin`` / ``owner``); a name such as ``"#mod-review"`` is refused with the reason.
+    """
 
     review_channel: str | None = None
     mod_log_channel: str | None = None
@@ -109,6 +145,21 @@ class ServerSettings(_Strict):
     review_auto_actions: StrictBool = True
     warn_dm: StrictBool = True
     notify_sanctions: StrictBool = True
+
+    @field_validator("review_channel", "mod_log_channel")
+    @classmethod
+    def _channel_id(cls, v: str | None) -> str | None:
+        if v is not None and (why := _id_problem(v, "channel")):
+            raise ValueError(why)
+        return v
+
+    @field_validator("moderator_roles")
+    @classmethod
+    def _role_ids(cls, v: list[str]) -> list[str]:
+        for role in v:
+            if why := _id_problem(role, "role"):
+                raise ValueError(why)
+        return v
 
 
 class ExemptSettings(_Strict):
@@ -275,7 +326,7 @@ def _check_labels(d: Mapping[str, object]) -> None:
 
 
 class Policy(_Strict):
-    """The effective policy of one server. See ``config/default.toml`` for every key and its meaning."""
+    """The effective policy of one server. See ``bot/config/default.toml`` for every key and its meaning."""
 
     schema_version: StrictInt = Field(default=1, ge=1, le=1)
     shadow_mode: StrictBool = False
@@ -383,12 +434,12 @@ def _validate(doc: dict[str, Any], source: str) -> Policy:
     try:
         return Policy.model_validate(doc)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(root)"
-        reason = err["msg"]
-        if err["type"] == "extra_forbidden":
-            reason = "unknown key"
-        raise PolicyError(source, key, reason) from None
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(root)"
+            reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append((key, reason.removeprefix("Value error, ")))
+        raise PolicyError(source, *problems[0], more=problems[1:]) from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -419,7 +470,7 @@ def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Pol
     Each layer is validated on its own merged result, so an error names the file that introduced it.
 
     Args:
-        paths: Policy files; the first is usually ``config/default.toml``. Empty means the default file alone.
+        paths: Policy files; the first is usually ``bot/config/default.toml``. Empty means the default file alone.
         overrides: ``{"thresholds.toxicity.review": 0.9, ...}`` runtime overrides (from SQLite).
 
     Raises:

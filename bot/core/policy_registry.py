@@ -36,7 +36,7 @@ class PolicyRegistry:
     """Loads, caches and changes the effective policy of each server.
 
     Args:
-        default_path: The default policy file (``config/default.toml``).
+        default_path: The default policy file (``bot/config/default.toml``).
         servers_dir: Folder of per-server override files (``config/servers``); may not exist.
         store: Runtime override store, or ``None`` for file-only policies (``scan --policy``).
         extra_files: Further files layered after the default for every server (``--policy FILE``).
@@ -68,6 +68,27 @@ class PolicyRegistry:
             if p.exists():
                 files.append(p)
         return files
+
+    def validate_servers(self, platform: str | None = None) -> int:
+        """Load every server file (``<platform>-<server id>.toml``) in ``servers_dir`` and check it for its server;
+        called at startup so a bad file stops the bot with a clear error instead of failing on the first message.
+
+        Returns:
+            The number of server files checked.
+
+        Raises:
+            PolicyError: naming the file, the key and the reason (e.g. ``moderator_roles`` holding the server id).
+        """
+        if self.servers_dir is None or not self.servers_dir.is_dir():
+            return 0
+        n = 0
+        for path in sorted(self.servers_dir.glob("*.toml")):
+            plat, _, server_id = path.stem.partition("-")
+            if not server_id or (platform is not None and plat != platform):
+                continue
+            load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))
+            n += 1
+        return n
 
     async def get(self, platform: str, server_id: str) -> Policy:
         """The effective policy of a server (cached until changed)."""

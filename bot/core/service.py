@@ -34,7 +34,7 @@ from bot.core.judge import decide, effective_tiers, raid_tiers_apply, union
 from bot.core.language import message_parts, unsupported
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import chunks, combine, read_chars, scoring_pieces
+from bot.core.pieces import chunks, read_chars, score_plans, scoring_pieces
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -353,18 +353,18 @@ class ModerationService:
                 plans.setdefault(plan, []).append(it)
         if not plans:
             return
-        order = list(dict.fromkeys(piece for plan in plans for piece in plan))
+        n_texts = len({piece for plan in plans for piece in plan})
         try:
-            scored = dict(zip(order, self.scorer.score_batch(order), strict=True))
+            combined = score_plans(self.scorer, list(plans))  # the one scoring path (eval and bench use it too)
         except Exception:  # noqa: BLE001 - the policy's on_scorer_error decides
-            log.exception("scorer failed on a batch of %d texts", len(order))
+            log.exception("scorer failed on a batch of %d texts", n_texts)
             for its in plans.values():
                 for it in its:
                     it.scorer_failed = True
             return
-        self.stats["scored_texts"] += len(order)
+        self.stats["scored_texts"] += n_texts
         for plan, its in plans.items():
-            s = combine([scored[piece] for piece in plan])
+            s = combined[plan]
             self._cache[plan] = s
             for it in its:
                 it.scores = s

@@ -2,8 +2,8 @@
 
 Called by the lead's CLI as ``python -m bot eval hatecheck|olid|mhc FILE`` and standalone as
 ``python -m bot.eval hatecheck FILE``. Every text is scored as the bot scores a message
-(:func:`bot.core.pieces.score_messages`: ``for_scoring``, then the whole text and each sentence, highest score per
-label). A HateCheck case counts as *predicted hateful* when ``identity_attack >= threshold``; an OLID tweet
+(:func:`bot.core.pieces.score_texts`, the moderation service's own scoring path: ``for_scoring``, then the whole
+text and each sentence, highest score per label). A HateCheck case counts as *predicted hateful* when ``identity_attack >= threshold``; an OLID tweet
 as *offensive* when ``toxicity >= threshold``. ``threshold=None`` uses the artifact's calibrated thresholds
 (``bot/model/artifact/thresholds.json``). HateCheck files are evaluation only: never used for training.
 """
@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.core.policy import Policy
 from bot.core.ports import Scorer
 from bot.training.splits import olid_split, read_olid
 
@@ -64,16 +65,22 @@ def _default_threshold(label: str) -> float:
 
 
 def _score(scorer: Scorer, texts: Sequence[str], label: str, batch_size: int, *, pieces: bool = True) -> list[float]:
-    """``label``'s score per raw text; ``pieces=False`` scores only the whole ``for_scoring`` text (for comparison)."""
-    from bot.core.normalize import for_scoring
-    from bot.core.pieces import score_messages
+    """``label``'s score per raw text, through :func:`bot.core.pieces.score_texts` (the moderation service's own
+    scoring path); ``pieces=False`` scores the whole text only (the policy's ``[scoring] pieces = "whole"``).
+
+    Raises:
+        EvalInputError: a text is empty after normalisation (the bot would not score it).
+        ValueError: the scorer lacks ``label``.
+    """
+    from bot.core.pieces import score_texts
 
     out: list[float] = []
     step = batch_size * 16
     for s in range(0, len(texts), step):
         chunk = texts[s : s + step]
-        scored = score_messages(scorer, chunk) if pieces else scorer.score_batch([for_scoring(t) for t in chunk])
-        for sc in scored:
+        for i, sc in enumerate(score_texts(scorer, chunk, "sentences" if pieces else "whole")):
+            if sc is None:
+                raise EvalInputError(f"case {s + i + 1} has no text to score")
             v = sc.get(label)
             if v is None:
                 raise ValueError(f"scorer {scorer.name} has no {label!r} label")
@@ -173,7 +180,8 @@ def with_target_check(texts: Sequence[str], scores: Sequence[float], untargeted_
 
 
 def eval_hatecheck(
-    path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck", pad: bool = False
+    path: Path, scorer: Scorer, threshold: float, batch_size: int, console, title: str = "HateCheck", pad: bool = False,
+    policy: Policy | None = None,
 ) -> dict:
     """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables.
 
@@ -182,8 +190,10 @@ def eval_hatecheck(
 
     ``pad=True`` puts one benign sentence (:func:`padded`) before every case: an evasion test. It also prints and
     returns under ``"whole_text_only"`` what scoring only the whole text (no sentence pieces) would give.
+
+    ``policy`` gives the identity-target check's untargeted tier (default: the packaged default policy).
     """
-    from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
+    from bot.core.policy import load_policy
 
     rows = _read_csv(path)
     if not rows:
@@ -202,7 +212,7 @@ def eval_hatecheck(
             f"non-hateful {_fmt(w['non_hateful'])}"
         )
         m["whole_text_only"] = w
-    untargeted = load_policy(DEFAULT_POLICY_PATH).identity_target.untargeted.review
+    untargeted = (policy or load_policy()).identity_target.untargeted.review
     g = hatecheck_metrics(rows, with_target_check(texts, scores, untargeted), threshold)
     console.print(
         f"with the bot's identity-target check (no identity named: untargeted tier {untargeted}): "
@@ -252,6 +262,53 @@ def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, con
     return m
 
 
+#: Columns an evaluation file must have, per kind (OLID: tab-separated).
+REQUIRED_COLUMNS = {"hatecheck": ("test_case", "label_gold", "functionality"),
+                    "mhc": ("test_case", "label_gold", "functionality"),
+                    "olid": ("id", "tweet", "subtask_a")}
+
+
+def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
+    """Check an evaluation input without loading any model: the file (or a folder's files) exists, has the header
+    of its kind (:data:`REQUIRED_COLUMNS`) and at least one case; ``threshold`` (if given) is in [0, 1].
+
+    Raises:
+        ValueError: unknown ``kind``. FileNotFoundError: ``path`` is missing.
+        EvalInputError: naming the file and what is wrong.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown eval kind {kind!r}; expected one of {KINDS}")
+    if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
+        raise EvalInputError(f"threshold {threshold} is outside [0, 1]")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(2, "no such file or folder", str(path))
+    if kind == "olid":
+        files = [path / "olid-training-v1.0.tsv" if path.is_dir() else path]
+    elif kind == "mhc" and path.is_dir():
+        files = sorted(path.glob("mhc_*.csv"))
+        if not files:
+            raise EvalInputError(f"{path}: no mhc_*.csv files in this folder")
+    else:
+        files = [path]
+    for f in files:
+        if not f.is_file():
+            raise EvalInputError(f"{f}: not a file")
+        try:
+            with f.open(encoding="utf-8", newline="") as fh:
+                rows = csv.reader(fh, delimiter="\t" if kind == "olid" else ",",
+                                  quoting=csv.QUOTE_NONE if kind == "olid" else csv.QUOTE_MINIMAL)
+                header = next(rows, [])
+                first = next(rows, None)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise EvalInputError(f"{f}: not a {kind} file ({type(exc).__name__}: {exc})") from None
+        missing = [c for c in REQUIRED_COLUMNS[kind] if c not in header]
+        if missing:
+            raise EvalInputError(f"{f}: not a {kind} file (no column {', '.join(missing)})")
+        if first is None:
+            raise EvalInputError(f"{f}: no cases (nothing after the header line)")
+
+
 def run_eval(
     kind: str,
     path: Path,
@@ -261,6 +318,7 @@ def run_eval(
     console=None,
     scorer: Scorer | None = None,
     pad: bool = False,
+    policy: Policy | None = None,
 ) -> dict:
     """Run one evaluation and print rich tables.
 
@@ -272,7 +330,9 @@ def run_eval(
             (``identity_attack`` for hatecheck/mhc, ``toxicity`` for olid).
         batch_size: Texts per forward pass.
         console: A ``rich.console.Console``; a new one when ``None``.
-        scorer: Any :class:`bot.core.ports.Scorer`; default the embedded :class:`DetoxifyScorer`.
+        scorer: Any :class:`bot.core.ports.Scorer`; default the model of ``Settings.from_env()``
+            (:func:`bot.runtime.load_scorer`).
+        policy: The policy whose identity-target check is applied (default: the packaged default policy).
         pad: hatecheck/mhc only: put one benign sentence before every case (see :func:`eval_hatecheck`).
 
     Returns:
@@ -293,16 +353,17 @@ def run_eval(
 
         console = Console()
     if scorer is None:
-        from bot.scoring.detoxify_scorer import DetoxifyScorer
+        from bot.runtime import load_scorer
+        from bot.settings import Settings
 
-        scorer = DetoxifyScorer.load()
+        scorer = load_scorer(Settings.from_env())
     label = "toxicity" if kind == "olid" else "identity_attack"
     thr = _default_threshold(label) if threshold is None else float(threshold)
     if not 0.0 <= thr <= 1.0:
         raise EvalInputError(f"threshold {thr} is outside [0, 1]")
     try:
         if kind == "hatecheck":
-            return eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad)
+            return eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad, policy=policy)
         if kind == "olid":
             return eval_olid(path, scorer, thr, batch_size, console)
         files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
@@ -312,7 +373,7 @@ def run_eval(
         for f in files:
             lang = f.stem.removeprefix("mhc_").split("_")[0]
             results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console,
-                                           title=f"Multilingual HateCheck: {lang}", pad=pad)
+                                           title=f"Multilingual HateCheck: {lang}", pad=pad, policy=policy)
         return results
     except (KeyError, StopIteration, IndexError, UnicodeDecodeError, csv.Error, IsADirectoryError) as exc:
         raise EvalInputError(f"{path}: not a {kind} file ({type(exc).__name__}: {exc})") from None
@@ -323,4 +384,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]

@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from bot.eval import KINDS, EvalInputError, run_eval
+from bot.eval import KINDS, EvalInputError, check_input, run_eval
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     try:
+        check_input(args.kind, args.path, args.threshold)  # before the model loads
         result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size, pad=args.pad)
     except (EvalInputError, FileNotFoundError) as exc:
         print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201

@@ -6,9 +6,11 @@ Shape per line: ``{"id": str, "text": str}`` required; optional ``"channel"`` (s
 ``ServerRef("export", <file stem>)``), ``"created_at"`` / ``"edited_at"`` (ISO-8601; zone-less = UTC),
 ``"reply_to"``, ``"mentions_everyone"``.
 
-A line without ``created_at`` gets the previous line's time (the Unix epoch before any timed line), so the stable
-sort in :func:`bot.ingest.read_messages` keeps line order; rate-based rules are meaningless on such input.
-Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based).
+A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line without ``created_at`` gets the
+previous line's time (the Unix epoch before any timed line), so the stable sort in
+:func:`bot.ingest.read_messages` keeps line order. Rate-based rules (flood, duplicates, raids, strikes and the
+escalation ladder) are meaningless on such messages: :func:`lacks_author_or_time` tells ``scan`` to switch them off
+(the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based).
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ from bot.ingest.common import EPOCH, clean_text, decode_bytes, get_str, parse_is
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
+
+#: Member id of a line without ``author``.
+NO_AUTHOR_ID = "unknown"
+
+
+def lacks_author_or_time(message: Message) -> bool:
+    """True when ``message`` came from a JSON line without ``author`` (:data:`NO_AUTHOR_ID`) or with no time of
+    its own or before it (posted at the Unix epoch): spam, raid and strike windows cannot judge it."""
+    return message.author.id == NO_AUTHOR_ID or message.created_at == EPOCH
 
 
 def _time(obj: dict[str, Any], key: str) -> datetime | None:
@@ -67,7 +78,7 @@ def _author(v: Any) -> MemberRef:
         )
     if isinstance(v, (str, int)) and str(v):
         return MemberRef(str(v), str(v))
-    return MemberRef("unknown", "unknown")
+    return MemberRef(NO_AUTHOR_ID, NO_AUTHOR_ID)
 
 
 def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None = None) -> Iterator[Message]:

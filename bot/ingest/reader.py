@@ -98,7 +98,7 @@ def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = Non
     if path.is_file():
         file_fmt = fmt if fmt != "auto" else detect_file_format(path)
         if file_fmt is None:
-            sink.report(IngestError(path, "", "cannot detect the export format (give fmt=...)"))
+            sink.report(IngestError(path, "", "cannot detect the export format (give --format)"))
             return
         yield from _iter_file(path, file_fmt, sink, None)
         return

@@ -22,38 +22,56 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from bot.core.models import LABELS, Message
-from bot.core.policy_registry import PolicyRegistry
+from bot.core.ports import Scorer
 from bot.core.service import ModerationService, Outcome
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
-    """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code."""
-    from bot.cli import load_scorer
-    from bot.ingest import IngestError, read_messages
-    from bot.store.sqlite import SqliteStore
+async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None) -> int:
+    """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
+    scorer (default: the model ``settings`` names, loaded after the input is read).
 
-    console = Console(stderr=True)
-    registry = PolicyRegistry(settings.default_policy, servers_dir=None, store=None, extra_files=tuple(args.policy))
+    Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
+    at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
+    ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
+    off, with one warning: on such input they would only see one "unknown" member posting everything at once.
+    """
+    from bot.ingest import IngestError, read_messages
+    from bot.ingest.jsonl import lacks_author_or_time
+    from bot.runtime import build_policies, open_runtime
+
+    console = Console(stderr=True, soft_wrap=True)  # one message, one line (paths are long)
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
+                      highlight=False)
+        return 2
+    build_policies(settings, extra_policy_files=tuple(args.policy), server_files=False)  # PolicyError before reading
     errors: list[IngestError] = []
     t0 = time.perf_counter()
     try:
         messages = read_messages(list(args.paths), fmt=args.format, on_error=args.on_error, errors=errors)
     except IngestError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
         return 2
     for err in errors:
-        console.print(f"[yellow]skipped:[/yellow] {err}")
-    if not messages and errors:
-        console.print("[red]error:[/red] no messages could be read")
+        console.print(f"[yellow]skipped:[/yellow] {err}", highlight=False)
+    if not messages:
+        why = "no message could be read" if errors else "no messages found"
+        console.print(f"[red]error:[/red] {why} in {', '.join(str(p) for p in args.paths)}", highlight=False)
         return 2
     console.print(f"read {len(messages):,} messages from {len(args.paths)} path(s) in {time.perf_counter() - t0:.1f} s")
-    scorer = load_scorer(settings)
-    async with await SqliteStore.open(settings.db_path) as store:
-        service = ModerationService(scorer=scorer, store=store, policies=registry, enforce=False,
-                                    batch_size=args.batch_size)
+    incomplete = sum(1 for m in messages if lacks_author_or_time(m))
+    if incomplete:
+        console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {len(messages):,} messages have no author or no "
+                      "time (JSON lines without \"author\" or \"created_at\"): the rate-based rules (flood, "
+                      "duplicates, raids, strikes and the escalation ladder) are off for this scan", highlight=False)
+    async with open_runtime(settings, enforce=False, stateful_rules=not incomplete,
+                            extra_policy_files=tuple(args.policy), server_files=False, overrides=False,
+                            batch_size=args.batch_size, scorer=scorer) as rt:
+        store, scorer, service = rt.store, rt.scorer, rt.service
         t1 = time.perf_counter()
         outcomes = await _replay(service, messages, show_progress=not args.no_progress, console=console)
         elapsed = time.perf_counter() - t1
@@ -63,9 +81,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
         servers = sorted({(m.server.platform, m.server.id) for m in messages})
         summary = await _summary(store, servers)
         new = sum(1 for o in outcomes if not o.duplicate)
-        _print_summary(console, summary, len(messages), new, elapsed)
+        names = {m.author.id: m.author.name for m in messages if m.author.name}
+        _print_summary(console, summary, len(messages), new, elapsed, names)
         if args.report:
-            from bot.report import write_html_report
+            from bot.report import policy_provenance, write_html_report
 
             # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
             # or a resumed scan replays recorded messages without re-raising their alerts
@@ -80,7 +99,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings) -> int:
                 "top_members": [(m, pts) for m, pts, _n in summary.top_members],
                 "inputs": ", ".join(str(p) for p in args.paths),
                 "model": f"{scorer.name} {scorer.version}",
-                "policy_version": registry.base.version,
+                "policy_version": rt.policies.base.version,
+                "policies": await policy_provenance(rt.policies, servers),
                 "errors": len(errors) or None,
             }
             write_html_report(args.report, doc, rows)
@@ -118,7 +138,10 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
 
 
 async def _rows(store: Any, outcomes: list[Outcome]) -> list[dict[str, Any]]:
-    """One ``scan --out`` row per message; duplicates (already recorded) come from the stored verdict."""
+    """One ``scan --out`` row per message (plus the report's fields, :func:`bot.report.message_fields`);
+    duplicates (already recorded) come from the stored verdict."""
+    from bot.report import message_fields, verdict_fields
+
     rows: list[dict[str, Any]] = []
     for o in outcomes:
         m = o.verdict.message
@@ -132,14 +155,13 @@ async def _rows(store: Any, outcomes: list[Outcome]) -> list[dict[str, Any]]:
                 "rule_hits": [{"rule": h.get("rule"), "detail": h.get("detail"), "label": h.get("label")}
                               for h in sv.rule_hits],
                 "flagged": sv.flagged, "labels": list(sv.labels), "action": sv.action.label,
+                "policy_version": sv.policy_version, "shadow": sv.shadow,
             }
         else:
-            row = o.verdict.to_json()
+            row = {**o.verdict.to_json(), **verdict_fields(o.verdict)}
             if o.case_number is not None:
                 row["case"] = o.case_number
-        row["time"] = m.created_at.isoformat()
-        if row["flagged"]:
-            row["text"] = m.text[:1000]
+        row.update(message_fields(m))  # names and ids, platform, server, time, text, link
         rows.append(row)
     return rows
 
@@ -156,7 +178,8 @@ async def _summary(store: Any, servers: list[tuple[str, str]]) -> Any:
     return await store.scan_summary(servers)
 
 
-def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float) -> None:
+def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float,
+                   names: dict[str, str] | None = None) -> None:
     rate = new / elapsed if elapsed > 0 else 0.0
     console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
                   f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
@@ -175,8 +198,9 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
     if summary.top_members:
         tm = Table(title="members with most strike points")
         tm.add_column("member")
+        tm.add_column("id")
         tm.add_column("points", justify="right")
         tm.add_column("strikes", justify="right")
         for member, points, strikes in summary.top_members[:10]:
-            tm.add_row(member, str(points), str(strikes))
+            tm.add_row((names or {}).get(member, member), member, str(points), str(strikes))
         console.print(tm)

@@ -11,7 +11,8 @@ the policy's ``[scoring] max_chars``); see :class:`bot.core.models.Verdict`.
 
 Every input is judged on its own (no spam or raid windows across lines, no strikes) under the default policy or
 ``--policy``. One output line per non-blank input line, in input order. A line that is not valid JSON, or lacks a
-string ``text``, gets ``{"id": <its id, else its line number>, "error": "..."}``. Lone UTF-16 surrogates in
+string ``text``, gets ``{"id": <its id, else its line number>, "error": "..."}``, and the exit code is then 1
+(stderr says how many lines failed). Lone UTF-16 surrogates in
 ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
-from bot.core.policy_registry import PolicyRegistry
-from bot.core.service import ModerationService
+from bot.core.ports import Scorer
 from bot.ingest.common import clean_text
 from bot.settings import Settings
 
@@ -35,19 +36,25 @@ SERVER = ServerRef(platform="cli", id="score", name="score")
 CHANNEL = ChannelRef(id="stdin", name="stdin")
 
 
-async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str], stdout: IO[str]) -> int:
-    """Run ``score``. Returns the exit code (0, or 2 when the model or policy cannot load)."""
-    from bot.cli import load_scorer
-    from bot.store.sqlite import SqliteStore
+async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str], stdout: IO[str],
+                    stderr: IO[str] | None = None, *, scorer: Scorer | None = None) -> int:
+    """Run ``score``. ``scorer``: an already loaded scorer (default: the model ``settings`` names).
 
-    registry = PolicyRegistry(settings.default_policy, servers_dir=None, store=None, extra_files=tuple(args.policy))
-    scorer = load_scorer(settings)
+    Returns:
+        The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
+        ``{"id", "error"}`` line on ``stdout``, and ``stderr`` says how many failed). A policy or model that cannot
+        load raises (the CLI exits 2); the policy is checked before the model loads.
+    """
+    from bot.runtime import open_runtime
+
+    stderr = sys.stderr if stderr is None else stderr
     now = datetime.now(UTC)
+    failed = 0
     with tempfile.TemporaryDirectory(prefix="modbot-score-") as tmp:
-        async with await SqliteStore.open(Path(tmp) / "score.db") as store:
-            service = ModerationService(scorer=scorer, store=store, policies=registry, enforce=False,
-                                        batch_size=args.batch_size, stateful_rules=False)
-            await service.start()
+        async with open_runtime(settings, enforce=False, stateful_rules=False, extra_policy_files=tuple(args.policy),
+                                server_files=False, overrides=False, db_path=Path(tmp) / "score.db",
+                                batch_size=args.batch_size, scorer=scorer) as rt:
+            service = rt.service
             pending: list[tuple[Any, Any]] = []
             for n, line in enumerate(stdin, start=1):
                 if not line.strip():
@@ -60,6 +67,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                 except ValueError as exc:
                     ident = obj.get("id", n) if isinstance(obj, dict) else n
                     pending.append((ident, f"line {n}: {exc}"))
+                    failed += 1
                     continue
                 msg = Message(server=SERVER, channel=CHANNEL, author=MemberRef(id=f"line-{n}", name=f"line-{n}"),
                               id=f"line-{n}", text=clean_text(obj["text"]), created_at=now)
@@ -67,7 +75,9 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                 if len(pending) >= 4 * args.batch_size:
                     await _flush(pending, stdout)
             await _flush(pending, stdout)
-            await service.close()
+    if failed:
+        print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
+        return 1
     return 0
 
 

@@ -105,6 +105,23 @@ class WorkflowMixin(StoreBase):
                 (to_db_time(now or utcnow()), to_db_time(now or utcnow()), platform, server_id, number),
             )
 
+    async def note_join(self, platform: str, server_id: str, member_id: str, at: datetime) -> datetime:
+        """Remember when a member was first seen joining; returns that (earliest) time."""
+        async with self._tx():
+            await self._db.execute(
+                "INSERT INTO member_joins (platform, server_id, member_id, joined_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING", (platform, server_id, member_id, to_db_time(at)))
+            row = await self._one("SELECT joined_at FROM member_joins WHERE platform = ? AND server_id = ? "
+                                  "AND member_id = ?", (platform, server_id, member_id))
+        assert row is not None
+        return req_db_time(row[0])
+
+    async def joined_at(self, platform: str, server_id: str, member_id: str) -> datetime | None:
+        """When the member was first seen joining, or ``None`` if never."""
+        row = await self._read_one("SELECT joined_at FROM member_joins WHERE platform = ? AND server_id = ? "
+                                   "AND member_id = ?", (platform, server_id, member_id))
+        return req_db_time(row[0]) if row else None
+
     # -- raids --------------------------------------------------------------------------------------------------
 
     async def get_raid(self, platform: str, server_id: str, raid_id: int) -> StoredRaid | None:

@@ -43,6 +43,7 @@ class Capability(enum.StrEnum):
     THREAD_SLOWMODE = "thread_slowmode"  # the same on a thread itself
     REMOVE_FROM_CHANNEL = "remove_from_channel"  # Slack's strongest per-channel sanction
     PAUSE_INVITES = "pause_invites"  # lockdown: no new members join for a while
+    EPHEMERAL = "ephemeral"  # a notice in the channel only the member sees (Slack's chat.postEphemeral)
 
 
 #: The capability each member sanction needs.
@@ -170,6 +171,10 @@ class Enforcer(Protocol):
         """Stop new members joining until ``until`` (``None`` resumes invites)."""
         ...
 
+    async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
+        """A notice in the channel that only the member sees (``Capability.EPHEMERAL``)."""
+        ...
+
 
 class ModDesk(Protocol):
     """The moderators' side of a platform: the mod log and the review channel. Renders the workflow's views.
@@ -276,6 +281,15 @@ class WorkflowStore(Protocol):
     async def due_expiries(self, platform: str, now: datetime) -> list[Case]: ...
 
     async def open_appeals(self, platform: str, server_id: str, member_id: str | None = None) -> list[Any]: ...
+
+    async def note_join(self, platform: str, server_id: str, member_id: str, at: datetime) -> datetime: ...
+
+    async def joined_at(self, platform: str, server_id: str, member_id: str) -> datetime | None: ...
+
+    async def list_cases(self, platform: str, server_id: str, member_id: str | None = None,
+                         limit: int = 25) -> list[Case]: ...
+
+    async def modstats(self, platform: str, server_id: str, since: datetime) -> Any: ...
 
     async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]: ...
 

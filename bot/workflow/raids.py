@@ -86,8 +86,9 @@ class RaidResponse:
     policies: Any
     raid_control: Any
     clock: Any
-    # Provided by ModerationWorkflow: can(capability), track(coro), sanction(...).
+    # Provided by ModerationWorkflow: can(capability), _kick_capable(channel), track(coro), sanction(...).
     can: Any
+    _kick_capable: Any
     track: Any
     sanction: Any
 
@@ -146,11 +147,52 @@ class RaidResponse:
                    f"({alert.reason.replace('_', ' ')})", *board.notes), kind="raid"))
         return board
 
+    def open_join_raid(self, server_id: str, policy: Any) -> RaidBoard | None:
+        """An open join-burst raid of this server, started less than ``rules.raid.cooldown_s`` ago, if any."""
+        now = self.clock()
+        for (sid, _), board in self._boards.items():
+            if sid == server_id and board.reason == "join_burst" and not board.closed and \
+                    (now - board.started_at).total_seconds() <= max(policy.rules.raid.cooldown_s, 60):
+                return board
+        return None
+
+    async def raid_spread(self, board: RaidBoard, alert: RaidAlert, raid_id: int, msg: Message | None) -> None:
+        """A burst of flagged messages from a server already under a join raid: the same raid. Its channel gets raid
+        mode (slowmode, saved), its members join the raid card; no second card or alert. The burst's own ``raids``
+        row is closed as part of the join raid."""
+        policy = await self.policies.get(self.platform, alert.server_id)
+        settings = policy.rules.raid
+        where = msg.channel.id if msg is not None else alert.channel_id
+        board.place, board.channel_id = alert.channel_id, where
+        self._boards[(alert.server_id, alert.channel_id)] = board
+        for m in alert.members:
+            if m not in board.members:
+                board.members.append(m)
+        board.messages += alert.count
+        board.notes.append(f"flagged messages from the raiders in {where}")
+        if settings.raid_mode:
+            board.until = self.clock() + timedelta(seconds=settings.raid_mode_duration_s)
+            thread = msg is not None and msg.channel.is_thread
+            cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
+            if self.can(cap) and not board.slowmode_s:
+                res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
+                board.slowmode_s = RAID_SLOWMODE_S if res.ok else 0
+                if not res.ok:
+                    board.notes.append(f"slowmode FAILED: {res.reason}")
+            await self.store.save_raid_mode(self.platform, alert.server_id, where, board.until, board.slowmode_s,
+                                            board.raid_id)
+            if board.end_task is None:
+                board.end_task = asyncio.ensure_future(self._end_when_due(board))
+        await self.store.set_raid_state(self.platform, alert.server_id, raid_id, closed=True)
+        await self.store.set_raid_state(self.platform, alert.server_id, board.raid_id, members=board.members,
+                                        thread_id=where)
+        self.refresh_raid_card(board)
+
     def raid_view(self, board: RaidBoard) -> RaidCard:
         """The card of a raid, with the bulk actions this platform supports."""
         offered = [name for name, cap in (("timeout", Capability.TIMEOUT), ("kick", Capability.KICK),
                                           ("ban", Capability.BAN), ("pause_invites", Capability.PAUSE_INVITES))
-                   if self.can(cap)]
+                   if self.can(cap) or (name == "kick" and self._kick_capable(board.channel_id or None))]
         return RaidCard(raid_id=board.raid_id, server_id=board.server_id, channel_id=board.channel_id,
                         reason=board.reason, started_at=board.started_at, members=tuple(board.members),
                         messages=board.messages, deleted=board.deleted, raid_mode_until=board.until,
@@ -313,7 +355,7 @@ class RaidResponse:
             try:
                 res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
                                           duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
-                                          source="raid")
+                                          channel_id=board.channel_id or None, source="raid")
             except Refused as exc:
                 skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
                 continue

@@ -110,7 +110,8 @@ class ModerationWorkflow(RaidResponse):
         desk: Where moderators read (mod log, review channel).
         policies: Per-server policies.
         ledger: The strike ledger shared with the judging pipeline (one total per member).
-        raid_control: The judging pipeline's raid mode switch (``ModerationService``), or ``None``.
+        raid_control: The judging pipeline (``ModerationService``): judges messages for :meth:`moderate` and
+            switches raid mode; ``None`` in tests that only decide.
         clock: Returns the current UTC time (tests pass a fixed clock).
     """
 
@@ -146,6 +147,41 @@ class ModerationWorkflow(RaidResponse):
         while self._inflight:
             await asyncio.gather(*list(self._inflight), return_exceptions=True)
         await self.flush_raids()
+
+    async def moderate(self, message: Any, observers: Any = ()) -> Any:
+        """Judge one platform message (translated to a core ``Message``) and carry out its outcome: the one path
+        every adapter's message listener takes. Runs as a tracked task, so :meth:`shutdown` waits for it.
+
+        Returns:
+            The :class:`~bot.core.service.Outcome`, or ``None`` when judging failed (logged; the bot goes on).
+        """
+        return await self.track(self._moderate(message, tuple(observers)))
+
+    async def _moderate(self, message: Any, observers: tuple[Any, ...]) -> Any:
+        try:
+            outcome = await self.raid_control.handle(message)
+        except Exception:
+            log.exception("judging message %s failed", message.id, extra={"server": message.server.id})
+            return None
+        if not outcome.duplicate:
+            try:
+                await self.carry_out(outcome)
+            except Exception:
+                log.exception("carrying out the verdict on %s failed", message.id)
+        for observe in observers:
+            observe(outcome)
+        return outcome
+
+    async def shutdown(self) -> None:
+        """Before a bot closes its platform session: let the judging pipeline finish what it was given and carry
+        those verdicts out (at most 30 s each), then stop timers. What still did not get done stays ``pending`` in
+        the mod log and is handled by :meth:`recover` at the next start."""
+        try:
+            if self.raid_control is not None:
+                await asyncio.wait_for(self.raid_control.drain(), 30)
+            await asyncio.wait_for(self.close(), 30)
+        except Exception:
+            log.exception("draining before shutdown did not finish")
 
     async def close(self) -> None:
         """Drain, then cancel timers (temporary-ban expiries are rescheduled from the store at the next start)."""
@@ -218,7 +254,11 @@ class ModerationWorkflow(RaidResponse):
             return []
         policy = await self.policies.get(self.platform, sid)
         if verdict.raid is not None and outcome.raid_id is not None:
-            await self.raid_started(verdict.raid, outcome.raid_id, msg)
+            joined = self.open_join_raid(sid, policy)
+            if joined is not None:  # the accounts that just joined are now posting: the same raid, one alert
+                await self.raid_spread(joined, verdict.raid, outcome.raid_id, msg)
+            else:
+                await self.raid_started(verdict.raid, outcome.raid_id, msg)
         board = self.board_for(msg) if verdict.flagged else None
         notes: list[str] = []
         done: list[str] = []
@@ -271,13 +311,19 @@ class ModerationWorkflow(RaidResponse):
         kind = action.kind
         if kind is ActionKind.DELETE:
             if not self.can(Capability.DELETE):
-                return False, "delete: this platform does not let the bot delete members' messages", True
+                if self.can(Capability.EPHEMERAL):  # the author learns it was seen, privately
+                    await self.enforcer.notify_in_channel(
+                        sid, msg.channel.id, msg.author.id,
+                        f"Your message was flagged by the moderation bot and sent to the moderators for review "
+                        f"(case #{case_number}). Deleting it needs a workspace admin.")
+                return False, "delete: needs an admin (this platform does not let the bot delete members' " \
+                    "messages)", True
             res = await self._delete(sid, msg.channel.id, msg.id)
             return res.ok, "" if res.ok else f"delete: {res.reason}", not res.ok
         case = Case(server_id=sid, number=case_number, member_id=msg.author.id, action=kind,
                     reason=action.reason, status=CaseStatus.PENDING, created_at=msg.event_time,
                     message_id=msg.id, platform=self.platform)
-        res = await self._sanction_on_platform(policy, case, action.duration_s)
+        res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
         if res.ok:
             note = f"dm: {res.extra['dm']}" if res.extra.get("dm") else ""
             return True, note, False
@@ -301,7 +347,12 @@ class ModerationWorkflow(RaidResponse):
     async def _delete(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
         return await self.enforcer.delete_message(server_id, channel_id, message_id)
 
-    async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None) -> ActionResult:
+    def _kick_capable(self, channel_id: str | None) -> bool:
+        """Kick is possible: a real kick, or (Slack) removing the member from the message's channel."""
+        return self.can(Capability.KICK) or (self.can(Capability.REMOVE_FROM_CHANNEL) and bool(channel_id))
+
+    async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,
+                                    channel_id: str | None = None) -> ActionResult:
         """Carry out a case's member sanction with its notice: the DM goes BEFORE a kick or ban (while the bot
         still shares a server with the member) and after a timeout; a warning IS the DM, and it counts even when
         the DM cannot be delivered (the reason is returned in ``extra["dm"]``)."""
@@ -329,12 +380,16 @@ class ModerationWorkflow(RaidResponse):
                ActionKind.BAN: Capability.BAN}.get(kind)
         if cap is None:
             return ActionResult(action, True, "", extra)
-        if not self.can(cap):
+        remove = kind is ActionKind.KICK and not self.can(Capability.KICK) and self._kick_capable(channel_id)
+        if not self.can(cap) and not remove:
             return ActionResult(action, False, f"this platform cannot {kind.label} members", extra)
         if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
             await dm()
         if kind is ActionKind.TIMEOUT:
             res = await self.enforcer.timeout(sid, uid, min(int(duration_s or 3600), MAX_TIMEOUT_S), case.reason)
+        elif remove:
+            assert channel_id is not None
+            res = await self.enforcer.remove_from_channel(sid, channel_id, uid)
         elif kind is ActionKind.KICK:
             res = await self.enforcer.kick(sid, uid, case.reason)
         else:
@@ -362,7 +417,7 @@ class ModerationWorkflow(RaidResponse):
             raise Refused(f"<@{member_id}> is not in this server; nothing was changed (a ban still works).")
         cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK,
                ActionKind.BAN: Capability.BAN}.get(kind)
-        if cap is not None and not self.can(cap):
+        if cap is not None and not self.can(cap) and not (kind is ActionKind.KICK and self._kick_capable(channel_id)):
             raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
         policy = await self.policies.get(self.platform, server_id)
         now = self.clock()
@@ -375,7 +430,7 @@ class ModerationWorkflow(RaidResponse):
             res = await self._delete(server_id, channel_id, message_id)
             if not res.ok:
                 notes.append(f"delete: {res.reason}")
-        res = await self._sanction_on_platform(policy, case, duration_s)
+        res = await self._sanction_on_platform(policy, case, duration_s, channel_id)
         if res.extra.get("dm"):
             notes.append(f"dm: {res.extra['dm']}")
         failure = None if res.ok else res.reason
@@ -530,8 +585,9 @@ class ModerationWorkflow(RaidResponse):
                 text = found[1] if found else ""
             evidence = Evidence(text=text, scores=dict(item.scores))
         missing = frozenset(name for name, cap in (("delete", Capability.DELETE), ("timeout", Capability.TIMEOUT),
-                                                   ("kick", Capability.KICK), ("ban", Capability.BAN))
-                            if not self.can(cap))
+                                                   ("ban", Capability.BAN)) if not self.can(cap))
+        if not self._kick_capable(item.channel_id):
+            missing |= {"kick"}
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
@@ -780,6 +836,40 @@ class ModerationWorkflow(RaidResponse):
             title=f"Case #{case.number}: purge", lines=(f"Channel: {channel_id}", f"Moderator: {actor.id}", text),
             moderator_id=actor.id, case_number=case.number, failed=bool(failures), kind="case"))
         return Result(text, not failures, case.number)
+
+    # ------------------------------------------------------------------ case lookups (moderators)
+    async def note(self, actor: Actor, server_id: str, member_id: str, text: str) -> Result:
+        """A moderator's note about a member: a case with no action (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG, text[:1000],
+                                          moderator_id=actor.id, status=CaseStatus.APPLIED)
+        return Result(f"Note saved as case #{case.number}.", True, case.number)
+
+    async def case(self, actor: Actor, server_id: str, number: int) -> Case:
+        """One case of this server (Manage Messages). Raises :class:`Refused` for another server's or no case."""
+        authorize(actor, ActionKind.LOG)
+        found = await self.store.get_case(self.platform, server_id, number) if 1 <= number <= 10**9 else None
+        if found is None:
+            raise Refused(f"There is no case #{number} in this server.")
+        return found
+
+    async def cases(self, actor: Actor, server_id: str, member_id: str | None = None, limit: int = 20) -> list[Case]:
+        """Newest cases of this server, optionally of one member (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        return await self.store.list_cases(self.platform, server_id, member_id, limit=limit)
+
+    async def stats(self, actor: Actor, server_id: str, since: datetime) -> Any:
+        """Flags, decisions, false positives and overturns since ``since`` (Manage Messages)."""
+        authorize(actor, ActionKind.LOG)
+        return await self.store.modstats(self.platform, server_id, since)
+
+    async def first_seen(self, server_id: str, member_id: str, *, at: datetime, joined: bool = False
+                         ) -> datetime | None:
+        """When the member was seen joining (a platform without account ages uses this as the new-member signal).
+        ``joined``: this event IS a join, remembered at ``at``. ``None`` when never seen joining."""
+        if joined:
+            return await self.store.note_join(self.platform, server_id, member_id, at)
+        return await self.store.joined_at(self.platform, server_id, member_id)
 
     # ------------------------------------------------------------------ members' own records
     async def member_status(self, server_id: str, member_id: str) -> tuple[list[Any], list[Any]]:

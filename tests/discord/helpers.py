@@ -6,7 +6,7 @@ import asyncio
 from datetime import datetime
 from typing import Any
 
-from tests.discord.fake_discord import MANAGE_MESSAGES, snowflake
+from tests.discord.fake_discord import snowflake
 
 
 def user_opt(env: Any, name: str, user: dict[str, Any], guild: dict[str, Any] | None = None) -> tuple[dict, dict]:
@@ -30,12 +30,12 @@ def text_opt(name: str, value: Any, type_: int = 3) -> dict[str, Any]:
 
 
 async def mod_cmd(env: Any, sub: str, *options: dict[str, Any], user: dict[str, Any] | None = None,
-                  perms: int = MANAGE_MESSAGES, resolved: dict[str, Any] | None = None,
+                  resolved: dict[str, Any] | None = None,
                   guild: dict[str, Any] | None = None, group: str = "mod") -> Any:
-    """Invoke ``/<group> <sub>`` (default: a moderator with Manage Messages); returns the callback."""
+    """Invoke ``/<group> <sub>`` (default: the moderator, whose Moderators role grants Manage Messages); returns the
+    callback. The member's permissions are computed by the fake from roles and overwrites."""
     return await env.fake.slash(guild or env.guild, user or env.mod, group,
-                                [{"name": sub, "type": 1, "options": list(options)}], perms=perms,
-                                resolved=resolved)
+                                [{"name": sub, "type": 1, "options": list(options)}], resolved=resolved)
 
 
 async def mod_on(env: Any, sub: str, target: dict[str, Any], *extra: dict[str, Any], **kw: Any) -> Any:
@@ -63,11 +63,10 @@ def until(cb_patch: Any) -> datetime:
 async def give_role_above_bot(env: Any, user: dict[str, Any]) -> str:
     """Create a role above the bot's (position 10 > 5) and give it to ``user``; waits for the bot's cache."""
     gid = env.guild["id"]
-    role = {"id": snowflake(), "name": "Admins", "permissions": "0", "position": 10, "color": 0, "hoist": False,
-            "managed": False, "mentionable": False, "flags": 0}
-    env.guild["roles"].append(role)
-    created = asyncio.ensure_future(env.bot.wait_for("guild_role_create", check=lambda r: str(r.id) == role["id"], timeout=5))
-    await env.fake.dispatch("GUILD_ROLE_CREATE", {"guild_id": gid, "role": role})
+    role_id = snowflake()
+    created = asyncio.ensure_future(env.bot.wait_for("guild_role_create", check=lambda r: str(r.id) == role_id,
+                                                     timeout=5))
+    role = await env.fake.add_role(env.guild, "Admins", 0, 10, role_id=role_id)
     await created
     member = env.fake.member(env.guild, user["id"])
     member["roles"].append(role["id"])

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from tests.discord.fake_discord import MANAGE_MESSAGES
 from tests.discord.replies import server_admin
 
 pytestmark = pytest.mark.discord
@@ -78,8 +77,7 @@ async def test_appeal_own_case_creates_appeal_card(env):
                                           for m in env.fake.messages.values()))
     card = env.card("Appeal #")
     appeal_id = env.rows("SELECT id FROM appeals")[0][0]
-    click = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:overturn",
-                                 perms=MANAGE_MESSAGES)
+    click = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:overturn")
     assert click.body["type"] == 7
     assert env.rows("SELECT status FROM appeals")[0][0] == "overturned"
     assert env.rows("SELECT status FROM cases WHERE number = ?", (outcome.case_number,))[0][0] == "overturned"
@@ -138,7 +136,7 @@ async def test_policy_set_by_moderator_and_refusals(env):
     """/policy set by a moderator is stored and audited; a non-moderator and an invalid value are refused."""
     sub = [{"name": "set", "type": 1, "options": [{"name": "key", "type": 3, "value": "thresholds.insult.review"},
                                                    {"name": "value", "type": 3, "value": "0.95"}]}]
-    cb = await env.fake.slash(env.guild, env.bob, "policy", sub, perms=0)
+    cb = await env.fake.slash(env.guild, env.bob, "policy", sub)
     assert "You need Manage Server" in ephemeral_text(cb)
     cb = await env.fake.slash(env.guild, env.mod, "policy", sub)
     assert "You need Manage Server" in ephemeral_text(cb)  # a moderator role is not enough to change the policy
@@ -160,7 +158,7 @@ async def test_mod_timeout_out_of_range(env, minutes, expect):
     opt, resolved = user_opt(env, "member", env.alice)
     sub = [{"name": "timeout", "type": 1, "options": [opt, {"name": "minutes", "type": 4, "value": minutes},
                                                        {"name": "reason", "type": 3, "value": "x"}]}]
-    cb = await env.fake.slash(env.guild, env.mod, "mod", sub, perms=MANAGE_MESSAGES, resolved=resolved)
+    cb = await env.fake.slash(env.guild, env.mod, "mod", sub, resolved=resolved)
     assert expect in ephemeral_text(cb)
     assert env.fake.find("PATCH", r"/guilds/.*/members/.*") == [] and env.rows("SELECT * FROM cases") == []
 
@@ -174,7 +172,7 @@ async def test_mod_timeout_member_who_left(env):
     sub = [{"name": "timeout", "type": 1, "options": [{"name": "member", "type": 6, "value": gone["id"]},
                                                        {"name": "minutes", "type": 4, "value": 10},
                                                        {"name": "reason", "type": 3, "value": "x"}]}]
-    cb = await env.fake.slash(env.guild, env.mod, "mod", sub, perms=MANAGE_MESSAGES,
+    cb = await env.fake.slash(env.guild, env.mod, "mod", sub,
                               resolved={"users": {gone["id"]: gone}})
     assert "is not in this server" in ephemeral_text(cb)
     assert env.rows("SELECT * FROM cases") == []
@@ -185,9 +183,9 @@ async def test_case_show_other_servers_case_not_found(env):
     _, outcome = await env.post(env.alice, "identityhate private case")
     other_mod = env.fake.new_user(env.other, "othermod", roles=[env.other["mod_role"]])
     sub = [{"name": "show", "type": 1, "options": [{"name": "number", "type": 4, "value": outcome.case_number}]}]
-    cb = await env.fake.slash(env.other, other_mod, "case", sub, perms=MANAGE_MESSAGES)
+    cb = await env.fake.slash(env.other, other_mod, "case", sub)
     assert "no case" in ephemeral_text(cb)
-    cb = await env.fake.slash(env.guild, env.mod, "case", sub, perms=MANAGE_MESSAGES)
+    cb = await env.fake.slash(env.guild, env.mod, "case", sub)
     assert f"Case #{outcome.case_number}: delete" in cb.body["data"]["embeds"][0]["title"]
 
 
@@ -195,7 +193,7 @@ async def test_mod_warn_dms_reason_case_and_appeal_button(env):
     """/mod warn DMs the member the reason, the case number and an Appeal button, and adds a strike."""
     opt, resolved = user_opt(env, "member", env.alice)
     sub = [{"name": "warn", "type": 1, "options": [opt, {"name": "reason", "type": 3, "value": "be nice"}]}]
-    cb = await env.fake.slash(env.guild, env.mod, "mod", sub, perms=MANAGE_MESSAGES, resolved=resolved)
+    cb = await env.fake.slash(env.guild, env.mod, "mod", sub, resolved=resolved)
     assert "Case #1: warn" in ephemeral_text(cb)
     dm = env.fake.find("POST", rf"/channels/{env.fake.dm_channels[env.alice['id']]}/messages")[0].body
     assert dm["embeds"][0]["description"] == "be nice" and dm["embeds"][0]["fields"][0]["value"] == "#1"
@@ -206,7 +204,7 @@ async def test_mod_warn_dms_reason_case_and_appeal_button(env):
 async def test_raidmode_command_sets_slowmode(env):
     """/raidmode on by a moderator sets slowmode on the channel and logs it."""
     opt = {"name": "state", "type": 3, "value": "on"}
-    cb = await env.fake.slash(env.guild, env.mod, "raidmode", [opt], perms=MANAGE_MESSAGES)
+    cb = await env.fake.slash(env.guild, env.mod, "raidmode", [opt])
     assert "Raid mode on" in ephemeral_text(cb)
     assert [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")] == [30]
 

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.discord.fake_discord import MANAGE_MESSAGES
 from tests.discord.helpers import ephemeral_text, mod_cmd, mod_on, text_opt
 from tests.discord.replies import server_admin
 
@@ -57,14 +56,14 @@ async def test_modstats_per_label_and_rule_over_7_and_30_days(env):
     await env.post(env.alice, "join discord.gg/abcdef now")
     await env.fake.wait_for("POST", rf"/channels/{env.review}/messages", count=3)
     card = env.card(f"Review #{recent.review_id} ")
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{recent.review_id}:dismiss", perms=MANAGE_MESSAGES)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{recent.review_id}:dismiss")
     ten_days_ago = (datetime.now(UTC) - timedelta(days=10)).isoformat(timespec="microseconds")
     con = sqlite3.connect(env.db)
     with con:
         con.execute("UPDATE verdicts SET judged_at = ? WHERE message_id = ?", (ten_days_ago, old["id"]))
     con.close()
     rule = json.loads(env.rows("SELECT rule_hits FROM verdicts WHERE rule_hits != '[]'")[0][0])[0]["rule"]
-    cb = await env.fake.slash(env.guild, env.mod, "modstats", [], perms=MANAGE_MESSAGES)
+    cb = await env.fake.slash(env.guild, env.mod, "modstats", [])
     assert cb.body["data"]["flags"] & 64
     fields = {f["name"]: f["value"].splitlines() for f in cb.body["data"]["embeds"][0]["fields"]}
     ia7 = "label `identity_attack`: flags 1, decided 1, dismissed 1 (100%), cases 1, overturned 1 (100%)"
@@ -76,7 +75,7 @@ async def test_modstats_per_label_and_rule_over_7_and_30_days(env):
 
 async def test_modstats_refused_for_members(env):
     """/modstats by a member without moderator rights is refused ephemerally."""
-    cb = await env.fake.slash(env.guild, env.bob, "modstats", [], perms=0)
+    cb = await env.fake.slash(env.guild, env.bob, "modstats", [])
     assert "You need Manage Messages" in ephemeral_text(cb)
 
 
@@ -122,8 +121,7 @@ async def test_policy_reset_by_member_refused(env):
     await mod_cmd(env, "set", text_opt("key", "thresholds.insult.review"), text_opt("value", "0.97"), group="policy",
                   user=admin)
     for who in (env.bob, env.mod):
-        cb = await mod_cmd(env, "reset", text_opt("key", "thresholds.insult.review"), group="policy", user=who,
-                           perms=0)
+        cb = await mod_cmd(env, "reset", text_opt("key", "thresholds.insult.review"), group="policy", user=who)
         assert "You need Manage Server" in ephemeral_text(cb)
     assert len(env.rows("SELECT * FROM policy_overrides")) == 1
     assert [r[0] for r in env.rows("SELECT action FROM policy_changes")] == ["set"]

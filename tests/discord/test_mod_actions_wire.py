@@ -51,6 +51,7 @@ async def test_ban_sends_put_ban_even_after_member_left(env, member_left):
 
 async def test_unban_sends_delete_ban_and_records_case(env):
     """/mod unban sends DELETE /guilds/{g}/bans/{u} and records a no-sanction case naming the unban."""
+    env.fake.add_ban(env.guild, env.bob, "spam")  # Discord answers 10026 Unknown Ban when unbanning a non-banned user
     cb = await mod_cmd(env, "unban", text_opt("user_id", env.bob["id"]), text_opt("reason", "served time"))
     assert ephemeral_text(cb) == f"Unbanned <@{env.bob['id']}> (case #1)."
     assert len(guild_requests(env, "DELETE", "bans", env.bob)) == 1
@@ -104,7 +105,7 @@ async def test_case_list_by_member(env, who, expect):
     await mod_on(env, "note", env.alice, text_opt("text", "first"))
     await mod_on(env, "note", env.bob, text_opt("text", "second"))
     await mod_on(env, "note", env.alice, text_opt("text", "third"))
-    other_mod = env.fake.new_user(env.other, "othermod")
+    other_mod = env.fake.new_user(env.other, "othermod", roles=[env.other["mod_role"]])
     await mod_on(env, "note", other_mod, text_opt("text", "other server"), guild=env.other, user=other_mod)
     opts, resolved = [], None
     if who:
@@ -136,7 +137,7 @@ async def test_role_hierarchy_refused_before_anything_is_done(env, sub, extra):
 async def test_non_moderator_direct_invocation_refused(env, sub, extra):
     """A member without Manage Messages or the moderator role invoking /mod directly is refused ephemerally."""
     arg = text_opt("text" if sub == "note" else "reason", "because")
-    cb = await mod_on(env, sub, env.alice, *extra, arg, user=env.bob, perms=0)
+    cb = await mod_on(env, sub, env.alice, *extra, arg, user=env.bob)
     assert "You need " in ephemeral_text(cb) and "Nothing was changed" in ephemeral_text(cb)
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
     assert env.fake.find("DELETE", r"/guilds/.*/members/.*") == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.discord.fake_discord import MANAGE_MESSAGES
 from tests.discord.helpers import dm_posts, ephemeral_text, guild_requests, mod_cmd, mod_on, text_opt
 
 pytestmark = pytest.mark.discord
@@ -42,8 +41,7 @@ BUTTONS = [
 async def test_card_sanction_buttons(env, button, rest, decision, action, points):
     """Each sanction button calls the right route, decides the item, opens the case and adds the strike."""
     msg, outcome, card = await review_card(env)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:{button}",
-                              perms=MANAGE_MESSAGES)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:{button}")
     assert cb.body["type"] == 7 and disabled(cb) == {True}
     assert env.mod["id"] in decision_field(cb) and "FAILED" not in decision_field(cb)
     method, template = rest
@@ -64,7 +62,7 @@ async def test_card_sanction_buttons(env, button, rest, decision, action, points
 async def test_card_warn_dm_names_case_and_review(env):
     """Warn from a card DMs the member the review reason with the new case number and an Appeal button."""
     _, outcome, card = await review_card(env)
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:warn", perms=MANAGE_MESSAGES)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:warn")
     number = env.rows("SELECT number FROM cases WHERE action = 'warn'")[0][0]
     (dm,) = dm_posts(env, env.alice)
     assert dm.body["embeds"][0]["description"].startswith(f"review #{outcome.review_id}:")
@@ -74,12 +72,11 @@ async def test_card_warn_dm_names_case_and_review(env):
 async def test_investigating_keeps_card_open_then_ban_works(env):
     """Investigating stamps the card but keeps its buttons; a later Ban still decides the item."""
     _, outcome, card = await review_card(env)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:investigating",
-                              perms=MANAGE_MESSAGES)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:investigating")
     assert "investigating" in decision_field(cb) and disabled(cb) == {False}
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == [] and env.fake.find("DELETE", r"/guilds/.*") == []
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))[0][0] == "investigating"
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban", perms=MANAGE_MESSAGES)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
     assert len(guild_requests(env, "PUT", "bans", env.alice)) == 1
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))[0][0] == "banned"
 
@@ -87,8 +84,8 @@ async def test_investigating_keeps_card_open_then_ban_works(env):
 async def test_second_decision_refused(env):
     """A card already decided refuses another button; no second sanction is sent."""
     _, outcome, card = await review_card(env)
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:kick", perms=MANAGE_MESSAGES)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban", perms=MANAGE_MESSAGES)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:kick")
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
     assert "already decided (kicked" in ephemeral_text(cb)
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
 
@@ -106,8 +103,7 @@ async def appeal_card(env):
 async def test_appeal_uphold_keeps_case_and_strike(env):
     """Uphold marks the appeal upheld, keeps the case and its strike, lifts nothing, and closes the card."""
     number, appeal_id, card = await appeal_card(env)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:uphold",
-                              perms=MANAGE_MESSAGES)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:uphold")
     assert cb.body["type"] == 7 and "upheld" in decision_field(cb) and disabled(cb) == {True}
     row = env.rows("SELECT status, moderator_id FROM appeals")[0]
     assert tuple(row) == ("upheld", env.mod["id"])
@@ -121,12 +117,11 @@ async def test_forged_custom_id_of_other_server_refused(env, custom_id):
     """A moderator of server B pressing a forged id naming server A's appeal or review changes nothing."""
     number, appeal_id, card = await appeal_card(env)
     review_id = env.rows("SELECT id FROM review_items WHERE source = 'automod'")[0][0]
-    other_mod = env.fake.new_user(env.other, "othermod")
+    other_mod = env.fake.new_user(env.other, "othermod", roles=[env.other["mod_role"]])
     # discord.py only dispatches ids present on the message, so the forged message carries the component
     source = card if "appeal" in custom_id else env.card(f"Review #{review_id} ")
     forged = dict(source, channel_id=env.fake.channel(env.other, "review"))
-    cb = await env.fake.click(env.other, other_mod, forged, custom_id.format(appeal=appeal_id, review=review_id),
-                              perms=MANAGE_MESSAGES, values=["600"] if "timeout" in custom_id else None)
+    cb = await env.fake.click(env.other, other_mod, forged, custom_id.format(appeal=appeal_id, review=review_id), values=["600"] if "timeout" in custom_id else None)
     assert "does not exist in this server" in ephemeral_text(cb)
     assert env.rows("SELECT status FROM appeals")[0][0] == "open"
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (review_id,))[0][0] == "open"

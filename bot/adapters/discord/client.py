@@ -1,8 +1,8 @@
 """The Discord bot process: an ``AutoShardedBot`` that owns the store, the scorer and the moderation service.
 
-Layer: ``bot.adapters.discord``. Composition for the Discord side: ``setup_hook`` opens the SQLite store and loads
-the scorer once, builds :class:`bot.core.service.ModerationService`, registers the persistent components and
-loads the cogs in ``cogs/``. Slash commands are synced to one server only when a moderator asks
+Layer: ``bot.adapters.discord``. ``setup_hook`` builds the store, the scorer, the policies and
+:class:`bot.core.service.ModerationService` through the composition root (:mod:`bot.runtime`), registers the
+persistent components and loads the cogs in ``cogs/``. Slash commands are synced to one server only when a moderator asks
 (``/modbot sync`` or mentioning the bot with ``sync``), never globally on every start.
 
 The token comes from ``DISCORD_TOKEN`` (or the ``token`` argument) and is never logged.
@@ -15,9 +15,9 @@ import logging
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
+import aiohttp
 import discord
 from discord.ext import commands
 
@@ -25,6 +25,7 @@ from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
 from bot.adapters.discord.translate import PLATFORM
 from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
+from bot.settings import Settings, with_paths
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -53,63 +54,33 @@ def bot_intents() -> discord.Intents:
     return intents
 
 
-def _default_scorer() -> Any:
-    """Load the production scorer (the embedded model); import deferred so tests never load torch."""
-    from bot.scoring import load_scorer  # type: ignore[attr-defined]
-
-    return load_scorer()
-
-
-class OverrideBridge:
-    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port ``PolicyRegistry`` expects.
-
-    The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
-    wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
-    (the dotted key itself names channels: ``channels.<id>.thresholds...``).
-    """
-
-    SCOPE = "server"
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-
-    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
-        """``{dotted key: value}`` of a server's overrides."""
-        rows = await self.store.list_policy_overrides(platform, server_id, self.SCOPE)
-        return {r.key: r.value for r in rows}
-
-    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
-                                  moderator_id: str | None) -> None:
-        """Store (or, for ``None``, remove) an override; the store audits both."""
-        if value is None:
-            await self.store.reset_policy_override(platform, server_id, self.SCOPE, key, moderator_id)
-        else:
-            await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
-
-
 class ModBot(commands.AutoShardedBot):
     """The moderation bot.
 
     Args:
-        db_path: SQLite file of the mod log (created if missing).
-        policy_dir: Folder with ``default.toml`` (optional; the packaged ``config/default.toml`` otherwise) and
-            ``servers/<platform>-<server id>.toml`` overrides.
+        settings: Database, policy files (``default_policy``, ``servers_dir``) and model; default
+            ``Settings.from_env()``.
+        db_path: SQLite file of the mod log (created if missing); overrides ``settings.db_path``.
+        policy_dir: Older form: a folder with ``default.toml`` (optional) and ``servers/<platform>-<server id>.toml``
+            overrides; overrides ``settings`` (see :func:`bot_settings`).
         scorer_factory: Zero-argument callable returning a :class:`bot.core.ports.Scorer`; called once, off the
-            event loop, in ``setup_hook``. Defaults to the embedded model.
+            event loop, in ``setup_hook``. Default: the model ``settings`` names (:func:`bot.runtime.load_scorer`).
         cogs: Extensions to load.
         **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``,
             ``guild_ready_timeout``...).
     """
 
-    def __init__(self, *, db_path: str | os.PathLike[str], policy_dir: str | os.PathLike[str],
+    def __init__(self, *, db_path: str | os.PathLike[str] | None = None,
+                 policy_dir: str | os.PathLike[str] | None = None, settings: Settings | None = None,
                  scorer_factory: Callable[[], Any] | None = None, cogs: tuple[str, ...] = COGS,
                  **kwargs: Any) -> None:
         kwargs.setdefault("intents", bot_intents())
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         super().__init__(command_prefix=commands.when_mentioned, help_command=None, **kwargs)
-        self.db_path = str(db_path)
-        self.policy_dir = Path(policy_dir)
-        self.scorer_factory = scorer_factory or _default_scorer
+        self.settings = with_paths(settings, db_path, policy_dir)
+        self.db_path = str(self.settings.db_path)
+        self.scorer_factory = scorer_factory
+        self.runtime: Any = None
         self.cog_names = cogs
         self.store: Any = None
         self.scorer: Any = None
@@ -126,21 +97,16 @@ class ModBot(commands.AutoShardedBot):
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
-        """Open the store, load the scorer and policies, build the service, register components, load cogs."""
-        from bot.core.policy import DEFAULT_POLICY_PATH
-        from bot.core.policy_registry import PolicyRegistry
-        from bot.core.service import ModerationService
-        from bot.store.sqlite import SqliteStore
-
-        self.store = await SqliteStore.open(self.db_path)
-        self.scorer = await asyncio.to_thread(self.scorer_factory)
-        default = self.policy_dir / "default.toml"
-        self.policies = PolicyRegistry(default if default.exists() else DEFAULT_POLICY_PATH,
-                                       self.policy_dir / "servers", OverrideBridge(self.store))
-        self.service = ModerationService(scorer=self.scorer, store=self.store, policies=self.policies)
-        await self.service.start()
+        """Build store, scorer, policies and service (:mod:`bot.runtime`; a bad server file stops the bot here,
+        naming the file and the key), then the workflow with the Discord enforcer and desk; register components,
+        load cogs."""
+        from bot.runtime import Runtime
         from bot.workflow import ModerationWorkflow
 
+        self.runtime = await Runtime.open(self.settings, scorer_factory=self.scorer_factory,
+                                          validate_platform=PLATFORM)
+        rt = self.runtime
+        self.store, self.scorer, self.policies, self.service = rt.store, rt.scorer, rt.policies, rt.service
         self.desk = DiscordDesk(self, self.policies, review_view=review_view, raid_view=raid_view)
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
@@ -148,6 +114,7 @@ class ModBot(commands.AutoShardedBot):
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
+        self.tree.on_error = self.on_app_command_error
         for ext in self.cog_names:
             await self.load_extension(ext)
         flags = self.application_flags
@@ -216,54 +183,66 @@ class ModBot(commands.AutoShardedBot):
         Discord connection, the service and the store. A case that still did not get done stays ``pending`` and
         is carried out or marked failed at the next start."""
         self.closing = True
-        try:
-            if self.service is not None:
-                await asyncio.wait_for(self.service.drain(), 30)
-            if self.workflow is not None:
-                await asyncio.wait_for(self.workflow.close(), 30)
-        except (TimeoutError, Exception):
-            log.exception("draining before shutdown did not finish")
+        if self.workflow is not None:
+            await self.workflow.shutdown()
         if self.retention_task is not None:
             self.retention_task.cancel()
             await asyncio.gather(self.retention_task, return_exceptions=True)
             self.retention_task = None
         await super().close()
-        if self.service is not None and hasattr(self.service, "close"):
-            await self.service.close()
-            self.service = None
-        if self.store is not None:
-            await self.store.close()
-            self.store = None
+        if self.runtime is not None:
+            await self.runtime.close()  # drains and stops the service, then closes the store
+            self.runtime = self.service = self.store = None
 
     # ------------------------------------------------------------------ helpers for cogs
     async def policy(self, guild_id: int | str) -> Any:
         """The effective policy of a server."""
         return await self.policies.get("discord", str(guild_id))
 
+    async def on_app_command_error(self, interaction: discord.Interaction,
+                                   error: discord.app_commands.AppCommandError) -> None:
+        """Bad options and failed checks get an ephemeral answer; anything else is logged with its context."""
+        from bot.adapters.discord.interact import answer
+
+        if isinstance(error, discord.app_commands.TransformerError | discord.app_commands.CheckFailure):
+            text = f"{error} Nothing was changed."
+        else:
+            log.error("command %s failed", interaction.command and interaction.command.qualified_name,
+                      exc_info=error, extra={"server": interaction.guild_id})
+            text = "Something went wrong; it was logged. Nothing was changed."
+        try:
+            await answer(interaction, text)
+        except discord.HTTPException:
+            log.warning("could not answer a failed interaction")
+
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         """Log any unhandled event error with its event name; the bot keeps running."""
         log.exception("unhandled error in %s", event_method)
 
 
-def run(*, token: str | None = None, db_path: str, policy_dir: str, shard_count: int | None = None,
+def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str | None = None,
+        settings: Settings | None = None, shard_count: int | None = None,
         scorer_factory: Callable[[], Any] | None = None, log_handler: logging.Handler | None = None) -> None:
     """Run the Discord bot until interrupted.
 
     Args:
-        token: Bot token; ``None`` reads ``DISCORD_TOKEN`` from the environment. Never logged.
-        db_path: SQLite mod log file.
-        policy_dir: Policy folder (``default.toml`` optional, ``servers/`` overrides).
+        token: Bot token; ``None`` reads ``settings.discord_token`` / ``DISCORD_TOKEN``. Never logged.
+        db_path: SQLite mod log file (overrides ``settings.db_path``).
+        policy_dir: Older form of the policy folders (see :func:`bot_settings`).
+        settings: Database, policy files and model (default ``Settings.from_env()``).
         shard_count: Number of shards, or ``None`` to let Discord recommend one (``GET /gateway/bot``).
-        scorer_factory: Scorer loader (defaults to the embedded model).
+        scorer_factory: Scorer loader (default: the model ``settings`` names).
         log_handler: Passed to :meth:`discord.Client.run` (``None`` keeps the app's logging setup).
 
     Raises:
-        SystemExit: no token, a bad token, or the privileged intents are refused by Discord.
+        SystemExit: with a one-line message naming the cause: no token, a bad token, Discord cannot be reached
+            (no network, DNS, refused connection), or the privileged intents are refused by Discord.
     """
-    token = token or os.environ.get("DISCORD_TOKEN")
+    s = with_paths(settings, db_path, policy_dir)
+    token = token or s.discord_token or os.environ.get("DISCORD_TOKEN")
     if not token:
         raise SystemExit("DISCORD_TOKEN is not set")
-    bot = ModBot(db_path=db_path, policy_dir=policy_dir, scorer_factory=scorer_factory, shard_count=shard_count)
+    bot = ModBot(settings=s, scorer_factory=scorer_factory, shard_count=shard_count)
     try:
         bot.run(token, log_handler=log_handler, log_level=logging.INFO)
     except discord.LoginFailure:
@@ -271,14 +250,17 @@ def run(*, token: str | None = None, db_path: str, policy_dir: str, shard_count:
     except discord.PrivilegedIntentsRequired:
         raise SystemExit("Discord refused the privileged intents: enable Server Members and Message Content in "
                          "the Developer Portal (Bot > Privileged Gateway Intents)") from None
+    except (aiohttp.ClientError, OSError, discord.GatewayNotFound) as exc:
+        raise SystemExit(f"cannot reach Discord ({discord.http.Route.BASE}): {exc or type(exc).__name__}") from None
+    except discord.HTTPException as exc:
+        raise SystemExit(f"Discord answered {exc.status} while logging in: {exc.text or exc}") from None
 
 
-async def run_discord(settings: Any) -> None:
-    """Async entry for the CLI: ``settings`` has ``db_path``, ``policy_dir`` and optionally ``discord_token``."""
-    token = getattr(settings, "discord_token", None) or os.environ.get("DISCORD_TOKEN")
+async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] | None = None) -> None:
+    """Async entry: run the bot of ``settings`` (token from ``settings.discord_token`` or ``DISCORD_TOKEN``)."""
+    token = settings.discord_token or os.environ.get("DISCORD_TOKEN")
     if not token:
         raise SystemExit("DISCORD_TOKEN is not set")
-    bot = ModBot(db_path=settings.db_path, policy_dir=settings.policy_dir,
-                 scorer_factory=getattr(settings, "scorer_factory", None))
+    bot = ModBot(settings=settings, scorer_factory=scorer_factory)
     async with bot:
         await bot.start(token)

@@ -66,7 +66,7 @@ class DiscordEnforcer:
             (injected to keep this module free of view code).
     """
 
-    capabilities = frozenset(Capability) - {Capability.REMOVE_FROM_CHANNEL}
+    capabilities = frozenset(Capability) - {Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL}
 
     def __init__(self, client: discord.Client, *, notice_view: Callable[[str, int], Any] | None = None) -> None:
         self.client = client
@@ -221,3 +221,7 @@ class DiscordEnforcer:
             return _ok()
         except discord.HTTPException as exc:
             return _fail(describe_error(exc))
+
+    async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
+        """Not available on Discord outside an interaction (not in :attr:`capabilities`); DMs are used instead."""
+        return _fail("Discord has no private in-channel notices outside interactions")

@@ -3,7 +3,7 @@
 Layer: ``bot.core``. Imports the standard library, pydantic, ``re2`` and :mod:`bot.core.models` only.
 
 Every model refuses unknown keys (``extra="forbid"``) and impossible values (negative windows, zero thresholds),
-so a typo in ``config/default.toml`` or a server file fails at load time with an error that names the field.
+so a typo in ``bot/config/default.toml`` or a server file fails at load time with an error that names the field.
 
 Actions are the policy's action names (``log``, ``review``, ``delete``, ``warn``, ``timeout``, ``kick``,
 ``ban``). ``None`` -- written ``"none"`` or ``""`` in TOML, which has no null -- makes a rule a *signal*: its

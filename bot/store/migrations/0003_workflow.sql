@@ -23,3 +23,12 @@ CREATE TABLE raid_modes (
     started_at  TEXT NOT NULL,
     PRIMARY KEY (platform, server_id, channel_id)
 );
+
+-- When a member was seen joining (Slack gives no account age; a join is the new-member signal there).
+CREATE TABLE member_joins (
+    platform    TEXT NOT NULL,
+    server_id   TEXT NOT NULL,
+    member_id   TEXT NOT NULL,
+    joined_at   TEXT NOT NULL,
+    PRIMARY KEY (platform, server_id, member_id)
+);

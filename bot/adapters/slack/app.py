@@ -1,0 +1,327 @@
+"""The Slack app: slack-bolt listeners that translate Slack events, commands and clicks into workflow calls.
+
+Layer: ``bot.adapters.slack``. Thin, like the Discord cogs: every listener acknowledges within Slack's 3 seconds
+(bolt acknowledges events itself; commands, actions, shortcuts and view submissions call ``ack()`` first), builds an
+:class:`~bot.workflow.authz.Actor` from Slack's own roles (workspace owner / admin, the policy's moderator user group
+or user list), asks the workflow, and renders the answer (ephemeral for anything about one person).
+
+Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
+``team_join`` and ``member_joined_channel`` (join bursts, first-seen dates), buttons ``mod:*``, the message shortcut
+``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modcase``,
+``/modpolicy``, ``/modstats``, and the ``mod_report`` / ``mod_appeal`` modals.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+
+from bot.adapters.slack import blocks
+from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
+from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
+from bot.core.models import ActionKind
+from bot.core.policy import PolicyError
+from bot.workflow.authz import Actor, Permission, Refused
+
+log = logging.getLogger(__name__)
+
+_USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+ALL_PERMISSIONS = frozenset(Permission)
+#: What a member of the policy's moderator group or list may do on Slack: the review queue, deleting (with an
+#: admin token), warning, and removing members from channels.
+MODERATOR_PERMISSIONS = frozenset({Permission.MANAGE_MESSAGES, Permission.KICK_MEMBERS})
+
+
+class SlackHandlers:
+    """The listeners, bound to one running bot (:class:`bot.adapters.slack.run.SlackBot`)."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+
+    # ------------------------------------------------------------------ helpers
+    async def actor(self, team_id: str, user_id: str) -> Actor:
+        """The person behind a click or command, from Slack's roles read afresh (owner/admin flags change)."""
+        info = await self.bot.enforcer.user_info(user_id, fresh=True)
+        if info is None:
+            return Actor(user_id)
+        rank = await self.bot.enforcer.rank(team_id, info)
+        perms = ALL_PERMISSIONS if rank >= RANK_ADMIN else MODERATOR_PERMISSIONS if rank == RANK_MODERATOR \
+            else frozenset()
+        return Actor(id=user_id, name=info.get("name", ""), permissions=perms, rank=rank,
+                     is_owner=rank == RANK_OWNER)
+
+    async def tell(self, user_id: str, text: str, channel: str | None = None) -> None:
+        """An answer only ``user_id`` sees: ephemeral in ``channel`` when given, else a DM."""
+        client = self.bot.app.client
+        try:
+            if channel:
+                ch, thread = split(channel)
+                await client.chat_postEphemeral(channel=ch, user=user_id, text=text,
+                                                **({"thread_ts": thread} if thread else {}))
+            else:
+                opened = await client.conversations_open(users=user_id)
+                await client.chat_postMessage(channel=opened["channel"]["id"], text=text)
+        except SlackApiError as exc:
+            log.warning("could not answer %s: %s", user_id, describe(exc))
+
+    # ------------------------------------------------------------------ events
+    async def on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """Judge a new or edited message (bolt has already acknowledged the event)."""
+        if self.bot.closing:
+            return
+        fields = message_fields(event)
+        if fields is None or fields["user"] in (self.bot.bot_user_id, self.bot.bot_id):
+            return
+        team = body.get("team_id") or event.get("team") or self.bot.team_id
+        info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
+        first = await self.bot.workflow.first_seen(team, fields["user"], at=datetime.now(UTC))
+        author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first)
+        try:
+            msg = to_core(team, event, fields, author=author)
+        except ValueError:
+            log.info("skipped a message event without channel or ts")
+            return
+        await self.bot.judge(msg)
+
+    async def on_join(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """``team_join`` / ``member_joined_channel``: note when the workspace first saw the member; count the join
+        towards a join burst."""
+        user = event.get("user")
+        user_id = user.get("id") if isinstance(user, dict) else user
+        if not user_id or self.bot.closing:
+            return
+        team = body.get("team_id") or self.bot.team_id
+        now = datetime.now(UTC)
+        await self.bot.workflow.first_seen(team, user_id, at=now, joined=True)
+        await self.bot.workflow.member_joined(team, user_id, now)
+
+    # ------------------------------------------------------------------ buttons
+    async def on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
+        """A ``mod:*`` button: review decision, appeal decision, raid action, or Appeal (opens a modal)."""
+        await ack()
+        parts = action.get("action_id", "").split(":")
+        team = (body.get("team") or {}).get("id") or self.bot.team_id
+        user = (body.get("user") or {}).get("id", "")
+        try:
+            if parts[:2] == ["mod", "appeal"] and len(parts) == 4:
+                await self._open_modal(body, blocks.text_modal("mod_appeal", "Appeal a case",
+                                                               "Why should this case be overturned?",
+                                                               f"{parts[2]}:{parts[3]}", min_length=5,
+                                                               max_length=1500), respond)
+                return
+            actor = await self.actor(team, user)
+            container = body.get("container") or {}
+            card_id = f"{container.get('channel_id')}:{container.get('message_ts')}"
+            if parts[:2] == ["mod", "review"] and len(parts) == 4 and parts[2].isdigit():
+                result = await self.bot.workflow.decide_review(actor, team, int(parts[2]), parts[3])
+                if result.card is not None:
+                    await self.bot.desk.update_review(result.card, card_id)
+                if not result.ok:
+                    await respond(text=result.text, response_type="ephemeral", replace_original=False)
+            elif parts[:2] == ["mod", "appealdecide"] and len(parts) == 4 and parts[2].isdigit():
+                result = await self.bot.workflow.decide_appeal(actor, team, int(parts[2]), parts[3] == "uphold")
+                if result.card is not None:
+                    await self.bot.desk.update_review(result.card, card_id)
+            elif parts[:2] == ["mod", "raid"] and len(parts) == 5 and parts[3].isdigit():
+                text = await self.bot.workflow.raid_action(actor, team, int(parts[3]), parts[4])
+                await respond(text=text, response_type="ephemeral", replace_original=False)
+            else:
+                raise Refused("Unknown button.")
+        except Refused as exc:
+            await respond(text=str(exc), response_type="ephemeral", replace_original=False)
+
+    async def _open_modal(self, body: dict[str, Any], view: dict[str, Any], respond: Any) -> None:
+        """Open a modal with the request's ``trigger_id`` (valid for 3 seconds); an expired one gets an answer."""
+        try:
+            await self.bot.app.client.views_open(trigger_id=body.get("trigger_id", ""), view=view)
+        except SlackApiError as exc:
+            log.info("views.open failed: %s", describe(exc))
+            if respond is not None:
+                await respond(text="That took too long to open; please try again.", response_type="ephemeral",
+                              replace_original=False)
+
+    # ------------------------------------------------------------------ shortcut and modals
+    async def on_report_shortcut(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+        """Message shortcut "Report message": ask for the reason in a modal."""
+        await ack()
+        msg = body.get("message") or {}
+        channel = (body.get("channel") or {}).get("id", "")
+        meta = json.dumps({"team": (body.get("team") or {}).get("id"), "member": msg.get("user"),
+                           "channel": channel, "ts": msg.get("ts"), "excerpt": (msg.get("text") or "")[:1500]})
+        await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
+                                                       meta), respond)
+
+    async def on_report_submit(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """The report modal was submitted: record it (once per reporter and message) and queue it."""
+        await ack()
+        meta = json.loads(view.get("private_metadata") or "{}")
+        user = (body.get("user") or {}).get("id", "")
+        reason = (((view.get("state") or {}).get("values") or {}).get("text") or {}).get("value", {}).get("value") or ""
+        team = meta.get("team") or self.bot.team_id
+        if not meta.get("member"):
+            await self.tell(user, "That message has no author to report.")
+            return
+        message_id = f"{meta['channel']}:{meta['ts']}" if meta.get("ts") else None
+        try:
+            result = await self.bot.workflow.report(user, team, meta["member"], reason, message_id=message_id,
+                                                    channel_id=meta.get("channel") or None,
+                                                    excerpt=meta.get("excerpt", ""))
+            text = result.text
+        except Refused as exc:
+            text = str(exc)
+        await self.tell(user, text, meta.get("channel") or None)
+
+    async def on_appeal_submit(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """The appeal modal was submitted: file the appeal of one's own case."""
+        await ack()
+        team, _, case = (view.get("private_metadata") or "").partition(":")
+        user = (body.get("user") or {}).get("id", "")
+        text = (((view.get("state") or {}).get("values") or {}).get("text") or {}).get("value", {}).get("value") or ""
+        try:
+            result = await self.bot.workflow.appeal(user, team, int(case), text)
+            answer = result.text
+        except (Refused, ValueError) as exc:
+            answer = str(exc) if isinstance(exc, Refused) else "That appeal names no case."
+        await self.tell(user, answer)
+
+    # ------------------------------------------------------------------ slash commands
+    async def on_command(self, ack: Any, command: dict[str, Any], respond: Any, body: dict[str, Any]) -> None:
+        """Every slash command: acknowledge at once, then answer ephemerally through ``respond``."""
+        await ack()
+        name = command.get("command", "")
+        team = command.get("team_id") or self.bot.team_id
+        user = command.get("user_id", "")
+        args = (command.get("text") or "").split()
+        try:
+            text = await self._command(name, team, user, args, command, body, respond)
+        except Refused as exc:
+            text = str(exc)
+        if text:
+            await respond(text=text, response_type="ephemeral")
+
+    async def _command(self, name: str, team: str, user: str, args: list[str], command: dict[str, Any],
+                       body: dict[str, Any], respond: Any) -> str:
+        wf = self.bot.workflow
+        if name == "/report":
+            target = _USER.search(command.get("text") or "")
+            if target is None:
+                return "Usage: /report @member (or use the message shortcut \"Report message\")."
+            if target.group(1) == user:
+                return "You cannot report yourself."
+            meta = json.dumps({"team": team, "member": target.group(1), "channel": command.get("channel_id")})
+            await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
+                                                           meta), respond)
+            return ""
+        if name == "/appeal":
+            if len(args) != 1 or not args[0].lstrip("#").isdigit():
+                return "Usage: /appeal <case number> (from your notice or /mystatus)."
+            await self._open_modal(body, blocks.text_modal("mod_appeal", "Appeal a case",
+                                                           "Why should this case be overturned?",
+                                                           f"{team}:{args[0].lstrip('#')}", min_length=5,
+                                                           max_length=1500), respond)
+            return ""
+        if name == "/mystatus":
+            strikes, appeals = await wf.member_status(team, user)
+            lines = [f"{s.points} point(s): {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
+                                                                           if s.case_number else "")
+                     + f", expires {s.expires_at:%Y-%m-%d}" for s in strikes]
+            return (f"*Active strikes:* {len(strikes)} ({sum(s.points for s in strikes)} points)\n" + "\n".join(lines)
+                    + "\n*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals)
+                                              or "none"))
+        if name == "/mydata":
+            if args[:1] == ["export"]:
+                record = await wf.export_member(team, user)
+                return "Everything this bot stores about you here:\n```" + json.dumps(record, default=str)[:2800] \
+                    + "```"
+            if args[:1] == ["forget"]:
+                if args[1:] != ["FORGET"]:
+                    return "Nothing was erased: type `/mydata forget FORGET` (capitals) to confirm."
+                return (await wf.forget_member(team, user)).text
+            return "Usage: /mydata export | /mydata forget FORGET"
+        actor = await self.actor(team, user)
+        if name == "/modcase":
+            if args[:1] == ["show"] and len(args) == 2 and args[1].lstrip("#").isdigit():
+                c = await wf.case(actor, team, int(args[1].lstrip("#")))
+                return (f"*Case #{c.number}: {c.action.label} ({c.status.value})* <@{c.member_id}> by "
+                        + (f"<@{c.moderator_id}>" if c.moderator_id else "automod")
+                        + f"\n{blocks.escape(c.reason)}" + (f"\nFailure: {blocks.escape(c.failure)}" if c.failure else ""))
+            if args[:1] == ["list"]:
+                who = _USER.search(" ".join(args[1:]))
+                cases = await wf.cases(actor, team, who.group(1) if who else None)
+                return "\n".join(f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: "
+                                 f"{blocks.escape(c.reason[:60])}" for c in cases) or "No cases."
+            return "Usage: /modcase show <number> | /modcase list [@member]"
+        if name == "/modpolicy":
+            return await self._policy(actor, team, args)
+        if name == "/modstats":
+            lines = []
+            for days in (7, 30):
+                stats = await wf.stats(actor, team, datetime.now(UTC) - timedelta(days=days))
+                rows = [f"{k} `{n}`: flags {st.flags}, dismissed {st.dismissals}, overturned {st.overturned}"
+                        for k, table in (("label", stats.per_label), ("rule", stats.per_rule))
+                        for n, st in table.items() if st.flags]
+                lines.append(f"*Last {days} days:* " + ("\n" + "\n".join(rows) if rows else "nothing flagged"))
+            return "\n".join(lines)
+        return f"Unknown command {name}."
+
+    async def _policy(self, actor: Actor, team: str, args: list[str]) -> str:
+        """``/modpolicy show [key] | set <key> <value> | reset <key>``: changes need a workspace admin; audited."""
+        if args[:1] == ["show"]:
+            from bot.workflow.authz import authorize
+
+            authorize(actor, ActionKind.LOG)
+            doc: Any = (await self.bot.policies.get(PLATFORM, team)).model_dump(mode="json")
+            for part in (args[1].split(".") if len(args) > 1 else []):
+                if not isinstance(doc, dict) or part not in doc:
+                    return f"Unknown policy key `{args[1]}`."
+                doc = doc[part]
+            return "```" + json.dumps(doc, indent=1)[:2900] + "```"
+        if args[:1] in (["set"], ["reset"]) and len(args) >= 2:
+            await self.bot.workflow.authorize_policy_change(actor)
+            value: Any = None
+            if args[0] == "set":
+                if len(args) < 3:
+                    return "Usage: /modpolicy set <key> <value>"
+                raw = " ".join(args[2:])
+                try:
+                    value = json.loads(raw)
+                except ValueError:
+                    value = raw
+            try:
+                await self.bot.policies.set_override(PLATFORM, team, args[1], value, actor.id)
+            except PolicyError as exc:
+                return f"Refused `{exc.key}`: {exc.reason}. Nothing was changed."
+            self.bot.desk.forget_problems()
+            what = f"`{args[1]}` = `{json.dumps(value)}`" if value is not None else f"`{args[1]}` reset"
+            from bot.workflow.views import LogEntry
+
+            await self.bot.desk.post_mod_log(team, LogEntry(title="Policy change", lines=(
+                what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
+            return f"Policy updated: {what}."
+        return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
+
+
+COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modcase", "/modpolicy", "/modstats")
+
+
+def register(app: AsyncApp, handlers: SlackHandlers) -> None:
+    """Attach the listeners to a bolt app."""
+    app.event("message")(handlers.on_message)
+    app.event("team_join")(handlers.on_join)
+    app.event("member_joined_channel")(handlers.on_join)
+    app.action(re.compile(r"^mod:"))(handlers.on_action)
+    app.shortcut("report_message")(handlers.on_report_shortcut)
+    app.view("mod_report")(handlers.on_report_submit)
+    app.view("mod_appeal")(handlers.on_appeal_submit)
+    for name in COMMANDS:
+        app.command(name)(handlers.on_command)
+
+    @app.error
+    async def on_error(error: Exception, body: dict[str, Any]) -> None:
+        log.error("slack listener failed: %s", type(error).__name__, exc_info=error)

@@ -1,0 +1,195 @@
+"""Render the workflow's views as Slack Block Kit, within Block Kit's limits.
+
+Layer: ``bot.adapters.slack``. Pure functions of ``bot.workflow.views`` values to ``(fallback text, blocks)``.
+
+Block Kit limits (Slack's reference, "Blocks" and element pages): 50 blocks per message, section text 3,000
+characters, header 150, 10 section fields of 2,000, 10 context elements, 25 elements per actions block, button text
+75, ``action_id`` 255, button ``value`` 2,000; modal titles 24. Action ids are namespaced like Discord's custom
+ids: ``mod:review:<review id>:<decision>``, ``mod:appeal:<team>:<case>``, ``mod:appealdecide:<appeal id>:<uphold|
+overturn>``, ``mod:raid:<team>:<raid id>:<action>``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.core.models import LABELS, ActionKind
+from bot.workflow.ports import MemberNotice
+from bot.workflow.views import LogEntry, RaidCard, ReviewCard
+
+SECTION_MAX = 3000
+HEADER_MAX = 150
+BUTTON_TEXT_MAX = 75
+BLOCKS_MAX = 50
+TEXT_MAX = 4000
+
+#: Card decisions as Slack buttons: decision -> (label, style). "kick" is Slack's "Remove from channel".
+REVIEW_BUTTONS: dict[str, tuple[str, str | None]] = {
+    "dismiss": ("Dismiss (false positive)", None),
+    "delete": ("Delete", "primary"),
+    "warn": ("Warn", "primary"),
+    "kick": ("Remove from channel", "danger"),
+    "investigating": ("Investigating", None),
+}
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis."""
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def escape(text: str) -> str:
+    """Escape Slack's mrkdwn control characters (``&``, ``<``, ``>``) so a member's text cannot ping or link."""
+    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": cut(text, SECTION_MAX) or " "}}
+
+
+def header(text: str) -> dict[str, Any]:
+    return {"type": "header", "text": {"type": "plain_text", "text": cut(text, HEADER_MAX)}}
+
+
+def context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": cut(text, SECTION_MAX)}]}
+
+
+def button(text: str, action_id: str, style: str | None = None, value: str = "") -> dict[str, Any]:
+    b: dict[str, Any] = {"type": "button", "text": {"type": "plain_text", "text": cut(text, BUTTON_TEXT_MAX)},
+                         "action_id": action_id[:255], "value": (value or action_id)[:2000]}
+    if style:
+        b["style"] = style
+    return b
+
+
+def _age(dt: datetime | None) -> str:
+    if dt is None:
+        return "unknown"
+    secs = max(0, int((datetime.now(UTC) - dt).total_seconds()))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if secs >= size:
+            return f"{secs // size} {unit}{'s' if secs // size != 1 else ''}"
+    return f"{secs} seconds"
+
+
+def _channel(ref: str | None) -> str:
+    if not ref:
+        return "-"
+    channel, _, thread = ref.partition(":")
+    return f"<#{channel}>" + (" (thread)" if thread else "")
+
+
+def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
+    """A review card (automod, report or appeal) with its buttons, or stamped with its decision."""
+    if card.appeal_id is not None:
+        return appeal(card)
+    title = f"Review #{card.review_id} ({card.source})"
+    ev = card.evidence
+    out = [header(title),
+           section(f"*Member:* <@{card.member_id}> (`{card.member_id}`), first seen {_age(card.member_joined_at)} "
+                   f"ago, prior strikes: {card.strikes} ({card.points} points)\n*Channel:* {_channel(card.channel_id)}"),
+           section("*Text:*\n>" + escape(cut(ev.text, 2500)).replace("\n", "\n>") if ev.text else "*Text:* _(none)_")]
+    if ev.scores:
+        lines = []
+        for label in LABELS:
+            if label not in ev.scores:
+                continue
+            s = ev.scores[label]
+            rv, act = ev.tiers.get(label, (None, None))
+            tier = (f"review {rv:.2f}" if rv is not None else "review off") + (
+                f" / act {act:.2f}" if act is not None else " / act off")
+            mark = ":small_red_triangle: " if s is not None and rv is not None and s >= rv else ""
+            lines.append(f"{mark}`{label}` *{'missing' if s is None else f'{s:.2f}'}* ({tier})")
+        if ev.raid_mode:
+            lines.append("_raid mode's stricter tiers applied_")
+        out.append(section("*Scores (tier applied):*\n" + "\n".join(lines)))
+    if ev.score_status not in ("ok", ""):
+        out.append(context(f"model: `{ev.score_status}`: the model's labels are not a full reading"))
+    out.append(section(f"*Rules fired:* {escape(', '.join(ev.rules)) or 'none'}\n*Reason:* {escape(card.reason) or '-'}"
+                       + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
+    if card.notes and card.decision is None:
+        out.append(context("The bot could not: " + "; ".join(escape(n) for n in card.notes)))
+    if card.decision is None or not card.final:
+        buttons = [button(label, f"mod:review:{card.review_id}:{d}", style)
+                   for d, (label, style) in REVIEW_BUTTONS.items() if d not in card.capabilities_missing]
+        out.append({"type": "actions", "block_id": f"review-{card.review_id}", "elements": buttons})
+    if card.decision is not None:
+        out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
+                           + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
+    return cut(f"{title}: {card.reason}", TEXT_MAX), out[:BLOCKS_MAX]
+
+
+def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
+    """An appeal card (Uphold / Overturn)."""
+    action = card.case_action.label if card.case_action is not None else "?"
+    title = f"Appeal #{card.appeal_id} of case #{card.case_number}"
+    out = [header(title),
+           section(f"*Member:* <@{card.member_id}>\n*Case:* #{card.case_number}: {action}\n{escape(card.reason)}"),
+           section("*Appeal:*\n>" + escape(cut(card.evidence.text, 2500)).replace("\n", "\n>"))]
+    if card.decision is None:
+        out.append({"type": "actions", "block_id": f"appeal-{card.appeal_id}", "elements": [
+            button("Uphold", f"mod:appealdecide:{card.appeal_id}:uphold"),
+            button("Overturn", f"mod:appealdecide:{card.appeal_id}:overturn", "primary")]})
+    else:
+        out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
+                           + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
+    return title, out
+
+
+def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
+    """A mod-log post; member and moderator ids become mentions."""
+    lines = []
+    for line in entry.lines:
+        head, _, rest = line.partition(": ")
+        if head in ("Member", "Moderator") and rest[:1] in ("U", "W") and rest.isalnum():
+            line = f"{head}: <@{rest}>"
+        elif head == "Channel" and rest[:1] in ("C", "G"):
+            line = f"{head}: {_channel(rest)}"
+        else:
+            line = escape(line)
+        lines.append(line)
+    icon = ":red_circle: " if entry.failed else ""
+    return cut(f"{entry.title}", TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
+
+
+def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
+    """The single raid card with its bulk actions (only those Slack supports, e.g. remove from channel)."""
+    kinds = {"join_burst": "join burst", "flagged_burst": "flagged messages", "new_member_burst": "new members"}
+    title = f"Raid #{card.raid_id}: {kinds.get(card.reason, card.reason)}" + (" (ended)" if card.closed else "")
+    out = [header(title),
+           section(f"{len(card.members)} member(s), {card.messages} flagged message(s) in {_channel(card.channel_id)};"
+                   f" {card.deleted} deleted.\n*Members:* " + " ".join(f"<@{m}>" for m in card.members[:60]))]
+    if card.notes:
+        out.append(context("; ".join(escape(n) for n in card.notes[-8:])))
+    labels = {"kick": "Remove all from channel", "end": "End raid mode", "timeout": "Timeout all",
+              "ban": "Ban all", "pause_invites": "Pause invites"}
+    if not card.closed:
+        out.append({"type": "actions", "block_id": f"raid-{card.raid_id}", "elements": [
+            button(labels[a], f"mod:raid:{card.server_id}:{card.raid_id}:{a}", "danger" if a != "end" else None)
+            for a in card.actions_offered if a in labels]})
+    return title, out
+
+
+def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
+    """The DM a member gets about a case, with an Appeal button."""
+    what = {ActionKind.WARN: "You were warned", ActionKind.KICK: "You were removed from a channel"}.get(
+        n.action, f"Moderation action: {n.action.label}")
+    text = f"{what} in {n.server_name or 'this workspace'} (case #{n.case_number}): {n.reason or 'no reason given'}"
+    out = [section(escape(text))]
+    if n.appealable:
+        out.append({"type": "actions", "block_id": f"notice-{n.case_number}", "elements": [
+            button("Appeal", f"mod:appeal:{n.server_id}:{n.case_number}")]})
+    return cut(text, TEXT_MAX), out
+
+
+def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_length: int = 3,
+               max_length: int = 1000) -> dict[str, Any]:
+    """A modal with one multi-line text input (report reason, appeal text); ``metadata`` travels back."""
+    return {"type": "modal", "callback_id": callback_id, "title": {"type": "plain_text", "text": cut(title, 24)},
+            "submit": {"type": "plain_text", "text": "Send"}, "private_metadata": metadata[:3000],
+            "blocks": [{"type": "input", "block_id": "text", "label": {"type": "plain_text", "text": label},
+                        "element": {"type": "plain_text_input", "action_id": "value", "multiline": True,
+                                    "min_length": min_length, "max_length": max_length}}]}

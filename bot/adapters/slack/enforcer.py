@@ -1,0 +1,213 @@
+"""Carry out the workflow's actions on Slack (:class:`bot.workflow.ports.Enforcer`), within what Slack allows.
+
+Layer: ``bot.adapters.slack``. Imports slack_sdk, ``bot.core`` and ``bot.workflow``.
+
+What Slack lets an app do (docs: ``chat.delete``, ``conversations.kick``, ``chat.postEphemeral``):
+
+* a **bot token** can delete only the bot's own messages (``cant_delete_message``); deleting a member's message needs
+  a **workspace admin's user token** (``SLACK_ADMIN_USER_TOKEN``, user scope ``chat:write``). Without one,
+  :attr:`SlackEnforcer.capabilities` leaves out ``DELETE`` and the workflow falls back: review, a private notice to
+  the author, and a note on the card;
+* there are no timeouts, server kicks or bans for an app on a standard workspace; **removing a member from a
+  channel** (``conversations.kick``) is the strongest per-channel sanction;
+* DMs go through ``conversations.open`` + ``chat.postMessage``; private in-channel notices through
+  ``chat.postEphemeral`` (the member must be in the channel).
+
+Every Slack error (``cant_delete_message``, ``not_in_channel``, ``missing_scope``, ``channel_not_found``,
+``user_not_found``, ``ratelimited`` after retries...) becomes ``ActionResult(ok=False, reason=...)`` recorded on the
+case. Rate limits (HTTP 429 + ``Retry-After``) are waited out by slack_sdk's own ``AsyncRateLimitErrorRetryHandler``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack import blocks
+from bot.adapters.slack.translate import split
+from bot.core.models import Action, ActionKind
+from bot.core.ports import ActionResult
+from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice
+
+log = logging.getLogger(__name__)
+
+#: Seconds a ``users.info`` answer is reused (roles and names change rarely; moderation checks re-read after this).
+USER_CACHE_S = 300.0
+#: Rank of Slack roles for the workflow's hierarchy check (owner > admin > moderator > member).
+RANK_OWNER, RANK_ADMIN, RANK_MODERATOR, RANK_MEMBER = 3, 2, 1, 0
+
+
+def describe(exc: SlackApiError) -> str:
+    """A moderator-readable reason for a Slack error, e.g. ``"cant_delete_message (Slack)"``."""
+    resp = exc.response
+    error = resp.get("error") if hasattr(resp, "get") else None
+    needed = resp.get("needed") if hasattr(resp, "get") else None
+    text = str(error or exc)
+    if needed:
+        text += f" (needs scope {needed})"
+    return f"{text} (Slack)"
+
+
+def _ok(kind: ActionKind = ActionKind.LOG) -> ActionResult:
+    return ActionResult(Action(kind), True)
+
+
+def _fail(reason: str, kind: ActionKind = ActionKind.LOG) -> ActionResult:
+    return ActionResult(Action(kind), False, reason)
+
+
+class SlackEnforcer:
+    """Implements the Enforcer port with slack_sdk's ``AsyncWebClient``.
+
+    Args:
+        client: The bot token's client (``xoxb-``).
+        admin_client: A workspace admin's user-token client (``xoxp-``), or ``None``: then the bot cannot delete
+            members' messages and says so in :attr:`capabilities`.
+        bot_user_id: The bot's own user id (from ``auth.test``).
+        is_moderator: ``async (team_id, user_id) -> bool``: membership of the policy's moderator user group or list.
+    """
+
+    def __init__(self, client: AsyncWebClient, *, admin_client: AsyncWebClient | None = None, bot_user_id: str = "",
+                 is_moderator: Callable[[str, str], Awaitable[bool]] | None = None) -> None:
+        self.client = client
+        self.admin_client = admin_client
+        self.bot_user_id = bot_user_id
+        self.is_moderator = is_moderator
+        caps = {Capability.DM, Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL}
+        if admin_client is not None:
+            caps.add(Capability.DELETE)
+        self.capabilities = frozenset(caps)
+        self._users: dict[str, tuple[float, dict[str, Any] | None]] = {}
+
+    # ------------------------------------------------------------------ users
+    async def user_info(self, user_id: str, *, fresh: bool = False) -> dict[str, Any] | None:
+        """``users.info`` of a user (cached :data:`USER_CACHE_S` seconds), ``None`` when unknown or deleted."""
+        hit = self._users.get(user_id)
+        if hit is not None and not fresh and time.monotonic() - hit[0] < USER_CACHE_S:
+            return hit[1]
+        try:
+            resp = await self.client.users_info(user=user_id)
+            user = resp.get("user")
+        except SlackApiError as exc:
+            log.info("users.info %s: %s", user_id, describe(exc))
+            user = None
+        if user is not None and user.get("deleted"):
+            user = None
+        self._users[user_id] = (time.monotonic(), user)
+        return user
+
+    async def rank(self, team_id: str, user: dict[str, Any]) -> int:
+        """Owner 3, admin 2, moderator (group or list) 1, member 0."""
+        if user.get("is_owner") or user.get("is_primary_owner"):
+            return RANK_OWNER
+        if user.get("is_admin"):
+            return RANK_ADMIN
+        if self.is_moderator is not None and await self.is_moderator(team_id, user["id"]):
+            return RANK_MODERATOR
+        return RANK_MEMBER
+
+    async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
+        """The member now, or ``None`` when unknown, deactivated, or another workspace's."""
+        user = await self.user_info(member_id)
+        if user is None or (user.get("team_id") and user["team_id"] != server_id):
+            return None
+        name = (user.get("profile") or {}).get("display_name") or user.get("real_name") or user.get("name") or ""
+        return MemberInfo(id=member_id, name=name, rank=await self.rank(server_id, user),
+                          is_owner=bool(user.get("is_primary_owner")), is_bot=bool(user.get("is_bot")))
+
+    async def bot_member(self, server_id: str) -> MemberInfo | None:
+        """The bot (rank above members: an app acts with the installing admin's consent)."""
+        return MemberInfo(id=self.bot_user_id, name="modbot", rank=RANK_ADMIN, is_bot=True)
+
+    # ------------------------------------------------------------------ messages
+    async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
+        """Delete with the admin user token (a bot token can delete only its own messages)."""
+        if self.admin_client is None:
+            return _fail("cant_delete_message: deleting members' messages needs an admin user token", ActionKind.DELETE)
+        channel, ts = split(message_id)
+        try:
+            await self.admin_client.chat_delete(channel=channel, ts=ts)
+            return _ok(ActionKind.DELETE)
+        except SlackApiError as exc:
+            return _fail(describe(exc), ActionKind.DELETE)
+
+    async def bulk_delete(self, server_id: str, channel_id: str, message_ids: Sequence[str]) -> BulkResult:
+        """Slack has no bulk delete: one ``chat.delete`` per message (not in :attr:`capabilities`)."""
+        deleted, failed = [], {}
+        for mid in message_ids:
+            res = await self.delete_message(server_id, channel_id, mid)
+            if res.ok:
+                deleted.append(mid)
+            else:
+                failed[mid] = res.reason
+        return BulkResult(tuple(deleted), failed)
+
+    # ------------------------------------------------------------------ notices
+    async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
+        """DM the member (``conversations.open`` + ``chat.postMessage``) with the case and an Appeal button."""
+        try:
+            opened = await self.client.conversations_open(users=member_id)
+            channel = opened["channel"]["id"]
+            text, content = blocks.notice(notice)
+            await self.client.chat_postMessage(channel=channel, text=text, blocks=content)
+            return _ok()
+        except SlackApiError as exc:
+            return _fail(describe(exc))
+
+    async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
+        """A notice only the member sees (``chat.postEphemeral``; in the thread for a thread channel)."""
+        channel, thread_ts = split(channel_id)
+        try:
+            kwargs: dict[str, Any] = {"thread_ts": thread_ts} if thread_ts else {}
+            await self.client.chat_postEphemeral(channel=channel, user=member_id, text=text, **kwargs)
+            return _ok()
+        except SlackApiError as exc:
+            return _fail(describe(exc))
+
+    # ------------------------------------------------------------------ sanctions
+    async def remove_from_channel(self, server_id: str, channel_id: str, member_id: str) -> ActionResult:
+        """``conversations.kick``: Slack's strongest per-channel sanction (the bot must be in the channel)."""
+        channel, _ = split(channel_id)
+        try:
+            await self.client.conversations_kick(channel=channel, user=member_id)
+            return _ok(ActionKind.KICK)
+        except SlackApiError as exc:
+            return _fail(describe(exc), ActionKind.KICK)
+
+    async def _unsupported(self, what: str) -> ActionResult:
+        return _fail(f"Slack has no {what} for apps")
+
+    async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
+        """Not on Slack (not in :attr:`capabilities`)."""
+        return await self._unsupported("timeouts")
+
+    async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Not on Slack."""
+        return await self._unsupported("timeouts")
+
+    async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Not on Slack: removing from the workspace needs Enterprise Grid admin APIs (see docs/slack-setup.md)."""
+        return await self._unsupported("workspace kicks")
+
+    async def ban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Not on Slack."""
+        return await self._unsupported("bans")
+
+    async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
+        """Not on Slack."""
+        return await self._unsupported("bans")
+
+    async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
+        """Not on Slack."""
+        return await self._unsupported("slowmode")
+
+    async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
+        """Not on Slack."""
+        return await self._unsupported("invite pausing")
+

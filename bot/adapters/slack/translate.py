@@ -1,0 +1,110 @@
+"""Translate Slack event payloads into core values (the only module that reads Slack's message shapes).
+
+Layer: ``bot.adapters.slack``. Imports ``bot.core`` only (payloads are plain dicts).
+
+Ids: a workspace is a server (``team_id``); a conversation is a channel; a thread reply lives in a virtual channel
+``"<channel>:<thread_ts>"`` whose parent is the conversation (so raid and policy overrides of the channel apply to
+its threads). A message's id is ``"<channel>:<ts>"``: Slack's ``ts`` is unique only within a conversation, so with
+the workspace this is the dedupe key (workspace, channel, ts) the issue asks for. :func:`split` recovers the
+conversation and ``ts`` from either.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
+
+PLATFORM = "slack"
+
+_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+_EVERYONE = re.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>")
+
+
+def split(ref: str) -> tuple[str, str | None]:
+    """``"C1:1700000000.000100"`` -> ``("C1", "1700000000.000100")``; a plain channel id -> ``(id, None)``."""
+    channel, _, ts = ref.partition(":")
+    return channel, ts or None
+
+
+def ts_time(ts: str | None) -> datetime:
+    """The UTC time of a Slack ``ts`` (seconds since the epoch, as text); now when missing or malformed."""
+    try:
+        return datetime.fromtimestamp(float(ts or ""), UTC)
+    except ValueError:
+        return datetime.now(UTC)
+
+
+def channel_ref(channel: str, thread_ts: str | None, ts: str | None, name: str = "") -> ChannelRef:
+    """The channel of a message: the conversation, or for a thread reply its virtual thread channel."""
+    if thread_ts and thread_ts != ts:
+        return ChannelRef(id=f"{channel}:{thread_ts}", name=name, parent_id=channel, is_thread=True)
+    return ChannelRef(id=channel, name=name)
+
+
+def member_ref(user_id: str, info: dict[str, Any] | None, first_seen: datetime | None) -> MemberRef:
+    """The author. Slack gives no account age: ``joined_at`` is the first time the workspace was seen to have this
+    member (a ``team_join`` or their first message), which the new-member and raid rules use. ``roles`` carries
+    ``"owner"``/``"admin"`` from ``users.info``."""
+    info = info or {}
+    roles = tuple(r for r, flag in (("owner", "is_owner"), ("admin", "is_admin")) if info.get(flag))
+    name = (info.get("profile") or {}).get("display_name") or info.get("real_name") or info.get("name") or ""
+    return MemberRef(id=user_id, name=name, joined_at=first_seen, created_at=None, roles=roles,
+                     is_bot=bool(info.get("is_bot")))
+
+
+def message_fields(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The message an event carries, as ``{user, text, ts, thread_ts, edited_ts, files, bot}``, or ``None`` when
+    it carries none to judge (a deletion, a join notice, an edit of a message's metadata only)."""
+    subtype = event.get("subtype")
+    if subtype == "message_changed":
+        msg = event.get("message") or {}
+        prev = event.get("previous_message") or {}
+        if not msg.get("user") or msg.get("text") == prev.get("text"):
+            return None
+        edited = (msg.get("edited") or {}).get("ts") or event.get("event_ts") or event.get("ts")
+        return {"user": msg["user"], "text": msg.get("text") or "", "ts": msg.get("ts"),
+                "thread_ts": msg.get("thread_ts"), "edited_ts": edited, "files": msg.get("files") or [],
+                "bot": bool(msg.get("bot_id"))}
+    if subtype not in (None, "file_share", "thread_broadcast", "bot_message", "me_message"):
+        return None
+    user = event.get("user") or event.get("bot_id")
+    if not user:
+        return None
+    return {"user": user, "text": event.get("text") or "", "ts": event.get("ts"), "thread_ts": event.get("thread_ts"),
+            "edited_ts": None, "files": event.get("files") or [],
+            "bot": subtype == "bot_message" or bool(event.get("bot_id"))}
+
+
+def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, author: MemberRef,
+            channel_name: str = "") -> Message:
+    """A core :class:`Message` from a ``message`` event (see :func:`message_fields`).
+
+    Raises:
+        ValueError: the event has no channel or ``ts``.
+    """
+    channel = event.get("channel")
+    ts = fields.get("ts")
+    if not channel or not ts:
+        raise ValueError("message event without channel or ts")
+    text = fields["text"]
+    files = fields.get("files") or []
+    titles = " ".join(f.get("title") or "" for f in files if f.get("title") and f.get("title") != f.get("name"))
+    if titles:
+        text = f"{text}\n{titles}".strip()
+    mentions = tuple(Mention(id=u) for u in _MENTION.findall(text))
+    return Message(
+        server=ServerRef(PLATFORM, team_id),
+        channel=channel_ref(channel, fields.get("thread_ts"), ts, channel_name),
+        author=author,
+        id=f"{channel}:{ts}",
+        text=text,
+        created_at=ts_time(ts),
+        edited_at=ts_time(fields["edited_ts"]) if fields.get("edited_ts") else None,
+        reply_to=f"{channel}:{fields['thread_ts']}" if fields.get("thread_ts") and fields["thread_ts"] != ts else None,
+        attachments=tuple(Attachment(f.get("url_private") or "", f.get("name") or "") for f in files),
+        mentions=mentions,
+        mentions_everyone=bool(_EVERYONE.search(text)),
+    )

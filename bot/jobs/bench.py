@@ -1,0 +1,302 @@
+"""Side-by-side benchmark: detoxify ``original``-architecture baseline vs our full pipeline, in one run.
+
+Run: ``python -m bot bench [--messages N]`` (or the script ``bench/run.py``, which calls :func:`main`). Needs the
+chat exports in ``$MODBOT_SHARED/data/chats`` (default ``../shared/data/chats`` next to the checkout). Prints
+figures only; targets live in docs/performance.md, never in tests. Layer: composition root (a job): the pipeline
+is built by :mod:`bot.runtime` and scores through :func:`bot.core.pieces.score_texts`, the bot's own scoring path.
+
+Figures:
+- baseline: ``detoxify.Detoxify.predict`` on batches of 64 with a BERT-base checkpoint (12 layers, hidden 768,
+  12 heads, intermediate 3072, vocab 30522, 6 labels) built locally with random weights (speed does not depend on
+  weight values; the embedded model's uncased tokenizer files are used);
+- pipeline: normalise + rules + embedded model + policy + SQLite write at maximum throughput, and the ratio;
+- latency arrival -> recorded verdict, p50 / p99, at offered loads of 50, 200 and 500 messages/s;
+- the longest event-loop stall while scoring (a 1 ms ticker's worst lateness);
+- peak resident memory of the pipeline process (measured before the baseline model is loaded);
+- ``scan`` throughput on ``komodo-discord-dce-csv`` (a subprocess running the real CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHATS = Path(os.environ.get("MODBOT_SHARED", REPO.parent / "shared")) / "data" / "chats"
+
+
+def load_chat(n: int) -> list:
+    """``n`` real chat messages (JuliaLang Slack first, then Komodo Discord), in time order, non-empty text."""
+    from bot.ingest import read_messages
+
+    msgs = [m for m in read_messages([CHATS / "julialang-slack-export"]) if m.text.strip()]
+    if len(msgs) < n:
+        msgs += [m for m in read_messages([CHATS / "komodo-discord-dce-csv"]) if m.text.strip()][: n - len(msgs)]
+    return msgs[:n]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class StallMonitor:
+    """Measures the event loop's worst lateness with a 1 ms ticker (milliseconds)."""
+
+    def __init__(self) -> None:
+        self.worst_ms = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.worst_ms = max(self.worst_ms, (time.perf_counter() - t - 0.001) * 1000)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _fresh(messages: list, tag: str) -> list:
+    """Copies with unique ids so each phase records new verdicts."""
+    return [replace(m, id=f"{tag}-{i}") for i, m in enumerate(messages)]
+
+
+async def bench_pipeline(messages: list, scorer, offered: list[int], seconds: float) -> dict:
+    """Max throughput, stall, and latency at offered loads through the real service and a real SQLite file."""
+    from bot.runtime import open_runtime
+    from bot.settings import Settings
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        async with open_runtime(Settings.from_env(), scorer=scorer, enforce=False, server_files=False,
+                                overrides=False, db_path=Path(tmp) / "bench.db", batch_size=256) as rt:
+            service = rt.service
+            # warm-up (model, caches, SQLite)
+            warm = _fresh(messages[:256], "warm")
+            await asyncio.gather(*(service.submit(m) for m in warm))
+            service._cache.clear()  # noqa: SLF001 - measure scoring, not the text cache of the warm-up
+            mon = StallMonitor()
+            mon.start()
+            batch = _fresh(messages, "max")
+            t0 = time.perf_counter()
+            futs = [service.submit(m) for m in batch]
+            await asyncio.gather(*futs)
+            dt = time.perf_counter() - t0
+            await mon.stop()
+            out["pipeline_msgs_per_s"] = len(batch) / dt
+            out["stall_ms_max_throughput"] = mon.worst_ms
+            out["distinct_texts_scored"] = service.stats["scored_texts"]
+            for rate in offered:
+                service._cache.clear()  # noqa: SLF001
+                n = int(rate * seconds)
+                src = _fresh((messages * (n // len(messages) + 1))[:n], f"load{rate}")
+                base = datetime.now(UTC)
+                mon = StallMonitor()
+                mon.start()
+                lat: list[float] = []
+                start = time.perf_counter()
+
+                def record(f: asyncio.Future, t_sub: float, lat: list[float] = lat) -> None:
+                    lat.append((time.perf_counter() - t_sub) * 1000)
+
+                futs = []
+                for i, m in enumerate(src):
+                    target = start + i / rate
+                    delay = target - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    m = replace(m, created_at=base + timedelta(seconds=i / rate))
+                    t_sub = time.perf_counter()
+                    f = service.submit(m)
+                    f.add_done_callback(lambda f, t_sub=t_sub: record(f, t_sub))
+                    futs.append(f)
+                await asyncio.gather(*futs)
+                await mon.stop()
+                lat.sort()
+                out[f"latency_{rate}"] = {
+                    "p50_ms": statistics.median(lat),
+                    "p99_ms": lat[min(len(lat) - 1, int(0.99 * len(lat)))],
+                    "achieved_msgs_per_s": len(src) / (time.perf_counter() - start),
+                    "stall_ms": mon.worst_ms,
+                }
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def build_baseline(tmp: Path, config_src: Path) -> tuple[Path, Path]:
+    """A detoxify checkpoint of the ``original`` architecture (BERT-base, 6 labels) with random weights."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    labels = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
+    cfg_dir = tmp / "bert-base-random"
+    cfg_dir.mkdir()
+    cfg = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                     intermediate_size=3072, num_labels=6, id2label=dict(enumerate(labels)),
+                     label2id={v: k for k, v in enumerate(labels)})
+    cfg.save_pretrained(cfg_dir)
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (config_src / name).exists():
+            shutil.copy(config_src / name, cfg_dir / name)
+    # detoxify's original model uses 512 tokens; keep the tokenizer's limit at 512 for the baseline
+    tc = cfg_dir / "tokenizer_config.json"
+    if tc.exists():
+        d = json.loads(tc.read_text())
+        d["model_max_length"] = 512
+        tc.write_text(json.dumps(d))
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(cfg)
+    ckpt = tmp / "original-random.ckpt"
+    torch.save({"config": {"arch": {"args": {"model_type": str(cfg_dir), "model_name": "BertForSequenceClassification",
+                                             "tokenizer_name": "BertTokenizer", "num_classes": 6}},
+                           "dataset": {"args": {"classes": labels}}},
+                "state_dict": model.state_dict()}, ckpt)
+    return ckpt, cfg_dir
+
+
+def bench_baseline(messages: list, n: int) -> dict:
+    """detoxify.Detoxify.predict on batches of 64, message order, as most detoxify users run it."""
+    import torch
+    from detoxify import Detoxify
+
+    from bot.model import assemble
+
+    torch.set_num_threads(2)
+    with tempfile.TemporaryDirectory() as tmp:
+        ckpt, cfg_dir = build_baseline(Path(tmp), assemble().config_dir)
+        model = Detoxify(checkpoint=str(ckpt), huggingface_config_path=str(cfg_dir))
+        texts = [m.text for m in messages[:n]]
+        model.predict(texts[:8])
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            model.predict(texts[i : i + 64])
+        dt = time.perf_counter() - t0
+    return {"baseline_msgs_per_s": len(texts) / dt, "baseline_messages": len(texts)}
+
+
+def bench_pieces(messages: list, scorer, n: int, chunk: int = 256) -> dict:
+    """Scorer alone on the same ``n`` messages, side by side: whole text only vs the bot's whole text + sentences.
+
+    Two rounds in alternating order; the faster time of each variant is kept (msg/s). Also the share of messages
+    that have sentence pieces and how many pieces were scored besides the whole texts.
+    """
+    from bot.core.pieces import score_texts, scoring_pieces
+
+    texts = [m.text for m in messages[:n]]
+    best = {"whole": float("inf"), "pieces": float("inf")}
+    for _ in range(2):
+        for variant in ("whole", "pieces"):
+            t0 = time.perf_counter()
+            for s in range(0, len(texts), chunk):
+                part = texts[s : s + chunk]
+                score_texts(scorer, part, "whole" if variant == "whole" else "sentences")
+            best[variant] = min(best[variant], time.perf_counter() - t0)
+    plans = [scoring_pieces(t) for t in texts]
+    return {
+        "pieces_messages": len(texts),
+        "whole_only_msgs_per_s": len(texts) / best["whole"],
+        "with_pieces_msgs_per_s": len(texts) / best["pieces"],
+        "share_with_pieces": sum(len(pl) > 1 for pl in plans) / max(1, len(plans)),
+        "extra_pieces": sum(len(pl) - 1 for pl in plans),
+    }
+
+
+def bench_scan(db: Path) -> dict:
+    """``python -m bot scan`` on the Komodo DCE CSV export (34,714 messages), as a subprocess."""
+    src = CHATS / "komodo-discord-dce-csv"
+    t0 = time.perf_counter()
+    extra = ["--int8"] if os.environ.get("MODBOT_INT8") else []
+    proc = subprocess.run([sys.executable, "-m", "bot", *extra, "scan", str(src), "--db", str(db), "--no-progress"],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    dt = time.perf_counter() - t0
+    from bot.ingest import read_messages
+
+    n = len(read_messages([src]))
+    return {"scan_seconds": dt, "scan_rc": proc.returncode, "scan_tail": proc.stderr[-1500:], "scan_messages": n}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every figure and print a table (and ``--json`` for machines)."""
+    ap = argparse.ArgumentParser(prog="bench")
+    ap.add_argument("--messages", type=int, default=3000, help="messages for the max-throughput run")
+    ap.add_argument("--baseline-messages", type=int, default=640)
+    ap.add_argument("--seconds", type=float, default=8.0, help="seconds per offered-load run")
+    ap.add_argument("--loads", default="50,200,500")
+    ap.add_argument("--no-scan", action="store_true")
+    ap.add_argument("--pieces-messages", type=int, default=1000,
+                    help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
+    ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
+    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    if not CHATS.exists():
+        print(f"bench needs the chat exports at {CHATS}", file=sys.stderr)
+        return 2
+    from bot.runtime import load_scorer
+    from bot.settings import Settings
+
+    messages = load_chat(args.messages)
+    print(f"{len(messages)} chat messages loaded; rss {peak_rss_mb():.0f} MiB")
+    scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8))
+    res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
+    res.update(asyncio.run(bench_pipeline(messages, scorer, [int(x) for x in args.loads.split(",")], args.seconds)))
+    res.update(bench_baseline(messages, args.baseline_messages))
+    if args.pieces_messages:
+        res.update(bench_pieces(messages, scorer, args.pieces_messages))
+    res["ratio_pipeline_over_baseline"] = res["pipeline_msgs_per_s"] / res["baseline_msgs_per_s"]
+    if not args.no_scan:
+        if args.int8:
+            os.environ["MODBOT_INT8"] = "1"
+        with tempfile.TemporaryDirectory() as tmp:
+            res.update(bench_scan(Path(tmp) / "scan.db"))
+        res["scan_msgs_per_s"] = res["scan_messages"] / res["scan_seconds"]
+    _print(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2))
+    return 0
+
+
+def _print(r: dict) -> None:
+    print("\n== benchmark (2 cores) ==")
+    print(f"scorer: {r['scorer']}  bf16={r['bf16']}")
+    print(f"baseline detoxify original-arch, batch 64:  {r['baseline_msgs_per_s']:8.1f} msg/s")
+    print(f"pipeline end to end (max throughput):       {r['pipeline_msgs_per_s']:8.1f} msg/s")
+    print(f"ratio pipeline / baseline:                  {r['ratio_pipeline_over_baseline']:8.1f} x")
+    print(f"event-loop stall at max throughput:         {r['stall_ms_max_throughput']:8.1f} ms")
+    for k, v in r.items():
+        if k.startswith("latency_"):
+            print(f"offered {k[8:]:>4} msg/s: p50 {v['p50_ms']:7.1f} ms  p99 {v['p99_ms']:7.1f} ms  "
+                  f"achieved {v['achieved_msgs_per_s']:6.1f} msg/s  stall {v['stall_ms']:5.1f} ms")
+    if "pieces_messages" in r:
+        print(f"scorer alone, whole text only:              {r['whole_only_msgs_per_s']:8.1f} msg/s")
+        print(f"scorer alone, whole text + sentences:       {r['with_pieces_msgs_per_s']:8.1f} msg/s "
+              f"({r['share_with_pieces'] * 100:.0f}% of {r['pieces_messages']} messages have sentences; "
+              f"{r['extra_pieces']} extra pieces; ratio {r['with_pieces_msgs_per_s'] / r['whole_only_msgs_per_s']:.2f})")
+    print(f"peak RSS of the pipeline process:           {r['peak_rss_mb']:8.0f} MiB")
+    if "scan_seconds" in r:
+        print(f"scan komodo-discord-dce-csv ({r['scan_messages']:,} msgs):  {r['scan_seconds']:8.1f} s = {r['scan_msgs_per_s']:.0f} "
+              f"msg/s (rc {r['scan_rc']})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

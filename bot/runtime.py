@@ -1,0 +1,194 @@
+"""The composition root: builds the store, the scorer, the policy registry and the moderation service from
+:class:`bot.settings.Settings`, for every entry point (``scan``, ``score``, ``eval``, ``bench``, the Discord bot).
+
+Layer: composition root (may import every layer; nothing in ``bot.core`` imports it). Typical use::
+
+    async with open_runtime(settings, enforce=False) as rt:
+        rt.service.submit(message)
+
+or, where the lifetime is not one block (the Discord bot's ``setup_hook`` / ``close``)::
+
+    rt = await Runtime.open(settings)
+    ...
+    await rt.close()
+
+Build order: policies first (a bad policy file fails before anything is opened or loaded), then the store, then
+the scorer (the slow part: seconds to load the model), then the service. Close order is the reverse: the service
+(drains what was submitted) before the store. A part that failed to build closes what was built before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.ports import Scorer
+from bot.core.service import ModerationService
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def load_scorer(settings: Settings) -> Scorer:
+    """Load the scorer ``settings`` names (``model``, ``checkpoint``, ``config_dir``, ``bf16``, ``int8``), once.
+
+    Blocking (seconds: assembles and loads the model); call it off the event loop in an async program.
+
+    Raises:
+        bot.scoring.ScorerLoadError: the model cannot be loaded (the message says why).
+    """
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+    scorer = DetoxifyScorer.load(
+        settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
+    )
+    if settings.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(scorer)
+    return scorer
+
+
+class OverrideBridge:
+    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port :class:`PolicyRegistry` expects.
+
+    The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
+    wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
+    (the dotted key itself names channels: ``channels.<id>.thresholds...``). Platform-neutral: every bot uses it.
+    """
+
+    SCOPE = "server"
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
+        """``{dotted key: value}`` of a server's overrides."""
+        rows = await self.store.list_policy_overrides(platform, server_id, self.SCOPE)
+        return {r.key: r.value for r in rows}
+
+    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
+                                  moderator_id: str | None) -> None:
+        """Store (or, for ``None``, remove) an override; the store audits both."""
+        if value is None:
+            await self.store.reset_policy_override(platform, server_id, self.SCOPE, key, moderator_id)
+        else:
+            await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
+
+
+def build_policies(settings: Settings, *, extra_policy_files: tuple[Path, ...] = (), server_files: bool = True,
+                   store: Any = None) -> PolicyRegistry:
+    """The policy registry of ``settings``: ``default_policy`` < ``extra_policy_files`` < the server's file in
+    ``servers_dir`` (when ``server_files``) < runtime overrides in ``store`` (when given, via
+    :class:`OverrideBridge`).
+
+    Raises:
+        bot.core.policy.PolicyError: the default policy or an extra file is missing or invalid.
+    """
+    return PolicyRegistry(
+        settings.default_policy,
+        servers_dir=settings.servers_dir if server_files else None,
+        store=OverrideBridge(store) if store is not None else None,
+        extra_files=tuple(extra_policy_files),
+    )
+
+
+@dataclass
+class Runtime:
+    """Everything one process needs to moderate: built by :meth:`open`, closed by :meth:`close`.
+
+    Attributes:
+        settings: The settings it was built from.
+        policies: Per-server effective policies.
+        store: The SQLite mod log (``bot.store.sqlite.SqliteStore``).
+        scorer: The loaded :class:`bot.core.ports.Scorer`.
+        service: The started :class:`ModerationService`.
+    """
+
+    settings: Settings
+    policies: PolicyRegistry
+    store: Any
+    scorer: Scorer
+    service: ModerationService
+    _closers: list[Callable[[], Any]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        enforce: bool = True,
+        stateful_rules: bool = True,
+        extra_policy_files: tuple[Path, ...] | list[Path] = (),
+        server_files: bool = True,
+        overrides: bool = True,
+        scorer: Scorer | None = None,
+        scorer_factory: Callable[[], Scorer] | None = None,
+        db_path: Path | str | None = None,
+        batch_size: int = 128,
+        validate_platform: str | None = None,
+    ) -> Runtime:
+        """Build and start everything.
+
+        Args:
+            settings: Process settings (policy files, database, model).
+            enforce: Carry out actions (the bots) or record them as shadow verdicts (``scan``, ``score``).
+            stateful_rules: Spam, raid and escalation windows across messages (off for ``score``: each line alone).
+            extra_policy_files: ``--policy`` files layered on the default for every server.
+            server_files: Apply ``settings.servers_dir/<platform>-<server id>.toml``.
+            overrides: Apply runtime overrides stored in the mod log (``/policy set``).
+            scorer: An already loaded scorer (tests, ``bench``); else ``scorer_factory`` is called.
+            scorer_factory: Zero-argument loader, called once off the event loop; default
+                ``load_scorer(settings)``.
+            db_path: Mod log file; default ``settings.db_path``.
+            batch_size: Texts per model batch in the service.
+            validate_platform: Check every server file of this platform (``discord``, ``slack``) at startup, so a
+                bad file stops a bot before it connects instead of failing on the first message.
+
+        Raises:
+            bot.core.policy.PolicyError: a policy file is invalid (before the store opens or the model loads).
+            sqlite3.DatabaseError: the database cannot be used.
+            bot.scoring.ScorerLoadError: the model cannot be loaded (the store is closed again).
+        """
+        from bot.store.sqlite import SqliteStore
+
+        policies = build_policies(settings, extra_policy_files=tuple(extra_policy_files), server_files=server_files)
+        if validate_platform is not None:
+            policies.validate_servers(validate_platform)
+        store = await SqliteStore.open(Path(db_path) if db_path is not None else settings.db_path)
+        try:
+            if overrides:
+                policies.store = OverrideBridge(store)
+            if scorer is None:
+                factory = scorer_factory or (lambda: load_scorer(settings))
+                scorer = await asyncio.to_thread(factory)
+            service = ModerationService(scorer=scorer, store=store, policies=policies, enforce=enforce,
+                                        batch_size=batch_size, stateful_rules=stateful_rules)
+            await service.start()
+        except BaseException:
+            await store.close()
+            raise
+        return cls(settings=settings, policies=policies, store=store, scorer=scorer, service=service,
+                   _closers=[service.close, store.close])
+
+    async def close(self) -> None:
+        """Drain and stop the service, then close the store. Idempotent."""
+        while self._closers:
+            await self._closers.pop(0)()
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings, **kwargs: Any) -> AsyncIterator[Runtime]:
+    """``async with open_runtime(settings, ...) as rt``: :meth:`Runtime.open` with the same keyword arguments,
+    :meth:`Runtime.close` on exit (also on error)."""
+    rt = await Runtime.open(settings, **kwargs)
+    try:
+        yield rt
+    finally:
+        await rt.close()

@@ -1,0 +1,118 @@
+"""The scan report in a real headless Chromium (Playwright): numbers, opening texts, and a phone-width layout.
+
+Chromium comes from the system (Debian's ``chromium`` package; ``scripts/setup.sh`` installs it when apt-get is
+available), or from ``MODBOT_CHROMIUM``. Without it the test fails when ``CI`` is set and is skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.report import write_html_report
+from tests.report_scan import synthetic_scan
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _chromium() -> str:
+    """Path of the Chromium binary, or fail (under CI) / skip (locally) with the reason."""
+    candidates = [os.environ.get("MODBOT_CHROMIUM"), shutil.which("chromium"), shutil.which("chromium-browser"),
+                  "/usr/bin/chromium"]
+    found = next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
+    problem = None
+    if found is None:
+        problem = ("no Chromium found (looked at $MODBOT_CHROMIUM, chromium, chromium-browser, /usr/bin/chromium); "
+                   "install it with `apt-get install chromium` (scripts/setup.sh does when apt-get is available)")
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "playwright is not installed: pip install -e '.[dev]'"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser test cannot run: {problem}")
+        pytest.skip(problem)
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, dict, list[dict]]:
+    """The synthetic scan's report file, its summary and rows."""
+    tmp = tmp_path_factory.mktemp("browser")
+    summary, rows = asyncio.run(synthetic_scan(tmp))
+    out = tmp / "report.html"
+    write_html_report(out, summary, rows)
+    return out, summary, rows
+
+
+@pytest.fixture(scope="module")
+def browser(report):
+    """A headless Chromium driven by Playwright (started after the report: Playwright runs its own event loop)."""
+    path = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def test_numbers_on_the_page_match_the_scan(browser, report):
+    """The summary cards read in the browser match the scan: 28 messages, 8 flagged, 7 acted on, 1 raid."""
+    path, summary, rows = report
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+    cards = page.locator("#summary span").all_inner_texts()
+    numbers = [int(re.match(r"\d+", c).group()) for c in cards]
+    assert numbers == [len(rows), sum(r["flagged"] for r in rows), 7, 1] == [28, 8, 7, 1]
+    assert summary["messages"] == 28 and summary["flagged"] == 8
+    assert page.locator("#raid-1 tr").count() == 1 + 7
+    assert page.locator("h2", has_text="Flagged messages (8)").is_visible()
+    page.close()
+
+
+def test_a_text_opens_with_one_click_and_show_all_opens_every_text(browser, report):
+    """A message text is hidden until its summary is clicked; "Show all texts" then opens every text on the page."""
+    path, _, _ = report
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.as_uri())
+    row = page.locator("#raid-1 tr", has_text="raider2")
+    text = row.locator(".msg")
+    assert not text.is_visible() and text.inner_text() == ""
+    row.locator("summary").click()
+    assert text.is_visible() and text.inner_text() == "trans freak, get out of here #2"
+    button = page.locator("#toggle-texts")
+    assert button.is_visible() and button.inner_text() == "Show all texts"
+    button.click()
+    texts = page.locator("details.text")
+    assert texts.count() >= 8
+    assert all(texts.nth(i).evaluate("d => d.open") for i in range(texts.count()))
+    assert page.locator("#thread-1 .msg").first.is_visible()
+    assert button.inner_text() == "Hide all texts"
+    button.click()
+    assert not text.is_visible()
+    page.close()
+
+
+def test_phone_width_has_no_horizontal_overflow(browser, report, tmp_path):
+    """At 390x844 the page is not wider than the screen (tables scroll in their own box); a screenshot is taken."""
+    path, _, _ = report
+    page = browser.new_page(viewport=PHONE)
+    page.goto(path.as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.evaluate("document.body.scrollWidth") <= PHONE["width"]
+    widest = page.evaluate("Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))")
+    assert widest > PHONE["width"]  # the flagged table is wider than a phone: it scrolls inside its box
+    shot = tmp_path / "phone.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    page.close()
