@@ -1,0 +1,170 @@
+"""Adversarial checks of the platform-neutral moderation workflow: authorization holes, double actions and lost
+records found by trying to break it (each test states what should happen)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.core.models import ActionKind
+from bot.workflow import Capability, Refused
+from tests.fakes import ALL_CAPABILITIES, FakeDesk
+from tests.test_workflow import HELPER, MOD, SERVER, make_world
+
+#: Each test below fails on the code it was written against; the marker keeps the suite green until the fix lands
+#: (strict: a fixed behaviour turns into a failure that says "remove the marker").
+BROKEN = pytest.mark.xfail(strict=True, reason="defect found by adversarial review; remove when fixed")
+
+
+@pytest.fixture
+async def world(tmp_path):
+    w = await make_world(tmp_path)
+    yield w
+    await _close(w)
+
+
+async def _close(w) -> None:
+    await w.workflow.close()
+    await w.service.close()
+    await w.store.close()
+
+
+# ------------------------------------------------------------------ authorization
+
+
+@BROKEN
+async def test_breakit_manage_messages_only_cannot_lift_an_automatic_timeout_by_dismissing(world):
+    """A member with Manage Messages only (no Moderate Members) may not lift an automatic timeout by dismissing
+    its card: lifting a timeout needs the timeout permission, as overturning an appeal already does."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    assert world.enforcer.called("timeout") == [("alice", 3600)]
+    with pytest.raises(Refused, match="Moderate Members"):
+        await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "dismiss")
+    assert world.enforcer.called("remove_timeout") == []
+
+
+@BROKEN
+async def test_breakit_moderator_cannot_dismiss_the_review_item_about_their_own_message(world):
+    """A moderator whose own message was flagged and struck cannot dismiss its card (which pardons their own
+    strike and overturns their own case): nobody decides on themselves."""
+    outcome = await world.judge(world.message("helper", "you vermin"))
+    assert world.rows("SELECT member_id, pardoned_at FROM strikes") == [("helper", None)]
+    with pytest.raises(Refused, match="yourself"):
+        await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "dismiss")
+    assert world.rows("SELECT pardoned_at FROM strikes") == [(None,)]
+
+
+@BROKEN
+async def test_breakit_moderator_cannot_pardon_their_own_case(world):
+    """A moderator cannot pardon a case about themselves (their strikes would vanish from the ladder)."""
+    outcome = await world.judge(world.message("helper", "you vermin"))
+    with pytest.raises(Refused, match="yourself"):
+        await world.workflow.pardon(HELPER, SERVER, outcome.case_number)
+    assert world.rows("SELECT pardoned_at FROM strikes") == [(None,)]
+
+
+@BROKEN
+async def test_breakit_moderator_cannot_overturn_their_own_appeal(world):
+    """A moderator who appealed their own case cannot decide that appeal themselves."""
+    outcome = await world.judge(world.message("helper", "you vermin"))
+    filed = await world.workflow.appeal("helper", SERVER, outcome.case_number, "it was a joke, honest")
+    assert filed.ok
+    with pytest.raises(Refused, match="yourself"):
+        await world.workflow.decide_appeal(HELPER, SERVER, 1, uphold=False)
+    assert world.rows("SELECT status FROM cases WHERE number = ?", (outcome.case_number,)) == [("applied",)]
+
+
+# ------------------------------------------------------------------ lost records
+
+
+@BROKEN
+async def test_breakit_refused_sanction_after_the_claim_leaves_the_review_item_open(tmp_path):
+    """A card decision the platform cannot carry out (a forged Timeout on a platform without timeouts) is refused
+    and the review item stays open; it must not be recorded as timed out with nothing done."""
+    w = await make_world(tmp_path, capabilities=ALL_CAPABILITIES - {Capability.TIMEOUT, Capability.BAN})
+    try:
+        outcome = await w.judge(w.message("alice", "borderline text"))
+        with pytest.raises(Refused):
+            await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "timeout", duration_s=600)
+        assert w.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,)) == [("open",)]
+    finally:
+        await _close(w)
+
+
+@BROKEN
+async def test_breakit_member_leaving_between_check_and_sanction_leaves_the_item_open(world):
+    """A member who leaves while a Warn is being decided: the click is refused and the item stays open (not
+    recorded as warned with no case and no strike)."""
+    outcome = await world.judge(world.message("alice", "borderline text"))
+    real_member = world.enforcer.member
+    calls = 0
+
+    async def member_then_gone(server_id, member_id):
+        nonlocal calls
+        calls += 1
+        return await real_member(server_id, member_id) if calls == 1 else None
+
+    world.enforcer.member = member_then_gone
+    try:
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "warn")
+    except Refused:
+        pass
+    decision = world.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))
+    cases = world.rows("SELECT COUNT(*) FROM cases WHERE moderator_id = 'mod'")
+    assert decision == [("open",)] or cases == [(1,)], (decision, cases)
+
+
+@BROKEN
+async def test_breakit_recovered_moderator_warning_still_counts_a_strike(world):
+    """A moderator's warning cut off by a stop (case pending) and carried out at startup adds its strike, as the
+    same warning without the stop does."""
+    await world.store.open_case("discord", SERVER, "alice", ActionKind.WARN, "spam", moderator_id="mod")
+    await world.workflow.recover()
+    assert world.rows("SELECT status FROM cases") == [("applied",)]
+    assert world.rows("SELECT COUNT(*) FROM strikes WHERE member_id = 'alice'") == [(1,)]
+
+
+# ------------------------------------------------------------------ double actions
+
+
+class SlowDesk(FakeDesk):
+    """A review channel whose posts take a while (Discord under a rate limit)."""
+
+    async def post_review(self, card):
+        await asyncio.sleep(0.05)
+        return await super().post_review(card)
+
+
+@BROKEN
+async def test_breakit_edit_racing_its_original_gives_one_card(world):
+    """A message and its re-flagged edit carried out at the same time (two tracked tasks) give one card, not two."""
+    world.workflow.desk = world.desk = SlowDesk()
+    first = world.message("alice", "borderline text", mid="m-race")
+    o1 = await world.service.handle(first)
+    edit = replace(first, text="borderline again", edited_at=first.created_at + timedelta(seconds=2))
+    o2 = await world.service.handle(edit)
+    assert o1.review_id == o2.review_id
+    await asyncio.gather(world.workflow.carry_out(o1), world.workflow.carry_out(o2))
+    assert len(world.desk.reviews) == 1, [c.review_id for c in world.desk.reviews]
+
+
+@BROKEN
+async def test_breakit_raid_ban_all_pressed_twice_bans_each_raider_once(world):
+    """Two moderators (or one double click) pressing "Ban all" on one raid card: each raider is banned once and
+    has one case."""
+    t0 = datetime.now(UTC)
+    for i in range(12):
+        await world.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i))
+        world.enforcer.add(f"new{i}")
+    world.enforcer.delay_s = 0.01
+    await asyncio.gather(world.workflow.raid_action(MOD, SERVER, 1, "ban"),
+                         world.workflow.raid_action(replace(MOD, id="mod2"), SERVER, 1, "ban"),
+                         return_exceptions=True)
+    raiders = len(world.desk.raids[0].members)
+    bans = world.enforcer.called("ban")
+    assert len(set(bans)) == raiders >= 10
+    assert len(bans) == raiders
+    assert world.rows("SELECT COUNT(*) FROM cases WHERE action = 'ban'") == [(raiders,)]
