@@ -168,3 +168,44 @@ async def test_breakit_raid_ban_all_pressed_twice_bans_each_raider_once(world):
     assert len(set(bans)) == raiders >= 10
     assert len(bans) == raiders
     assert world.rows("SELECT COUNT(*) FROM cases WHERE action = 'ban'") == [(raiders,)]
+
+
+@BROKEN
+async def test_breakit_review_only_case_is_not_left_pending_and_recovered_at_restart(world):
+    """A message flagged for review only (no automatic action) does not leave its case ``pending``: a restart
+    must not "carry it out" (or, an hour later, mark it failed as if the bot had died) nor post it in the mod log."""
+    await world.judge(world.message("alice", "borderline text"))
+    lines = await world.workflow.recover()
+    assert lines == []
+    assert world.desk.log == []
+    assert world.rows("SELECT status FROM cases") != [("pending",)]
+
+
+@BROKEN
+async def test_breakit_report_decided_delete_is_a_case_the_member_can_appeal(world):
+    """A moderator's Delete on a REPORTED message records a case (with the moderator), and the strike it adds
+    points to that case, so the member can see and appeal it; a strike with no case cannot be appealed."""
+    msg = world.message("alice", "nothing the model flags")
+    await world.judge(msg)
+    filed = await world.workflow.report("bob", SERVER, "alice", "harassing me", message_id=msg.id,
+                                        channel_id=msg.channel.id)
+    assert filed.ok
+    (review_id,) = world.rows("SELECT id FROM review_items WHERE source = 'report'")[0]
+    res = await world.workflow.decide_review(MOD, SERVER, review_id, "delete")
+    assert res.ok and world.enforcer.called("delete_message") == [("c1", msg.id)]
+    assert world.rows("SELECT COUNT(*) FROM cases WHERE moderator_id = 'mod'") == [(1,)]
+    assert world.rows("SELECT case_number IS NOT NULL FROM strikes") == [(1,)]
+
+
+@BROKEN
+async def test_breakit_raid_ban_all_posts_one_mod_log_summary_not_one_per_raider(world):
+    """"Ban all" on a raid card of ten joiners posts one summary in the mod log, not ten entries (the mod-log
+    channel's rate limit would hold the raid response back for tens of seconds)."""
+    t0 = datetime.now(UTC)
+    for i in range(10):
+        await world.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i))
+        world.enforcer.add(f"new{i}")
+    before = len(world.desk.log)
+    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban")
+    assert text.startswith("ban: 10 of 10")
+    assert len(world.desk.log) - before <= 1
