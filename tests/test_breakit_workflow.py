@@ -209,3 +209,26 @@ async def test_breakit_raid_ban_all_posts_one_mod_log_summary_not_one_per_raider
     text = await world.workflow.raid_action(MOD, SERVER, 1, "ban")
     assert text.startswith("ban: 10 of 10")
     assert len(world.desk.log) - before <= 1
+
+
+@BROKEN
+async def test_breakit_one_member_reporting_another_again_and_again_does_not_flood_the_queue(world):
+    """A member sending /report about the same member five times (no message) gets one open review item and one
+    card; a hostile member must not be able to fill the moderators' review channel."""
+    for i in range(5):
+        await world.workflow.report("bob", SERVER, "alice", f"annoying {i}")
+    assert world.rows("SELECT COUNT(*) FROM review_items WHERE decision = 'open'") == [(1,)]
+    assert len(world.desk.reviews) == 1
+
+
+@BROKEN
+async def test_breakit_several_reporters_of_one_message_share_one_card(world):
+    """Three members reporting the same message give one open review item (and card) for that message, as an
+    edit re-flagged by automod does; every report is still recorded."""
+    msg = world.message("alice", "nothing the model flags")
+    await world.judge(msg)
+    for reporter in ("bob", "carol", "mod"):
+        await world.workflow.report(reporter, SERVER, "alice", "rude", message_id=msg.id, channel_id="c1")
+    assert world.rows("SELECT COUNT(*) FROM reports") == [(3,)]
+    assert world.rows("SELECT COUNT(*) FROM review_items WHERE decision = 'open'") == [(1,)]
+    assert len(world.desk.reviews) == 1
