@@ -232,3 +232,28 @@ async def test_breakit_several_reporters_of_one_message_share_one_card(world):
     assert world.rows("SELECT COUNT(*) FROM reports") == [(3,)]
     assert world.rows("SELECT COUNT(*) FROM review_items WHERE decision = 'open'") == [(1,)]
     assert len(world.desk.reviews) == 1
+
+
+@BROKEN
+async def test_breakit_failed_unban_at_a_temporary_bans_end_is_not_recorded_as_lifted(tmp_path):
+    """When Discord refuses the unban at a temporary ban's end (a 503, a rate limit), the case is not marked
+    lifted: it stays due, so the next start (or a retry) lifts it; otherwise the member stays banned for good
+    while the mod log's record says the ban ended."""
+    w = await make_world(tmp_path)
+    try:
+        res = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=3600)
+        assert res.ok
+        await w.workflow.close()
+        import sqlite3
+
+        con = sqlite3.connect(w.store.path)
+        con.execute("UPDATE cases SET expires_at = '2000-01-01T00:00:00.000000+00:00'")
+        con.commit()
+        con.close()
+        w.enforcer.refuse["unban"] = "503 Service Unavailable"
+        await w.workflow.recover()
+        await asyncio.wait_for(asyncio.gather(*w.workflow._timers.values(), return_exceptions=True), 2)
+        assert w.enforcer.called("unban") == [("alice",)]
+        assert w.rows("SELECT lifted_at IS NULL FROM cases") == [(1,)]
+    finally:
+        await _close(w)
