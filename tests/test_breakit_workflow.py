@@ -257,3 +257,14 @@ async def test_breakit_failed_unban_at_a_temporary_bans_end_is_not_recorded_as_l
         assert w.rows("SELECT lifted_at IS NULL FROM cases") == [(1,)]
     finally:
         await _close(w)
+
+
+@BROKEN
+async def test_breakit_member_can_still_appeal_their_case_after_mydata_forget(world):
+    """After /mydata forget the case still counts against the member (by design), so the member can still appeal
+    it: the Appeal button of their notice must not answer "not about you"."""
+    res = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "rude")
+    await world.workflow.forget_member(SERVER, "alice")
+    filed = await world.workflow.appeal("alice", SERVER, res.case_number, "I apologised already")
+    assert filed.ok
+
