@@ -268,3 +268,12 @@ async def test_breakit_member_can_still_appeal_their_case_after_mydata_forget(wo
     filed = await world.workflow.appeal("alice", SERVER, res.case_number, "I apologised already")
     assert filed.ok
 
+
+
+@BROKEN
+async def test_breakit_raid_mode_slowmode_needs_manage_channels(world):
+    """/raidmode on sets a channel's slowmode, which Discord reserves to Manage Channels: a helper holding only
+    Manage Messages (or only a moderator role) is refused and no slowmode is set."""
+    with pytest.raises(Refused, match="Manage Channels"):
+        await world.workflow.manual_raid_mode(HELPER, SERVER, "c1", True)
+    assert world.enforcer.slowmode == {}
