@@ -277,3 +277,23 @@ async def test_breakit_raid_mode_slowmode_needs_manage_channels(world):
     with pytest.raises(Refused, match="Manage Channels"):
         await world.workflow.manual_raid_mode(HELPER, SERVER, "c1", True)
     assert world.enforcer.slowmode == {}
+
+
+class CardGoneDesk(FakeDesk):
+    """A review channel where the first card was deleted by someone (an edit of it fails: 10008)."""
+
+    async def update_review(self, card, card_message_id):
+        self.review_updates.append((card_message_id, card))
+        return False
+
+
+@BROKEN
+async def test_breakit_reflagged_item_whose_card_was_deleted_gets_a_new_card(world):
+    """When the card of an open review item was deleted (a moderator tidying the channel), the next re-flag posts
+    a new card instead of silently editing a message that no longer exists; the item must stay visible."""
+    world.workflow.desk = world.desk = CardGoneDesk()
+    first = world.message("alice", "borderline text", mid="m-gone")
+    await world.judge(first)
+    edit = replace(first, text="borderline again", edited_at=first.created_at + timedelta(seconds=5))
+    await world.judge(edit)
+    assert len(world.desk.reviews) == 2
