@@ -9,11 +9,7 @@ from tests.discord.helpers import ephemeral_text
 
 pytestmark = pytest.mark.discord
 
-#: Each test below fails on the code it was written against; strict, so a fix shows up as "remove the marker".
-BROKEN = pytest.mark.xfail(strict=True, reason="defect found by adversarial review; remove when fixed")
 
-
-@BROKEN
 async def test_breakit_manage_messages_helper_cannot_lift_a_timeout_by_dismissing_its_card(env):
     """A helper whose role grants Manage Messages only (no Timeout Members) pressing Dismiss on the card of an
     automatic timeout is refused; the timeout stays (one PATCH only), the case stays applied."""

@@ -13,9 +13,6 @@ from tests.slack.test_app_wire import click, senv  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slack
 
-#: Each test below fails on the code it was written against; strict, so a fix shows up as "remove the marker".
-BROKEN = pytest.mark.xfail(strict=True, reason="defect found by adversarial review; remove when fixed")
-
 #: Slack's documented limit of a view's ``private_metadata`` (characters).
 PRIVATE_METADATA_MAX = 3000
 
@@ -31,7 +28,6 @@ class ExternalUser(SlackUser):
         return {**super().to_json(team_id), "team_id": self.home_team}
 
 
-@BROKEN
 async def test_breakit_report_of_a_long_non_ascii_message_is_recorded(senv):  # noqa: F811
     """Reporting a long message written in Cyrillic through the "Report message" shortcut records the report:
     the modal's ``private_metadata`` must stay valid within Slack's 3000 characters (json.dumps escapes each
@@ -54,7 +50,6 @@ async def test_breakit_report_of_a_long_non_ascii_message_is_recorded(senv):  # 
     assert senv.rows("SELECT source, member_id FROM review_items") == [("report", senv.fake.member.id)]
 
 
-@BROKEN
 async def test_breakit_another_workspaces_admin_cannot_decide_a_card(senv):  # noqa: F811
     """An admin of ANOTHER workspace (a Slack Connect guest in a shared review channel) is not a moderator here:
     their click on a card is refused and the item stays open."""
