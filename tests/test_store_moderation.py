@@ -85,12 +85,13 @@ async def test_review_card_lookup(store):
 
 
 async def test_reports_queue_once_per_reporter(store):
-    """A report opens a report review item; the same reporter reporting again gets the same item back."""
+    """A report opens a report review item; the same reporter reporting again gets the same item back; another
+    reporter of the same message shares the message's open item (no second card), and both reports are kept."""
     first = await store.add_report("discord", "g1", "r1", "u1", "rude", message_id="m9", channel_id="c1")
     again = await store.add_report("discord", "g1", "r1", "u1", "rude!!", message_id="m9")
     other = await store.add_report("discord", "g1", "r2", "u1", "also rude", message_id="m9")
     assert (first.source, first.member_id, first.message_id, first.reason) == ("report", "u1", "m9", "rude")
-    assert again.id == first.id and other.id != first.id
+    assert again.id == first.id and other.id == first.id
     record = await store.member_record("discord", "g1", "u1")
     assert [r["reason"] for r in record["reports_against"]] == ["rude", "also rude"]
 
@@ -123,7 +124,9 @@ async def test_appeal_upheld_keeps_case(store, action, decision):
     appeal_id = await store.open_appeal("discord", "g1", case_number, "u1", "please")
     decided = await store.decide_appeal(appeal_id, upheld=True, moderator_id="mod1")
     assert decided.status == "upheld"
-    assert (await store.get_case("discord", "g1", case_number)).status is CaseStatus.PENDING
+    # a review-only (log) case is applied when recorded; a sanction's stays pending until carried out
+    kept = CaseStatus.APPLIED if action <= ActionKind.REVIEW else CaseStatus.PENDING
+    assert (await store.get_case("discord", "g1", case_number)).status is kept
     assert len(await store.active_strikes("discord", "g1", "u1", T0)) == 1
     assert (await store.get_review(decided.review_id)).decision is decision
 

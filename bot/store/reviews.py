@@ -21,6 +21,7 @@ from bot.store.errors import (
     ReviewAlreadyDecided,
     ReviewNotFound,
 )
+from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
 from bot.store.types import Appeal
 
@@ -162,6 +163,17 @@ class ReviewMixin(StoreBase):
                 raise ReviewAlreadyDecided(review_id, old["decision"], old["moderator_id"])
         return review_from_row(row)
 
+    async def reopen_review(self, review_id: int, decision: ReviewDecision, moderator_id: str) -> bool:
+        """Undo a claimed decision that could not be carried out (the member left meanwhile): back to ``open``,
+        only if the item still holds exactly that decision by that moderator. Returns whether it was reopened."""
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE review_items SET decision = 'open', moderator_id = NULL, decided_at = NULL "
+                "WHERE id = ? AND decision = ? AND moderator_id = ?", (review_id, decision.value, moderator_id))
+            n = cur.rowcount
+            await cur.close()
+        return n == 1
+
     async def set_review_card(self, review_id: int, card_message_id: str) -> None:
         """Remember the message id of the card posted for a review item.
 
@@ -191,6 +203,9 @@ class ReviewMixin(StoreBase):
         """Record a member's report and queue it (``source="report"``).
 
         A reporter reporting the same message again gets the existing review item back; nothing new is written.
+        Several reporters of one message share that message's open review item (automod's or an earlier
+        report's), and one reporter's repeated reports about a member share their open item, so a hostile member
+        cannot flood the review queue; every other report is still recorded (``reports``).
         """
         when = now or utcnow()
         async with self._tx():
@@ -202,6 +217,27 @@ class ReviewMixin(StoreBase):
                 )
                 if row is not None:
                     return review_from_row(row)
+                shared = await self._one(
+                    "SELECT * FROM review_items WHERE platform = ? AND server_id = ? AND message_id = ? "
+                    "AND decision IN ('open', 'investigating') ORDER BY id LIMIT 1",
+                    (platform, server_id, message_id),
+                )
+            else:
+                shared = await self._one(
+                    "SELECT r.* FROM reports p JOIN review_items r ON r.id = p.review_id WHERE p.platform = ? "
+                    "AND p.server_id = ? AND p.reporter_id = ? AND p.member_id = ? AND p.message_id IS NULL "
+                    "AND r.decision IN ('open', 'investigating') ORDER BY r.id LIMIT 1",
+                    (platform, server_id, reporter_id, member_id),
+                )
+            if shared is not None:
+                item = review_from_row(shared)
+                await self._db.execute(
+                    "INSERT INTO reports (platform, server_id, reporter_id, member_id, message_id, channel_id, "
+                    "reason, review_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (platform, server_id, reporter_id, member_id, message_id, channel_id, reason, item.id,
+                     to_db_time(when)),
+                )
+                return item
             item = await self._insert_review(
                 platform, server_id, member_id, "report", reason, when, message_id=message_id, channel_id=channel_id
             )
@@ -248,7 +284,11 @@ class ReviewMixin(StoreBase):
             if case is None:
                 raise CaseNotFound(f"case #{case_number} not found in this server")
             if case["member_id"] != member_id:
-                raise NotCaseMember(f"only the member of case #{case_number} can appeal it")
+                # after /mydata forget the case names the member's keyed pseudonym: it is still theirs to appeal
+                salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+                if salt is None or case["member_id"] != pseudonym_of(salt[0], platform, server_id, member_id):
+                    raise NotCaseMember(f"only the member of case #{case_number} can appeal it")
+                member_id = case["member_id"]
             if case["status"] == "overturned":
                 raise AppealError(f"case #{case_number} was already overturned")
             if await self._one(

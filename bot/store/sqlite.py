@@ -269,7 +269,9 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 msg.author.id,
                 verdict.action,
                 reason,
-                CaseStatus.SHADOW if verdict.shadow else CaseStatus.PENDING,
+                # a review-only case has nothing to carry out: it is applied when its review item is queued
+                CaseStatus.SHADOW if verdict.shadow else (
+                    CaseStatus.PENDING if verdict.action > ActionKind.REVIEW else CaseStatus.APPLIED),
                 msg.event_time,
                 message_id=message_id,
                 expires_at=timeout_end(verdict),

@@ -94,6 +94,8 @@ class RaidResponse:
 
     def __init__(self) -> None:
         self._boards: dict[tuple[str, str], RaidBoard] = {}
+        self._raid_locks: dict[int, asyncio.Lock] = {}
+        self._raid_acted: dict[tuple[int, ActionKind], set[str]] = {}
         self._joins: dict[str, deque[tuple[datetime, str]]] = {}
         self._join_quiet: dict[str, datetime] = {}
 
@@ -350,31 +352,50 @@ class RaidResponse:
         if kind is None:
             raise Refused(f"Unknown raid action {action!r}.")
         authorize(actor, kind)
-        done, skipped = 0, []
-        for member_id in list(board.members):
-            try:
-                res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
-                                          duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
-                                          channel_id=board.channel_id or None, source="raid")
-            except Refused as exc:
-                skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
-                continue
-            if res.ok:
-                done += 1
-            else:
-                skipped.append(f"<@{member_id}>: FAILED")
+        # one bulk action per raid at a time; a raider already given this sanction in this raid is not given it
+        # again (a double click or two moderators pressing "Ban all")
+        async with self._raid_locks.setdefault(raid_id, asyncio.Lock()):
+            acted = self._raid_acted.setdefault((raid_id, kind), set())
+            done, already, skipped = 0, 0, []
+            for member_id in list(board.members):
+                if member_id in acted:
+                    already += 1
+                    continue
+                try:
+                    res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
+                                              duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
+                                              channel_id=board.channel_id or None, source="raid", quiet=True)
+                except Refused as exc:
+                    skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
+                    continue
+                if res.ok:
+                    done += 1
+                    acted.add(member_id)
+                else:
+                    skipped.append(f"<@{member_id}>: FAILED {res.failure or ''}".strip())
         text = f"{kind.label}: {done} of {len(board.members)} raider(s)."
+        if already:
+            text += f" {already} already done before."
         if skipped:
             text += " Not done: " + "; ".join(skipped)
         board.notes.append(text[:300])
+        # one mod-log summary for the whole bulk action (not one post per raider: the channel's rate limit would
+        # hold the raid response back)
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}", text),
+            moderator_id=actor.id, failed=bool(skipped), kind="raid"))
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
         return text
 
     async def manual_raid_mode(self, actor: Actor, server_id: str, channel_id: str, on: bool) -> str:
         """``/raidmode on|off`` in one channel: stricter tiers and slowmode until switched off (saved, so a restart
-        keeps it); ``off`` ends an automatic raid there too. Returns the answer for the moderator."""
-        authorize(actor, ActionKind.REVIEW)
+        keeps it); ``off`` ends an automatic raid there too. Returns the answer for the moderator.
+
+        Needs Manage Channels where the platform has slowmode (Discord reserves slowmode to it), else Manage
+        Messages."""
+        authorize(actor, ActionKind.REVIEW,
+                  permission=Permission.MANAGE_CHANNELS if self.can(Capability.SLOWMODE) else None)
         now = self.clock()
         if self.raid_control is not None:
             self.raid_control.set_raid_mode(self.platform, server_id, channel_id, on, now)

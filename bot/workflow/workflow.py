@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600
 
+#: Seconds before a refused unban at a temporary ban's end is tried again.
+UNBAN_RETRY_S = 600
+
 #: Card decision -> (review decision, action carried out, past-tense outcome).
 DECISIONS: dict[str, tuple[ReviewDecision, ActionKind, str]] = {
     "dismiss": (ReviewDecision.DISMISSED, ActionKind.NONE, "dismissed (false positive)"),
@@ -128,6 +131,7 @@ class ModerationWorkflow(RaidResponse):
         self.clock = clock or (lambda: datetime.now(UTC))
         self._inflight: set[asyncio.Task[Any]] = set()
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
 
     def can(self, capability: Capability) -> bool:
@@ -237,6 +241,12 @@ class ModerationWorkflow(RaidResponse):
         await self.store.set_case_status(self.platform, case.server_id, case.number,
                                          CaseStatus.APPLIED if ok else CaseStatus.FAILED,
                                          failure="; ".join(notes) or None)
+        if ok and case.moderator_id is not None and case.action >= ActionKind.DELETE:
+            # a moderator's sanction adds its strike after it is carried out (automod's is recorded with the verdict)
+            note = await self.strike(policy, case.server_id, case.member_id, case.action, case.reason,
+                                     case_number=case.number, message_id=case.message_id, at=case.created_at)
+            if note:
+                notes.append(note)
         return ok, notes
 
     # ------------------------------------------------------------------ automod verdicts
@@ -401,7 +411,7 @@ class ModerationWorkflow(RaidResponse):
     # ------------------------------------------------------------------ moderator sanctions
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
-                       channel_id: str | None = None, source: str = "moderator") -> Result:
+                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False) -> Result:
         """A moderator's warn, timeout, kick or ban (temporary when ``duration_s`` is given for a ban).
 
         Opens a case (``pending``), notifies the member, acts, records the outcome, adds the strike (a warning
@@ -449,11 +459,12 @@ class ModerationWorkflow(RaidResponse):
         extra_lines = notes + ([escalation] if escalation else [])
         if extra_lines:
             text += "\n" + "\n".join(extra_lines)
-        await self.desk.post_mod_log(server_id, LogEntry(
-            title=f"Case #{case.number}: {kind.label}" + ("" if res.ok else " (FAILED)"),
-            lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
-                   *([f"Duration: {_dur(duration_s)}"] if duration_s else []), *extra_lines),
-            member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=not res.ok, kind="case"))
+        if not quiet:
+            await self.desk.post_mod_log(server_id, LogEntry(
+                title=f"Case #{case.number}: {kind.label}" + ("" if res.ok else " (FAILED)"),
+                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
+                       *([f"Duration: {_dur(duration_s)}"] if duration_s else []), *extra_lines),
+                member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=not res.ok, kind="case"))
         log.info("case %s: %s by %s (%s)", case.number, kind.label, actor.id, "ok" if res.ok else failure,
                  extra={"server": server_id, "source": source})
         return Result(text, res.ok, case.number, failure=failure, notes=tuple(extra_lines))
@@ -507,6 +518,8 @@ class ModerationWorkflow(RaidResponse):
         case = await self.store.get_case(self.platform, server_id, case_number)
         if case is None:
             raise Refused(f"There is no case #{case_number} in this server.")
+        if case.member_id == actor.id:
+            raise Refused("You cannot pardon a case about yourself. Nothing was changed.")
         n = await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
         self.ledger.forget(self.platform, server_id, case.member_id)
         await self.desk.post_mod_log(server_id, LogEntry(
@@ -549,11 +562,18 @@ class ModerationWorkflow(RaidResponse):
                 await asyncio.sleep(delay)
             res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
                                             "ended")
-            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            if res.ok:
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title=f"Case #{case.number}: temporary ban ended",
-                lines=(f"Member: {case.member_id}", "unbanned" if res.ok else f"unban FAILED: {res.reason}"),
+                lines=(f"Member: {case.member_id}", "unbanned" if res.ok else
+                       f"unban FAILED: {res.reason}; tried again in {UNBAN_RETRY_S // 60} minutes and at the next "
+                       "start"),
                 member_id=case.member_id, case_number=case.number, failed=not res.ok, kind="case"))
+            if not res.ok:  # still banned and still due: try again later (the case stays not lifted)
+                retry = replace(case, expires_at=self.clock() + timedelta(seconds=UNBAN_RETRY_S))
+                self._timers.pop((case.server_id, case.number), None)
+                self.schedule_unban(retry)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -599,12 +619,23 @@ class ModerationWorkflow(RaidResponse):
             final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING))
 
     async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool:
-        """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card).
+        """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card; one lock
+        per item, so an edit racing its original cannot post two). A card that was deleted is posted again.
         Returns False when the review channel cannot be reached (moderators are told in the mod log)."""
+        lock = self._card_locks.setdefault(card.review_id, asyncio.Lock())
+        async with lock:
+            try:
+                return await self._show_card_locked(card, updated)
+            finally:
+                if not lock._waiters:  # noqa: SLF001 - drop the lock once nobody waits for it
+                    self._card_locks.pop(card.review_id, None)
+
+    async def _show_card_locked(self, card: ReviewCard, updated: bool) -> bool:
         existing = await self.store.card_of_review(card.review_id)
         if existing and (updated or card.decision is not None):
-            return await self.desk.update_review(card, existing)
-        if existing:
+            if await self.desk.update_review(card, existing):
+                return True
+        elif existing:
             return True
         posted = await self.desk.post_review(card)
         if posted:
@@ -635,9 +666,21 @@ class ModerationWorkflow(RaidResponse):
             raise Refused(f"Review item #{review_id} does not exist in this server.")
         if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
+        if item.member_id == actor.id:
+            raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         target = await self.enforcer.member(server_id, item.member_id)
         authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
                   bot=await self.enforcer.bot_member(server_id))
+        if rdecision is ReviewDecision.DISMISSED and item.case_number is not None:
+            # dismissing lifts an automatic timeout or ban: that needs the permission to lift it
+            case = await self.store.get_case(self.platform, server_id, item.case_number)
+            if case is not None and case.status is CaseStatus.APPLIED and case.action in (ActionKind.TIMEOUT,
+                                                                                          ActionKind.BAN):
+                authorize(actor, case.action)
+        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.BAN: Capability.BAN}.get(kind)
+        if (cap is not None and not self.can(cap)) or (kind is ActionKind.KICK
+                                                       and not self._kick_capable(item.channel_id)):
+            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
         if item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING):
             raise Refused(f"Review #{review_id} was already decided ({item.decision.value} by "
                           f"<@{item.moderator_id}>). Nothing was done.")
@@ -649,7 +692,12 @@ class ModerationWorkflow(RaidResponse):
         except ReviewAlreadyDecided as exc:
             raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
                           "Nothing was done.") from None
-        note = await self._act_on_review(actor, decided, kind, duration_s)
+        try:
+            note = await self._act_on_review(actor, decided, kind, duration_s)
+        except Refused:
+            # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
+            await self.store.reopen_review(review_id, rdecision, actor.id)
+            raise
         if kind is ActionKind.TIMEOUT:
             outcome += f" for {_dur(duration_s)}"
         card = await self.review_card(review_id, server_id=server_id)
@@ -675,11 +723,22 @@ class ModerationWorkflow(RaidResponse):
                 return "no message to delete"
             if not self.can(Capability.DELETE):
                 return "delete FAILED: this platform does not let the bot delete members' messages"
+            case_number = item.case_number
+            if case_number is None:  # a report: the delete is the moderator's own case (appealable, with its strike)
+                case = await self.store.open_case(self.platform, sid, item.member_id, ActionKind.DELETE,
+                                                  f"review #{item.id}: {item.reason}"[:1000], moderator_id=actor.id,
+                                                  message_id=item.message_id)
+                case_number = case.number
             res = await self._delete(sid, item.channel_id, item.message_id)
+            if item.case_number is None:
+                await self.store.set_case_status(self.platform, sid, case_number,
+                                                 CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                                 failure=None if res.ok else f"delete: {res.reason}")
             if not res.ok:
                 return f"delete FAILED: {res.reason}"
-            return await self.strike(policy, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
-                                     case_number=item.case_number, message_id=item.message_id)
+            more = await self.strike(policy, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
+                                     case_number=case_number, message_id=item.message_id)
+            return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
         result = await self.sanction(actor, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
                                      source="review")
@@ -774,6 +833,8 @@ class ModerationWorkflow(RaidResponse):
         appeal = await self.store.get_appeal(appeal_id)
         if appeal is None or appeal.server_id != server_id or appeal.platform != self.platform:
             raise Refused(f"Appeal #{appeal_id} does not exist in this server.")
+        if appeal.member_id == actor.id:
+            raise Refused("You cannot decide an appeal about yourself. Nothing was changed.")
         case = await self.store.get_case(self.platform, server_id, appeal.case_number)
         kind = case.action if case is not None and not uphold and case.action in (ActionKind.TIMEOUT,
                                                                                   ActionKind.BAN) else ActionKind.REVIEW

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
-from tests.discord.replies import server_admin
+from tests.discord.fake_discord import MANAGE_MESSAGES
+from tests.discord.replies import member_with_role, server_admin
+
+MANAGE_CHANNELS = 1 << 4
 
 pytestmark = pytest.mark.discord
 
@@ -202,9 +205,14 @@ async def test_mod_warn_dms_reason_case_and_appeal_button(env):
 
 
 async def test_raidmode_command_sets_slowmode(env):
-    """/raidmode on by a moderator sets slowmode on the channel and logs it."""
+    """/raidmode on needs Manage Channels (slowmode is Discord's Manage Channels action): a moderator without it is
+    refused; one with it sets slowmode on the channel."""
     opt = {"name": "state", "type": 3, "value": "on"}
     cb = await env.fake.slash(env.guild, env.mod, "raidmode", [opt])
+    assert "You need Manage Channels" in ephemeral_text(cb)
+    assert env.fake.find("PATCH", rf"/channels/{env.general}") == []
+    lead = await member_with_role(env, "lead", MANAGE_MESSAGES | MANAGE_CHANNELS, 4)
+    cb = await env.fake.slash(env.guild, lead, "raidmode", [opt])
     assert "Raid mode on" in ephemeral_text(cb)
     assert [r.body["rate_limit_per_user"] for r in env.fake.find("PATCH", rf"/channels/{env.general}")] == [30]
 

@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.discord.replies import member_with_role
+
 pytestmark = pytest.mark.discord
 
 
@@ -75,7 +77,8 @@ async def test_raidmode_off_lifts_slowmode_and_cancels_pending_lift(env):
     """/raidmode off during an automatic raid mode sets slowmode 0 at once and drops the scheduled end."""
     await raid(env, "")
     lift = board(env).end_task
-    cb = await env.fake.slash(env.guild, env.mod, "raidmode", [{"name": "state", "type": 3, "value": "off"}])
+    lead = await member_with_role(env, "lead", (1 << 13) | (1 << 4), 4)  # Manage Messages and Manage Channels
+    cb = await env.fake.slash(env.guild, lead, "raidmode", [{"name": "state", "type": 3, "value": "off"}])
     assert cb.body["data"]["content"].startswith("Raid mode off")
     await asyncio.wait({lift}, timeout=5)
     assert lift.cancelled() and board(env).closed

@@ -206,7 +206,8 @@ async def test_a_member_who_is_not_a_moderator_is_refused_on_the_card(senv):
     await senv.start()
     await senv.say(senv.fake.member.id, "borderline take")
     (card,) = senv.cards()
-    resp = await click(senv, senv.fake.member.id, card, "mod:review:1:warn")
+    bystander = senv.fake.add_user("bystander")
+    resp = await click(senv, bystander.id, card, "mod:review:1:warn")
     assert resp.status == 200
     (hook,) = await senv.fake.wait_for_hook()
     assert "You need Manage Messages" in hook.body["text"] and hook.body.get("response_type") == "ephemeral"

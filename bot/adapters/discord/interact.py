@@ -44,8 +44,9 @@ def actor_of(interaction: discord.Interaction, policy: Any) -> Actor:
     perms = user.guild_permissions
     held = frozenset(p for flag, p in _PERMS.items() if perms.administrator or getattr(perms, flag))
     roles = [str(r.id) for r in user.roles if r.id != guild.id]
+    timed_out = user.is_timed_out()  # Discord masks a timed-out member's permissions; so does the moderator role
     return Actor(id=str(user.id), name=user.display_name, permissions=held, rank=user.top_role.position,
-                 is_owner=guild.owner_id == user.id, moderator_role=policy.is_moderator(roles))
+                 is_owner=guild.owner_id == user.id, moderator_role=policy.is_moderator(roles) and not timed_out)
 
 
 async def ack(interaction: discord.Interaction, *, update: bool = False) -> None:

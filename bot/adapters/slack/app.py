@@ -48,7 +48,10 @@ class SlackHandlers:
     async def actor(self, team_id: str, user_id: str) -> Actor:
         """The person behind a click or command, from Slack's roles read afresh (owner/admin flags change)."""
         info = await self.bot.enforcer.user_info(user_id, fresh=True)
-        if info is None:
+        home = self.bot.team_id or team_id
+        if info is None or (info.get("team_id") and info["team_id"] != home):
+            # unknown, deactivated, or a member of ANOTHER workspace (a Slack Connect guest, an admin there):
+            # no rights here
             return Actor(user_id)
         rank = await self.bot.enforcer.rank(team_id, info)
         perms = ALL_PERMISSIONS if rank >= RANK_ADMIN else MODERATOR_PERMISSIONS if rank == RANK_MODERATOR \
@@ -152,8 +155,8 @@ class SlackHandlers:
         await ack()
         msg = body.get("message") or {}
         channel = (body.get("channel") or {}).get("id", "")
-        meta = json.dumps({"team": (body.get("team") or {}).get("id"), "member": msg.get("user"),
-                           "channel": channel, "ts": msg.get("ts"), "excerpt": (msg.get("text") or "")[:1500]})
+        meta = _metadata({"team": (body.get("team") or {}).get("id"), "member": msg.get("user"),
+                          "channel": channel, "ts": msg.get("ts")}, excerpt=msg.get("text") or "")
         await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
                                                        meta), respond)
 
@@ -305,6 +308,20 @@ class SlackHandlers:
                 what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
             return f"Policy updated: {what}."
         return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
+
+
+#: Slack's limit of a view's ``private_metadata``, in characters.
+METADATA_MAX = 3000
+
+
+def _metadata(fields: dict[str, Any], *, excerpt: str = "") -> str:
+    """JSON for a modal's ``private_metadata`` that always fits Slack's 3,000 characters (and so always parses on
+    submit): the excerpt is shortened until it fits, whatever its script."""
+    while True:
+        text = json.dumps({**fields, "excerpt": excerpt}, ensure_ascii=False)
+        if len(text) <= METADATA_MAX or not excerpt:
+            return text
+        excerpt = excerpt[: max(0, len(excerpt) - (len(text) - METADATA_MAX) - 1)]
 
 
 COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modcase", "/modpolicy", "/modstats")

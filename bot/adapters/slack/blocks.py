@@ -187,9 +187,10 @@ def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
 
 def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_length: int = 3,
                max_length: int = 1000) -> dict[str, Any]:
-    """A modal with one multi-line text input (report reason, appeal text); ``metadata`` travels back."""
+    """A modal with one multi-line text input (report reason, appeal text); ``metadata`` (at most 3,000
+    characters, Slack's limit: callers keep it within) travels back on submit."""
     return {"type": "modal", "callback_id": callback_id, "title": {"type": "plain_text", "text": cut(title, 24)},
-            "submit": {"type": "plain_text", "text": "Send"}, "private_metadata": metadata[:3000],
+            "submit": {"type": "plain_text", "text": "Send"}, "private_metadata": metadata,
             "blocks": [{"type": "input", "block_id": "text", "label": {"type": "plain_text", "text": label},
                         "element": {"type": "plain_text_input", "action_id": "value", "multiline": True,
                                     "min_length": min_length, "max_length": max_length}}]}
