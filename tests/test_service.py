@@ -332,3 +332,31 @@ async def test_a_resumed_run_counts_exempt_messages_as_a_continuous_run_does(tmp
     await run(tmp_path / "two.db", msgs[:2])
     resumed = await run(tmp_path / "two.db", msgs)
     assert [o.verdict.raid for o in resumed] == [o.verdict.raid for o in continuous] == [None] * 4
+
+
+async def test_sanction_plan_strikes_escalates_and_opens_review_outside_the_pipeline(tmp_path):
+    """bot.core.judge.sanction decides the strike and a crossed ladder step from a decision alone (no pipeline):
+    a third delete crosses the 3-point step and adds the step's one-hour timeout; shadow mode earns nothing."""
+    from datetime import UTC, datetime
+
+    from bot.core.escalation import StrikeLedger
+    from bot.core.judge import Decision, sanction
+    from bot.core.models import Action, ActionKind, ChannelRef, MemberRef, Message, ServerRef
+    from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
+
+    policy = load_policy(DEFAULT_POLICY_PATH)
+    ledger = StrikeLedger()
+    decision = Decision(("insult",), True, (Action(ActionKind.DELETE, "insult 0.99 >= 0.98"),), ActionKind.DELETE)
+    plans = []
+    for i in range(3):
+        msg = Message(ServerRef("discord", "g"), ChannelRef("c"), MemberRef("u"), f"m{i}", "x",
+                      datetime(2026, 1, 1, 12, i, tzinfo=UTC))
+        plans.append(await sanction(policy, decision, ledger, msg))
+    assert [p.points for p in plans] == [1, 1, 1]
+    assert plans[2].strongest is ActionKind.TIMEOUT and plans[2].actions[0].duration_s == 3600
+    assert all(p.open_case and p.open_review for p in plans)
+    fresh = Message(ServerRef("discord", "g"), ChannelRef("c"), MemberRef("u"), "m9", "x",
+                    datetime(2026, 1, 1, 13, tzinfo=UTC))
+    shadow = await sanction(policy.model_copy(update={"shadow_mode": True}), decision, ledger, fresh)
+    assert shadow.strike is None and shadow.points == 0 and shadow.strongest is ActionKind.DELETE
+    assert (await sanction(policy, decision, ledger, fresh)).points == 1  # the same message outside shadow mode

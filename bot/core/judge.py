@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, RuleHit, Scores
+from bot.core.escalation import StrikeLedger
+from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, Message, RuleHit, Scores, Strike
 from bot.core.policy import Policy, Tier
 
 
@@ -220,3 +221,51 @@ def union(actions: Sequence[Action]) -> tuple[Action, ...]:
     if any(k > ActionKind.REVIEW for k in by_kind):
         by_kind.pop(ActionKind.LOG, None)
     return tuple(sorted(by_kind.values(), key=lambda a: a.kind, reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Sanction:
+    """What an automatic verdict does to its author, after :func:`decide`.
+
+    Attributes:
+        actions: The decision's actions with a crossed ladder step merged in (strongest first).
+        strongest: The strongest of them.
+        strike: The strike to record (``None``: no sanction, shadow mode, strikes off, or the message already has
+            one, an edit judged again).
+        points: Its points (0 for none).
+        open_case: A case is opened (anything flagged).
+        open_review: A review item is opened (review asked for, or an automatic action while
+            ``server.review_auto_actions``).
+    """
+
+    actions: tuple[Action, ...]
+    strongest: ActionKind
+    strike: Strike | None
+    points: int
+    open_case: bool
+    open_review: bool
+
+
+async def sanction(policy: Policy, decision: Decision, ledger: StrikeLedger, message: Message, *,
+                   stateful: bool = True) -> Sanction:
+    """The strike an automatic sanction earns and the escalation it triggers (Red's warnings idea, as data).
+
+    A verdict of ``delete`` or stronger earns ``policy.strikes.points[action]`` points (config/default.toml: delete
+    1, warn 1, timeout 2, kick 3, ban 5) unless the policy is in shadow mode, the judging is stateless (``score``),
+    or the message already has a strike; a ladder step crossed by it is merged into the actions (the strongest wins,
+    :func:`union`). Moderators' strikes are the workflow's (``bot.workflow``), through the same ledger.
+    """
+    actions, strongest = decision.actions, decision.strongest
+    strike: Strike | None = None
+    if strongest >= ActionKind.DELETE and not policy.shadow_mode and stateful:
+        m = message
+        sd = await ledger.add(policy, platform=m.server.platform, server_id=m.server.id, member_id=m.author.id,
+                              message_id=m.id, action=strongest, at=m.event_time, reason=actions[0].reason)
+        strike = sd.strike
+        if sd.escalation:
+            actions = union([*actions, *sd.escalation])
+            strongest = actions[0].kind
+    open_review = ActionKind.REVIEW in {a.kind for a in actions} or (
+        strongest >= ActionKind.DELETE and policy.server.review_auto_actions)
+    return Sanction(actions=actions, strongest=strongest, strike=strike, points=strike.points if strike else 0,
+                    open_case=decision.flagged, open_review=open_review and decision.flagged)

@@ -11,7 +11,7 @@ Flow of a message (issue "streaming pipeline"):
 3. In one worker thread (never on the event loop): normalise, stateless automod rules, and scoring of the batch's
    distinct texts (a spam flood is scored once; an LRU cache remembers recent texts).
 4. Back on the loop, in arrival order: spam, new-account and raid rules (they need real timing), the policy
-   decision, strikes and escalation.
+   decision (:func:`bot.core.judge.decide`), then the strike and escalation it earns (:func:`bot.core.judge.sanction`).
 5. The batch's verdicts, cases, review items and strikes are written in one SQLite transaction; then each
    caller's future resolves with an :class:`Outcome`.
 Scoring of batch N+1 overlaps the judging and writing of batch N.
@@ -30,9 +30,9 @@ from datetime import datetime, timedelta
 
 from bot.core.escalation import StrikeLedger
 from bot.core.identity_terms import identity_reference
-from bot.core.judge import decide, effective_tiers, raid_tiers_apply, union
+from bot.core.judge import decide, effective_tiers, raid_tiers_apply, sanction
 from bot.core.language import message_parts, unsupported
-from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Strike, Verdict
+from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Verdict
 from bot.core.normalize import Normalized, normalize
 from bot.core.pieces import chunks, read_chars, score_plans, scoring_pieces
 from bot.core.policy import Policy, Tier
@@ -531,30 +531,16 @@ class ModerationService:
                           scorer_failed=it.scorer_failed, untargeted=untargeted is not None,
                           established=established, score_status=status)
         raid = None if is_edit or not self.stateful_rules else st.raid.observe(m, flagged=decision.flagged, is_new_member=new_member and first)
-        actions, strongest = decision.actions, decision.strongest
-        strike: Strike | None = None
-        points = 0
-        if strongest >= ActionKind.DELETE and not policy.shadow_mode and self.stateful_rules:
-            sd = await self.ledger.add(policy, platform=m.server.platform, server_id=m.server.id,
-                                       member_id=m.author.id, message_id=m.id, action=strongest, at=at,
-                                       reason=actions[0].reason)
-            strike = sd.strike
-            points = strike.points if strike else 0
-            if sd.escalation:
-                actions = union([*actions, *sd.escalation])
-                strongest = actions[0].kind
+        plan = await sanction(policy, decision, self.ledger, m, stateful=self.stateful_rules)
         v = Verdict(
             message=m, scores=it.scores, rule_hits=tuple(hits), labels=decision.labels, flagged=decision.flagged,
-            action=strongest, actions=actions, strike_points=points, shadow=shadow, raid=raid,
+            action=plan.strongest, actions=plan.actions, strike_points=plan.points, shadow=shadow, raid=raid,
             normalized=it.norm.matching if it.norm else "", policy_version=policy.version, latency_ms=latency,
             raid_mode=decision.raid_tiers, tiers=decision.tiers, score_status=status, language=it.language,
         )
-        open_review = ActionKind.REVIEW in {a.kind for a in actions} or (
-            strongest >= ActionKind.DELETE and policy.server.review_auto_actions
-        )
         self.stats["messages"] += 1
-        rec = VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit, open_case=decision.flagged,
-                            open_review=open_review and decision.flagged, strike=strike)
+        rec = VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit, open_case=plan.open_case,
+                            open_review=plan.open_review, strike=plan.strike)
         return rec, raid
 
     @staticmethod
