@@ -1,0 +1,68 @@
+"""Values shared by the workflow's parts: results, decisions, durations, the policy port.
+
+Layer: ``bot.workflow`` (platform-neutral).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.core.models import ActionKind, ReviewDecision
+from bot.core.policy import Policy
+from bot.workflow.views import ReviewCard
+
+#: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
+#: one is marked failed: acting an hour late surprises members and moderators more than it helps.
+RECOVER_WITHIN_S = 3600
+
+#: Seconds before a refused unban at a temporary ban's end is tried again.
+UNBAN_RETRY_S = 600
+
+#: Card decision -> (review decision, action carried out, past-tense outcome).
+DECISIONS: dict[str, tuple[ReviewDecision, ActionKind, str]] = {
+    "dismiss": (ReviewDecision.DISMISSED, ActionKind.NONE, "dismissed (false positive)"),
+    "delete": (ReviewDecision.DELETED, ActionKind.DELETE, "message deleted"),
+    "warn": (ReviewDecision.WARNED, ActionKind.WARN, "warned"),
+    "timeout": (ReviewDecision.TIMED_OUT, ActionKind.TIMEOUT, "timed out"),
+    "kick": (ReviewDecision.KICKED, ActionKind.KICK, "kicked"),
+    "ban": (ReviewDecision.BANNED, ActionKind.BAN, "banned"),
+    "investigating": (ReviewDecision.INVESTIGATING, ActionKind.NONE, "investigating"),
+}
+
+
+class PolicySource(Protocol):
+    """Per-server effective policies (:class:`bot.core.policy_registry.PolicyRegistry`)."""
+
+    async def get(self, platform: str, server_id: str) -> Policy: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What the workflow did for a moderator or member; ``text`` is the (ephemeral) answer to show.
+
+    Attributes:
+        text: One or more sentences for the person who asked.
+        ok: False when refused or when the platform refused the action.
+        case_number: The case opened, if any.
+        card: The review card to re-render (decisions), if any.
+        failure: The platform's reason when it refused the action.
+        notes: Further lines (a DM not delivered, an escalation).
+    """
+
+    text: str
+    ok: bool = True
+    case_number: int | None = None
+    card: ReviewCard | None = None
+    failure: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def dur(seconds: int | None) -> str:
+    if not seconds:
+        return ""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0 and seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} s"

@@ -1,0 +1,322 @@
+"""The review queue: cards, moderators' decisions, reports, appeals and their decisions (a mixin of
+:class:`bot.workflow.workflow.ModerationWorkflow`).
+
+Layer: ``bot.workflow`` (platform-neutral). Every decision is authorized, then claimed with a conditional update
+(of two moderators deciding one card exactly one acts), then carried out; a sanction refused after the claim
+reopens the item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from typing import Any
+
+from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
+from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
+from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.common import DECISIONS, Result, dur
+from bot.workflow.ports import Capability
+from bot.workflow.views import Evidence, LogEntry, ReviewCard
+
+log = logging.getLogger(__name__)
+
+
+class ReviewsMixin:
+    """Review cards and decisions, reports and appeals."""
+
+    platform: str
+    store: Any
+    enforcer: Any
+    desk: Any
+    policies: Any
+    ledger: Any
+    clock: Any
+    _timers: dict[tuple[str, int], asyncio.Task[None]]
+    _card_locks: dict[int, asyncio.Lock]
+    # Provided by ModerationWorkflow.
+    can: Any
+    _delete: Any
+    sanction: Any
+    strike: Any
+    _kick_capable: Any
+
+    async def review_card(self, review_id: int, *, verdict: Any = None, notes: tuple[str, ...] = (),
+                          server_id: str | None = None) -> ReviewCard | None:
+        """The card of a review item, with the member's standing and the evidence (``None``: no such item)."""
+        item = await self.store.get_review(review_id, *((self.platform, server_id) if server_id else ()))
+        if item is None:
+            return None
+        member = await self.enforcer.member(item.server_id, item.member_id)
+        strikes = await self.ledger.active(self.platform, item.server_id, item.member_id, self.clock())
+        text = ""
+        evidence = Evidence()
+        if verdict is not None:
+            text = verdict.message.text
+            evidence = Evidence(
+                text=text, scores=verdict.scores.as_dict() if verdict.scores else {},
+                tiers=dict(verdict.tiers), raid_mode=verdict.raid_mode, score_status=verdict.score_status,
+                rules=tuple(f"{h.rule}: {h.detail}" if h.detail else h.rule for h in verdict.rule_hits))
+        else:
+            if item.message_id:
+                found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
+                text = found[1] if found else ""
+            evidence = Evidence(text=text, scores=dict(item.scores))
+        missing = frozenset(name for name, cap in (("delete", Capability.DELETE), ("timeout", Capability.TIMEOUT),
+                                                   ("ban", Capability.BAN)) if not self.can(cap))
+        if not self._kick_capable(item.channel_id):
+            missing |= {"kick"}
+        return ReviewCard(
+            review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
+            member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
+            member_created_at=member.created_at if member else None, channel_id=item.channel_id,
+            message_id=item.message_id, evidence=evidence, reason=item.reason, case_number=item.case_number,
+            strikes=len(strikes), points=sum(s.points for s in strikes), notes=notes,
+            capabilities_missing=missing, decision=None if item.decision is ReviewDecision.OPEN else
+            item.decision.value, decided_by=item.moderator_id, decided_at=item.decided_at,
+            final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING))
+
+    async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool:
+        """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card; one lock
+        per item, so an edit racing its original cannot post two). A card that was deleted is posted again.
+        Returns False when the review channel cannot be reached (moderators are told in the mod log)."""
+        lock = self._card_locks.setdefault(card.review_id, asyncio.Lock())
+        async with lock:
+            try:
+                return await self._show_card_locked(card, updated)
+            finally:
+                if not lock._waiters:  # noqa: SLF001 - drop the lock once nobody waits for it
+                    self._card_locks.pop(card.review_id, None)
+
+    async def _show_card_locked(self, card: ReviewCard, updated: bool) -> bool:
+        existing = await self.store.card_of_review(card.review_id)
+        if existing and (updated or card.decision is not None):
+            if await self.desk.update_review(card, existing):
+                return True
+        elif existing:
+            return True
+        posted = await self.desk.post_review(card)
+        if posted:
+            await self.store.set_review_card(card.review_id, posted)
+            return True
+        else:
+            await self.desk.post_mod_log(card.server_id, LogEntry(
+                title=f"Review #{card.review_id} could not be posted",
+                lines=("The review channel is not set or cannot be reached; set `server.review_channel`.",),
+                member_id=card.member_id, case_number=card.case_number, failed=True, kind="problem"))
+            return False
+
+    async def decide_review(self, actor: Actor, server_id: str, review_id: int, choice: str, *,
+                            duration_s: int | None = None) -> Result:
+        """A moderator's decision on a review card (``choice``: a key of :data:`DECISIONS`).
+
+        The decision is claimed in the mod log first (a conditional update), so of two moderators deciding one
+        card exactly one acts; the other gets "already decided by ...". Dismissing an automatic timeout lifts it.
+
+        Raises:
+            Refused: unknown item, missing permission, hierarchy, a target who left, or already decided.
+        """
+        if choice not in DECISIONS:
+            raise Refused(f"Unknown decision {choice!r}.")
+        rdecision, kind, outcome = DECISIONS[choice]
+        item = await self.store.get_review(review_id, self.platform, server_id)
+        if item is None:
+            raise Refused(f"Review item #{review_id} does not exist in this server.")
+        if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
+            raise Refused("Pick a timeout duration between 1 minute and 28 days.")
+        if item.member_id == actor.id:
+            raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
+        target = await self.enforcer.member(server_id, item.member_id)
+        authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
+                  bot=await self.enforcer.bot_member(server_id))
+        if rdecision is ReviewDecision.DISMISSED and item.case_number is not None:
+            # dismissing lifts an automatic timeout or ban: that needs the permission to lift it
+            case = await self.store.get_case(self.platform, server_id, item.case_number)
+            if case is not None and case.status is CaseStatus.APPLIED and case.action in (ActionKind.TIMEOUT,
+                                                                                          ActionKind.BAN):
+                authorize(actor, case.action)
+        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.BAN: Capability.BAN}.get(kind)
+        if (cap is not None and not self.can(cap)) or (kind is ActionKind.KICK
+                                                       and not self._kick_capable(item.channel_id)):
+            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        if item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING):
+            raise Refused(f"Review #{review_id} was already decided ({item.decision.value} by "
+                          f"<@{item.moderator_id}>). Nothing was done.")
+        if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
+            raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
+        try:
+            decided = await self.store.decide_review(review_id, rdecision, actor.id, self.clock(),
+                                                     platform=self.platform, server_id=server_id)
+        except ReviewAlreadyDecided as exc:
+            raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
+                          "Nothing was done.") from None
+        try:
+            note = await self._act_on_review(actor, decided, kind, duration_s)
+        except Refused:
+            # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
+            await self.store.reopen_review(review_id, rdecision, actor.id)
+            raise
+        if kind is ActionKind.TIMEOUT:
+            outcome += f" for {dur(duration_s)}"
+        card = await self.review_card(review_id, server_id=server_id)
+        assert card is not None
+        card = replace(card, decision=outcome, decided_by=actor.id, notes=(note,) if note else ())
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title=f"Review #{review_id}: {outcome}", lines=(f"Member: {item.member_id}", f"Moderator: {actor.id}",
+                                                             *([note] if note else [])),
+            member_id=item.member_id, moderator_id=actor.id, case_number=item.case_number,
+            failed="FAILED" in note, kind="review"))
+        return Result(f"Review #{review_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,
+                      card=card)
+
+    async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None) -> str:
+        sid = item.server_id
+        policy = await self.policies.get(self.platform, sid)
+        if item.decision is ReviewDecision.DISMISSED:
+            return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed")
+        if kind is ActionKind.NONE:
+            return ""
+        if kind is ActionKind.DELETE:
+            if not item.message_id or not item.channel_id:
+                return "no message to delete"
+            if not self.can(Capability.DELETE):
+                return "delete FAILED: this platform does not let the bot delete members' messages"
+            case_number = item.case_number
+            if case_number is None:  # a report: the delete is the moderator's own case (appealable, with its strike)
+                case = await self.store.open_case(self.platform, sid, item.member_id, ActionKind.DELETE,
+                                                  f"review #{item.id}: {item.reason}"[:1000], moderator_id=actor.id,
+                                                  message_id=item.message_id)
+                case_number = case.number
+            res = await self._delete(sid, item.channel_id, item.message_id)
+            if item.case_number is None:
+                await self.store.set_case_status(self.platform, sid, case_number,
+                                                 CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                                 failure=None if res.ok else f"delete: {res.reason}")
+            if not res.ok:
+                return f"delete FAILED: {res.reason}"
+            more = await self.strike(policy, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
+                                     case_number=case_number, message_id=item.message_id)
+            return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
+        result = await self.sanction(actor, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
+                                     duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
+                                     source="review")
+        note = f"case #{result.case_number}" + ("" if result.ok else f" FAILED: {result.failure}")
+        return "; ".join([note, *result.notes])
+
+    async def _overturn_case(self, actor: Actor, server_id: str, case_number: int | None, member_id: str,
+                             how: str, case: Case | None = None) -> str:
+        """Pardon a case's strikes, mark it overturned and lift what can be lifted (timeout, ban).
+
+        ``case``: the case as it was before the decision (an appeal's decision already marked it overturned).
+        """
+        if case_number is None:
+            return ""
+        case = case or await self.store.get_case(self.platform, server_id, case_number)
+        try:
+            if how == "dismissed":
+                await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
+                await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
+        except CaseNotFound:
+            return ""
+        self.ledger.forget(self.platform, server_id, member_id)
+        if case is None or case.status is not CaseStatus.APPLIED:
+            return ""
+        reason = f"case #{case_number} {how}"
+        if case.action is ActionKind.TIMEOUT and self.can(Capability.TIMEOUT):
+            res = await self.enforcer.remove_timeout(server_id, member_id, reason)
+            return "timeout lifted" if res.ok else f"could not lift the timeout: FAILED: {res.reason}"
+        if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
+            res = await self.enforcer.unban(server_id, member_id, reason)
+            if res.ok:
+                await self.store.mark_lifted(self.platform, server_id, case_number)
+            return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
+        return ""
+
+    async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
+                     message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:
+        """A member's report: recorded once per reporter and message, and put in the review queue with a card."""
+        if member_id == reporter_id:
+            raise Refused("You cannot report yourself.")
+        item = await self.store.add_report(self.platform, server_id, reporter_id, member_id, reason[:1000],
+                                           message_id=message_id, channel_id=channel_id)
+        shown = True
+        if item.decision is ReviewDecision.OPEN:
+            card = await self.review_card(item.id)
+            if card is not None:
+                if excerpt and not card.evidence.text:
+                    card = replace(card, evidence=replace(card.evidence, text=excerpt))
+                shown = await self._show_card(card)
+        if not shown:
+            return Result(f"Your report (review #{item.id}) was recorded, but the moderators' review channel cannot "
+                          "be reached right now; they were alerted. You can also contact a moderator directly.",
+                          True)
+        return Result(f"Thanks. Your report (review #{item.id}) was sent to the moderators.", True)
+
+    async def appeal(self, member_id: str, server_id: str, case_number: int, text: str) -> Result:
+        """A member's appeal of one of their own cases, queued with an appeal card.
+
+        Raises:
+            Refused: no such case, another member's case, already overturned or already appealed.
+        """
+        try:
+            appeal_id = await self.store.open_appeal(self.platform, server_id, case_number, member_id, text[:1500])
+        except CaseNotFound:
+            raise Refused(f"There is no case #{case_number} in that server.") from None
+        except NotCaseMember:
+            raise Refused(f"Case #{case_number} is not about you; you can only appeal your own cases.") from None
+        except AppealAlreadyOpen:
+            raise Refused(f"Case #{case_number} already has an open appeal.") from None
+        except AppealError as exc:
+            raise Refused(f"Case #{case_number} cannot be appealed: {exc}") from None
+        appeal = await self.store.get_appeal(appeal_id)
+        case = await self.store.get_case(self.platform, server_id, case_number)
+        if appeal is not None and appeal.review_id is not None:
+            card = await self.review_card(appeal.review_id)
+            if card is not None:
+                await self._show_card(replace(card, appeal_id=appeal_id, evidence=Evidence(text=text),
+                                              case_action=case.action if case else None,
+                                              reason=case.reason if case else card.reason))
+        return Result(f"Your appeal of case #{case_number} was filed (appeal #{appeal_id}). A moderator will look "
+                      "at it.", True, case_number)
+
+    async def decide_appeal(self, actor: Actor, server_id: str, appeal_id: int, uphold: bool) -> Result:
+        """Uphold or overturn an appeal; overturning pardons the strikes and lifts a timeout or ban.
+
+        Overturning a ban needs Ban Members, a timeout Moderate Members; upholding needs Manage Messages.
+
+        Raises:
+            Refused: unknown appeal, missing permission, or already decided (by whom).
+        """
+        appeal = await self.store.get_appeal(appeal_id)
+        if appeal is None or appeal.server_id != server_id or appeal.platform != self.platform:
+            raise Refused(f"Appeal #{appeal_id} does not exist in this server.")
+        if appeal.member_id == actor.id:
+            raise Refused("You cannot decide an appeal about yourself. Nothing was changed.")
+        case = await self.store.get_case(self.platform, server_id, appeal.case_number)
+        kind = case.action if case is not None and not uphold and case.action in (ActionKind.TIMEOUT,
+                                                                                  ActionKind.BAN) else ActionKind.REVIEW
+        authorize(actor, kind)
+        if appeal.status != "open":
+            raise Refused(f"Appeal #{appeal_id} was already decided ({appeal.status} by <@{appeal.moderator_id}>).")
+        try:
+            decided = await self.store.decide_appeal(appeal_id, uphold, actor.id)
+        except AppealError as exc:
+            again = await self.store.get_appeal(appeal_id)
+            who = f" by <@{again.moderator_id}>" if again is not None and again.moderator_id else ""
+            raise Refused(f"Appeal #{appeal_id}: {exc}{who}. Nothing was done.") from None
+        note = "" if uphold else await self._overturn_case(actor, server_id, decided.case_number, decided.member_id,
+                                                           "overturned on appeal", case)
+        outcome = "upheld" if uphold else "overturned"
+        card = None
+        if decided.review_id is not None:
+            card = await self.review_card(decided.review_id, server_id=server_id)
+            if card is not None:
+                card = replace(card, appeal_id=appeal_id, decision=outcome, decided_by=actor.id, final=True,
+                               evidence=Evidence(text=decided.text), case_action=case.action if case else None,
+                               notes=(note,) if note else ())
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title=f"Appeal #{appeal_id} of case #{decided.case_number}: {outcome}",
+            lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else [])),
+            member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number, kind="appeal"))
+        return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), True, card=card)

@@ -1,0 +1,265 @@
+"""Moderators' sanctions, strikes and escalation, pardons, unbans and temporary bans (a mixin of
+:class:`bot.workflow.workflow.ModerationWorkflow`).
+
+Layer: ``bot.workflow`` (platform-neutral). A sanction is recorded (``pending``), the member is notified (before a
+kick or ban, while the bot still shares a server with them), carried out, recorded ``applied`` or ``failed`` with the
+platform's reason, and then earns its strike (a warning counts even when its DM cannot be delivered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
+from bot.core.policy import Policy
+from bot.core.ports import ActionResult
+from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.common import UNBAN_RETRY_S, Result, dur
+from bot.workflow.ports import Capability, MemberNotice
+from bot.workflow.views import LogEntry
+
+log = logging.getLogger(__name__)
+
+
+class SanctionsMixin:
+    """Sanctions, strikes, pardons and temporary bans."""
+
+    platform: str
+    store: Any
+    enforcer: Any
+    desk: Any
+    policies: Any
+    ledger: Any
+    clock: Any
+    _timers: dict[tuple[str, int], asyncio.Task[None]]
+    _card_locks: dict[int, asyncio.Lock]
+    # Provided by ModerationWorkflow.
+    can: Any
+    _delete: Any
+
+    def _kick_capable(self, channel_id: str | None) -> bool:
+        """Kick is possible: a real kick, or (Slack) removing the member from the message's channel."""
+        return self.can(Capability.KICK) or (self.can(Capability.REMOVE_FROM_CHANNEL) and bool(channel_id))
+
+    async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,
+                                    channel_id: str | None = None) -> ActionResult:
+        """Carry out a case's member sanction with its notice: the DM goes BEFORE a kick or ban (while the bot
+        still shares a server with the member) and after a timeout; a warning IS the DM, and it counts even when
+        the DM cannot be delivered (the reason is returned in ``extra["dm"]``)."""
+        kind = case.action
+        sid, uid = case.server_id, case.member_id
+        action = Action(kind, case.reason, duration_s)
+        notice = MemberNotice(server_id=sid, server_name="", case_number=case.number, action=kind,
+                              reason=case.reason, duration_s=duration_s)
+        extra: dict[str, str] = {}
+
+        async def dm() -> None:
+            if not self.can(Capability.DM):
+                extra["dm"] = "this platform has no private messages"
+                return
+            res = await self.enforcer.notify(uid, notice)
+            if not res.ok:
+                extra["dm"] = f"not delivered: {res.reason}"
+
+        send_dm = policy.server.warn_dm if kind is ActionKind.WARN else policy.server.notify_sanctions
+        if kind is ActionKind.WARN:
+            if send_dm:
+                await dm()
+            return ActionResult(action, True, "", extra)
+        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK,
+               ActionKind.BAN: Capability.BAN}.get(kind)
+        if cap is None:
+            return ActionResult(action, True, "", extra)
+        remove = kind is ActionKind.KICK and not self.can(Capability.KICK) and self._kick_capable(channel_id)
+        if not self.can(cap) and not remove:
+            return ActionResult(action, False, f"this platform cannot {kind.label} members", extra)
+        if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
+            await dm()
+        if kind is ActionKind.TIMEOUT:
+            res = await self.enforcer.timeout(sid, uid, min(int(duration_s or 3600), MAX_TIMEOUT_S), case.reason)
+        elif remove:
+            assert channel_id is not None
+            res = await self.enforcer.remove_from_channel(sid, channel_id, uid)
+        elif kind is ActionKind.KICK:
+            res = await self.enforcer.kick(sid, uid, case.reason)
+        else:
+            res = await self.enforcer.ban(sid, uid, case.reason)
+        if res.ok and send_dm and kind is ActionKind.TIMEOUT:
+            await dm()
+        return ActionResult(action, res.ok, res.reason, {**res.extra, **extra})
+
+    async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
+                       duration_s: int | None = None, message_id: str | None = None,
+                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False) -> Result:
+        """A moderator's warn, timeout, kick or ban (temporary when ``duration_s`` is given for a ban).
+
+        Opens a case (``pending``), notifies the member, acts, records the outcome, adds the strike (a warning
+        counts even when its DM fails) and escalates. ``message_id``/``channel_id``: the message the sanction is
+        about; it is deleted too (for a review decision).
+
+        Raises:
+            Refused: the actor may not do this to this member (nothing recorded).
+        """
+        target = await self.enforcer.member(server_id, member_id)
+        authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
+        if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
+            raise Refused(f"<@{member_id}> is not in this server; nothing was changed (a ban still works).")
+        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK,
+               ActionKind.BAN: Capability.BAN}.get(kind)
+        if cap is not None and not self.can(cap) and not (kind is ActionKind.KICK and self._kick_capable(channel_id)):
+            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        policy = await self.policies.get(self.platform, server_id)
+        now = self.clock()
+        expires = now + timedelta(seconds=duration_s) if duration_s and kind in (ActionKind.TIMEOUT,
+                                                                                  ActionKind.BAN) else None
+        case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:1000],
+                                          moderator_id=actor.id, message_id=message_id, expires_at=expires, now=now)
+        notes: list[str] = []
+        if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):
+            res = await self._delete(server_id, channel_id, message_id)
+            if not res.ok:
+                notes.append(f"delete: {res.reason}")
+        res = await self._sanction_on_platform(policy, case, duration_s, channel_id)
+        if res.extra.get("dm"):
+            notes.append(f"dm: {res.extra['dm']}")
+        failure = None if res.ok else res.reason
+        await self.store.set_case_status(self.platform, server_id, case.number,
+                                         CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                         failure="; ".join(([failure] if failure else []) + notes) or None)
+        if res.ok and kind is ActionKind.BAN and expires is not None:
+            self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
+        escalation = ""
+        if res.ok:
+            escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
+                                           duration_s=duration_s, message_id=message_id, at=now)
+        length = f" for {dur(duration_s)}" if duration_s else ""
+        text = f"Case #{case.number}: {kind.label} <@{member_id}>{length}" + (" done." if res.ok else
+                                                                           f" FAILED: {failure}")
+        extra_lines = notes + ([escalation] if escalation else [])
+        if extra_lines:
+            text += "\n" + "\n".join(extra_lines)
+        if not quiet:
+            await self.desk.post_mod_log(server_id, LogEntry(
+                title=f"Case #{case.number}: {kind.label}" + ("" if res.ok else " (FAILED)"),
+                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
+                       *([f"Duration: {dur(duration_s)}"] if duration_s else []), *extra_lines),
+                member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=not res.ok, kind="case"))
+        log.info("case %s: %s by %s (%s)", case.number, kind.label, actor.id, "ok" if res.ok else failure,
+                 extra={"server": server_id, "source": source})
+        return Result(text, res.ok, case.number, failure=failure, notes=tuple(extra_lines))
+
+    async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
+                     case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
+                     at: datetime | None = None) -> str:
+        """Add the strike a moderator's sanction earns and carry out a crossed ladder step.
+
+        A message already struck (by automod) is raised to this sanction's points instead of struck again, so a
+        ban decided on a card counts a ban's points (``policy.strikes.points``: config/default.toml).
+
+        Returns:
+            A note for the moderator (``""`` when nothing escalated).
+        """
+        at = at or self.clock()
+        decision = await self.ledger.add(policy, platform=self.platform, server_id=server_id, member_id=member_id,
+                                         message_id=message_id, action=kind, at=at, reason=reason,
+                                         raise_existing=True)
+        if decision.strike is None:
+            return ""
+        if decision.raised:
+            await self.store.raise_strike(self.platform, server_id, message_id or "", decision.strike.points,
+                                          case_number)
+        else:
+            await self.store.add_strike(self.platform, server_id, member_id, decision.strike.points,
+                                        decision.strike.expires_at, reason=reason, message_id=message_id,
+                                        case_number=case_number, now=at)
+        steps = [s for s in decision.escalation if s.kind > kind or (
+            s.kind is ActionKind.TIMEOUT and kind is ActionKind.TIMEOUT and (s.duration_s or 0) > (duration_s or 0))]
+        if not steps:
+            return ""
+        step = max(steps, key=lambda a: (a.kind, a.duration_s or 0))
+        why = f"escalation after case #{case_number}: {step.reason}" if case_number else f"escalation: {step.reason}"
+        expires = at + timedelta(seconds=step.duration_s) if step.kind is ActionKind.TIMEOUT and step.duration_s \
+            else None
+        case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
+                                          now=at)
+        res = await self._sanction_on_platform(policy, case, step.duration_s)
+        await self.store.set_case_status(self.platform, server_id, case.number,
+                                         CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                         failure=None if res.ok else res.reason)
+        text = f"escalation: case #{case.number} {step.kind.label}"
+        if step.duration_s and step.kind is ActionKind.TIMEOUT:
+            text += f" ({dur(step.duration_s)})"
+        return text + (f" FAILED: {res.reason}" if not res.ok else "")
+
+    async def pardon(self, actor: Actor, server_id: str, case_number: int) -> Result:
+        """Pardon a case's strikes (Manage Messages). Raises :class:`Refused` without the permission."""
+        authorize(actor, ActionKind.REVIEW)
+        case = await self.store.get_case(self.platform, server_id, case_number)
+        if case is None:
+            raise Refused(f"There is no case #{case_number} in this server.")
+        if case.member_id == actor.id:
+            raise Refused("You cannot pardon a case about yourself. Nothing was changed.")
+        n = await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
+        self.ledger.forget(self.platform, server_id, case.member_id)
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title=f"Case #{case_number} pardoned", lines=(f"Moderator: {actor.id}", f"{n} strike(s) pardoned"),
+            member_id=case.member_id, moderator_id=actor.id, case_number=case_number, kind="case"))
+        return Result(f"Case #{case_number} pardoned ({n} strike(s)).", True, case_number)
+
+    async def unban(self, actor: Actor, server_id: str, member_id: str, reason: str) -> Result:
+        """Lift a ban (Ban Members), recorded as a case."""
+        authorize(actor, ActionKind.BAN)
+        if not self.can(Capability.UNBAN):
+            raise Refused("This platform has no bans to lift.")
+        res = await self.enforcer.unban(server_id, member_id, reason)
+        if not res.ok:
+            return Result(f"Unban failed: {res.reason}", False)
+        case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
+                                          f"unban: {reason}"[:1000], moderator_id=actor.id,
+                                          status=CaseStatus.APPLIED)
+        await self.desk.post_mod_log(server_id, LogEntry(
+            title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
+            member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
+        return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
+
+    def schedule_unban(self, case: Case) -> None:
+        """Lift a temporary ban at ``case.expires_at`` (rescheduled from the store after a restart)."""
+        if case.action is not ActionKind.BAN or case.expires_at is None:
+            return
+        key = (case.server_id, case.number)
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        self._timers[key] = asyncio.ensure_future(self._unban_at(case))
+
+    async def _unban_at(self, case: Case) -> None:
+        try:
+            assert case.expires_at is not None
+            delay = (case.expires_at - self.clock()).total_seconds()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
+                                            "ended")
+            if res.ok:
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            await self.desk.post_mod_log(case.server_id, LogEntry(
+                title=f"Case #{case.number}: temporary ban ended",
+                lines=(f"Member: {case.member_id}", "unbanned" if res.ok else
+                       f"unban FAILED: {res.reason}; tried again in {UNBAN_RETRY_S // 60} minutes and at the next "
+                       "start"),
+                member_id=case.member_id, case_number=case.number, failed=not res.ok, kind="case"))
+            if not res.ok:  # still banned and still due: try again later (the case stays not lifted)
+                retry = replace(case, expires_at=self.clock() + timedelta(seconds=UNBAN_RETRY_S))
+                self._timers.pop((case.server_id, case.number), None)
+                self.schedule_unban(retry)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("lifting temporary ban of case %s failed", case.number, extra={"server": case.server_id})
+        finally:
+            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
+                del self._timers[(case.server_id, case.number)]
