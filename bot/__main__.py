@@ -1,4 +1,4 @@
-"""``python -m bot``: the command line (scan, score, policy check, eval, bench, discord).
+"""``python -m bot``: the command line (scan, score, policy check, eval, bench, purge, discord, slack).
 
 Layer: composition root. See ``bot/cli.py`` for the commands.
 """

@@ -1,4 +1,4 @@
-"""Command line: ``python -m bot scan|score|policy check|eval|bench|discord``.
+"""Command line: ``python -m bot scan|score|policy check|eval|bench|purge|discord|slack``.
 
 Layer: composition root (the command line). Parses arguments into :class:`Settings` and calls the job; the jobs
 build the store, the scorer, the policies and the moderation service through :mod:`bot.runtime`. Inputs are
@@ -71,12 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     pu.add_argument("--db", type=Path)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
 
-    d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)")
-    d.add_argument("--db", type=Path)
+    d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
+                       description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
+    d.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
-                        "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)")
-    sl.add_argument("--db", type=Path)
+                        "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)",
+                        description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
+                        "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
+                        "delete members' messages. See docs/slack-setup.md.")
+    sl.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
     return p
 
 

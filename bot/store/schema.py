@@ -173,6 +173,8 @@ async def connect(path: str | Path) -> aiosqlite.Connection:
     ``busy_timeout`` set. Transactions are managed explicitly with ``BEGIN IMMEDIATE``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():  # refused here: a failed aiosqlite connect leaves its worker thread behind (a traceback later)
+        raise sqlite3.OperationalError(f"{path} is a folder, not a database file")
     db = await aiosqlite.connect(path, isolation_level=None)
     try:
         db.row_factory = aiosqlite.Row

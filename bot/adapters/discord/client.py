@@ -39,7 +39,8 @@ RETENTION_INTERVAL_S = 24 * 3600
 #: Permissions the bot needs in every server (see docs/discord-setup.md).
 REQUIRED_PERMISSIONS = discord.Permissions(
     view_channel=True, send_messages=True, embed_links=True, attach_files=True, read_message_history=True,
-    manage_messages=True, manage_channels=True, kick_members=True, ban_members=True, moderate_members=True,
+    manage_messages=True, manage_channels=True, manage_threads=True, kick_members=True, ban_members=True,
+    moderate_members=True,
 )
 
 

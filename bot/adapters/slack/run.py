@@ -79,11 +79,14 @@ class SlackSettings:
         bot = e.get("SLACK_BOT_TOKEN")
         if not bot:
             raise SystemExit("SLACK_BOT_TOKEN is not set (the app's Bot User OAuth Token, xoxb-...)")
-        mode = e.get("MODBOT_SLACK_MODE") or ("socket" if e.get("SLACK_APP_TOKEN") else "http")
+        mode = e.get("MODBOT_SLACK_MODE") or ("http" if e.get("SLACK_SIGNING_SECRET") and not e.get(
+            "SLACK_APP_TOKEN") else "socket")
         if mode not in ("socket", "http"):
             raise SystemExit(f"MODBOT_SLACK_MODE must be socket or http, not {mode!r}")
         if mode == "socket" and not e.get("SLACK_APP_TOKEN"):
-            raise SystemExit("Socket Mode needs SLACK_APP_TOKEN (an app-level token xapp-... with connections:write)")
+            raise SystemExit("Socket Mode (the manifest's default) needs SLACK_APP_TOKEN (an app-level token xapp-... "
+                             "with connections:write); for the HTTP Events API set SLACK_SIGNING_SECRET and "
+                             "MODBOT_SLACK_MODE=http")
         if mode == "http" and not e.get("SLACK_SIGNING_SECRET"):
             raise SystemExit("the HTTP Events API needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret)")
         try:
@@ -196,7 +199,8 @@ class SlackBot:
             site = web.TCPSite(self._runner, self.slack.host, self.slack.port)
             await site.start()
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        log.info("slack bot ready in workspace %s (%s mode)", self.team_id, self.slack.mode)
+        log.warning("slack bot ready in workspace %s (%s mode): its policy file is config/servers/slack-%s.toml",
+                    self.team_id, self.slack.mode, self.team_id)
 
     async def judge(self, msg: Any) -> Any:
         """Judge one message and carry out the outcome (the workflow's one path); observers see each outcome."""

@@ -116,7 +116,7 @@ class RaidDetector:
             ch.quiet_after = now + s.cooldown_s
             if s.raid_mode:
                 ch.mode_until = now + s.raid_mode_duration_s
-            log.warning(
+            log.info(  # the workflow posts the alert; a resumed scan replaying a burst must not warn again
                 "raid alert in %s/%s: %s, %d members",
                 alert.server_id,
                 alert.channel_id,
