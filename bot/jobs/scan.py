@@ -139,11 +139,7 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
         outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
                                  console=ctx.console)
         elapsed = time.perf_counter() - t1
-        new = sum(1 for o in outcomes if not o.duplicate)
-        ctx.console.print(f"\n[bold]scan finished[/bold]: {len(ctx.messages):,} messages in input, {new:,} judged "
-                          f"now ({len(ctx.messages) - new:,} already recorded) in {elapsed:.1f} s = "
-                          f"{new / elapsed if elapsed > 0 else 0.0:,.0f} msg/s")
-        await _finish(ctx, rt, outcomes)
+        await _finish(ctx, rt, outcomes, elapsed=elapsed)
     return ctx.exit_code
 
 
@@ -236,13 +232,14 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
                               f"{ctx.settings.db_path}", highlight=False)
                 diff = compute_diff(ctx.messages, plan.recorded, judged)
                 print_diff(console, diff)
-                await _finish(ctx, rt, outcomes, diff=diff)
+                await _finish(ctx, rt, outcomes, elapsed=elapsed, diff=diff)
     finally:
         await plan.store.close()
     return ctx.exit_code
 
 
-async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], diff: dict[str, Any] | None = None) -> None:
+async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: float,
+                  diff: dict[str, Any] | None = None) -> None:
     """Rows, ``--out``, the summary and ``--report`` from ``rt``'s store (the mod log, or a replay's scratch)."""
     args, console, store, servers = ctx.args, ctx.console, rt.store, ctx.servers
     rows = await _rows(store, outcomes)
@@ -250,7 +247,8 @@ async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], diff: dict[str, 
         _write_jsonl(args.out, rows)
     summary = await _summary(store, servers)
     names = {m.author.id: m.author.name for m in ctx.messages if m.author.name}
-    _print_summary(console, summary, names, *(["summary under the replayed policy"] if diff is not None else []))
+    new = sum(1 for o in outcomes if not o.duplicate)
+    _print_summary(console, summary, len(ctx.messages), new, elapsed, names, replay=diff is not None)
     if args.report:
         from bot.report import policy_provenance, write_html_report
 
@@ -346,9 +344,14 @@ async def _summary(store: Any, servers: list[tuple[str, str]]) -> Any:
     return await store.scan_summary(servers)
 
 
-def _print_summary(console: Console, summary: Any, names: dict[str, str] | None = None,
-                   title: str = "summary (all recorded verdicts of these servers)") -> None:
-    t = Table(title=title)
+def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float,
+                   names: dict[str, str] | None = None, *, replay: bool = False) -> None:
+    """The terminal summary: the run's line (not for a replay, which prints its own) and the recorded totals."""
+    if not replay:
+        rate = new / elapsed if elapsed > 0 else 0.0
+        console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
+                      f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
+    t = Table(title="summary under the replayed policy" if replay else "summary (all recorded verdicts of these servers)")
     t.add_column("what")
     t.add_column("count", justify="right")
     t.add_row("messages", f"{summary.messages:,}")
