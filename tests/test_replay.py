@@ -267,3 +267,16 @@ def test_replay_rows_follow_a_forgotten_member(tmp_path, settings):
         assert db.execute("SELECT COUNT(*) FROM replay_verdicts WHERE member_id = 'u1'").fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM verdicts WHERE member_id = 'u1'").fetchone()[0] == 0
 
+
+
+def test_policy_version_is_computed_once_and_copies_get_their_own():
+    """The policy version is cached per policy object; a copy with a change gets a new version, an exact copy
+    the same."""
+    from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
+
+    p = load_policy(DEFAULT_POLICY_PATH)
+    v = p.version
+    assert p.version is v  # cached, not recomputed
+    changed = p.model_copy(update={"shadow_mode": not p.shadow_mode})
+    assert changed.version != v and p.model_copy().version == v
+    assert load_policy(DEFAULT_POLICY_PATH).version == v
