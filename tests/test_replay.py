@@ -280,3 +280,29 @@ def test_policy_version_is_computed_once_and_copies_get_their_own():
     changed = p.model_copy(update={"shadow_mode": not p.shadow_mode})
     assert changed.version != v and p.model_copy().version == v
     assert load_policy(DEFAULT_POLICY_PATH).version == v
+
+
+def test_neither_a_replay_nor_a_finished_rerun_loads_the_model(tmp_path, capsys):
+    """With the model named by the settings (not passed in), a replay from stored scores and a re-run over an
+    export recorded under the same policy never call the model loader; the first scan does, once."""
+    settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers", model="original")
+    loads: list[str] = []
+
+    def load() -> FakeScorer:
+        loads.append("load")
+        fake = FakeScorer(RULES)
+        fake.name, fake.version = "original", "detoxify-0.5.4"  # what the settings' model records
+        return fake
+
+    from bot.jobs.scan import run_scan
+
+    src = _export(tmp_path)
+    strict = _policy(tmp_path, "strict.toml", STRICT)
+    assert asyncio.run(run_scan(_args([src]), settings, scorer_factory=load)) == 0
+    assert loads == ["load"]
+    assert asyncio.run(run_scan(_args([src]), settings, scorer_factory=load)) == 0  # finished re-run
+    out = tmp_path / "f.jsonl"
+    assert asyncio.run(run_scan(_args([src], policy=[strict], out=out), settings, scorer_factory=load)) == 0
+    assert loads == ["load"]
+    assert _rows(out)["m4"]["flagged"]
+    assert "1 newly flagged" in capsys.readouterr().err

@@ -24,6 +24,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,12 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
-async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None) -> int:
+async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
+                   scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
-    scorer (default: the model ``settings`` names, loaded after the input is read).
+    scorer; else ``scorer_factory`` (default ``load_scorer(settings)``) loads the model the settings name, after
+    the input is read and only when some message needs scoring (not for a replay from stored scores, nor for a
+    re-run over messages all recorded under the same policy).
 
     Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
     at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
@@ -84,7 +88,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
     policies = {s: await registry.get(*s) for s in servers}
     ctx = _Scan(args=args, settings=settings, console=console, messages=messages, servers=servers,
-                policies=policies, errors=errors, stateful=not incomplete)
+                policies=policies, errors=errors, stateful=not incomplete, scorer_factory=scorer_factory)
     plan = await _replay_plan(ctx, scorer)
     if plan is not None:
         return await _run_replay(ctx, plan, scorer)
@@ -103,6 +107,18 @@ class _Scan:
     policies: dict[tuple[str, str], Policy]
     errors: list[Any]
     stateful: bool
+    #: Every input message is already recorded under its server's current policy (no edit newer than recorded).
+    nothing_new: bool = False
+    #: ``(name, version)`` of the model the settings name, when known without loading it.
+    identity: tuple[str, str] | None = None
+    #: Loads the model when needed (default ``load_scorer(settings)``).
+    scorer_factory: Callable[[], Scorer] | None = None
+
+    def load(self) -> Scorer:
+        """Load the model (blocking: call it off the event loop)."""
+        from bot.runtime import load_scorer
+
+        return self.scorer_factory() if self.scorer_factory is not None else load_scorer(self.settings)
 
     def runtime_kwargs(self) -> dict[str, Any]:
         return {"enforce": False, "stateful_rules": self.stateful, "extra_policy_files": tuple(self.args.policy),
@@ -133,7 +149,13 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
     """The first scan of messages (or a resumed one, under the policy that judged the recorded ones)."""
     from bot.runtime import open_runtime
 
-    async with open_runtime(ctx.settings, scorer=scorer, **ctx.runtime_kwargs()) as rt:
+    if scorer is None and ctx.nothing_new and ctx.identity is not None:
+        from bot.scoring.stored import StoredScoresOnly
+
+        # every message is recorded under this policy (a finished scan run again): nothing to score, no model
+        scorer = StoredScoresOnly(*ctx.identity)
+    async with open_runtime(ctx.settings, scorer=scorer, scorer_factory=ctx.scorer_factory,
+                            **ctx.runtime_kwargs()) as rt:
         await rt.store.note_policy_versions(ctx.piece_modes())
         t1 = time.perf_counter()
         outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
@@ -157,12 +179,18 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         keys = [m.key for m in ctx.messages]
         recorded = await store.recorded_verdicts(keys)
         stale = sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
-        if not stale:
-            await store.close()
-            return None
         s = ctx.settings
         identity = ((scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
+        if not stale:
+            if len(recorded) == len(keys) and identity is not None:
+                edits = await store.known_messages(keys)
+                ctx.nothing_new = all(m.edited_at is None or (edits.get(m.key) is not None
+                                                               and m.edited_at <= edits[m.key])
+                                      for m in ctx.messages)
+                ctx.identity = identity
+            await store.close()
+            return None
         known: dict[tuple[str, ...], Scores] = {}
         stored = await store.stored_scores(keys, *identity) if identity else {}
         modes = await store.policy_pieces({pv for pv, _ in stored.values()})
@@ -200,7 +228,7 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
     import tempfile
 
     from bot.jobs.replay import compute_diff, print_diff
-    from bot.runtime import load_scorer, open_runtime
+    from bot.runtime import open_runtime
     from bot.scoring.stored import StoredScoresOnly
 
     console = ctx.console
@@ -212,7 +240,7 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
             console.print(f"{plan.need_model:,} messages have no stored scores of this model: loading it",
                           highlight=False)
             if scorer is None:
-                scorer = await asyncio.to_thread(load_scorer, ctx.settings)
+                scorer = await asyncio.to_thread(ctx.load)
         else:
             scorer = StoredScoresOnly(*plan.identity)
         with tempfile.TemporaryDirectory(prefix="modbot-replay-") as tmp:
