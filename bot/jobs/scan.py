@@ -194,31 +194,21 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         known: dict[tuple[str, ...], Scores] = {}
         stored = await store.stored_scores(keys, *identity) if identity else {}
         modes = await store.policy_pieces({pv for pv, _ in stored.values()})
+        plans: list[tuple[str, ...] | None] = []  # None: exempt under its server's policy now (never scored)
         for m in ctx.messages:
-            mode = ctx.policies[(m.server.platform, m.server.id)].scoring.pieces
+            policy = ctx.policies[(m.server.platform, m.server.id)]
+            mode = policy.scoring.pieces
             plan = scoring_pieces(m.text, sentences=mode == "sentences")
+            plans.append(None if policy.exemption(m) else plan)
             hit = stored.get(m.key)
             # a version never noted scored with the default plan ("sentences")
             if hit is not None and modes.get(hit[0], "sentences") == mode:
                 known[plan] = hit[1]
-        need = sum(1 for m in ctx.messages if _needs_model(m, ctx, known))
+        need = sum(1 for plan in plans if plan is not None and plan[0].strip() and plan not in known)
         return _Plan(store=store, recorded=recorded, stale=stale, known=known, identity=identity, need_model=need)
     except BaseException:
         await store.close()
         raise
-
-
-def _needs_model(m: Message, ctx: _Scan, known: dict[tuple[str, ...], Scores]) -> bool:
-    """Whether the service would score ``m`` under its server's policy (not exempt, some text) and no stored score
-    of its scoring plan is known."""
-    from bot.core.pieces import scoring_pieces
-
-    policy = ctx.policies[(m.server.platform, m.server.id)]
-    if policy.exemption(m):
-        return False
-    mode = policy.scoring.pieces
-    plan = scoring_pieces(m.text, sentences=mode == "sentences")
-    return bool(plan[0].strip()) and plan not in known
 
 
 async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
