@@ -178,17 +178,16 @@ async def policy_provenance(registry: Any, servers: Iterable[tuple[str, str]]) -
 
     Returns:
         ``{"<platform>/<server id>": {"files": [path str], "version": str}}``; ``files`` lists the default, every
-        ``--policy`` file and the server's own file when one exists in the registry's servers folder.
+        ``--policy`` file and the server's own file when one exists in the registry's servers folder
+        (:meth:`~bot.core.policy_registry.PolicyRegistry.server_file`: a Discord export's guild uses
+        ``discord-<guild id>.toml``).
     """
-    from bot.core.policy import server_policy_path
-
     out: dict[str, dict[str, Any]] = {}
     for platform, server_id in servers:
         files = [registry.default_path, *registry.extra_files]
-        if registry.servers_dir is not None:
-            own = server_policy_path(registry.servers_dir, platform, server_id)
-            if own.exists():
-                files.append(own)
+        own = registry.server_file(platform, server_id)
+        if own is not None:
+            files.append(own)
         policy = await registry.get(platform, server_id)
         out[f"{platform}/{server_id}"] = {"files": [str(f) for f in files], "version": policy.version}
     return out
@@ -323,6 +322,7 @@ class ReportData:
         policies: ``"<platform>/<server id>"`` -> ``{"files": [...], "version": str}``.
         shadow: True unless some verdict was enforced (scans never act).
         meta: Extra key/value lines for the summary (inputs, model, errors).
+        diff: What a policy change did (a ``scan`` replay: :func:`bot.jobs.replay.compute_diff`), else ``None``.
         generated_at: When the report was built (UTC).
     """
 
@@ -343,6 +343,7 @@ class ReportData:
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     shadow: bool = True
     meta: dict[str, str] = field(default_factory=dict)
+    diff: dict[str, Any] | None = None
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -502,7 +503,8 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
             ({label: int}), ``actions`` (int), ``action_counts`` ({action: int}), ``raids`` (dicts or
             :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(member id, points)] or {member id: points}),
             ``policies`` (see :func:`policy_provenance`) and any ``inputs``/``model``/``policy_version``/``errors``
-            shown as metadata. Missing counts are computed from the rows.
+            shown as metadata; ``diff`` (:func:`bot.jobs.replay.compute_diff`) for a replay under another policy.
+            Missing counts are computed from the rows.
         verdict_rows: :func:`scan_row` dicts (or plain :meth:`Verdict.to_json` dicts, optionally with ``text``,
             ``time``/``created_at`` (ISO or datetime) and ``strike_points``). Only rows with ``flagged`` true are
             listed; all rows feed the volume plot, the names and the incidents.
@@ -565,6 +567,7 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
         policies={str(k): dict(v) for k, v in (summary.get("policies") or {}).items()},
         shadow=all(r.shadow for r in all_rows),
         meta=meta,
+        diff=dict(summary["diff"]) if summary.get("diff") else None,
     )
 
 
@@ -958,6 +961,73 @@ def _incidents_section(data: ReportData) -> list[str]:
     return p
 
 
+def _side(side: Mapping[str, Any], shadow: bool) -> str:
+    if not side.get("flagged"):
+        return "not flagged"
+    why = ", ".join(side.get("labels") or side.get("rules") or [])
+    return _esc(action_words(str(side.get("action", "none")), shadow)) + (f"<br><small>{_esc(why)}</small>" if why else "")
+
+
+def _diff_section(data: ReportData) -> list[str]:
+    """What the policy change did (a replay): totals, actions before and after, per label, channel and member,
+    then every changed message with its text and both verdicts."""
+    d = data.diff
+    if not d:
+        return []
+    c = d.get("counts", {})
+    before = ", ".join(d.get("before_versions") or []) or "-"
+    after = ", ".join(d.get("after_versions") or []) or "-"
+    p = ['<h2 id="policy-change">What the policy change does</h2>',
+         f"<p>{int(d.get('compared', 0))} recorded messages re-judged from their stored scores: policy version "
+         f'<span class="id">{_esc(before)}</span> (recorded) → <span class="id">{_esc(after)}</span> (now). '
+         "Both verdict sets are kept in the mod log.</p>",
+         '<p class="cards" id="diff-summary">',
+         f'<span id="n-newly-flagged">{int(c.get("newly flagged", 0))} newly flagged</span>',
+         f'<span id="n-no-longer-flagged">{int(c.get("no longer flagged", 0))} no longer flagged</span>',
+         f'<span id="n-action-changed">{int(c.get("action changed", 0))} with another action</span>',
+         f'<span>{int(c.get("labels changed", 0))} with other labels</span>',
+         f"<span>flagged {int(d.get('flagged_before', 0))} → {int(d.get('flagged_after', 0))}</span></p>"]
+    if d.get("first_time"):
+        p.append(f"<p>{int(d['first_time'])} messages had no recorded verdict and were judged for the first time.</p>")
+    acts = sorted(set(d.get("actions_before", {})) | set(d.get("actions_after", {})))
+    if acts:
+        p.append('<div class="scroll"><table><tr><th>action</th><th>recorded</th><th>now</th></tr>')
+        p += [f"<tr><td>{_esc(action_words(a, data.shadow))}</td><td class=\"num\">{d['actions_before'].get(a, 0)}</td>"
+              f"<td class=\"num\">{d['actions_after'].get(a, 0)}</td></tr>" for a in acts]
+        p.append("</table></div>")
+    if d.get("per_label"):
+        p.append('<h3>Per label</h3><div class="scroll"><table><tr><th>label</th><th>messages gaining it</th>'
+                 "<th>messages losing it</th></tr>")
+        p += [f'<tr><td>{_esc(k)}</td><td class="num">{v["gained"]}</td><td class="num">{v["lost"]}</td></tr>'
+              for k, v in d["per_label"].items()]
+        p.append("</table></div>")
+    kinds = ("newly flagged", "no longer flagged", "action changed", "labels changed")
+    for title, key, kind in (("Per channel", "per_channel", "channel"), ("Per member", "per_member", "member")):
+        if not d.get(key):
+            continue
+        p.append(f'<h3>{title}</h3><div class="scroll"><table><tr><th>{kind}</th>'
+                 + "".join(f"<th>{k}</th>" for k in kinds) + "</tr>")
+        p += [f"<tr><td>{_named(r['name'], r['id'], kind)}</td>"
+              + "".join(f'<td class="num">{int(r.get(k, 0))}</td>' for k in kinds) + "</tr>" for r in d[key]]
+        p.append("</table></div>")
+    msgs = d.get("messages") or []
+    p.append(f'<h3>Changed messages ({len(msgs)})</h3><div class="scroll"><table id="diff-messages"><tr>'
+             "<th>change</th><th>time</th><th>member</th><th>message</th><th>recorded</th><th>now</th>"
+             "<th>channel</th></tr>")
+    for r in msgs:
+        t = _time(r.get("time"))
+        text = str(r.get("text", ""))
+        text = text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+        p.append(f'<tr><td>{_esc(r.get("change"))}</td><td class="when">{_esc(_when(t))}</td>'
+                 f"<td>{_named(str(r.get('member', '')), str(r.get('member_id', '')), 'member')}</td>"
+                 f'<td><details class="text"><summary>show text ({len(text)} chars)</summary>'
+                 f'<div class="msg">{_esc(text)}</div></details></td>'
+                 f"<td>{_side(r.get('before', {}), data.shadow)}</td><td>{_side(r.get('after', {}), data.shadow)}</td>"
+                 f"<td>{_named(str(r.get('channel', '')), str(r.get('channel_id', '')), 'channel')}</td></tr>")
+    p.append("</table></div>")
+    return p
+
+
 def render_html(data: ReportData) -> str:
     """Render the report as one HTML document (``str``); one inline script (allowed by hash), no external
     resources."""
@@ -984,6 +1054,7 @@ def render_html(data: ReportData) -> str:
         f'<span id="n-actions">{data.actions_count} {would}</span>',
         f"<span>{len(data.raids)} raids</span></p>",
     ]
+    p += _diff_section(data)
     p += _servers_section(data)
     if data.meta:
         p.append(

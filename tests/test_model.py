@@ -197,3 +197,37 @@ def test_long_text_is_scored_in_overlapping_windows(scorer):
     assert all(len(tok(w, add_special_tokens=False)["input_ids"]) <= 126 for w in wins)
     assert all(w in text for w in wins)
     assert scorer.windows("trans women are women") == ["trans women are women"]
+
+
+def _fake_cached_model(tmp_path):
+    """A cache holding an 'assembled' checkpoint for a manifest-only artifact folder (no delta to rebuild from)."""
+    import hashlib
+    import shutil
+
+    art = tmp_path / "artifact"
+    art.mkdir()
+    shutil.copyfile(ARTIFACT_DIR / "manifest.json", art / "manifest.json")
+    cache = tmp_path / "cache" / read_manifest(art)["delta_sha256"][:12]
+    (cache / "config").mkdir(parents=True)
+    (cache / "config" / "config.json").write_text("{}", encoding="utf-8")
+    ckpt = cache / "checkpoint.ckpt"
+    ckpt.write_bytes(b"weights" * 1000)
+    (cache / "READY").write_text(hashlib.sha256(ckpt.read_bytes()).hexdigest() + "\n", encoding="utf-8")
+    return art, ckpt
+
+
+def test_verified_checkpoint_is_not_rehashed_but_a_rewrite_is_caught(tmp_path):
+    """A cached checkpoint verified once loads on its recorded identity; rewriting it (same size, mtime set back)
+    changes its ctime, so it is hashed again, found corrupted and never returned."""
+    import os
+
+    art, ckpt = _fake_cached_model(tmp_path)
+    assert assemble(tmp_path / "cache", art).checkpoint == ckpt  # hashed, then noted as verified
+    assert (ckpt.parent / "VERIFIED.json").is_file()
+    assert assemble(tmp_path / "cache", art).checkpoint == ckpt  # identity unchanged: no re-hash needed
+    st = ckpt.stat()
+    ckpt.write_bytes(b"tampered" * 875)  # same size (7000 bytes)
+    os.utime(ckpt, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert ckpt.stat().st_size == st.st_size and ckpt.stat().st_mtime_ns == st.st_mtime_ns
+    with pytest.raises(ModelArtifactError, match="missing"):  # rebuild needed; this artifact has no delta
+        assemble(tmp_path / "cache", art)

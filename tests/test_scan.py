@@ -108,6 +108,24 @@ def test_rescan_skips_recorded_messages(example_scan):
     assert "<span>2 raids</span>" in again.read_text(encoding="utf-8")
 
 
+def test_replay_of_the_examples_under_a_stricter_policy(example_scan, tmp_path):
+    """Scanning the recorded examples under a stricter policy re-judges all 59 from their stored scores without
+    loading the model, keeps the recorded verdicts, and the report shows what changed."""
+    _, rows, _, db = example_scan
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[thresholds]\ninsult = { review = 0.5, act = 0.9 }\n", encoding="utf-8")
+    report = tmp_path / "replay.html"
+    proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress",
+                "--policy", str(strict), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{len(rows)} recorded messages re-judged" in proc.stderr
+    assert "Loading weights" not in proc.stderr and "loading it" not in proc.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM replay_verdicts").fetchone()[0] == len(rows)
+        assert con.execute("SELECT COUNT(DISTINCT policy_version) FROM verdicts").fetchone()[0] == 1
+    assert "What the policy change does" in report.read_text(encoding="utf-8")
+
+
 def test_scan_of_nothing_readable_exits_2(tmp_path):
     """A scan whose input does not exist exits 2 naming it and records nothing."""
     proc = _run("scan", str(tmp_path / "missing"), "--db", str(tmp_path / "mod.db"), "--no-progress")

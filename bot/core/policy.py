@@ -11,6 +11,7 @@ A policy is layered like Red-DiscordBot's per-guild config and python-discord's 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -357,9 +358,17 @@ class Policy(_Strict):
         _check_labels(v)
         return v
 
-    @property
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Policy:
+        """A copy (pydantic's ``model_copy``) whose :attr:`version` is computed afresh (it may differ)."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("version", None)
+        return copied
+
+    @functools.cached_property
     def version(self) -> str:
-        """First 12 hex digits of the SHA-256 of the canonical JSON of this policy (recorded with verdicts)."""
+        """First 12 hex digits of the SHA-256 of the canonical JSON of this policy (recorded with verdicts).
+
+        Computed once per policy object (the model is frozen; the service asks for it several times per message)."""
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 

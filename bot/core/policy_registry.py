@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
 from bot.core.policy import DEFAULT_POLICY_PATH, Policy, PolicyError, load_policy, server_policy_path
 
 log = logging.getLogger(__name__)
+
+#: A Discord guild id (snowflake: 17-20 digits), as a DiscordChatExporter export records it.
+_SNOWFLAKE = re.compile(r"\d{17,20}")
 
 #: Scope under which policy overrides are stored; the key is the dotted path into the policy document.
 OVERRIDE_SCOPE = "policy"
@@ -61,13 +65,25 @@ class PolicyRegistry:
         self._cache: dict[tuple[str, str], Policy] = {}
         self._lock = asyncio.Lock()
 
-    def _files_for(self, platform: str, server_id: str) -> list[Path]:
-        files = [self.default_path, *self.extra_files]
-        if self.servers_dir is not None:
-            p = server_policy_path(self.servers_dir, platform, server_id)
+    def server_file(self, platform: str, server_id: str) -> Path | None:
+        """The server's own policy file in ``servers_dir``, or ``None``: ``<platform>-<server id>.toml``; for a
+        chat export (platform ``"export"``) whose id is a Discord snowflake, i.e. a DiscordChatExporter export of
+        that guild, ``discord-<guild id>.toml`` when there is no ``export-<id>.toml``, so a scan of a guild's export
+        is judged by the same file as the bot in that guild."""
+        if self.servers_dir is None:
+            return None
+        p = server_policy_path(self.servers_dir, platform, server_id)
+        if p.exists():
+            return p
+        if platform == "export" and _SNOWFLAKE.fullmatch(server_id):
+            p = server_policy_path(self.servers_dir, "discord", server_id)
             if p.exists():
-                files.append(p)
-        return files
+                return p
+        return None
+
+    def _files_for(self, platform: str, server_id: str) -> list[Path]:
+        own = self.server_file(platform, server_id)
+        return [self.default_path, *self.extra_files, *([own] if own is not None else [])]
 
     def validate_servers(self, platform: str | None = None) -> int:
         """Load every server file (``<platform>-<server id>.toml``) in ``servers_dir`` and check it for its server;

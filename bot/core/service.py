@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -122,6 +122,8 @@ class ModerationService:
         text_cache: Number of recent distinct scored texts remembered (repeated texts are scored once).
         stateful_rules: False judges every message on its own (no spam, flood or raid windows, no strikes): used
             by ``score``, whose inputs are independent texts.
+        known_scores: Scores already known per scoring plan (:func:`bot.core.pieces.scoring_pieces`), used instead
+            of the scorer (a ``scan`` replay re-judges recorded messages from their stored scores this way).
     """
 
     def __init__(
@@ -135,6 +137,7 @@ class ModerationService:
         max_delay_s: float = 0.004,
         text_cache: int = 8192,
         stateful_rules: bool = True,
+        known_scores: Mapping[tuple[str, ...], Scores] | None = None,
     ) -> None:
         self.scorer = scorer
         self.store = store
@@ -146,6 +149,7 @@ class ModerationService:
         self.ledger = StrikeLedger(store.active_strikes)
         self._cache: OrderedDict[tuple[str, ...], Scores] = OrderedDict()
         self._cache_size = text_cache
+        self.known_scores: Mapping[tuple[str, ...], Scores] = known_scores or {}
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._judge_q: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=2)
         self._inflight: dict[Key, datetime | None] = {}
@@ -344,6 +348,10 @@ class ModerationService:
             if not any(p.strip() for p in plan):
                 continue
             self._reading(it, text)
+            known = self.known_scores.get(plan)
+            if known is not None:
+                it.scores = known
+                continue
             cached = self._cache.get(plan)
             if cached is not None:
                 self._cache.move_to_end(plan)

@@ -1,9 +1,19 @@
 """The offline ``scan`` job: judge chat exports with the live pipeline and record every verdict.
 
-Layer: composition root. Messages are replayed in timestamp order so spam and raid rules see real timing. A re-run
-skips what is already recorded (the store's message keys), so a killed scan resumes where it stopped; the recorded
-messages are replayed into the spam and raid windows (:class:`bot.core.service.ModerationService`), so a raid that
-spans the restart is still one burst.
+Layer: composition root. Messages are replayed in timestamp order so spam and raid rules see real timing. Each
+server is judged by its effective policy: the default, ``--policy`` files, and its own file in the servers folder
+(:meth:`bot.core.policy_registry.PolicyRegistry.server_file`; a Discord export's guild uses
+``discord-<guild id>.toml``), exactly as the bots do.
+
+A re-run under the same policy skips what is already recorded (the store's message keys), so a killed scan resumes
+where it stopped; the recorded messages are replayed into the spam and raid windows
+(:class:`bot.core.service.ModerationService`), so a raid that spans the restart is still one burst.
+
+A re-run under ANOTHER policy (some input message recorded under another policy version than its server's now) is a
+replay: every input message is re-judged by the same moderation service, in timestamp order, against a scratch mod
+log, with the scores stored with the recorded verdicts (``known_scores``; the model loads only when some message
+has no stored score of the same model name and version), the new set is kept in ``replay_verdicts`` next to the
+recorded one (:mod:`bot.store.replays`), and the difference is printed and reported (:mod:`bot.jobs.replay`).
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +33,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from bot.core.models import LABELS, Message
+from bot.core.models import LABELS, Message, Scores
+from bot.core.policy import Policy
 from bot.core.ports import Scorer
 from bot.core.service import ModerationService, Outcome
 from bot.settings import Settings
@@ -29,9 +42,12 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
-async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None) -> int:
+async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
+                   scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
-    scorer (default: the model ``settings`` names, loaded after the input is read).
+    scorer; else ``scorer_factory`` (default ``load_scorer(settings)``) loads the model the settings name, after
+    the input is read and only when some message needs scoring (not for a replay from stored scores, nor for a
+    re-run over messages all recorded under the same policy).
 
     Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
     at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
@@ -40,7 +56,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     """
     from bot.ingest import IngestError, read_messages
     from bot.ingest.jsonl import lacks_author_or_time
-    from bot.runtime import build_policies, open_runtime
+    from bot.runtime import build_policies
 
     console = Console(stderr=True, soft_wrap=True)  # one message, one line (paths are long)
     missing = [p for p in args.paths if not Path(p).exists()]
@@ -48,7 +64,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
                       highlight=False)
         return 2
-    build_policies(settings, extra_policy_files=tuple(args.policy), server_files=False)  # PolicyError before reading
+    registry = build_policies(settings, extra_policy_files=tuple(args.policy))  # PolicyError before reading
     errors: list[IngestError] = []
     t0 = time.perf_counter()
     try:
@@ -68,46 +84,214 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {len(messages):,} messages have no author or no "
                       "time (JSON lines without \"author\" or \"created_at\"): the rate-based rules (flood, "
                       "duplicates, raids, strikes and the escalation ladder) are off for this scan", highlight=False)
-    async with open_runtime(settings, enforce=False, stateful_rules=not incomplete,
-                            extra_policy_files=tuple(args.policy), server_files=False, overrides=False,
-                            batch_size=args.batch_size, scorer=scorer) as rt:
-        store, scorer, service = rt.store, rt.scorer, rt.service
-        t1 = time.perf_counter()
-        outcomes = await _replay(service, messages, show_progress=not args.no_progress, console=console)
-        elapsed = time.perf_counter() - t1
-        rows = await _rows(store, outcomes)
-        if args.out:
-            _write_jsonl(args.out, rows)
-        servers = sorted({(m.server.platform, m.server.id) for m in messages})
-        summary = await _summary(store, servers)
-        new = sum(1 for o in outcomes if not o.duplicate)
-        names = {m.author.id: m.author.name for m in messages if m.author.name}
-        _print_summary(console, summary, len(messages), new, elapsed, names)
-        if args.report:
-            from bot.report import policy_provenance, write_html_report
+    servers = sorted({(m.server.platform, m.server.id) for m in messages})
+    # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
+    policies = {s: await registry.get(*s) for s in servers}
+    ctx = _Scan(args=args, settings=settings, console=console, messages=messages, servers=servers,
+                policies=policies, errors=errors, stateful=not incomplete, scorer_factory=scorer_factory)
+    plan = await _replay_plan(ctx, scorer)
+    if plan is not None:
+        return await _run_replay(ctx, plan, scorer)
+    return await _run_first(ctx, scorer)
 
-            # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
-            # or a resumed scan replays recorded messages without re-raising their alerts
-            raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
-            doc = {
-                "title": "Moderation scan: " + ", ".join(str(p) for p in args.paths),
-                "messages": summary.messages,
-                "flagged": summary.flagged,
-                "label_counts": dict(summary.flagged_per_label),
-                "action_counts": dict(summary.actions),
-                "raids": raids,
-                "top_members": [(m, pts) for m, pts, _n in summary.top_members],
-                "inputs": ", ".join(str(p) for p in args.paths),
-                "model": f"{scorer.name} {scorer.version}",
-                "policy_version": rt.policies.base.version,
-                "policies": await policy_provenance(rt.policies, servers),
-                "errors": len(errors) or None,
-            }
-            write_html_report(args.report, doc, rows)
-            console.print(f"report written to {args.report}")
-        if args.out:
-            console.print(f"verdicts written to {args.out}")
-    return 1 if errors and args.on_error == "stop" else 0
+
+@dataclass
+class _Scan:
+    """One ``scan`` invocation's inputs, read and validated."""
+
+    args: argparse.Namespace
+    settings: Settings
+    console: Console
+    messages: list[Message]
+    servers: list[tuple[str, str]]
+    policies: dict[tuple[str, str], Policy]
+    errors: list[Any]
+    stateful: bool
+    #: Every input message is already recorded under its server's current policy (no edit newer than recorded).
+    nothing_new: bool = False
+    #: ``(name, version)`` of the model the settings name, when known without loading it.
+    identity: tuple[str, str] | None = None
+    #: Loads the model when needed (default ``load_scorer(settings)``).
+    scorer_factory: Callable[[], Scorer] | None = None
+
+    def load(self) -> Scorer:
+        """Load the model (blocking: call it off the event loop)."""
+        from bot.runtime import load_scorer
+
+        return self.scorer_factory() if self.scorer_factory is not None else load_scorer(self.settings)
+
+    def runtime_kwargs(self) -> dict[str, Any]:
+        return {"enforce": False, "stateful_rules": self.stateful, "extra_policy_files": tuple(self.args.policy),
+                "server_files": True, "overrides": False, "batch_size": self.args.batch_size}
+
+    def piece_modes(self) -> dict[str, str]:
+        return {p.version: p.scoring.pieces for p in self.policies.values()}
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors and self.args.on_error == "stop" else 0
+
+
+@dataclass
+class _Plan:
+    """A replay: the recorded verdicts of the input, the stored scores that can be reused, and how many messages
+    still need the model."""
+
+    store: Any
+    recorded: dict[tuple[str, str, str], Any]
+    stale: int
+    known: dict[tuple[str, ...], Scores]
+    identity: tuple[str, str] | None
+    need_model: int
+
+
+async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
+    """The first scan of messages (or a resumed one, under the policy that judged the recorded ones)."""
+    from bot.runtime import open_runtime
+
+    if scorer is None and ctx.nothing_new and ctx.identity is not None:
+        from bot.scoring.stored import StoredScoresOnly
+
+        # every message is recorded under this policy (a finished scan run again): nothing to score, no model
+        scorer = StoredScoresOnly(*ctx.identity)
+    async with open_runtime(ctx.settings, scorer=scorer, scorer_factory=ctx.scorer_factory,
+                            **ctx.runtime_kwargs()) as rt:
+        await rt.store.note_policy_versions(ctx.piece_modes())
+        t1 = time.perf_counter()
+        outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
+                                 console=ctx.console)
+        elapsed = time.perf_counter() - t1
+        await _finish(ctx, rt, outcomes, elapsed=elapsed)
+    return ctx.exit_code
+
+
+async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
+    """``None`` unless some input message is recorded under another policy version than its server's now; then
+    the replay's plan (with the mod log open: the caller closes ``plan.store``)."""
+    from bot.core.pieces import scoring_pieces
+    from bot.scoring.stored import model_identity
+    from bot.store.sqlite import SqliteStore
+
+    if not ctx.settings.db_path.exists():
+        return None
+    store = await SqliteStore.open(ctx.settings.db_path)
+    try:
+        keys = [m.key for m in ctx.messages]
+        recorded = await store.recorded_verdicts(keys)
+        stale = sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
+        s = ctx.settings
+        identity = ((scorer.name, scorer.version) if scorer is not None
+                    else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
+        if not stale:
+            if len(recorded) == len(keys) and identity is not None:
+                edits = await store.known_messages(keys)
+                ctx.nothing_new = all(m.edited_at is None or (edits.get(m.key) is not None
+                                                               and m.edited_at <= edits[m.key])
+                                      for m in ctx.messages)
+                ctx.identity = identity
+            await store.close()
+            return None
+        known: dict[tuple[str, ...], Scores] = {}
+        stored = await store.stored_scores(keys, *identity) if identity else {}
+        modes = await store.policy_pieces({pv for pv, _ in stored.values()})
+        plans: list[tuple[str, ...] | None] = []  # None: exempt under its server's policy now (never scored)
+        for m in ctx.messages:
+            policy = ctx.policies[(m.server.platform, m.server.id)]
+            mode = policy.scoring.pieces
+            plan = scoring_pieces(m.text, sentences=mode == "sentences")
+            plans.append(None if policy.exemption(m) else plan)
+            hit = stored.get(m.key)
+            # a version never noted scored with the default plan ("sentences")
+            if hit is not None and modes.get(hit[0], "sentences") == mode:
+                known[plan] = hit[1]
+        need = sum(1 for plan in plans if plan is not None and plan[0].strip() and plan not in known)
+        return _Plan(store=store, recorded=recorded, stale=stale, known=known, identity=identity, need_model=need)
+    except BaseException:
+        await store.close()
+        raise
+
+
+async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
+    """Re-judge every input message under the current policies, from stored scores, in a scratch mod log (so the
+    replay's cases, strikes and raids never mix with the recorded ones), keep the new verdict set next to the
+    recorded one, and print and report the difference."""
+    import tempfile
+
+    from bot.jobs.replay import compute_diff, print_diff
+    from bot.runtime import open_runtime
+    from bot.scoring.stored import StoredScoresOnly
+
+    console = ctx.console
+    try:
+        versions = sorted({p.version for p in ctx.policies.values()})
+        console.print(f"{plan.stale:,} of {len(ctx.messages):,} messages were recorded under another policy: "
+                      f"replaying them under {', '.join(versions)}", highlight=False)
+        if plan.need_model or plan.identity is None:
+            console.print(f"{plan.need_model:,} messages have no stored scores of this model: loading it",
+                          highlight=False)
+            if scorer is None:
+                scorer = await asyncio.to_thread(ctx.load)
+        else:
+            scorer = StoredScoresOnly(*plan.identity)
+        with tempfile.TemporaryDirectory(prefix="modbot-replay-") as tmp:
+            async with open_runtime(ctx.settings, scorer=scorer, db_path=Path(tmp) / "replay.db",
+                                    **ctx.runtime_kwargs()) as rt:
+                rt.service.known_scores = plan.known
+                t1 = time.perf_counter()
+                outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
+                                         console=console)
+                elapsed = time.perf_counter() - t1
+                judged = {o.verdict.message.key: o.verdict for o in outcomes if not o.duplicate}
+                await plan.store.record_replay(list(judged.values()), model_version=scorer.version)
+                await plan.store.note_policy_versions(ctx.piece_modes())
+                console.print(f"\n[bold]replay finished[/bold]: {len(judged):,} messages re-judged in "
+                              f"{elapsed:.1f} s ({rt.service.stats['scored_texts']:,} texts scored by the model, "
+                              "the rest from stored scores); both verdict sets are kept in "
+                              f"{ctx.settings.db_path}", highlight=False)
+                diff = compute_diff(ctx.messages, plan.recorded, judged)
+                print_diff(console, diff)
+                await _finish(ctx, rt, outcomes, elapsed=elapsed, diff=diff)
+    finally:
+        await plan.store.close()
+    return ctx.exit_code
+
+
+async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: float,
+                  diff: dict[str, Any] | None = None) -> None:
+    """Rows, ``--out``, the summary and ``--report`` from ``rt``'s store (the mod log, or a replay's scratch)."""
+    args, console, store, servers = ctx.args, ctx.console, rt.store, ctx.servers
+    rows = await _rows(store, outcomes)
+    if args.out:
+        _write_jsonl(args.out, rows)
+    summary = await _summary(store, servers)
+    names = {m.author.id: m.author.name for m in ctx.messages if m.author.name}
+    new = sum(1 for o in outcomes if not o.duplicate)
+    _print_summary(console, summary, len(ctx.messages), new, elapsed, names, replay=diff is not None)
+    if args.report:
+        from bot.report import policy_provenance, write_html_report
+
+        # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
+        # or a resumed scan replays recorded messages without re-raising their alerts
+        raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
+        doc = {
+            "title": "Moderation scan: " + ", ".join(str(p) for p in args.paths),
+            "messages": summary.messages,
+            "flagged": summary.flagged,
+            "label_counts": dict(summary.flagged_per_label),
+            "action_counts": dict(summary.actions),
+            "raids": raids,
+            "top_members": [(m, pts) for m, pts, _n in summary.top_members],
+            "inputs": ", ".join(str(p) for p in args.paths),
+            "model": f"{rt.scorer.name} {rt.scorer.version}",
+            "policy_version": rt.policies.base.version,
+            "policies": await policy_provenance(rt.policies, servers),
+            "errors": len(ctx.errors) or None,
+            "diff": diff,
+        }
+        write_html_report(args.report, doc, rows)
+        console.print(f"report written to {args.report}")
+    if args.out:
+        console.print(f"verdicts written to {args.out}")
 
 
 async def _replay(service: ModerationService, messages: list[Message], *, show_progress: bool,
@@ -179,11 +363,13 @@ async def _summary(store: Any, servers: list[tuple[str, str]]) -> Any:
 
 
 def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed: float,
-                   names: dict[str, str] | None = None) -> None:
-    rate = new / elapsed if elapsed > 0 else 0.0
-    console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
-                  f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
-    t = Table(title="summary (all recorded verdicts of these servers)")
+                   names: dict[str, str] | None = None, *, replay: bool = False) -> None:
+    """The terminal summary: the run's line (not for a replay, which prints its own) and the recorded totals."""
+    if not replay:
+        rate = new / elapsed if elapsed > 0 else 0.0
+        console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
+                      f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
+    t = Table(title="summary under the replayed policy" if replay else "summary (all recorded verdicts of these servers)")
     t.add_column("what")
     t.add_column("count", justify="right")
     t.add_row("messages", f"{summary.messages:,}")

@@ -68,6 +68,38 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+#: Sidecar of the assembled checkpoint: its sha256 and the file's identity when that sha256 was last computed.
+VERIFIED_FILE = "VERIFIED.json"
+
+
+def _file_identity(path: Path) -> list[int]:
+    """Size, mtime, ctime (ns), inode and device of ``path``. Any write to the file changes its ctime, which no
+    user-space call can set back (unlike mtime), so an unchanged identity means unchanged bytes."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _verified_unchanged(ckpt: Path, sha: str) -> bool:
+    """True when ``ckpt`` was hashed to ``sha`` before and has not been written since (same size, mtime, ctime,
+    inode and device): the start-up then skips re-hashing 87 MB. Any doubt (no sidecar, unreadable, another
+    identity or checksum) is False, and the caller hashes the file."""
+    try:
+        data = json.loads((ckpt.parent / VERIFIED_FILE).read_text(encoding="utf-8"))
+        return data.get("sha256") == sha and data.get("identity") == _file_identity(ckpt)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _note_verified(ckpt: Path, sha: str) -> None:
+    """Record that ``ckpt`` hashes to ``sha`` at its current identity (best effort: a read-only cache just means
+    hashing again next time)."""
+    try:
+        (ckpt.parent / VERIFIED_FILE).write_text(json.dumps({"sha256": sha, "identity": _file_identity(ckpt)}),
+                                                 encoding="utf-8")
+    except OSError:
+        log.debug("could not write %s", ckpt.parent / VERIFIED_FILE)
+
+
 def default_cache_dir() -> Path:
     """``$MODBOT_CACHE`` if set, else ``~/.cache/modbot/model``."""
     env = os.environ.get("MODBOT_CACHE")
@@ -224,7 +256,9 @@ def assemble(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -
     cache = (cache_dir or default_cache_dir()) / checksum[:12]
     ckpt, cfg_dir, stamp = cache / "checkpoint.ckpt", cache / "config", cache / "READY"
     if stamp.is_file() and ckpt.is_file() and (cfg_dir / "config.json").is_file():
-        if stamp.read_text(encoding="utf-8").strip() == sha256_file(ckpt):
+        expected = stamp.read_text(encoding="utf-8").strip()
+        if _verified_unchanged(ckpt, expected) or expected == sha256_file(ckpt):
+            _note_verified(ckpt, expected)
             return AssembledModel(ckpt, cfg_dir, checksum, labels)
         log.warning("cached embedded model at %s is corrupted; rebuilding it", cache)
     delta = artifact_dir / DELTA_FILE

@@ -26,6 +26,7 @@ from bot.store.schema import load_json, to_db_time, utcnow
 _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("author_id",),
     "verdicts": ("member_id",),
+    "replay_verdicts": ("member_id",),
     "cases": ("member_id", "moderator_id"),
     "strikes": ("member_id", "pardoned_by"),
     "review_items": ("member_id", "moderator_id"),

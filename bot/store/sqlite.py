@@ -3,7 +3,7 @@
 Layer: ``bot.store`` (may use aiosqlite). One :class:`SqliteStore` owns one connection; see :mod:`bot.store.base`
 for the locking model and :mod:`bot.store.schema` for time encoding and migrations. The class is split in mixins:
 reviews/reports/appeals (:mod:`bot.store.reviews`), policy overrides (:mod:`bot.store.policy`), privacy
-(:mod:`bot.store.privacy`) and statistics (:mod:`bot.store.stats`).
+(:mod:`bot.store.privacy`), statistics (:mod:`bot.store.stats`) and replayed verdict sets (:mod:`bot.store.replays`).
 
 Usage::
 
@@ -30,6 +30,7 @@ from bot.store.base import StoreBase
 from bot.store.cases import CasesMixin
 from bot.store.policy import PolicyMixin
 from bot.store.privacy import PrivacyMixin
+from bot.store.replays import ReplayMixin
 from bot.store.reviews import ReviewMixin
 from bot.store.schema import (
     connect,
@@ -72,7 +73,8 @@ def timeout_end(verdict: Verdict) -> datetime | None:
     return None
 
 
-class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, StoreBase):
+class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, ReplayMixin,
+                  StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
 
     Attributes:

@@ -1,0 +1,59 @@
+"""Replaying with stored scores: the model's identity without loading it, and a scorer that never scores.
+
+A ``scan`` replay (:mod:`bot.jobs.replay`) re-judges recorded messages from the scores stored with their verdicts
+when the model that produced them is the one the settings name (same ``name`` and ``version``). Knowing that must
+not cost a model load, so :func:`model_identity` reads it from the settings (and, for the embedded model, from its
+manifest); the model is loaded only when some message has no usable stored score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.core.models import LABELS, Scores
+from bot.scoring import ScorerError
+
+
+def model_identity(model: str, *, checkpoint: object = None, int8: bool = False) -> tuple[str, str] | None:
+    """``(name, version)`` the scorer for these settings will record, without loading it, or ``None`` when it
+    cannot be known beforehand (a local checkpoint: its name and ``"local"`` do not identify the weights).
+
+    Matches :meth:`bot.scoring.detoxify_scorer.DetoxifyScorer.load` (embedded: ``embedded-minilm-v1`` and the
+    first 12 hex digits of the artifact's sha256 from its manifest; detoxify's named models: the name and
+    ``detoxify-0.5.4``) plus :func:`bot.scoring.quantize.quantize_int8`'s ``+int8`` suffix.
+
+    Raises:
+        bot.model.artifact.ModelArtifactError: the embedded model's manifest is missing or unreadable.
+    """
+    from bot.scoring.detoxify_scorer import EMBEDDED, NAMED_MODELS
+
+    suffix = "+int8" if int8 else ""
+    if checkpoint is not None:
+        return None
+    if model == EMBEDDED:
+        from bot.model.artifact import MODEL_NAME, read_manifest
+
+        return MODEL_NAME, str(read_manifest()["delta_sha256"])[:12] + suffix
+    if model in NAMED_MODELS:
+        return model, "detoxify-0.5.4" + suffix
+    return None
+
+
+class StoredScoresOnly:
+    """A :class:`bot.core.ports.Scorer` for a replay in which every message has stored scores (given to the
+    moderation service as ``known_scores``): it carries the model's name and version for the records and refuses
+    to score, so a message that would need the model fails loudly instead of being judged without scores.
+    """
+
+    def __init__(self, name: str, version: str, labels: Sequence[str] = LABELS) -> None:
+        self.name = name
+        self.version = version
+        self.labels = tuple(labels)
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        """Never scores.
+
+        Raises:
+            ScorerError: always (naming how many texts had no stored score).
+        """
+        raise ScorerError(f"{len(texts)} text(s) have no stored score and the model was not loaded")

@@ -1,0 +1,170 @@
+"""Verdict sets per policy version: what a replay needs (mixin of :class:`bot.store.sqlite.SqliteStore`).
+
+A message's first verdict stays in ``verdicts`` (the mod log the bots use; its ``policy_version`` says which
+policy judged it). A ``scan`` of already-recorded messages under another policy version re-judges them from their
+stored scores and keeps that second set in ``replay_verdicts``, one row per ``(platform, server_id, message_id,
+policy_version)`` (migration ``0005_replays.sql``). The verdict set of version V for a message is its ``verdicts``
+row when that row was judged under V, else its ``replay_verdicts`` row for V.
+
+Stored scores are combined scores (per label the highest over the whole text and its sentences, rounded to 4
+decimals as ``Scores.as_dict`` writes them); ``policy_versions`` records which scoring plan (``[scoring] pieces``)
+each policy version used, so a score is reused only for the same plan.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core.models import LABELS, Scores, Verdict
+from bot.store.base import StoreBase
+from bot.store.schema import dump_json, load_json, to_db_time, utcnow
+
+MessageKey = tuple[str, str, str]
+#: Message ids per ``IN (...)`` query (SQLite's classic limit is 999 parameters).
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SetVerdict:
+    """One message's verdict in one verdict set (recorded or replayed), as a diff needs it.
+
+    Attributes:
+        key: ``(platform, server_id, message_id)``.
+        policy_version: The policy version that judged it.
+        flagged: Whether anything asked for review or action.
+        labels: Labels that reached the review tier.
+        action: The strongest action's label (``"none"``, ``"review"``, ``"delete"``...).
+        rules: Names of the rules that hit, in order, without repeats.
+        scores: ``{label: score in [0, 1] or None}``, or ``None`` when the message was not scored.
+        model_name, model_version: The model whose scores these are (``""`` / ``None`` when not scored).
+    """
+
+    key: MessageKey
+    policy_version: str
+    flagged: bool
+    labels: tuple[str, ...]
+    action: str
+    rules: tuple[str, ...]
+    scores: Mapping[str, float | None] | None
+    model_name: str
+    model_version: str | None
+
+
+def stored_scores_to_scores(stored: Mapping[str, float | None], model_name: str) -> Scores:
+    """Rebuild :class:`Scores` from a stored ``{label: score or None}`` (``None`` = a label the model lacks)."""
+    values = {label: float(v) for label, v in stored.items() if v is not None}
+    missing = tuple(label for label in LABELS if stored.get(label) is None)
+    return Scores(values=values, missing=missing, model=model_name)
+
+
+def _set_verdict(key: MessageKey, row: Any) -> SetVerdict:
+    hits = load_json(row["rule_hits"], [])
+    scores = load_json(row["scores"], None) if row["scores"] is not None else None
+    return SetVerdict(
+        key=key, policy_version=row["policy_version"], flagged=bool(row["flagged"]),
+        labels=tuple(load_json(row["labels"], [])), action=row["action"],
+        rules=tuple(dict.fromkeys(str(h.get("rule")) for h in hits)), scores=scores,
+        model_name=row["model_name"], model_version=row["model_version"],
+    )
+
+
+_COLUMNS = "message_id, policy_version, flagged, labels, action, rule_hits, scores, model_name, model_version"
+
+
+class ReplayMixin(StoreBase):
+    """Verdict sets per policy version, stored scores for re-judging, and replay rows."""
+
+    async def _by_keys(self, table: str, keys: Iterable[MessageKey], where: str = "",
+                       params: tuple[Any, ...] = ()) -> list[tuple[MessageKey, Any]]:
+        by_server: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for platform, server_id, message_id in dict.fromkeys(keys):
+            by_server[(platform, server_id)].append(message_id)
+        out: list[tuple[MessageKey, Any]] = []
+        async with self._lock:
+            for (platform, server_id), ids in by_server.items():
+                for start in range(0, len(ids), _CHUNK):
+                    chunk = ids[start : start + _CHUNK]
+                    rows = await self._all(
+                        f"SELECT {_COLUMNS} FROM {table} WHERE platform = ? AND server_id = ? "
+                        f"AND message_id IN ({','.join('?' * len(chunk))}){where}",
+                        (platform, server_id, *chunk, *params),
+                    )
+                    out.extend(((platform, server_id, r["message_id"]), r) for r in rows)
+        return out
+
+    async def recorded_verdicts(self, keys: Iterable[MessageKey]) -> dict[MessageKey, SetVerdict]:
+        """The first verdict set: each known key's ``verdicts`` row (unknown keys are absent)."""
+        return {key: _set_verdict(key, row) for key, row in await self._by_keys("verdicts", keys)}
+
+    async def verdict_set(self, keys: Iterable[MessageKey], policy_version: str) -> dict[MessageKey, SetVerdict]:
+        """The verdict set of ``policy_version``: per key the ``verdicts`` row judged under that version, else its
+        ``replay_verdicts`` row of that version; keys judged under neither are absent."""
+        keys = list(keys)
+        out = {key: _set_verdict(key, row) for key, row in
+               await self._by_keys("verdicts", keys, " AND policy_version = ?", (policy_version,))}
+        rest = [k for k in keys if k not in out]
+        out.update({key: _set_verdict(key, row) for key, row in
+                    await self._by_keys("replay_verdicts", rest, " AND policy_version = ?", (policy_version,))})
+        return out
+
+    async def stored_scores(self, keys: Iterable[MessageKey], model_name: str,
+                            model_version: str | None) -> dict[MessageKey, tuple[str, Scores]]:
+        """Scores of ``model_name`` / ``model_version`` already stored for ``keys`` (in ``verdicts``, else in any
+        replay): ``{key: (policy version that scored it, Scores)}``; keys without such scores are absent."""
+        keys = list(keys)
+        found: dict[MessageKey, tuple[str, Scores]] = {}
+        for table in ("verdicts", "replay_verdicts"):
+            rest = [k for k in keys if k not in found]
+            if not rest:
+                break
+            for key, row in await self._by_keys(table, rest, " AND scores IS NOT NULL AND model_name = ? "
+                                                "AND model_version IS ?", (model_name, model_version)):
+                if key not in found:
+                    found[key] = (row["policy_version"], stored_scores_to_scores(load_json(row["scores"], {}),
+                                                                                 row["model_name"]))
+        return found
+
+    async def record_replay(self, verdicts: Sequence[Verdict], *, model_version: str | None) -> int:
+        """Store ``verdicts`` (judged in a replay) as their policy version's set, replacing that version's earlier
+        rows for the same messages (a replay of a replay is idempotent). One transaction; returns rows written."""
+        now = to_db_time(utcnow())
+        rows = [
+            (*v.message.key, v.policy_version, v.message.author.id, v.message.channel.id,
+             dump_json(v.scores.as_dict()) if v.scores else None,
+             dump_json([{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action}
+                        for h in v.rule_hits]),
+             dump_json(list(v.labels)), int(v.flagged), v.action.label, v.strike_points, v.exempt,
+             v.scores.model if v.scores else "", model_version, int(v.raid_mode), now)
+            for v in verdicts
+        ]
+        async with self._tx():
+            await self._db.executemany(
+                "INSERT OR REPLACE INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
+                "channel_id, scores, rule_hits, labels, flagged, action, strike_points, exempt, model_name, "
+                "model_version, raid_mode, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return len(rows)
+
+    async def note_policy_versions(self, pieces: Mapping[str, str]) -> None:
+        """Remember each policy version's ``[scoring] pieces`` (``{version: "sentences" | "whole"}``)."""
+        now = to_db_time(utcnow())
+        async with self._tx():
+            await self._db.executemany(
+                "INSERT OR IGNORE INTO policy_versions (version, scoring_pieces, first_seen) VALUES (?, ?, ?)",
+                [(v, p, now) for v, p in pieces.items()],
+            )
+
+    async def policy_pieces(self, versions: Iterable[str]) -> dict[str, str]:
+        """``{version: scoring pieces}`` for the versions recorded by :meth:`note_policy_versions`."""
+        versions = list(dict.fromkeys(versions))
+        if not versions:
+            return {}
+        rows = await self._read_all(
+            f"SELECT version, scoring_pieces FROM policy_versions WHERE version IN ({','.join('?' * len(versions))})",
+            versions,
+        )
+        return {r[0]: r[1] for r in rows}
