@@ -110,6 +110,11 @@ class BulkResult:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+class MemberLookupError(Exception):
+    """The platform did not say whether a member is in the server (a 5xx, an exhausted rate limit): the workflow
+    refuses to act rather than act without its role-hierarchy check."""
+
+
 class Enforcer(Protocol):
     """Carries out actions on one platform. Never raises for platform refusals.
 
@@ -120,7 +125,11 @@ class Enforcer(Protocol):
     capabilities: frozenset[Capability]
 
     async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
-        """The member as the platform sees them now, or ``None`` when they are not (or no longer) in the server."""
+        """The member as the platform sees them now, or ``None`` when they are not (or no longer) in the server.
+
+        Raises:
+            MemberLookupError: the platform could not answer (not the same as "not a member").
+        """
         ...
 
     async def bot_member(self, server_id: str) -> MemberInfo | None:
@@ -305,6 +314,7 @@ __all__ = [
     "Capability",
     "Enforcer",
     "MemberInfo",
+    "MemberLookupError",
     "MemberNotice",
     "ModDesk",
     "WorkflowStore",

@@ -17,7 +17,7 @@ from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCas
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, Result, dur
-from bot.workflow.ports import Capability
+from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ class ReviewsMixin:
     _delete: Any
     sanction: Any
     strike: Any
+    target: Any
     _kick_capable: Any
 
     async def review_card(self, review_id: int, *, verdict: Any = None, notes: tuple[str, ...] = (),
@@ -48,7 +49,10 @@ class ReviewsMixin:
         item = await self.store.get_review(review_id, *((self.platform, server_id) if server_id else ()))
         if item is None:
             return None
-        member = await self.enforcer.member(item.server_id, item.member_id)
+        try:
+            member = await self.enforcer.member(item.server_id, item.member_id)
+        except MemberLookupError:
+            member = None  # the card still shows the evidence; only the member's details are missing
         strikes = await self.ledger.active(self.platform, item.server_id, item.member_id, self.clock())
         text = ""
         evidence = Evidence()
@@ -127,7 +131,7 @@ class ReviewsMixin:
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
-        target = await self.enforcer.member(server_id, item.member_id)
+        target = await self.target(server_id, item.member_id)
         authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
                   bot=await self.enforcer.bot_member(server_id))
         if rdecision is ReviewDecision.DISMISSED and item.case_number is not None:

@@ -19,7 +19,7 @@ from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import UNBAN_RETRY_S, Result, dur
-from bot.workflow.ports import Capability, MemberNotice
+from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,15 @@ class SanctionsMixin:
     # Provided by ModerationWorkflow.
     can: Any
     _delete: Any
+
+    async def target(self, server_id: str, member_id: str) -> Any:
+        """The member acted on (``None``: not in the server). A platform that cannot answer refuses the action
+        instead of letting it skip the role-hierarchy check."""
+        try:
+            return await self.enforcer.member(server_id, member_id)
+        except MemberLookupError as exc:
+            raise Refused(f"The platform did not answer about <@{member_id}> ({exc}); try again. Nothing was "
+                          "changed.") from None
 
     def _kick_capable(self, channel_id: str | None) -> bool:
         """Kick is possible: a real kick, or (Slack) removing the member from the message's channel."""
@@ -104,7 +113,7 @@ class SanctionsMixin:
         Raises:
             Refused: the actor may not do this to this member (nothing recorded).
         """
-        target = await self.enforcer.member(server_id, member_id)
+        target = await self.target(server_id, member_id)
         authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
         if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
             raise Refused(f"<@{member_id}> is not in this server; nothing was changed (a ban still works).")

@@ -408,3 +408,15 @@ async def test_a_banned_member_is_gone_for_later_decisions(env):
     await env.fake.wait_until(lambda: env.bot.get_guild(int(env.guild["id"])).get_member(int(env.alice["id"])) is None)
     cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:warn")
     assert "no longer in this server" in cb.body["data"]["content"]
+
+
+async def test_a_failed_member_lookup_refuses_the_ban_instead_of_skipping_the_hierarchy_check(env):
+    """Discord refuses the bot's lookup of the target (403 Missing Access, not "unknown member"): the ban is refused
+    with the reason, nothing is recorded or sent, rather than carried out without the role-hierarchy check."""
+    stranger = env.fake.new_user(env.guild, "uncached")  # in the guild on Discord, never dispatched to the bot
+    env.fake.fail("GET", rf"/guilds/{env.guild['id']}/members/{stranger['id']}", status=403, code=50001,
+                  message="Missing Access")
+    cb = await mod_on(env, "ban", stranger, text_opt("reason", "raid"))
+    text = cb.body["data"]["content"]
+    assert "did not answer" in text and "Missing Access" in text and "try again" in text
+    assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == [] and env.rows("SELECT * FROM cases") == []

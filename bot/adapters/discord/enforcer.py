@@ -16,7 +16,7 @@ import discord
 
 from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
-from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice
+from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberLookupError, MemberNotice
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +82,20 @@ class DiscordEnforcer:
 
     # ------------------------------------------------------------------ members
     async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
-        """The member now (cache, then ``GET /guilds/{g}/members/{u}``), or ``None`` when not in the server."""
+        """The member now (cache, then ``GET /guilds/{g}/members/{u}``), or ``None`` when not in the server.
+
+        Raises:
+            MemberLookupError: Discord answered with something else than "unknown member/user" (a 5xx...).
+        """
         try:
             guild = await self._guild(server_id)
             m = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
-        except (discord.HTTPException, ValueError):
+        except ValueError:
             return None
+        except discord.NotFound:
+            return None
+        except discord.HTTPException as exc:
+            raise MemberLookupError(describe_error(exc)) from None
         return member_info(m)
 
     async def bot_member(self, server_id: str) -> MemberInfo | None:
