@@ -527,3 +527,13 @@ async def test_kick_decided_on_slack_removes_the_member_from_the_channel(tmp_pat
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+async def test_an_upheld_appeal_cannot_be_filed_again(world):
+    """One appeal per case: once a moderator upheld it, the member cannot file the same appeal again."""
+    res = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "rude")
+    await world.workflow.appeal("alice", SERVER, res.case_number, "please reconsider")
+    await world.workflow.decide_appeal(MOD, SERVER, 1, uphold=True)
+    with pytest.raises(Refused, match="appeal was upheld"):
+        await world.workflow.appeal("alice", SERVER, res.case_number, "please, again")
+    assert world.rows("SELECT COUNT(*) FROM appeals") == [(1,)]

@@ -273,7 +273,7 @@ class ReviewMixin(StoreBase):
             CaseNotFound: no such case in this server.
             NotCaseMember: ``member_id`` is not the case's member.
             AppealAlreadyOpen: the case already has an open appeal.
-            AppealError: the case was already overturned.
+            AppealError: the case was already overturned, or an appeal of it was already upheld (one appeal per case).
         """
         when = now or utcnow()
         async with self._tx():
@@ -296,6 +296,11 @@ class ReviewMixin(StoreBase):
                 (platform, server_id, case_number),
             ):
                 raise AppealAlreadyOpen(f"case #{case_number} already has an open appeal")
+            if await self._one(
+                "SELECT 1 FROM appeals WHERE platform = ? AND server_id = ? AND case_number = ? AND status = 'upheld'",
+                (platform, server_id, case_number),
+            ):  # one appeal per case: a moderator already looked at it and upheld it
+                raise AppealError(f"case #{case_number} was appealed already and the appeal was upheld")
             item = await self._insert_review(
                 platform, server_id, member_id, "appeal", text, when, case_number=case_number
             )
