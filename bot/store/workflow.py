@@ -105,6 +105,13 @@ class WorkflowMixin(StoreBase):
                 (to_db_time(now or utcnow()), to_db_time(now or utcnow()), platform, server_id, number),
             )
 
+    async def open_review_for_message(self, platform: str, server_id: str, message_id: str) -> int | None:
+        """The id of the message's open (or investigating) review item, if any."""
+        row = await self._read_one(
+            "SELECT id FROM review_items WHERE platform = ? AND server_id = ? AND message_id = ? "
+            "AND decision IN ('open', 'investigating') ORDER BY id LIMIT 1", (platform, server_id, message_id))
+        return int(row[0]) if row else None
+
     async def note_join(self, platform: str, server_id: str, member_id: str, at: datetime) -> datetime:
         """Remember when a member was first seen joining; returns that (earliest) time."""
         async with self._tx():

@@ -111,6 +111,18 @@ class ReviewsMixin:
                 member_id=card.member_id, case_number=card.case_number, failed=True, kind="problem"))
             return False
 
+    async def message_deleted(self, server_id: str, message_id: str) -> bool:
+        """A message under review was deleted on the platform (by its author or someone else): its open card says
+        so, and stays open (a moderator may still sanction). Returns whether a card was updated."""
+        review_id = await self.store.open_review_for_message(self.platform, server_id, message_id)
+        if review_id is None:
+            return False
+        card = await self.review_card(review_id, server_id=server_id)
+        if card is None:
+            return False
+        card = replace(card, notes=(*card.notes, "the message was deleted on the platform since it was flagged"))
+        return await self._show_card(card, updated=True)
+
     async def decide_review(self, actor: Actor, server_id: str, review_id: int, choice: str, *,
                             duration_s: int | None = None) -> Result:
         """A moderator's decision on a review card (``choice``: a key of :data:`DECISIONS`).

@@ -403,3 +403,17 @@ async def test_other_bots_are_judged_only_if_the_policy_says_so(senv, judge_bots
     await senv.start()
     await senv.say("", "", event=senv.fake.bot_message_event(senv.fake.general.id, "B0OTHER", "borderline bot text"))
     assert senv.rows("SELECT exempt, flagged FROM verdicts") == [(None, 1) if judge_bots else ("bot", 0)]
+
+
+async def test_a_flagged_message_deleted_by_its_author_is_noted_on_its_open_card(senv):
+    """message_deleted for a message under review updates its card ("deleted on the platform"); the item stays
+    open for a moderator, and nothing new is judged."""
+    await senv.start()
+    ev = await senv.say(senv.fake.member.id, "borderline take")
+    (card,) = senv.cards()
+    resp = await senv.fake.deliver_event(senv.url, senv.fake.message_deleted_event(senv.fake.general.id, ev["ts"]))
+    assert resp.status == 200
+    await senv.fake.wait_for("chat.update")
+    assert "deleted on the platform" in card_text(senv.cards()[0])
+    assert senv.rows("SELECT decision FROM review_items") == [("open",)]
+    assert senv.rows("SELECT COUNT(*) FROM verdicts") == [(1,)]

@@ -137,7 +137,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if card.case_number is not None:
         embed.add_field(name="Case", value=f"#{card.case_number}")
     if card.notes and card.decision is None:
-        embed.add_field(name="The bot could not", value="\n".join(card.notes), inline=False)
+        embed.add_field(name="Notes", value="\n".join(card.notes), inline=False)
     _decision(embed, card)
     return fit(embed)
 

@@ -78,6 +78,10 @@ class SlackHandlers:
         """Judge a new or edited message (bolt has already acknowledged the event)."""
         if self.bot.closing:
             return
+        if event.get("subtype") == "message_deleted" and event.get("channel") and event.get("deleted_ts"):
+            team = body.get("team_id") or self.bot.team_id
+            await self.bot.workflow.message_deleted(team, f"{event['channel']}:{event['deleted_ts']}")
+            return
         fields = message_fields(event)
         if fields is None or fields["user"] in (self.bot.bot_user_id, self.bot.bot_id):
             return

@@ -111,7 +111,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     out.append(section(f"*Rules fired:* {escape(', '.join(ev.rules)) or 'none'}\n*Reason:* {escape(card.reason) or '-'}"
                        + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
     if card.notes and card.decision is None:
-        out.append(context("The bot could not: " + "; ".join(escape(n) for n in card.notes)))
+        out.append(context("Notes: " + "; ".join(escape(n) for n in card.notes)))
     if card.decision is None or not card.final:
         buttons = [button(label, f"mod:review:{card.review_id}:{d}", style)
                    for d, (label, style) in REVIEW_BUTTONS.items() if d not in card.capabilities_missing]
