@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 Row = aiosqlite.Row
 
 REVIEW_SOURCES = frozenset({"automod", "report", "appeal"})
+#: Message ids per ``IN (...)`` query in key lookups (SQLite's classic limit of bound parameters is 999).
+KEY_CHUNK = 500
 
 
 class StoreBase:
@@ -75,6 +77,27 @@ class StoreBase:
         """Fetch one row under the lock."""
         async with self._lock:
             return await self._one(sql, params)
+
+    async def _rows_by_keys(self, table: str, columns: str, keys: Iterable[tuple[str, str, str]], where: str = "",
+                            params: tuple[Any, ...] = ()) -> list[tuple[tuple[str, str, str], Row]]:
+        """Rows of ``table`` (``message_id`` plus ``columns``) for message keys ``(platform, server_id,
+        message_id)``, queried per server in chunks of :data:`KEY_CHUNK` ids (SQLite's classic limit of bound
+        parameters is 999); ``where``/``params`` add conditions. Unknown keys are absent."""
+        by_server: dict[tuple[str, str], list[str]] = {}
+        for platform, server_id, message_id in dict.fromkeys(keys):
+            by_server.setdefault((platform, server_id), []).append(message_id)
+        out: list[tuple[tuple[str, str, str], Row]] = []
+        async with self._lock:
+            for (platform, server_id), ids in by_server.items():
+                for start in range(0, len(ids), KEY_CHUNK):
+                    chunk = ids[start : start + KEY_CHUNK]
+                    rows = await self._all(
+                        f"SELECT message_id, {columns} FROM {table} WHERE platform = ? AND server_id = ? "
+                        f"AND message_id IN ({','.join('?' * len(chunk))}){where}",
+                        (platform, server_id, *chunk, *params),
+                    )
+                    out.extend(((platform, server_id, row["message_id"]), row) for row in rows)
+        return out
 
     # -- inserts shared by record_batch and the moderator API ---------------------------------------------------
 

@@ -13,7 +13,6 @@ each policy version used, so a score is reused only for the same plan.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +22,6 @@ from bot.store.base import StoreBase
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
 MessageKey = tuple[str, str, str]
-#: Message ids per ``IN (...)`` query (SQLite's classic limit is 999 parameters).
-_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,21 +76,7 @@ class ReplayMixin(StoreBase):
 
     async def _by_keys(self, table: str, keys: Iterable[MessageKey], where: str = "",
                        params: tuple[Any, ...] = ()) -> list[tuple[MessageKey, Any]]:
-        by_server: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for platform, server_id, message_id in dict.fromkeys(keys):
-            by_server[(platform, server_id)].append(message_id)
-        out: list[tuple[MessageKey, Any]] = []
-        async with self._lock:
-            for (platform, server_id), ids in by_server.items():
-                for start in range(0, len(ids), _CHUNK):
-                    chunk = ids[start : start + _CHUNK]
-                    rows = await self._all(
-                        f"SELECT {_COLUMNS} FROM {table} WHERE platform = ? AND server_id = ? "
-                        f"AND message_id IN ({','.join('?' * len(chunk))}){where}",
-                        (platform, server_id, *chunk, *params),
-                    )
-                    out.extend(((platform, server_id, r["message_id"]), r) for r in rows)
-        return out
+        return await self._rows_by_keys(table, _COLUMNS.removeprefix("message_id, "), keys, where, params)
 
     async def recorded_verdicts(self, keys: Iterable[MessageKey]) -> dict[MessageKey, SetVerdict]:
         """The first verdict set: each known key's ``verdicts`` row (unknown keys are absent)."""

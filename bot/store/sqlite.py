@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,7 +25,7 @@ import aiosqlite
 
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
-from bot.store.base import StoreBase
+from bot.store.base import KEY_CHUNK, StoreBase
 from bot.store.cases import CasesMixin
 from bot.store.policy import PolicyMixin
 from bot.store.privacy import PrivacyMixin
@@ -50,8 +49,6 @@ from bot.store.workflow import WorkflowMixin
 
 log = logging.getLogger(__name__)
 
-#: Message ids per ``IN (...)`` query in :meth:`SqliteStore.known_messages` (SQLite's classic limit is 999).
-KEY_CHUNK = 500
 
 MessageKey = tuple[str, str, str]
 
@@ -149,22 +146,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         return {key for key, row in rows if row["flagged"]}
 
     async def _verdict_rows(self, keys: Sequence[MessageKey], column: str) -> list[tuple[MessageKey, Any]]:
-        by_server: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for platform, server_id, message_id in dict.fromkeys(keys):
-            by_server[(platform, server_id)].append(message_id)
-        out: list[tuple[MessageKey, Any]] = []
-        async with self._lock:
-            for (platform, server_id), ids in by_server.items():
-                for start in range(0, len(ids), KEY_CHUNK):
-                    chunk = ids[start : start + KEY_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    rows = await self._all(
-                        f"SELECT message_id, {column} FROM verdicts WHERE platform = ? AND server_id = ? "
-                        f"AND message_id IN ({marks})",
-                        (platform, server_id, *chunk),
-                    )
-                    out.extend(((platform, server_id, row["message_id"]), row) for row in rows)
-        return out
+        return await self._rows_by_keys("verdicts", column, keys)
 
     async def record_batch(
         self, records: Sequence[VerdictRecord], *, model_version: str | None = None

@@ -5,8 +5,9 @@ Layer: ``bot.workflow`` (platform-neutral).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.core.models import ActionKind, ReviewDecision
 from bot.core.policy import Policy
@@ -66,3 +67,25 @@ def dur(seconds: int | None) -> str:
             n = seconds // size
             return f"{n} {unit}{'s' if n != 1 else ''}"
     return f"{seconds} s"
+
+
+class WorkflowParts:
+    """What the workflow's mixins (sanctions, reviews) share, set by :class:`ModerationWorkflow`: declared once
+    here so each mixin reads as what it is."""
+
+    platform: str
+    store: Any
+    enforcer: Any
+    desk: Any
+    policies: Any
+    ledger: Any
+    clock: Any
+    _timers: dict[tuple[str, int], asyncio.Task[None]]
+    _card_locks: dict[int, asyncio.Lock]
+    # methods of the other parts
+    can: Any
+    _delete: Any
+    sanction: Any
+    strike: Any
+    target: Any
+    _kick_capable: Any

@@ -16,32 +16,15 @@ from typing import Any
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
 from bot.workflow.authz import Actor, Refused, authorize
-from bot.workflow.common import DECISIONS, Result, dur
+from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
 
 
-class ReviewsMixin:
+class ReviewsMixin(WorkflowParts):
     """Review cards and decisions, reports and appeals."""
-
-    platform: str
-    store: Any
-    enforcer: Any
-    desk: Any
-    policies: Any
-    ledger: Any
-    clock: Any
-    _timers: dict[tuple[str, int], asyncio.Task[None]]
-    _card_locks: dict[int, asyncio.Lock]
-    # Provided by ModerationWorkflow.
-    can: Any
-    _delete: Any
-    sanction: Any
-    strike: Any
-    target: Any
-    _kick_capable: Any
 
     async def review_card(self, review_id: int, *, verdict: Any = None, notes: tuple[str, ...] = (),
                           server_id: str | None = None) -> ReviewCard | None:

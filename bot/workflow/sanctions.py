@@ -18,28 +18,15 @@ from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Refused, authorize
-from bot.workflow.common import UNBAN_RETRY_S, Result, dur
+from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
 
 
-class SanctionsMixin:
+class SanctionsMixin(WorkflowParts):
     """Sanctions, strikes, pardons and temporary bans."""
-
-    platform: str
-    store: Any
-    enforcer: Any
-    desk: Any
-    policies: Any
-    ledger: Any
-    clock: Any
-    _timers: dict[tuple[str, int], asyncio.Task[None]]
-    _card_locks: dict[int, asyncio.Lock]
-    # Provided by ModerationWorkflow.
-    can: Any
-    _delete: Any
 
     async def target(self, server_id: str, member_id: str) -> Any:
         """The member acted on (``None``: not in the server). A platform that cannot answer refuses the action
