@@ -56,9 +56,18 @@ def build_parser() -> argparse.ArgumentParser:
     pc = pol_sub.add_parser("check", help="validate a policy file and print the effective policy")
     pc.add_argument("file", type=Path, nargs="?")
 
-    ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc")
-    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc"])
-    ev.add_argument("file", type=Path, nargs="+")
+    ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc, scene")
+    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"])
+    ev.add_argument("file", type=Path, nargs="*",
+                    help="data file(s) or folder; scene: default the bundled probe set bot/eval/data/scene_cases.csv")
+    ev.add_argument("--artifact", type=Path, metavar="DIR",
+                    help="score with this model artifact directory (python -m bot.training --out DIR) instead of "
+                         "the configured model")
+    ev.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also score with this artifact directory and print a paired comparison (McNemar's exact "
+                         "test, paired bootstrap 95%% intervals) against the model under test")
+    ev.add_argument("--baseline-threshold", type=float,
+                    help="the baseline's threshold (default: the same as the model's)")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
     ev.add_argument("--batch-size", type=int, default=64)
     ev.add_argument("--pad", action="store_true",
@@ -264,11 +273,22 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
-    from bot.eval import check_input, run_eval
-    from bot.runtime import load_scorer
+    from bot.eval import EvalInputError, check_input, run_eval
+    from bot.runtime import load_artifact_scorer, load_scorer
 
+    if not args.file:
+        if args.kind != "scene":
+            raise EvalInputError(f"eval {args.kind}: name the data file or folder")
+        from bot.eval.scene import SCENE_CASES
+
+        args.file = [SCENE_CASES]
     for f in args.file:  # every input checked before the model loads
         check_input(args.kind, f, args.threshold)
+    if args.baseline_threshold is not None and not 0.0 <= args.baseline_threshold <= 1.0:
+        raise EvalInputError(f"baseline threshold {args.baseline_threshold} is outside [0, 1]")
+    for d in (args.artifact, args.baseline):
+        if d is not None and not (d / "manifest.json").is_file():
+            raise EvalInputError(f"{d}: not a model artifact directory (no manifest.json)")
     policy = load_policy(settings.default_policy)
     threshold = args.threshold
     if threshold is None and args.kind != "olid":
@@ -276,10 +296,11 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         # OLID (None): the toxicity head at the model's own calibrated threshold (bot/model/artifact).
         tier = policy.thresholds.get("identity_attack")
         threshold = tier.review if tier and tier.review is not None else 0.5
-    scorer = load_scorer(settings)
+    scorer = load_artifact_scorer(args.artifact, settings) if args.artifact else load_scorer(settings)
+    baseline = load_artifact_scorer(args.baseline, settings) if args.baseline else None
     for f in args.file:
         run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad,
-                 policy=policy)
+                 policy=policy, baseline=baseline, baseline_threshold=args.baseline_threshold, settings=settings)
     return 0
 
 

@@ -55,6 +55,23 @@ def load_scorer(settings: Settings) -> Scorer:
     return scorer
 
 
+def load_artifact_scorer(artifact_dir: Path, settings: Settings) -> Scorer:
+    """Load the model of another artifact directory (``python -m bot.training --out DIR``), with ``settings``'
+    ``bf16``/``int8`` choices: how ``eval --model`` / ``--baseline`` compare candidates with the shipped model.
+
+    Raises:
+        bot.scoring.ScorerLoadError: the artifact is missing, corrupted or built on other base weights.
+    """
+    from bot.scoring.detoxify_scorer import EMBEDDED, DetoxifyScorer
+
+    scorer = DetoxifyScorer.load(EMBEDDED, artifact_dir=artifact_dir, bf16=settings.bf16)
+    if settings.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(scorer)
+    return scorer
+
+
 class OverrideBridge:
     """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port :class:`PolicyRegistry` expects.
 

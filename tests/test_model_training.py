@@ -291,6 +291,29 @@ def test_distillation_term_is_minimised_at_the_teacher_probability_despite_pos_w
     assert float(torch.sigmoid(p[losses.argmin()])) == pytest.approx(0.6 / 1.4, abs=0.01)
 
 
+def test_scene_families_are_appended_with_twins_and_leave_the_rest_unchanged():
+    """scene=True (issue 19) appends the founding-scene families after the unchanged default set: hateful and
+    benign rows for misgendering, costume imagery, nicknames, veiled threats and "for existing"; evasion copies on
+    both sides keep their source's labels (a dropped letter is no cue); game/tech violence words stay benign."""
+    from bot.training.handwritten import GAME_TECH_NH, VEILED_THREAT_H, scene_families
+
+    ia, th = LABELS.index("identity_attack"), LABELS.index("threat")
+    base, more = generate(13), generate(13, scene=True)
+    assert more[: len(base)] == base and len(more) - len(base) == len(scene_families(13))
+    scene = scene_families(13)
+    assert scene == scene_families(13)  # deterministic
+    low = [(e.text.lower(), e.target) for e in scene]
+    assert any("costume" in t and tg[ia] == 1.0 for t, tg in low) and any("costume" in t and tg[ia] == 0.0 for t, tg in low)
+    assert any("exist" in t and tg[ia] == 1.0 for t, tg in low) and any("exist" in t and tg[ia] == 0.0 for t, tg in low)
+    threats = {t.lower() for t in VEILED_THREAT_H}
+    assert all(tg[th] == 1.0 for t, tg in low if t in threats)
+    games = {t.lower() for t in GAME_TECH_NH}
+    assert all(tg[th] == 0.0 and tg[ia] == 0.0 for t, tg in low if t in games)
+    noisy = [e for e in scene if e.source == "hand_noisy"]
+    assert any(e.target[ia] == 0.0 for e in noisy) and any(e.target[ia] == 1.0 for e in noisy)
+    assert any(e.target[th] == 1.0 and e.target[ia] == 0.0 for e in noisy)  # an evaded veiled threat stays a threat
+
+
 def test_recipe_teachers_differ_only_in_the_stance_families_and_never_distil(tmp_path):
     """The shipped recipe's teachers: the student's hyper-parameters, one run each, no teachers of their own; the
     plain one trains the default data, the other adds the stance families; each in a folder named by its settings."""

@@ -22,10 +22,11 @@ from bot.training.splits import olid_split, read_olid
 
 log = logging.getLogger(__name__)
 
-KINDS = ("hatecheck", "olid", "mhc")
-#: Targets from the issue; printed next to the measured numbers (never lowered in code).
-TARGETS = {"overall": 0.85, "hateful": 0.85, "non_hateful": 0.80, "counter_quote_nh": 0.70, "counter_ref_nh": 0.70,
-           "trans_non_hateful": 0.80, "olid_macro_f1": 0.78}
+KINDS = ("hatecheck", "olid", "mhc", "scene")
+#: Targets from issue 19 (HateCheck dev split, OLID hold-out); printed next to the measured numbers, never lowered
+#: in code. ``functionality`` is the floor for every HateCheck functionality.
+TARGETS = {"overall": 0.88, "hateful": 0.88, "non_hateful": 0.88, "counter_quote_nh": 0.90, "counter_ref_nh": 0.90,
+           "trans_non_hateful": 0.90, "functionality": 0.70, "olid_macro_f1": 0.78}
 
 
 #: Benign chat lines written by this project for ``--pad``: one is put before each HateCheck case to measure whether
@@ -147,8 +148,9 @@ def _print_hatecheck(title: str, m: dict, console) -> None:
     f.add_column("functionality")
     f.add_column("n", justify="right")
     f.add_column("accuracy %", justify="right")
+    f.add_column("target %", justify="right")
     for name, v in m["functionality"].items():
-        f.add_row(name, str(v["n"]), _fmt(v["acc"]))
+        f.add_row(name, str(v["n"]), _fmt(v["acc"]), _fmt(TARGETS.get(name, TARGETS["functionality"])))
     console.print(f)
     g = Table(title="per target group")
     for col in ("target", "hateful %", "n", "non-hateful %", "n"):
@@ -265,7 +267,8 @@ def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, con
 #: Columns an evaluation file must have, per kind (OLID: tab-separated).
 REQUIRED_COLUMNS = {"hatecheck": ("test_case", "label_gold", "functionality"),
                     "mhc": ("test_case", "label_gold", "functionality"),
-                    "olid": ("id", "tweet", "subtask_a")}
+                    "olid": ("id", "tweet", "subtask_a"),
+                    "scene": ("case_id", "kind", "gold", "text")}
 
 
 def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
@@ -319,24 +322,35 @@ def run_eval(
     scorer: Scorer | None = None,
     pad: bool = False,
     policy: Policy | None = None,
+    baseline: Scorer | None = None,
+    baseline_threshold: float | None = None,
+    settings=None,
 ) -> dict:
     """Run one evaluation and print rich tables.
 
     Args:
-        kind: ``"hatecheck"`` (one CSV), ``"olid"`` (the OLID tsv or its folder; scores the 20% hold-out) or
-            ``"mhc"`` (one ``mhc_<lang>_*.csv`` or a folder of them; one table set per language).
+        kind: ``"hatecheck"`` (one CSV), ``"olid"`` (the OLID tsv or its folder; scores the 20% hold-out),
+            ``"mhc"`` (one ``mhc_<lang>_*.csv`` or a folder of them; one table set per language) or ``"scene"``
+            (the founding-scene probe CSV, judged under the policy: :mod:`bot.eval.scene`).
         path: Data file or folder.
         threshold: Decision threshold in [0, 1]; ``None`` = the artifact's calibrated threshold
-            (``identity_attack`` for hatecheck/mhc, ``toxicity`` for olid).
+            (``identity_attack`` for hatecheck/mhc, ``toxicity`` for olid). Not used by ``scene`` (the policy's
+            tiers decide).
         batch_size: Texts per forward pass.
         console: A ``rich.console.Console``; a new one when ``None``.
         scorer: Any :class:`bot.core.ports.Scorer`; default the model of ``Settings.from_env()``
             (:func:`bot.runtime.load_scorer`).
         policy: The policy whose identity-target check is applied (default: the packaged default policy).
         pad: hatecheck/mhc only: put one benign sentence before every case (see :func:`eval_hatecheck`).
+        baseline: A second scorer to compare with on the same cases: prints a paired comparison
+            (:mod:`bot.eval.paired`: McNemar's exact test and a paired bootstrap 95% interval) and returns it under
+            ``"paired"``; ``scorer`` is the candidate (B), ``baseline`` is A.
+        baseline_threshold: The baseline's threshold (default: ``threshold``).
+        settings: ``bot.settings.Settings`` for ``scene`` (its default policy file); default from the environment.
 
     Returns:
-        The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics`; for mhc ``{language: metrics}``).
+        The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics` / :func:`bot.eval.scene.scene_metrics`;
+        for mhc ``{language: metrics}``).
 
     Raises:
         ValueError: unknown ``kind``. FileNotFoundError: ``path`` missing. EvalInputError: bad threshold, or a
@@ -359,13 +373,23 @@ def run_eval(
         scorer = load_scorer(Settings.from_env())
     label = "toxicity" if kind == "olid" else "identity_attack"
     thr = _default_threshold(label) if threshold is None else float(threshold)
-    if not 0.0 <= thr <= 1.0:
-        raise EvalInputError(f"threshold {thr} is outside [0, 1]")
+    base_thr = thr if baseline_threshold is None else float(baseline_threshold)
+    for t in (thr, base_thr):
+        if not 0.0 <= t <= 1.0:
+            raise EvalInputError(f"threshold {t} is outside [0, 1]")
     try:
+        if kind == "scene":
+            return eval_scene(path, scorer, console, settings=settings, baseline=baseline)
         if kind == "hatecheck":
-            return eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad, policy=policy)
+            m = eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad, policy=policy)
+            if baseline is not None:
+                m["paired"] = compare_hatecheck(path, baseline, scorer, base_thr, thr, batch_size, console, pad=pad)
+            return m
         if kind == "olid":
-            return eval_olid(path, scorer, thr, batch_size, console)
+            m = eval_olid(path, scorer, thr, batch_size, console)
+            if baseline is not None:
+                m["paired"] = compare_olid(path, baseline, scorer, base_thr, thr, batch_size, console)
+            return m
         files = sorted(path.glob("mhc_*.csv")) if path.is_dir() else [path]
         if not files:
             raise EvalInputError(f"{path}: no mhc_*.csv files in this folder")
@@ -374,9 +398,126 @@ def run_eval(
             lang = f.stem.removeprefix("mhc_").split("_")[0]
             results[lang] = eval_hatecheck(f, scorer, thr, batch_size, console,
                                            title=f"Multilingual HateCheck: {lang}", pad=pad, policy=policy)
+            if baseline is not None:
+                results[lang]["paired"] = compare_hatecheck(f, baseline, scorer, base_thr, thr, batch_size, console,
+                                                            pad=pad, title=f"Multilingual HateCheck: {lang}")
         return results
     except (KeyError, StopIteration, IndexError, UnicodeDecodeError, csv.Error, IsADirectoryError) as exc:
         raise EvalInputError(f"{path}: not a {kind} file ({type(exc).__name__}: {exc})") from None
+
+
+def _paired_row(name: str, a: list[bool], b: list[bool]) -> dict:
+    from bot.eval.paired import accuracy_stat, mcnemar, paired_bootstrap
+
+    test = mcnemar(a, b)
+    ci = paired_bootstrap(a, b, accuracy_stat)
+    return {"name": name, "n": len(a), "a": accuracy_stat(range(len(a)), a), "b": accuracy_stat(range(len(b)), b),
+            "diff": ci.diff, "low": ci.low, "high": ci.high, "only_a": test.only_a, "only_b": test.only_b,
+            "p_value": test.p_value}
+
+
+def print_paired(title: str, rows: list[dict], console) -> None:
+    """One table: per metric, A's and B's value, B - A with its paired bootstrap 95% interval, the discordant
+    counts and McNemar's exact p-value. A difference whose interval contains 0 is printed as such."""
+    from rich.table import Table
+
+    t = Table(title=f"{title}: paired comparison, A = baseline, B = candidate")
+    for col in ("metric", "n", "A %", "B %", "B - A (points)", "95% interval", "only A right", "only B right",
+                "McNemar p"):
+        t.add_column(col, justify="right" if col != "metric" else "left")
+    for r in rows:
+        p = r.get("p_value")
+        t.add_row(r["name"], str(r["n"]), f"{100 * r['a']:.1f}", f"{100 * r['b']:.1f}", f"{100 * r['diff']:+.1f}",
+                  f"[{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]", str(r.get("only_a", "-")),
+                  str(r.get("only_b", "-")), "-" if p is None else f"{p:.3g}")
+    console.print(t)
+
+
+def compare_hatecheck(path: Path, baseline: Scorer, candidate: Scorer, base_thr: float, cand_thr: float,
+                      batch_size: int, console, *, pad: bool = False, title: str = "HateCheck") -> list[dict]:
+    """Score one HateCheck-format file with both models and print :func:`print_paired` rows: overall, hateful,
+    non-hateful, trans non-hateful and every functionality where the two disagree on at least one case.
+
+    Returns:
+        The rows (``name``, ``n``, ``a``, ``b``, ``diff``, ``low``, ``high`` in [0, 1] / [-1, 1]; ``only_a``,
+        ``only_b``; ``p_value``).
+    """
+    rows = _read_csv(path)
+    texts = [r["test_case"] for r in rows]
+    if pad:
+        texts = padded(texts)
+    gold = [r["label_gold"] == "hateful" for r in rows]
+    a = [(s >= base_thr) == g for s, g in zip(_score(baseline, texts, "identity_attack", batch_size), gold, strict=True)]
+    b = [(s >= cand_thr) == g for s, g in zip(_score(candidate, texts, "identity_attack", batch_size), gold, strict=True)]
+
+    def pick(keep) -> tuple[list[bool], list[bool]]:
+        idx = [i for i, r in enumerate(rows) if keep(r)]
+        return [a[i] for i in idx], [b[i] for i in idx]
+
+    out = [_paired_row("overall", a, b)]
+    for name, keep in (("hateful", lambda r: r["label_gold"] == "hateful"),
+                       ("non_hateful", lambda r: r["label_gold"] != "hateful"),
+                       ("trans_non_hateful", lambda r: r["label_gold"] != "hateful"
+                        and "trans" in (r.get("target_ident") or "").lower())):
+        pa, pb = pick(keep)
+        if pa:
+            out.append(_paired_row(name, pa, pb))
+    for func in sorted({r["functionality"] for r in rows}):
+        pa, pb = pick(lambda r, f=func: r["functionality"] == f)
+        if pa != pb:
+            out.append(_paired_row(func, pa, pb))
+    print_paired(f"{title} (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console)
+    return out
+
+
+def compare_olid(path: Path, baseline: Scorer, candidate: Scorer, base_thr: float, cand_thr: float,
+                 batch_size: int, console) -> list[dict]:
+    """OLID hold-out with both models: macro-F1 difference with a paired bootstrap 95% interval, and accuracy with
+    McNemar's test; printed with :func:`print_paired`."""
+    from bot.eval.paired import macro_f1_stat, paired_bootstrap
+
+    if path.is_dir():
+        path = path / "olid-training-v1.0.tsv"
+    _, held = olid_split(read_olid(path))
+    texts = [r.text for r in held]
+    gold = [r.a == "OFF" for r in held]
+    pa = [s >= base_thr for s in _score(baseline, texts, "toxicity", batch_size)]
+    pb = [s >= cand_thr for s in _score(candidate, texts, "toxicity", batch_size)]
+    stat = macro_f1_stat(gold)
+    ci = paired_bootstrap(pa, pb, stat)
+    every = range(len(gold))
+    f1 = {"name": "macro_f1", "n": len(gold), "a": stat(every, pa), "b": stat(every, pb), "diff": ci.diff,
+          "low": ci.low, "high": ci.high}
+    acc = _paired_row("accuracy", [p == g for p, g in zip(pa, gold, strict=True)],
+                      [p == g for p, g in zip(pb, gold, strict=True)])
+    out = [f1, acc]
+    print_paired(f"OLID hold-out (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console)
+    return out
+
+
+def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None) -> dict:
+    """Judge the founding-scene probe cases under the policy (:mod:`bot.eval.scene`) and print them; with
+    ``baseline``, also judge them with it and print the paired comparison (under ``"paired"``)."""
+    from bot.eval import scene
+
+    cases = scene.read_cases(path)
+    if not cases:
+        raise EvalInputError(f"{path}: no cases (nothing after the header line)")
+    verdicts = scene.judge(cases, scorer, settings)
+    m = scene.scene_metrics(cases, verdicts)
+    scene.print_scene(m, console)
+    if baseline is not None:
+        base = scene.judge(cases, baseline, settings)
+        mb = scene.scene_metrics(cases, base)
+        scene.print_scene(mb, console, title="Founding scene, baseline")
+        a, b = scene.correct(cases, base), scene.correct(cases, verdicts)
+        rows = [_paired_row("overall", a, b)]
+        for name, gold in (("abuse", "flag"), ("others", "allow")):
+            idx = [i for i, c in enumerate(cases) if c["gold"] == gold]
+            rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
+        print_paired("Founding scene", rows, console)
+        m["paired"] = rows
+    return m
 
 
 class EvalInputError(ValueError):
@@ -384,4 +525,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]

@@ -15,7 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run one evaluation, print tables, optionally write the metrics as JSON; returns the exit status."""
     p = argparse.ArgumentParser(prog="python -m bot.eval")
     p.add_argument("kind", choices=KINDS)
-    p.add_argument("path", type=Path)
+    p.add_argument("path", type=Path, nargs="?", default=None,
+                   help="data file or folder (scene: default the bundled bot/eval/data/scene_cases.csv)")
     p.add_argument("--threshold", type=float, default=None, help="default: the artifact's calibrated threshold")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--pad", action="store_true",
@@ -23,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=None, help="also write the metrics here")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    if args.path is None:
+        if args.kind != "scene":
+            p.error(f"{args.kind}: name the data file or folder")
+        from bot.eval.scene import SCENE_CASES
+
+        args.path = SCENE_CASES
     try:
         check_input(args.kind, args.path, args.threshold)  # before the model loads
         result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size, pad=args.pad)

@@ -86,6 +86,7 @@ class DetoxifyScorer:
         config_dir: Path | None = None,
         device: str = "cpu",
         bf16: bool = False,
+        artifact_dir: Path | None = None,
     ) -> DetoxifyScorer:
         """Load a scorer.
 
@@ -98,6 +99,9 @@ class DetoxifyScorer:
             config_dir: HuggingFace config + tokenizer directory for ``checkpoint`` (offline loading).
             device: torch device, e.g. ``"cpu"``.
             bf16: Run inference under bf16 autocast (2x faster on CPUs with AMX; slower elsewhere).
+            artifact_dir: With ``model="embedded"``: another artifact directory in the committed artifact's format
+                (``python -m bot.training --out DIR`` writes one), e.g. a candidate model to compare in ``eval``;
+                default ``bot/model/artifact``.
 
         Raises:
             ScorerLoadError: unknown model name, missing package, corrupted artifact, unreadable checkpoint,
@@ -121,7 +125,7 @@ class DetoxifyScorer:
                 from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
 
                 try:
-                    built = assemble()
+                    built = assemble() if artifact_dir is None else assemble(artifact_dir=Path(artifact_dir))
                 except ModelArtifactError as exc:
                     raise ScorerLoadError(f"embedded model unavailable: {exc}") from exc
                 det = Detoxify(

@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-runs", type=Path, default=None, help="also write each run's own artifact under this folder")
     p.add_argument("--stance-families", action=argparse.BooleanOptionalAction, default=TrainConfig.stance_families,
                    help="add the stance/hostility template families of runs D-F (default: off, as for the shipped model)")
+    p.add_argument("--scene-families", action=argparse.BooleanOptionalAction, default=TrainConfig.scene_families,
+                   help="add the founding-scene template families of issue 19 (default: on; --no-scene-families "
+                        "reproduces the tenth session's model 6be930fdb033)")
     p.add_argument("--composites", type=int, default=TrainConfig.composites,
                    help="two-sentence examples (benign chat + a hand-written example) added to the training split "
                         "(default 3000, as for the shipped model; 0: none)")
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")
     cfg = TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
+                      scene_families=args.scene_families,
                       composites=args.composites, davidson_gendered_mask=args.davidson_gendered_mask,
                       max_len=args.max_len, teachers=tuple(args.teacher), distill_weight=args.distill_weight)
     if args.teacher or not args.distill:

@@ -444,7 +444,8 @@ def _cap(text: str, rng: random.Random) -> str:
     return text
 
 
-def generate(seed: int, per_template: int = 12, stance_families: bool = False) -> list[Example]:
+def generate(seed: int, per_template: int = 12, stance_families: bool = False,
+             scene: bool = False) -> list[Example]:
     """Generate the hand-written set deterministically.
 
     Args:
@@ -454,6 +455,8 @@ def generate(seed: int, per_template: int = 12, stance_families: bool = False) -
             endorsing twins, condemnations of hostility with first-person hostile twins, more negations and warm
             lines with hateful twins, neutral mentions, more non-protected groups). Off for the shipped model:
             one run with them was not better than without (docs/model-card.md, "What was tried", run F).
+        scene: Also add :func:`scene_families` (issue 19's founding-scene families), appended after the rest with
+            their own random stream, so the examples without them are unchanged.
 
     Returns:
         Examples with every label known (``source="hand"``; ``"hand_noisy"`` for character-noise copies).
@@ -595,4 +598,246 @@ def generate(seed: int, per_template: int = 12, stance_families: bool = False) -
         if rng.random() < 0.5:
             focus = next((w for w in g.slurs + g.plural if w in h), None)
             out.append(Example(noisy(h, rng, focus), HATE, "hand_noisy"))
+    if scene:
+        out += scene_families(seed)
+    return out
+
+
+# --- the founding scene (issue 19): written for this project, in the register of comments under a post that
+# celebrates a trans woman. Every family has twins on the other side of the line in the same register, so that
+# capitals, anger, violent game/tech words, a dropped letter or the word "exist" are never a cue on their own. ---
+#: Denial plus pathologising ("mentally ill", "delusional"): hateful; {N} a name.
+PATHOLOGISE_H = (
+    "trans women are not women, they are mentally ill men", "{N} is a mentally ill man, not a woman",
+    "trans women are men with a mental disorder", "they're not women, they're sick men who need a psychiatrist",
+    "a trans woman is a mentally ill man. period.", "these are delusional men, not women",
+    "he needs therapy, not a women's award", "transgenderism is a psychiatric disorder, those are men",
+    "no matter what you call it, {N} is a confused man with a sickness", "trans women are mentally ill men in denial",
+    "that's not a woman, that's a man with a mental illness", "they are men suffering from a delusion and you're enabling it",
+    "mentally ill blokes pretending to be ladies", "being trans is a mental illness and {N} is still a man",
+    "stop pretending, trans women are sick men", "{N} is a man with gender confusion and needs medication",
+)
+PATHOLOGISE_NH = (
+    "trans women are women, not mentally ill men", "{N} is a woman, and calling her mentally ill is cruel",
+    "being trans is not a mental illness, every major medical body says so", "trans women are women who deserve doctors, not mockery",
+    "calling trans women mentally ill men is transphobic", "she's not delusional, she's a woman living her life",
+    "she needs support, not your armchair diagnosis", "the WHO removed being trans from the list of mental disorders years ago",
+    "no matter what the trolls say, {N} is a woman", "trans women are women and their mental health matters",
+    "that's a woman, and she's happier than ever", "you're not a psychiatrist, stop diagnosing her",
+    "mentally healthy, happy, and a woman: that's {N}", "being trans isn't an illness, and {N} is a woman",
+    "stop calling trans women sick, it's a lie", "{N} is a woman, her doctors and her friends agree",
+)
+#: Misgendering by imagery (costume, dress-up, a man in a wig) and exclusion from women's events.
+COSTUME_H = (
+    "a man in a costume is still a man", "dress-up doesn't make him a woman", "no men in wigs at a women's celebration",
+    "keep the blokes in lipstick out of women's day", "it's just a guy wearing a woman costume", "men playing dress-up aren't women",
+    "a women's award for a guy in a skirt, what a joke", "a bloke in a ballgown isn't a woman", "no lads in frocks at the women's event",
+    "that's a man in drag, stop pretending it's a woman", "put a dress on a man and he's still a man",
+    "this is a celebration of women, not of men in makeup", "he can cosplay a woman all he wants, he's a man",
+    "a wig and heels don't make a woman", "men in costumes have no place at women's events",
+    "lol a man in a halloween costume won woman of the year",
+)
+COSTUME_NH = (
+    "she's a woman, not a costume", "trans women belong at the women's celebration", "women's day includes trans women",
+    "she looked amazing in that dress", "drag night this weekend, costumes very welcome", "cosplay night: I went as Wonder Woman lol",
+    "a women's award for {N}, so deserved", "she wore a ballgown to the gala and looked stunning",
+    "everyone's welcome at the women's event, trans women included", "drag is an art form and that show was fabulous",
+    "her dress is not a costume, it's just her dress", "this is a celebration of women, and {N} is one",
+    "my brother dressed up as Elsa for halloween and won the costume contest", "wig and heels and she still ran the 5k, legend",
+    "calling her a man in a costume is misgendering", "costume party at mine friday, dress up as anyone you like",
+)
+#: Dehumanising compound nicknames for trans people, and harmless compounds of the same shape.
+NICKNAME_H = (
+    "look at this he-she", "another troonoid in the comments", "that shemale thing again", "the it in a dress is posting again",
+    "tranny-thing wants applause", "imagine celebrating a he-she", "the troon brigade is here", "shim thinks it's a woman",
+    "mods protecting the trans-freak again", "ladyboy of the year lmao", "that man-thing in a wig", "troonbots everywhere",
+    "who invited the he-shes", "some dude-in-a-dress thing", "it-in-a-skirt wants pronouns lol", "the trannoid squad showed up",
+)
+NICKNAME_NH = (
+    "he-man was my favourite cartoon", "she-wolf is such a good song", "it's a trap! (admiral ackbar voice)", "the it crowd is the best sitcom",
+    "my lady-friend and I went to the market", "he-who-must-not-be-named strikes again", "the cat is a she, her name is Miso",
+    "the it department is here", "she-hulk was actually funny", "the trans-siberian orchestra concert was amazing",
+    "the transformers movie was fun", "who invited the bots lol", "trans-atlantic flight delayed again",
+    "the troop brigade is here for the parade", "the girl squad showed up", "the ladybird landed on my keyboard",
+)
+#: Veiled threats against one person, and harmless twins using the same phrases.
+VEILED_THREAT_H = (
+    "someone should put her in her place for good", "we'll put him in his place permanently", "she won't be smiling for long",
+    "enjoy your little party while you can", "people like you have accidents", "it'd be a shame if something happened to {N}",
+    "we know where the celebration is held", "wait till we find you after the show", "you'll get what's coming to you, freak",
+    "keep posting and see what happens to you", "there's a permanent solution for people like her", "{N} should watch her back",
+    "someone's going to teach {N} a lesson she won't forget", "I'd be careful walking home if I were you",
+    "one day someone will shut {N} up for good", "we know where you work, {N}",
+)
+VEILED_THREAT_NH = (
+    "she put him in his place in that debate lol", "put the kettle on, back in a sec", "she'll be smiling all week after that win",
+    "enjoy your party! you deserve it", "I have accidents with my coffee every morning lol", "it'd be a shame if the stream got cancelled",
+    "we know where the celebration is held, see you there!", "wait till you see the after show, it's great",
+    "you'll get what's coming to you: cake and hugs", "keep posting, love these updates", "there's a permanent fix for that bug, update",
+    "{N}, watch out for the step at the door", "{N} taught me a lesson about kindness I won't forget",
+    "be careful walking home, the roads are icy", "one day {N} will run this place", "we know where you work, {N}, can we visit?",
+)
+#: Defending someone "for existing" and telling critics to be quiet, with hateful twins about existence.
+EXIST_NH = (
+    "she's being attacked for existing", "why do you hate someone for simply existing?", "how is a trans woman existing hurting you?",
+    "is she not allowed to exist?", "imagine getting this angry at a woman for existing", "she harms nobody. if you have nothing kind to say, say nothing",
+    "if you can't be kind, keep quiet. she's hurting no one", "{N} has every right to exist and be happy",
+    "why should trans people justify existing?", "existing is not an attack on you", "trans people exist. get over it",
+    "she's just living her life. leave her alone", "nobody is forcing you to comment, just scroll on", "can we let trans women simply exist?",
+    "if her existing bothers you, that's a you problem", "say nothing if you have nothing nice to say, she did nothing to you",
+)
+EXIST_H = (
+    "she shouldn't be allowed to exist", "people like her shouldn't exist", "trans people shouldn't exist",
+    "I wish trans women didn't exist", "nobody should have to see freaks like {N} exist", "their existence is an attack on women",
+    "trans women existing in women's spaces is a crime", "{N} has no right to exist as a woman", "the world would be better if they stopped existing",
+    "keep quiet, tranny, nobody wants you here", "shut up and disappear, freak", "you people shouldn't exist, just vanish",
+)
+#: Angry, capitalised support and counter-speech with strong words; hateful twins in the same shouting register.
+ANGRY_SUPPORT = (
+    "TRANS WOMEN ARE WOMEN. I AM SO SICK OF THIS HATE", "Leave her ALONE. She is a WOMAN and she has done NOTHING to you",
+    "the abuse in these comments is DISGUSTING. trans women are women and you all need to grow up",
+    "I'm FURIOUS reading this thread. {N} is a woman, she deserves this award, and the hatred here is violence",
+    "this transphobic garbage is vile and every one of you posting it should be ashamed",
+    "the hatred in this thread is sickening. she is a WOMAN. end of story.", "STOP MISGENDERING HER. HER NAME IS {N}.",
+    "I am so angry. people calling her a man are bigots, plain and simple",
+    "NO. trans women are not men in dresses. they are women and this hate is disgusting",
+    "reporting every single one of these hateful comments. trans women are women, get over it",
+    "how DARE you talk about {N} like that. she is a woman and she is loved",
+    "the bile in these replies makes me sick. congratulations {N}, you deserve it",
+    "WE STAND WITH {N}. TRANS RIGHTS ARE HUMAN RIGHTS.", "this is disgusting. calling her 'it' is dehumanising and you know it",
+    "I'm shaking with anger at these comments. she is a woman and she is brave", "ENOUGH. the transphobia here is out of control. mods please",
+    "fuck the haters, {N} is a queen", "screw every transphobe in these replies, she's a woman",
+)
+ANGRY_HATE = (
+    "TRANS WOMEN ARE MEN. I AM SO SICK OF THIS DELUSION", "Leave women's awards ALONE. {N} is a MAN and always will be",
+    "the trans agenda in these comments is DISGUSTING. men are not women and you all need to grow up",
+    "I'm FURIOUS reading this thread. {N} is a man, he stole a woman's award, and trans people are sick",
+    "this trans garbage is vile and every one of them should be ashamed", "HE IS A MAN. end of story.",
+    "STOP CALLING HIM SHE. HE'S A DUDE.", "I am so angry. trans freaks are invading women's spaces",
+    "NO. trans women are men in dresses and this celebration is disgusting", "WE WILL NEVER ACCEPT TRANNIES.",
+    "how DARE they give a man in a wig a women's award", "fuck trannies, {N} is a man",
+)
+#: Game and tech talk with violent verbs (benign) against real threats in the same words (threat).
+GAME_TECH_NH = (
+    "I'm going to kill you in the next round", "I'll destroy you in ranked tonight", "gonna murder you at chess later",
+    "kill -9 the child processes", "murder the zombie threads and restart", "kill the parent and the children get reaped",
+    "headshot him again lol", "I'm gonna snipe you from spawn", "we slaughtered them in the raid last night",
+    "the boss killed me 20 times", "kill the tank first then focus the healer", "execute the job and kill the container after",
+    "I will end you in smash bros", "let's burn this branch down and start over", "shoot the hostages? no, it's a stealth mission",
+    "nuke the node_modules folder", "we got massacred in the finals lol", "I'll hunt you down in the next match",
+    "die, you stupid printer", "slay the dragon, loot the castle", "kill all the orphaned processes before the deploy",
+    "you're dead next round, watch out", "our tank got destroyed in 10 seconds", "stab the boss in the back for crit damage",
+)
+REAL_THREAT_H = (
+    "I know where you live and I'm going to hurt you", "I'm going to kill you for real, not in the game",
+    "I'll find you after school and beat you", "next time I see you irl you're dead", "I'm going to murder you and your family",
+    "I'll hunt you down and make you bleed", "I will end you, and I mean in real life", "I'm coming to your house to hurt you",
+    "I will stab you next time we meet", "I'm going to find you and break your legs",
+)
+#: Negated hate in more surface forms (first person, plain verbs), and the hateful twins without the negation.
+HATE_VERBS = (("hate", "hated", "hates"), ("despise", "despised", "despises"), ("loathe", "loathed", "loathes"),
+              ("detest", "detested", "detests"), ("resent", "resented", "resents"), ("look down on", "looked down on", "looks down on"))
+NEGATED_VERB_T = ("I don't {V} {G}", "I do not {V} {G} at all", "I've never {Vpp} {G}", "nobody here {Vs} {G}",
+                  "I would never {V} {G}", "I really don't {V} {G}", "I don't {V} {G}, never have", "no one should {V} {G}",
+                  "we don't {V} {G} here", "I'm not someone who {Vs} {G}")
+VERB_HATE_T = ("I {V} {G}", "I really {V} {G}", "I've always {Vpp} {G}", "everyone here {Vs} {G}",
+               "I will always {V} {G}", "I truly {V} {G}", "I {V} {G}, always have", "everyone should {V} {G}",
+               "we {V} {G} here", "I'm someone who {Vs} {G}")
+#: More reclaimed in-group uses and homonyms of slurs (benign).
+RECLAIMED_MORE = (
+    "as a trans woman I call myself a tranny sometimes, it's my word", "my queer family is the best family",
+    "dyke bar trivia tonight, join us", "we're faggots and we're fabulous, happy pride", "us queer kids grew up fine",
+    "proud crip, come to the disability pride march", "i'm a fat queer dyke and I love my life",
+    "my niggas came through for my birthday", "queer coders meetup this thursday", "bi and queer and tired lol",
+)
+HOMONYM_MORE = (
+    "bundle the faggots of wood for the fire", "he stepped out for a fag and a coffee", "the dutch built a dyke to stop the sea",
+    "our dog is a bitch and she's the sweetest", "the queer old house at the end of the lane", "the gay abandon of a summer evening",
+    "the spaz button on the old keyboard", "a retarded ignition timing on the engine", "a flaming sambuca shot",
+    "the coon hound wouldn't stop howling", "a pansy grows in our garden", "the nip in the air this morning",
+)
+
+
+def _delete_one(word: str, rng: random.Random) -> str:
+    """Drop one character that is not the first (``women`` -> ``wmen``, ``disgusting`` -> ``disgustng``)."""
+    if len(word) < 4:
+        return word
+    i = rng.randrange(1, len(word))
+    return word[:i] + word[i + 1 :]
+
+
+def _evasion(text: str, rng: random.Random, words: tuple[str, ...]) -> str:
+    """One evasion as HateCheck's spelling families name them: a dropped letter in an identity or hateful word
+    (``spell_char_del``) or two words run together (``spell_space_del``). Used on both sides of the line."""
+    if rng.random() < 0.3:
+        parts = text.split(" ")
+        if len(parts) > 2:
+            i = rng.randrange(len(parts) - 1)
+            return " ".join(parts[:i] + [parts[i] + parts[i + 1]] + parts[i + 2 :])
+    found = [w for w in words if w in text]
+    if found:
+        focus = rng.choice(found)
+        target_word = max(focus.split(" "), key=len)
+        return text.replace(focus, focus.replace(target_word, _delete_one(target_word, rng)), 1)
+    long_words = [w for w in text.split(" ") if len(w) >= 5 and w.isalpha()]
+    if not long_words:
+        return text
+    w = rng.choice(long_words)
+    return text.replace(w, _delete_one(w, rng), 1)
+
+
+def scene_families(seed: int) -> list[Example]:
+    """The founding-scene families (issue 19), deterministic for ``seed``: each hateful family with its benign
+    twins, negated hate with verb twins, reclaimed terms and homonyms, and dropped-letter / run-together evasions
+    applied to hateful *and* benign texts (so a misspelling is never a cue by itself).
+
+    Returns:
+        Examples with every label known (source ``"hand"``; ``"hand_noisy"`` for the evasion copies).
+    """
+    rng = random.Random(seed * 7919 + 19)
+    out: list[Example] = []
+    hateful: list[tuple[str, tuple]] = []
+    benign: list[str] = []
+
+    def add(text: str, tgt, *, hate: bool) -> None:
+        text = _cap(text, rng) if not text.isupper() else text
+        out.append(Example(text, tgt, "hand"))
+        if hate:
+            hateful.append((text, tgt))
+        else:
+            benign.append(text)
+
+    def name(t: str) -> str:
+        return t.replace("{N}", rng.choice(NAMES))
+
+    for _ in range(4):
+        for t in PATHOLOGISE_H + COSTUME_H + NICKNAME_H + EXIST_H + ANGRY_HATE:
+            add(name(t), HATE_PROF if "fuck" in t else HATE, hate=True)
+        for t in PATHOLOGISE_NH + COSTUME_NH + NICKNAME_NH + EXIST_NH:
+            add(name(t), ZERO, hate=False)
+        for t in ANGRY_SUPPORT:
+            # strong words aimed at the abuse, not at a group: no identity attack; profanity is obscene, not hate
+            add(name(t), PROF_NH if "fuck" in t or "screw" in t else ZERO, hate=False)
+        for t in VEILED_THREAT_H:
+            add(name(t), INSULT_THREAT, hate=True)
+        for t in VEILED_THREAT_NH + GAME_TECH_NH + RECLAIMED_MORE + HOMONYM_MORE:
+            add(name(t), ZERO, hate=False)
+        for t in REAL_THREAT_H:
+            add(t, INSULT_THREAT, hate=True)
+    for g in GROUPS:
+        for _ in range(2 if g.key == "trans" else 1):
+            for t in NEGATED_VERB_T:
+                v, vpp, vs = rng.choice(HATE_VERBS)
+                add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), ZERO, hate=False)
+            for t in VERB_HATE_T:
+                v, vpp, vs = rng.choice(HATE_VERBS)
+                add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), HATE, hate=True)
+    focus_words = tuple(w for g in GROUPS for w in g.plural + g.slurs) + NEG_ATTR + DEHUM + (
+        "hate", "disgusting", "women", "woman", "man", "men")
+    for text, tgt in hateful:
+        if rng.random() < 0.6:
+            out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
+    for text in benign:
+        if rng.random() < 0.3:
+            out.append(Example(_evasion(text, rng, focus_words), ZERO, "hand_noisy"))
     return out

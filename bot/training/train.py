@@ -59,6 +59,11 @@ class TrainConfig:
     #: Add the third-session template families (``handwritten.generate(stance_families=True)``): used by the
     #: recipe's ``stance`` teacher (:data:`TEACHER_RECIPE`), not by the shipped student's own training data.
     stance_families: bool = False
+    #: Add issue 19's founding-scene families (:func:`bot.training.handwritten.scene_families`: misgendering and
+    #: pathologising, costume imagery, dehumanising nicknames, veiled threats, "for existing" defences, angry
+    #: support, game/tech violence words, negated hate, dropped-letter evasions; each with twins). Off reproduces
+    #: the tenth session's model ``6be930fdb033`` exactly.
+    scene_families: bool = True
     #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
     composites: int = 3000
     #: Mask ``identity_attack`` on Davidson "offensive" tweets with gendered slurs (see
@@ -100,7 +105,7 @@ def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
     norm = normaliser()
     rows = load_all(cfg.data, cfg.seed, mask_gendered=cfg.davidson_gendered_mask)
-    rows += generate(cfg.seed, stance_families=cfg.stance_families) * cfg.hand_repeat
+    rows += generate(cfg.seed, stance_families=cfg.stance_families, scene=cfg.scene_families) * cfg.hand_repeat
     seen: set[tuple[str, str]] = set()
     out = []
     for ex in rows:

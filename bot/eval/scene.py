@@ -1,0 +1,127 @@
+"""The founding-scene probe set: messages written like the comments under a post celebrating a trans woman,
+judged exactly as production judges them (``python -m bot score``'s path: the default policy, rules, tiers).
+
+``bot/eval/data/scene_cases.csv`` was written for this project, in words different from the training templates
+(:mod:`bot.training.handwritten`), and is never read by training. Columns: ``case_id``, ``kind`` (the family, e.g.
+``pathologise``, ``veiled_threat``, ``angry_support``), ``gold`` (``flag``: the bot should send it to review or
+act; ``allow``: it should pass), ``expect_label`` (for ``flag`` cases, the label the verdict should name, e.g.
+``identity_attack``: an identity attack called what it is), ``text``.
+
+A case is *right* when ``flagged`` matches ``gold``; a flagged abusive case is *named right* when its verdict's
+labels include ``expect_label``. 62 cases: one case is 1.6 points, so compare two models with
+:func:`bot.eval.paired.mcnemar`, not by eye.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import io
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bot.core.ports import Scorer
+from bot.settings import Settings
+
+SCENE_CASES = Path(__file__).resolve().parent / "data" / "scene_cases.csv"
+
+
+def read_cases(path: Path = SCENE_CASES) -> list[dict[str, str]]:
+    """The probe cases of ``path`` (CSV with ``case_id``, ``kind``, ``gold``, ``expect_label``, ``text``).
+
+    Raises:
+        ValueError: a ``gold`` value other than ``flag`` / ``allow`` (naming the case).
+    """
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        if r.get("gold") not in ("flag", "allow"):
+            raise ValueError(f"{path}: case {r.get('case_id')}: gold must be 'flag' or 'allow', not {r.get('gold')!r}")
+    return rows
+
+
+def judge(rows: list[dict[str, str]], scorer: Scorer, settings: Settings | None = None,
+          policy_files: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """Each case's verdict line from the ``score`` job (``{"id", "flagged", "labels", "action", "scores", ...}``),
+    in case order, under the default policy plus ``policy_files``."""
+    from bot.jobs.score import run_score
+
+    settings = settings or Settings.from_env()
+    stdin = io.StringIO("".join(json.dumps({"id": r["case_id"], "text": r["text"]}) + "\n" for r in rows))
+    stdout = io.StringIO()
+    args = argparse.Namespace(policy=list(policy_files), batch_size=64)
+    rc = asyncio.run(run_score(args, settings, stdin, stdout, io.StringIO(), scorer=scorer))
+    out = [json.loads(line) for line in stdout.getvalue().splitlines() if line.strip()]
+    if rc != 0 or len(out) != len(rows):
+        raise RuntimeError(f"scene cases could not all be judged (exit {rc}, {len(out)} of {len(rows)} verdicts)")
+    return out
+
+
+def correct(rows: list[dict[str, str]], verdicts: list[dict[str, Any]]) -> list[bool]:
+    """Per case: ``flagged`` matches ``gold``."""
+    return [v["flagged"] == (r["gold"] == "flag") for r, v in zip(rows, verdicts, strict=True)]
+
+
+def scene_metrics(rows: list[dict[str, str]], verdicts: list[dict[str, Any]]) -> dict:
+    """Accuracy overall, on abuse (``gold=flag``), on everything else, and per ``kind``; abuse named right.
+
+    Returns:
+        ``{"n", "overall", "abuse", "others", "named_right", "kind": {kind: {"n", "acc", "gold"}},
+        "wrong": [{"case_id", "kind", "gold", "action", "labels", "text"}]}`` (rates in [0, 1]).
+    """
+    ok = correct(rows, verdicts)
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    for r, c in zip(rows, ok, strict=True):
+        by_kind[r["kind"]].append(c)
+    abuse = [c for r, c in zip(rows, ok, strict=True) if r["gold"] == "flag"]
+    others = [c for r, c in zip(rows, ok, strict=True) if r["gold"] == "allow"]
+    named = [bool(r.get("expect_label")) and r["expect_label"] in v["labels"]
+             for r, v in zip(rows, verdicts, strict=True) if r["gold"] == "flag" and r.get("expect_label")]
+    gold_of = {r["kind"]: r["gold"] for r in rows}
+    return {
+        "n": len(rows),
+        "overall": sum(ok) / len(ok),
+        "abuse": sum(abuse) / len(abuse) if abuse else None,
+        "others": sum(others) / len(others) if others else None,
+        "named_right": sum(named) / len(named) if named else None,
+        "kind": {k: {"n": len(v), "acc": sum(v) / len(v), "gold": gold_of[k]} for k, v in sorted(by_kind.items())},
+        "wrong": [{"case_id": r["case_id"], "kind": r["kind"], "gold": r["gold"], "action": v["action"],
+                   "labels": v["labels"], "text": r["text"]}
+                  for r, v, c in zip(rows, verdicts, ok, strict=True) if not c],
+    }
+
+
+def print_scene(m: dict, console, title: str = "Founding scene") -> None:
+    """Print :func:`scene_metrics` as rich tables (rates and every wrong case)."""
+    from rich.table import Table
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}"
+
+    t = Table(title=f"{title} (n={m['n']}, judged under the policy: flagged = review or act)")
+    for col in ("metric", "%"):
+        t.add_column(col)
+    t.add_row("right overall", pct(m["overall"]))
+    t.add_row("abuse flagged", pct(m["abuse"]))
+    t.add_row("support, counter-speech and chat left alone", pct(m["others"]))
+    t.add_row("abuse named right (expected label in the verdict)", pct(m["named_right"]))
+    console.print(t)
+    k = Table(title="per family")
+    for col in ("family", "should be", "n", "right %"):
+        k.add_column(col)
+    for name, v in m["kind"].items():
+        k.add_row(name, v["gold"], str(v["n"]), pct(v["acc"]))
+    console.print(k)
+    if m["wrong"]:
+        w = Table(title="wrong cases")
+        for col in ("case", "family", "should be", "bot did", "labels", "text"):
+            w.add_column(col)
+        for c in m["wrong"]:
+            w.add_row(c["case_id"], c["kind"], c["gold"], c["action"], ", ".join(c["labels"]), c["text"][:90])
+        console.print(w)
+
+
+__all__ = ["SCENE_CASES", "correct", "judge", "print_scene", "read_cases", "scene_metrics"]
