@@ -36,13 +36,16 @@ log = logging.getLogger(__name__)
 
 
 def load_scorer(settings: Settings) -> Scorer:
-    """Load the scorer ``settings`` names (``model``, ``checkpoint``, ``config_dir``, ``bf16``, ``int8``), once.
+    """Load the scorer ``settings`` names (``model``, ``checkpoint``, ``config_dir``, ``bf16``, ``int8``), once;
+    with ``route_model``, wrapped with that second model in a :class:`bot.scoring.routing.LanguageRoutedScorer`.
 
     Blocking (seconds: assembles and loads the model); call it off the event loop in an async program.
 
     Raises:
-        bot.scoring.ScorerLoadError: the model cannot be loaded (the message says why).
+        bot.scoring.ScorerLoadError: a model cannot be loaded, or the routing settings are unusable (the message
+            says why).
     """
+    from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
     scorer = DetoxifyScorer.load(
@@ -52,7 +55,26 @@ def load_scorer(settings: Settings) -> Scorer:
         from bot.scoring.quantize import quantize_int8
 
         quantize_int8(scorer)
-    return scorer
+    if not settings.route_model:
+        return scorer
+    from bot.scoring.routing import LanguageRoutedScorer
+
+    local = settings.route_model == "local"
+    if local and (settings.route_checkpoint is None or not settings.route_languages):
+        raise ScorerLoadError("MODBOT_ROUTE_MODEL=local needs MODBOT_ROUTE_CHECKPOINT and MODBOT_ROUTE_LANGUAGES "
+                              "(the ISO 639-1 codes the model reads, e.g. fr,es,it)")
+    second = DetoxifyScorer.load(settings.route_model, checkpoint=settings.route_checkpoint if local else None,
+                                 config_dir=settings.route_config_dir if local else None, bf16=settings.bf16)
+    if local:
+        second.languages = settings.route_languages
+    if settings.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(second)
+    try:
+        return LanguageRoutedScorer(scorer, second)
+    except ValueError as exc:
+        raise ScorerLoadError(f"MODBOT_ROUTE_MODEL: {exc}") from exc
 
 
 def load_artifact_scorer(artifact_dir: Path, settings: Settings) -> Scorer:

@@ -37,6 +37,14 @@ class Settings:
         bf16: Score under bfloat16 autocast (``MODBOT_BF16=1``); fast only on CPUs with AMX; see
             docs/performance.md.
         int8: Quantise the model's Linear layers to int8 (``MODBOT_INT8=1``); see docs/performance.md.
+        route_model: A second model for messages the main model does not read (``MODBOT_ROUTE_MODEL``): a detoxify
+            name (``multilingual``: needs internet the first time) or ``local`` with ``route_checkpoint`` /
+            ``route_config_dir`` / ``route_languages``; ``None`` (default): no routing
+            (:class:`bot.scoring.routing.LanguageRoutedScorer`).
+        route_checkpoint / route_config_dir: The second model's local checkpoint and config folder
+            (``MODBOT_ROUTE_CHECKPOINT``, ``MODBOT_ROUTE_CONFIG_DIR``).
+        route_languages: ISO 639-1 codes the local second model reads (``MODBOT_ROUTE_LANGUAGES=fr,es,it``);
+            a named model declares its own.
         default_policy: The default policy file (``MODBOT_POLICY``, any file name; default the packaged
             ``bot/config/default.toml``).
         servers_dir: Folder of per-server override files ``<platform>-<server id>.toml`` (``MODBOT_SERVERS_DIR``,
@@ -51,6 +59,10 @@ class Settings:
     config_dir: Path | None = None
     bf16: bool = False
     int8: bool = False
+    route_model: str | None = None
+    route_checkpoint: Path | None = None
+    route_config_dir: Path | None = None
+    route_languages: tuple[str, ...] = ()
     default_policy: Path = DEFAULT_POLICY_PATH
     servers_dir: Path = field(default_factory=default_servers_dir)
     discord_token: str | None = field(default=None, repr=False)
@@ -73,6 +85,10 @@ class Settings:
             config_dir=path("MODBOT_CONFIG_DIR"),
             bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
             int8=e.get("MODBOT_INT8", "0") not in ("", "0", "false", "no"),
+            route_model=e.get("MODBOT_ROUTE_MODEL") or None,
+            route_checkpoint=path("MODBOT_ROUTE_CHECKPOINT"),
+            route_config_dir=path("MODBOT_ROUTE_CONFIG_DIR"),
+            route_languages=tuple(x.strip().lower() for x in e.get("MODBOT_ROUTE_LANGUAGES", "").split(",") if x.strip()),
             default_policy=path("MODBOT_POLICY") or DEFAULT_POLICY_PATH,
             servers_dir=path("MODBOT_SERVERS_DIR") or default_servers_dir(),
             discord_token=e.get("DISCORD_TOKEN") or None,

@@ -191,9 +191,22 @@ def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[
     Returns:
         ``{plan: Scores}`` for each distinct plan (scores in [0, 1] per label; empty for no plans).
 
+    A scorer with a ``route(plan) -> Scorer`` method (:class:`bot.scoring.routing.LanguageRoutedScorer`) has each
+    plan scored whole by the model it picks, so one message's pieces are never scored by two models.
+
     Raises:
         Whatever ``scorer.score_batch`` raises (``ScorerError`` for the detoxify scorer).
     """
+    route = getattr(scorer, "route", None)
+    if route is not None:
+        groups: dict[int, tuple[Scorer, list[tuple[str, ...]]]] = {}
+        for plan in dict.fromkeys(plans):
+            model = route(plan)
+            groups.setdefault(id(model), (model, []))[1].append(plan)
+        out: dict[tuple[str, ...], Scores] = {}
+        for model, group in groups.values():
+            out.update(score_plans(model, group))
+        return out
     order = list(dict.fromkeys(piece for plan in plans for piece in plan))
     if not order:
         return {}
