@@ -22,6 +22,14 @@ class Scorer(Protocol):
         name: Model name recorded with every verdict (e.g. ``"embedded-minilm-v1"``).
         version: Model version or checksum prefix.
         labels: The labels this model produces (a subset of ``LABELS``).
+
+    Optional attributes, read with ``getattr`` (a scorer without them still works):
+        languages: ISO 639-1 codes of the languages the model reads (``("en",)`` for the embedded model). When
+            present, the service marks text confidently in another language ``score_status =
+            "unsupported_language"``; when absent, no language check is made.
+        route: ``route(plan) -> Scorer``: the model that scores one message's plan (whole text, then pieces);
+            :func:`bot.core.pieces.score_plans` scores each plan whole with the model it picks
+            (:class:`bot.scoring.routing.LanguageRoutedScorer`).
     """
 
     name: str
