@@ -310,6 +310,10 @@ def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
             raise EvalInputError(f"{f}: not a {kind} file (no column {', '.join(missing)})")
         if first is None:
             raise EvalInputError(f"{f}: no cases (nothing after the header line)")
+        if kind == "scene":
+            from bot.eval.scene import read_cases
+
+            read_cases(f)  # gold values, texts and case ids: EvalInputError naming the case
 
 
 def run_eval(
@@ -514,7 +518,8 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
         rows = [_paired_row("overall", a, b)]
         for name, gold in (("abuse", "flag"), ("others", "allow")):
             idx = [i for i, c in enumerate(cases) if c["gold"] == gold]
-            rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
+            if idx:  # a probe file may hold one side only: no row for an empty subset
+                rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
         print_paired("Founding scene", rows, console)
         m["paired"] = rows
     return m

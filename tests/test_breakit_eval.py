@@ -1,0 +1,101 @@
+"""Edge cases of the paired comparison, the founding-scene probe set, the eval command and language routing: each
+test pins a defect found by trying to break them (bad probe files, one-sided probe sets, bootstrap bounds, routing
+settings, the service's language check with a routed scorer)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from bot.eval import EvalInputError, check_input, run_eval
+from bot.eval.paired import paired_bootstrap
+from tests.test_eval_paired import WordScorer
+
+HEADER = "case_id,kind,gold,expect_label,text\n"
+
+
+def _scene(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "scene.csv"
+    path.write_text(HEADER + body, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- scene probe files checked before the model loads
+
+
+def test_check_input_refuses_a_scene_case_with_an_unknown_gold_value(tmp_path):
+    """check_input (run before any model loads) refuses gold 'maybe', naming the file and the case."""
+    path = _scene(tmp_path, "q1,x,flag,threat,you will regret it\nq2,x,maybe,,hello there\n")
+    with pytest.raises(EvalInputError, match=r"scene\.csv.*q2.*gold"):
+        check_input("scene", path)
+
+
+def test_check_input_refuses_a_scene_case_without_text_or_with_a_repeated_id(tmp_path):
+    """An empty text (never scored, so never flagged) and a case id used twice are refused, naming the case."""
+    with pytest.raises(EvalInputError, match=r"case q2.*no text"):
+        check_input("scene", _scene(tmp_path, "q1,x,allow,,hello there\nq2,x,flag,threat,   \n"))
+    with pytest.raises(EvalInputError, match=r"case q1.*more than once"):
+        check_input("scene", _scene(tmp_path, "q1,x,allow,,hello there\nq1,x,allow,,good morning\n"))
+
+
+def test_eval_command_refuses_a_bad_scene_file_with_exit_2_before_the_model(tmp_path, monkeypatch, capsys):
+    """python -m bot eval scene FILE with a bad gold value exits 2 naming the file and the case, before loading
+    the model (the configured model is unloadable here, so reaching it would report the model instead)."""
+    from bot.cli import main
+
+    monkeypatch.setenv("MODBOT_MODEL", "no-such-model")
+    path = _scene(tmp_path, "q1,x,flag,threat,you will regret it\nq2,x,Flag,,hello there\n")
+    rc = main(["eval", "scene", str(path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "scene.csv" in err and "q2" in err and "gold" in err and "model" not in err
+
+
+def test_read_cases_raises_eval_input_error_for_a_bad_gold_value(tmp_path):
+    """read_cases's refusal is an EvalInputError (exit 2 in the CLI), not a bare ValueError (a traceback)."""
+    from bot.eval.scene import read_cases
+
+    with pytest.raises(EvalInputError, match="q9"):
+        read_cases(_scene(tmp_path, "q9,x,yes,,hello there\n"))
+
+
+# ---------------------------------------------------------------- one-sided probe sets with a baseline
+
+
+def test_scene_with_a_baseline_and_only_abuse_cases_compares_what_there_is(tmp_path):
+    """A probe file with only 'flag' cases and a baseline gives paired rows for overall and abuse (no 'others'
+    row), instead of failing on an empty subset."""
+    path = _scene(tmp_path, "a,denial,flag,identity_attack,trans people are vermin and I hate them\n"
+                            "b,denial,flag,identity_attack,those people are vermin\n")
+    base, cand = WordScorer("base", ("hate",)), WordScorer("cand", ("hate", "vermin"))
+    m = run_eval("scene", path, threshold=None, console=Console(file=io.StringIO(), width=160), scorer=cand,
+                 baseline=base)
+    rows = {r["name"]: r for r in m["paired"]}
+    assert set(rows) == {"overall", "abuse"}
+    assert (rows["abuse"]["a"], rows["abuse"]["b"], rows["abuse"]["only_b"]) == (0.5, 1.0, 1)
+
+
+# ---------------------------------------------------------------- bootstrap percentile bounds
+
+
+def test_paired_bootstrap_bounds_cut_the_same_number_of_resamples_from_each_tail():
+    """The 95% interval leaves as many resampled differences strictly below ``low`` as strictly above ``high``
+    (2 each of 100 resamples, 3 each of 120), with all differences distinct."""
+    for resamples, tail in ((100, 2), (120, 3), (2000, 50)):
+        seen: list[float] = []
+
+        def stat(idx, values, seen=seen):
+            if values[0] == "a":
+                return 0.0
+            v = float(sum(i * 1000003 ** k for k, i in enumerate(idx)) % 999983) + 1e-6 * len(seen)
+            seen.append(v)
+            return v
+
+        ci = paired_bootstrap("a" * 50, "b" * 50, stat, resamples=resamples, seed=7)
+        diffs = seen[1:]  # the first call is the full-sample difference
+        assert len(diffs) == resamples and len(set(diffs)) == resamples
+        below, above = sum(d < ci.low for d in diffs), sum(d > ci.high for d in diffs)
+        assert (below, above) == (tail, tail)
