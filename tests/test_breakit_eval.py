@@ -5,13 +5,21 @@ settings, the service's language check with a routed scorer)."""
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
 from bot.eval import EvalInputError, check_input, run_eval
 from bot.eval.paired import paired_bootstrap
+from bot.scoring.routing import LanguageRoutedScorer
+from bot.store.sqlite import SqliteStore
+from tests.fakes import FakeScorer
 from tests.test_eval_paired import WordScorer
 
 HEADER = "case_id,kind,gold,expect_label,text\n"
@@ -99,3 +107,80 @@ def test_paired_bootstrap_bounds_cut_the_same_number_of_resamples_from_each_tail
         assert len(diffs) == resamples and len(set(diffs)) == resamples
         below, above = sum(d < ci.low for d in diffs), sum(d > ci.high for d in diffs)
         assert (below, above) == (tail, tail)
+
+
+# ---------------------------------------------------------------- routing settings
+
+
+def test_an_unknown_route_model_is_refused_naming_the_variable_before_any_model_loads():
+    """MODBOT_ROUTE_MODEL=nonsense gives a ScorerLoadError naming MODBOT_ROUTE_MODEL and the accepted values,
+    before the main model loads (the main model here is unloadable, so reaching it would report it instead)."""
+    from bot.runtime import load_scorer
+    from bot.scoring import ScorerLoadError
+    from bot.settings import Settings
+
+    with pytest.raises(ScorerLoadError, match=r"MODBOT_ROUTE_MODEL.*nonsense.*multilingual"):
+        load_scorer(Settings.from_env({"MODBOT_MODEL": "no-such-model", "MODBOT_ROUTE_MODEL": "nonsense"}))
+
+
+def test_a_route_model_that_reads_no_other_language_is_refused_before_loading():
+    """MODBOT_ROUTE_MODEL=original (English only, like the main model) is refused naming the variable without
+    downloading or loading anything."""
+    from bot.runtime import load_scorer
+    from bot.scoring import ScorerLoadError
+    from bot.settings import Settings
+
+    with pytest.raises(ScorerLoadError, match=r"MODBOT_ROUTE_MODEL=original.*no language"):
+        load_scorer(Settings.from_env({"MODBOT_MODEL": "no-such-model", "MODBOT_ROUTE_MODEL": "original"}))
+
+
+def test_a_missing_route_checkpoint_is_refused_naming_the_variable(tmp_path):
+    """MODBOT_ROUTE_MODEL=local with a checkpoint path that does not exist names MODBOT_ROUTE_CHECKPOINT and the
+    path, before the main model loads."""
+    from bot.runtime import load_scorer
+    from bot.scoring import ScorerLoadError
+    from bot.settings import Settings
+
+    env = {"MODBOT_MODEL": "no-such-model", "MODBOT_ROUTE_MODEL": "local",
+           "MODBOT_ROUTE_CHECKPOINT": str(tmp_path / "gone.ckpt"), "MODBOT_ROUTE_LANGUAGES": "fr"}
+    with pytest.raises(ScorerLoadError, match=r"MODBOT_ROUTE_CHECKPOINT.*gone\.ckpt"):
+        load_scorer(Settings.from_env(env))
+
+
+# ---------------------------------------------------------------- the service's language check with a routed scorer
+
+FRENCH_ABUSE = "T'es vraiment un pauvre con, ferme ta gueule, personne ne veut de toi ici."
+ENGLISH = ("I think the match tonight will be really close, we will see how it goes. The second half should be "
+           "better than last week, and the new players look strong in training this season.")
+
+
+async def test_a_french_line_scored_by_the_english_model_is_still_marked_unsupported(tmp_path: Path):
+    """Under ``[scoring] pieces = "whole"`` a mostly English message with a French insult line is routed to the
+    English main model (its whole text reads as English); the service must then report the French line as
+    unsupported_language (the model that scored it does not read French), not claim it was read."""
+    main = FakeScorer({"con": {"insult": 0.2}}, languages=("en",))
+    second = FakeScorer({"con": {"insult": 0.95}}, languages=("en", "fr", "es", "it", "pt", "tr", "ru"))
+    main.name, second.name = "english", "multi"
+    routed = LanguageRoutedScorer(main, second)
+    whole = tmp_path / "whole.toml"
+    whole.write_text('[scoring]\npieces = "whole"\n', encoding="utf-8")
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    service = ModerationService(scorer=routed, store=store,
+                                policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(whole,)),
+                                max_delay_s=0.001)
+    await service.start()
+    try:
+        server, chan = ServerRef("discord", "g1", "guild"), ChannelRef(id="c1", name="general")
+        author = MemberRef(id="u1", name="u1", joined_at=datetime(2025, 1, 1, tzinfo=UTC))
+        now = datetime(2026, 6, 1, tzinfo=UTC)
+        mixed = await service.handle(Message(server=server, channel=chan, author=author, id="m1",
+                                             text=ENGLISH + "\n" + FRENCH_ABUSE, created_at=now))
+        fr = await service.handle(Message(server=server, channel=chan, author=author, id="m2", text=FRENCH_ABUSE,
+                                          created_at=now))
+    finally:
+        await service.close()
+        await store.close()
+    assert mixed.verdict.scores is not None and mixed.verdict.scores.model == "english"
+    assert (mixed.verdict.score_status, mixed.verdict.language) == ("unsupported_language", "fr")
+    assert fr.verdict.scores is not None and fr.verdict.scores.model == "multi"
+    assert fr.verdict.score_status == "ok"
