@@ -184,3 +184,42 @@ async def test_a_french_line_scored_by_the_english_model_is_still_marked_unsuppo
     assert (mixed.verdict.score_status, mixed.verdict.language) == ("unsupported_language", "fr")
     assert fr.verdict.scores is not None and fr.verdict.scores.model == "multi"
     assert fr.verdict.score_status == "ok"
+
+
+# ---------------------------------------------------------------- OLID thresholds of candidate artifacts
+
+
+def _artifact(path: Path, thresholds: dict | None) -> Path:
+    import json
+
+    path.mkdir()
+    (path / "manifest.json").write_text("{}", encoding="utf-8")
+    if thresholds is not None:
+        (path / "thresholds.json").write_text(json.dumps({"thresholds": thresholds}), encoding="utf-8")
+    return path
+
+
+def test_artifact_threshold_reads_the_candidates_own_calibration(tmp_path):
+    """An artifact directory's calibrated toxicity threshold is its own thresholds.json value; a missing label or
+    an out-of-range value is an EvalInputError naming the file."""
+    from bot.eval import artifact_threshold
+
+    assert artifact_threshold(_artifact(tmp_path / "a", {"toxicity": 0.37}), "toxicity") == 0.37
+    with pytest.raises(EvalInputError, match=r"b/thresholds\.json.*toxicity"):
+        artifact_threshold(_artifact(tmp_path / "b", {"insult": 0.4}), "toxicity")
+    with pytest.raises(EvalInputError, match=r"outside \[0, 1\]"):
+        artifact_threshold(_artifact(tmp_path / "c", {"toxicity": 1.5}), "toxicity")
+
+
+def test_eval_olid_with_an_artifact_lacking_thresholds_exits_2_before_loading_it(tmp_path, capsys):
+    """eval olid --artifact DIR judges the candidate at DIR's calibrated threshold, so a DIR without
+    thresholds.json is refused (exit 2, naming the file) before the model loads, instead of silently using the
+    shipped model's threshold."""
+    from bot.cli import main
+
+    olid = tmp_path / "olid.tsv"
+    olid.write_text("id\ttweet\tsubtask_a\tsubtask_b\tsubtask_c\n1\t@USER you are great\tNOT\tNULL\tNULL\n",
+                    encoding="utf-8")
+    rc = main(["eval", "olid", str(olid), "--artifact", str(_artifact(tmp_path / "cand", None))])
+    err = capsys.readouterr().err
+    assert rc == 2 and "thresholds.json" in err and "could not be loaded" not in err

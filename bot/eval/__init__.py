@@ -316,6 +316,27 @@ def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
             read_cases(f)  # gold values, texts and case ids: EvalInputError naming the case
 
 
+def artifact_threshold(artifact_dir: Path, label: str) -> float:
+    """``label``'s calibrated decision threshold in [0, 1] from an artifact directory's ``thresholds.json`` (the
+    one ``python -m bot.training --out DIR`` writes): how ``eval olid --artifact/--baseline DIR`` judges each model
+    at its own calibrated threshold, not the shipped model's.
+
+    Raises:
+        EvalInputError: the file is missing or unreadable, lacks ``label``, or its value is outside [0, 1] (naming
+            the file).
+    """
+    from bot.model.artifact import THRESHOLDS_FILE, read_thresholds
+
+    f = Path(artifact_dir) / THRESHOLDS_FILE
+    try:
+        value = read_thresholds(Path(artifact_dir))[label]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EvalInputError(f"{f}: no calibrated {label} threshold ({type(exc).__name__}: {exc})") from None
+    if not 0.0 <= value <= 1.0:
+        raise EvalInputError(f"{f}: the {label} threshold {value} is outside [0, 1]")
+    return value
+
+
 def run_eval(
     kind: str,
     path: Path,
@@ -530,4 +551,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "artifact_threshold", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
