@@ -223,3 +223,17 @@ def test_eval_olid_with_an_artifact_lacking_thresholds_exits_2_before_loading_it
     rc = main(["eval", "olid", str(olid), "--artifact", str(_artifact(tmp_path / "cand", None))])
     err = capsys.readouterr().err
     assert rc == 2 and "thresholds.json" in err and "could not be loaded" not in err
+
+
+# ---------------------------------------------------------------- the standalone harness
+
+
+def test_standalone_eval_reports_an_unloadable_model_with_exit_2(monkeypatch, capsys):
+    """python -m bot.eval scene with a model that cannot load prints one line naming the model and exits 2 (it
+    raised a traceback)."""
+    from bot.eval.__main__ import main
+
+    monkeypatch.setenv("MODBOT_MODEL", "no-such-model")
+    assert main(["scene"]) == 2
+    err = capsys.readouterr().err
+    assert "could not be loaded" in err and "no-such-model" in err
