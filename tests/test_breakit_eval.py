@@ -218,8 +218,10 @@ def test_eval_olid_with_an_artifact_lacking_thresholds_exits_2_before_loading_it
     from bot.cli import main
 
     olid = tmp_path / "olid.tsv"
-    olid.write_text("id\ttweet\tsubtask_a\tsubtask_b\tsubtask_c\n1\t@USER you are great\tNOT\tNULL\tNULL\n",
+    olid.write_text("id\ttweet\tsubtask_a\tsubtask_b\tsubtask_c\n"
+                    + "".join(f"{i}\t@USER tweet number {i} is here\tNOT\tNULL\tNULL\n" for i in range(1, 21)),
                     encoding="utf-8")
+    check_input("olid", olid)  # a usable file: its hold-out is not empty
     rc = main(["eval", "olid", str(olid), "--artifact", str(_artifact(tmp_path / "cand", None))])
     err = capsys.readouterr().err
     assert rc == 2 and "thresholds.json" in err and "could not be loaded" not in err
@@ -237,3 +239,19 @@ def test_standalone_eval_reports_an_unloadable_model_with_exit_2(monkeypatch, ca
     assert main(["scene"]) == 2
     err = capsys.readouterr().err
     assert "could not be loaded" in err and "no-such-model" in err
+
+
+# ---------------------------------------------------------------- an OLID file too small for its hold-out
+
+
+def test_an_olid_file_with_an_empty_hold_out_is_refused_before_the_model(tmp_path):
+    """A two-tweet OLID file has an empty 20% hold-out: check_input refuses it naming the file (it printed
+    macro-F1 0.000 for n=0, and with a baseline failed on an empty paired sequence)."""
+    olid = tmp_path / "olid.tsv"
+    olid.write_text("id\ttweet\tsubtask_a\tsubtask_b\tsubtask_c\n1\t@USER you are great\tNOT\tNULL\tNULL\n"
+                    "2\t@USER I hate you\tOFF\tTIN\tIND\n", encoding="utf-8")
+    with pytest.raises(EvalInputError, match=r"olid\.tsv.*hold-out.*empty"):
+        check_input("olid", olid)
+    with pytest.raises(EvalInputError, match="hold-out"):
+        run_eval("olid", olid, threshold=0.5, console=Console(file=io.StringIO()),
+                 scorer=WordScorer("c", ("hate",)), baseline=WordScorer("b", ("hate",)))

@@ -245,13 +245,26 @@ def olid_metrics(gold_off: list[bool], scores: list[float], threshold: float) ->
     }
 
 
+def _olid_holdout(path: Path) -> list:
+    """The OLID hold-out rows of ``path`` (the tsv itself).
+
+    Raises:
+        EvalInputError: the hold-out is empty (a file too small to split), naming the file.
+    """
+    rows = read_olid(path)
+    _, held = olid_split(rows)
+    if not held:
+        raise EvalInputError(f"{path}: the 20% hold-out of its {len(rows)} tweet(s) is empty; nothing to evaluate")
+    return held
+
+
 def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, console) -> dict:
     """Score the fixed 20% OLID hold-out (same split as training) and print macro-F1."""
     from rich.table import Table
 
     if path.is_dir():
         path = path / "olid-training-v1.0.tsv"
-    _, held = olid_split(read_olid(path))
+    held = _olid_holdout(path)
     scores = _score(scorer, [r.text for r in held], "toxicity", batch_size)
     m = olid_metrics([r.a == "OFF" for r in held], scores, threshold)
     t = Table(title=f"OLID hold-out 20% (n={m['n']}, toxicity >= {threshold:.2f})")
@@ -310,6 +323,13 @@ def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
             raise EvalInputError(f"{f}: not a {kind} file (no column {', '.join(missing)})")
         if first is None:
             raise EvalInputError(f"{f}: no cases (nothing after the header line)")
+        if kind == "olid":
+            try:
+                _olid_holdout(f)  # a file too small for the fixed split has nothing to evaluate
+            except (KeyError, IndexError, ValueError, UnicodeDecodeError, csv.Error) as exc:
+                if isinstance(exc, EvalInputError):
+                    raise
+                raise EvalInputError(f"{f}: not a olid file ({type(exc).__name__}: {exc})") from None
         if kind == "scene":
             from bot.eval.scene import read_cases
 
@@ -503,7 +523,7 @@ def compare_olid(path: Path, baseline: Scorer, candidate: Scorer, base_thr: floa
 
     if path.is_dir():
         path = path / "olid-training-v1.0.tsv"
-    _, held = olid_split(read_olid(path))
+    held = _olid_holdout(path)
     texts = [r.text for r in held]
     gold = [r.a == "OFF" for r in held]
     pa = [s >= base_thr for s in _score(baseline, texts, "toxicity", batch_size)]
