@@ -255,3 +255,56 @@ def test_an_olid_file_with_an_empty_hold_out_is_refused_before_the_model(tmp_pat
     with pytest.raises(EvalInputError, match="hold-out"):
         run_eval("olid", olid, threshold=0.5, console=Console(file=io.StringIO()),
                  scorer=WordScorer("c", ("hate",)), baseline=WordScorer("b", ("hate",)))
+
+
+# ---------------------------------------------------------------- scan replays with routing on
+
+
+def test_a_replay_with_routing_on_rescores_instead_of_reusing_the_english_models_scores(tmp_path):
+    """A scan recorded by the embedded English model, replayed under a stricter policy with MODBOT_ROUTE_MODEL
+    set: the French insult's stored English-model score (0.2) must not be reused as if the routed scorer had
+    produced it; the routed scorer is loaded and the second model scores it (0.95, flagged)."""
+    import asyncio
+    import json
+    from argparse import Namespace
+    from dataclasses import replace
+
+    from bot.jobs.scan import run_scan
+    from bot.scoring.stored import model_identity
+    from bot.settings import Settings
+
+    name, version = model_identity("embedded")
+    src = tmp_path / "chat.jsonl"
+    t0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    msgs = [("m0", "good morning everyone, coffee is ready"), ("m1", FRENCH_ABUSE)]
+    src.write_text("".join(json.dumps({"id": i, "text": t, "created_at": t0.isoformat(), "author": {
+        "id": f"u{n}", "name": f"u{n}"}, "channel": {"id": "c1", "name": "general"}}) + "\n"
+        for n, (i, t) in enumerate(msgs)), encoding="utf-8")
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[thresholds]\ninsult = { review = 0.5, act = 0.98 }\n", encoding="utf-8")
+
+    def args(policy, out):
+        return Namespace(paths=[src], policy=policy, out=out, report=None, format="auto", on_error="skip",
+                         batch_size=16, no_progress=True)
+
+    english = FakeScorer({"con": {"insult": 0.2}}, languages=("en",))
+    english.name, english.version = name, version
+    settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers")
+    assert asyncio.run(run_scan(args([], tmp_path / "a.jsonl"), settings, scorer=english)) == 0
+
+    main = FakeScorer({"con": {"insult": 0.2}}, languages=("en",))
+    main.name, main.version = name, version
+    second = FakeScorer({"con": {"insult": 0.95}}, languages=("en", "fr", "es", "it", "pt", "tr", "ru"))
+    second.name = "multi"
+    loaded: list[str] = []
+
+    def factory():
+        loaded.append("routed")
+        return LanguageRoutedScorer(main, second)
+
+    routed_settings = replace(settings, route_model="multilingual")
+    out = tmp_path / "b.jsonl"
+    assert asyncio.run(run_scan(args([strict], out), routed_settings, scorer_factory=factory)) == 0
+    rows = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert loaded == ["routed"]
+    assert rows["m1"]["flagged"] and rows["m1"]["scores"]["insult"] == 0.95
