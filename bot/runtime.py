@@ -81,7 +81,8 @@ def load_scorer(settings: Settings) -> Scorer:
 
 def _check_route(settings: Settings) -> None:
     """Check the routing settings without loading anything: ``route_model`` is ``local`` (with an existing
-    ``route_checkpoint`` and ``route_languages``) or a detoxify model name, and the second model reads a language
+    ``route_checkpoint`` and ``route_languages`` the detector names: :data:`bot.core.language.CANDIDATES`) or a
+    detoxify model name, and the second model reads a language
     the main model does not (a named model's languages: :data:`bot.scoring.detoxify_scorer.MODEL_LANGUAGES`).
 
     Raises:
@@ -97,6 +98,12 @@ def _check_route(settings: Settings) -> None:
                                   "(the ISO 639-1 codes the model reads, e.g. fr,es,it)")
         if not Path(settings.route_checkpoint).is_file():
             raise ScorerLoadError(f"MODBOT_ROUTE_CHECKPOINT={settings.route_checkpoint}: no such file")
+        from bot.core.language import CANDIDATES
+
+        unknown = [code for code in settings.route_languages if code not in CANDIDATES]
+        if unknown:  # the detector never names them, so nothing would ever be routed
+            raise ScorerLoadError(f"MODBOT_ROUTE_LANGUAGES: {', '.join(unknown)} is not a language code the "
+                                  "language detector names (ISO 639-1, e.g. fr,es,it)")
         second_langs: tuple[str, ...] = settings.route_languages
     elif name in NAMED_MODELS:
         second_langs = MODEL_LANGUAGES.get(name, ENGLISH)

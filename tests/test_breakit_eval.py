@@ -308,3 +308,18 @@ def test_a_replay_with_routing_on_rescores_instead_of_reusing_the_english_models
     rows = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
     assert loaded == ["routed"]
     assert rows["m1"]["flagged"] and rows["m1"]["scores"]["insult"] == 0.95
+
+
+def test_route_languages_the_detector_never_names_are_refused(tmp_path):
+    """MODBOT_ROUTE_LANGUAGES=french,es is refused naming the variable and 'french' (the detector names ISO 639-1
+    codes, so a message would never be routed to that language), before any model loads."""
+    from bot.runtime import load_scorer
+    from bot.scoring import ScorerLoadError
+    from bot.settings import Settings
+
+    ckpt = tmp_path / "second.ckpt"
+    ckpt.write_bytes(b"x")
+    env = {"MODBOT_MODEL": "no-such-model", "MODBOT_ROUTE_MODEL": "local", "MODBOT_ROUTE_CHECKPOINT": str(ckpt),
+           "MODBOT_ROUTE_LANGUAGES": "french,es"}
+    with pytest.raises(ScorerLoadError, match=r"MODBOT_ROUTE_LANGUAGES: french "):
+        load_scorer(Settings.from_env(env))
