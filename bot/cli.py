@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also score with this artifact directory and print a paired comparison (McNemar's exact "
                          "test, paired bootstrap 95%% intervals) against the model under test")
     ev.add_argument("--baseline-threshold", type=float,
-                    help="the baseline's threshold (default: the same as the model's)")
+                    help="the baseline's threshold (default: the same as the model's; olid: the baseline "
+                         "artifact's own calibrated toxicity threshold)")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
     ev.add_argument("--batch-size", type=int, default=64)
     ev.add_argument("--pad", action="store_true",
@@ -291,6 +292,15 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
             raise EvalInputError(f"{d}: not a model artifact directory (no manifest.json)")
     policy = load_policy(settings.default_policy)
     threshold = args.threshold
+    if args.kind == "olid":
+        # OLID: each model's toxicity head at its own calibrated threshold (its artifact's thresholds.json),
+        # unless --threshold / --baseline-threshold say otherwise; read before any model loads.
+        from bot.eval import artifact_threshold
+
+        if threshold is None and args.artifact is not None:
+            threshold = artifact_threshold(args.artifact, "toxicity")
+        if args.baseline_threshold is None and args.baseline is not None:
+            args.baseline_threshold = artifact_threshold(args.baseline, "toxicity")
     if threshold is None and args.kind != "olid":
         # HateCheck: a case is predicted hateful when identity_attack reaches the default policy's review tier.
         # OLID (None): the toxicity head at the model's own calibrated threshold (bot/model/artifact).

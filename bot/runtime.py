@@ -48,6 +48,8 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
+    if settings.route_model:
+        _check_route(settings)  # before any model loads: a typo costs no download and no minutes
     scorer = DetoxifyScorer.load(
         settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
     )
@@ -60,11 +62,11 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring.routing import LanguageRoutedScorer
 
     local = settings.route_model == "local"
-    if local and (settings.route_checkpoint is None or not settings.route_languages):
-        raise ScorerLoadError("MODBOT_ROUTE_MODEL=local needs MODBOT_ROUTE_CHECKPOINT and MODBOT_ROUTE_LANGUAGES "
-                              "(the ISO 639-1 codes the model reads, e.g. fr,es,it)")
-    second = DetoxifyScorer.load(settings.route_model, checkpoint=settings.route_checkpoint if local else None,
-                                 config_dir=settings.route_config_dir if local else None, bf16=settings.bf16)
+    try:
+        second = DetoxifyScorer.load(settings.route_model, checkpoint=settings.route_checkpoint if local else None,
+                                     config_dir=settings.route_config_dir if local else None, bf16=settings.bf16)
+    except ScorerLoadError as exc:
+        raise ScorerLoadError(f"MODBOT_ROUTE_MODEL={settings.route_model}: {exc}") from exc
     if local:
         second.languages = settings.route_languages
     if settings.int8:
@@ -75,6 +77,44 @@ def load_scorer(settings: Settings) -> Scorer:
         return LanguageRoutedScorer(scorer, second)
     except ValueError as exc:
         raise ScorerLoadError(f"MODBOT_ROUTE_MODEL: {exc}") from exc
+
+
+def _check_route(settings: Settings) -> None:
+    """Check the routing settings without loading anything: ``route_model`` is ``local`` (with an existing
+    ``route_checkpoint`` and ``route_languages`` the detector names: :data:`bot.core.language.CANDIDATES`) or a
+    detoxify model name, and the second model reads a language
+    the main model does not (a named model's languages: :data:`bot.scoring.detoxify_scorer.MODEL_LANGUAGES`).
+
+    Raises:
+        bot.scoring.ScorerLoadError: naming the ``MODBOT_ROUTE_*`` variable and the reason.
+    """
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.detoxify_scorer import ENGLISH, MODEL_LANGUAGES, NAMED_MODELS
+
+    name = settings.route_model
+    if name == "local":
+        if settings.route_checkpoint is None or not settings.route_languages:
+            raise ScorerLoadError("MODBOT_ROUTE_MODEL=local needs MODBOT_ROUTE_CHECKPOINT and MODBOT_ROUTE_LANGUAGES "
+                                  "(the ISO 639-1 codes the model reads, e.g. fr,es,it)")
+        if not Path(settings.route_checkpoint).is_file():
+            raise ScorerLoadError(f"MODBOT_ROUTE_CHECKPOINT={settings.route_checkpoint}: no such file")
+        from bot.core.language import CANDIDATES
+
+        unknown = [code for code in settings.route_languages if code not in CANDIDATES]
+        if unknown:  # the detector never names them, so nothing would ever be routed
+            raise ScorerLoadError(f"MODBOT_ROUTE_LANGUAGES: {', '.join(unknown)} is not a language code the "
+                                  "language detector names (ISO 639-1, e.g. fr,es,it)")
+        second_langs: tuple[str, ...] = settings.route_languages
+    elif name in NAMED_MODELS:
+        second_langs = MODEL_LANGUAGES.get(name, ENGLISH)
+    else:
+        raise ScorerLoadError(f"MODBOT_ROUTE_MODEL={name!r} is not a model to route to: use one of "
+                              f"{', '.join(n for n in NAMED_MODELS if n in MODEL_LANGUAGES)} (detoxify names) or "
+                              "'local' (with MODBOT_ROUTE_CHECKPOINT and MODBOT_ROUTE_LANGUAGES)")
+    main_langs = ENGLISH if settings.checkpoint is not None else MODEL_LANGUAGES.get(settings.model, ENGLISH)
+    if not set(second_langs) - set(main_langs):
+        raise ScorerLoadError(f"MODBOT_ROUTE_MODEL={name}: it reads no language the main model "
+                              f"({settings.model}: {', '.join(main_langs)}) does not ({', '.join(second_langs)})")
 
 
 def load_artifact_scorer(artifact_dir: Path, settings: Settings) -> Scorer:

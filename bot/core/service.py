@@ -347,7 +347,7 @@ class ModerationService:
             plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
             if not any(p.strip() for p in plan):
                 continue
-            self._reading(it, text)
+            self._reading(it, text, plan)
             known = self.known_scores.get(plan)
             if known is not None:
                 it.scores = known
@@ -379,11 +379,16 @@ class ModerationService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _reading(self, it: _Item, text: str) -> None:
+    def _reading(self, it: _Item, text: str, plan: tuple[str, ...]) -> None:
         """Worker thread: how far the model reads a message: ``"truncated"`` past ``[scoring] max_chars``, or
         ``"unsupported_language"`` when the whole text or one of its lines or sentences is confidently in a
         language outside the scorer's ``languages`` (a scorer without that attribute is not checked). Each adds
-        a signal-only rule hit (``long_text`` / ``language``) so the mod log, scan report and review card show it."""
+        a signal-only rule hit (``long_text`` / ``language``) so the mod log, scan report and review card show it.
+
+        With a routing scorer (a ``route(plan) -> Scorer`` method: :class:`bot.scoring.routing.LanguageRoutedScorer`)
+        the languages checked are those of the model that scores this ``plan``, not the union of both models': a
+        French line in a message routed to the English model (its whole text reads as English under ``[scoring]
+        pieces = "whole"``, or the policy's ``[languages]`` thresholds differ from the router's) was not read."""
         assert it.policy is not None
         limit = it.policy.scoring.max_chars
         if len(text) > limit:
@@ -394,6 +399,9 @@ class ModerationService:
         languages = getattr(self.scorer, "languages", None)
         if not cfg.detect or not languages:
             return
+        route = getattr(self.scorer, "route", None)
+        if route is not None:
+            languages = getattr(route(plan), "languages", None) or languages
         found = unsupported(message_parts(text), languages, min_letters=cfg.min_letters,
                             min_confidence=cfg.min_confidence)
         if found is not None:

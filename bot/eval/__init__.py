@@ -245,13 +245,26 @@ def olid_metrics(gold_off: list[bool], scores: list[float], threshold: float) ->
     }
 
 
+def _olid_holdout(path: Path) -> list:
+    """The OLID hold-out rows of ``path`` (the tsv itself).
+
+    Raises:
+        EvalInputError: the hold-out is empty (a file too small to split), naming the file.
+    """
+    rows = read_olid(path)
+    _, held = olid_split(rows)
+    if not held:
+        raise EvalInputError(f"{path}: the 20% hold-out of its {len(rows)} tweet(s) is empty; nothing to evaluate")
+    return held
+
+
 def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, console) -> dict:
     """Score the fixed 20% OLID hold-out (same split as training) and print macro-F1."""
     from rich.table import Table
 
     if path.is_dir():
         path = path / "olid-training-v1.0.tsv"
-    _, held = olid_split(read_olid(path))
+    held = _olid_holdout(path)
     scores = _score(scorer, [r.text for r in held], "toxicity", batch_size)
     m = olid_metrics([r.a == "OFF" for r in held], scores, threshold)
     t = Table(title=f"OLID hold-out 20% (n={m['n']}, toxicity >= {threshold:.2f})")
@@ -310,6 +323,38 @@ def check_input(kind: str, path: Path, threshold: float | None = None) -> None:
             raise EvalInputError(f"{f}: not a {kind} file (no column {', '.join(missing)})")
         if first is None:
             raise EvalInputError(f"{f}: no cases (nothing after the header line)")
+        if kind == "olid":
+            try:
+                _olid_holdout(f)  # a file too small for the fixed split has nothing to evaluate
+            except (KeyError, IndexError, ValueError, UnicodeDecodeError, csv.Error) as exc:
+                if isinstance(exc, EvalInputError):
+                    raise
+                raise EvalInputError(f"{f}: not a olid file ({type(exc).__name__}: {exc})") from None
+        if kind == "scene":
+            from bot.eval.scene import read_cases
+
+            read_cases(f)  # gold values, texts and case ids: EvalInputError naming the case
+
+
+def artifact_threshold(artifact_dir: Path, label: str) -> float:
+    """``label``'s calibrated decision threshold in [0, 1] from an artifact directory's ``thresholds.json`` (the
+    one ``python -m bot.training --out DIR`` writes): how ``eval olid --artifact/--baseline DIR`` judges each model
+    at its own calibrated threshold, not the shipped model's.
+
+    Raises:
+        EvalInputError: the file is missing or unreadable, lacks ``label``, or its value is outside [0, 1] (naming
+            the file).
+    """
+    from bot.model.artifact import THRESHOLDS_FILE, read_thresholds
+
+    f = Path(artifact_dir) / THRESHOLDS_FILE
+    try:
+        value = read_thresholds(Path(artifact_dir))[label]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EvalInputError(f"{f}: no calibrated {label} threshold ({type(exc).__name__}: {exc})") from None
+    if not 0.0 <= value <= 1.0:
+        raise EvalInputError(f"{f}: the {label} threshold {value} is outside [0, 1]")
+    return value
 
 
 def run_eval(
@@ -478,7 +523,7 @@ def compare_olid(path: Path, baseline: Scorer, candidate: Scorer, base_thr: floa
 
     if path.is_dir():
         path = path / "olid-training-v1.0.tsv"
-    _, held = olid_split(read_olid(path))
+    held = _olid_holdout(path)
     texts = [r.text for r in held]
     gold = [r.a == "OFF" for r in held]
     pa = [s >= base_thr for s in _score(baseline, texts, "toxicity", batch_size)]
@@ -514,7 +559,8 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
         rows = [_paired_row("overall", a, b)]
         for name, gold in (("abuse", "flag"), ("others", "allow")):
             idx = [i for i, c in enumerate(cases) if c["gold"] == gold]
-            rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
+            if idx:  # a probe file may hold one side only: no row for an empty subset
+                rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
         print_paired("Founding scene", rows, console)
         m["paired"] = rows
     return m
@@ -525,4 +571,4 @@ class EvalInputError(ValueError):
     lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
-__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "artifact_threshold", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]

@@ -1,4 +1,5 @@
-"""``python -m bot.eval hatecheck|olid|mhc FILE [--threshold T] [--pad]``: standalone quality harness."""
+"""``python -m bot.eval hatecheck|olid|mhc|scene [FILE] [--threshold T] [--pad]``: standalone quality harness (exit 2
+for a bad input or a model that cannot load)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 from bot.eval import KINDS, EvalInputError, check_input, run_eval
+from bot.scoring import ScorerLoadError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         result = run_eval(args.kind, args.path, threshold=args.threshold, batch_size=args.batch_size, pad=args.pad)
     except (EvalInputError, FileNotFoundError) as exc:
         print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except ScorerLoadError as exc:
+        print(f"error: the model could not be loaded: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -70,8 +70,8 @@ class Interval:
 
     Attributes:
         diff: The difference on the cases as given.
-        low: 2.5th percentile of the resampled differences.
-        high: 97.5th percentile of the resampled differences.
+        low: 2.5th percentile of the resampled differences (``floor(0.025 * resamples)`` of them lie below it).
+        high: 97.5th percentile of the resampled differences (as many lie above it).
         resamples: How many resamples were drawn.
     """
 
@@ -115,8 +115,10 @@ def paired_bootstrap(
         idx = [rng.randrange(n) for _ in every]
         diffs.append(stat(idx, b) - stat(idx, a))
     diffs.sort()
-    return Interval(diff=diff, low=diffs[int(0.025 * resamples)], high=diffs[int(0.975 * resamples) - 1],
-                    resamples=resamples)
+    # As many resamples cut from each tail: floor(2.5% of resamples), in integers (indexing low at
+    # int(0.025 * R) and high at int(0.975 * R) - 1 cut 2 below and 3 above for R = 100).
+    cut = resamples * 25 // 1000
+    return Interval(diff=diff, low=diffs[cut], high=diffs[resamples - 1 - cut], resamples=resamples)
 
 
 def accuracy_stat(idx: Sequence[int], correct: Sequence[bool]) -> float:

@@ -33,13 +33,24 @@ def read_cases(path: Path = SCENE_CASES) -> list[dict[str, str]]:
     """The probe cases of ``path`` (CSV with ``case_id``, ``kind``, ``gold``, ``expect_label``, ``text``).
 
     Raises:
-        ValueError: a ``gold`` value other than ``flag`` / ``allow`` (naming the case).
+        bot.eval.EvalInputError (a ``ValueError``): naming the file and the case: a ``gold`` value other than
+            ``flag`` / ``allow``, a case without text (it would never be scored, so never flagged), or a
+            ``case_id`` used twice (the tables name wrong cases by id).
     """
+    from bot.eval import EvalInputError
+
     with Path(path).open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    for r in rows:
+    seen: set[str] = set()
+    for n, r in enumerate(rows, start=2):
+        case = r.get("case_id") or f"on line {n}"
         if r.get("gold") not in ("flag", "allow"):
-            raise ValueError(f"{path}: case {r.get('case_id')}: gold must be 'flag' or 'allow', not {r.get('gold')!r}")
+            raise EvalInputError(f"{path}: case {case}: gold must be 'flag' or 'allow', not {r.get('gold')!r}")
+        if not (r.get("text") or "").strip():
+            raise EvalInputError(f"{path}: case {case}: no text to judge")
+        if case in seen:
+            raise EvalInputError(f"{path}: case {case} appears more than once (case ids must be unique)")
+        seen.add(case)
     return rows
 
 

@@ -180,7 +180,11 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         recorded = await store.recorded_verdicts(keys)
         stale = sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
         s = ctx.settings
-        identity = ((scorer.name, scorer.version) if scorer is not None
+        # Under language routing (MODBOT_ROUTE_MODEL, or a scorer with ``route``) a stored score says which of
+        # the two models produced it only per message, and scores recorded before routing came from the main
+        # model alone (French scored by the English model): no stored score is reused, the scorer is loaded.
+        routed = getattr(scorer, "route", None) is not None if scorer is not None else bool(s.route_model)
+        identity = (None if routed else (scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
         if not stale:
             if len(recorded) == len(keys) and identity is not None:

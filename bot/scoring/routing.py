@@ -6,10 +6,13 @@ keep the fast English model for most chat and send only the messages confidently
 model's other languages to it (``MODBOT_ROUTE_MODEL=multilingual``). A routed message is scored whole by the second
 model (all its pieces), so one verdict never mixes two models' scores; its verdict records that model's name.
 
-Routing uses the same offline detector and thresholds as the service's language check
-(:func:`bot.core.language.unsupported`), so a message is routed exactly when it would otherwise be
-``unsupported_language``; messages in languages neither model reads stay with the main model and keep that
-status (this scorer declares the union of both models' languages).
+Routing uses the same offline detector as the service's language check (:func:`bot.core.language.unsupported`),
+at the default thresholds (``min_letters``, ``min_confidence``), on the message's scoring plan (whole text, then
+its sentence pieces). The service's check looks at the raw message's lines and sentences under the server's own
+``[languages]`` settings, so the two can differ (a quoted line, ``[scoring] pieces = "whole"``); the service
+therefore checks each message against the languages of the model :meth:`LanguageRoutedScorer.route` picks for it
+(:meth:`bot.core.service.ModerationService._reading`): a part the chosen model does not read stays
+``unsupported_language``. This scorer declares the union of both models' languages.
 """
 
 from __future__ import annotations
