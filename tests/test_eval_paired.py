@@ -188,3 +188,26 @@ def test_eval_command_needs_a_file_except_for_scene(capsys):
 
     assert main(["eval", "hatecheck"]) == 2
     assert "name the data file" in capsys.readouterr().err
+
+
+class CountingScorer(WordScorer):
+    """WordScorer that counts how many texts it was asked to score."""
+
+    def __init__(self, name: str, words: tuple[str, ...]) -> None:
+        super().__init__(name, words)
+        self.scored = 0
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        self.scored += len(texts)
+        return super().score_batch(texts)
+
+
+def test_a_paired_hatecheck_run_scores_the_candidate_once(tmp_path):
+    """With a baseline, the candidate's scores for its own tables are reused for the comparison: each of the 3
+    cases (one piece each) is scored once by each model, not twice by the candidate."""
+    path = tmp_path / "hc.csv"
+    _hatecheck(path, [("derog_h", "I hate trans people", "hateful"), ("derog_h", "trans people are vermin", "hateful"),
+                      ("ident_pos_nh", "I love trans people", "non-hateful")])
+    base, cand = CountingScorer("base", ("hate",)), CountingScorer("cand", ("hate", "vermin"))
+    run_eval("hatecheck", path, threshold=0.5, console=Console(file=io.StringIO()), scorer=cand, baseline=base)
+    assert (base.scored, cand.scored) == (3, 3)

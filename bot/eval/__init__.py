@@ -419,6 +419,8 @@ def run_eval(
     label = "toxicity" if kind == "olid" else "identity_attack"
     thr = _default_threshold(label) if threshold is None else float(threshold)
     base_thr = thr if baseline_threshold is None else float(baseline_threshold)
+    if baseline is not None and getattr(scorer, "route", None) is None:
+        scorer = _Remembered(scorer)  # the paired comparison reuses the candidate's scores instead of rescoring
     for t in (thr, base_thr):
         if not 0.0 <= t <= 1.0:
             raise EvalInputError(f"threshold {t} is outside [0, 1]")
@@ -449,6 +451,23 @@ def run_eval(
         return results
     except (KeyError, StopIteration, IndexError, UnicodeDecodeError, csv.Error, IsADirectoryError) as exc:
         raise EvalInputError(f"{path}: not a {kind} file ({type(exc).__name__}: {exc})") from None
+
+
+class _Remembered:
+    """A scorer that keeps every text's :class:`Scores` for the rest of one evaluation, so a text scored for the
+    candidate's tables is not scored again for the paired comparison (same model, same text: same scores)."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        self._scorer = scorer
+        self.name, self.version, self.labels = scorer.name, scorer.version, scorer.labels
+        self.languages = getattr(scorer, "languages", None)
+        self._known: dict[str, object] = {}
+
+    def score_batch(self, texts: Sequence[str]) -> list:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._known))
+        if todo:
+            self._known.update(zip(todo, self._scorer.score_batch(todo), strict=True))
+        return [self._known[t] for t in texts]
 
 
 def _paired_row(name: str, a: list[bool], b: list[bool]) -> dict:
