@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bot.core.policy import Policy
 from bot.core.ports import Scorer
+from bot.eval.errors import EvalInputError
 from bot.training.splits import olid_split, read_olid
 
 log = logging.getLogger(__name__)
@@ -583,11 +584,6 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
         print_paired("Founding scene", rows, console)
         m["paired"] = rows
     return m
-
-
-class EvalInputError(ValueError):
-    """An evaluation input that cannot be used: a threshold outside [0, 1], or a file that is empty, unreadable or
-    lacks the columns of its kind (HateCheck: ``test_case``, ``label_gold``, ``functionality``, ``target_ident``)."""
 
 
 __all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "artifact_threshold", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]

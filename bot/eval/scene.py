@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.ports import Scorer
+from bot.eval.errors import EvalInputError
 from bot.settings import Settings
 
 SCENE_CASES = Path(__file__).resolve().parent / "data" / "scene_cases.csv"
@@ -37,7 +38,6 @@ def read_cases(path: Path = SCENE_CASES) -> list[dict[str, str]]:
             ``flag`` / ``allow``, a case without text (it would never be scored, so never flagged), or a
             ``case_id`` used twice (the tables name wrong cases by id).
     """
-    from bot.eval import EvalInputError
 
     with Path(path).open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
