@@ -279,7 +279,8 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
     if not args.file:
         if args.kind != "scene":
-            raise EvalInputError(f"eval {args.kind}: name the data file or folder")
+            raise EvalInputError(f"{args.kind} needs its data file or folder (from ../shared/data, e.g. "
+                                 "hatecheck/hatecheck_dev_70pct.csv or olid/); only scene has a bundled default")
         from bot.eval.scene import SCENE_CASES
 
         args.file = [SCENE_CASES]

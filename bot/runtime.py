@@ -48,8 +48,7 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
-    if settings.route_model:
-        _check_route(settings)  # before any model loads: a typo costs no download and no minutes
+    _check_route(settings)  # before any model loads: a typo costs no download and no minutes
     scorer = DetoxifyScorer.load(
         settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
     )
@@ -92,12 +91,22 @@ def _check_route(settings: Settings) -> None:
     from bot.scoring.detoxify_scorer import ENGLISH, MODEL_LANGUAGES, NAMED_MODELS
 
     name = settings.route_model
+    if not name:
+        stray = [var for var, value in (("MODBOT_ROUTE_CHECKPOINT", settings.route_checkpoint),
+                                        ("MODBOT_ROUTE_CONFIG_DIR", settings.route_config_dir),
+                                        ("MODBOT_ROUTE_LANGUAGES", settings.route_languages)) if value]
+        if stray:
+            raise ScorerLoadError(f"{', '.join(stray)} set without MODBOT_ROUTE_MODEL: set MODBOT_ROUTE_MODEL=local "
+                                  "(or a detoxify model name) to route, or unset them")
+        return
     if name == "local":
         if settings.route_checkpoint is None or not settings.route_languages:
             raise ScorerLoadError("MODBOT_ROUTE_MODEL=local needs MODBOT_ROUTE_CHECKPOINT and MODBOT_ROUTE_LANGUAGES "
                                   "(the ISO 639-1 codes the model reads, e.g. fr,es,it)")
         if not Path(settings.route_checkpoint).is_file():
-            raise ScorerLoadError(f"MODBOT_ROUTE_CHECKPOINT={settings.route_checkpoint}: no such file")
+            raise ScorerLoadError(f"MODBOT_ROUTE_CHECKPOINT={settings.route_checkpoint}: not a file")
+        if settings.route_config_dir is not None and not Path(settings.route_config_dir).is_dir():
+            raise ScorerLoadError(f"MODBOT_ROUTE_CONFIG_DIR={settings.route_config_dir}: not a folder")
         from bot.core.language import CANDIDATES
 
         unknown = [code for code in settings.route_languages if code not in CANDIDATES]

@@ -187,7 +187,7 @@ def test_eval_command_needs_a_file_except_for_scene(capsys):
     from bot.cli import main
 
     assert main(["eval", "hatecheck"]) == 2
-    assert "name the data file" in capsys.readouterr().err
+    assert "needs its data file or folder" in capsys.readouterr().err
 
 
 class CountingScorer(WordScorer):

@@ -101,3 +101,26 @@ def test_load_scorer_routes_to_a_local_second_model(tmp_path: Path):
     assert scorer.languages == ("en", "fr", "es") and scorer.second.name.startswith("checkpoint:")
     with pytest.raises(ScorerLoadError, match="MODBOT_ROUTE_LANGUAGES"):
         load_scorer(Settings.from_env({"MODBOT_ROUTE_MODEL": "local", "MODBOT_ROUTE_CHECKPOINT": "x.ckpt"}))
+
+
+def test_route_settings_without_a_route_model_are_refused_before_loading():
+    """MODBOT_ROUTE_LANGUAGES (or a route checkpoint) without MODBOT_ROUTE_MODEL would be silently ignored: it is
+    refused naming the variables, before any model loads."""
+    from bot.runtime import load_scorer
+    from bot.scoring import ScorerLoadError
+    from bot.settings import Settings
+
+    with pytest.raises(ScorerLoadError, match="MODBOT_ROUTE_LANGUAGES set without MODBOT_ROUTE_MODEL"):
+        load_scorer(Settings.from_env({"MODBOT_ROUTE_LANGUAGES": "fr"}))
+
+
+def test_a_local_checkpoint_that_is_not_one_gets_no_internet_hint(tmp_path: Path):
+    """A local file that is not a checkpoint fails naming the file, without the named-model internet hint."""
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+    bad = tmp_path / "not.ckpt"
+    bad.write_text("hello", encoding="utf-8")
+    with pytest.raises(ScorerLoadError) as info:
+        DetoxifyScorer.load("local", checkpoint=bad)
+    assert str(bad) in str(info.value) and "internet" not in str(info.value) and ".." not in str(info.value)

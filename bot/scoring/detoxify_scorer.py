@@ -14,6 +14,7 @@ import contextlib
 import logging
 import math
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -133,7 +134,9 @@ class DetoxifyScorer:
                 )
                 return cls(det, name=MODEL_NAME, version=built.checksum[:12], bf16=bf16)
             if model in NAMED_MODELS:
-                det = Detoxify(model_type=model, device=device)
+                # torch prints "Downloading: ..." on stdout; stdout is the score job's JSON-lines contract
+                with contextlib.redirect_stdout(sys.stderr):
+                    det = Detoxify(model_type=model, device=device)
                 return cls(det, name=model, version="detoxify-0.5.4", bf16=bf16)
         except ScorerLoadError:
             raise
@@ -141,8 +144,9 @@ class DetoxifyScorer:
             raise ScorerLoadError(
                 f"could not load detoxify model {model!r}"
                 + (f" from {checkpoint}" if checkpoint else "")
-                + f": {type(exc).__name__}: {exc}. Named models need internet on first use; "
-                "use the default embedded model offline."
+                + f": {type(exc).__name__}: {str(exc).rstrip('.')}."
+                + (" Named models need internet on first use; use the default embedded model offline."
+                   if checkpoint is None and model in NAMED_MODELS else "")
             ) from exc
         raise ScorerLoadError(f"unknown model {model!r}: use 'embedded', one of {', '.join(NAMED_MODELS)}, or a checkpoint")
 
