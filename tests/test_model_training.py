@@ -312,6 +312,12 @@ def test_scene_families_are_appended_with_twins_and_leave_the_rest_unchanged():
     noisy = [e for e in scene if e.source == "hand_noisy"]
     assert any(e.target[ia] == 0.0 for e in noisy) and any(e.target[ia] == 1.0 for e in noisy)
     assert any(e.target[th] == 1.0 and e.target[ia] == 0.0 for e in noisy)  # an evaded veiled threat stays a threat
+    ob = LABELS.index("obscene")
+    labels_of: dict[str, set] = {}
+    for e in scene:
+        labels_of.setdefault(e.text, set()).add(e.target)
+    assert all(len(t) == 1 for t in labels_of.values())  # no text with two labellings (profane support's copies)
+    assert any(e.target[ob] == 1.0 and e.target[ia] == 0.0 for e in noisy)
 
 
 def test_recipe_teachers_differ_only_in_the_stance_families_and_never_distil(tmp_path):

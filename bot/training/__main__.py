@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stance-families", action=argparse.BooleanOptionalAction, default=TrainConfig.stance_families,
                    help="add the stance/hostility template families of runs D-F (default: off, as for the shipped model)")
     p.add_argument("--scene-families", action=argparse.BooleanOptionalAction, default=TrainConfig.scene_families,
-                   help="add the founding-scene template families of issue 19 (default: on; --no-scene-families "
-                        "reproduces the tenth session's model 6be930fdb033)")
+                   help="add the founding-scene template families of issue 19 (default: off, as for the shipped "
+                        "model 6be930fdb033; run KS in docs/model-card.md trained the recipe with them)")
     p.add_argument("--composites", type=int, default=TrainConfig.composites,
                    help="two-sentence examples (benign chat + a hand-written example) added to the training split "
                         "(default 3000, as for the shipped model; 0: none)")

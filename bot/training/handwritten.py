@@ -797,15 +797,12 @@ def scene_families(seed: int) -> list[Example]:
     rng = random.Random(seed * 7919 + 19)
     out: list[Example] = []
     hateful: list[tuple[str, tuple]] = []
-    benign: list[str] = []
+    benign: list[tuple[str, tuple]] = []
 
     def add(text: str, tgt, *, hate: bool) -> None:
         text = _cap(text, rng) if not text.isupper() else text
         out.append(Example(text, tgt, "hand"))
-        if hate:
-            hateful.append((text, tgt))
-        else:
-            benign.append(text)
+        (hateful if hate else benign).append((text, tgt))
 
     def name(t: str) -> str:
         return t.replace("{N}", rng.choice(NAMES))
@@ -837,7 +834,7 @@ def scene_families(seed: int) -> list[Example]:
     for text, tgt in hateful:
         if rng.random() < 0.6:
             out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
-    for text in benign:
-        if rng.random() < 0.3:
-            out.append(Example(_evasion(text, rng, focus_words), ZERO, "hand_noisy"))
+    for text, tgt in benign:
+        if rng.random() < 0.3:  # keeps its source's labels (profane support stays obscene, never hateful)
+            out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
     return out
