@@ -149,6 +149,20 @@ async def test_slur_and_model_agree_end_to_end(env):
     assert out.verdict.action == ActionKind.DELETE and out.strike_added
 
 
+async def test_a_veiled_doxxing_threat_goes_to_review_as_a_threat(env):
+    """'It would be a real shame if someone found out where she lives' has no violent word (the model scores it
+    low): the default veiled_threats list sends it to review labelled threat; the same words between friends
+    ('I know where you live lol, see you at the party') are also only reviewed, never acted on."""
+    service, _ = env
+    out = await service.handle(msg("m1", "It would be a real shame if someone found out where she lives.", member("u1")))
+    v = out.verdict
+    assert v.action == ActionKind.REVIEW and not out.strike_added
+    hit = next(h for h in v.rule_hits if h.rule == "blocklist")
+    assert "veiled_threats" in hit.detail and hit.label == "threat"
+    friendly = await service.handle(msg("m2", "I know where you live lol, see you at the party", member("u2")))
+    assert friendly.verdict.action == ActionKind.REVIEW and not friendly.strike_added
+
+
 # ---------------------------------------------------------------- short repeated replies and repeated pings
 
 
