@@ -35,6 +35,14 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def _int8(settings: Settings, scorer: Scorer) -> None:
+    """Quantise ``scorer``'s Linear layers to int8 in place when ``settings.int8`` (``MODBOT_INT8=1``)."""
+    if settings.int8:
+        from bot.scoring.quantize import quantize_int8
+
+        quantize_int8(scorer)
+
+
 def load_scorer(settings: Settings) -> Scorer:
     """Load the scorer ``settings`` names (``model``, ``checkpoint``, ``config_dir``, ``bf16``, ``int8``), once;
     with ``route_model``, wrapped with that second model in a :class:`bot.scoring.routing.LanguageRoutedScorer`.
@@ -52,10 +60,7 @@ def load_scorer(settings: Settings) -> Scorer:
     scorer = DetoxifyScorer.load(
         settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
     )
-    if settings.int8:
-        from bot.scoring.quantize import quantize_int8
-
-        quantize_int8(scorer)
+    _int8(settings, scorer)
     if not settings.route_model:
         return scorer
     from bot.scoring.routing import LanguageRoutedScorer
@@ -68,10 +73,7 @@ def load_scorer(settings: Settings) -> Scorer:
         raise ScorerLoadError(f"MODBOT_ROUTE_MODEL={settings.route_model}: {exc}") from exc
     if local:
         second.languages = settings.route_languages
-    if settings.int8:
-        from bot.scoring.quantize import quantize_int8
-
-        quantize_int8(second)
+    _int8(settings, second)
     try:
         return LanguageRoutedScorer(scorer, second)
     except ValueError as exc:
@@ -136,10 +138,7 @@ def load_artifact_scorer(artifact_dir: Path, settings: Settings) -> Scorer:
     from bot.scoring.detoxify_scorer import EMBEDDED, DetoxifyScorer
 
     scorer = DetoxifyScorer.load(EMBEDDED, artifact_dir=artifact_dir, bf16=settings.bf16)
-    if settings.int8:
-        from bot.scoring.quantize import quantize_int8
-
-        quantize_int8(scorer)
+    _int8(settings, scorer)
     return scorer
 
 
