@@ -11,6 +11,37 @@ class StoreError(Exception):
     """Base class of the store's domain errors."""
 
 
+class StoreBusy(StoreError):
+    """A write or read that may succeed if tried again: the database is locked by another process for longer than
+    the busy timeout, the server is restarting, a connection dropped, a serialization conflict. The moderation
+    service keeps the batch and retries with backoff (nothing is dropped, nothing counted twice).
+
+    Attributes:
+        database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
+    """
+
+    def __init__(self, database: str, cause: str) -> None:
+        self.database = database
+        self.cause = cause
+        super().__init__(f"mod log {database}: {cause}")
+
+
+class StoreRefused(StoreError):
+    """The database refuses writes for good: the disk is full, the file or server is read-only, the schema is newer
+    than this code, it is not a mod log, the password is wrong. Retrying cannot help: the bot or the scan stops with
+    this one line (``str(error)`` names the database, password hidden, and the cause); what was committed stays.
+
+    Attributes:
+        database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
+        cause: Why, in words.
+    """
+
+    def __init__(self, database: str, cause: str) -> None:
+        self.database = database
+        self.cause = cause
+        super().__init__(f"mod log {database}: {cause}")
+
+
 class MigrationError(StoreError):
     """The database schema is newer than this code, or a migration file is malformed."""
 
@@ -70,5 +101,7 @@ __all__ = [
     "NotCaseMember",
     "ReviewAlreadyDecided",
     "ReviewNotFound",
+    "StoreBusy",
     "StoreError",
+    "StoreRefused",
 ]

@@ -56,6 +56,9 @@ class VerdictRecord:
         open_case: Whether a case should be opened for the verdict's action.
         open_review: Whether a review item should be opened.
         strike: A strike to add (the store ignores a second strike for the same message).
+        raid: A raid alert this message raised, written in the same transaction as the batch (so a crash never
+            leaves a burst counted as alerted with no raid recorded); the store records one raid per burst
+            (``platform, server_id, channel_id, started_at, reason``) across processes.
     """
 
     verdict: Verdict
@@ -64,6 +67,7 @@ class VerdictRecord:
     open_case: bool = False
     open_review: bool = False
     strike: Strike | None = None
+    raid: RaidAlert | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,8 @@ class RecordResult:
         strike_added: False when the message already had a strike.
         review_updated: ``review_id`` is the message's review item that was already open (a re-flagged edit):
             its card is to be updated, not posted again.
+        raid_id: The raid recorded for the record's ``raid`` (``None`` without one, or when another writer had
+            already recorded that burst: then only that writer carries the raid out).
     """
 
     inserted: bool
@@ -84,6 +90,7 @@ class RecordResult:
     review_id: int | None = None
     strike_added: bool = False
     review_updated: bool = False
+    raid_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
