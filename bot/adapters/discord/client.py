@@ -67,8 +67,13 @@ class ModBot(commands.AutoShardedBot):
         scorer_factory: Zero-argument callable returning a :class:`bot.core.ports.Scorer`; called once, off the
             event loop, in ``setup_hook``. Default: the model ``settings`` names (:func:`bot.runtime.load_scorer`).
         cogs: Extensions to load.
-        **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``,
-            ``guild_ready_timeout``...).
+        **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``, ``shard_ids``,
+            ``guild_ready_timeout``...); ``shard_ids`` / ``shard_count`` default to the settings'
+            (``MODBOT_SHARD_IDS`` / ``MODBOT_SHARD_COUNT``: this process owns those shards only).
+
+    Attributes:
+        fatal: The store error that stopped the bot (a write refused for good), else ``None``: :func:`run` raises
+            it after the bot closed, and the CLI prints it as one line and exits 2.
     """
 
     def __init__(self, *, db_path: str | os.PathLike[str] | None = None,
@@ -77,8 +82,13 @@ class ModBot(commands.AutoShardedBot):
                  **kwargs: Any) -> None:
         kwargs.setdefault("intents", bot_intents())
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        resolved = with_paths(settings, db_path, policy_dir)
+        if resolved.shard_count is not None and kwargs.get("shard_count") is None:
+            kwargs["shard_count"] = resolved.shard_count
+            if resolved.shard_ids is not None and kwargs.get("shard_ids") is None:
+                kwargs["shard_ids"] = list(resolved.shard_ids)
         super().__init__(command_prefix=commands.when_mentioned, help_command=None, **kwargs)
-        self.settings = with_paths(settings, db_path, policy_dir)
+        self.settings = resolved
         self.db_path = str(self.settings.db_path)
         self.scorer_factory = scorer_factory
         self.runtime: Any = None
@@ -95,6 +105,8 @@ class ModBot(commands.AutoShardedBot):
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
         self.retention_task: asyncio.Task[None] | None = None
+        self.fatal: BaseException | None = None
+        self._watch_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
@@ -112,6 +124,7 @@ class ModBot(commands.AutoShardedBot):
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
                                            raid_control=self.service)
+        self._watch_task = asyncio.create_task(self._watch_store(), name="modbot-store-watch")
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
@@ -172,6 +185,16 @@ class ModBot(commands.AutoShardedBot):
         log.info("retention: erased the text of %d message(s) older than %d days", n, days)
         return n
 
+    async def _watch_store(self) -> None:
+        """Close the bot when the service stops on a write refused for good (:attr:`ModerationService.failure`);
+        the service has already logged the one line naming the database and the cause."""
+        failure = self.service.failure
+        if failure is None:
+            return
+        self.fatal = await failure
+        if not self.closing:
+            await self.close()
+
     async def _retention_loop(self) -> None:
         """Purge every :data:`RETENTION_INTERVAL_S` seconds until cancelled (in :meth:`close`)."""
         while True:
@@ -186,6 +209,10 @@ class ModBot(commands.AutoShardedBot):
         self.closing = True
         if self.workflow is not None:
             await self.workflow.shutdown()
+        if self._watch_task is not None and self._watch_task is not asyncio.current_task():
+            self._watch_task.cancel()
+            await asyncio.gather(self._watch_task, return_exceptions=True)
+        self._watch_task = None
         if self.retention_task is not None:
             self.retention_task.cancel()
             await asyncio.gather(self.retention_task, return_exceptions=True)
@@ -231,13 +258,16 @@ def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str
         db_path: SQLite mod log file (overrides ``settings.db_path``).
         policy_dir: Older form of the policy folders (see :func:`bot_settings`).
         settings: Database, policy files and model (default ``Settings.from_env()``).
-        shard_count: Number of shards, or ``None`` to let Discord recommend one (``GET /gateway/bot``).
+        shard_count: Number of shards, or ``None`` for ``settings.shard_count`` (``MODBOT_SHARD_COUNT``, with
+            ``MODBOT_SHARD_IDS`` naming the shards this process owns), else Discord's recommendation
+            (``GET /gateway/bot``).
         scorer_factory: Scorer loader (default: the model ``settings`` names).
         log_handler: Passed to :meth:`discord.Client.run` (``None`` keeps the app's logging setup).
 
     Raises:
         SystemExit: with a one-line message naming the cause: no token, a bad token, Discord cannot be reached
             (no network, DNS, refused connection), or the privileged intents are refused by Discord.
+        StoreRefused: the mod log refused a write for good; the bot closed (what was committed stays).
     """
     s = with_paths(settings, db_path, policy_dir)
     token = token or s.discord_token or os.environ.get("DISCORD_TOKEN")
@@ -255,6 +285,8 @@ def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str
         raise SystemExit(f"cannot reach Discord ({discord.http.Route.BASE}): {exc or type(exc).__name__}") from None
     except discord.HTTPException as exc:
         raise SystemExit(f"Discord answered {exc.status} while logging in: {exc.text or exc}") from None
+    if bot.fatal is not None:
+        raise bot.fatal
 
 
 async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] | None = None) -> None:
@@ -265,3 +297,5 @@ async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] |
     bot = ModBot(settings=settings, scorer_factory=scorer_factory)
     async with bot:
         await bot.start(token)
+    if bot.fatal is not None:
+        raise bot.fatal

@@ -135,6 +135,8 @@ class SlackBot:
         #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
         #: ``on_moderation_outcome`` event.
         self.observers: list[Callable[[Any], None]] = []
+        #: The store error that stopped the service (a write refused for good), else ``None``.
+        self.fatal: BaseException | None = None
 
     def _client(self, token: str) -> AsyncWebClient:
         kwargs: dict[str, Any] = {"token": token,
@@ -220,11 +222,25 @@ class SlackBot:
             self.runtime = self.service = self.store = None
 
 
+    async def wait_stopped(self) -> None:
+        """Wait until the service stops on a write refused for good, then set :attr:`fatal` (forever otherwise)."""
+        failure = self.service.failure if self.service is not None else None
+        if failure is None:
+            await asyncio.Event().wait()
+        self.fatal = await asyncio.shield(failure)  # type: ignore[arg-type]
+
+
 async def run_slack(slack: SlackSettings, settings: Settings) -> None:
-    """Run until cancelled (Ctrl-C / SIGTERM): the CLI's ``python -m bot slack``."""
+    """Run until cancelled (Ctrl-C / SIGTERM): the CLI's ``python -m bot slack``.
+
+    Raises:
+        StoreRefused: the mod log refused a write for good; the bot closed first (what was committed stays).
+    """
     bot = SlackBot(slack, settings=settings)
     await bot.start()
     try:
-        await asyncio.Event().wait()
+        await bot.wait_stopped()
     finally:
         await bot.close()
+    if bot.fatal is not None:
+        raise bot.fatal
