@@ -995,7 +995,8 @@ class FakeDiscord:
 
     def _history(self, guild: dict[str, Any], cid: str, query: dict[str, str]) -> web.Response:
         """GET /channels/{c}/messages: newest first, ``limit`` 1-100 (default 50), ``before``/``after`` ids; needs
-        View Channel and Read Message History."""
+        View Channel and Read Message History. With ``after`` (and no ``before``) the page holds the ``limit``
+        messages right after that id (the oldest ones), still newest first, as Discord pages forward."""
         self._require(guild, READ_MESSAGE_HISTORY, cid)
         limit = int(query.get("limit", 50))
         if not 1 <= limit <= 100:
@@ -1006,6 +1007,8 @@ class FakeDiscord:
         found = sorted((m for m in self.messages.values() if m["channel_id"] == cid
                         and (before is None or int(m["id"]) < before) and (after is None or int(m["id"]) > after)),
                        key=lambda m: -int(m["id"]))
+        if after is not None and before is None:
+            return self._respond(found[-limit:])
         return self._respond(found[:limit])
 
     def _bulk_delete(self, guild: dict[str, Any], cid: str, body: dict[str, Any]) -> web.Response:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,9 +23,11 @@ from discord.ext import commands
 
 from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
-from bot.adapters.discord.translate import PLATFORM
+from bot.adapters.discord.translate import PLATFORM, to_core
 from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
+from bot.core.models import Message
 from bot.settings import Settings, with_paths
+from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,27 @@ def bot_intents() -> discord.Intents:
     intents.message_content = True
     intents.dm_messages = False
     return intents
+
+
+class DiscordHistory:
+    """A text channel or thread's history for catch-up (:class:`bot.workflow.catchup.ChannelHistory`):
+    ``GET /channels/{id}/messages?after=&limit=`` through discord.py's ``history(after=..., oldest_first=True)``,
+    which pages 100 at a time (Discord's limit) from the oldest message after the start."""
+
+    def __init__(self, channel: discord.abc.Messageable, bot_user_id: int) -> None:
+        self.channel = channel
+        self.channel_id = str(channel.id)  # type: ignore[attr-defined]
+        self.bot_user_id = bot_user_id
+
+    async def after(self, message_id: str | None, since: datetime, limit: int) -> AsyncIterator[Message]:
+        """Members' default and reply messages after ``message_id`` (or ``since``), oldest first, at most
+        ``limit`` read (the bot's own and system messages count towards it and are skipped)."""
+        start: discord.abc.Snowflake | datetime = discord.Object(int(message_id)) if message_id else since
+        async for m in self.channel.history(limit=limit, after=start, oldest_first=True):
+            if m.author.id == self.bot_user_id or m.type not in (discord.MessageType.default,
+                                                                  discord.MessageType.reply):
+                continue
+            yield to_core(m, edited=m.edited_at is not None)
 
 
 class ModBot(commands.AutoShardedBot):
@@ -106,6 +129,9 @@ class ModBot(commands.AutoShardedBot):
         self.startup_problems: list[str] = []
         self.retention_task: asyncio.Task[None] | None = None
         self.fatal: BaseException | None = None
+        #: Set once the catch-up after a start has finished (per server reports in ``catchup_reports``).
+        self.caught_up = asyncio.Event()
+        self.catchup_reports: dict[str, CatchupReport] = {}
         self._watch_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -150,8 +176,42 @@ class ModBot(commands.AutoShardedBot):
                 await self.workflow.recover()
             except Exception:
                 log.exception("recovering pending cases, expiries and raid mode failed")
+            try:
+                await self.catch_up()
+            except Exception:
+                log.exception("catching up on messages posted while the bot was down failed")
+            self.caught_up.set()
         self.ready_event.set()
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
+
+    def readable_channels(self, guild: discord.Guild) -> list[discord.abc.Messageable]:
+        """Text channels and active threads where the bot may View Channel and Read Message History."""
+        me = guild.me
+        if me is None:
+            return []
+        out: list[discord.abc.Messageable] = []
+        for ch in [*guild.text_channels, *guild.threads]:
+            perms = ch.permissions_for(me)
+            if perms.view_channel and perms.read_message_history:
+                out.append(ch)
+        return out
+
+    async def catch_up(self, now: datetime | None = None) -> dict[str, CatchupReport]:
+        """Judge messages posted while the bot was down, per server this process sees (its shards'), within
+        ``settings.catchup_messages`` / ``catchup_hours`` (:mod:`bot.workflow.catchup`; docs/live-path.md)."""
+        bounds = CatchupBounds(messages=self.settings.catchup_messages, hours=self.settings.catchup_hours)
+        if bounds.messages <= 0 or self.user is None:
+            return {}
+        at = now or datetime.now(UTC)
+        observers = (lambda o: self.dispatch("moderation_outcome", o),)
+        for guild in self.guilds:
+            if self.closing:
+                break
+            channels = [DiscordHistory(ch, self.user.id) for ch in self.readable_channels(guild)]
+            self.catchup_reports[str(guild.id)] = await catch_up(
+                self.workflow, self.store, PLATFORM, str(guild.id), channels, now=at, bounds=bounds,
+                observers=observers)
+        return self.catchup_reports
 
     async def report_startup(self, guild: discord.Guild) -> None:
         """Post missing intent / permission problems to the server's mod log channel and the log."""
