@@ -251,7 +251,7 @@ class ModBot(commands.AutoShardedBot):
         failure = self.service.failure
         if failure is None:
             return
-        self.fatal = await failure
+        self.fatal = await asyncio.shield(failure)  # a cancelled watcher must not cancel the future
         if not self.closing:
             await self.close()
 
