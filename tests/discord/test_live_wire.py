@@ -4,6 +4,8 @@ fake Discord since the last recorded message, judged once) and a mod log that re
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import Sequence
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from bot.core.errors import StoreRefused
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.store.sqlite import SqliteStore
+from tests.discord.fake_discord import snowflake
 
 pytestmark = pytest.mark.discord
 
@@ -87,3 +90,35 @@ async def test_a_refused_write_closes_the_bot_with_the_error(env):
     finally:
         await refusing.close()
         env.bot = None
+
+
+async def test_messages_during_a_held_write_lock_are_all_recorded(env):
+    """While another connection holds the mod log's write lock for 6 s, messages posted through the gateway are
+    kept and retried: each ends up recorded once and the attack gets its case."""
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        con = sqlite3.connect(env.db, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")
+        taken.set()
+        release.wait(6)
+        con.execute("COMMIT")
+        con.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert await asyncio.to_thread(taken.wait, 5)
+    ids = []
+    waiters = []
+    for text in ("hello during the lock", "identityhate during the lock", "still locked?"):
+        mid = snowflake()
+        waiters.append(asyncio.ensure_future(env.bot.wait_for(
+            "moderation_outcome", check=lambda o, mid=mid: o.verdict.message.id == mid, timeout=30)))
+        await env.fake.post(env.guild, env.general, env.bob, text, mid=mid)
+        ids.append(mid)
+    outcomes = await asyncio.gather(*waiters)
+    await asyncio.to_thread(holder.join, 10)
+    assert [o.duplicate for o in outcomes] == [False, False, False]
+    assert [verdicts(env, mid) for mid in ids] == [1, 1, 1]
+    assert len(env.rows("SELECT * FROM cases WHERE message_id = ?", (ids[1],))) == 1
+    assert env.bot.service.stats["write_retries"] >= 1
