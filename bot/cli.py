@@ -165,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+    except StoreError as exc:  # e.g. scan stopped on a write refused for good (ModerationService.failure)
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     except FileNotFoundError as exc:
         print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)  # noqa: T201
         return 2
