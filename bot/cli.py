@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.settings import Settings
+from bot.core.errors import StoreError
+from bot.settings import Settings, SettingsError
 
 log = logging.getLogger("bot")
 
@@ -161,6 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalInputError as exc:
         print(f"error: eval: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except StoreError as exc:  # e.g. scan stopped on a write refused for good (ModerationService.failure)
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     except FileNotFoundError as exc:
         print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -214,6 +221,9 @@ def _discord(settings: Settings) -> int:
     _graceful_sigterm()
     try:
         run_discord(settings=settings)
+    except StoreError as exc:  # a write refused for good: the bot closed; one line, exit 2
+        print(f"error: discord: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     except SystemExit as exc:
         if isinstance(exc.code, str):  # run() names the cause: bad token, no network, refused intents
             print(f"error: discord: {exc.code}", file=sys.stderr)  # noqa: T201
@@ -254,6 +264,9 @@ def _slack(settings: Settings) -> int:
         asyncio.run(run_slack(slack, settings))
     except KeyboardInterrupt:
         return 0 if _STOPPED_BY_SIGTERM else 130
+    except StoreError as exc:  # a write refused for good: the bot closed; one line, exit 2
+        print(f"error: slack: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     except Exception as exc:  # noqa: BLE001 - one line naming the cause, no traceback (issue 20)
         print(f"error: slack: {type(exc).__name__}: {exc}", file=sys.stderr)  # noqa: T201
         return 1

@@ -256,7 +256,8 @@ class Runtime:
                 factory = scorer_factory or (lambda: load_scorer(settings))
                 scorer = await asyncio.to_thread(factory)
             service = ModerationService(scorer=scorer, store=store, policies=policies, enforce=enforce,
-                                        batch_size=batch_size, stateful_rules=stateful_rules)
+                                        batch_size=batch_size, stateful_rules=stateful_rules,
+                                        max_pending=settings.queue_max)
             await service.start()
         except BaseException:
             await store.close()

@@ -15,6 +15,65 @@ from bot.config import DEFAULT_POLICY_PATH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+#: Default bound on messages the moderation service holds at once (``MODBOT_QUEUE_MAX``); see docs/live-path.md.
+QUEUE_MAX = 1024
+#: Catch-up after a restart, per channel: at most this many messages (``MODBOT_CATCHUP_MESSAGES``) ...
+CATCHUP_MESSAGES = 200
+#: ... posted at most this many hours ago (``MODBOT_CATCHUP_HOURS``).
+CATCHUP_HOURS = 24.0
+
+
+class SettingsError(ValueError):
+    """An environment variable has a value the bot cannot use; the message names the variable and the reason."""
+
+
+def _int_env(e: dict[str, str], name: str, default: int, minimum: int) -> int:
+    raw = e.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a whole number, not {raw!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _float_env(e: dict[str, str], name: str, default: float, minimum: float) -> float:
+    raw = e.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, not {raw!r}") from None
+    if not value >= minimum:
+        raise SettingsError(f"{name} must be at least {minimum:g}, not {raw}")
+    return value
+
+
+def _shards(e: dict[str, str]) -> tuple[tuple[int, ...] | None, int | None]:
+    """``MODBOT_SHARD_IDS`` (``0,1`` or a range ``0-3``) and ``MODBOT_SHARD_COUNT``; ids need a count."""
+    count = _int_env(e, "MODBOT_SHARD_COUNT", 0, 1) or None
+    raw = e.get("MODBOT_SHARD_IDS", "").strip()
+    if not raw:
+        return None, count
+    ids: list[int] = []
+    try:
+        for part in raw.split(","):
+            lo, _, hi = part.strip().partition("-")
+            ids.extend(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise SettingsError(f"MODBOT_SHARD_IDS must be shard numbers like 0,1 or 0-3, not {raw!r}") from None
+    if count is None:
+        raise SettingsError("MODBOT_SHARD_IDS needs MODBOT_SHARD_COUNT (the total number of shards of the bot)")
+    bad = [i for i in ids if not 0 <= i < count]
+    if bad or not ids:
+        raise SettingsError(f"MODBOT_SHARD_IDS {raw!r}: each shard must be in 0..{count - 1} "
+                            f"(MODBOT_SHARD_COUNT={count})")
+    return tuple(sorted(set(ids))), count
+
 
 def default_servers_dir() -> Path:
     """``config/servers`` of the repository checkout this package runs from, else ``config/servers`` under the
@@ -51,6 +110,13 @@ class Settings:
             default :func:`default_servers_dir`).
         discord_token: ``DISCORD_TOKEN``; never logged or stored.
         slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
+        queue_max: Most messages the moderation service holds at once before the adapters wait for a slot
+            (``MODBOT_QUEUE_MAX``, default :data:`QUEUE_MAX`).
+        catchup_messages / catchup_hours: After a restart, each channel's history since its last recorded message
+            is judged, at most this many messages and hours back (``MODBOT_CATCHUP_MESSAGES``, default 200;
+            ``MODBOT_CATCHUP_HOURS``, default 24; 0 messages turns catch-up off).
+        shard_ids / shard_count: The Discord shards this process owns (``MODBOT_SHARD_IDS=0,1`` or ``0-1``) out
+            of how many (``MODBOT_SHARD_COUNT``); ``None``: one process, Discord's recommended count.
     """
 
     db_path: Path = Path("modbot.db")
@@ -69,11 +135,21 @@ class Settings:
     slack_bot_token: str | None = field(default=None, repr=False)
     slack_app_token: str | None = field(default=None, repr=False)
     slack_signing_secret: str | None = field(default=None, repr=False)
+    queue_max: int = QUEUE_MAX
+    catchup_messages: int = CATCHUP_MESSAGES
+    catchup_hours: float = CATCHUP_HOURS
+    shard_ids: tuple[int, ...] | None = None
+    shard_count: int | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        """Read settings from ``env`` (default ``os.environ``)."""
+        """Read settings from ``env`` (default ``os.environ``).
+
+        Raises:
+            SettingsError: a number or shard setting is malformed (the message names the variable).
+        """
         e = dict(os.environ if env is None else env)
+        shard_ids, shard_count = _shards(e)
 
         def path(name: str) -> Path | None:
             return Path(e[name]) if e.get(name) else None
@@ -95,6 +171,11 @@ class Settings:
             slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
             slack_app_token=e.get("SLACK_APP_TOKEN") or None,
             slack_signing_secret=e.get("SLACK_SIGNING_SECRET") or None,
+            queue_max=_int_env(e, "MODBOT_QUEUE_MAX", QUEUE_MAX, 1),
+            catchup_messages=_int_env(e, "MODBOT_CATCHUP_MESSAGES", CATCHUP_MESSAGES, 0),
+            catchup_hours=_float_env(e, "MODBOT_CATCHUP_HOURS", CATCHUP_HOURS, 0.0),
+            shard_ids=shard_ids,
+            shard_count=shard_count,
         )
 
 

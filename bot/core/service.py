@@ -15,6 +15,21 @@ Flow of a message (issue "streaming pipeline"):
 5. The batch's verdicts, cases, review items and strikes are written in one SQLite transaction; then each
    caller's future resolves with an :class:`Outcome`.
 Scoring of batch N+1 overlaps the judging and writing of batch N.
+
+Nothing lost, nothing invented (issue 24, docs/live-path.md):
+
+* A write (or a dedupe read) that fails with anything but :class:`~bot.core.errors.StoreRefused` (``StoreBusy``,
+  SQLite's "database is locked" after its 5 s busy timeout, a dropped connection) is retried with exponential
+  backoff, :data:`RETRY_FIRST_S` doubling to :data:`RETRY_MAX_S`, for as long as it takes; the batch is kept. The
+  judged records are retried as they are: the spam and raid windows and the strike ledger have counted exactly this
+  batch on top of what is committed, and no later batch is judged before it commits (the writer is sequential), so
+  they never hold more than the mod log plus the one batch being written.
+* A write refused for good (``StoreRefused``: disk full, read-only, schema newer than the code) stops the service:
+  ONE error line naming the database and the cause, every message not yet recorded fails with that error, the
+  ledger forgets the batch's members (it reloads from the mod log), ``submit`` refuses new messages, and
+  :attr:`ModerationService.failure` resolves with the error (the bots await it and exit 2).
+* At most ``max_pending`` messages are held (queued, scored, judged or being written); :meth:`enqueue` and
+  :meth:`handle` wait for a slot beyond that (backpressure) instead of letting the queue grow.
 """
 
 from __future__ import annotations
@@ -23,11 +38,13 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
+from bot.core.errors import StoreError, StoreRefused
 from bot.core.escalation import StrikeLedger
 from bot.core.identity_terms import identity_reference
 from bot.core.judge import decide, effective_tiers, raid_tiers_apply, sanction
@@ -49,6 +66,16 @@ OBSERVED_KEYS = 65_536
 #: Members whose message count is remembered per server (least recently active forgotten first): the history that
 #: makes a member established (``rules.raid.established_min_messages``).
 HISTORY_MEMBERS = 100_000
+#: First wait (seconds) before retrying a failed batch write; doubles on each failure up to :data:`RETRY_MAX_S`.
+RETRY_FIRST_S = 0.1
+#: Longest wait (seconds) between two tries of a failed write (with SQLite's 5 s busy timeout, about one try per
+#: 10 s while another process holds the write lock).
+RETRY_MAX_S = 5.0
+#: Default bound on messages held by the service at once (``MODBOT_QUEUE_MAX``): 8 batches of 128; about 3 MB of
+#: messages and their normalised text (a message with its ``_Item`` is about 2-4 KB).
+MAX_PENDING = 1024
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +151,12 @@ class ModerationService:
             by ``score``, whose inputs are independent texts.
         known_scores: Scores already known per scoring plan (:func:`bot.core.pieces.scoring_pieces`), used instead
             of the scorer (a ``scan`` replay re-judges recorded messages from their stored scores this way).
+        max_pending: Most messages held at once (submitted, not yet resolved); :meth:`enqueue` / :meth:`handle`
+            wait for a slot beyond it. Default :data:`MAX_PENDING`.
+
+    Attributes:
+        failure: Resolves (with the :class:`~bot.core.errors.StoreError`, never raised) when a write is refused
+            for good and the service has stopped; await it to stop the process (created by :meth:`start`).
     """
 
     def __init__(
@@ -138,7 +171,10 @@ class ModerationService:
         text_cache: int = 8192,
         stateful_rules: bool = True,
         known_scores: Mapping[tuple[str, ...], Scores] | None = None,
+        max_pending: int = MAX_PENDING,
     ) -> None:
+        if max_pending < 1:
+            raise ValueError(f"max_pending must be at least 1, got {max_pending}")
         self.scorer = scorer
         self.store = store
         self.policies = policies
@@ -162,12 +198,20 @@ class ModerationService:
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self.stats = {"messages": 0, "duplicates": 0, "scored_texts": 0, "cache_hits": 0, "batches": 0}
+        self.max_pending = max_pending
+        self._slot_free = asyncio.Event()
+        self._slot_free.set()
+        self._fatal: StoreError | None = None
+        self.failure: asyncio.Future[StoreError] | None = None
+        self.stats = {"messages": 0, "duplicates": 0, "scored_texts": 0, "cache_hits": 0, "batches": 0,
+                      "write_retries": 0, "peak_pending": 0}
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
         """Start the pipeline tasks (idempotent)."""
+        if self.failure is None:
+            self.failure = asyncio.get_running_loop().create_future()
         if not self._tasks:
             self._tasks = [
                 asyncio.create_task(self._collector(), name="modbot-collector"),
@@ -196,19 +240,53 @@ class ModerationService:
 
     # ------------------------------------------------------------------ public API
 
+    @property
+    def pending(self) -> int:
+        """Messages held now (submitted, outcome not yet resolved)."""
+        return self._pending
+
+    @property
+    def fatal(self) -> StoreError | None:
+        """The error that stopped the service (a write refused for good), or ``None`` while it runs."""
+        return self._fatal
+
     def submit(self, message: Message) -> asyncio.Future[Outcome]:
-        """Queue a message (new or edited); the returned future resolves with its :class:`Outcome`."""
+        """Queue a message (new or edited) at once, without waiting for a slot; the returned future resolves with
+        its :class:`Outcome` (or fails with the store error that stopped the service). Callers that can wait use
+        :meth:`enqueue`; ``scan`` and ``score`` bound what they have in flight themselves.
+
+        Raises:
+            StoreRefused: the service has stopped on a write refused for good (:attr:`fatal`).
+            RuntimeError: :meth:`start` was not awaited.
+        """
+        if self._fatal is not None:
+            raise self._fatal
         if not self._tasks:
             raise RuntimeError("ModerationService.start() was not awaited")
         fut: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._pending += 1
+        self.stats["peak_pending"] = max(self.stats["peak_pending"], self._pending)
+        if self._pending >= self.max_pending:
+            self._slot_free.clear()
         self._idle.clear()
         self._queue.put_nowait(_Item(message, fut, time.perf_counter()))
         return fut
 
+    async def enqueue(self, message: Message) -> asyncio.Future[Outcome]:
+        """Wait until fewer than ``max_pending`` messages are held (backpressure), then :meth:`submit`.
+
+        Raises:
+            StoreRefused: the service stopped (before or while waiting).
+        """
+        while self._pending >= self.max_pending and self._fatal is None:
+            self._slot_free.clear()
+            await self._slot_free.wait()
+        return self.submit(message)
+
     async def handle(self, message: Message) -> Outcome:
-        """Judge one message and record the verdict; see :class:`Outcome`."""
-        return await self.submit(message)
+        """Judge one message and record the verdict, waiting for a slot first (:meth:`enqueue`); see
+        :class:`Outcome`."""
+        return await (await self.enqueue(message))
 
     async def policy_for(self, platform: str, server_id: str) -> Policy:
         """The effective policy of a server."""
@@ -240,11 +318,17 @@ class ModerationService:
                 await asyncio.sleep(self.max_delay_s)
             while len(batch) < self.batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            if self._fatal is not None:
+                self._fail(batch, self._fatal)
+                continue
             try:
                 live = await self._dedupe(batch)
                 if live:
                     await self._prepare(live)
                     await self._judge_q.put(live)
+            except StoreError as exc:  # refused for good (StoreRefused) while reading: stop, one line
+                self._forget(batch)
+                self._stop(exc, batch)
             except Exception as exc:  # noqa: BLE001 - a failed batch must not stop the pipeline
                 log.exception("pipeline batch failed")
                 self._forget(batch)
@@ -254,12 +338,14 @@ class ModerationService:
         """Drop duplicates; keep new messages and, for the spam and raid windows, replays (see the module doc).
 
         Both store lookups come before any state changes, so a failed lookup leaves nothing behind."""
-        known = await self.store.known_messages([it.message.key for it in batch])
+        keys = [it.message.key for it in batch]
+        known = await self._retrying("reading", lambda: self.store.known_messages(keys))
         candidates = [
             it.message.key for it in batch
             if self.stateful_rules and it.message.key in known and it.message.key not in self._observed
         ]
-        flagged = await self.store.flagged_messages(candidates) if candidates else set()
+        flagged = (await self._retrying("reading", lambda: self.store.flagged_messages(candidates))
+                   if candidates else set())
         live: list[_Item] = []
         for it in batch:
             m = it.message
@@ -417,6 +503,10 @@ class ModerationService:
             items = await self._judge_q.get()
             if items is None:
                 return
+            if self._fatal is not None:
+                self._fail(items, self._fatal)
+                self._forget(items)
+                continue
             try:
                 judged: list[_Item] = []
                 records: list[VerdictRecord] = []
@@ -429,7 +519,7 @@ class ModerationService:
                     judged.append(it)
                     records.append(rec)
                     raids.append(raid)
-                results = await self.store.record_batch(records, model_version=self.scorer.version) if records else []
+                results = await self._write(records)
                 for it in items:
                     if it.replay_flagged is not None:
                         self.stats["duplicates"] += 1
@@ -437,6 +527,8 @@ class ModerationService:
                 for it, rec, res, raid in zip(judged, records, results, raids, strict=True):
                     raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
                     self._resolve(it, _outcome(rec, res, raid_id))
+            except StoreRefused as exc:
+                self._stop(exc, items)
             except Exception as exc:  # noqa: BLE001
                 log.exception("judging or writing a batch failed")
                 self._fail(items, exc)
@@ -444,6 +536,63 @@ class ModerationService:
                 for it in items:
                     self._inflight.pop(it.message.key, None)
                 self.stats["batches"] += 1
+
+    async def _write(self, records: list[VerdictRecord]) -> list[RecordResult]:
+        """Write one judged batch, retrying anything but ``StoreRefused`` (see the module doc).
+
+        Raises:
+            StoreRefused: the store refuses the write for good (nothing of the batch is committed).
+        """
+        if not records:
+            return []
+        return await self._retrying(
+            f"writing a batch of {len(records)}",
+            lambda: self.store.record_batch(records, model_version=self.scorer.version))
+
+    async def _retrying(self, what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+        """Await ``call()`` until it succeeds: waits :data:`RETRY_FIRST_S` doubling to :data:`RETRY_MAX_S`
+        between tries, one warning line at the first failure and one when it succeeds again (no traceback).
+
+        Raises:
+            StoreRefused: at once, never retried.
+        """
+        delay = RETRY_FIRST_S
+        failures = 0
+        started = time.monotonic()
+        while True:
+            try:
+                result = await call()
+            except StoreRefused:
+                raise
+            except Exception as exc:  # noqa: BLE001 - transient until the store says otherwise (StoreRefused)
+                failures += 1
+                self.stats["write_retries"] += 1
+                if failures == 1:
+                    log.warning("mod log: %s failed (%s: %s); keeping it and retrying from %.1f s up to every "
+                                "%.0f s", what, type(exc).__name__, exc, RETRY_FIRST_S, RETRY_MAX_S)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+                continue
+            if failures:
+                log.warning("mod log: %s succeeded after %d failed tries (%.1f s)", what, failures,
+                            time.monotonic() - started)
+            return result
+
+    def _stop(self, exc: StoreError, items: Sequence[_Item]) -> None:
+        """A write or read refused for good: log ONE line, forget the batch's members in the strike ledger (it
+        reloads from the mod log), fail every message not recorded, refuse new ones, resolve :attr:`failure`."""
+        if self._fatal is None:
+            self._fatal = exc
+            log.error("stopping: %s", exc)
+            if self.failure is not None and not self.failure.done():
+                self.failure.set_result(exc)
+            self._slot_free.set()
+        for it in items:
+            m = it.message
+            self.ledger.forget(m.server.platform, m.server.id, m.author.id)
+        self._fail(items, exc)
+        while not self._queue.empty():
+            self._fail([self._queue.get_nowait()], exc)
 
     def _new_state(self, policy: Policy) -> _ServerState:
         return _ServerState(
@@ -599,6 +748,8 @@ class ModerationService:
 
     def _done(self) -> None:
         self._pending -= 1
+        if self._pending < self.max_pending:
+            self._slot_free.set()
         if self._pending <= 0:
             self._pending = 0
             self._idle.set()

@@ -13,7 +13,13 @@ Figures:
 - latency arrival -> recorded verdict, p50 / p99, at offered loads of 50, 200 and 500 messages/s;
 - the longest event-loop stall while scoring (a 1 ms ticker's worst lateness);
 - peak resident memory of the pipeline process (measured before the baseline model is loaded);
-- ``scan`` throughput on ``komodo-discord-dce-csv`` (a subprocess running the real CLI).
+- ``scan`` throughput on ``komodo-discord-dce-csv`` (a subprocess running the real CLI);
+- a burst (``--burst``, default 2,000 messages offered at once, as a raid or a gateway resume delivers them) through
+  the service with each message's handler awaiting a slot (``handle``), side by side with the bounded queue
+  (``MODBOT_QUEUE_MAX``, default 1,024) and without a bound: event-loop latency of a 50 ms ping task standing in
+  for interaction acks (p50 / p99 / max, and pings over Discord's 3 s), the largest number of messages held by the
+  service and of handlers waiting for a slot, the process's resident memory at the start and its peak during the
+  burst (``/proc/self/statm``), and the burst's duration. ``--only-burst`` runs just this section.
 """
 
 from __future__ import annotations
@@ -141,6 +147,88 @@ async def bench_pipeline(messages: list, scorer, offered: list[int], seconds: fl
     return out
 
 
+def rss_now_mb() -> float:
+    """Resident set size of this process now, MiB (``/proc/self/statm``; 0 where it does not exist)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+#: Interval of the ping task that stands in for interaction acks (seconds).
+PING_S = 0.05
+#: Discord's deadline for the initial interaction response (seconds).
+ACK_DEADLINE_S = 3.0
+
+
+async def bench_burst(messages: list, scorer, n: int, bounds: list[int | None]) -> dict:
+    """A burst of ``n`` messages through the service, once per queue bound in ``bounds`` (``None``: no bound), in
+    one run; see the module docstring for the figures. Each message has its own handler task awaiting
+    :meth:`ModerationService.handle`, as the adapters' listeners do."""
+    from bot.runtime import open_runtime
+    from bot.settings import Settings
+
+    out: dict = {}
+    src = (messages * (n // max(1, len(messages)) + 1))[:n]
+    for bound in bounds:
+        label = "unbounded" if bound is None else str(bound)
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = replace(Settings.from_env(), queue_max=bound or 10**9)
+            async with open_runtime(settings, scorer=scorer, enforce=False, server_files=False, overrides=False,
+                                    db_path=Path(tmp) / "burst.db") as rt:
+                warm = _fresh(messages[:64], f"warm{label}")
+                await asyncio.gather(*(rt.service.handle(m) for m in warm))
+                rt.service._cache.clear()  # noqa: SLF001 - measure scoring, not the text cache of the warm-up
+                base = datetime.now(UTC)
+                burst = [replace(m, id=f"burst{label}-{i}", created_at=base + timedelta(milliseconds=2 * i))
+                         for i, m in enumerate(src)]
+                out[f"burst_{label}"] = await _one_burst(rt.service, burst)
+    return out
+
+
+async def _one_burst(service, burst: list) -> dict:
+    """Offer ``burst`` at once (one handler task per message) while a ping task samples the loop's lateness."""
+    n = len(burst)
+    rss0 = rss_now_mb()
+    lateness: list[float] = []
+    peak = {"held": 0, "waiting": 0, "rss": rss0}
+    resolved = [0]
+
+    async def ping() -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(PING_S)
+            lateness.append(time.perf_counter() - t - PING_S)
+            peak["held"] = max(peak["held"], service.pending)
+            peak["waiting"] = max(peak["waiting"], n - resolved[0] - service.pending)
+            peak["rss"] = max(peak["rss"], rss_now_mb())
+
+    pinger = asyncio.create_task(ping())
+    t0 = time.perf_counter()
+    tasks = []
+    for m in burst:
+        task = asyncio.ensure_future(service.handle(m))
+        task.add_done_callback(lambda _t: resolved.__setitem__(0, resolved[0] + 1))
+        tasks.append(task)
+    await asyncio.gather(*tasks)
+    dt = time.perf_counter() - t0
+    pinger.cancel()
+    await asyncio.gather(pinger, return_exceptions=True)
+    lateness.sort()
+
+    def q(f: float) -> float:
+        return lateness[min(len(lateness) - 1, int(f * len(lateness)))] * 1000 if lateness else 0.0
+
+    return {
+        "messages": n, "seconds": dt, "msgs_per_s": n / dt, "pings": len(lateness),
+        "ping_p50_ms": q(0.5), "ping_p99_ms": q(0.99), "ping_max_ms": q(1.0),
+        "pings_over_3s": sum(1 for x in lateness if x + PING_S > ACK_DEADLINE_S),
+        "peak_held": peak["held"], "peak_waiting": peak["waiting"], "rss_start_mb": rss0,
+        "rss_peak_mb": peak["rss"],
+    }
+
+
 def build_baseline(tmp: Path, config_src: Path) -> tuple[Path, Path]:
     """A detoxify checkpoint of the ``original`` architecture (BERT-base, 6 labels) with random weights."""
     import shutil
@@ -247,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
     ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
+    ap.add_argument("--burst", type=int, default=2000, help="messages in the burst section (0: skip)")
+    ap.add_argument("--burst-bounds", default="default,unbounded",
+                    help="queue bounds compared in the burst section: numbers, 'default' (MODBOT_QUEUE_MAX), "
+                    "'unbounded'")
+    ap.add_argument("--only-burst", action="store_true", help="run only the burst section")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if not CHATS.exists():
@@ -259,6 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(messages)} chat messages loaded; rss {peak_rss_mb():.0f} MiB")
     scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8))
     res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
+    if args.burst:
+        bounds: list[int | None] = []
+        for b in args.burst_bounds.split(","):
+            b = b.strip()
+            bounds.append(None if b == "unbounded" else Settings.from_env().queue_max if b == "default" else int(b))
+        res.update(asyncio.run(bench_burst(messages, scorer, args.burst, bounds)))
+    if args.only_burst:
+        _print_burst(res)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=2))
+        return 0
     res.update(asyncio.run(bench_pipeline(messages, scorer, [int(x) for x in args.loads.split(",")], args.seconds)))
     res.update(bench_baseline(messages, args.baseline_messages))
     if args.pieces_messages:
@@ -293,9 +397,20 @@ def _print(r: dict) -> None:
               f"({r['share_with_pieces'] * 100:.0f}% of {r['pieces_messages']} messages have sentences; "
               f"{r['extra_pieces']} extra pieces; ratio {r['with_pieces_msgs_per_s'] / r['whole_only_msgs_per_s']:.2f})")
     print(f"peak RSS of the pipeline process:           {r['peak_rss_mb']:8.0f} MiB")
+    _print_burst(r)
     if "scan_seconds" in r:
         print(f"scan komodo-discord-dce-csv ({r['scan_messages']:,} msgs):  {r['scan_seconds']:8.1f} s = {r['scan_msgs_per_s']:.0f} "
               f"msg/s (rc {r['scan_rc']})")
+
+
+def _print_burst(r: dict) -> None:
+    for k, v in r.items():
+        if k.startswith("burst_"):
+            print(f"burst of {v['messages']:,}, queue bound {k[6:]:>9}: {v['seconds']:6.1f} s ({v['msgs_per_s']:5.1f} "
+                  f"msg/s); ping p50 {v['ping_p50_ms']:6.1f} ms p99 {v['ping_p99_ms']:6.1f} ms max "
+                  f"{v['ping_max_ms']:6.1f} ms, {v['pings_over_3s']} of {v['pings']} over 3 s; held <= "
+                  f"{v['peak_held']:,}, waiting <= {v['peak_waiting']:,}; RSS {v['rss_start_mb']:.0f} -> "
+                  f"{v['rss_peak_mb']:.0f} MiB")
 
 
 if __name__ == "__main__":

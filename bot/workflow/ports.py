@@ -309,6 +309,11 @@ class WorkflowStore(Protocol):
 
     async def mark_lifted(self, platform: str, server_id: str, number: int, now: datetime | None = None) -> None: ...
 
+    async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
+        """``{channel_id: (message_id, created_at)}`` of the latest recorded message per channel of a server
+        (catch-up after a restart starts after it; absent: nothing recorded in that channel)."""
+        ...
+
 
 __all__ = [
     "SANCTION_CAPABILITY",

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.core.errors import StoreRefused
 from bot.core.escalation import StrikeLedger
 from bot.core.models import Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
@@ -107,6 +108,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     async def _moderate(self, message: Any, observers: tuple[Any, ...]) -> Any:
         try:
             outcome = await self.raid_control.handle(message)
+        except StoreRefused:  # the mod log refuses writes for good: the service logged it once and stops the bot
+            return None
         except Exception:
             log.exception("judging message %s failed", message.id, extra={"server": message.server.id})
             return None

@@ -119,6 +119,18 @@ def snowflake(at: datetime | None = None) -> str:
     return str(((ms - DISCORD_EPOCH_MS) << 22) | (next(_counter) & 0x3FFFFF))
 
 
+def shard_of(guild_id: str | int, shard_count: int) -> int:
+    """The shard that receives a guild's events: ``(guild_id >> 22) % shard_count`` (Discord's routing)."""
+    return (int(guild_id) >> 22) % shard_count
+
+
+def snowflake_on_shard(shard_id: int, shard_count: int) -> str:
+    """A fresh snowflake (a guild id) whose guild lands on ``shard_id`` of ``shard_count``."""
+    ms = int(datetime.now(UTC).timestamp() * 1000) - DISCORD_EPOCH_MS
+    ms += (shard_id - ms) % shard_count
+    return str((ms << 22) | (next(_counter) & 0x3FFFFF))
+
+
 def snowflake_time(sid: str | int) -> datetime:
     """The creation time encoded in a snowflake."""
     return datetime.fromtimestamp(((int(sid) >> 22) + DISCORD_EPOCH_MS) / 1000, UTC)
@@ -220,6 +232,14 @@ class _Session:
     buffer: list[tuple[int, str]] = field(default_factory=list)
     ws: web.WebSocketResponse | None = None
     resumable: bool = True
+    #: ``[shard_id, shard_count]`` from IDENTIFY: the session gets only the events of guilds on that shard
+    shard: tuple[int, int] = (0, 1)
+
+    def owns(self, guild_id: str | int | None) -> bool:
+        """Whether this session's shard receives events of ``guild_id`` (no guild: shard 0, as DMs go)."""
+        if guild_id is None:
+            return self.shard[0] == 0
+        return shard_of(guild_id, self.shard[1]) == self.shard[0]
 
 
 class FakeDiscord:
@@ -294,11 +314,13 @@ class FakeDiscord:
         """Gateway URL for ``DiscordWebSocket.DEFAULT_GATEWAY`` (also READY's ``resume_gateway_url``)."""
         return f"ws://127.0.0.1:{self.port}/gw"
 
-    def add_guild(self, name: str = "Test server", *, bot_perms: int = BOT_PERMS) -> dict[str, Any]:
+    def add_guild(self, name: str = "Test server", *, bot_perms: int = BOT_PERMS,
+                  shard: tuple[int, int] | None = None) -> dict[str, Any]:
         """Create a guild owned by :attr:`owner` with roles @everyone (id = guild id), ModBot (position 5,
         ``bot_perms``) and Moderators (position 3, :data:`MODERATOR_PERMS`; its id is ``guild["mod_role"]``),
-        channels #general, #review and #mod-log, and the bot as member."""
-        gid = snowflake()
+        channels #general, #review and #mod-log, and the bot as member. ``shard=(shard_id, shard_count)`` picks
+        an id whose events go to that shard."""
+        gid = snowflake_on_shard(*shard) if shard else snowflake()
         bot_role = snowflake()
         mod_role = snowflake()
         guild = {
@@ -555,8 +577,10 @@ class FakeDiscord:
         """Send a dispatch (op 0) to every live session whose intents want it; sessions that are disconnected
         but resumable buffer it for RESUME."""
         self.events.append((event, data))
+        gid = data.get("guild_id") or (data.get("id") if event.startswith("GUILD_") and "guild_id" not in data
+                                       else None)
         for s in list(self.sessions.values()):
-            if s.resumable and self._wants(s, event, data):
+            if s.resumable and s.owns(gid) and self._wants(s, event, data):
                 await self._send(s, event, self._shape(s, event, data))
         await self._notify()
 
@@ -596,6 +620,8 @@ class FakeDiscord:
                 await ws.send_str(json.dumps({"op": 11}))
             elif op == 2:
                 session = await self._identify(ws, frame["d"])
+                if session is None:
+                    break
             elif op == 6:
                 session = await self._resume(ws, frame["d"])
             elif op == 8 and session is not None:
@@ -610,17 +636,23 @@ class FakeDiscord:
         await self._notify()
         return ws
 
-    async def _identify(self, ws: web.WebSocketResponse, d: dict[str, Any]) -> _Session:
+    async def _identify(self, ws: web.WebSocketResponse, d: dict[str, Any]) -> _Session | None:
         self.identifies.append(d)
-        session = _Session(id=f"session{next(_counter)}", intents=int(d.get("intents", 0)))
+        shard_id, shard_count = (int(x) for x in d.get("shard") or (0, 1))
+        if not 0 <= shard_id < shard_count:
+            await ws.close(code=4010)  # Invalid shard
+            return None
+        session = _Session(id=f"session{next(_counter)}", intents=int(d.get("intents", 0)),
+                           shard=(shard_id, shard_count))
         self.sessions[session.id] = session
+        owned = [g for g in self.guilds.values() if session.owns(g["id"])]
         await self._send(session, "READY", {
             "v": 10, "user": self.bot_user, "session_id": session.id, "resume_gateway_url": self.gateway,
-            "shard": d.get("shard", [0, 1]), "guilds": [{"id": g, "unavailable": True} for g in self.guilds],
+            "shard": [shard_id, shard_count], "guilds": [{"id": g["id"], "unavailable": True} for g in owned],
             "application": {"id": self.app_id, "flags": self.app_flags}})
         session.ws = ws
         await ws.send_str(session.buffer[-1][1])
-        for g in self.guilds.values():
+        for g in owned:
             await self._send(session, "GUILD_CREATE", self.guild_payload(g, session.intents))
         return session
 
@@ -995,7 +1027,8 @@ class FakeDiscord:
 
     def _history(self, guild: dict[str, Any], cid: str, query: dict[str, str]) -> web.Response:
         """GET /channels/{c}/messages: newest first, ``limit`` 1-100 (default 50), ``before``/``after`` ids; needs
-        View Channel and Read Message History."""
+        View Channel and Read Message History. With ``after`` (and no ``before``) the page holds the ``limit``
+        messages right after that id (the oldest ones), still newest first, as Discord pages forward."""
         self._require(guild, READ_MESSAGE_HISTORY, cid)
         limit = int(query.get("limit", 50))
         if not 1 <= limit <= 100:
@@ -1006,6 +1039,8 @@ class FakeDiscord:
         found = sorted((m for m in self.messages.values() if m["channel_id"] == cid
                         and (before is None or int(m["id"]) < before) and (after is None or int(m["id"]) > after)),
                        key=lambda m: -int(m["id"]))
+        if after is not None and before is None:
+            return self._respond(found[-limit:])
         return self._respond(found[:limit])
 
     def _bulk_delete(self, guild: dict[str, Any], cid: str, body: dict[str, Any]) -> web.Response:

@@ -43,6 +43,7 @@ without sleeping. Every Web API call is recorded (:attr:`FakeSlack.calls`); wait
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import itertools
@@ -80,6 +81,7 @@ METHOD_SCOPES: dict[str, str] = {
     "conversations.replies": "channels:history",
     "reactions.add": "reactions:write",
     "users.info": "users:read",
+    "users.conversations": "channels:read",
     "usergroups.users.list": "usergroups:read",
     "team.info": "team:read",
 }
@@ -698,16 +700,55 @@ class FakeSlack:
         return {"ok": True, "view": self.views[view_id]}
 
     def _history(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """conversations.history: top-level messages newest first, strictly between ``oldest`` and ``latest``
+        (``inclusive`` makes both ends inclusive), ``limit`` 1-999 (default 100; Slack recommends <= 200), cursor
+        pagination towards older messages (``has_more`` and ``response_metadata.next_cursor``)."""
         chan = self._channel(params.get("channel"))
         if chan is None or (chan.is_private and actor.id not in chan.members):
             return _err("channel_not_found")
         if actor.id not in chan.members:
             return _err("not_in_channel")
-        limit = int(params.get("limit") or 100)
-        top = [m for m in chan.messages.values() if m.get("thread_ts") in (None, m["ts"])]
+        try:
+            limit = int(params.get("limit") or 100)
+            offset = int(base64.b64decode(str(params["cursor"])).decode().removeprefix("next_ts:")) \
+                if params.get("cursor") else 0
+        except (ValueError, UnicodeDecodeError):
+            return _err("invalid_cursor")
+        if not 1 <= limit <= 999:
+            return _err("invalid_limit")
+        inclusive = str(params.get("inclusive", "")).lower() in ("1", "true")
+        oldest = _ts_key(str(params["oldest"])) if params.get("oldest") else None
+        latest = _ts_key(str(params["latest"])) if params.get("latest") else None
+
+        def within(ts: str) -> bool:
+            k = _ts_key(ts)
+            lo = oldest is None or (k >= oldest if inclusive else k > oldest)
+            hi = latest is None or (k <= latest if inclusive else k < latest)
+            return lo and hi
+
+        top = [m for m in chan.messages.values() if m.get("thread_ts") in (None, m["ts"]) and within(m["ts"])]
         top.sort(key=lambda m: _ts_key(m["ts"]), reverse=True)
-        return {"ok": True, "messages": [dict(m) for m in top[:limit]], "has_more": len(top) > limit,
-                "response_metadata": {"next_cursor": ""}}
+        page = top[offset:offset + limit]
+        more = len(top) > offset + limit
+        cursor = base64.b64encode(f"next_ts:{offset + limit}".encode()).decode() if more else ""
+        return {"ok": True, "messages": [dict(m) for m in page], "has_more": more,
+                "response_metadata": {"next_cursor": cursor}}
+
+    def _user_conversations(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """users.conversations: the channels the caller is a member of, of ``types`` (default
+        ``public_channel``), cursor pagination (``limit`` default 100)."""
+        types = set(str(params.get("types") or "public_channel").split(","))
+        if "private_channel" in types and "groups:read" not in self.bot_scopes and actor.id == self.bot_user_id:
+            return _err("missing_scope", needed="groups:read", provided=",".join(sorted(self.bot_scopes)))
+        found = [c for c in self.channels.values() if actor.id in c.members and not c.is_im
+                 and ("private_channel" if c.is_private else "public_channel") in types]
+        found.sort(key=lambda c: c.id)
+        limit = int(params.get("limit") or 100)
+        offset = int(params.get("cursor") or 0)
+        page = found[offset:offset + limit]
+        more = len(found) > offset + limit
+        return {"ok": True, "channels": [c.to_json() for c in page],
+                "response_metadata": {"next_cursor": str(offset + limit) if more else ""}}
 
     def _replies(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
         chan = self._channel(params.get("channel"))
@@ -1074,6 +1115,7 @@ _METHODS: dict[str, Callable[..., dict[str, Any]]] = {
     "conversations.join": FakeSlack._join,
     "conversations.members": FakeSlack._members,
     "users.info": FakeSlack._users_info,
+    "users.conversations": FakeSlack._user_conversations,
     "usergroups.users.list": FakeSlack._usergroup_users,
     "views.open": FakeSlack._views_open,
     "views.update": FakeSlack._views_update,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,9 +23,11 @@ from discord.ext import commands
 
 from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
-from bot.adapters.discord.translate import PLATFORM
+from bot.adapters.discord.translate import PLATFORM, to_core
 from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
+from bot.core.models import Message
 from bot.settings import Settings, with_paths
+from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,27 @@ def bot_intents() -> discord.Intents:
     return intents
 
 
+class DiscordHistory:
+    """A text channel or thread's history for catch-up (:class:`bot.workflow.catchup.ChannelHistory`):
+    ``GET /channels/{id}/messages?after=&limit=`` through discord.py's ``history(after=..., oldest_first=True)``,
+    which pages 100 at a time (Discord's limit) from the oldest message after the start."""
+
+    def __init__(self, channel: discord.abc.Messageable, bot_user_id: int) -> None:
+        self.channel = channel
+        self.channel_id = str(channel.id)  # type: ignore[attr-defined]
+        self.bot_user_id = bot_user_id
+
+    async def after(self, message_id: str | None, since: datetime, limit: int) -> AsyncIterator[Message]:
+        """Members' default and reply messages after ``message_id`` (or ``since``), oldest first, at most
+        ``limit`` read (the bot's own and system messages count towards it and are skipped)."""
+        start: discord.abc.Snowflake | datetime = discord.Object(int(message_id)) if message_id else since
+        async for m in self.channel.history(limit=limit, after=start, oldest_first=True):
+            if m.author.id == self.bot_user_id or m.type not in (discord.MessageType.default,
+                                                                  discord.MessageType.reply):
+                continue
+            yield to_core(m, edited=m.edited_at is not None)
+
+
 class ModBot(commands.AutoShardedBot):
     """The moderation bot.
 
@@ -67,8 +90,13 @@ class ModBot(commands.AutoShardedBot):
         scorer_factory: Zero-argument callable returning a :class:`bot.core.ports.Scorer`; called once, off the
             event loop, in ``setup_hook``. Default: the model ``settings`` names (:func:`bot.runtime.load_scorer`).
         cogs: Extensions to load.
-        **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``,
-            ``guild_ready_timeout``...).
+        **kwargs: Passed to :class:`discord.ext.commands.AutoShardedBot` (``shard_count``, ``shard_ids``,
+            ``guild_ready_timeout``...); ``shard_ids`` / ``shard_count`` default to the settings'
+            (``MODBOT_SHARD_IDS`` / ``MODBOT_SHARD_COUNT``: this process owns those shards only).
+
+    Attributes:
+        fatal: The store error that stopped the bot (a write refused for good), else ``None``: :func:`run` raises
+            it after the bot closed, and the CLI prints it as one line and exits 2.
     """
 
     def __init__(self, *, db_path: str | os.PathLike[str] | None = None,
@@ -77,8 +105,13 @@ class ModBot(commands.AutoShardedBot):
                  **kwargs: Any) -> None:
         kwargs.setdefault("intents", bot_intents())
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        resolved = with_paths(settings, db_path, policy_dir)
+        if resolved.shard_count is not None and kwargs.get("shard_count") is None:
+            kwargs["shard_count"] = resolved.shard_count
+            if resolved.shard_ids is not None and kwargs.get("shard_ids") is None:
+                kwargs["shard_ids"] = list(resolved.shard_ids)
         super().__init__(command_prefix=commands.when_mentioned, help_command=None, **kwargs)
-        self.settings = with_paths(settings, db_path, policy_dir)
+        self.settings = resolved
         self.db_path = str(self.settings.db_path)
         self.scorer_factory = scorer_factory
         self.runtime: Any = None
@@ -95,6 +128,11 @@ class ModBot(commands.AutoShardedBot):
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
         self.retention_task: asyncio.Task[None] | None = None
+        self.fatal: BaseException | None = None
+        #: Set once the catch-up after a start has finished (per server reports in ``catchup_reports``).
+        self.caught_up = asyncio.Event()
+        self.catchup_reports: dict[str, CatchupReport] = {}
+        self._watch_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
@@ -112,6 +150,7 @@ class ModBot(commands.AutoShardedBot):
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
                                            raid_control=self.service)
+        self._watch_task = asyncio.create_task(self._watch_store(), name="modbot-store-watch")
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
@@ -137,8 +176,42 @@ class ModBot(commands.AutoShardedBot):
                 await self.workflow.recover()
             except Exception:
                 log.exception("recovering pending cases, expiries and raid mode failed")
+            try:
+                await self.catch_up()
+            except Exception:
+                log.exception("catching up on messages posted while the bot was down failed")
+            self.caught_up.set()
         self.ready_event.set()
         log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
+
+    def readable_channels(self, guild: discord.Guild) -> list[discord.abc.Messageable]:
+        """Text channels and active threads where the bot may View Channel and Read Message History."""
+        me = guild.me
+        if me is None:
+            return []
+        out: list[discord.abc.Messageable] = []
+        for ch in [*guild.text_channels, *guild.threads]:
+            perms = ch.permissions_for(me)
+            if perms.view_channel and perms.read_message_history:
+                out.append(ch)
+        return out
+
+    async def catch_up(self, now: datetime | None = None) -> dict[str, CatchupReport]:
+        """Judge messages posted while the bot was down, per server this process sees (its shards'), within
+        ``settings.catchup_messages`` / ``catchup_hours`` (:mod:`bot.workflow.catchup`; docs/live-path.md)."""
+        bounds = CatchupBounds(messages=self.settings.catchup_messages, hours=self.settings.catchup_hours)
+        if bounds.messages <= 0 or self.user is None:
+            return {}
+        at = now or datetime.now(UTC)
+        observers = (lambda o: self.dispatch("moderation_outcome", o),)
+        for guild in self.guilds:
+            if self.closing:
+                break
+            channels = [DiscordHistory(ch, self.user.id) for ch in self.readable_channels(guild)]
+            self.catchup_reports[str(guild.id)] = await catch_up(
+                self.workflow, self.store, PLATFORM, str(guild.id), channels, now=at, bounds=bounds,
+                observers=observers)
+        return self.catchup_reports
 
     async def report_startup(self, guild: discord.Guild) -> None:
         """Post missing intent / permission problems to the server's mod log channel and the log."""
@@ -172,6 +245,16 @@ class ModBot(commands.AutoShardedBot):
         log.info("retention: erased the text of %d message(s) older than %d days", n, days)
         return n
 
+    async def _watch_store(self) -> None:
+        """Close the bot when the service stops on a write refused for good (:attr:`ModerationService.failure`);
+        the service has already logged the one line naming the database and the cause."""
+        failure = self.service.failure
+        if failure is None:
+            return
+        self.fatal = await asyncio.shield(failure)  # a cancelled watcher must not cancel the future
+        if not self.closing:
+            await self.close()
+
     async def _retention_loop(self) -> None:
         """Purge every :data:`RETENTION_INTERVAL_S` seconds until cancelled (in :meth:`close`)."""
         while True:
@@ -186,6 +269,10 @@ class ModBot(commands.AutoShardedBot):
         self.closing = True
         if self.workflow is not None:
             await self.workflow.shutdown()
+        if self._watch_task is not None and self._watch_task is not asyncio.current_task():
+            self._watch_task.cancel()
+            await asyncio.gather(self._watch_task, return_exceptions=True)
+        self._watch_task = None
         if self.retention_task is not None:
             self.retention_task.cancel()
             await asyncio.gather(self.retention_task, return_exceptions=True)
@@ -231,13 +318,16 @@ def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str
         db_path: SQLite mod log file (overrides ``settings.db_path``).
         policy_dir: Older form of the policy folders (see :func:`bot_settings`).
         settings: Database, policy files and model (default ``Settings.from_env()``).
-        shard_count: Number of shards, or ``None`` to let Discord recommend one (``GET /gateway/bot``).
+        shard_count: Number of shards, or ``None`` for ``settings.shard_count`` (``MODBOT_SHARD_COUNT``, with
+            ``MODBOT_SHARD_IDS`` naming the shards this process owns), else Discord's recommendation
+            (``GET /gateway/bot``).
         scorer_factory: Scorer loader (default: the model ``settings`` names).
         log_handler: Passed to :meth:`discord.Client.run` (``None`` keeps the app's logging setup).
 
     Raises:
         SystemExit: with a one-line message naming the cause: no token, a bad token, Discord cannot be reached
             (no network, DNS, refused connection), or the privileged intents are refused by Discord.
+        StoreRefused: the mod log refused a write for good; the bot closed (what was committed stays).
     """
     s = with_paths(settings, db_path, policy_dir)
     token = token or s.discord_token or os.environ.get("DISCORD_TOKEN")
@@ -255,6 +345,8 @@ def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str
         raise SystemExit(f"cannot reach Discord ({discord.http.Route.BASE}): {exc or type(exc).__name__}") from None
     except discord.HTTPException as exc:
         raise SystemExit(f"Discord answered {exc.status} while logging in: {exc.text or exc}") from None
+    if bot.fatal is not None:
+        raise bot.fatal
 
 
 async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] | None = None) -> None:
@@ -265,3 +357,5 @@ async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] |
     bot = ModBot(settings=settings, scorer_factory=scorer_factory)
     async with bot:
         await bot.start(token)
+    if bot.fatal is not None:
+        raise bot.fatal

@@ -22,8 +22,9 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -35,8 +36,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.app import SlackHandlers, register
 from bot.adapters.slack.desk import SlackDesk
 from bot.adapters.slack.enforcer import SlackEnforcer
-from bot.adapters.slack.translate import PLATFORM
+from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, to_core, ts_time
+from bot.core.models import Message
 from bot.settings import Settings, with_paths
+from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +101,49 @@ class SlackSettings:
                    api_url=e.get("SLACK_API_URL") or None)
 
 
+#: Messages asked for per ``conversations.history`` page (Slack recommends no more than 200).
+HISTORY_PAGE = 200
+
+
+class SlackHistory:
+    """A channel's history for catch-up (:class:`bot.workflow.catchup.ChannelHistory`) through
+    ``conversations.history?oldest=`` (Tier 3 for internal apps: about 50 calls a minute; the SDK's rate-limit
+    handler waits out a 429's ``Retry-After``). Pages come newest first, so within the bound the NEWEST messages
+    after the start are read, then judged oldest first. Thread replies are not read (``conversations.replies``
+    per thread would cost one call each)."""
+
+    def __init__(self, bot: SlackBot, channel_id: str) -> None:
+        self.bot = bot
+        self.channel_id = channel_id
+
+    async def after(self, message_id: str | None, since: datetime, limit: int) -> AsyncIterator[Message]:
+        """Members' top-level messages after the message ``C…:ts`` (or ``since``), oldest first, at most
+        ``limit`` read (the bot's own and system messages count towards it and are skipped)."""
+        oldest = message_id.split(":", 1)[1] if message_id else f"{since.timestamp():.6f}"
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while len(found) < limit:
+            resp = await self.bot.app.client.conversations_history(
+                channel=self.channel_id, oldest=oldest, limit=min(HISTORY_PAGE, limit - len(found)),
+                **({"cursor": cursor} if cursor else {}))
+            found += resp.get("messages") or []
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+            if not resp.get("has_more") or not cursor:
+                break
+        for event in reversed(found[:limit]):
+            event = {**event, "channel": self.channel_id}
+            fields = message_fields(event)
+            if fields is None or fields["user"] in (self.bot.bot_user_id, self.bot.bot_id):
+                continue
+            info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
+            first = await self.bot.workflow.first_seen(self.bot.team_id, fields["user"], at=ts_time(fields["ts"]))
+            author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first)
+            try:
+                yield to_core(self.bot.team_id, event, fields, author=author)
+            except ValueError:
+                continue
+
+
 class SlackBot:
     """A running Slack moderation bot. ``await bot.start()``, then ``await bot.close()``.
 
@@ -135,6 +181,10 @@ class SlackBot:
         #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
         #: ``on_moderation_outcome`` event.
         self.observers: list[Callable[[Any], None]] = []
+        #: The store error that stopped the service (a write refused for good), else ``None``.
+        self.fatal: BaseException | None = None
+        #: What the catch-up at the last start did (``None`` before it ran).
+        self.catchup_report: CatchupReport | None = None
 
     def _client(self, token: str) -> AsyncWebClient:
         kwargs: dict[str, Any] = {"token": token,
@@ -199,8 +249,38 @@ class SlackBot:
             site = web.TCPSite(self._runner, self.slack.host, self.slack.port)
             await site.start()
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        try:
+            await self.catch_up()
+        except Exception:
+            log.exception("catching up on messages posted while the bot was down failed")
         log.warning("slack bot ready in workspace %s (%s mode): its policy file is config/servers/slack-%s.toml",
                     self.team_id, self.slack.mode, self.team_id)
+
+    async def member_channels(self) -> list[str]:
+        """Public and private channels the bot is a member of (``users.conversations``, Tier 3, 200 a page)."""
+        out: list[str] = []
+        cursor: str | None = None
+        while True:
+            resp = await self.app.client.users_conversations(
+                types="public_channel,private_channel", exclude_archived=True, limit=200,
+                **({"cursor": cursor} if cursor else {}))
+            out += [c["id"] for c in resp.get("channels") or []]
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return out
+
+    async def catch_up(self, now: datetime | None = None) -> CatchupReport | None:
+        """Judge messages posted while the bot was down in the channels it is in, within
+        ``settings.catchup_messages`` / ``catchup_hours`` (:mod:`bot.workflow.catchup`; docs/live-path.md). Runs
+        after the transport is up, so a message arriving live meanwhile is judged once (dedupe)."""
+        bounds = CatchupBounds(messages=self.settings.catchup_messages, hours=self.settings.catchup_hours)
+        if bounds.messages <= 0:
+            return None
+        channels = [SlackHistory(self, cid) for cid in await self.member_channels()]
+        self.catchup_report = await catch_up(self.workflow, self.store, PLATFORM, self.team_id, channels,
+                                             now=now or datetime.now(UTC), bounds=bounds,
+                                             observers=self.observers)
+        return self.catchup_report
 
     async def judge(self, msg: Any) -> Any:
         """Judge one message and carry out the outcome (the workflow's one path); observers see each outcome."""
@@ -220,11 +300,25 @@ class SlackBot:
             self.runtime = self.service = self.store = None
 
 
+    async def wait_stopped(self) -> None:
+        """Wait until the service stops on a write refused for good, then set :attr:`fatal` (forever otherwise)."""
+        failure = self.service.failure if self.service is not None else None
+        if failure is None:
+            await asyncio.Event().wait()
+        self.fatal = await asyncio.shield(failure)  # type: ignore[arg-type]
+
+
 async def run_slack(slack: SlackSettings, settings: Settings) -> None:
-    """Run until cancelled (Ctrl-C / SIGTERM): the CLI's ``python -m bot slack``."""
+    """Run until cancelled (Ctrl-C / SIGTERM): the CLI's ``python -m bot slack``.
+
+    Raises:
+        StoreRefused: the mod log refused a write for good; the bot closed first (what was committed stays).
+    """
     bot = SlackBot(slack, settings=settings)
     await bot.start()
     try:
-        await asyncio.Event().wait()
+        await bot.wait_stopped()
     finally:
         await bot.close()
+    if bot.fatal is not None:
+        raise bot.fatal

@@ -1,0 +1,151 @@
+"""Wire test: two shard-owning bots (real discord.py ``AutoShardedBot`` with ``shard_ids=[0]`` / ``[1]`` of 2)
+against the fake Discord, which routes each guild's events to shard ``(guild_id >> 22) % 2``, on ONE mod log.
+
+The mod log comes from the ``shared_db`` fixture (a SQLite file in WAL mode today); once the PostgreSQL backend is
+merged the same test runs against a ``postgresql://`` URL there."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+import yarl
+from discord.gateway import DiscordWebSocket
+
+from tests.discord.conftest import FakeScorer
+from tests.discord.fake_discord import FakeDiscord, shard_of, snowflake
+from tests.discord.helpers import ephemeral_text
+from tests.discord.replies import answering
+
+pytestmark = pytest.mark.discord
+
+SHARDS = 2
+
+
+@pytest.fixture
+def shared_db(tmp_path: Path) -> str:
+    """Where both bots' mod log lives: a SQLite file (WAL), as ``--db`` / ``MODBOT_DB`` would name it."""
+    return str(tmp_path / "shared.db")
+
+
+class Shards:
+    """Two guilds, one per shard, and one bot process per shard (two ``ModBot`` in this event loop)."""
+
+    def __init__(self, fake: FakeDiscord, tmp: Path, db: str) -> None:
+        self.fake, self.db = fake, db
+        old = datetime.now(UTC) - timedelta(days=400)
+        self.guilds = [fake.add_guild(f"Guild {i}", shard=(i, SHARDS)) for i in range(SHARDS)]
+        self.policy_dir = tmp / "config"
+        (self.policy_dir / "servers").mkdir(parents=True)
+        self.members: list[dict[str, Any]] = []
+        for g in self.guilds:
+            (self.policy_dir / "servers" / f"discord-{g['id']}.toml").write_text(
+                f'[server]\nreview_channel = "{fake.channel(g, "review")}"\n'
+                f'mod_log_channel = "{fake.channel(g, "mod-log")}"\nmoderator_roles = ["{g["mod_role"]}"]\n'
+                '[identity_target]\nextra_terms = ["identityhate"]\n')
+            self.members.append(fake.new_user(g, f"member-{g['name']}", created=old))
+            fake.new_user(g, f"mod-{g['name']}", created=old, roles=[g["mod_role"]])
+            for m in g["members"]:
+                m["joined_at"] = (old + timedelta(days=1)).isoformat()
+        self.bots: list[Any] = []
+        self.tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        from bot.adapters.discord.client import ModBot
+
+        for shard in range(SHARDS):
+            bot = ModBot(db_path=self.db, policy_dir=self.policy_dir, scorer_factory=FakeScorer,
+                         shard_ids=[shard], shard_count=SHARDS, guild_ready_timeout=0.05,
+                         chunk_guilds_at_startup=False)
+            self.bots.append(bot)
+            self.tasks.append(asyncio.create_task(bot.start("fake-token-not-logged")))
+        await asyncio.wait_for(asyncio.gather(*(b.ready_event.wait() for b in self.bots)), 15)
+
+    async def stop(self) -> None:
+        for bot in self.bots:
+            await bot.close()
+        await asyncio.wait(self.tasks, timeout=5)
+
+    def owner(self, guild: dict[str, Any]) -> Any:
+        return self.bots[shard_of(guild["id"], SHARDS)]
+
+    async def post(self, guild: dict[str, Any], user: dict[str, Any], text: str) -> tuple[dict[str, Any], Any]:
+        """Post in #general and wait for the owning bot's outcome."""
+        mid = snowflake()
+        waiter = asyncio.ensure_future(self.owner(guild).wait_for(
+            "moderation_outcome", check=lambda o: o.verdict.message.id == mid, timeout=5))
+        msg = await self.fake.post(guild, self.fake.channel(guild, "general"), user, text, mid=mid)
+        return msg, await waiter
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        con = sqlite3.connect(self.db)
+        try:
+            return [tuple(r) for r in con.execute(sql, params).fetchall()]
+        finally:
+            con.close()
+
+
+@pytest.fixture
+async def shards(tmp_path: Path, shared_db: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Shards]:
+    async with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.rest_base)
+        monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway))
+        answering(fake)
+        s = Shards(fake, tmp_path, shared_db)
+        await s.start()
+        try:
+            yield s
+        finally:
+            await s.stop()
+
+
+async def test_each_shard_gets_only_its_guilds(shards):
+    """IDENTIFY carries [shard, 2]; each bot sees only the guild routed to its shard."""
+    assert sorted(tuple(i["shard"]) for i in shards.fake.identifies) == [(0, 2), (1, 2)]
+    for i, bot in enumerate(shards.bots):
+        assert [str(g.id) for g in bot.guilds] == [shards.guilds[i]["id"]]
+
+
+async def test_two_shard_bots_on_one_mod_log(shards):
+    """Two shard-owning bots on one mod log: one verdict per message, gap-free unique case numbers per server,
+    one raid per burst, and a review card decided once."""
+    for g, member in zip(shards.guilds, shards.members, strict=True):
+        for text in ("hello all", "identityhate one", "identityhate two", "nice weather"):
+            await shards.post(g, member, text)
+    assert shards.rows("SELECT message_id, COUNT(*) FROM verdicts GROUP BY message_id HAVING COUNT(*) > 1") == []
+    assert shards.rows("SELECT COUNT(*) FROM verdicts") == [(8,)]
+    for g in shards.guilds:
+        numbers = [n for (n,) in shards.rows("SELECT number FROM cases WHERE server_id = ? ORDER BY number",
+                                             (g["id"],))]
+        assert numbers == list(range(1, len(numbers) + 1)) and numbers
+    assert [b.service.stats["messages"] for b in shards.bots] == [4, 4]
+
+    raid_guild = shards.guilds[1]
+    for i in range(5):
+        user = shards.fake.new_user(raid_guild, f"raider{i}")
+        await shards.post(raid_guild, user, f"identityhate raid {user['id']}")
+    assert shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (raid_guild["id"],)) == [(1,)]
+    assert shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (shards.guilds[0]["id"],)) == [(0,)]
+
+    g = shards.guilds[0]
+    msg, outcome = await shards.post(g, shards.members[0], "borderline needs a human")
+    assert outcome.review_id is not None
+    prefix = f"Review #{outcome.review_id} "
+    await shards.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith(prefix)
+                                             for m in shards.fake.messages.values()))
+    card = next(m for m in shards.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith(
+        prefix))
+    mod = next(m["user"] for m in g["members"] if g["mod_role"] in m["roles"])
+    first = await shards.fake.click(g, mod, card, f"mod:review:{outcome.review_id}:delete")
+    second = await shards.fake.click(g, mod, card, f"mod:review:{outcome.review_id}:warn")
+    assert first.body["type"] == 7
+    assert "already decided" in ephemeral_text(second)
+    assert shards.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,)) == [("deleted",)]
+    assert len(shards.fake.find("DELETE", rf"/channels/.*/messages/{msg['id']}")) == 1
+    assert shards.rows("SELECT COUNT(*) FROM cases WHERE message_id = ? AND action = 'warn'", (msg["id"],)) == [(0,)]
