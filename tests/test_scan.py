@@ -101,7 +101,7 @@ def test_rescan_skips_recorded_messages(example_scan):
     proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress",
                 "--report", str(again))
     assert proc.returncode == 0, proc.stderr
-    assert "0 judged now" in proc.stderr
+    assert "0 judged now" in proc.stdout
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == len(rows)
         assert con.execute("SELECT COUNT(*) FROM raids").fetchone()[0] == 2
