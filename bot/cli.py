@@ -27,7 +27,10 @@ log = logging.getLogger("bot")
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m bot``."""
     p = argparse.ArgumentParser(prog="python -m bot", description="Community moderation bot for Discord and Slack.")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more log detail: -v what the bot does (INFO), -vv everything (DEBUG); default warnings")
+    p.add_argument("--log-format", choices=["text", "json"], default="text",
+                   help="log lines on stderr as text (default) or JSON lines for log collectors")
     p.add_argument("--model", help="embedded (default), original, unbiased, multilingual, original-small, "
                    "unbiased-small, or local (with --checkpoint and --config-dir)")
     p.add_argument("--checkpoint", type=Path, help="local detoxify checkpoint (with --model local)")
@@ -124,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
-    _setup_logging(args.verbose)
+    _setup_logging(args.verbose, args.log_format)
     from bot.core.policy import PolicyError
     from bot.eval import EvalInputError
     from bot.scoring import ScorerLoadError
@@ -178,16 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def _setup_logging(verbose: bool) -> None:
-    """Warnings (debug with ``-v``) on stderr, each once. ``scan`` prints every skipped input itself, with its file
-    and position, so the ingest readers' own warnings about them are only shown with ``-v``."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s: %(message)s",
-        force=True,
-    )
-    if not verbose:
-        logging.getLogger("bot.ingest").setLevel(logging.ERROR)
+def _setup_logging(verbosity: int, fmt: str = "text") -> None:
+    """Warnings on stderr (``-v`` INFO, ``-vv`` DEBUG), text or JSON lines: :func:`bot.logs.setup_logging`."""
+    from bot.logs import setup_logging
+
+    setup_logging(verbosity, fmt)
 
 
 def _policy_error_text(exc: Exception) -> str:

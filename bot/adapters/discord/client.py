@@ -23,6 +23,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
+from bot.adapters.discord.status import announce_ready
 from bot.adapters.discord.translate import PLATFORM
 from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
 from bot.settings import Settings, with_paths
@@ -31,7 +32,7 @@ from bot.workflow.views import LogEntry
 log = logging.getLogger(__name__)
 
 #: Extensions loaded in ``setup_hook``, in order.
-COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin")
+COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin", "cogs.status")
 
 #: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
 RETENTION_INTERVAL_S = 24 * 3600
@@ -137,8 +138,8 @@ class ModBot(commands.AutoShardedBot):
                 await self.workflow.recover()
             except Exception:
                 log.exception("recovering pending cases, expiries and raid mode failed")
+        await announce_ready(self)
         self.ready_event.set()
-        log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
     async def report_startup(self, guild: discord.Guild) -> None:
         """Post missing intent / permission problems to the server's mod log channel and the log."""

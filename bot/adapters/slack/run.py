@@ -35,6 +35,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.app import SlackHandlers, register
 from bot.adapters.slack.desk import SlackDesk
 from bot.adapters.slack.enforcer import SlackEnforcer
+from bot.adapters.slack.status import announce_ready
 from bot.adapters.slack.translate import PLATFORM
 from bot.settings import Settings, with_paths
 
@@ -199,8 +200,7 @@ class SlackBot:
             site = web.TCPSite(self._runner, self.slack.host, self.slack.port)
             await site.start()
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        log.warning("slack bot ready in workspace %s (%s mode): its policy file is config/servers/slack-%s.toml",
-                    self.team_id, self.slack.mode, self.team_id)
+        await announce_ready(self)
 
     async def judge(self, msg: Any) -> Any:
         """Judge one message and carry out the outcome (the workflow's one path); observers see each outcome."""
