@@ -23,6 +23,8 @@ from bot.settings import Settings
 
 log = logging.getLogger("bot")
 
+DB_HELP = "SQLite mod log (default: $MODBOT_DB, else $XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/...)"
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m bot``."""
@@ -42,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
     s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
-    s.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    s.add_argument("--db", type=Path, help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
     s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
@@ -86,14 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
-    d.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    d.add_argument("--db", type=Path, help=DB_HELP)
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
                         "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)",
                         description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
                         "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
-    sl.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    sl.add_argument("--db", type=Path, help=DB_HELP)
     return p
 
 
@@ -116,6 +118,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         from dataclasses import replace
 
         s = replace(s, **changes)
+    if getattr(args, "command", None) in ("scan", "discord", "slack"):  # the commands that create the mod log
+        from bot.settings import ensure_db_folder
+
+        ensure_db_folder(s.db_path)
     return s
 
 
