@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.models import ActionKind
+from bot.workflow import words
 from bot.workflow.authz import Actor, authorize
 
 #: The channels a server needs before cards and the mod log can be posted: policy key -> what it is for.
@@ -79,16 +80,6 @@ def ready_line(platform: str, servers: Sequence[ServerView], *, database: str, m
     return line
 
 
-def _ago(seconds: float) -> str:
-    """A duration in plain words: ``45 seconds``, ``12 minutes``, ``3 hours``, ``2 days`` (rounded down)."""
-    s = max(0, int(seconds))
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        if s >= size:
-            n = s // size
-            return f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{s} second{'s' if s != 1 else ''}"
-
-
 async def status_report(actor: Actor, store: Any, platform: str, server: ServerView, *, database: str, model: str,
                         model_version: str, started_at: datetime, service_stats: dict[str, int] | None = None,
                         problems: Sequence[str] = (), now: datetime | None = None) -> list[str]:
@@ -113,7 +104,7 @@ async def status_report(actor: Actor, store: Any, platform: str, server: ServerV
     open_items = await store.open_reviews(platform, server.id, limit=OPEN_REVIEWS_COUNTED)
     n_open = len(open_items)
     lines = [
-        f"Running for {_ago((now - started_at).total_seconds())} (since {started_at:%Y-%m-%d %H:%M} UTC).",
+        f"Running for {words.duration((now - started_at).total_seconds())} (since {started_at:%Y-%m-%d %H:%M} UTC).",
         f"Messages judged since then: {(service_stats or {}).get('messages', 0):,}.",
         f"Model: {model} version {model_version}.",
         f"Database: {database}.",

@@ -28,6 +28,7 @@ from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
 from bot.core.models import ActionKind
 from bot.core.policy import PolicyError
+from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
 
 log = logging.getLogger(__name__)
@@ -236,10 +237,11 @@ class SlackHandlers:
             return ""
         if name == "/mystatus":
             strikes, appeals = await wf.member_status(team, user)
-            lines = [f"{s.points} point(s): {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
+            lines = [f"{words.plural(s.points, 'point')}: {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
                                                                            if s.case_number else "")
                      + f", expires {s.expires_at:%Y-%m-%d}" for s in strikes]
-            return (f"*Active strikes:* {len(strikes)} ({sum(s.points for s in strikes)} points)\n" + "\n".join(lines)
+            return (f"*Active strikes:* {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}\n"
+                    + "\n".join(lines)
                     + "\n*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals)
                                               or "none"))
         if name == "/mydata":
