@@ -276,20 +276,20 @@ async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: floa
     new = sum(1 for o in outcomes if not o.duplicate)
     _print_summary(console, summary, len(ctx.messages), new, elapsed, names, replay=diff is not None)
     if args.report:
-        from bot.report import policy_provenance, write_html_report
+        from bot.report import display_path, policy_provenance, write_html_report
 
         # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
         # or a resumed scan replays recorded messages without re-raising their alerts
         raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
         doc = {
-            "title": "Moderation scan: " + ", ".join(str(p) for p in args.paths),
+            "title": "Moderation scan: " + ", ".join(display_path(p) for p in args.paths),
             "messages": summary.messages,
             "flagged": summary.flagged,
             "label_counts": dict(summary.flagged_per_label),
             "action_counts": dict(summary.actions),
             "raids": raids,
             "top_members": [(m, pts) for m, pts, _n in summary.top_members],
-            "inputs": ", ".join(str(p) for p in args.paths),
+            "inputs": ", ".join(display_path(p) for p in args.paths),
             "model": f"{rt.scorer.name} {rt.scorer.version}",
             "policy_version": rt.policies.base.version,
             "policies": await policy_provenance(rt.policies, servers),
