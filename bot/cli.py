@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     pu.add_argument("--db", type=Path)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
 
+    rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
+                        "as one self-contained HTML page")
+    rp.add_argument("--db", type=Path, help=DB_HELP)
+    rp.add_argument("--out", type=Path, default=Path("mod-log.html"), help="HTML file to write (default mod-log.html)")
+
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
     d.add_argument("--db", type=Path, help=DB_HELP)
@@ -157,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return bench_main(args.rest)
         if args.command == "purge":
             return asyncio.run(_purge(args, _settings(args)))
+        if args.command == "report":
+            return asyncio.run(_report(args, _settings(args)))
         if args.command == "slack":
             return _slack(_settings(args))
         if args.command == "discord":
@@ -316,6 +323,24 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     for f in args.file:
         run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad,
                  policy=policy, baseline=baseline, baseline_threshold=args.baseline_threshold, settings=settings)
+    return 0
+
+
+async def _report(args: argparse.Namespace, settings: Settings) -> int:
+    """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
+    from bot.report_live import write_modlog_report
+    from bot.store.sqlite import SqliteStore
+
+    if not settings.db_path.is_file():
+        print(f"error: {settings.db_path}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
+        return 2
+    try:
+        async with await SqliteStore.open(settings.db_path) as store:
+            n = await write_modlog_report(store, args.out)
+    except OSError as exc:
+        print(f"error: {args.out}: cannot be written: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    print(f"mod log of {n} server(s) written to {args.out}")  # noqa: T201
     return 0
 
 

@@ -50,3 +50,4 @@ def test_rule_details_in_plain_words():
     assert words.rule_hit("duplicates: 5 identical messages in 30s") == "duplicates: 5 identical messages in 30 seconds"
     assert words.rule_hit("invite") == "invite"
     assert words.rule_detail("3 links to example.com") == "3 links to example.com"
+    assert words.rule_detail("identity_attack 0.97 >= 0.95") == "identity_attack 0.97, at or over 0.95"

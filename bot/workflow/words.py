@@ -89,9 +89,12 @@ def worth(count: int, points: int) -> str:
 def rule_detail(detail: str) -> str:
     """A rule hit's detail with its seconds in plain durations and ``a < b`` as ``a, under b``:
     ``account age 6734s < 604800s`` -> ``account age 1 hour 52 minutes, under 7 days``; ``5 identical messages in
-    30s`` -> ``5 identical messages in 30 seconds``."""
+    30s`` -> ``5 identical messages in 30 seconds``; ``identity_attack 0.97 >= 0.95`` -> ``identity_attack 0.97, at
+    or over 0.95`` (the reason an automod case records)."""
     text = _SECONDS.sub(lambda m: duration(float(m.group(1))), detail)
-    return text.replace(" < ", ", under ").replace(" > ", ", over ")
+    for sign, said in ((" >= ", ", at or over "), (" <= ", ", at or under "), (" < ", ", under "), (" > ", ", over ")):
+        text = text.replace(sign, said)
+    return text
 
 
 def rule_hit(hit: str) -> str:
