@@ -58,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
-    pc = pol_sub.add_parser("check", help="validate a policy file and print the effective policy")
+    pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels")
     pc.add_argument("file", type=Path, nargs="?")
+    pc.add_argument("--json", action="store_true", help="also print the effective policy as JSON on stdout")
 
     ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc, scene")
     ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"])
@@ -273,13 +274,19 @@ def _slack(settings: Settings) -> int:
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
+    from bot.workflow.policy_text import channel_warnings
 
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
-    doc = policy.model_dump(mode="json")
-    sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
-                                indent=2) + "\n")
-    sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
+    if args.json:
+        doc = policy.model_dump(mode="json")
+        sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
+                                    indent=2) + "\n")
+        sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
+    for warning in channel_warnings(policy):
+        print(f"warning: {warning} (set it in the server's file or with /policy set)", file=sys.stderr)  # noqa: T201
+    ok = f"OK: valid policy, version {policy.version} ({', '.join(str(f) for f in files)})"
+    print(ok, file=sys.stderr if args.json else sys.stdout)  # noqa: T201 - stdout stays pure JSON with --json
     return 0
 
 
