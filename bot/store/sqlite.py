@@ -26,6 +26,7 @@ import aiosqlite
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.store.base import KEY_CHUNK, StoreBase
+from bot.store.case_edits import CaseEditsMixin
 from bot.store.cases import CasesMixin
 from bot.store.modlog_read import ModLogReadMixin
 from bot.store.policy import PolicyMixin
@@ -72,7 +73,7 @@ def timeout_end(verdict: Verdict) -> datetime | None:
 
 
 class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, ReplayMixin,
-                  ModLogReadMixin, StoreBase):
+                  ModLogReadMixin, CaseEditsMixin, StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
 
     Attributes:
