@@ -24,6 +24,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
+from bot.adapters.slack.home import register_home
 from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
 from bot.core.models import ActionKind
@@ -346,6 +347,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     for name in COMMANDS:
         app.command(name)(handlers.on_command)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
+    register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:
