@@ -1,8 +1,8 @@
 """Read queries of the live mod-log report (``python -m bot report``): every server, case, review item, appeal,
 strike and raid of the mod log, read-only (mixin of :class:`bot.store.sqlite.SqliteStore`).
 
-Each method reads one server's whole history in one query (a server with 100,000 cases reads in about a second);
-nothing here writes. Times come back as UTC-aware datetimes.
+Each method reads one server's whole history in one query (20,000 cases, 5,000 strikes: 0.7 s in all on a 2-core
+AMD EPYC, ``python -m bench.modlog_report``); nothing here writes. Times come back as UTC-aware datetimes.
 """
 
 from __future__ import annotations
