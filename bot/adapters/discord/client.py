@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 #: Extensions loaded in ``setup_hook``, in order.
 COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin", "cogs.status",
-        "cogs.cases")
+        "cogs.cases", "cogs.setup")
 
 #: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
 RETENTION_INTERVAL_S = 24 * 3600
