@@ -375,7 +375,7 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
     """The terminal summary: the run's line (not for a replay, which prints its own) and the recorded totals."""
     if not replay:
         rate = new / elapsed if elapsed > 0 else 0.0
-        console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
+        console.print(f"[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
                       f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
     t = Table(title="summary under the replayed policy" if replay else "summary (all recorded verdicts of these servers)")
     t.add_column("what")
