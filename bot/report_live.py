@@ -65,7 +65,7 @@ class ServerLog:
     review_times: dict[int, datetime] = field(default_factory=dict)
     appeals: list[Any] = field(default_factory=list)
     strikes: list[Any] = field(default_factory=list)
-    raids: list[tuple[int, Any]] = field(default_factory=list)
+    raids: list[tuple[int, Any, tuple[str, ...]]] = field(default_factory=list)
     verdicts: list[Any] = field(default_factory=list)
 
     @property
@@ -211,12 +211,13 @@ def _raids(log: ServerLog) -> list[str]:
     p = [f'<h3 id="{log.key}-raids">Raids ({len(log.raids)})</h3>']
     if not log.raids:
         return [*p, "<p>No raid recorded.</p>"]
-    for raid_id, r in log.raids:
+    for raid_id, r, raiders in log.raids:
         p.append(f'<div class="incident raid" id="{log.key}-raid-{raid_id}"><h4>Raid #{raid_id} in channel '
                  f"{_id(r.channel_id)}, {_esc(_when(r.started_at))} UTC</h4><p>{_esc(r.reason)}; "
-                 f"{words.plural(r.count, 'message')} in the burst window; "
-                 f"{words.plural(len(r.members), 'member')}:</p>"
-                 f'<pre class="ids">{_esc(" ".join(r.members))}</pre></div>')
+                 f"{words.plural(r.count, 'message')} from {words.plural(len(r.members), 'member')} in the burst "
+                 f"window; {words.plural(len(raiders), 'member')} took part (in the burst window or with a flagged "
+                 "message in the raid), their ids to copy:</p>"
+                 f'<pre class="ids" id="{log.key}-raid-{raid_id}-ids">{_esc(" ".join(raiders))}</pre></div>')
     return p
 
 

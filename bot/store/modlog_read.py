@@ -100,11 +100,24 @@ class ModLogReadMixin(StoreBase):
             (platform, server_id))
         return [VerdictPoint(t, bool(r[1])) for r in rows if (t := from_db_time(r[0])) is not None]
 
-    async def modlog_raids(self, platform: str, server_id: str) -> list[tuple[int, RaidAlert]]:
-        """Every raid alert of a server with its id, oldest first."""
+    async def modlog_raids(self, platform: str, server_id: str) -> list[tuple[int, RaidAlert, tuple[str, ...]]]:
+        """Every raid alert of a server, oldest first: ``(raid id, alert, raiders)``. ``raiders``: the alert's
+        members (the burst window) and then every other author of a flagged message in the raid's channel posted
+        from the alert's start until the channel's next alert (a burst window holds only the first few)."""
         rows = await self._read_all(
             "SELECT * FROM raids WHERE platform = ? AND server_id = ? ORDER BY started_at, id", (platform, server_id))
-        return [(r["id"], RaidAlert(server_id=r["server_id"], channel_id=r["channel_id"],
-                                    started_at=req_db_time(r["started_at"]),
-                                    members=tuple(load_json(r["members"], [])), count=r["count"],
-                                    reason=r["reason"])) for r in rows]
+        out = []
+        for i, r in enumerate(rows):
+            nxt = next((x["started_at"] for x in rows[i + 1:] if x["channel_id"] == r["channel_id"]), None)
+            authors = await self._read_all(
+                "SELECT v.member_id, MIN(m.created_at) AS first FROM verdicts v JOIN messages m ON m.platform = "
+                "v.platform AND m.server_id = v.server_id AND m.message_id = v.message_id WHERE v.platform = ? AND "
+                "v.server_id = ? AND v.channel_id = ? AND v.flagged = 1 AND m.created_at >= ? AND "
+                "(? IS NULL OR m.created_at < ?) GROUP BY v.member_id ORDER BY first",
+                (platform, server_id, r["channel_id"], r["started_at"], nxt, nxt))
+            members = tuple(load_json(r["members"], []))
+            raiders = tuple(dict.fromkeys([*members, *(a[0] for a in authors)]))
+            out.append((r["id"], RaidAlert(server_id=r["server_id"], channel_id=r["channel_id"],
+                                           started_at=req_db_time(r["started_at"]), members=members,
+                                           count=r["count"], reason=r["reason"]), raiders))
+        return out
