@@ -24,11 +24,16 @@ from bot.settings import Settings, SettingsError
 
 log = logging.getLogger("bot")
 
+DB_HELP = "SQLite mod log (default: $MODBOT_DB, else $XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/...)"
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m bot``."""
     p = argparse.ArgumentParser(prog="python -m bot", description="Community moderation bot for Discord and Slack.")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more log detail: -v what the bot does (INFO), -vv everything (DEBUG); default warnings")
+    p.add_argument("--log-format", choices=["text", "json"], default="text",
+                   help="log lines on stderr as text (default) or JSON lines for log collectors")
     p.add_argument("--model", help="embedded (default), original, unbiased, multilingual, original-small, "
                    "unbiased-small, or local (with --checkpoint and --config-dir)")
     p.add_argument("--checkpoint", type=Path, help="local detoxify checkpoint (with --model local)")
@@ -40,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
     s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
-    s.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    s.add_argument("--db", type=Path, help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
     s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
@@ -54,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
-    pc = pol_sub.add_parser("check", help="validate a policy file and print the effective policy")
+    pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels")
     pc.add_argument("file", type=Path, nargs="?")
+    pc.add_argument("--json", action="store_true", help="also print the effective policy as JSON on stdout")
 
     ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc, scene")
     ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"])
@@ -82,16 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
     pu.add_argument("--db", type=Path)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
 
+    rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
+                        "as one self-contained HTML page")
+    rp.add_argument("--db", type=Path, help=DB_HELP)
+    rp.add_argument("--out", type=Path, default=Path("mod-log.html"), help="HTML file to write (default mod-log.html)")
+
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
-    d.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    d.add_argument("--db", type=Path, help=DB_HELP)
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
                         "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)",
                         description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
                         "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
-    sl.add_argument("--db", type=Path, help="SQLite mod log (default: $MODBOT_DB or modbot.db)")
+    sl.add_argument("--db", type=Path, help=DB_HELP)
     return p
 
 
@@ -114,6 +125,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         from dataclasses import replace
 
         s = replace(s, **changes)
+    if getattr(args, "command", None) in ("scan", "discord", "slack"):  # the commands that create the mod log
+        from bot.settings import ensure_db_folder
+
+        ensure_db_folder(s.db_path)
     return s
 
 
@@ -125,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
-    _setup_logging(args.verbose)
+    _setup_logging(args.verbose, args.log_format)
     from bot.core.policy import PolicyError
     from bot.eval import EvalInputError
     from bot.scoring import ScorerLoadError
@@ -149,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return bench_main(args.rest)
         if args.command == "purge":
             return asyncio.run(_purge(args, _settings(args)))
+        if args.command == "report":
+            return asyncio.run(_report(args, _settings(args)))
         if args.command == "slack":
             return _slack(_settings(args))
         if args.command == "discord":
@@ -185,16 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def _setup_logging(verbose: bool) -> None:
-    """Warnings (debug with ``-v``) on stderr, each once. ``scan`` prints every skipped input itself, with its file
-    and position, so the ingest readers' own warnings about them are only shown with ``-v``."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s: %(message)s",
-        force=True,
-    )
-    if not verbose:
-        logging.getLogger("bot.ingest").setLevel(logging.ERROR)
+def _setup_logging(verbosity: int, fmt: str = "text") -> None:
+    """Warnings on stderr (``-v`` INFO, ``-vv`` DEBUG), text or JSON lines: :func:`bot.logs.setup_logging`."""
+    from bot.logs import setup_logging
+
+    setup_logging(verbosity, fmt)
 
 
 def _policy_error_text(exc: Exception) -> str:
@@ -275,13 +287,19 @@ def _slack(settings: Settings) -> int:
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
+    from bot.workflow.policy_text import channel_warnings
 
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
-    doc = policy.model_dump(mode="json")
-    sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
-                                indent=2) + "\n")
-    sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
+    if args.json:
+        doc = policy.model_dump(mode="json")
+        sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
+                                    indent=2) + "\n")
+        sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
+    for warning in channel_warnings(policy):
+        print(f"warning: {warning} (set it in the server's file or with /policy set)", file=sys.stderr)  # noqa: T201
+    ok = f"OK: valid policy, version {policy.version} ({', '.join(str(f) for f in files)})"
+    print(ok, file=sys.stderr if args.json else sys.stdout)  # noqa: T201 - stdout stays pure JSON with --json
     return 0
 
 
@@ -325,6 +343,24 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     for f in args.file:
         run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad,
                  policy=policy, baseline=baseline, baseline_threshold=args.baseline_threshold, settings=settings)
+    return 0
+
+
+async def _report(args: argparse.Namespace, settings: Settings) -> int:
+    """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
+    from bot.report_live import write_modlog_report
+    from bot.store.sqlite import SqliteStore
+
+    if not settings.db_path.is_file():
+        print(f"error: {settings.db_path}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
+        return 2
+    try:
+        async with await SqliteStore.open(settings.db_path) as store:
+            n = await write_modlog_report(store, args.out)
+    except OSError as exc:
+        print(f"error: {args.out}: cannot be written: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    print(f"mod log of {n} server(s) written to {args.out}")  # noqa: T201
     return 0
 
 

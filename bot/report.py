@@ -9,7 +9,9 @@ the policy would have done (scans never act, so actions read "would delete", "wo
 with its messages, a thread with its flagged replies); flags per label; message volume and flags over time; members
 by strike points; then every flagged message with platform, server, channel and member names (ids on hover), a
 link to the message where the export has real ids, and why it was flagged, against the tier that actually applied
-(raid mode included). Tables scroll inside their own box, so the page fits a 390 px wide phone.
+(raid mode included). Message tables fit a 1,400 px screen without scrolling and turn into one card per message
+on a phone (600 px and less); other tables scroll inside their own box. Policy files are shown without the host's
+folders (:func:`display_path`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.models import LABELS, Message, Verdict
+from bot.workflow import words
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +80,25 @@ def action_words(action: str, shadow: bool = True, duration_s: int | None = None
 
 
 def _duration(seconds: int) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
+    return words.duration(seconds)
+
+
+def display_path(path: str | Path) -> str:
+    """A policy or input path as the report shows it, without the host's folders: the packaged default policy as
+    ``bot/config/default.toml (packaged default)``, a path under the current folder relative to it, any other
+    absolute path as ``…/<folder>/<file>`` (the host's home and user names stay out of a report that is shared)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    package = Path(__file__).resolve().parent
+    try:
+        return f"bot/{p.resolve().relative_to(package).as_posix()} (packaged default)"
+    except ValueError:
+        pass
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return "…/" + "/".join(p.parts[-2:])
 
 
 # ---------------------------------------------------------------------------------------------- rows from a scan
@@ -189,7 +207,7 @@ async def policy_provenance(registry: Any, servers: Iterable[tuple[str, str]]) -
         if own is not None:
             files.append(own)
         policy = await registry.get(platform, server_id)
-        out[f"{platform}/{server_id}"] = {"files": [str(f) for f in files], "version": policy.version}
+        out[f"{platform}/{server_id}"] = {"files": [display_path(f) for f in files], "version": policy.version}
     return out
 
 
@@ -595,11 +613,11 @@ def _bar_svg(counts: Mapping[str, int]) -> str:
 
 #: Candidate bin widths of the time plot, in seconds, with their names.
 BINS: tuple[tuple[int, str], ...] = (
-    (60, "1 min"),
-    (300, "5 min"),
-    (900, "15 min"),
-    (3600, "1 h"),
-    (6 * 3600, "6 h"),
+    (60, "1 minute"),
+    (300, "5 minutes"),
+    (900, "15 minutes"),
+    (3600, "1 hour"),
+    (6 * 3600, "6 hours"),
     (86400, "1 day"),
     (7 * 86400, "1 week"),
     (30 * 86400, "30 days"),
@@ -722,8 +740,12 @@ p,li,dd{overflow-wrap:anywhere}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
 th{background:#f3f3f3}td.num{text-align:right}.scores{font-size:.85em;white-space:nowrap}
 .hi{color:#c0392b;font-weight:bold}details summary{cursor:pointer;color:#555}
-.msg{white-space:pre-wrap;overflow-wrap:anywhere;min-width:13em;max-width:32em}
-td.when{white-space:nowrap;font-size:.9em}td.act{min-width:7em}.why{min-width:18em;max-width:30em;font-size:.9em}
+.msg{white-space:pre-wrap;overflow-wrap:anywhere;min-width:12em;max-width:28em}
+td.when{white-space:nowrap;font-size:.9em}td.act{min-width:7em}.why{min-width:16em;max-width:26em;font-size:.9em}
+td.where{min-width:9em;max-width:16em;overflow-wrap:anywhere}
+.raiders{columns:2 16em;padding-left:1.2em}.raiders code,pre.ids{font-size:.85em;user-select:all}
+pre.ids{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;border:1px solid #ddd;padding:.4em .6em;
+max-height:12em;overflow-y:auto}
 .path{overflow-wrap:anywhere;min-width:12em}
 svg text{font-size:12px;fill:#333}svg{display:block;max-width:100%;height:auto}svg.timeline text{font-size:14px}
 .cards{display:flex;flex-wrap:wrap;gap:.5em;padding:0}
@@ -734,7 +756,11 @@ svg text{font-size:12px;fill:#333}svg{display:block;max-width:100%;height:auto}s
 abbr,[title]{text-decoration:none}.id{color:#666;font-size:.85em}
 #toggle-texts{font:inherit;padding:.4em 1em;margin:.3em 0}
 @media (max-width:600px){body{padding:.5em .7em;font-size:15px}th,td{padding:3px 5px}
-.msg{min-width:10em}td.when{font-size:.8em}.why{min-width:14em}}
+.msg{min-width:0;max-width:none}td.when{font-size:.8em}.why{min-width:0}
+table.msgs,table.msgs tbody,table.msgs tr,table.msgs td{display:block;width:100%;max-width:none;min-width:0}
+table.msgs thead{display:none}table.msgs tr{border:1px solid #ccc;border-radius:6px;margin:0 0 .6em;padding:.2em 0}
+table.msgs td{border:0;border-bottom:1px solid #eee;white-space:normal}table.msgs td:last-child{border-bottom:0}
+table.msgs td::before{content:attr(data-label);display:block;font-size:.75em;color:#666;text-transform:uppercase}}
 """
 
 #: The only script: the "show all texts" button (opens or closes every message text at once).
@@ -754,14 +780,18 @@ def _named(name: str, ident: str, kind: str) -> str:
     return f'<span class="id">{_esc(ident)}</span>'
 
 
-def _scores_cell(scores: Mapping[str, float | None], labels: tuple[str, ...]) -> str:
+def _scores_cell(scores: Mapping[str, float | None], labels: tuple[str, ...],
+                 tiers: Mapping[str, tuple[float | None, float | None]] | None = None) -> str:
+    """The labels that mattered (:func:`bot.workflow.words.labels_that_mattered`) with their scores; labels that
+    flagged the message in bold red; a label the model lacks is named as such when it was asked for."""
+    ordered = {k: scores.get(k) for k in LABELS if k in scores}
     out = []
-    for k in LABELS:
-        v = scores.get(k)
-        shown = "missing" if v is None else f"{float(v):.2f}"
+    for k in words.labels_that_mattered(ordered, tiers or {}, labels):
         cls = ' class="hi"' if k in labels else ""
-        out.append(f"<span{cls}>{_esc(k)}={_esc(shown)}</span>")
-    return "<br>".join(out)
+        out.append(f"<span{cls}>{_esc(k)} {float(scores[k] or 0):.2f}</span>")
+    missing = [k for k in labels if scores.get(k) is None]
+    out += [f"<span>{_esc(k)}: not read by this model</span>" for k in missing]
+    return "<br>".join(out) or "-"
 
 
 def explain(row: Row) -> list[str]:
@@ -781,24 +811,19 @@ def explain(row: Row) -> list[str]:
         if score is None or label not in row.tiers:
             continue
         review, act = row.tiers[label]
-        parts = []
-        if review is not None and score >= review:
-            parts.append(f"review tier {review:.2f}")
-        if act is not None and score >= act:
-            parts.append(f"act tier {act:.2f}")
-        if parts:
-            lines.append(f"{label} {score:.2f} ≥ " + " and ".join(parts))
+        if any(t is not None and score >= t for t in (review, act)):
+            lines.append(words.score_line(label, score, review, act))
     if not row.tiers and row.labels:
         lines.append("tiers not recorded for this verdict (judged by an earlier run): " + ", ".join(row.labels))
     for rule, detail in row.rule_hits:
         if rule == "identity_target":
             review, act = row.tiers.get("identity_attack", (None, None))
-            applied = "off" if review is None else f"{review:.2f}"
+            applied = words.tier(review, act)
             when = " (made stricter by raid mode)" if row.raid_mode else ""
             lines.append(f"identity_target: no identity named, so identity_attack was held to the untargeted tier: "
-                         f"review {applied}{when}" if row.tiers else f"identity_target: {detail}")
+                         f"{applied}{when}" if row.tiers else f"identity_target: {words.rule_detail(detail)}")
         else:
-            lines.append(f"{rule}: {detail}" if detail else rule)
+            lines.append(f"{rule}: {words.rule_detail(detail)}" if detail else rule)
     for kind, reason, _dur in row.actions:
         if kind in act_kinds and reason:
             lines.append(f"{action_words(kind, row.shadow)}: {reason}")
@@ -851,40 +876,53 @@ def _when(t: datetime | None) -> str:
 
 
 def _message_table(data: ReportData, rows: Sequence[Row], *, full: bool) -> str:
-    """Messages as a table; what a moderator needs first (member, text, action) comes first, so a phone shows it
-    without scrolling the table sideways."""
+    """Messages as a table (class ``msgs``); what a moderator needs first (member, text, action) comes first. At
+    desktop widths (1,400 px) every column fits without scrolling: where a message was posted is one cell (channel,
+    server, platform, link) and the scores cell names only the labels that mattered. At phone widths (600 px and
+    less) each row becomes a card, one labelled line per cell (``data-label``), so nothing starts off-screen."""
     head = ["time", "member", "message", "action"]
     if full:
         head.append("why (against the tier that applied)")
-    head += ["channel", "server", "platform", "link"]
+    head.append("where")
     if full:
-        head += ["scores", "labels"]
-    out = ['<div class="scroll"><table><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+        head.append("scores")
+    out = ['<div class="scroll"><table class="msgs"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head)
+           + "</tr></thead><tbody>"]
     for r in rows:
-        when = f"{r.time.strftime('%Y-%m-%d')}<br>{r.time.strftime('%H:%M:%S')}" if r.time else ""
+        when = f"{r.time.strftime('%Y-%m-%d')} <br>{r.time.strftime('%H:%M:%S')}" if r.time else ""
+        link = _link(r)
+        where = (f"{_channel(data, r)}<br><small>{_server(data, r)} · {_esc(r.source)}"
+                 f"{' · ' + link if link else ''}</small>")
         cells = [
-            f'<td class="when">{when}</td>',
-            f"<td>{_named(r.author, r.author_id, 'member')}</td>",
-            f"<td>{_text(r)}</td>",
-            f'<td class="act">{_action_cell(r) if r.flagged else "not flagged"}</td>',
+            ("when", "time", when),
+            ("", "member", _named(r.author, r.author_id, "member")),
+            ("", "message", _text(r)),
+            ("act", "action", _action_cell(r) if r.flagged else "not flagged"),
         ]
         if full:
-            cells.append(f'<td class="why">{"<br>".join(_esc(x) for x in explain(r))}</td>')
-        cells += [
-            f"<td>{_channel(data, r)}</td>",
-            f"<td>{_server(data, r)}</td>",
-            f"<td>{_esc(r.source)}</td>",
-            f"<td>{_link(r)}</td>",
-        ]
+            cells.append(("why", "why", "<br>".join(_esc(x) for x in explain(r))))
+        cells.append(("where", "where", where))
         if full:
-            cells += [
-                f'<td class="scores">{_scores_cell(r.scores, r.labels)}</td>',
-                f"<td>{_esc(', '.join(r.labels))}</td>",
-            ]
+            cells.append(("scores", "scores", _scores_cell(r.scores, r.labels, r.tiers)))
         anchor = f' id="m-{_esc(r.id)}"' if full else ""
-        out.append(f"<tr{anchor}>" + "".join(cells) + "</tr>")
-    out.append("</table></div>")
+        out.append(f"<tr{anchor}>" + "".join(_td(*cell) for cell in cells) + "</tr>")
+    out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def _td(cls: str, label: str, value: str) -> str:
+    """One table cell with its column name in ``data-label`` (the phone layout shows it above the value)."""
+    attr = f' class="{cls}"' if cls else ""
+    return f'<td{attr} data-label="{label}">{value}</td>'
+
+
+def raiders(raid: Raid) -> list[str]:
+    """Everyone who took part in a raid, in order: the members of the alert's burst window, then every other
+    author of a flagged message of the raid (a burst window holds only the first few; a moderator copying who to
+    ban needs them all)."""
+    out = list(dict.fromkeys(raid.members))
+    out += [r.author_id for r in raid.rows if r.flagged and r.author_id not in out]
+    return list(dict.fromkeys(out))
 
 
 def _servers_section(data: ReportData) -> list[str]:
@@ -927,13 +965,18 @@ def _incidents_section(data: ReportData) -> list[str]:
         server = data.servers.get(raid.server_id, "")
         where = _named(data.channels.get(raid.channel_id, ""), raid.channel_id, "channel")
         flagged = sum(r.flagged for r in raid.rows)
-        members = ", ".join(_member(data, m) for m in raid.members)
+        everyone = raiders(raid)
+        names = "".join(f"<li>{_esc(data.names.get(m, '')) + ' ' if data.names.get(m) else ''}"
+                        f'<code class="id">{_esc(m)}</code></li>' for m in everyone)
         p.append(
             f'<div class="incident raid" id="raid-{i}"><h3>Raid {i}: {where} in '
             f"{_named(server, raid.server_id, 'server')}"
             f"{' (' + _esc(any_row.source) + ')' if any_row else ''}</h3>"
             f"<p>started {_esc(_when(raid.started_at))} UTC; {_esc(raid.reason)}; {raid.count} messages in the burst "
-            f"window when the alert was raised; {len(raid.members)} members: {members}</p>"
+            f"window when the alert was raised, from {_n(len(raid.members), 'member', 'members')}.</p>"
+            f"<p>{_n(len(everyone), 'member took', 'members took')} part (in the burst window or with a flagged "
+            f'message in the raid):</p><ul class="raiders">{names}</ul>'
+            f'<p>Their ids, to copy:</p><pre class="ids" id="raid-{i}-ids">{_esc(" ".join(everyone))}</pre>'
             f"<p>{_n(len(raid.rows), 'message belongs', 'messages belong')} to it ({flagged} flagged): by its "
             "members or judged under raid mode.</p>"
         )

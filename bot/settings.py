@@ -82,12 +82,32 @@ def default_servers_dir() -> Path:
     return checkout if (REPO_ROOT / "pyproject.toml").exists() else Path("config") / "servers"
 
 
+def default_db_path(env: dict[str, str] | None = None) -> Path:
+    """Where the mod log lives when neither ``--db`` nor ``MODBOT_DB`` says: ``$XDG_DATA_HOME/modbot/modlog.db``,
+    else ``~/.local/share/modbot/modlog.db`` (the XDG base directory default), an absolute path that does not
+    depend on the folder the bot is started from (a relative default silently began an empty mod log whenever the
+    bot was started elsewhere; issue 28). A service sets ``MODBOT_DB`` (``deploy/*.service``:
+    ``/var/lib/modbot/modlog.db``). The folder may not exist yet: :func:`ensure_db_folder` creates it."""
+    e = os.environ if env is None else env
+    data_home = e.get("XDG_DATA_HOME") or ""
+    base = Path(data_home) if Path(data_home).is_absolute() else Path.home() / ".local" / "share"
+    return base / "modbot" / "modlog.db"
+
+
+def ensure_db_folder(db_path: Path) -> None:
+    """Create the default database's folder (owner-only, 0700) when it is missing; any other path is left as
+    given (a typo in ``--db`` should fail, not create folders). Raises ``OSError`` when it cannot be created."""
+    if db_path == default_db_path() and not db_path.parent.exists():
+        db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Settings of one bot or CLI process.
 
     Attributes:
-        db_path: SQLite mod log file (``MODBOT_DB``, default ``modbot.db``).
+        db_path: SQLite mod log file (``MODBOT_DB``, default :func:`default_db_path`:
+            ``$XDG_DATA_HOME/modbot/modlog.db`` or ``~/.local/share/modbot/modlog.db``).
         model: ``embedded`` (default), a detoxify model name (``original``, ``unbiased``, ``multilingual``,
             ``original-small``, ``unbiased-small``; downloaded by detoxify, needs internet) or ``local``
             (``MODBOT_MODEL``).
@@ -119,7 +139,7 @@ class Settings:
             of how many (``MODBOT_SHARD_COUNT``); ``None``: one process, Discord's recommended count.
     """
 
-    db_path: Path = Path("modbot.db")
+    db_path: Path = field(default_factory=default_db_path)
     model: str = "embedded"
     checkpoint: Path | None = None
     config_dir: Path | None = None
@@ -155,7 +175,7 @@ class Settings:
             return Path(e[name]) if e.get(name) else None
 
         return cls(
-            db_path=path("MODBOT_DB") or Path("modbot.db"),
+            db_path=path("MODBOT_DB") or default_db_path(e),
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),

@@ -17,6 +17,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.interact import answer, guarded
 from bot.adapters.discord.views import AppealModal, ReportModal
+from bot.workflow import words
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -80,10 +81,10 @@ class Member(commands.Cog):
                                                                      str(interaction.user.id))
             embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
             if strikes:
-                lines = [f"{s.points} point(s): {s.reason or 'no reason'}"
+                lines = [f"{words.plural(s.points, 'point')}: {s.reason or 'no reason'}"
                          + (f" (case #{s.case_number})" if s.case_number else "")
                          + f", expires {discord.utils.format_dt(s.expires_at, 'R')}" for s in strikes]
-                embed.add_field(name=f"Active strikes: {len(strikes)} ({sum(s.points for s in strikes)} points)",
+                embed.add_field(name=f"Active strikes: {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}",
                                 value="\n".join(lines)[:1024], inline=False)
             else:
                 embed.add_field(name="Active strikes", value="none", inline=False)

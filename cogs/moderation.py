@@ -9,6 +9,7 @@ Every case lookup is scoped to the calling server.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from datetime import UTC, datetime, timedelta
@@ -165,7 +166,15 @@ class Moderation(commands.Cog):
                 if not isinstance(doc, dict) or part not in doc:
                     raise Refused(f"Unknown policy key `{key}`.")
                 doc = doc[part]
-            await answer(interaction, f"```json\n{json.dumps(doc, indent=1)[:1900]}\n```")
+            text = json.dumps(doc, indent=1)
+            if key and len(text) <= 1900:
+                await answer(interaction, f"```json\n{text}\n```")
+                return
+            # the whole policy (about 5,000 characters) or a large section: a file, never cut mid-JSON
+            name = f"policy-{interaction.guild_id}{'-' + key if key else ''}.json"
+            data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            await answer(interaction, f"The effective policy{f' `{key}`' if key else ''} of this server "
+                         f"({len(data):,} bytes):", file=discord.File(io.BytesIO(data), filename=name))
 
         await guarded(interaction, work)
 
@@ -178,6 +187,17 @@ class Moderation(commands.Cog):
     @policy.command(name="reset", description="Remove an override (back to the file's value; audited)")
     async def policy_reset(self, interaction: discord.Interaction, key: str) -> None:
         await self._policy_change(interaction, key, None)
+
+    @policy_show.autocomplete("key")
+    @policy_set.autocomplete("key")
+    @policy_reset.autocomplete("key")
+    async def policy_key_choices(self, interaction: discord.Interaction, current: str,
+                                 ) -> list[app_commands.Choice[str]]:
+        """The effective policy's dotted keys matching what was typed (at most 25, Discord's limit)."""
+        from bot.workflow.policy_text import matching_keys, policy_keys
+
+        doc = (await self.bot.policy(interaction.guild_id or 0)).model_dump(mode="json")
+        return [app_commands.Choice(name=k, value=k) for k in matching_keys(policy_keys(doc), current)]
 
     async def _policy_change(self, interaction: discord.Interaction, key: str, value: Any) -> None:
         async def work() -> None:

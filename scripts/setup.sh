@@ -4,16 +4,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
+# One line per step on stderr (a step can take minutes: torch is ~200 MB); pip itself stays quiet.
+step() { echo "setup: $*" >&2; }
 if [ ! -x .venv/bin/python ]; then
+    step "creating .venv"
     "$PY" -m venv .venv
 fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+step "upgrading pip"
 .venv/bin/python -m pip install --quiet --upgrade pip
+step "installing PyTorch 2.13.0 (CPU build)"
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
+step "installing the bot and its test tools (pip install -e '.[dev]')"
 .venv/bin/python -m pip install --quiet -e '.[dev]'
 # The report's browser test (tests/test_report_browser.py) drives the system Chromium through Playwright
 # (never `playwright install`: its browser download is not needed). Install Debian's chromium when it is missing and
 # apt-get is available (as root, or through passwordless sudo); otherwise say so and go on (the test then says why).
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    step "installing chromium for the browser test"
     SUDO=""
     if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
         SUDO="sudo -n"
@@ -27,3 +35,4 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
         echo "setup: chromium not found and cannot be installed here (no apt-get or no root); the browser test needs it" >&2
     fi
 fi
+step "done"

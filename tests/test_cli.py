@@ -18,7 +18,7 @@ def test_policy_check_prints_effective_policy(capsys, tmp_path):
     """policy check FILE prints the merged policy (the file's value wins) and its version."""
     f = tmp_path / "srv.toml"
     f.write_text("[thresholds]\nthreat = { review = 0.4 }\n", encoding="utf-8")
-    assert main(["policy", "check", str(f)]) == 0
+    assert main(["policy", "check", str(f), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["policy"]["thresholds"]["threat"]["review"] == 0.4
     assert doc["policy"]["thresholds"]["toxicity"]["review"] is not None
@@ -268,13 +268,13 @@ def test_policy_check_accepts_discord_and_slack_ids(tmp_path, capsys):
     f = tmp_path / "srv.toml"
     f.write_text('[server]\nreview_channel = "123456789012345678"\nmod_log_channel = "G0123ABCD"\n'
                  'moderator_roles = ["234567890123456789", "S0123ABCD", "U0123ABCD"]\n', encoding="utf-8")
-    assert main(["policy", "check", str(f)]) == 0
+    assert main(["policy", "check", str(f), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["policy"]["server"]["mod_log_channel"] == "G0123ABCD"
 
 
 def test_policy_check_into_a_closed_pipe_ends_quietly():
     """`policy check | head -1`: the closed pipe ends the command without a BrokenPipe traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "policy", "check"], cwd=ROOT, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "policy", "check", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()
@@ -349,3 +349,20 @@ def test_bench_is_part_of_the_package_and_bench_script_delegates():
     proc = subprocess.run([sys.executable, "-m", "bot", "bench"], cwd=ROOT, capture_output=True, text=True,
                           env=env, timeout=120, check=False)
     assert proc.returncode == 2 and "bench needs the chat exports at /nonexistent/data/chats" in proc.stderr
+
+
+def test_policy_check_ends_with_ok_and_warns_about_unset_channels(tmp_path, capsys):
+    """A valid file ends with one OK line on stdout (no JSON); each unset channel gets a warning on stderr."""
+    f = tmp_path / "srv.toml"
+    f.write_text('[server]\nreview_channel = "123456789012345678"\n', encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [out.strip()] and out.startswith("OK: valid policy, version ")
+    assert str(f) in out
+    assert err.splitlines() == ["warning: server.mod_log_channel is not set: the mod log is not posted (set it in "
+                                "the server's file or with /policy set)"]
+    both = tmp_path / "both.toml"
+    both.write_text('[server]\nreview_channel = "1234567890123456789"\nmod_log_channel = "1234567890123456780"\n',
+                    encoding="utf-8")
+    assert main(["policy", "check", str(both)]) == 0
+    assert capsys.readouterr().err == ""

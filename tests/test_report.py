@@ -94,10 +94,10 @@ def test_report_has_svg_and_details(page):
         "<span>1 raids</span>",
         "would time out",
         "new_member_burst",
-        '2 members: <span class="id">r1</span>, <span class="id">r2</span>',
+        '<pre class="ids" id="raid-1-ids">r1 r2</pre>',
         "blocklist: slur",
-        "identity_attack=0.88",
-        "threat=missing",
+        '<span class="hi">identity_attack 0.88</span>',
+        "threat: not read by this model",
         "y" * MAX_TEXT + "…",
     ],
 )
@@ -146,14 +146,14 @@ def test_shadow_scan_says_would(scan):
     _, rows, page = scan
     assert all(r["shadow"] for r in rows)
     assert "Shadow scan: nothing was done to anyone." in page
-    assert '<td class="act">would delete<br><small>would send to review</small></td>' in page
+    assert '<td class="act" data-label="action">would delete<br><small>would send to review</small></td>' in page
     assert "<td>would delete</td>" in page and "<td>delete</td>" not in page
 
 
 def test_action_words():
     """Shadow wording adds "would", enforced wording is past tense, timeouts carry their length."""
-    assert action_words("timeout", True, 3600) == "would time out (1 h)"
-    assert action_words("timeout", False, 600) == "timed out (10 min)"
+    assert action_words("timeout", True, 3600) == "would time out (1 hour)"
+    assert action_words("timeout", False, 600) == "timed out (10 minutes)"
     assert action_words("review") == "would send to review"
     assert action_words("ban", False) == "banned"
 
@@ -164,8 +164,7 @@ def test_names_with_ids_on_hover(scan):
     assert '<span title="member id 900000000000000003">raider3</span>' in page
     assert '<span title="channel id 880000000000000010">general</span>' in page
     assert '<span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>' in page
-    assert "5 members: " + ", ".join(
-        f'<span title="member id 90000000000000000{i}">raider{i}</span>' for i in range(5)) in page
+    assert "".join(f'<li>raider{i} <code class="id">90000000000000000{i}</code></li>' for i in range(6)) in page
     assert '<tr><td>sam</td><td class="id">508792563302400003</td><td class="num">1</td></tr>' in page
 
 
@@ -183,8 +182,9 @@ def test_report_names_the_policy_of_each_server(scan):
     """Each server's row names the policy files in order and the version that judged its verdicts."""
     summary, rows, page = scan
     version = rows[0]["policy_version"]
-    assert summary["policies"]["slack/T0HARBOR01"] == {"files": [str(DEFAULT_POLICY_PATH)], "version": version}
-    assert page.count(f'<td class="path">{DEFAULT_POLICY_PATH}</td><td>{version}</td>') == 2
+    shown = "bot/config/default.toml (packaged default)"
+    assert summary["policies"]["slack/T0HARBOR01"] == {"files": [shown], "version": version}
+    assert page.count(f'<td class="path">{shown}</td><td>{version}</td>') == 2
 
 
 async def test_policy_provenance_lists_a_server_file(tmp_path):
@@ -195,8 +195,9 @@ async def test_policy_provenance_lists_a_server_file(tmp_path):
     own.write_text("[thresholds]\ninsult = { review = 0.5 }\n", encoding="utf-8")
     reg = PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=servers)
     prov = await policy_provenance(reg, [("slack", "T1"), ("slack", "T2")])
-    assert prov["slack/T1"]["files"] == [str(DEFAULT_POLICY_PATH), str(own)]
-    assert prov["slack/T2"]["files"] == [str(DEFAULT_POLICY_PATH)]
+    default = "bot/config/default.toml (packaged default)"
+    assert prov["slack/T1"]["files"] == [default, "…/servers/slack-T1.toml"]  # no host folders in a report
+    assert prov["slack/T2"]["files"] == [default]
     assert prov["slack/T1"]["version"] != prov["slack/T2"]["version"]
 
 
@@ -208,11 +209,11 @@ def test_explanation_uses_the_tier_that_applied(scan):
     assert late.raid_mode and late.tiers["identity_attack"] == (0.784, None)
     lines = explain(late)
     assert lines[0] == "raid mode was on: its stricter tiers applied"
-    assert "identity_attack 0.97 ≥ review tier 0.78" in lines
-    assert ("identity_target: no identity named, so identity_attack was held to the untargeted tier: review 0.78 "
-            "(made stricter by raid mode)") in lines
+    assert "identity_attack 0.97 (review from 0.78)" in lines
+    assert ("identity_target: no identity named, so identity_attack was held to the untargeted tier: review from "
+            "0.78 (made stricter by raid mode)") in lines
     first = row_from_json(_flagged_row(rows, "raider0"))
-    assert not first.raid_mode and "identity_attack 0.97 ≥ review tier 0.75 and act tier 0.95" in explain(first)
+    assert not first.raid_mode and "identity_attack 0.97 (review from 0.75, act from 0.95)" in explain(first)
 
 
 def test_incidents_group_the_raid_and_the_threads(scan):
@@ -245,7 +246,7 @@ def test_discord_links_only_for_real_ids(scan):
 
 @pytest.mark.parametrize(
     ("span_s", "width", "name"),
-    [(10, 60, "1 min"), (2 * 3600, 300, "5 min"), (86400, 3600, "1 h"), (30 * 86400, 86400, "1 day"),
+    [(10, 60, "1 minute"), (2 * 3600, 300, "5 minutes"), (86400, 3600, "1 hour"), (30 * 86400, 86400, "1 day"),
      (3 * 365 * 86400, 30 * 86400, "30 days")],
 )
 def test_choose_bin(span_s, width, name):
@@ -254,11 +255,11 @@ def test_choose_bin(span_s, width, name):
 
 
 def test_time_plot_has_volume_flags_and_real_times(scan):
-    """The plot draws message volume and flags per 5 min with clock times and the date on its axis."""
+    """The plot draws message volume and flags per 5 minutes with clock times and the date on its axis."""
     _, _, page = scan
     svg = page[page.index('<svg class="timeline"'):]
     svg = svg[: svg.index("</svg>")]
-    assert "per 5 min, times in UTC" in svg and "bins of" not in svg
+    assert "per 5 minutes, times in UTC" in svg and "bins of" not in svg
     assert '>17:00</text>' in svg and '>18:30</text>' in svg and ">2026-06-01</text>" in svg
     assert svg.count('class="vol"') >= 10 and svg.count('class="flag"') == 2
     assert "2026-06-01 18:35 to 2026-06-01 18:40 UTC: 8 messages, 7 flagged" in svg
@@ -294,4 +295,4 @@ def test_close_up_of_the_most_flagged_hour():
             for i, t in enumerate(day)]
     page = render_html(build_report_data({}, rows))
     assert "<h3>Close-up: 2026-06-01 17:30 to 19:30 UTC, around the hour with the most flags</h3>" in page
-    assert page.count('<svg class="timeline"') == 2 and "per 1 min, times in UTC" in page
+    assert page.count('<svg class="timeline"') == 2 and "per 1 minute, times in UTC" in page

@@ -103,16 +103,78 @@ def test_a_text_opens_with_one_click_and_show_all_opens_every_text(browser, repo
     page.close()
 
 
-def test_phone_width_has_no_horizontal_overflow(browser, report, tmp_path):
-    """At 390x844 the page is not wider than the screen (tables scroll in their own box); a screenshot is taken."""
+DESKTOP = {"width": 1400, "height": 900}
+NARROW = {"width": 400, "height": 844}
+
+
+def _overflowing_cells(page, width: int) -> list[str]:
+    """Header cells of message tables, and action cells, that end past ``width`` px or start left of 0."""
+    return page.evaluate(
+        """w => [...document.querySelectorAll('table.msgs th, table.msgs td.act')]
+             .filter(e => e.offsetParent !== null)
+             .map(e => [e.textContent.trim().slice(0, 30), e.getBoundingClientRect()])
+             .filter(([_, r]) => r.left < 0 || r.right > w + 0.5)
+             .map(([t, r]) => `${t} ${Math.round(r.left)}-${Math.round(r.right)}`)""", width)
+
+
+@pytest.mark.parametrize("viewport", [PHONE, NARROW], ids=["390px", "400px"])
+def test_phone_width_has_no_horizontal_overflow(browser, report, tmp_path, viewport):
+    """At phone widths the page is not wider than the screen and every message row is a card whose action is on
+    screen (no column starts off-screen); a screenshot is taken."""
     path, _, _ = report
-    page = browser.new_page(viewport=PHONE)
+    page = browser.new_page(viewport=viewport)
     page.goto(path.as_uri())
-    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    assert page.evaluate("document.body.scrollWidth") <= PHONE["width"]
-    widest = page.evaluate("Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))")
-    assert widest > PHONE["width"]  # the flagged table is wider than a phone: it scrolls inside its box
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    assert page.evaluate("document.body.scrollWidth") <= viewport["width"]
+    assert _overflowing_cells(page, viewport["width"]) == []
+    actions = page.locator("#raid-1 td.act")
+    assert actions.count() == 7 and actions.first.is_visible()
+    box = actions.first.bounding_box()
+    assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= viewport["width"]
     shot = tmp_path / "phone.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    page.close()
+
+
+def test_desktop_width_shows_every_column(browser, report):
+    """At 1,400 px the flagged-messages table fits its box (no sideways scrolling) and its last column, the
+    scores, is on screen."""
+    path, _, _ = report
+    page = browser.new_page(viewport=DESKTOP)
+    page.goto(path.as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= DESKTOP["width"]
+    assert _overflowing_cells(page, DESKTOP["width"]) == []
+    fits = page.evaluate("""[...document.querySelectorAll('table.msgs')].map(t =>
+        t.scrollWidth <= t.parentElement.clientWidth + 1)""")
+    assert fits and all(fits)
+    scores = page.locator("table.msgs th", has_text="scores").last
+    box = scores.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= DESKTOP["width"]
+    page.close()
+
+
+def test_raid_lists_every_raider_with_copyable_ids(browser, report):
+    """The raid names all seven members who posted flagged messages in it (five were in the burst window), and
+    their ids can be copied as one block of text."""
+    path, _, rows = report
+    page = browser.new_page(viewport=DESKTOP)
+    page.goto(path.as_uri())
+    expected = [f"90000000000000000{i}" for i in range(6)] + ["508792563302400003"]
+    assert page.locator("#raid-1 ul.raiders li").count() == 7
+    assert page.locator("#raid-1-ids").inner_text().split() == expected
+    assert page.locator("#raid-1 ul.raiders code").all_inner_texts() == expected
+    authors = {r["author_id"] for r in rows if r["flagged"] and r["author"].startswith(("raider", "sam"))}
+    assert authors == set(expected)
+    page.close()
+
+
+def test_no_absolute_host_path_on_the_page(browser, report):
+    """The page shows policy files without the host's folders (the packaged default by its package path)."""
+    path, _, _ = report
+    page = browser.new_page(viewport=DESKTOP)
+    page.goto(path.as_uri())
+    text = page.locator("body").inner_text()
+    assert "bot/config/default.toml (packaged default)" in text
+    assert str(Path.home()) not in text and "/work/" not in text and "/tmp/" not in text
     page.close()

@@ -101,7 +101,7 @@ def test_rescan_skips_recorded_messages(example_scan):
     proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress",
                 "--report", str(again))
     assert proc.returncode == 0, proc.stderr
-    assert "0 judged now" in proc.stderr
+    assert "0 judged now" in proc.stdout
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == len(rows)
         assert con.execute("SELECT COUNT(*) FROM raids").fetchone()[0] == 2
@@ -118,7 +118,7 @@ def test_replay_of_the_examples_under_a_stricter_policy(example_scan, tmp_path):
     proc = _run("scan", str(EXAMPLES / "discord"), str(EXAMPLES / "slack"), "--db", str(db), "--no-progress",
                 "--policy", str(strict), "--report", str(report))
     assert proc.returncode == 0, proc.stderr
-    assert f"{len(rows)} recorded messages re-judged" in proc.stderr
+    assert f"{len(rows)} recorded messages re-judged" in proc.stdout
     assert "Loading weights" not in proc.stderr and "loading it" not in proc.stderr
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM replay_verdicts").fetchone()[0] == len(rows)

@@ -87,7 +87,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     servers = sorted({(m.server.platform, m.server.id) for m in messages})
     # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
     policies = {s: await registry.get(*s) for s in servers}
-    ctx = _Scan(args=args, settings=settings, console=console, messages=messages, servers=servers,
+    ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=messages,
+                servers=servers,
                 policies=policies, errors=errors, stateful=not incomplete, scorer_factory=scorer_factory)
     plan = await _replay_plan(ctx, scorer)
     if plan is not None:
@@ -101,7 +102,10 @@ class _Scan:
 
     args: argparse.Namespace
     settings: Settings
+    #: stderr: progress, warnings, skipped input and errors.
     console: Console
+    #: stdout: the results (summary, replay difference, files written), so ``scan ... > summary.txt`` keeps them.
+    out: Console
     messages: list[Message]
     servers: list[tuple[str, str]]
     policies: dict[tuple[str, str], Policy]
@@ -248,12 +252,12 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
                 judged = {o.verdict.message.key: o.verdict for o in outcomes if not o.duplicate}
                 await plan.store.record_replay(list(judged.values()), model_version=scorer.version)
                 await plan.store.note_policy_versions(ctx.piece_modes())
-                console.print(f"\n[bold]replay finished[/bold]: {len(judged):,} messages re-judged in "
+                ctx.out.print(f"\n[bold]replay finished[/bold]: {len(judged):,} messages re-judged in "
                               f"{elapsed:.1f} s ({rt.service.stats['scored_texts']:,} texts scored by the model, "
                               "the rest from stored scores); both verdict sets are kept in "
                               f"{ctx.settings.db_path}", highlight=False)
                 diff = compute_diff(ctx.messages, plan.recorded, judged)
-                print_diff(console, diff)
+                print_diff(ctx.out, diff)
                 await _finish(ctx, rt, outcomes, elapsed=elapsed, diff=diff)
     finally:
         await plan.store.close()
@@ -263,7 +267,7 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
 async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: float,
                   diff: dict[str, Any] | None = None) -> None:
     """Rows, ``--out``, the summary and ``--report`` from ``rt``'s store (the mod log, or a replay's scratch)."""
-    args, console, store, servers = ctx.args, ctx.console, rt.store, ctx.servers
+    args, console, store, servers = ctx.args, ctx.out, rt.store, ctx.servers
     rows = await _rows(store, outcomes)
     if args.out:
         _write_jsonl(args.out, rows)
@@ -272,20 +276,20 @@ async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: floa
     new = sum(1 for o in outcomes if not o.duplicate)
     _print_summary(console, summary, len(ctx.messages), new, elapsed, names, replay=diff is not None)
     if args.report:
-        from bot.report import policy_provenance, write_html_report
+        from bot.report import display_path, policy_provenance, write_html_report
 
         # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
         # or a resumed scan replays recorded messages without re-raising their alerts
         raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
         doc = {
-            "title": "Moderation scan: " + ", ".join(str(p) for p in args.paths),
+            "title": "Moderation scan: " + ", ".join(display_path(p) for p in args.paths),
             "messages": summary.messages,
             "flagged": summary.flagged,
             "label_counts": dict(summary.flagged_per_label),
             "action_counts": dict(summary.actions),
             "raids": raids,
             "top_members": [(m, pts) for m, pts, _n in summary.top_members],
-            "inputs": ", ".join(str(p) for p in args.paths),
+            "inputs": ", ".join(display_path(p) for p in args.paths),
             "model": f"{rt.scorer.name} {rt.scorer.version}",
             "policy_version": rt.policies.base.version,
             "policies": await policy_provenance(rt.policies, servers),
@@ -371,7 +375,7 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
     """The terminal summary: the run's line (not for a replay, which prints its own) and the recorded totals."""
     if not replay:
         rate = new / elapsed if elapsed > 0 else 0.0
-        console.print(f"\n[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
+        console.print(f"[bold]scan finished[/bold]: {total:,} messages in input, {new:,} judged now "
                       f"({total - new:,} already recorded) in {elapsed:.1f} s = {rate:,.0f} msg/s")
     t = Table(title="summary under the replayed policy" if replay else "summary (all recorded verdicts of these servers)")
     t.add_column("what")

@@ -15,7 +15,7 @@ import logging
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bot.core.models import LABELS, Scores
@@ -38,6 +38,25 @@ ENGLISH = ("en",)
 #: Most windows scored per text: enough for 4,000 tokens, i.e. the 4,000 characters (``normalize.MAX_CHARS``) that
 #: are ever scored even at one token per character (``"=" * 2500 + attack``); ordinary chat takes at most ~12.
 MAX_WINDOWS = 43
+
+
+@contextlib.contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """Silence transformers' "Loading weights" tqdm bar (transformers >= 5 draws one on stderr while detoxify
+    builds the model) for the duration of the block, then restore the previous setting. ``scan`` draws its own
+    progress bar and ``score``'s stderr is for errors, so the model's bar is noise in both."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # detoxify without transformers cannot load anyway; the caller reports that
+        yield
+        return
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 class DetoxifyScorer:
@@ -116,11 +135,12 @@ class DetoxifyScorer:
             if checkpoint is not None:
                 if not Path(checkpoint).is_file():
                     raise ScorerLoadError(f"checkpoint {checkpoint} does not exist")
-                det = Detoxify(
-                    checkpoint=str(checkpoint),
-                    device=device,
-                    huggingface_config_path=str(config_dir) if config_dir else None,
-                )
+                with no_progress_bars():
+                    det = Detoxify(
+                        checkpoint=str(checkpoint),
+                        device=device,
+                        huggingface_config_path=str(config_dir) if config_dir else None,
+                    )
                 return cls(det, name=f"checkpoint:{Path(checkpoint).name}", version="local", bf16=bf16)
             if model == EMBEDDED:
                 from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
@@ -129,13 +149,14 @@ class DetoxifyScorer:
                     built = assemble() if artifact_dir is None else assemble(artifact_dir=Path(artifact_dir))
                 except ModelArtifactError as exc:
                     raise ScorerLoadError(f"embedded model unavailable: {exc}") from exc
-                det = Detoxify(
-                    checkpoint=str(built.checkpoint), device=device, huggingface_config_path=str(built.config_dir)
-                )
+                with no_progress_bars():
+                    det = Detoxify(
+                        checkpoint=str(built.checkpoint), device=device, huggingface_config_path=str(built.config_dir)
+                    )
                 return cls(det, name=MODEL_NAME, version=built.checksum[:12], bf16=bf16)
             if model in NAMED_MODELS:
                 # torch prints "Downloading: ..." on stdout; stdout is the score job's JSON-lines contract
-                with contextlib.redirect_stdout(sys.stderr):
+                with contextlib.redirect_stdout(sys.stderr), no_progress_bars():
                     det = Detoxify(model_type=model, device=device)
                 return cls(det, name=model, version="detoxify-0.5.4", bf16=bf16)
         except ScorerLoadError:

@@ -26,8 +26,10 @@ import aiosqlite
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.store.base import KEY_CHUNK, StoreBase
+from bot.store.case_edits import CaseEditsMixin
 from bot.store.cases import CasesMixin
 from bot.store.catchup import CatchupMixin
+from bot.store.modlog_read import ModLogReadMixin
 from bot.store.policy import PolicyMixin
 from bot.store.privacy import PrivacyMixin
 from bot.store.replays import ReplayMixin
@@ -72,7 +74,7 @@ def timeout_end(verdict: Verdict) -> datetime | None:
 
 
 class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, ReplayMixin,
-                  CatchupMixin, StoreBase):
+                  CatchupMixin, ModLogReadMixin, CaseEditsMixin, StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
 
     Attributes:

@@ -21,7 +21,8 @@ async def test_identity_attack_deleted_card_posted_case_recorded(env):
     assert "||you are identityhate garbage||" == fields["Text"]
     tier = load_policy().thresholds["identity_attack"]
     assert "identity_attack" in fields["Scores (threshold)"]
-    assert f"review {tier.review:.2f} / act {tier.act:.2f}" in fields["Scores (threshold)"]
+    assert f"(review from {tier.review:.2f}, act from {tier.act:.2f})" in fields["Scores (threshold)"]
+    assert "sexual_explicit" not in fields["Scores (threshold)"]  # only the labels that mattered
     ids = [c["custom_id"] for row in card.body["components"] for c in row["components"]]
     assert any(i.endswith(":dismiss") for i in ids) and all(len(i) < 100 for i in ids)
     await env.settle()

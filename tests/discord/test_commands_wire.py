@@ -122,7 +122,8 @@ async def test_mystatus_shows_active_strikes(env):
     cb = await env.fake.slash(env.guild, env.alice, "mystatus", [])
     assert cb.body["data"]["flags"] & 64
     field = cb.body["data"]["embeds"][0]["fields"][0]
-    assert field["name"] == "Active strikes: 1 (1 points)" and "expires <t:" in field["value"]
+    assert field["name"] == "Active strikes: 1" and "expires <t:" in field["value"]
+    assert field["value"].startswith("1 point: ")
 
 
 async def test_mydata_export_sends_json_file(env):

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from bot.adapters.slack.app import COMMANDS
+from bot.adapters.slack.status import STATUS_COMMANDS
 
 MANIFEST = Path(__file__).resolve().parents[2] / "config" / "slack-app-manifest.yml"
 
@@ -18,14 +19,15 @@ def load() -> dict:
 def test_manifest_commands_are_the_apps_commands():
     """Every slash command in the manifest has a listener, and every listener's command is in the manifest."""
     manifest = {c["command"] for c in load()["features"]["slash_commands"]}
-    assert manifest == set(COMMANDS)
+    assert manifest == set(COMMANDS) | set(STATUS_COMMANDS)
 
 
 def test_manifest_events_shortcut_and_socket_mode():
     """Bot events are the message and join events the app handles; the message shortcut's callback id matches."""
     m = load()
     assert set(m["settings"]["event_subscriptions"]["bot_events"]) == {
-        "message.channels", "message.groups", "team_join", "member_joined_channel"}
+        "message.channels", "message.groups", "team_join", "member_joined_channel", "app_home_opened"}
+    assert m["features"]["app_home"]["home_tab_enabled"] is True
     assert [(s["type"], s["callback_id"]) for s in m["features"]["shortcuts"]] == [("message", "report_message")]
     assert m["settings"]["socket_mode_enabled"] is True and m["settings"]["interactivity"]["is_enabled"] is True
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import discord
 
 from bot.core.models import LABELS
+from bot.workflow import words
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 CONTENT_MAX = 2000
@@ -78,28 +79,20 @@ def age(created: datetime | None, now: datetime | None = None) -> str:
     """``"3 days"``-style age of an account or membership."""
     if created is None:
         return "unknown"
-    secs = max(0, int(((now or datetime.now(UTC)) - created).total_seconds()))
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        if secs >= size:
-            n = secs // size
-            return f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{secs} seconds"
+    return words.duration(((now or datetime.now(UTC)) - created).total_seconds())
 
 
 def score_lines(scores: Mapping[str, float | None], tiers: Mapping[str, tuple[float | None, float | None]],
                 raid_mode: bool = False) -> str:
-    """One line per label: score next to the review / act tiers that applied; labels the model lacks say so."""
+    """One line per label that mattered (:func:`bot.workflow.words.labels_that_mattered`): its score next to the
+    tiers that applied, in words ("review from 0.78, act from 0.95")."""
     lines = []
-    for label in LABELS:
-        if label not in scores:
-            continue
+    ordered = {label: scores[label] for label in LABELS if label in scores}
+    for label in words.labels_that_mattered(ordered, tiers):
         s = scores[label]
         rv, act = tiers.get(label, (None, None))
-        th = f"review {rv:.2f}" if rv is not None else "review off"
-        th += f" / act {act:.2f}" if act is not None else " / act off"
         mark = "\N{BLACK SMALL SQUARE} " if s is not None and rv is not None and s >= rv else ""
-        val = "missing" if s is None else f"{s:.2f}"
-        lines.append(f"{mark}`{label}` **{val}** ({th})")
+        lines.append(f"{mark}`{label}` **{s:.2f}** ({words.tier(rv, act)})")
     if lines and raid_mode:
         lines.append("*raid mode's stricter tiers applied*")
     return "\n".join(lines) or "not scored"
@@ -117,8 +110,8 @@ def review_embed(card: ReviewCard) -> discord.Embed:
                                          if card.member_id.isdigit() else None)
     name = f"{card.member_name} " if card.member_name else ""
     embed.add_field(name="Member", value=f"{name}<@{card.member_id}> (`{card.member_id}`)\naccount {age(created)} "
-                    f"old, joined {age(card.member_joined_at)} ago\nprior strikes: {card.strikes} "
-                    f"({card.points} points)", inline=False)
+                    f"old, joined {age(card.member_joined_at)} ago\nprior strikes: "
+                    f"{words.strikes(card.strikes, card.points)}", inline=False)
     where = f"<#{card.channel_id}>" if card.channel_id else "-"
     link = jump_url(card.server_id, card.channel_id, card.message_id)
     if link:
@@ -132,7 +125,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if ev.score_status not in ("ok", ""):
         embed.add_field(name="Model", value=f"`{ev.score_status}`: the model's labels are not a full reading",
                         inline=False)
-    embed.add_field(name="Rules fired", value=", ".join(ev.rules) or "none", inline=False)
+    embed.add_field(name="Rules fired", value=", ".join(map(words.rule_hit, ev.rules)) or "none", inline=False)
     embed.add_field(name="Reason", value=card.reason or "-", inline=False)
     if card.case_number is not None:
         embed.add_field(name="Case", value=f"#{card.case_number}")
@@ -200,7 +193,7 @@ def raid_embed(card: RaidCard) -> discord.Embed:
     if card.raid_mode_until and not card.closed:
         embed.add_field(name="Raid mode", value=f"until {discord.utils.format_dt(card.raid_mode_until, 'T')}")
     if card.slowmode_s:
-        embed.add_field(name="Slowmode", value=f"{card.slowmode_s}s")
+        embed.add_field(name="Slowmode", value=words.duration(card.slowmode_s))
     if card.invites_paused:
         embed.add_field(name="Invites", value="paused")
     if card.notes:

@@ -23,6 +23,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.desk import DiscordDesk
 from bot.adapters.discord.enforcer import DiscordEnforcer
+from bot.adapters.discord.status import announce_ready
 from bot.adapters.discord.translate import PLATFORM, to_core
 from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, review_view
 from bot.core.models import Message
@@ -33,7 +34,8 @@ from bot.workflow.views import LogEntry
 log = logging.getLogger(__name__)
 
 #: Extensions loaded in ``setup_hook``, in order.
-COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin")
+COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin", "cogs.status",
+        "cogs.cases", "cogs.setup")
 
 #: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
 RETENTION_INTERVAL_S = 24 * 3600
@@ -181,8 +183,8 @@ class ModBot(commands.AutoShardedBot):
             except Exception:
                 log.exception("catching up on messages posted while the bot was down failed")
             self.caught_up.set()
+        await announce_ready(self)
         self.ready_event.set()
-        log.info("ready as %s in %d server(s)", self.user, len(self.guilds))
 
     def readable_channels(self, guild: discord.Guild) -> list[discord.abc.Messageable]:
         """Text channels and active threads where the bot may View Channel and Read Message History."""

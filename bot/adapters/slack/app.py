@@ -24,9 +24,12 @@ from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
+from bot.adapters.slack.home import register_home
+from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
 from bot.core.models import ActionKind
 from bot.core.policy import PolicyError
+from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
 
 log = logging.getLogger(__name__)
@@ -235,10 +238,11 @@ class SlackHandlers:
             return ""
         if name == "/mystatus":
             strikes, appeals = await wf.member_status(team, user)
-            lines = [f"{s.points} point(s): {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
+            lines = [f"{words.plural(s.points, 'point')}: {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
                                                                            if s.case_number else "")
                      + f", expires {s.expires_at:%Y-%m-%d}" for s in strikes]
-            return (f"*Active strikes:* {len(strikes)} ({sum(s.points for s in strikes)} points)\n" + "\n".join(lines)
+            return (f"*Active strikes:* {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}\n"
+                    + "\n".join(lines)
                     + "\n*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals)
                                               or "none"))
         if name == "/mydata":
@@ -342,6 +346,8 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     app.view("mod_appeal")(handlers.on_appeal_submit)
     for name in COMMANDS:
         app.command(name)(handlers.on_command)
+    register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
+    register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:

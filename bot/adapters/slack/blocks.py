@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.models import LABELS, ActionKind
+from bot.workflow import words
 from bot.workflow.ports import MemberNotice
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
@@ -68,11 +69,7 @@ def button(text: str, action_id: str, style: str | None = None, value: str = "")
 def _age(dt: datetime | None) -> str:
     if dt is None:
         return "unknown"
-    secs = max(0, int((datetime.now(UTC) - dt).total_seconds()))
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        if secs >= size:
-            return f"{secs // size} {unit}{'s' if secs // size != 1 else ''}"
-    return f"{secs} seconds"
+    return words.duration((datetime.now(UTC) - dt).total_seconds())
 
 
 def _channel(ref: str | None) -> str:
@@ -90,25 +87,22 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     ev = card.evidence
     out = [header(title),
            section(f"*Member:* <@{card.member_id}> (`{card.member_id}`), first seen {_age(card.member_joined_at)} "
-                   f"ago, prior strikes: {card.strikes} ({card.points} points)\n*Channel:* {_channel(card.channel_id)}"),
+                   f"ago, prior strikes: {words.strikes(card.strikes, card.points)}\n*Channel:* {_channel(card.channel_id)}"),
            section("*Text:*\n>" + escape(cut(ev.text, 2500)).replace("\n", "\n>") if ev.text else "*Text:* _(none)_")]
     if ev.scores:
         lines = []
-        for label in LABELS:
-            if label not in ev.scores:
-                continue
+        ordered = {label: ev.scores[label] for label in LABELS if label in ev.scores}
+        for label in words.labels_that_mattered(ordered, ev.tiers):
             s = ev.scores[label]
             rv, act = ev.tiers.get(label, (None, None))
-            tier = (f"review {rv:.2f}" if rv is not None else "review off") + (
-                f" / act {act:.2f}" if act is not None else " / act off")
             mark = ":small_red_triangle: " if s is not None and rv is not None and s >= rv else ""
-            lines.append(f"{mark}`{label}` *{'missing' if s is None else f'{s:.2f}'}* ({tier})")
+            lines.append(f"{mark}`{label}` *{s:.2f}* ({words.tier(rv, act)})")
         if ev.raid_mode:
             lines.append("_raid mode's stricter tiers applied_")
         out.append(section("*Scores (tier applied):*\n" + "\n".join(lines)))
     if ev.score_status not in ("ok", ""):
         out.append(context(f"model: `{ev.score_status}`: the model's labels are not a full reading"))
-    out.append(section(f"*Rules fired:* {escape(', '.join(ev.rules)) or 'none'}\n*Reason:* {escape(card.reason) or '-'}"
+    out.append(section(f"*Rules fired:* {escape(', '.join(map(words.rule_hit, ev.rules))) or 'none'}\n*Reason:* {escape(card.reason) or '-'}"
                        + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
     if card.notes and card.decision is None:
         out.append(context("Notes: " + "; ".join(escape(n) for n in card.notes)))

@@ -36,6 +36,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack.app import SlackHandlers, register
 from bot.adapters.slack.desk import SlackDesk
 from bot.adapters.slack.enforcer import SlackEnforcer
+from bot.adapters.slack.status import announce_ready
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, to_core, ts_time
 from bot.core.models import Message
 from bot.settings import Settings, with_paths
@@ -253,8 +254,7 @@ class SlackBot:
             await self.catch_up()
         except Exception:
             log.exception("catching up on messages posted while the bot was down failed")
-        log.warning("slack bot ready in workspace %s (%s mode): its policy file is config/servers/slack-%s.toml",
-                    self.team_id, self.slack.mode, self.team_id)
+        await announce_ready(self)
 
     async def member_channels(self) -> list[str]:
         """Public and private channels the bot is a member of (``users.conversations``, Tier 3, 200 a page)."""

@@ -1,0 +1,111 @@
+"""``/modbot setup``: wire a server up without editing a file: the review channel, the mod-log channel and a
+moderator role, picked with Discord's own channel and role pickers, validated, and written as server overrides.
+
+Layer: cogs (discord.py extension, loaded after ``cogs.admin``, whose ``/modbot`` group it adds ``setup`` to).
+Changing the policy needs Manage Server (checked server-side by the workflow). Each chosen channel must be a text
+channel of this server where the bot can see, post and embed (its own permissions there, overwrites included);
+otherwise the answer says what is missing and nothing is changed. The values go through the policy registry's
+``set_override`` (validated and audited like ``/policy set``) and the change is posted to the mod log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+
+from bot.adapters.discord.interact import actor_of, answer, guarded
+from bot.adapters.discord.translate import PLATFORM
+from bot.core.policy import PolicyError
+from bot.workflow.authz import Refused
+from bot.workflow.views import LogEntry
+
+if TYPE_CHECKING:
+    from bot.adapters.discord.client import ModBot
+
+log = logging.getLogger(__name__)
+
+#: What the bot needs in the review and mod-log channels (cards are embeds with buttons).
+CHANNEL_NEEDS = ("view_channel", "send_messages", "embed_links", "read_message_history")
+
+
+def channel_problem(channel: discord.abc.GuildChannel, me: discord.Member) -> str | None:
+    """Why the bot cannot post cards in ``channel`` (the permissions it lacks there), or ``None``."""
+    have = channel.permissions_for(me)
+    missing = [p for p in CHANNEL_NEEDS if not getattr(have, p)]
+    return f"the bot lacks {', '.join(missing)} in {channel.mention}" if missing else None
+
+
+def setup_command(bot: ModBot) -> app_commands.Command:
+    """The ``setup`` subcommand, bound to ``bot``."""
+
+    @app_commands.describe(review_channel="Where review cards are posted (moderators only)",
+                           mod_log_channel="Where cases, raid alerts and failed actions are logged",
+                           moderator_role="A role whose members may moderate (added to the list)")
+    async def setup(interaction: discord.Interaction, review_channel: discord.TextChannel | None = None,
+                    mod_log_channel: discord.TextChannel | None = None,
+                    moderator_role: discord.Role | None = None) -> None:
+        async def work() -> None:
+            guild = interaction.guild
+            assert guild is not None
+            policy = await bot.policy(guild.id)
+            actor = actor_of(interaction, policy)
+            await bot.workflow.authorize_policy_change(actor)
+            if not (review_channel or mod_log_channel or moderator_role):
+                raise Refused("Pick a review channel, a mod-log channel or a moderator role. Nothing was changed.")
+            problems = [p for ch in (review_channel, mod_log_channel) if ch is not None
+                        and (p := channel_problem(ch, guild.me))]
+            if moderator_role is not None and moderator_role.is_default():
+                problems.append("@everyone cannot be the moderator role")
+            if problems:
+                raise Refused("Cannot use that: " + "; ".join(problems) + ". Nothing was changed.")
+            changes: list[tuple[str, object]] = []
+            if review_channel is not None:
+                changes.append(("server.review_channel", str(review_channel.id)))
+            if mod_log_channel is not None:
+                changes.append(("server.mod_log_channel", str(mod_log_channel.id)))
+            if moderator_role is not None:
+                roles = list(policy.server.moderator_roles)
+                if str(moderator_role.id) not in roles:
+                    roles.append(str(moderator_role.id))
+                changes.append(("server.moderator_roles", roles))
+            gid = str(guild.id)
+            done = []
+            for key, value in changes:
+                try:
+                    await bot.policies.set_override(PLATFORM, gid, key, value, actor.id)
+                except PolicyError as exc:
+                    raise Refused(f"Refused `{exc.key}`: {exc.reason}. "
+                                  + (f"Done before it: {', '.join(done)}." if done else "Nothing was changed.")
+                                  ) from None
+                done.append(key)
+            bot.desk.forget_problems()
+            lines = [f"review channel: {review_channel.mention}" if review_channel else "",
+                     f"mod-log channel: {mod_log_channel.mention}" if mod_log_channel else "",
+                     f"moderator role: {moderator_role.mention}" if moderator_role else ""]
+            text = "Set up: " + "; ".join(x for x in lines if x) + "."
+            await answer(interaction, text)
+            await bot.desk.post_mod_log(gid, LogEntry(title="Setup", lines=(text, f"Moderator: {actor.id}"),
+                                                      moderator_id=actor.id, kind="policy"))
+
+        await guarded(interaction, work)
+
+    return app_commands.Command(name="setup", description="Pick the review and mod-log channels and a moderator role",
+                                callback=setup)
+
+
+async def setup(bot: ModBot) -> None:
+    """Extension entry point: add ``setup`` to the ``/modbot`` group of ``cogs.admin``."""
+    group = bot.tree.get_command("modbot")
+    if not isinstance(group, app_commands.Group):
+        raise RuntimeError("cogs.setup needs cogs.admin (the /modbot group) loaded first")
+    group.add_command(setup_command(bot))
+
+
+async def teardown(bot: ModBot) -> None:
+    """Extension exit: remove the subcommand again."""
+    group = bot.tree.get_command("modbot")
+    if isinstance(group, app_commands.Group):
+        group.remove_command("setup")

@@ -1,0 +1,56 @@
+"""Wire tests: the Slack App Home tab shows a member their own record, and moderators the open review queue with
+links to the cards (real slack-bolt app against the local fake Slack)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.slack.fake_slack import FakeSlack
+from tests.slack.test_app_wire import SlackEnv
+
+pytestmark = pytest.mark.slack
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
+    async with FakeSlack() as fake:
+        e = SlackEnv(fake, tmp_path)
+        try:
+            yield e
+        finally:
+            await e.stop()
+
+
+async def open_home(env: SlackEnv, user: str) -> str:
+    """Deliver app_home_opened for ``user``; the published Home view's blocks as JSON text."""
+    count = len(env.fake.calls_of("views.publish")) + 1
+    event = {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home",
+             "event_ts": env.fake.new_ts()}
+    assert (await env.fake.deliver_event(env.url, event)).status == 200
+    await env.fake.wait_for("views.publish", count=count)
+    return json.dumps(env.fake.home_tabs[user]["blocks"])
+
+
+async def test_home_shows_a_member_their_own_record_only(env):
+    """A member who was flagged sees their open case and strikes on the Home tab, not the moderators' queue."""
+    await env.start()
+    await env.say(env.fake.member.id, "identityhate in general")
+    home = await open_home(env, env.fake.member.id)
+    assert "Your moderation record" in home and "Active strikes:" in home
+    assert "#1 " in home and "Open review queue" not in home
+
+
+async def test_home_shows_moderators_the_queue_with_card_links(env):
+    """A moderator's Home tab lists the open review item with a link to its card in the review channel."""
+    await env.start()
+    await env.say(env.fake.member.id, "identityhate in general")
+    (card,) = env.cards()
+    home = await open_home(env, env.mods.id)
+    assert "Open review queue (moderators)" in home
+    link = f"https://{env.fake.domain}.slack.com/archives/{env.review.id}/p{card['ts'].replace('.', '')}"
+    assert f"<{link}|Review #1>" in home and f"<@{env.fake.member.id}>" in home
+    assert "Your moderation record" in home and "Active strikes:* no strikes" in home

@@ -1,0 +1,144 @@
+"""The live mod log (``python -m bot report``): read from a real SQLite mod log, rendered, and used in a real
+headless Chromium at desktop and phone widths (filters, member sections, raids, no overflow)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.core.models import ActionKind, CaseStatus
+from bot.store.sqlite import SqliteStore
+from tests.report_scan import GUILD, synthetic_scan
+from tests.test_report_browser import _chromium, _overflowing_cells
+
+NOW = datetime.now(UTC)
+MOD = "111111111111111111"
+ALICE = "222222222222222222"
+BOB = "333333333333333333"
+
+
+async def _build(tmp: Path) -> Path:
+    """The synthetic scan's mod log (verdicts, automod cases, a raid) plus manual cases, a strike and an appeal."""
+    await synthetic_scan(tmp)
+    db = tmp / "mod.db"
+    async with await SqliteStore.open(db) as store:
+        p, s = GUILD.platform, GUILD.id
+        warn = await store.open_case(p, s, ALICE, ActionKind.WARN, "account age 6734s < 604800s", moderator_id=MOD,
+                                     status=CaseStatus.APPLIED, now=NOW - timedelta(days=3))
+        await store.open_case(p, s, BOB, ActionKind.TIMEOUT, "spam", moderator_id=MOD, status=CaseStatus.APPLIED,
+                              expires_at=NOW - timedelta(days=1) + timedelta(hours=1), now=NOW - timedelta(days=1))
+        await store.add_strike(p, s, ALICE, 2, NOW + timedelta(days=20), reason="warned")
+        await store.open_appeal(p, s, warn.number, ALICE, "I did not do it", now=NOW - timedelta(days=2))
+    return db
+
+
+@pytest.fixture(scope="module")
+def modlog(tmp_path_factory) -> tuple[Path, str]:
+    """``(db, page)``: the mod log and its page written by the CLI."""
+    tmp = tmp_path_factory.mktemp("live")
+    db = asyncio.run(_build(tmp))
+    out = tmp / "mod-log.html"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    return db, out
+
+
+def test_report_reads_every_server_case_member_raid_and_appeal(modlog):
+    """The page has a section per server, every case with its labels, member sections, the raid, the appeal."""
+    db, out = modlog
+    page = out.read_text(encoding="utf-8")
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        cases = con.execute("SELECT COUNT(*) FROM cases WHERE server_id = ?", (GUILD.id,)).fetchone()[0]
+        servers = con.execute("SELECT COUNT(DISTINCT platform || server_id) FROM verdicts").fetchone()[0]
+    assert page.count('<section class="server"') == servers == 2
+    key = f"{GUILD.platform}-{GUILD.id}"
+    assert page.count(f'id="{key}-case-') == cases and cases >= 3
+    assert f'id="{key}-member-{ALICE}"' in page and "appeal #1 of case #" in page
+    assert "account age 1 hour 52 minutes, under 7 days" in page  # plain words
+    raiders = " ".join([f"90000000000000000{i}" for i in range(6)] + ["508792563302400003"])
+    assert f'<pre class="ids" id="{key}-raid-1-ids">{raiders}</pre>' in page  # all 7, not the 5 of the window
+    assert "active: 1 strike worth 2 points" in page
+    assert 'data-labels="identity_attack' in page or 'data-labels="toxicity' in page
+    assert "https://" not in page and " src=" not in page and "default-src 'none'" in page
+
+
+def test_report_of_a_missing_database_is_a_one_line_error(tmp_path, capsys):
+    """report on a database that does not exist exits 2 with one line and creates nothing."""
+    missing = tmp_path / "nope.db"
+    assert main(["report", "--db", str(missing), "--out", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {missing}: no such database; nothing to report"]
+    assert not missing.exists() and not (tmp_path / "x.html").exists()
+
+
+@pytest.fixture(scope="module")
+def browser(modlog):
+    path = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _shown(page, key: str) -> int:
+    return page.locator(f'table.cases[data-server="{key}"] tbody tr:not([hidden])').count()
+
+
+@pytest.mark.browser
+def test_case_filters_by_member_moderator_action_label_and_date(browser, modlog):
+    """In Chromium the case table filters by member, moderator, action, label, date and free text; a filter that
+    matches nothing shows no row; clearing it shows every case again."""
+    _, out = modlog
+    key = f"{GUILD.platform}-{GUILD.id}"
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(out.as_uri())
+    total = _shown(page, key)
+    assert total >= 3 and page.locator(f"#shown-{key}").inner_text() == str(total)
+
+    def field(name: str):
+        return page.locator(f'[data-filter="{name}"][data-for="{key}"]')
+
+    field("member").fill(ALICE)
+    assert _shown(page, key) == 1 and page.locator(f"#shown-{key}").inner_text() == "1"
+    field("member").fill("")
+    field("moderator").fill(MOD)
+    assert _shown(page, key) == 2
+    field("action").select_option("timeout")
+    assert _shown(page, key) == 1
+    field("moderator").fill("")
+    field("action").select_option("")
+    field("labels").select_option("identity_attack")
+    labelled = _shown(page, key)
+    assert 0 < labelled < total
+    field("labels").select_option("")
+    field("from").fill((NOW - timedelta(days=1, hours=1)).strftime("%Y-%m-%d"))
+    assert _shown(page, key) >= 1
+    field("from").fill("")
+    field("text").fill("no such words anywhere")
+    assert _shown(page, key) == 0
+    field("text").fill("")
+    assert _shown(page, key) == total
+    page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1400, 400])
+def test_mod_log_is_readable_at_desktop_and_phone_widths(browser, modlog, width):
+    """At 1,400 and 400 px the page is no wider than the screen and no table header or action cell starts or
+    ends off-screen (on a phone each case is a card)."""
+    _, out = modlog
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(out.as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert _overflowing_cells(page, width) == []
+    first = page.locator("table.cases tbody tr").first.locator("td.act")
+    box = first.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    page.close()
