@@ -56,6 +56,8 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
+    if settings.scorer_url:  # a running ``python -m bot serve`` scores for this process: no model is loaded here
+        return _remote_scorer(settings)
     _check_route(settings)  # before any model loads: a typo costs no download and no minutes
     scorer = DetoxifyScorer.load(
         settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
@@ -78,6 +80,25 @@ def load_scorer(settings: Settings) -> Scorer:
         return LanguageRoutedScorer(scorer, second)
     except ValueError as exc:
         raise ScorerLoadError(f"MODBOT_ROUTE_MODEL: {exc}") from exc
+
+
+def _remote_scorer(settings: Settings) -> Scorer:
+    """The :class:`bot.scoring.remote.RemoteScorer` of ``MODBOT_SCORER_URL`` (``scorer_key``, ``scorer_timeout_s``).
+
+    Raises:
+        bot.scoring.ScorerLoadError: the URL is malformed, the service refused the key, or model settings that
+            only an in-process model can honour are set too (routing, int8, bf16).
+    """
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.remote import RemoteScorer
+
+    local = [var for var, on in (("MODBOT_ROUTE_MODEL", settings.route_model), ("MODBOT_INT8", settings.int8),
+                                 ("MODBOT_BF16", settings.bf16)) if on]
+    if local:
+        raise ScorerLoadError(f"MODBOT_SCORER_URL is set together with {', '.join(local)}: the scoring service "
+                              "chooses its model; set them on the service, or unset MODBOT_SCORER_URL")
+    return RemoteScorer.connect(settings.scorer_url or "", key=settings.scorer_key,
+                                timeout_s=settings.scorer_timeout_s)
 
 
 def _check_route(settings: Settings) -> None:

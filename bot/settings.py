@@ -51,6 +51,15 @@ class Settings:
             default :func:`default_servers_dir`).
         discord_token: ``DISCORD_TOKEN``; never logged or stored.
         slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
+        scorer_url: Score through a running ``python -m bot serve`` at this base URL instead of loading a model
+            (``MODBOT_SCORER_URL``, e.g. ``http://127.0.0.1:8080``; :class:`bot.scoring.remote.RemoteScorer`).
+        scorer_key: API key sent to that service (``MODBOT_SCORER_KEY``); never logged or stored.
+        scorer_timeout_s: Longest one remote scoring call may take, retries included (``MODBOT_SCORER_TIMEOUT_S``,
+            default 10 s); then the policy's ``on_scorer_error`` applies.
+        runtime: Model runtime of the embedded model (``MODBOT_RUNTIME``): ``auto`` (default: ONNX Runtime when its
+            cached export passed its check, else torch), ``onnx`` or ``torch`` (detoxify itself).
+        serve_keys_file: API keys file of ``python -m bot serve`` (``MODBOT_SERVE_KEYS_FILE``; see
+            :mod:`bot.serve.keys`).
     """
 
     db_path: Path = Path("modbot.db")
@@ -69,6 +78,11 @@ class Settings:
     slack_bot_token: str | None = field(default=None, repr=False)
     slack_app_token: str | None = field(default=None, repr=False)
     slack_signing_secret: str | None = field(default=None, repr=False)
+    scorer_url: str | None = None
+    scorer_key: str | None = field(default=None, repr=False)
+    scorer_timeout_s: float = 10.0
+    runtime: str = "auto"
+    serve_keys_file: Path | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -95,7 +109,44 @@ class Settings:
             slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
             slack_app_token=e.get("SLACK_APP_TOKEN") or None,
             slack_signing_secret=e.get("SLACK_SIGNING_SECRET") or None,
+            scorer_url=e.get("MODBOT_SCORER_URL") or None,
+            scorer_key=e.get("MODBOT_SCORER_KEY") or None,
+            scorer_timeout_s=_seconds(e, "MODBOT_SCORER_TIMEOUT_S", 10.0),
+            runtime=_choice(e, "MODBOT_RUNTIME", ("auto", "onnx", "torch"), "auto"),
+            serve_keys_file=path("MODBOT_SERVE_KEYS_FILE"),
         )
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    """A positive number of seconds from ``env[name]``.
+
+    Raises:
+        ValueError: not a positive number (the message names the variable).
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive number of seconds")
+    return value
+
+
+def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    """``env[name]`` (lower-cased) when it is one of ``choices``.
+
+    Raises:
+        ValueError: another value (the message names the variable and the choices).
+    """
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ValueError(f"{name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw
 
 
 def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,
