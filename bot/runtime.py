@@ -59,9 +59,12 @@ def load_scorer(settings: Settings) -> Scorer:
     if settings.scorer_url:  # a running ``python -m bot serve`` scores for this process: no model is loaded here
         return _remote_scorer(settings)
     _check_route(settings)  # before any model loads: a typo costs no download and no minutes
-    scorer = DetoxifyScorer.load(
-        settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
-    )
+    scorer = _onnx_scorer(settings)
+    if scorer is None:
+        scorer = DetoxifyScorer.load(
+            settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
+        )
+        scorer.runtime = "torch"  # type: ignore[attr-defined]
     _int8(settings, scorer)
     if not settings.route_model:
         return scorer
@@ -80,6 +83,46 @@ def load_scorer(settings: Settings) -> Scorer:
         return LanguageRoutedScorer(scorer, second)
     except ValueError as exc:
         raise ScorerLoadError(f"MODBOT_ROUTE_MODEL: {exc}") from exc
+
+
+def onnx_applies(settings: Settings) -> str | None:
+    """Why ONNX Runtime cannot serve ``settings``' model (``None`` when it can): only the embedded model has a
+    checked export, and bf16 autocast / torch int8 are torch features."""
+    if settings.checkpoint is not None or settings.model != "embedded":
+        return f"MODBOT_MODEL={settings.model}" + (" with a checkpoint" if settings.checkpoint else "")
+    if settings.bf16 or settings.int8:
+        return "MODBOT_BF16" if settings.bf16 else "MODBOT_INT8"
+    return None
+
+
+def _onnx_scorer(settings: Settings) -> Scorer | None:
+    """The embedded model on ONNX Runtime (:mod:`bot.scoring.onnx_scorer`) when ``settings.runtime`` asks for it:
+    ``onnx`` always, ``auto`` when :func:`onnx_applies` (exported and checked against detoxify once, on first use;
+    a failed export or check falls back to torch with a warning); ``torch``: ``None``.
+
+    Raises:
+        bot.scoring.ScorerLoadError: ``MODBOT_RUNTIME=onnx`` for a model or setting ONNX cannot serve, or the
+            export / its check failed.
+    """
+    from bot.scoring import ScorerLoadError
+
+    if settings.runtime == "torch":
+        return None
+    why_not = onnx_applies(settings)
+    if why_not is not None:
+        if settings.runtime == "onnx":
+            raise ScorerLoadError(f"MODBOT_RUNTIME=onnx serves the embedded model only, not {why_not}; "
+                                  "use MODBOT_RUNTIME=torch")
+        return None
+    from bot.scoring.onnx_scorer import load_embedded
+
+    try:
+        return load_embedded()
+    except ScorerLoadError as exc:
+        if settings.runtime == "onnx":
+            raise
+        log.warning("ONNX Runtime not used (%s); scoring with torch", exc)
+        return None
 
 
 def _remote_scorer(settings: Settings) -> Scorer:
