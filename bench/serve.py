@@ -16,8 +16,8 @@ Figures, on real chat (JuliaLang Slack, then Komodo Discord: :func:`bot.jobs.ben
 5. throughput through the service with 16 concurrent clients (one ``comments:analyze`` per message) against the
    in-process figure of the same runtime;
 6. latency p50/p99 at 50% of that throughput (open loop, fixed arrival interval);
-7. peak RSS of a bot process (``bot.runtime.Runtime`` with ``MODBOT_SCORER_URL``) judging 500 messages through the
-   service.
+7. peak RSS (VmHWM; ``ru_maxrss`` would keep the forking parent's high-water mark across ``exec``) of a bot
+   process (``bot.runtime.Runtime`` with ``MODBOT_SCORER_URL``) judging 500 messages through the service.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def vm_hwm_mb(pid: int) -> float:
 
 def bot_process_rss(url: str, n: int) -> tuple[float, float]:
     code = (
-        "import asyncio, json, resource, sys, tempfile, time\n"
+        "import asyncio, json, sys, tempfile, time\n"
         "from pathlib import Path\n"
         "from bot.jobs.bench import load_chat\n"
         "from bot.runtime import Runtime\n"
@@ -215,7 +215,8 @@ def bot_process_rss(url: str, n: int) -> tuple[float, float]:
         "        outs = await asyncio.gather(*(rt.service.submit(m) for m in msgs))\n"
         "        rate = len(outs) / (time.perf_counter() - t)\n"
         "        await rt.close()\n"
-        "    print(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'rate': rate,\n"
+        "    hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0].split()[1]\n"
+        "    print(json.dumps({'rss': int(hwm) / 1024, 'rate': rate,\n"
         "                      'torch': 'torch' in sys.modules}))\n"
         "asyncio.run(main())\n"
     )

@@ -41,6 +41,9 @@ OPSET = 17
 #: policy tier (two decimals) can move.
 TOLERANCE = 1e-4
 FORMAT = "modbot-onnx-v1"
+#: Texts per ONNX Runtime call (``MODBOT_ONNX_SUB_BATCH``); see :meth:`OnnxScorer._predict` and
+#: docs/perspective-migration.md for the measured memory and speed.
+SUB_BATCH = 16
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 #: The fixed check set: chat of every kind the bot meets, abuse of every label, obfuscation, non-English text, and
 #: texts long enough to be scored in several token windows (so window cutting is checked too).
@@ -261,6 +264,7 @@ class OnnxScorer:
         self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in labels)
         self._missing: tuple[str, ...] = tuple(label for label in LABELS if label not in labels)
         self.window_tokens = MAX_TOKENS - 2
+        self.sub_batch = int(os.environ.get("MODBOT_ONNX_SUB_BATCH", SUB_BATCH))
 
     @classmethod
     def load(cls, exported: OnnxExport, *, name: str, version: str) -> OnnxScorer:
@@ -285,6 +289,16 @@ class OnnxScorer:
         return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
 
     def _predict(self, texts: list[str]) -> dict[str, list[float]]:
+        """Scores of ``texts`` (one window each), :attr:`sub_batch` texts per ONNX Runtime call: peak memory grows
+        with batch x sequence^2 (attention), and the texts arrive sorted by length, so smaller calls pad no more."""
+        out: dict[str, list[float]] = {label: [] for label in self._model_labels}
+        for start in range(0, len(texts), self.sub_batch):
+            part = self._run(texts[start : start + self.sub_batch])
+            for label in self._model_labels:
+                out[label].extend(part[label])
+        return out
+
+    def _run(self, texts: list[str]) -> dict[str, list[float]]:
         np = self._np
         enc = self._tok.encode_batch(texts)
         feeds = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
