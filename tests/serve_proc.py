@@ -31,16 +31,17 @@ class Served:
 
 def start_service(cwd: Path, *args: str, scorer: str = "tests.serve_scorers:fake", keys: str | None = None,
                   env: dict[str, str] | None = None, timeout: float = 20.0) -> Served:
-    """Start the service in ``cwd`` with ``--scorer scorer`` (and a keys file holding ``keys``, one per line);
+    """Start the service in ``cwd`` with ``--scorer scorer`` (``""``: the real model; and a keys file holding ``keys``, one per line);
     return once it has written its port."""
     port_file = cwd / "port"
-    cmd = [sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file), "--scorer", scorer,
-           *args]
+    cmd = [sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
+           *(["--scorer", scorer] if scorer else []), *args]
     if keys is not None:
         (cwd / "keys.txt").write_text(keys, encoding="utf-8")
         cmd += ["--keys-file", str(cwd / "keys.txt")]
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
     full_env.update({"PYTHONPATH": str(ROOT), "MODBOT_CACHE": str(cwd / "no-cache"), **(env or {})})
+    full_env.pop("MODBOT_SCORER_URL", None)
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
     deadline = time.monotonic() + timeout
     while not port_file.exists():
