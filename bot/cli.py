@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 
 log = logging.getLogger("bot")
 
@@ -170,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except FileNotFoundError as exc:
         print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     except sqlite3.DatabaseError as exc:  # includes OperationalError: a folder, no permission, not a SQLite file
         where = getattr(args, "db", None) or "the mod-log database"

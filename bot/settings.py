@@ -16,6 +16,10 @@ from bot.config import DEFAULT_POLICY_PATH
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+class SettingsError(ValueError):
+    """An environment variable has a value the bot cannot use; the message names the variable and the reason."""
+
+
 def default_servers_dir() -> Path:
     """``config/servers`` of the repository checkout this package runs from, else ``config/servers`` under the
     current folder (an installed package has no checkout; the folder may not exist: then no server has a file)."""
@@ -86,7 +90,11 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        """Read settings from ``env`` (default ``os.environ``)."""
+        """Read settings from ``env`` (default ``os.environ``).
+
+        Raises:
+            SettingsError: ``MODBOT_RUNTIME`` or ``MODBOT_SCORER_TIMEOUT_S`` has an unusable value.
+        """
         e = dict(os.environ if env is None else env)
 
         def path(name: str) -> Path | None:
@@ -121,7 +129,7 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
     """A positive number of seconds from ``env[name]``.
 
     Raises:
-        ValueError: not a positive number (the message names the variable).
+        SettingsError: not a positive number (the message names the variable).
     """
     raw = env.get(name, "").strip()
     if not raw:
@@ -131,7 +139,7 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive number of seconds")
+        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds")
     return value
 
 
@@ -139,13 +147,13 @@ def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: s
     """``env[name]`` (lower-cased) when it is one of ``choices``.
 
     Raises:
-        ValueError: another value (the message names the variable and the choices).
+        SettingsError: another value (the message names the variable and the choices).
     """
     raw = env.get(name, "").strip().lower()
     if not raw:
         return default
     if raw not in choices:
-        raise ValueError(f"{name}={raw!r}: expected one of {', '.join(choices)}")
+        raise SettingsError(f"{name}={raw!r}: expected one of {', '.join(choices)}")
     return raw
 
 

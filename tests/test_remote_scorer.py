@@ -120,3 +120,19 @@ def test_settings_name_a_bad_timeout_and_url():
         RemoteScorer("127.0.0.1:8080")
     assert Settings.from_env({"MODBOT_SCORER_URL": "http://h:1", "MODBOT_SCORER_TIMEOUT_S": "2.5"}).scorer_timeout_s \
         == 2.5
+
+
+def test_cli_names_a_bad_runtime_variable_in_one_line():
+    """MODBOT_RUNTIME=gpu makes python -m bot score / serve exit 2 with one line naming the variable."""
+    import subprocess
+    import sys
+
+    from tests.serve_proc import ROOT
+
+    for argv in (["score"], ["serve"]):
+        proc = subprocess.run([sys.executable, "-m", "bot", *argv], cwd=ROOT, capture_output=True, text=True,
+                              input="", timeout=120,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "MODBOT_RUNTIME": "gpu"})
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].endswith("MODBOT_RUNTIME='gpu': expected one of auto, onnx, torch")

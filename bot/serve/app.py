@@ -501,11 +501,15 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
-    from bot.settings import Settings
+    from bot.settings import Settings, SettingsError
 
     args = build_parser().parse_args(list(argv or []))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"error: serve: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     if args.runtime:
         settings = replace(settings, runtime=args.runtime)
     settings = replace(settings, scorer_url=None)  # the service never scores through another service
