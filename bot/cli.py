@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
+    sv = sub.add_parser("serve", help="Perspective-compatible scoring service (python -m bot serve --help)")
+    sv.add_argument("rest", nargs=argparse.REMAINDER)
+
     pu = sub.add_parser("purge", help="erase message text older than the retention period (verdicts and cases stay)")
     pu.add_argument("--db", type=Path)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
@@ -139,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.jobs.bench import main as bench_main
 
         return bench_main(argv[1:])
+    if argv[:1] == ["serve"]:  # the scoring service has its own options and imports no torch on its way
+        from bot.serve.app import main as serve_main
+
+        return serve_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_format)
     from bot.core.policy import PolicyError

@@ -56,10 +56,15 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
+    if settings.scorer_url:  # a running ``python -m bot serve`` scores for this process: no model is loaded here
+        return _remote_scorer(settings)
     _check_route(settings)  # before any model loads: a typo costs no download and no minutes
-    scorer = DetoxifyScorer.load(
-        settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
-    )
+    scorer = _onnx_scorer(settings)
+    if scorer is None:
+        scorer = DetoxifyScorer.load(
+            settings.model, checkpoint=settings.checkpoint, config_dir=settings.config_dir, bf16=settings.bf16
+        )
+        scorer.runtime = "torch"  # type: ignore[attr-defined]
     _int8(settings, scorer)
     if not settings.route_model:
         return scorer
@@ -78,6 +83,65 @@ def load_scorer(settings: Settings) -> Scorer:
         return LanguageRoutedScorer(scorer, second)
     except ValueError as exc:
         raise ScorerLoadError(f"MODBOT_ROUTE_MODEL: {exc}") from exc
+
+
+def onnx_applies(settings: Settings) -> str | None:
+    """Why ONNX Runtime cannot serve ``settings``' model (``None`` when it can): only the embedded model has a
+    checked export, and bf16 autocast / torch int8 are torch features."""
+    if settings.checkpoint is not None or settings.model != "embedded":
+        return f"MODBOT_MODEL={settings.model}" + (" with a checkpoint" if settings.checkpoint else "")
+    if settings.bf16 or settings.int8:
+        return "MODBOT_BF16" if settings.bf16 else "MODBOT_INT8"
+    return None
+
+
+def _onnx_scorer(settings: Settings) -> Scorer | None:
+    """The embedded model on ONNX Runtime (:mod:`bot.scoring.onnx_scorer`) when ``settings.runtime`` asks for it:
+    ``onnx`` always, ``auto`` when :func:`onnx_applies` (exported and checked against detoxify once, on first use;
+    a failed export or check falls back to torch with a warning); ``torch``: ``None``.
+
+    Raises:
+        bot.scoring.ScorerLoadError: ``MODBOT_RUNTIME=onnx`` for a model or setting ONNX cannot serve, or the
+            export / its check failed.
+    """
+    from bot.scoring import ScorerLoadError
+
+    if settings.runtime == "torch":
+        return None
+    why_not = onnx_applies(settings)
+    if why_not is not None:
+        if settings.runtime == "onnx":
+            raise ScorerLoadError(f"MODBOT_RUNTIME=onnx serves the embedded model only, not {why_not}; "
+                                  "use MODBOT_RUNTIME=torch")
+        return None
+    from bot.scoring.onnx_scorer import load_embedded
+
+    try:
+        return load_embedded()
+    except ScorerLoadError as exc:
+        if settings.runtime == "onnx":
+            raise
+        log.warning("ONNX Runtime not used (%s); scoring with torch", exc)
+        return None
+
+
+def _remote_scorer(settings: Settings) -> Scorer:
+    """The :class:`bot.scoring.remote.RemoteScorer` of ``MODBOT_SCORER_URL`` (``scorer_key``, ``scorer_timeout_s``).
+
+    Raises:
+        bot.scoring.ScorerLoadError: the URL is malformed, the service refused the key, or model settings that
+            only an in-process model can honour are set too (routing, int8, bf16).
+    """
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.remote import RemoteScorer
+
+    local = [var for var, on in (("MODBOT_ROUTE_MODEL", settings.route_model), ("MODBOT_INT8", settings.int8),
+                                 ("MODBOT_BF16", settings.bf16)) if on]
+    if local:
+        raise ScorerLoadError(f"MODBOT_SCORER_URL is set together with {', '.join(local)}: the scoring service "
+                              "chooses its model; set them on the service, or unset MODBOT_SCORER_URL")
+    return RemoteScorer.connect(settings.scorer_url or "", key=settings.scorer_key,
+                                timeout_s=settings.scorer_timeout_s)
 
 
 def _check_route(settings: Settings) -> None:

@@ -137,6 +137,15 @@ class Settings:
             ``MODBOT_CATCHUP_HOURS``, default 24; 0 messages turns catch-up off).
         shard_ids / shard_count: The Discord shards this process owns (``MODBOT_SHARD_IDS=0,1`` or ``0-1``) out
             of how many (``MODBOT_SHARD_COUNT``); ``None``: one process, Discord's recommended count.
+        scorer_url: Score through a running ``python -m bot serve`` at this base URL instead of loading a model
+            (``MODBOT_SCORER_URL``, e.g. ``http://127.0.0.1:8080``; :class:`bot.scoring.remote.RemoteScorer`).
+        scorer_key: API key sent to that service (``MODBOT_SCORER_KEY``); never logged or stored.
+        scorer_timeout_s: Longest one remote scoring call may take, retries included (``MODBOT_SCORER_TIMEOUT_S``,
+            default 10 s); then the policy's ``on_scorer_error`` applies.
+        runtime: Model runtime of the embedded model (``MODBOT_RUNTIME``): ``auto`` (default: ONNX Runtime when its
+            cached export passed its check, else torch), ``onnx`` or ``torch`` (detoxify itself).
+        serve_keys_file: API keys file of ``python -m bot serve`` (``MODBOT_SERVE_KEYS_FILE``; see
+            :mod:`bot.serve.keys`).
     """
 
     db_path: Path = field(default_factory=default_db_path)
@@ -160,13 +169,19 @@ class Settings:
     catchup_hours: float = CATCHUP_HOURS
     shard_ids: tuple[int, ...] | None = None
     shard_count: int | None = None
+    scorer_url: str | None = None
+    scorer_key: str | None = field(default=None, repr=False)
+    scorer_timeout_s: float = 10.0
+    runtime: str = "auto"
+    serve_keys_file: Path | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         """Read settings from ``env`` (default ``os.environ``).
 
         Raises:
-            SettingsError: a number or shard setting is malformed (the message names the variable).
+            SettingsError: a number, shard, runtime or scorer setting is malformed (the message names the
+                variable).
         """
         e = dict(os.environ if env is None else env)
         shard_ids, shard_count = _shards(e)
@@ -196,7 +211,44 @@ class Settings:
             catchup_hours=_float_env(e, "MODBOT_CATCHUP_HOURS", CATCHUP_HOURS, 0.0),
             shard_ids=shard_ids,
             shard_count=shard_count,
+            scorer_url=e.get("MODBOT_SCORER_URL") or None,
+            scorer_key=e.get("MODBOT_SCORER_KEY") or None,
+            scorer_timeout_s=_seconds(e, "MODBOT_SCORER_TIMEOUT_S", 10.0),
+            runtime=_choice(e, "MODBOT_RUNTIME", ("auto", "onnx", "torch"), "auto"),
+            serve_keys_file=path("MODBOT_SERVE_KEYS_FILE"),
         )
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    """A positive number of seconds from ``env[name]``.
+
+    Raises:
+        SettingsError: not a positive number (the message names the variable).
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds")
+    return value
+
+
+def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    """``env[name]`` (lower-cased) when it is one of ``choices``.
+
+    Raises:
+        SettingsError: another value (the message names the variable and the choices).
+    """
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise SettingsError(f"{name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw
 
 
 def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,

@@ -1,0 +1,278 @@
+"""Scoring as a service, side by side in one run: ONNX Runtime against torch (detoxify), in process and through
+``python -m bot serve``. Prints figures only (targets: issue 27 and docs/perspective-migration.md, never tests).
+
+Run: ``MODBOT_SHARED=/work/shared python bench/serve.py [--messages 2000] [--seconds 15]``.
+
+Figures, on real chat (JuliaLang Slack, then Komodo Discord: :func:`bot.jobs.bench.load_chat`):
+
+1. equality: largest score difference ONNX vs torch over the model inputs of ``--messages`` messages (the bot's
+   plans: whole text, sentence pieces, token windows), and flags that change at the default policy's review and
+   act tiers;
+2. in-process throughput (messages/s through :func:`bot.core.pieces.score_texts`, chunks of 128 messages) per
+   runtime;
+3. start-up: seconds from spawning ``python -m bot serve`` to its first ``comments:analyze`` answer, and from
+   spawning ``python -m bot score`` to its first output line, per runtime (warm cache: the export exists);
+4. peak RSS (VmHWM) of the serving process after the load test, per runtime;
+5. throughput through the service with 16 concurrent clients (one ``comments:analyze`` per message) against the
+   in-process figure of the same runtime;
+6. latency p50/p99 at 50% of that throughput (open loop, fixed arrival interval);
+7. peak RSS (VmHWM; ``ru_maxrss`` would keep the forking parent's high-water mark across ``exec``) of a bot
+   process (``bot.runtime.Runtime`` with ``MODBOT_SCORER_URL``) judging 500 messages through the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+ANALYZE = "/v1alpha1/comments:analyze"
+
+
+def cpu_name() -> str:
+    """The CPU's model name and its vector extensions that matter here."""
+    name, flags = platform.processor() or "?", ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                have = set(line.split(":", 1)[1].split())
+                flags = " ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16") if f in have)
+                break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} cores; {flags})"
+
+
+def equality(texts: list[str]) -> None:
+    from bot.core.pieces import scoring_pieces
+    from bot.core.policy import load_policy
+    from bot.runtime import load_scorer
+    from bot.settings import Settings
+
+    torch_s = load_scorer(Settings(runtime="torch"))
+    onnx_s = load_scorer(Settings(runtime="onnx"))
+    pieces = list(dict.fromkeys(p for t in texts for p in scoring_pieces(t) if p.strip()))
+    inputs = sum(len(onnx_s.windows(p)) for p in pieces)
+    a, b = torch_s.score_batch(pieces), onnx_s.score_batch(pieces)
+    diff = max(abs(x.values[k] - y.values[k]) for x, y in zip(a, b, strict=True) for k in x.values)
+    from bot.core.pieces import score_texts
+
+    ta, tb = score_texts(torch_s, texts), score_texts(onnx_s, texts)
+    policy = load_policy(Path(REPO / "bot" / "config" / "default.toml"))
+    changed = {"review": 0, "act": 0}
+    flagged = {"review": 0, "act": 0}
+    for x, y in zip(ta, tb, strict=True):
+        if x is None or y is None:
+            continue
+        for label, tier in policy.thresholds.items():
+            for kind in ("review", "act"):
+                t = getattr(tier, kind)
+                if t is None or label not in x.values:
+                    continue
+                fx, fy = x.values[label] >= t, y.values[label] >= t
+                flagged[kind] += fx
+                changed[kind] += fx != fy
+    print(f"equality: {len(texts)} messages, {len(pieces)} distinct pieces, {inputs} model inputs: max |onnx - torch|"
+          f" = {diff:.2g}; (message, label) flags at the review tier {flagged['review']}, changed "
+          f"{changed['review']}; at the act tier {flagged['act']}, changed {changed['act']}")
+
+
+def in_process(texts: list[str], runtime: str) -> float:
+    from bot.core.pieces import score_texts
+    from bot.runtime import load_scorer
+    from bot.settings import Settings
+
+    scorer = load_scorer(Settings(runtime=runtime))
+    score_texts(scorer, texts[:64])  # warm
+    started = time.perf_counter()
+    for i in range(0, len(texts), 128):
+        score_texts(scorer, texts[i : i + 128])
+    rate = len(texts) / (time.perf_counter() - started)
+    print(f"in-process {runtime}: {rate:.0f} messages/s over {len(texts)} messages")
+    return rate
+
+
+def _spawn_service(runtime: str, port_file: Path) -> tuple[subprocess.Popen[str], float]:
+    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(REPO)}
+    env.pop("MODBOT_SCORER_URL", None)
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
+                             "--rate", "100000", "--burst", "100000"], cwd=REPO, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return proc, started
+
+
+async def _first_answer(port_file: Path, started: float) -> tuple[str, float]:
+    import aiohttp
+
+    while not port_file.exists():
+        await asyncio.sleep(0.005)
+    url = f"http://127.0.0.1:{port_file.read_text()}"
+    body = {"comment": {"text": "you are an idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+    async with aiohttp.ClientSession() as s:
+        while True:
+            try:
+                async with s.post(url + ANALYZE, json=body) as r:
+                    if r.status == 200:
+                        return url, time.perf_counter() - started
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.005)
+
+
+def score_startup(runtime: str) -> float:
+    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "score"], cwd=REPO, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write('{"id": 1, "text": "you are an idiot"}\n')
+    proc.stdin.close()
+    proc.stdout.readline()
+    elapsed = time.perf_counter() - started
+    proc.wait()
+    return elapsed
+
+
+async def load_test(url: str, texts: list[str], clients: int) -> float:
+    import aiohttp
+
+    queue = list(texts)
+
+    async def client(s: aiohttp.ClientSession) -> None:
+        while queue:
+            text = queue.pop()
+            body = {"comment": {"text": text[:4000] or "."}, "requestedAttributes": {"TOXICITY": {}},
+                    "allowUnsupportedLanguages": True}
+            async with s.post(url + ANALYZE, json=body) as r:
+                await r.read()
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as s:
+        started = time.perf_counter()
+        await asyncio.gather(*(client(s) for _ in range(clients)))
+        return len(texts) / (time.perf_counter() - started)
+
+
+async def latency_at(url: str, texts: list[str], rate: float, seconds: float) -> tuple[float, float, int]:
+    import aiohttp
+
+    n = max(20, int(rate * seconds))
+    lat: list[float] = []
+
+    async def one(s: aiohttp.ClientSession, text: str) -> None:
+        t0 = time.perf_counter()
+        body = {"comment": {"text": text[:4000] or "."}, "requestedAttributes": {"TOXICITY": {}},
+                "allowUnsupportedLanguages": True}
+        async with s.post(url + ANALYZE, json=body) as r:
+            await r.read()
+        lat.append(time.perf_counter() - t0)
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        tasks = []
+        start = time.perf_counter()
+        for i in range(n):
+            delay = start + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(s, texts[i % len(texts)])))
+        await asyncio.gather(*tasks)
+    lat.sort()
+    return statistics.median(lat) * 1000, lat[int(0.99 * (len(lat) - 1))] * 1000, n
+
+
+def vm_hwm_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bot_process_rss(url: str, n: int) -> tuple[float, float]:
+    code = (
+        "import asyncio, json, sys, tempfile, time\n"
+        "from pathlib import Path\n"
+        "from bot.jobs.bench import load_chat\n"
+        "from bot.runtime import Runtime\n"
+        "from bot.settings import Settings\n"
+        f"async def main():\n"
+        f"    msgs = load_chat({n})\n"
+        "    with tempfile.TemporaryDirectory() as d:\n"
+        f"        rt = await Runtime.open(Settings(db_path=Path(d) / 'm.db', scorer_url={url!r}), enforce=False)\n"
+        "        t = time.perf_counter()\n"
+        "        outs = await asyncio.gather(*(rt.service.submit(m) for m in msgs))\n"
+        "        rate = len(outs) / (time.perf_counter() - t)\n"
+        "        await rt.close()\n"
+        "    hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0].split()[1]\n"
+        "    print(json.dumps({'rss': int(hwm) / 1024, 'rate': rate,\n"
+        "                      'torch': 'torch' in sys.modules}))\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["torch"] is False, "the bot process imported torch"
+    return doc["rss"], doc["rate"]
+
+
+def service_figures(runtime: str, texts: list[str], rate_in_process: float, seconds: float, bot: bool) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        port_file = Path(d) / "port"
+        proc, started = _spawn_service(runtime, port_file)
+        try:
+            url, first = asyncio.run(_first_answer(port_file, started))
+            print(f"serve {runtime}: first answer {first:.2f} s after spawn")
+            asyncio.run(load_test(url, texts[:200], 16))  # warm
+            rate = asyncio.run(load_test(url, texts, 16))
+            print(f"serve {runtime}: 16 clients {rate:.0f} messages/s = {rate / rate_in_process:.0%} of in-process "
+                  f"({rate_in_process:.0f})")
+            p50, p99, n = asyncio.run(latency_at(url, texts, rate / 2, seconds))
+            print(f"serve {runtime}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
+                  f"p99 {p99:.0f} ms")
+            print(f"serve {runtime}: peak RSS {vm_hwm_mb(proc.pid):.0f} MiB")
+            if bot:
+                rss, bot_rate = bot_process_rss(url, 500)
+                print(f"bot process with MODBOT_SCORER_URL: peak RSS {rss:.0f} MiB, {bot_rate:.0f} messages/s "
+                      "(500 messages, no torch import)")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--messages", type=int, default=2000)
+    p.add_argument("--seconds", type=float, default=15.0, help="duration of the 50%% load latency run")
+    p.add_argument("--runtimes", default="onnx,torch")
+    args = p.parse_args(argv)
+    from bot.jobs.bench import load_chat
+
+    texts = [m.text for m in load_chat(args.messages)]
+    print(f"CPU: {cpu_name()}; python {platform.python_version()}")
+    runtimes = [r for r in args.runtimes.split(",") if r]
+    if {"onnx", "torch"} <= set(runtimes):
+        equality(texts)
+    rates = {r: in_process(texts, r) for r in runtimes}
+    for r in runtimes:
+        print(f"score {r}: first output line {score_startup(r):.2f} s after spawn")
+    for r in runtimes:
+        service_figures(r, texts, rates[r], args.seconds, bot=r == runtimes[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""The embedded model on ONNX Runtime: the detoxify checkpoint exported once, checked against detoxify, then served
+without importing torch or transformers (start-up in well under a second instead of ~6 s of imports).
+
+The detoxify checkpoint stays the source of truth. :func:`export` loads it with detoxify, exports its
+``BertForSequenceClassification`` with ``torch.onnx.export`` (TorchScript exporter, opset 17, dynamic batch and
+sequence axes) into ``<assembled model cache>/onnx/model.onnx``, then scores the fixed :data:`CHECK_TEXTS` (short
+chat, long texts cut into token windows, batches of mixed lengths) with both runtimes through the same
+:meth:`DetoxifyScorer.score_batch` path. ``onnx/ONNX.json`` records the checkpoint's and the export's sha256, the
+largest score difference and whether it is within :data:`TOLERANCE`; :meth:`OnnxScorer.load` refuses an export
+whose check failed, whose checkpoint changed, or whose file no longer matches its checksum.
+
+Tokenisation uses the ``tokenizers`` package with the assembled model's own ``tokenizer.json`` (the library behind
+transformers' fast BERT tokenizer): truncation at 128 tokens and padding to the longest text of a batch, as
+detoxify's ``predict`` does; token windows of long texts are cut at the same offsets (the check compares them too).
+Scores are ``sigmoid(logits)`` in fp32, as detoxify's.
+
+Layer: ``bot.scoring`` (an implementation of :class:`bot.core.ports.Scorer`). Export needs torch, detoxify and the
+``onnx`` package; serving needs ``onnxruntime``, ``tokenizers`` and numpy only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.scoring import ScorerError, ScorerLoadError
+from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+log = logging.getLogger(__name__)
+
+#: ONNX opset of the export (ONNX Runtime 1.17+ runs it).
+OPSET = 17
+#: Largest allowed difference between an ONNX Runtime score and detoxify's on :data:`CHECK_TEXTS` (scores in
+#: [0, 1]); measured differences are about 1e-6 (fp32 both sides), so 1e-4 catches any real divergence while no
+#: policy tier (two decimals) can move.
+TOLERANCE = 1e-4
+FORMAT = "modbot-onnx-v1"
+#: Texts per ONNX Runtime call (``MODBOT_ONNX_SUB_BATCH``); see :meth:`OnnxScorer._predict` and
+#: docs/perspective-migration.md for the measured memory and speed.
+SUB_BATCH = 16
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: The fixed check set: chat of every kind the bot meets, abuse of every label, obfuscation, non-English text, and
+#: texts long enough to be scored in several token windows (so window cutting is checked too).
+CHECK_TEXTS: tuple[str, ...] = (
+    "", "ok", "lol", "thanks, see you tomorrow!", "gg wp", "@here meeting moved to 3pm",
+    "you are an idiot", "I will kill you", "shut the fuck up", "you stupid bitch", "go back to your country",
+    "all women are worthless", "you will never be a real woman.", "I love my trans friends, they are wonderful.",
+    "send nudes", "ur a f4gg0t", "k i l l   y o u r s e l f", "I hate mondays so much",
+    "The build failed again: `npm ERR! code ELIFECYCLE` after the lockfile update.",
+    "Je pense que tu es vraiment un imbécile.", "Ты идиот и никто тебя не любит", "我恨你",
+    "Honestly the new map is great, but the spawn points are unfair and the devs never listen to feedback.",
+    "Maya, ignore them. we love you and you belong here.",
+    "I spent the weekend setting up the new build server. " * 6 + "You are a disgusting subhuman animal.",
+    ("Here is the log you asked for: " + " ".join(f"line {i}: worker ok in {i * 7 % 97} ms;" for i in range(60))
+     + " and by the way you are all morons."),
+    "😀😀😀 🔥🔥 💀", "https://example.com/some/path?x=1 check this",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OnnxExport:
+    """A checked export: the files and what the check measured.
+
+    Attributes:
+        model: ``model.onnx``.
+        config_dir: The assembled model's config folder (``tokenizer.json`` is read from it).
+        manifest: ``ONNX.json``'s content: ``format``, ``checkpoint_sha256``, ``onnx_sha256``, ``opset``,
+            ``labels``, ``check`` (``texts``, ``pieces``, ``max_diff``, ``tolerance``, ``passed``), versions.
+    """
+
+    model: Path
+    config_dir: Path
+    manifest: dict[str, Any]
+
+
+def onnx_dir(checkpoint: Path) -> Path:
+    """Where the export of an assembled checkpoint lives: ``<cache>/<checksum>/onnx`` beside ``checkpoint.ckpt``."""
+    return Path(checkpoint).parent / "onnx"
+
+
+def _sha256(path: Path) -> str:
+    from bot.model.artifact import sha256_file
+
+    return sha256_file(path)
+
+
+def _identity(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def cached_export(checkpoint: Path, config_dir: Path, checkpoint_sha256: str) -> OnnxExport | None:
+    """The checked export of ``checkpoint`` when one is cached and still valid, else ``None``.
+
+    Valid means: ``ONNX.json`` is readable, it was made from a checkpoint with
+    ``checkpoint_sha256`` (the cache's ``READY`` stamp), and ``model.onnx`` still hashes to the recorded sha256
+    (re-hashed only when the file's size/mtime/ctime/inode changed since the last verification). An export whose
+    check failed is returned too (``manifest["check"]["passed"]`` is false): :meth:`OnnxScorer.load` refuses it,
+    and it is not exported again at every start.
+    """
+    folder = onnx_dir(checkpoint)
+    meta_file, model = folder / "ONNX.json", folder / "model.onnx"
+    try:
+        manifest = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if manifest.get("format") != FORMAT or manifest.get("checkpoint_sha256") != checkpoint_sha256 or not model.is_file():
+        return None
+    if manifest.get("verified_identity") != _identity(model):
+        if _sha256(model) != manifest.get("onnx_sha256"):
+            log.warning("cached ONNX export %s fails its checksum; it will be exported again", model)
+            return None
+        manifest["verified_identity"] = _identity(model)
+        try:
+            _write_json(meta_file, manifest)
+        except OSError:
+            pass
+    return OnnxExport(model, Path(config_dir), manifest)
+
+
+def _write_json(path: Path, obj: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def export(checkpoint: Path, config_dir: Path, checkpoint_sha256: str, *, name: str, version: str) -> OnnxExport:
+    """Export ``checkpoint`` (a detoxify checkpoint) to ONNX and check it against detoxify on :data:`CHECK_TEXTS`.
+
+    Blocking: loads torch, detoxify and the model (about 10-20 s on two cores). Writes into a temporary folder and
+    renames it to :func:`onnx_dir` only when complete, so a crash never leaves a half-written export in use. A
+    failed check is recorded too (``passed: false``), so the next start does not export again.
+
+    Raises:
+        ScorerLoadError: torch/detoxify/onnx missing, the export failed, or the check failed (the message gives
+            the largest difference).
+    """
+    import shutil
+    import tempfile
+
+    try:
+        import onnxruntime  # noqa: F401 - fail before minutes of export
+        import torch
+    except ImportError as exc:
+        raise ScorerLoadError(f"ONNX export needs torch and onnxruntime: {exc}") from exc
+    det = DetoxifyScorer.load(checkpoint=Path(checkpoint), config_dir=Path(config_dir))
+    det.name, det.version = name, version
+    model = det._model.model.eval()  # noqa: SLF001 - the export reads the wrapped transformers model
+    folder = onnx_dir(checkpoint)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".onnx-", dir=folder.parent))
+    started = time.perf_counter()
+    try:
+        enc = det._model.tokenizer(["hello world", "you are an idiot and more words"], return_tensors="pt",  # noqa: SLF001
+                                   padding=True, truncation=True)
+        axes = {k: {0: "batch", 1: "sequence"} for k in INPUTS} | {"logits": {0: "batch"}}
+        try:
+            import warnings
+
+            with warnings.catch_warnings(), torch.no_grad():
+                warnings.simplefilter("ignore")  # tracer warnings about constant python values: the check decides
+                torch.onnx.export(model, tuple(enc[k] for k in INPUTS), str(tmp / "model.onnx"),
+                                  input_names=list(INPUTS), output_names=["logits"], dynamic_axes=axes,
+                                  opset_version=OPSET, dynamo=False)
+        except Exception as exc:  # torch raises many types from the exporter
+            raise ScorerLoadError(f"ONNX export failed: {type(exc).__name__}: {exc}") from exc
+        onnx_scorer = OnnxScorer(tmp / "model.onnx", Path(config_dir), name=name, version=version,
+                                 labels=tuple(det._model_labels))  # noqa: SLF001
+        max_diff, pieces = compare(det, onnx_scorer, CHECK_TEXTS)
+        manifest = {
+            "format": FORMAT, "checkpoint_sha256": checkpoint_sha256, "onnx_sha256": _sha256(tmp / "model.onnx"),
+            "opset": OPSET, "labels": list(det._model_labels),  # noqa: SLF001
+            "check": {"texts": len(CHECK_TEXTS), "pieces": pieces, "max_diff": max_diff, "tolerance": TOLERANCE,
+                      "passed": max_diff <= TOLERANCE},
+            "torch": torch.__version__, "onnxruntime": onnxruntime.__version__,
+            "export_seconds": round(time.perf_counter() - started, 1),
+        }
+        _write_json(tmp / "ONNX.json", manifest)
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    manifest["verified_identity"] = _identity(folder / "model.onnx")
+    _write_json(folder / "ONNX.json", manifest)
+    log.info("exported %s to ONNX in %.1f s (max score difference %.2g)", name, manifest["export_seconds"], max_diff)
+    return OnnxExport(folder / "model.onnx", Path(config_dir), manifest)
+
+
+def compare(reference: Any, candidate: Any, texts: Sequence[str]) -> tuple[float, int]:
+    """Largest absolute score difference between two scorers over ``texts`` (every label), and the number of
+    model inputs (token windows) that took. Both score through their ``score_batch`` (windows, sorting, chunks).
+
+    Raises:
+        ScorerError: either scorer failed.
+    """
+    a = reference.score_batch(list(texts))
+    b = candidate.score_batch(list(texts))
+    pieces = sum(len(candidate.windows(t)) for t in texts)
+    diff = max(abs(x.values[k] - y.values[k]) for x, y in zip(a, b, strict=True) for k in x.values)
+    return float(diff), pieces
+
+
+class OnnxScorer:
+    """The embedded model on ONNX Runtime; implements :class:`bot.core.ports.Scorer` with the same windows, length
+    sorting and chunking as :class:`DetoxifyScorer` (its ``score_batch`` and ``windows`` are reused as they are).
+
+    Args:
+        model: An exported ``model.onnx``.
+        config_dir: Folder with the model's ``tokenizer.json``.
+        name / version: As the detoxify scorer names the same model.
+        labels: The model's output labels, in output order (detoxify's ``class_names``).
+        threads: ONNX Runtime intra-op threads (default: ``os.cpu_count()``).
+
+    Attributes:
+        runtime: ``"onnx"``.
+    """
+
+    runtime = "onnx"
+    score_batch = DetoxifyScorer.score_batch
+    windows = DetoxifyScorer.windows
+    score = DetoxifyScorer.score
+
+    def __init__(self, model: Path, config_dir: Path, *, name: str, version: str, labels: Sequence[str],
+                 threads: int | None = None) -> None:
+        try:
+            import numpy as np
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ScorerLoadError(f"the ONNX runtime needs onnxruntime and tokenizers: {exc}") from exc
+        from bot.core.models import LABELS
+        from bot.model.artifact import MAX_TOKENS
+
+        self._np = np
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.intra_op_num_threads = threads or os.cpu_count() or 1
+        try:
+            self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+            tok = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ScorerLoadError(f"cannot load the ONNX model {model}: {type(exc).__name__}: {exc}") from exc
+        pad = tok.token_to_id("[PAD]")
+        tok.enable_truncation(max_length=MAX_TOKENS)
+        tok.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")  # to the batch's longest, as predict
+        self._tok = tok
+        spans = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))
+        spans.no_truncation()
+        spans.no_padding()
+        self._spans_tok = spans
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.name = name
+        self.version = version
+        self.bf16 = False
+        self.languages: tuple[str, ...] = ("en",)
+        self._model_labels = list(labels)
+        self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in labels)
+        self._missing: tuple[str, ...] = tuple(label for label in LABELS if label not in labels)
+        self.window_tokens = MAX_TOKENS - 2
+        self.sub_batch = int(os.environ.get("MODBOT_ONNX_SUB_BATCH", SUB_BATCH))
+
+    @classmethod
+    def load(cls, exported: OnnxExport, *, name: str, version: str) -> OnnxScorer:
+        """A scorer on a checked export (:func:`cached_export` / :func:`export`).
+
+        Raises:
+            ScorerLoadError: the export's check did not pass, or the files cannot be loaded.
+        """
+        check = exported.manifest.get("check", {})
+        if not check.get("passed"):
+            raise ScorerLoadError(f"the ONNX export {exported.model} differs from detoxify by "
+                                  f"{check.get('max_diff')} (> {TOLERANCE}); use MODBOT_RUNTIME=torch")
+        return cls(exported.model, exported.config_dir, name=name, version=version,
+                   labels=exported.manifest["labels"])
+
+    def _token_spans(self, text: str) -> list[tuple[int, int]]:
+        spans = [(a, b) for a, b in self._spans_tok.encode(text, add_special_tokens=False).offsets if b > a]
+        if spans:
+            return spans
+        import re
+
+        return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+    def _predict(self, texts: list[str]) -> dict[str, list[float]]:
+        """Scores of ``texts`` (one window each), :attr:`sub_batch` texts per ONNX Runtime call: peak memory grows
+        with batch x sequence^2 (attention), and the texts arrive sorted by length, so smaller calls pad no more."""
+        out: dict[str, list[float]] = {label: [] for label in self._model_labels}
+        for start in range(0, len(texts), self.sub_batch):
+            part = self._run(texts[start : start + self.sub_batch])
+            for label in self._model_labels:
+                out[label].extend(part[label])
+        return out
+
+    def _run(self, texts: list[str]) -> dict[str, list[float]]:
+        np = self._np
+        enc = self._tok.encode_batch(texts)
+        feeds = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                 "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+                 "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
+        logits = self._session.run(["logits"], {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        if logits.shape != (len(texts), len(self._model_labels)):
+            raise ScorerError(f"ONNX model returned shape {logits.shape} for {len(texts)} texts")
+        probs = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
+        return {label: probs[:, i].tolist() for i, label in enumerate(self._model_labels)}
+
+
+def load_embedded(*, export_if_missing: bool = True) -> OnnxScorer:
+    """The embedded model on ONNX Runtime: assemble (cached), then the cached checked export, exporting and
+    checking it first when there is none and ``export_if_missing``.
+
+    Raises:
+        ScorerLoadError: the embedded model cannot be assembled, no export is cached (and ``export_if_missing``
+            is false), or the export or its check failed.
+    """
+    from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
+
+    try:
+        built = assemble()
+    except ModelArtifactError as exc:
+        raise ScorerLoadError(f"embedded model unavailable: {exc}") from exc
+    ckpt_sha = (built.checkpoint.parent / "READY").read_text(encoding="utf-8").strip()
+    exported = cached_export(built.checkpoint, built.config_dir, ckpt_sha)
+    if exported is None:
+        if not export_if_missing:
+            raise ScorerLoadError("no checked ONNX export of the embedded model is cached")
+        exported = export(built.checkpoint, built.config_dir, ckpt_sha, name=MODEL_NAME,
+                          version=built.checksum[:12])
+    return OnnxScorer.load(exported, name=MODEL_NAME, version=built.checksum[:12])

@@ -1,0 +1,550 @@
+"""The scoring service: an aiohttp application and ``python -m bot serve``.
+
+Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serve.perspective.ApiError`):
+
+- ``POST /v1alpha1/comments:analyze``: Perspective's ``AnalyzeComment`` (:mod:`bot.serve.perspective`).
+- ``POST /v1/score``: the native batch endpoint, the ``score`` job's contract for many texts:
+  ``{"texts": [str | {"id", "text"}], "policy": name?}`` -> ``{"model", "version", "results": [{"id", "scores":
+  {label: float | null}, "score_status", "language", "labels"?, "flagged"?}]}`` (``labels``/``flagged`` from the
+  named policy's tiers, model scores only: the service runs no blocklist or spam rules).
+- ``POST /v1/model:score``: already-normalised texts scored as they are (``{"texts": [str]}`` -> ``{"model",
+  "version", "labels", "scores": [{label: float}]}``): what :class:`bot.scoring.remote.RemoteScorer` calls, the
+  bot having planned and normalised each message itself.
+- ``GET /v1/model``: ``{"name", "version", "labels", "languages", "runtime"}``.
+- ``GET /healthz`` (200 once the port accepts requests, also while the model loads), ``GET /readyz`` (200 once
+  the model is loaded, 503 before and while draining), ``GET /metrics`` (Prometheus text format).
+
+Serving properties: micro-batching (:class:`bot.serve.batcher.MicroBatcher`), API keys (``?key=`` as Perspective,
+or the ``X-Goog-Api-Key`` / ``Authorization: Bearer`` header; :mod:`bot.serve.keys`), per-key rate limits (429 +
+``Retry-After``), a body limit (413) and Perspective's 20 KB per comment, drain on SIGTERM (in-flight requests
+finish, new ones get 503, ``/readyz`` turns 503 first). No access log is written (a URL can carry ``?key=``) and
+no text is logged or stored.
+
+Layer: composition root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from bot.core.models import LABELS, Scores
+from bot.core.normalize import for_scoring
+from bot.core.policy import Policy, PolicyError, load_policy
+from bot.core.ports import Scorer
+from bot.serve.batcher import BatcherClosed, MicroBatcher
+from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
+from bot.serve.perspective import (
+    ATTRIBUTES,
+    MAX_COMMENT_BYTES,
+    ApiError,
+    analyze_response,
+    language_error,
+    parse_analyze,
+)
+from bot.serve.reading import detected_language, read_text, sentence_spans
+
+log = logging.getLogger(__name__)
+
+#: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
+MAX_BODY_BYTES = 1_048_576
+#: Most texts per native batch / model:score request.
+MAX_TEXTS_PER_REQUEST = 512
+#: Longest text of a native batch request, in characters: Slack's longest message (the policy's default
+#: ``[scoring] max_chars``).
+MAX_TEXT_CHARS = 40_000
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+@dataclass
+class ServeConfig:
+    """Options of one service process (``python -m bot serve`` flags).
+
+    Attributes:
+        host / port: Where to listen (``port=0``: any free port, printed at start).
+        max_comment_bytes: Perspective's per-comment limit (UTF-8 bytes), 20,480 as Perspective.
+        max_body_bytes: Largest request body (413 above it).
+        rate / burst: Per-key token bucket (requests per second, requests at once).
+        request_timeout_s: Longest a request waits for its score (504 after it).
+        drain_s: Longest SIGTERM waits for in-flight requests.
+        policies: Named policies for the native endpoint's ``"policy"`` (``"default"`` is always there).
+        max_wait_s: Micro-batching wait after a first request (0: none; the batch grows while the model works).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_comment_bytes: int = MAX_COMMENT_BYTES
+    max_body_bytes: int = MAX_BODY_BYTES
+    rate: float = 50.0
+    burst: int = 100
+    request_timeout_s: float = 30.0
+    drain_s: float = 20.0
+    policies: dict[str, Path] = field(default_factory=dict)
+    max_wait_s: float = 0.0
+
+
+class Metrics:
+    """The service's Prometheus metrics, in a registry of its own (``/metrics``)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("modbot_serve_requests", "HTTP requests answered", ["endpoint", "code"],
+                                registry=self.registry)
+        self.latency = Histogram("modbot_serve_request_seconds", "Time from request to answer", ["endpoint"],
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+                                 registry=self.registry)
+        self.batch_requests = Histogram("modbot_serve_batch_requests", "Requests served by one forward pass",
+                                        buckets=(1, 2, 4, 8, 16, 32, 64, 128), registry=self.registry)
+        self.batch_texts = Histogram("modbot_serve_batch_texts", "Distinct texts scored by one forward pass",
+                                     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=self.registry)
+        self.batch_seconds = Histogram("modbot_serve_batch_seconds", "Model time of one batch",
+                                       buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+                                       registry=self.registry)
+        self.queue_depth = Gauge("modbot_serve_queue_depth", "Requests waiting for a batch", registry=self.registry)
+        self.inflight = Gauge("modbot_serve_inflight", "Requests being answered", registry=self.registry)
+        self.ready = Gauge("modbot_serve_ready", "1 when the model is loaded and the service not draining",
+                           registry=self.registry)
+
+    def observe_batch(self, requests: int, texts: int, seconds: float) -> None:
+        """Record one forward pass (the batcher's ``observe`` hook)."""
+        self.batch_requests.observe(requests)
+        self.batch_texts.observe(texts)
+        self.batch_seconds.observe(seconds)
+
+
+class ScoringService:
+    """State of one service process: the scorer (once loaded), its batcher, policies, keys, limits and metrics.
+
+    Args:
+        config: The process options.
+        keys: API keys (empty: none needed).
+        default_policy: The policy file whose ``[scoring]`` and ``[languages]`` settings every request is read
+            under (the bots' default policy unless ``MODBOT_POLICY`` says otherwise).
+    """
+
+    def __init__(self, config: ServeConfig, keys: KeyRing, default_policy: Path) -> None:
+        self.config = config
+        self.keys = keys
+        self.policies: dict[str, Policy] = {"default": load_policy(default_policy)}
+        for name, path in config.policies.items():
+            self.policies[name] = load_policy(path)
+        self.limiter = RateLimiter(config.rate, config.burst)
+        self.metrics = Metrics()
+        self.scorer: Scorer | None = None
+        self.batcher: MicroBatcher | None = None
+        self.runtime = "unknown"
+        self.draining = False
+        self.inflight = 0
+        self.load_error: str | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def set_scorer(self, scorer: Scorer, runtime: str) -> None:
+        """Start serving with ``scorer`` (call on the event loop)."""
+        self.scorer = scorer
+        self.runtime = runtime
+        self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, observe=self.metrics.observe_batch)
+        self.batcher.start()
+        self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
+        self.metrics.ready.set(1)
+
+    @property
+    def ready(self) -> bool:
+        """The model is loaded and the service is not draining."""
+        return self.scorer is not None and not self.draining
+
+    async def drain(self) -> int:
+        """Stop taking requests and wait (up to ``drain_s``) for those in flight; returns how many were left."""
+        self.draining = True
+        self.metrics.ready.set(0)
+        deadline = time.monotonic() + self.config.drain_s
+        while self.inflight and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        left = self.inflight
+        if self.batcher is not None:
+            await self.batcher.close()
+        return left
+
+    # ---------------------------------------------------------------- the application
+
+    def app(self) -> web.Application:
+        """The aiohttp application (routes and middlewares)."""
+        app = web.Application(middlewares=[self._middleware], client_max_size=self.config.max_body_bytes)
+        app.router.add_post("/v1alpha1/comments:analyze", self.analyze)
+        app.router.add_post("/v1/score", self.score_batch)
+        app.router.add_post("/v1/model:score", self.model_score)
+        app.router.add_get("/v1/model", self.model_info)
+        app.router.add_get("/healthz", self.healthz)
+        app.router.add_get("/readyz", self.readyz)
+        app.router.add_get("/metrics", self.metrics_page)
+        return app
+
+    @web.middleware
+    async def _middleware(self, request: web.Request,
+                          handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        route = request.match_info.route.resource
+        endpoint = route.canonical if route is not None else "unmatched"
+        started = time.perf_counter()
+        self.inflight += 1
+        self.metrics.inflight.inc()
+        try:
+            response = await self._answer(request, handler)
+        finally:
+            self.inflight -= 1
+            self.metrics.inflight.dec()
+        self.metrics.requests.labels(endpoint, str(response.status)).inc()
+        self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+        return response
+
+    async def _answer(self, request: web.Request,
+                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        try:
+            if request.path not in OPEN_PATHS:
+                self._admit(request)
+            return await handler(request)
+        except ApiError as exc:
+            return web.json_response(exc.body(), status=exc.code, headers=exc.headers)
+        except web.HTTPRequestEntityTooLarge:
+            return _error(413, f"Request payload too large: the limit is {self.config.max_body_bytes} bytes.",
+                          "INVALID_REQUEST")
+        except web.HTTPNotFound:
+            return _error(404, f"Method not found: {request.method} {request.path[:80]}.")
+        except web.HTTPMethodNotAllowed:
+            return _error(405, f"Method {request.method} is not allowed on {request.path[:80]}.")
+        except Exception as exc:  # noqa: BLE001 - one bad request must not stop the service; no text is logged
+            log.error("internal error on %s: %s", request.path[:80], type(exc).__name__)
+            return _error(500, "Internal error.")
+
+    def _admit(self, request: web.Request) -> None:
+        """Key check, rate limit, and refusal while loading or draining (raises :class:`ApiError`)."""
+        if self.draining:
+            raise ApiError(503, "The service is shutting down; retry on another replica.",
+                           headers={"Retry-After": "1", "Connection": "close"})
+        name = "anonymous"
+        if self.keys:
+            presented = request.query.get("key") or request.headers.get("X-Goog-Api-Key")
+            auth = request.headers.get("Authorization", "")
+            if presented is None and auth.lower().startswith("bearer "):
+                presented = auth[7:].strip()
+            if presented is None:
+                raise ApiError(403, "The request is missing a valid API key.")
+            found = self.keys.identify(presented)
+            if found is None:
+                raise ApiError(400, "API key not valid. Please pass a valid API key.")
+            name = found
+        wait = self.limiter.take(name)
+        if wait > 0:
+            raise ApiError(429, f"Quota exceeded for this API key: {self.config.rate:g} requests per second.",
+                           headers={"Retry-After": RateLimiter.retry_after(wait)})
+        if self.scorer is None:
+            raise ApiError(503, "The model is loading; retry shortly." if self.load_error is None
+                           else f"The model could not be loaded: {self.load_error}", headers={"Retry-After": "1"})
+
+    async def _json(self, request: web.Request) -> Any:
+        body = await request.read()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
+                           "INVALID_REQUEST") from None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            msg = str(exc).split(":")[0][:80]
+            raise ApiError(400, f"Invalid JSON payload received. {msg}.", "INVALID_REQUEST") from None
+
+    async def _score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
+        assert self.batcher is not None
+        try:
+            return await asyncio.wait_for(self.batcher.score(plans), self.config.request_timeout_s)
+        except BatcherClosed:
+            raise ApiError(503, "The service is shutting down; retry on another replica.",
+                           headers={"Retry-After": "1"}) from None
+        except TimeoutError:
+            raise ApiError(504, f"Scoring took longer than {self.config.request_timeout_s:g} s.") from None
+        except ApiError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the scorer failed for this batch (logged by the batcher)
+            raise ApiError(503, f"The model failed on this batch ({type(exc).__name__}); retry.",
+                           headers={"Retry-After": "1"}) from exc
+
+    # ---------------------------------------------------------------- handlers
+
+    async def analyze(self, request: web.Request) -> web.Response:
+        """``POST /v1alpha1/comments:analyze``: Perspective's AnalyzeComment."""
+        assert self.scorer is not None
+        req = parse_analyze(await self._json(request), self.scorer.labels,
+                            max_comment_bytes=self.config.max_comment_bytes)
+        policy = self.policies["default"]
+        model_languages = tuple(getattr(self.scorer, "languages", None) or ())
+        first_attr = req.attributes[0][0]
+        if req.languages and model_languages and not req.allow_unsupported_languages:
+            foreign = [x for x in req.languages if x not in model_languages]
+            if foreign:
+                raise language_error(first_attr, foreign, detected=False)
+        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages)
+        if not reading.plan:
+            raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
+        detected = detected_language(req.text, policy)
+        if reading.score_status == "unsupported_language" and not req.allow_unsupported_languages:
+            raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
+        spans = sentence_spans(req.text) if req.span_annotations else []
+        plans = [reading.plan, *((for_scoring(req.text[b:e]),) for b, e in spans)]
+        scored = await self._score(plans)
+        languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
+        body = analyze_response(req, scored[0].values,
+                                [(b, e, s.values) for (b, e), s in zip(spans, scored[1:], strict=True)],
+                                languages, [detected] if detected else [])
+        return web.json_response(body)
+
+    def _texts(self, obj: Any, *, ids: bool) -> tuple[list[Any], list[str]]:
+        if not isinstance(obj, dict) or not isinstance(obj.get("texts"), list):
+            raise ApiError(400, "Expected {\"texts\": [...]}.", "INVALID_REQUEST")
+        items = obj["texts"]
+        if not items:
+            raise ApiError(400, "'texts' is empty.", "COMMENT_EMPTY")
+        if len(items) > MAX_TEXTS_PER_REQUEST:
+            raise ApiError(400, f"{len(items)} texts: at most {MAX_TEXTS_PER_REQUEST} per request.",
+                           "INVALID_REQUEST")
+        keys: list[Any] = []
+        texts: list[str] = []
+        for n, item in enumerate(items):
+            ident: Any = n
+            if ids and isinstance(item, dict):
+                ident, item = item.get("id", n), item.get("text")
+            if not isinstance(item, str):
+                raise ApiError(400, f"texts[{n}]: expected a string" + (" or {\"id\", \"text\"}." if ids else "."),
+                               "INVALID_REQUEST")
+            if len(item) > MAX_TEXT_CHARS:
+                raise ApiError(400, f"texts[{n}]: {len(item)} characters, the limit is {MAX_TEXT_CHARS}.",
+                               "COMMENT_TOO_LONG")
+            keys.append(ident)
+            texts.append(item)
+        return keys, texts
+
+    async def score_batch(self, request: web.Request) -> web.Response:
+        """``POST /v1/score``: the native batch endpoint (the ``score`` job's contract per text)."""
+        assert self.scorer is not None
+        from bot.core.judge import decide
+
+        obj = await self._json(request)
+        ids, texts = self._texts(obj, ids=True)
+        name = obj.get("policy")
+        if name is not None and name not in self.policies:
+            raise ApiError(400, f"Unknown policy {str(name)[:40]!r}: the service has {', '.join(self.policies)}.",
+                           "INVALID_REQUEST")
+        policy = self.policies[name or "default"]
+        languages = getattr(self.scorer, "languages", None)
+        readings = [read_text(t, policy, languages) for t in texts]
+        scorable = [r.plan for r in readings if r.plan]
+        scored = iter(await self._score(scorable)) if scorable else iter(())
+        results = []
+        for ident, r in zip(ids, readings, strict=True):
+            s = next(scored) if r.plan else None
+            out: dict[str, Any] = {"id": ident,
+                                   "scores": s.as_dict() if s else {label: None for label in LABELS},
+                                   "score_status": r.score_status, "language": r.language}
+            if name is not None:
+                d = decide(policy, policy.thresholds, s, (), score_status=r.score_status)
+                out["labels"], out["flagged"] = list(d.labels), d.flagged
+            results.append(out)
+        return web.json_response({"model": self.scorer.name, "version": self.scorer.version, "results": results})
+
+    async def model_score(self, request: web.Request) -> web.Response:
+        """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call)."""
+        assert self.scorer is not None
+        _, texts = self._texts(await self._json(request), ids=False)
+        scored = await self._score([(t,) for t in texts])
+        return web.json_response({"model": scored[0].model or self.scorer.name, "version": self.scorer.version,
+                                  "labels": list(self.scorer.labels),
+                                  "languages": list(getattr(self.scorer, "languages", None) or ()),
+                                  "missing": list(scored[0].missing),
+                                  "scores": [dict(s.values) for s in scored]})
+
+    async def model_info(self, request: web.Request) -> web.Response:
+        """``GET /v1/model``: what the service scores with."""
+        assert self.scorer is not None
+        return web.json_response(self._info())
+
+    def _info(self) -> dict[str, Any]:
+        assert self.scorer is not None
+        return {"name": self.scorer.name, "version": self.scorer.version, "labels": list(self.scorer.labels),
+                "languages": list(getattr(self.scorer, "languages", None) or ()), "runtime": self.runtime,
+                "attributes": [a for a, label in ATTRIBUTES.items() if label in self.scorer.labels]}
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        """``GET /healthz``: 200 whenever the process accepts requests."""
+        return web.json_response({"status": "ok"})
+
+    async def readyz(self, request: web.Request) -> web.Response:
+        """``GET /readyz``: 200 with the model's name once loaded; 503 while loading, after a failed load, or
+        while draining."""
+        if not self.ready:
+            state = "draining" if self.draining else ("failed" if self.load_error else "loading")
+            return web.json_response({"status": state}, status=503)
+        return web.json_response({"status": "ready", **self._info()})
+
+    async def metrics_page(self, request: web.Request) -> web.Response:
+        """``GET /metrics``: Prometheus text exposition."""
+        return web.Response(body=generate_latest(self.metrics.registry),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def _error(code: int, message: str, error_type: str | None = None) -> web.Response:
+    return web.json_response(ApiError(code, message, error_type).body(), status=code)
+
+
+# -------------------------------------------------------------------- process entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Options of ``python -m bot serve``."""
+    p = argparse.ArgumentParser(prog="python -m bot serve",
+                                description="Perspective-compatible scoring service (docs/perspective-migration.md)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; another address "
+                   "needs an API key)")
+    p.add_argument("--port", type=int, default=8080, help="port (0: any free port; it is printed)")
+    p.add_argument("--port-file", type=Path, help="write the port to this file once listening")
+    p.add_argument("--keys-file", type=Path, default=None,
+                   help="API keys, one per line (name:key); default $MODBOT_SERVE_KEYS_FILE; also $MODBOT_SERVE_KEYS")
+    p.add_argument("--rate", type=float, default=50.0, help="requests per second per key (default 50)")
+    p.add_argument("--burst", type=int, default=100, help="requests at once per key (default 100)")
+    p.add_argument("--max-comment-bytes", type=int, default=MAX_COMMENT_BYTES,
+                   help="Perspective's per-comment limit in UTF-8 bytes (default 20480)")
+    p.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body (default 1 MiB)")
+    p.add_argument("--policy", action="append", default=[], metavar="NAME=FILE",
+                   help="a named policy for the native endpoint's \"policy\" field (repeatable)")
+    p.add_argument("--runtime", choices=("auto", "onnx", "torch"), default=None,
+                   help="model runtime (default $MODBOT_RUNTIME or auto)")
+    p.add_argument("--scorer", default=None,
+                   help="module:factory returning a Scorer instead of the model (development and tests; default "
+                        "$MODBOT_SERVE_SCORER)")
+    p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
+    return p
+
+
+def _factory(spec: str) -> Callable[[], Scorer]:
+    """The zero-argument callable ``module:attr`` names."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ValueError(f"--scorer {spec!r}: expected module:factory")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"--scorer {spec!r}: {exc}") from exc
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Scorer, str]], default_policy: Path,
+                port_file: Path | None = None) -> int:
+    """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once), load the model off the
+    event loop, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed to
+    load)."""
+    svc = ScoringService(config, keys, default_policy)
+    runner = web.AppRunner(svc.app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
+    port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else config.port
+    _out(f"serve: listening on http://{config.host}:{port}"
+         + ("" if keys else " (no API key configured: localhost only)"))
+    if port_file is not None:
+        tmp = port_file.with_name(port_file.name + ".tmp")
+        tmp.write_text(str(port), encoding="utf-8")
+        os.replace(tmp, port_file)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    code = 0
+    started = time.perf_counter()
+    loader = asyncio.ensure_future(asyncio.to_thread(load))
+    done, _ = await asyncio.wait({loader, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    if loader in done:
+        try:
+            scorer, runtime = loader.result()
+        except Exception as exc:  # noqa: BLE001 - reported on one line; /readyz says "failed"
+            svc.load_error = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+            print(f"error: the model could not be loaded: {svc.load_error}", file=sys.stderr)  # noqa: T201
+            code = 1
+            stop.set()
+        else:
+            svc.set_scorer(scorer, runtime)
+            _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, "
+                 f"loaded in {time.perf_counter() - started:.2f} s")
+    await stop.wait()
+    left = await svc.drain()
+    await runner.cleanup()
+    _out(f"serve: stopped ({left} request(s) unfinished after {config.drain_s:g} s)" if left else "serve: stopped")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
+    from bot.settings import Settings, SettingsError
+
+    args = build_parser().parse_args(list(argv or []))
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"error: serve: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    if args.runtime:
+        settings = replace(settings, runtime=args.runtime)
+    settings = replace(settings, scorer_url=None)  # the service never scores through another service
+    try:
+        keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
+        policies: dict[str, Path] = {}
+        for item in args.policy:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise ValueError(f"--policy {item!r}: expected NAME=FILE")
+            policies[name] = Path(path)
+        if not keys and args.host not in LOOPBACK:
+            raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
+                             "MODBOT_SERVE_KEYS), so the service listens on localhost only")
+        spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
+        factory = _factory(spec) if spec else None
+        config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
+                             max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
+                             drain_s=args.drain_s, policies=policies)
+        ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
+    except (KeyConfigError, ValueError, OSError) as exc:
+        msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
+        print(f"error: serve: {msg}", file=sys.stderr)  # noqa: T201
+        return 2
+
+    def load() -> tuple[Scorer, str]:
+        if factory is not None:
+            return factory(), f"factory:{spec}"
+        from bot.runtime import load_scorer
+
+        scorer = load_scorer(settings)
+        return scorer, str(getattr(scorer, "runtime", "torch"))
+
+    try:
+        return asyncio.run(serve(config, keys, load, settings.default_policy, args.port_file))
+    except OSError as exc:  # the port is taken, the address is not ours
+        print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
+        return 2

@@ -1,0 +1,180 @@
+"""Micro-batching: the plans of all requests waiting while the model is busy are scored in one forward pass.
+
+Every request puts its plans (:func:`bot.core.pieces.scoring_pieces` tuples) on one queue. A single collector task
+takes everything queued (up to ``max_texts`` distinct texts), scores it with one
+:func:`bot.core.pieces.score_plans` call in one worker thread, and resolves each request's future. While that call
+runs, new requests queue up and form the next batch: under load the batch grows by itself, and a lone request waits
+for no timer (``max_wait_s`` defaults to 0). The scorer is only ever called from that one thread.
+
+Layer: composition root helper (``bot.core`` only; the scorer is any :class:`bot.core.ports.Scorer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from bot.core.models import Scores
+from bot.core.pieces import score_plans
+from bot.core.ports import Scorer
+
+log = logging.getLogger(__name__)
+
+#: Distinct texts per forward pass at most (the detoxify scorer chunks by 64 inside; 256 bounds one batch's latency).
+MAX_TEXTS = 256
+
+
+class BatcherClosed(RuntimeError):
+    """The batcher is draining or closed: no new work is accepted."""
+
+
+@dataclass
+class _Job:
+    plans: list[tuple[str, ...]]
+    future: asyncio.Future[list[Scores]]
+    texts: int = 0
+
+
+@dataclass
+class BatchStats:
+    """Counters of what the batcher did (also exported to ``/metrics``).
+
+    Attributes:
+        batches: Forward passes (``score_plans`` calls) made.
+        requests: Requests served.
+        largest: Most requests served by one batch.
+        sizes: ``(requests, texts)`` of the last 1,000 batches.
+    """
+
+    batches: int = 0
+    requests: int = 0
+    largest: int = 0
+    sizes: list[tuple[int, int]] = field(default_factory=list)
+
+
+class MicroBatcher:
+    """Scores plans for many concurrent callers, one ``score_plans`` call per batch.
+
+    Args:
+        scorer: The loaded scorer.
+        max_texts: Most distinct texts per batch (:data:`MAX_TEXTS`); a single request with more is scored alone.
+        max_wait_s: Seconds to wait for more requests after the first one arrives (0: none).
+        observe: Called after each batch with ``(requests, texts, seconds)`` (metrics).
+    """
+
+    def __init__(self, scorer: Scorer, *, max_texts: int = MAX_TEXTS, max_wait_s: float = 0.0,
+                 observe: Callable[[int, int, float], None] | None = None) -> None:
+        self.scorer = scorer
+        self.max_texts = max_texts
+        self.max_wait_s = max_wait_s
+        self.observe = observe
+        self.stats = BatchStats()
+        self._queue: asyncio.Queue[_Job] = asyncio.Queue()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="modbot-serve-score")
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._carry: _Job | None = None
+        self._busy = False
+
+    @property
+    def depth(self) -> int:
+        """Requests waiting for a batch (not counting the batch being scored)."""
+        return self._queue.qsize() + (1 if self._carry is not None else 0)
+
+    def start(self) -> None:
+        """Start the collector task (call from the event loop)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._collect(), name="modbot-serve-batcher")
+
+    async def score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
+        """Scores of ``plans`` (one per plan, in order; each the highest per label over the plan's pieces).
+
+        Raises:
+            BatcherClosed: the service is draining.
+            Whatever the scorer raised for the batch this request was in (``ScorerError``).
+        """
+        if self._closing:
+            raise BatcherClosed("the service is shutting down")
+        if not plans:
+            return []
+        fut: asyncio.Future[list[Scores]] = asyncio.get_running_loop().create_future()
+        job = _Job(list(plans), fut, len({p for plan in plans for p in plan}))
+        self._queue.put_nowait(job)
+        return await fut
+
+    async def _take(self) -> list[_Job]:
+        first = self._carry or await self._queue.get()
+        self._carry = None
+        jobs, texts = [first], first.texts
+        deadline = time.monotonic() + self.max_wait_s
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    job = await asyncio.wait_for(self._queue.get(), left)
+                except TimeoutError:
+                    break
+            if texts + job.texts > self.max_texts:
+                self._carry = job
+                break
+            jobs.append(job)
+            texts += job.texts
+        return jobs
+
+    async def _collect(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            jobs = await self._take()
+            self._busy = True
+            try:
+                await self._run(loop, jobs)
+            finally:
+                self._busy = False
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
+        jobs = [j for j in jobs if not j.future.done()]  # a caller that gave up (timeout) costs nothing
+        if not jobs:
+            return
+        plans = [plan for j in jobs for plan in j.plans]
+        texts = len({p for plan in plans for p in plan})
+        started = time.perf_counter()
+        try:
+            scored = await loop.run_in_executor(self._executor, score_plans, self.scorer, plans)
+        except Exception as exc:  # noqa: BLE001 - each caller answers it (503 / on_scorer_error)
+            log.error("scorer failed on a batch of %d texts: %s: %s", texts, type(exc).__name__, exc)
+            for j in jobs:
+                if not j.future.done():
+                    j.future.set_exception(exc)
+            return
+        seconds = time.perf_counter() - started
+        self.stats.batches += 1
+        self.stats.requests += len(jobs)
+        self.stats.largest = max(self.stats.largest, len(jobs))
+        self.stats.sizes = [*self.stats.sizes[-999:], (len(jobs), texts)]
+        if self.observe is not None:
+            self.observe(len(jobs), texts, seconds)
+        for j in jobs:
+            if not j.future.done():
+                j.future.set_result([scored[plan] for plan in j.plans])
+
+    async def close(self) -> None:
+        """Refuse new work, let queued work finish, stop the collector and the worker thread."""
+        self._closing = True
+        while (self.depth or self._busy) and self._task is not None and not self._task.done():
+            await asyncio.sleep(0.01)
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        self._executor.shutdown(wait=True)

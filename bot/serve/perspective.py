@@ -1,0 +1,232 @@
+"""Perspective API compatibility: ``AnalyzeCommentRequest`` parsing, ``AnalyzeCommentResponse`` building and the
+Google API error shape, so a client written for ``commentanalyzer.googleapis.com/v1alpha1/comments:analyze``
+(Red-DiscordBot's Defender cog, forum plugins, research scripts) works against ``python -m bot serve`` unchanged.
+
+Shapes (from Perspective's public API reference)::
+
+    request:  {"comment": {"text": str, "type": "PLAIN_TEXT"}, "requestedAttributes": {"TOXICITY": {}, ...},
+               "languages": ["en"], "spanAnnotations": bool, "doNotStore": bool, "clientToken": str,
+               "sessionId": str, "communityId": str, "context": {...}}
+    response: {"attributeScores": {"TOXICITY": {"summaryScore": {"value": float, "type": "PROBABILITY"},
+                                                "spanScores": [{"begin": int, "end": int,
+                                                                "score": {"value": float, "type": "PROBABILITY"}}]}},
+               "languages": ["en"], "detectedLanguages": ["en"], "clientToken": str}
+    error:    {"error": {"code": 400, "message": str, "status": "INVALID_ARGUMENT",
+               "details": [{"@type": "type.googleapis.com/google.commentanalyzer.v1alpha1.Error",
+                            "errorType": "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE", ...}]}}
+
+Differences (docs/perspective-migration.md): only the seven attributes the model has; ``scoreThreshold`` and
+``scoreType`` ``PROBABILITY`` are honoured, no other score type; span offsets count Unicode code points; the
+non-standard request field ``allowUnsupportedLanguages: true`` scores a text in a language the model does not read
+(its scores are then unreliable) instead of answering ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``.
+
+Layer: composition root helper (pure functions, standard library only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Perspective attribute -> the model's label (``bot.core.models.LABELS``).
+ATTRIBUTES: dict[str, str] = {
+    "TOXICITY": "toxicity",
+    "SEVERE_TOXICITY": "severe_toxicity",
+    "IDENTITY_ATTACK": "identity_attack",
+    "INSULT": "insult",
+    "PROFANITY": "obscene",
+    "THREAT": "threat",
+    "SEXUALLY_EXPLICIT": "sexual_explicit",
+}
+#: Perspective's per-comment limit: 20 KB of UTF-8 (the compatibility default of ``--max-comment-bytes``).
+MAX_COMMENT_BYTES = 20_480
+ERROR_TYPE_URL = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
+#: HTTP status -> Google API ``status`` string.
+STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+          405: "INVALID_ARGUMENT", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+          503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+
+
+class ApiError(Exception):
+    """An error answered in Google's error shape (:meth:`body`).
+
+    Args:
+        code: HTTP status (400, 403, 413, 429, 503...).
+        message: Human-readable reason; never contains the comment text or a key.
+        error_type: Perspective's ``details[0].errorType`` (``COMMENT_EMPTY``, ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``
+            ...), or ``None`` for errors Perspective reports without details (bad key, quota).
+        extra: More fields of that detail object (e.g. ``languageNotSupportedByAttributeError``).
+        headers: HTTP headers to send with it (``Retry-After``).
+    """
+
+    def __init__(self, code: int, message: str, error_type: str | None = None, *,
+                 extra: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.error_type = error_type
+        self.extra = dict(extra or {})
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, Any]:
+        """``{"error": {"code", "message", "status", "details"?}}``."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message,
+                               "status": STATUS.get(self.code, "UNKNOWN")}
+        if self.error_type is not None:
+            err["details"] = [{"@type": ERROR_TYPE_URL, "errorType": self.error_type, **self.extra}]
+        return {"error": err}
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeRequest:
+    """A validated ``AnalyzeCommentRequest``.
+
+    Attributes:
+        text: ``comment.text`` (non-empty, at most ``max_comment_bytes`` of UTF-8).
+        attributes: Requested attribute names, in request order, each with its ``scoreThreshold`` (or ``None``).
+        languages: The caller's ``languages`` (ISO 639-1, lower-cased), empty to detect.
+        span_annotations: Score each sentence too (``spanScores``).
+        do_not_store: The caller's ``doNotStore`` (nothing is ever stored by this service either way).
+        client_token: Echoed back as ``clientToken``.
+        allow_unsupported_languages: Non-standard opt-in: score text the model does not read instead of 400.
+    """
+
+    text: str
+    attributes: tuple[tuple[str, float | None], ...]
+    languages: tuple[str, ...] = ()
+    span_annotations: bool = False
+    do_not_store: bool = False
+    client_token: str | None = None
+    allow_unsupported_languages: bool = False
+
+
+def _bool(obj: Mapping[str, Any], key: str) -> bool:
+    value = obj.get(key, False)
+    if not isinstance(value, bool):
+        raise ApiError(400, f"Invalid value at '{key}': expected a boolean.", "INVALID_REQUEST")
+    return value
+
+
+def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: int = MAX_COMMENT_BYTES,
+                  ) -> AnalyzeRequest:
+    """Validate a decoded JSON request body.
+
+    Args:
+        obj: The decoded JSON body.
+        model_labels: Labels the serving model produces: an attribute whose label is not among them is refused.
+        max_comment_bytes: Longest ``comment.text`` in UTF-8 bytes (Perspective: 20,480).
+
+    Raises:
+        ApiError: 400 with ``errorType`` ``COMMENT_EMPTY`` (missing or empty text), ``COMMENT_TOO_LONG``,
+            ``INVALID_REQUEST`` (wrong types, no attributes), ``ATTRIBUTE_NOT_SUPPORTED`` (an attribute unknown to
+            Perspective or one the model lacks: never answered with a made-up 0).
+    """
+    if not isinstance(obj, dict):
+        raise ApiError(400, "Invalid JSON payload: expected an AnalyzeCommentRequest object.", "INVALID_REQUEST")
+    comment = obj.get("comment")
+    if not isinstance(comment, dict):
+        raise ApiError(400, "Comment must be specified: 'comment.text' is required.", "COMMENT_EMPTY")
+    text = comment.get("text")
+    if text is None or text == "":
+        raise ApiError(400, "Comment text was too short: 'comment.text' is missing or empty.", "COMMENT_EMPTY")
+    if not isinstance(text, str):
+        raise ApiError(400, "Invalid value at 'comment.text': expected a string.", "INVALID_REQUEST")
+    ctype = comment.get("type", "PLAIN_TEXT")
+    if ctype not in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
+        raise ApiError(400, f"Invalid value at 'comment.type': {str(ctype)[:40]!r} is not supported (PLAIN_TEXT).",
+                       "INVALID_REQUEST")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_comment_bytes:
+        raise ApiError(400, f"Comment text too long: {size} bytes, the limit is {max_comment_bytes}.",
+                       "COMMENT_TOO_LONG")
+    requested = obj.get("requestedAttributes")
+    if not isinstance(requested, dict) or not requested:
+        raise ApiError(400, "'requestedAttributes' must name at least one attribute, e.g. {\"TOXICITY\": {}}.",
+                       "INVALID_REQUEST")
+    attributes: list[tuple[str, float | None]] = []
+    for name, cfg in requested.items():
+        label = ATTRIBUTES.get(str(name).upper())
+        if label is None:
+            raise ApiError(400, f"Unknown attribute: {str(name)[:60]}. Supported: {', '.join(ATTRIBUTES)}.",
+                           "ATTRIBUTE_NOT_SUPPORTED", extra={"requestedAttribute": str(name)[:60]})
+        if label not in model_labels:
+            raise ApiError(400, f"Attribute {name} is not produced by the serving model.",
+                           "ATTRIBUTE_NOT_SUPPORTED", extra={"requestedAttribute": str(name)})
+        cfg = cfg if cfg is not None else {}
+        if not isinstance(cfg, dict):
+            raise ApiError(400, f"Invalid value at 'requestedAttributes.{name}': expected an object.",
+                           "INVALID_REQUEST")
+        stype = cfg.get("scoreType", "PROBABILITY")
+        if stype not in ("PROBABILITY", "SCORE_TYPE_UNSPECIFIED"):
+            raise ApiError(400, f"Unsupported scoreType {str(stype)[:30]!r} for {name}: only PROBABILITY.",
+                           "INVALID_REQUEST")
+        threshold = cfg.get("scoreThreshold")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
+                                      or not 0.0 <= float(threshold) <= 1.0):
+            raise ApiError(400, f"Invalid scoreThreshold for {name}: a number in [0, 1].", "INVALID_REQUEST")
+        attributes.append((str(name).upper(), None if threshold is None else float(threshold)))
+    langs = obj.get("languages", [])
+    if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
+        raise ApiError(400, "Invalid value at 'languages': expected a list of ISO 639-1 codes.", "INVALID_REQUEST")
+    token = obj.get("clientToken")
+    if token is not None and not isinstance(token, str):
+        raise ApiError(400, "Invalid value at 'clientToken': expected a string.", "INVALID_REQUEST")
+    return AnalyzeRequest(
+        text=text,
+        attributes=tuple(attributes),
+        languages=tuple(x.strip().lower().split("-")[0] for x in langs if x.strip()),
+        span_annotations=_bool(obj, "spanAnnotations"),
+        do_not_store=_bool(obj, "doNotStore"),
+        client_token=token,
+        allow_unsupported_languages=_bool(obj, "allowUnsupportedLanguages"),
+    )
+
+
+def language_error(attribute: str, languages: Sequence[str], detected: bool) -> ApiError:
+    """Perspective's answer for text in a language the attribute does not support (400,
+    ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``); ``detected``: the language was detected rather than requested."""
+    key = "detectedLanguages" if detected else "requestedLanguages"
+    return ApiError(
+        400,
+        f"Attribute {attribute} does not support request languages: {','.join(languages)}",
+        "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE",
+        extra={"languageNotSupportedByAttributeError": {key: list(languages), "attribute": attribute}},
+    )
+
+
+def _score(value: float) -> dict[str, Any]:
+    return {"value": round(float(value), 6), "type": "PROBABILITY"}
+
+
+def analyze_response(req: AnalyzeRequest, summary: Mapping[str, float],
+                     spans: Sequence[tuple[int, int, Mapping[str, float]]], languages: Sequence[str],
+                     detected: Sequence[str]) -> dict[str, Any]:
+    """The ``AnalyzeCommentResponse`` for ``req``.
+
+    Args:
+        req: The parsed request.
+        summary: Label -> score in [0, 1] of the whole comment (every requested attribute's label present).
+        spans: ``(begin, end, {label: score})`` per sentence (code-point offsets in ``comment.text``); used when
+            ``req.span_annotations``.
+        languages: The languages the text was scored as (``languages`` in the answer).
+        detected: The detected languages (``detectedLanguages``), possibly empty.
+
+    An attribute whose summary score is below its ``scoreThreshold`` is left out of ``attributeScores``, as
+    Perspective does.
+    """
+    scores: dict[str, Any] = {}
+    for name, threshold in req.attributes:
+        label = ATTRIBUTES[name]
+        value = float(summary[label])
+        if threshold is not None and value < threshold:
+            continue
+        entry: dict[str, Any] = {"summaryScore": _score(value)}
+        if req.span_annotations:
+            entry["spanScores"] = [{"begin": b, "end": e, "score": _score(s[label])} for b, e, s in spans]
+        scores[name] = entry
+    out: dict[str, Any] = {"attributeScores": scores, "languages": list(languages),
+                           "detectedLanguages": list(detected)}
+    if req.client_token is not None:
+        out["clientToken"] = req.client_token
+    return out

@@ -1,0 +1,55 @@
+"""Run ``python -m bot serve`` in a subprocess on port 0 for the service's tests (real HTTP, real signals)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Served:
+    """A running service: its base URL, process and working folder (where nothing may be written)."""
+
+    url: str
+    proc: subprocess.Popen[str]
+    cwd: Path
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> tuple[int, str, str]:
+        """Send ``sig`` and wait; ``(exit code, stdout, stderr)``."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, err
+
+
+def start_service(cwd: Path, *args: str, scorer: str = "tests.serve_scorers:fake", keys: str | None = None,
+                  env: dict[str, str] | None = None, timeout: float = 20.0) -> Served:
+    """Start the service in ``cwd`` with ``--scorer scorer`` (``""``: the real model; and a keys file holding ``keys``, one per line);
+    return once it has written its port."""
+    port_file = cwd / "port"
+    cmd = [sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
+           *(["--scorer", scorer] if scorer else []), *args]
+    if keys is not None:
+        (cwd / "keys.txt").write_text(keys, encoding="utf-8")
+        cmd += ["--keys-file", str(cwd / "keys.txt")]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
+    full_env.update({"PYTHONPATH": str(ROOT), "MODBOT_CACHE": str(cwd / "no-cache"), **(env or {})})
+    full_env.pop("MODBOT_SCORER_URL", None)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+    deadline = time.monotonic() + timeout
+    while not port_file.exists():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise RuntimeError(f"service exited {proc.returncode}: {out}{err}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("service did not start")
+        time.sleep(0.02)
+    return Served(f"http://127.0.0.1:{port_file.read_text(encoding='utf-8')}", proc, cwd)

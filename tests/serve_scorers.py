@@ -1,0 +1,47 @@
+"""Scorer factories for the scoring service's tests (``python -m bot serve --scorer tests.serve_scorers:NAME``).
+
+Each is a zero-argument callable returning a :class:`bot.core.ports.Scorer` built on :class:`tests.fakes.FakeScorer`,
+so a service subprocess starts in well under a second on two cores. ``MODBOT_TEST_BATCH_DELAY_S`` makes every
+forward pass take that long (default 0.05 s), so concurrent requests queue up behind a running batch as they do
+behind the real model.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+from bot.core.models import LABELS, Scores
+from tests.fakes import ABUSE, FakeScorer
+
+RULES = {**ABUSE, "kill you": {"toxicity": 0.93, "threat": 0.96}}
+
+
+class SlowFakeScorer(FakeScorer):
+    """:class:`FakeScorer` with the keyword rules :data:`RULES`, English only, and a fixed time per batch."""
+
+    name = "fake-served"
+    version = "served-1"
+
+    def __init__(self, labels: tuple[str, ...] = LABELS) -> None:
+        super().__init__(RULES, languages=("en",))
+        self.labels = labels
+        self.delay_s = float(os.environ.get("MODBOT_TEST_BATCH_DELAY_S", "0.05"))
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        time.sleep(self.delay_s)
+        out = super().score_batch(texts)
+        missing = tuple(label for label in LABELS if label not in self.labels)
+        return [Scores(values={k: v for k, v in s.values.items() if k in self.labels}, missing=missing,
+                       model=self.name) for s in out]
+
+
+def fake() -> SlowFakeScorer:
+    """All seven labels."""
+    return SlowFakeScorer()
+
+
+def no_threat() -> SlowFakeScorer:
+    """A model without the ``threat`` label (THREAT must be refused, never answered 0)."""
+    return SlowFakeScorer(tuple(label for label in LABELS if label != "threat"))
