@@ -38,6 +38,8 @@ from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
 from bot.ingest.common import (
+    TOO_DEEP,
+    TOO_DEEP_REASON,
     clean_text,
     decode_bytes,
     from_unix,
@@ -119,6 +121,9 @@ def _load_list(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
     except json.JSONDecodeError as exc:
         sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed JSON: {exc.msg}"))
         return []
+    except RecursionError:
+        sink.report(IngestError(tree.where(name), "", TOO_DEEP_REASON))
+        return []
     if not isinstance(doc, list):
         sink.report(IngestError(tree.where(name), "", "expected a JSON array"))
         return []
@@ -133,6 +138,16 @@ def _load_day(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
         sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed or truncated JSON: {exc.msg}"))
         start = text.find("[")
         return list(recover_array_items(text, start)) if start >= 0 else []
+    except RecursionError:  # read the day's messages one by one; each one nested too deeply is reported
+        start = text.find("[")
+        kept: list[dict[str, Any]] = []
+        items = recover_array_items(text, start, keep_all=True) if start >= 0 else iter([TOO_DEEP])
+        for i, item in enumerate(items):
+            if item is TOO_DEEP:
+                sink.report(IngestError(tree.where(name), f"message {i}", TOO_DEEP_REASON))
+            elif isinstance(item, dict):
+                kept.append(item)
+        return kept
     if not isinstance(doc, list):
         sink.report(IngestError(tree.where(name), "", "day file is not a JSON array"))
         return []
