@@ -34,7 +34,7 @@ from bot.core.judge import decide, effective_tiers, raid_tiers_apply, sanction
 from bot.core.language import message_parts, unsupported
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import chunks, read_chars, score_plans, scoring_pieces
+from bot.core.pieces import chunks, is_truncated, read_chars, score_plans, scoring_pieces, visible_chars
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -391,10 +391,10 @@ class ModerationService:
         pieces = "whole"``, or the policy's ``[languages]`` thresholds differ from the router's) was not read."""
         assert it.policy is not None
         limit = it.policy.scoring.max_chars
-        if len(text) > limit:
+        if is_truncated(text, limit):  # visible characters: zero-width padding does not count
             it.score_status = "truncated"
             it.content_hits.append(RuleHit(
-                rule="long_text", detail=f"read {read_chars(text, limit):,} of {len(text):,} characters"))
+                rule="long_text", detail=f"read {read_chars(text, limit):,} of {visible_chars(text):,} characters"))
         cfg = it.policy.languages
         languages = getattr(self.scorer, "languages", None)
         if not cfg.detect or not languages:
