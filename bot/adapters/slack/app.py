@@ -6,7 +6,7 @@ Layer: ``bot.adapters.slack``. Thin, like the Discord cogs: every listener ackno
 or user list), asks the workflow, and renders the answer (ephemeral for anything about one person).
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
-``team_join`` and ``member_joined_channel`` (join bursts, first-seen dates), buttons ``mod:*``, the message shortcut
+``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
 ``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modcase``,
 ``/modpolicy``, ``/modstats``, and the ``mod_report`` / ``mod_appeal`` modals.
 """
@@ -97,8 +97,7 @@ class SlackHandlers:
         await self.bot.judge(msg)
 
     async def on_join(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """``team_join`` / ``member_joined_channel``: note when the workspace first saw the member; count the join
-        towards a join burst."""
+        """``team_join``: note when the workspace first saw the member; count the join towards a join burst."""
         user = event.get("user")
         user_id = user.get("id") if isinstance(user, dict) else user
         if not user_id or self.bot.closing:
@@ -107,6 +106,12 @@ class SlackHandlers:
         now = datetime.now(UTC)
         await self.bot.workflow.first_seen(team, user_id, at=now, joined=True)
         await self.bot.workflow.member_joined(team, user_id, now)
+
+    async def on_channel_join(self, event: dict[str, Any]) -> None:
+        """``member_joined_channel``: a member (often long-standing, added by an admin) joined one channel. It is
+        not a workspace join (``team_join`` is), so it neither counts toward a join-burst raid nor records a
+        first-seen date: the new-member and raid-mode tiers must not apply to regulars added to a new channel."""
+        log.debug("channel join of %s in %s (not a workspace join)", event.get("user"), event.get("channel"))
 
     # ------------------------------------------------------------------ buttons
     async def on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
@@ -335,7 +340,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     """Attach the listeners to a bolt app."""
     app.event("message")(handlers.on_message)
     app.event("team_join")(handlers.on_join)
-    app.event("member_joined_channel")(handlers.on_join)
+    app.event("member_joined_channel")(handlers.on_channel_join)
     app.action(re.compile(r"^mod:"))(handlers.on_action)
     app.shortcut("report_message")(handlers.on_report_shortcut)
     app.view("mod_report")(handlers.on_report_submit)
