@@ -3,11 +3,23 @@ a real SQLite mod log and a fake scorer."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from tests.slack.test_app_wire import SlackEnv, senv  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.slack
+
+
+async def until(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
+    """Poll ``predicate`` (a mod-log query: the fake Slack sees no database writes) until truthy."""
+    async with asyncio.timeout(timeout):
+        while not (value := predicate()):
+            await asyncio.sleep(0.02)
+    return value
 
 
 async def test_member_joined_channel_is_not_a_workspace_join(senv: SlackEnv):  # noqa: F811
@@ -21,7 +33,7 @@ async def test_member_joined_channel_is_not_a_workspace_join(senv: SlackEnv):  #
         assert (await senv.fake.deliver_event(senv.url, ev)).status == 200
     newcomer = senv.fake.add_user("newcomer")
     assert (await senv.fake.deliver_event(senv.url, senv.fake.team_join_event(newcomer))).status == 200
-    await senv.fake.wait_until(lambda: senv.rows("SELECT member_id FROM member_joins WHERE member_id = ?",
+    await until(lambda: senv.rows("SELECT member_id FROM member_joins WHERE member_id = ?",
                                                  (newcomer.id,)))
     await senv.settle()
     assert senv.rows("SELECT COUNT(*) FROM raids") == [(0,)]
