@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
@@ -72,6 +72,40 @@ class SlackHandlers:
                 await client.chat_postMessage(channel=opened["channel"]["id"], text=text)
         except SlackApiError as exc:
             log.warning("could not answer %s: %s", user_id, describe(exc))
+
+    async def send_export(self, team: str, user: str, record: dict[str, Any]) -> str:
+        """Send ``/mydata export``'s record whole, never cut: a short one inline (the answer), else as a JSON file
+        (``mydata-<team>.json``, ``files.uploadV2``) in the member's DM with the bot, as Discord sends it; when the
+        upload is refused (no ``files:write`` scope, a failed upload), in DM pages of at most
+        :data:`EXPORT_PAGE_CHARS` characters that join into the JSON. Returns the answer to show the member."""
+        compact = json.dumps(record, default=str, ensure_ascii=False)
+        if len(compact) <= EXPORT_INLINE_CHARS:
+            return "Everything this bot stores about you here:\n```" + compact + "```"
+        client = self.bot.app.client
+        blob = json.dumps(record, indent=2, default=str, ensure_ascii=False)
+        name = f"mydata-{team}.json"
+        try:
+            dm = (await client.conversations_open(users=user))["channel"]["id"]
+        except SlackApiError as exc:
+            log.warning("could not open a DM for %s's export: %s", user, describe(exc))
+            return "Your record could not be sent: the bot cannot open a direct message with you."
+        try:
+            await client.files_upload_v2(channel=dm, content=blob, filename=name, title=name,
+                                         initial_comment="Everything this bot stores about you here (JSON).")
+            return f"Everything this bot stores about you here was sent to your direct messages as `{name}`."
+        except (SlackApiError, SlackRequestError) as exc:
+            why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
+            log.warning("export upload for %s refused (%s): sending it in pages", user, why)
+        pages = [compact[i:i + EXPORT_PAGE_CHARS] for i in range(0, len(compact), EXPORT_PAGE_CHARS)]
+        try:
+            for n, page in enumerate(pages, 1):
+                await client.chat_postMessage(channel=dm, text=f"Your record, part {n} of {len(pages)} (join the "
+                                              f"parts in order for the JSON):\n```{page}```")
+        except SlackApiError as exc:
+            log.warning("export pages for %s failed: %s", user, describe(exc))
+            return (f"Your record could not be sent whole ({n - 1} of {len(pages)} parts reached your direct "
+                    "messages); please try again later.")
+        return f"Everything this bot stores about you here was sent to your direct messages in {len(pages)} parts."
 
     # ------------------------------------------------------------------ events
     async def on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -248,9 +282,7 @@ class SlackHandlers:
                                               or "none"))
         if name == "/mydata":
             if args[:1] == ["export"]:
-                record = await wf.export_member(team, user)
-                return "Everything this bot stores about you here:\n```" + json.dumps(record, default=str)[:2800] \
-                    + "```"
+                return await self.send_export(team, user, await wf.export_member(team, user))
             if args[:1] == ["forget"]:
                 if args[1:] != ["FORGET"]:
                     return "Nothing was erased: type `/mydata forget FORGET` (capitals) to confirm."
@@ -318,6 +350,13 @@ class SlackHandlers:
             return f"Policy updated: {what}."
         return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
+
+#: A ``/mydata export`` record up to this many characters (compact JSON) is answered inline: an ephemeral answer
+#: holds 3,000 characters of a section's text (Slack's block limit), less the words and code fence around it.
+EXPORT_INLINE_CHARS = 2_800
+#: Characters of compact JSON per DM page when the file upload is refused (well under Slack's 40,000 per message
+#: and its advice to keep a message's text under 4,000).
+EXPORT_PAGE_CHARS = 3_500
 
 #: Slack's limit of a view's ``private_metadata``, in characters.
 METADATA_MAX = 3000
