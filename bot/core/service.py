@@ -438,7 +438,10 @@ class ModerationService:
                     raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
                     self._resolve(it, _outcome(rec, res, raid_id))
             except Exception as exc:  # noqa: BLE001
-                log.exception("judging or writing a batch failed")
+                if _store_failure(exc):  # one line, no traceback: the caller (scan, the bot) reports it
+                    log.error("writing a batch to the mod log failed: %s", exc)
+                else:
+                    log.exception("judging or writing a batch failed")
                 self._fail(items, exc)
             finally:
                 for it in items:
@@ -620,3 +623,11 @@ def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outc
         raid_id=raid_id,
         review_updated=res.review_updated,
     )
+
+
+def _store_failure(exc: BaseException) -> bool:
+    """True for an error of the mod log itself (a :class:`bot.core.errors.StoreError`, or a ``sqlite3`` error such
+    as "database or disk is full"), as opposed to a defect in judging."""
+    from bot.core.errors import StoreError
+
+    return isinstance(exc, StoreError) or type(exc).__module__ == "sqlite3"
