@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zipfile
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,45 @@ def test_scan_with_a_5000_deep_line_reports_it_and_judges_the_rest(tmp_path, cap
         finally:
             await store.close()
     assert asyncio.run(count()) == 2
+
+
+def _slack_zip(path: Path, day: bytes) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("users.json", "[]")
+        zf.writestr("channels.json", json.dumps([{"id": "C1", "name": "general"}]))
+        zf.writestr("general/2024-01-01.json", day)
+        zf.writestr("general/2024-01-02.json", json.dumps(
+            [{"type": "message", "user": "U1", "ts": "1704153600.000100", "text": "ok"}]))
+    return path
+
+
+def test_zip_bomb_member_is_refused_while_inflating_and_the_rest_is_read(tmp_path):
+    """A 64 MiB day file of spaces packed into a tiny zip member is refused by the ratio bound while inflating
+    (named with its sizes); the export's other day file is still read."""
+    from bot.ingest.slack_export import MAX_RATIO
+
+    bomb = b"[" + b" " * (64 << 20) + b"]"
+    p = _slack_zip(tmp_path / "bomb.zip", bomb)
+    with zipfile.ZipFile(p) as zf:
+        assert zf.getinfo("general/2024-01-01.json").compress_size * MAX_RATIO < len(bomb)
+    errors: list[IngestError] = []
+    msgs = read_messages([p], errors=errors)
+    assert [m.text for m in msgs] == ["ok"]
+    assert len(errors) == 1 and errors[0].path.name == "2024-01-01.json"
+    assert "inflates past" in errors[0].reason
+
+
+def test_zip_member_past_the_absolute_bound_is_refused(tmp_path):
+    """A member whose declared size exceeds MAX_MEMBER_BYTES is refused before inflating (absolute bound)."""
+    from bot.ingest import slack_export
+
+    day = json.dumps([{"type": "message", "user": "U1", "ts": "1704067200.000100", "text": "x" * 100}]).encode()
+    p = _slack_zip(tmp_path / "big.zip", day)
+    errors: list[IngestError] = []
+    tree = slack_export._Tree(p, max_member_bytes=len(day) - 1)
+    try:
+        with pytest.raises(slack_export.TooLarge):
+            tree.read("general/2024-01-01.json")
+    finally:
+        tree.close()
+    assert errors == []
