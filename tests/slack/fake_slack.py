@@ -117,11 +117,13 @@ class SlackUser:
     tz: str = "Europe/Berlin"
     bot_id: str | None = None
     token: str | None = None
+    #: A Slack Connect member's own workspace (``None``: this workspace). ``users.info`` gives it as ``team_id``.
+    home_team: str | None = None
 
     def to_json(self, team_id: str) -> dict[str, Any]:
-        """The ``user`` object of ``users.info``."""
+        """The ``user`` object of ``users.info`` (a Slack Connect member keeps their own ``team_id``)."""
         return {
-            "id": self.id, "team_id": team_id, "name": self.name, "real_name": self.name.title(),
+            "id": self.id, "team_id": self.home_team or team_id, "name": self.name, "real_name": self.name.title(),
             "deleted": self.deleted, "is_admin": self.is_admin, "is_owner": self.is_owner,
             "is_primary_owner": self.is_owner, "is_bot": self.is_bot, "is_app_user": False,
             "is_restricted": False, "is_ultra_restricted": False, "tz": self.tz,
@@ -330,10 +332,12 @@ class FakeSlack:
         self.time_offset += seconds
 
     def add_user(self, name: str, *, is_admin: bool = False, is_owner: bool = False, is_bot: bool = False,
-                 deleted: bool = False, tz: str = "Europe/Berlin", with_token: bool = False) -> SlackUser:
-        """Add a member (id ``U…``); ``with_token`` gives them a user token ``xoxp-…`` (``user.token``)."""
+                 deleted: bool = False, tz: str = "Europe/Berlin", with_token: bool = False,
+                 home_team: str | None = None) -> SlackUser:
+        """Add a member (id ``U…``); ``with_token`` gives them a user token ``xoxp-…`` (``user.token``);
+        ``home_team`` makes them a Slack Connect member of another workspace (put them in a shared channel)."""
         user = SlackUser(_new_id("U"), name, is_admin=is_admin, is_owner=is_owner, is_bot=is_bot, deleted=deleted,
-                         tz=tz)
+                         tz=tz, home_team=home_team)
         if with_token:
             user.token = f"xoxp-{user.id}-fake"
         if is_bot:

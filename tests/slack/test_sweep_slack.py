@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import SlackEnv, senv  # noqa: F401  (the fixture)
+from tests.slack.test_app_wire import SlackEnv, buttons, click, senv  # noqa: F401  (senv: the fixture)
 
 pytestmark = pytest.mark.slack
 
@@ -106,3 +106,19 @@ async def test_fake_file_upload_is_as_strict_as_slack(fake_slack):
     with pytest.raises(SlackApiError) as info:
         await client.api_call("files.upload", data={"content": "x", "channels": fake_slack.general.id})
     assert info.value.response["error"] == "method_deprecated"
+
+
+async def test_slack_connect_member_is_not_treated_as_gone_and_warn_reaches_them(senv: SlackEnv):  # noqa: F811
+    """A member of another workspace in a shared channel (users.info: another team_id) is judged; Warn on their
+    card DMs them the case (not "no longer in this server") and the case is applied."""
+    await senv.start()
+    guest = senv.fake.add_user("partner", home_team="T0PARTNER01")
+    senv.fake.general.members.add(guest.id)
+    await senv.say(guest.id, "borderline take")
+    (card,) = senv.cards()
+    assert "mod:review:1:warn" in buttons(card)
+    await click(senv, senv.mods.id, card, "mod:review:1:warn")
+    await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
+    dm = next(c for c in senv.fake.channels.values() if c.is_im and guest.id in c.members)
+    assert any("case #" in m["text"] for m in dm.messages.values())
+    assert not [e for e in senv.fake.ephemerals if "no longer" in str(e)]
