@@ -76,3 +76,36 @@ def emoji_to_words(text: str, *, scoring: bool = False) -> tuple[str, bool]:
         return text, False
     out.append(text[last:])
     return "".join(out), True
+
+
+#: Plain CLDR names of the emoji that, sent alone at someone, are an insult (the ones :data:`HOSTILE_GLOSS` glosses
+#: as abuse; "face vomiting" alone is as often about food or a post as about a person, so it is left to the model).
+HOSTILE_ALONE = frozenset({"middle finger", "face with symbols on mouth", "pile of poo"})
+_MENTION = re.compile(r"<(?:@[!&]?|#)[^<>\s]{1,80}>|@\w{1,40}")
+_FILLER = re.compile("[\\s\u200d\ufe0e\ufe0f.,!?]+")
+
+
+def hostile_emoji_only(text: str) -> tuple[str, ...] | None:
+    """The plain names of the emoji when ``text`` is nothing but hostile emoji (:data:`HOSTILE_ALONE`), with
+    mentions, spaces, punctuation and skin tones around them; else ``None`` (words, other emoji, or no emoji).
+
+    ``"🖕"``, ``"<@123> 🖕🏿"`` and ``"🤬🖕"`` give names; ``"❤️"``, ``"🖕 lol"`` and ``""`` give ``None``."""
+    if not _START.search(text):
+        return None
+    rest = _MENTION.sub(" ", text).translate(_SKIN_TONES)
+    found = emoji.emoji_list(rest)
+    if not found:
+        return None
+    names: list[str] = []
+    last = 0
+    for item in found:
+        if _FILLER.sub("", rest[last : item["match_start"]]):
+            return None
+        name = emoji_name(emoji.EMOJI_DATA.get(item["emoji"], {}).get("en", ""))
+        if name not in HOSTILE_ALONE:
+            return None
+        names.append(name)
+        last = item["match_end"]
+    if _FILLER.sub("", rest[last:]):
+        return None
+    return tuple(names)

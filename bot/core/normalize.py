@@ -6,8 +6,9 @@ translate tables are built once; plain ASCII text skips the Unicode steps.
 
 Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
 
-1. **Cap**: only the first :data:`MAX_CHARS` (4,000) characters are examined; after emoji expansion at most
-   :data:`MAX_EXPANDED` (8,000) are kept. ``Normalized.original`` always holds the full input.
+1. **Cap**: only the first :data:`MAX_CHARS` (4,000) *visible* characters are examined (a longer text loses its
+   invisibles, step 6, before the cap, so zero-width padding cannot push words past it); after emoji expansion at
+   most :data:`MAX_EXPANDED` (8,000) are kept. ``Normalized.original`` always holds the full input.
 2. **Safety**: lone surrogates become U+FFFD (valid surrogate pairs are joined); C0/C1 controls and NUL become spaces.
 3. **Platform markup**: Discord custom emoji ``<:name:id>`` -> ``name``; mentions/channels/timestamps are dropped
    (``#channel`` for scoring; mentions are dropped for scoring too, see :func:`for_scoring`); Slack ``<url|label>``
@@ -39,6 +40,10 @@ Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
     gets its decoded form as an extra (never primary) form, so ``web3`` and ``mp3``-style names stay as written. Primary map ``0o 1i 3e 4a 5s 7t 8b 9g @a $s !i |l +t €e ¢c``; a second form uses
     ``1->l, !->l, |->i``. Masks: the form without masks (``**f**uck`` -> ``fuck``) and a wildcard pattern where each mask
     is exactly one letter (``f*ck`` ~ ``fuck``), used only when the token has >= 2 letters.
+
+**Idempotent for matching**: ``normalize(normalize(x).matching).matching == normalize(x).matching``. Lower-casing
+can undo NFC (``İ`` -> ``i`` + U+0307), so a lower-cased text that still holds combining marks or is not NFC goes
+through steps 2-10 again; a look-alike folded next to a mark is composed again (``а̀`` -> ``à``).
 
 ``for_scoring`` does steps 1-11 keeping case and punctuation, but does **not** de-leet: decoding ``3rd``/``b4``-style
 tokens would feed the model invented words, and leet is caught by the blocklist (``contains_term``) instead.
@@ -126,8 +131,23 @@ def _url_decode(m: re.Match[str]) -> str:
         return m.group()
 
 
+def visible(text: str) -> str:
+    """``text`` without the invisible characters of step 6 (a braille blank becomes a space): what the caps on
+    characters read (:data:`MAX_CHARS`, the policy's ``[scoring] max_chars``) count, so padding made of zero-width
+    characters cannot push the words past them. ``text`` itself when it has none."""
+    if text.isascii() or INVISIBLE_CHARS.isdisjoint(text):
+        return text
+    return text.translate(INVISIBLE)
+
+
 def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
-    """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case."""
+    """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case.
+
+    The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first."""
+    pre_invisible = False
+    if len(text) > MAX_CHARS and not text.isascii() and not INVISIBLE_CHARS.isdisjoint(text):
+        pre_invisible = INVISIBLE_FLAG.search(text) is not None
+        text = text.translate(INVISIBLE)
     s = text[:MAX_CHARS]
     if _SURROGATE.search(s):
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -162,7 +182,10 @@ def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
         else:
             s = unicodedata.normalize("NFC", s)
         s, folded = fold_confusables(s)
+        if folded and not s.isascii():  # a folded letter may now carry a mark that composes with it (а̀ -> à)
+            s = ASCII_MARKED.sub("", unicodedata.normalize("NFC", s))
         confusables = confusables or folded
+    invisible = invisible or pre_invisible
     if "|" in s or "~" in s or "`" in s:
         s = _MD_GLOBAL.sub("", s)
     if "*" in s or "_" in s:
@@ -329,7 +352,18 @@ def normalize(text: str) -> Normalized:
         A :class:`Normalized` whose ``original`` is ``text`` itself. Never raises.
     """
     s, invisible, zalgo, confusables = _prepare(text, scoring=False)
-    chunks = s.lower().translate(_QUOTES).split()
+    s = s.lower()
+    if not s.isascii() and (not MARK_CHARS.isdisjoint(s) or not unicodedata.is_normalized("NFC", s)):
+        # lower-casing can decompose (İ -> i + U+0307, Greek capitals with tonos): prepare the lower-cased text
+        # again, so that normalising the result once more changes nothing
+        for _ in range(2):
+            again, inv2, zal2, conf2 = _prepare(s, scoring=False)
+            again = again.lower()
+            invisible, zalgo, confusables = invisible or inv2, zalgo or zal2, confusables or conf2
+            if again == s:
+                break
+            s = again
+    chunks = s.translate(_QUOTES).split()
     chunks, run_extra, spaced = _join_spaced(chunks)
     tokens: list[str] = []
     alts: list[tuple[str, ...]] = []
@@ -353,9 +387,12 @@ def normalize(text: str) -> Normalized:
             index.setdefault(primary, []).append(pos)
             for form in extra:
                 index.setdefault(form, []).append(pos)
+    matching = " ".join(out_chunks)
+    if not matching.isascii():  # a leet letter followed by a mark (@ + U+0300 -> a + U+0300): compose, as step 8
+        matching = ASCII_MARKED.sub("", unicodedata.normalize("NFC", matching))
     return Normalized(
         original=text,
-        matching=" ".join(out_chunks),
+        matching=matching,
         tokens=tuple(tokens),
         zalgo=zalgo,
         invisible=invisible,

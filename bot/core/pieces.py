@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from bot.core.models import Scores
-from bot.core.normalize import MAX_CHARS, for_scoring
+from bot.core.normalize import MAX_CHARS, for_scoring, visible
 from bot.core.ports import Scorer
 
 #: Sentence pieces scored per message besides the whole text (a cost bound; the whole text still covers the rest).
@@ -110,15 +110,29 @@ def chunks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     """The raw chunks of a text longer than :data:`MAX_CHARS`, after the first: ``text[s : s + MAX_CHARS]`` for
     starts every ``MAX_CHARS - CHUNK_OVERLAP`` characters, up to ``max_chars`` characters of ``text`` in all (the
     first chunk is the whole text's own, since :func:`for_scoring` reads its first ``MAX_CHARS``). Empty for a text
-    of at most ``MAX_CHARS`` characters."""
+    of at most ``MAX_CHARS`` characters. Characters are counted without invisibles
+    (:func:`bot.core.normalize.visible`), so zero-width padding cannot push the words past ``max_chars``."""
+    text = visible(text)
     end = min(len(text), max_chars)
     step = MAX_CHARS - CHUNK_OVERLAP
     return [text[s : min(s + MAX_CHARS, end)] for s in range(step, end - CHUNK_OVERLAP, step)]
 
 
 def read_chars(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> int:
-    """Characters of ``text`` the model reads under ``max_chars`` (``len(text)`` when it is read whole)."""
-    return min(len(text), max_chars)
+    """Visible characters of ``text`` (:func:`bot.core.normalize.visible`) the model reads under ``max_chars``
+    (all of them when it is read whole)."""
+    return min(len(visible(text)), max_chars)
+
+
+def visible_chars(text: str) -> int:
+    """Characters of ``text`` that count toward ``max_chars``: all but the invisibles."""
+    return len(visible(text))
+
+
+def is_truncated(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> bool:
+    """True when ``text`` has more than ``max_chars`` visible characters, so the model does not read it whole
+    (the service's ``score_status = "truncated"``). Invisible padding never makes a text truncated."""
+    return len(text) > max_chars and visible_chars(text) > max_chars
 
 
 def scoring_pieces(text: str, sentences: bool = True, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, ...]:
@@ -146,7 +160,7 @@ def scoring_pieces(text: str, sentences: bool = True, max_chars: int = DEFAULT_M
         return (whole, *rest)
     seen = {whole}
     pieces: list[str] = []
-    for line in _own_lines(text[:MAX_CHARS]):
+    for line in _own_lines(visible(text)[:MAX_CHARS]):
         for sentence in _sentences(for_scoring(line)):
             if sentence in seen or len(sentence.split()) < MIN_PIECE_WORDS:
                 continue

@@ -51,7 +51,7 @@ from bot.core.judge import decide, effective_tiers, raid_tiers_apply, sanction
 from bot.core.language import message_parts, unsupported
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import chunks, read_chars, score_plans, scoring_pieces
+from bot.core.pieces import chunks, is_truncated, read_chars, score_plans, scoring_pieces, visible_chars
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
@@ -477,10 +477,10 @@ class ModerationService:
         pieces = "whole"``, or the policy's ``[languages]`` thresholds differ from the router's) was not read."""
         assert it.policy is not None
         limit = it.policy.scoring.max_chars
-        if len(text) > limit:
+        if is_truncated(text, limit):  # visible characters: zero-width padding does not count
             it.score_status = "truncated"
             it.content_hits.append(RuleHit(
-                rule="long_text", detail=f"read {read_chars(text, limit):,} of {len(text):,} characters"))
+                rule="long_text", detail=f"read {read_chars(text, limit):,} of {visible_chars(text):,} characters"))
         cfg = it.policy.languages
         languages = getattr(self.scorer, "languages", None)
         if not cfg.detect or not languages:
@@ -530,7 +530,10 @@ class ModerationService:
             except StoreRefused as exc:
                 self._stop(exc, items)
             except Exception as exc:  # noqa: BLE001
-                log.exception("judging or writing a batch failed")
+                if _store_failure(exc):  # one line, no traceback: the caller (scan, the bot) reports it
+                    log.error("writing a batch to the mod log failed: %s", exc)
+                else:
+                    log.exception("judging or writing a batch failed")
                 self._fail(items, exc)
             finally:
                 for it in items:
@@ -771,3 +774,11 @@ def _outcome(rec: VerdictRecord, res: RecordResult, raid_id: int | None) -> Outc
         raid_id=raid_id,
         review_updated=res.review_updated,
     )
+
+
+def _store_failure(exc: BaseException) -> bool:
+    """True for an error of the mod log itself (a :class:`bot.core.errors.StoreError`, or a ``sqlite3`` error such
+    as "database or disk is full"), as opposed to a defect in judging."""
+    from bot.core.errors import StoreError
+
+    return isinstance(exc, StoreError) or type(exc).__module__ == "sqlite3"

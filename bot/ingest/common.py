@@ -93,10 +93,56 @@ def json_error_position(exc: json.JSONDecodeError) -> str:
     return f"offset {exc.pos} (line {exc.lineno}, column {exc.colno})"
 
 
-def recover_array_items(text: str, start: int) -> Iterator[dict[str, Any]]:
-    """Yield the complete JSON objects of an array whose ``[`` is at ``text[start]``, stopping at damage.
+class TooDeep:
+    """An array item nested too deeply for Python's JSON parser (it raised :exc:`RecursionError`); the readers
+    report it at its index and skip it. Use the :data:`TOO_DEEP` instance."""
 
-    Used to keep what precedes the break in a truncated file. Items that are not objects are skipped.
+    def __repr__(self) -> str:
+        return "TOO_DEEP"
+
+
+#: The one :class:`TooDeep` marker.
+TOO_DEEP = TooDeep()
+#: What a reader says about such an item or line.
+TOO_DEEP_REASON = "JSON nested too deeply to read (past Python's recursion limit); skipped"
+
+
+def skip_json_value(text: str, i: int) -> int | None:
+    """Index just past the JSON value that starts at ``text[i]``, found without recursion (brackets are counted,
+    strings and their escapes skipped; the value is not validated), or ``None`` when the text ends inside it."""
+    n = len(text)
+    depth = 0
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if i >= n:
+                return None
+            i += 1
+        elif ch in "[{":
+            depth += 1
+            i += 1
+        elif ch in "]}":
+            depth -= 1
+            i += 1
+        elif depth == 0 and ch in ", \t\r\n":
+            return i
+        else:
+            i += 1
+        if depth == 0 and ch in '"]}':
+            return i
+    return i if depth == 0 else None
+
+
+def recover_array_items(text: str, start: int, *, keep_all: bool = False) -> Iterator[Any]:
+    """Yield the complete JSON items of an array whose ``[`` is at ``text[start]``, stopping at damage.
+
+    Used to keep what precedes the break in a truncated file, and to read an array one item at a time when one item
+    is nested too deeply for the parser. Items that are not objects are skipped, and an item nested too deeply is
+    passed over, unless ``keep_all``: then every item is yielded in order (one too deep as :data:`TOO_DEEP`), so
+    indexes match the array's.
     """
     decoder = json.JSONDecoder()
     i = start + 1
@@ -110,7 +156,15 @@ def recover_array_items(text: str, start: int) -> Iterator[dict[str, Any]]:
             item, i = decoder.raw_decode(text, i)
         except json.JSONDecodeError:
             return
-        if isinstance(item, dict):
+        except RecursionError:
+            end = skip_json_value(text, i)
+            if end is None:
+                return
+            i = end
+            if keep_all:
+                yield TOO_DEEP
+            continue
+        if keep_all or isinstance(item, dict):
             yield item
 
 

@@ -102,7 +102,7 @@ def _slug(name: str) -> str:
 def _load_channel_index(path: Path) -> dict[str, list[tuple[str, str, str, str]]] | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         log.warning("%s: unreadable channels.json (%s); ignored", path, exc)
         return None
     if not isinstance(doc, dict):

@@ -33,6 +33,8 @@ from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
 from bot.ingest.common import (
+    TOO_DEEP,
+    TOO_DEEP_REASON,
     clean_text,
     decode_bytes,
     find_array_start,
@@ -68,8 +70,9 @@ def sniff_discord_json(head: str) -> bool:
     return h.startswith("{") and ('"guild"' in h or '"messages"' in h)
 
 
-def _recover(text: str) -> dict[str, Any]:
-    """Best-effort parse of a damaged export: header objects and complete messages before the break."""
+def _recover(text: str, *, keep_all: bool = False) -> dict[str, Any]:
+    """Best-effort parse of a damaged export: header objects and complete messages before the break (with
+    ``keep_all``, every message item in order, one nested too deeply as :data:`TOO_DEEP`)."""
     decoder = json.JSONDecoder()
     doc: dict[str, Any] = {}
     for key in ("guild", "channel"):
@@ -78,10 +81,10 @@ def _recover(text: str) -> dict[str, Any]:
             brace = text.find("{", idx)
             try:
                 doc[key], _ = decoder.raw_decode(text, brace)
-            except (json.JSONDecodeError, ValueError):
+            except (json.JSONDecodeError, ValueError, RecursionError):
                 pass
     start = find_array_start(text, "messages")
-    doc["messages"] = list(recover_array_items(text, start)) if start is not None else []
+    doc["messages"] = list(recover_array_items(text, start, keep_all=keep_all)) if start is not None else []
     return doc
 
 
@@ -93,6 +96,10 @@ def _load(path: Path, sink: ErrorSink, data: bytes | None) -> dict[str, Any] | N
         sink.report(IngestError(path, json_error_position(exc), f"malformed or truncated JSON: {exc.msg}"))
         doc = _recover(text)
         log.info("%s: recovered %d complete messages before the damage", path, len(doc["messages"]))
+    except RecursionError:  # some value nested too deeply: read the messages one by one (each deep one reported)
+        doc = _recover(text, keep_all=True)
+        if not any(m is TOO_DEEP for m in doc["messages"]):
+            sink.report(IngestError(path, "", TOO_DEEP_REASON.replace("skipped", "read what could be")))
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         sink.report(IngestError(path, "", "not a DiscordChatExporter JSON export (no 'messages' array)"))
         return None
@@ -189,6 +196,9 @@ def _convert(
     joins: dict[str, datetime],
     author_of: dict[str, str | None],
 ) -> Message | None:
+    if m is TOO_DEEP:
+        sink.report(IngestError(path, f"message {i}", TOO_DEEP_REASON))
+        return None
     if not isinstance(m, dict):
         sink.report(IngestError(path, f"message {i}", "message is not a JSON object"))
         return None

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
-from bot.ingest.common import EPOCH, clean_text, decode_bytes, get_str, parse_iso
+from bot.ingest.common import EPOCH, TOO_DEEP_REASON, clean_text, decode_bytes, get_str, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
 
     Raises:
         IngestError: Only with a ``"stop"`` sink: a line that is not a JSON object, lacks ``id``/``text``, or
-            has an unparseable time (position ``"line N"``, plus the column for JSON errors).
+            has an unparseable time, or is nested too deeply to parse (position ``"line N"``, plus the column for JSON
+            errors).
     """
     sink = sink or ErrorSink()
     text = decode_bytes(path.read_bytes() if data is None else data, str(path))
@@ -104,6 +105,9 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             sink.report(IngestError(path, f"line {n}, column {exc.colno}", f"malformed JSON: {exc.msg}"))
+            continue
+        except RecursionError:
+            sink.report(IngestError(path, f"line {n}", TOO_DEEP_REASON))
             continue
         if not isinstance(obj, dict) or get_str(obj, "id") is None or "text" not in obj:
             sink.report(IngestError(path, f"line {n}", "expected a JSON object with 'id' and 'text'"))

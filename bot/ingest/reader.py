@@ -45,7 +45,7 @@ def detect_file_format(path: Path) -> str | None:
         first = head.lstrip().split("\n", 1)[0]
         try:
             obj = json.loads(first)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return None
         if isinstance(obj, dict) and "id" in obj and "text" in obj:
             return "jsonl"

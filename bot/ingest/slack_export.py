@@ -38,6 +38,8 @@ from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
 from bot.ingest.common import (
+    TOO_DEEP,
+    TOO_DEEP_REASON,
     clean_text,
     decode_bytes,
     from_unix,
@@ -65,13 +67,38 @@ _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _EVERYONE = re.compile(r"<!(?:channel|here|everyone)(?:\|[^>]*)?>")
 
 
-class _Tree:
-    """Uniform read access to an export folder or zip; names are POSIX paths relative to the export root."""
+#: Largest day or listing file read, inflated, in bytes (512 MiB: a month of a busy channel is a few MiB).
+MAX_MEMBER_BYTES = 512 << 20
+#: Largest inflated/compressed ratio of a zip member; Slack's JSON compresses about 5-15x, so 100x leaves room
+#: while a zip bomb (1 MiB -> 1 GiB is 1,000x) is stopped after :data:`RATIO_FLOOR` bytes.
+MAX_RATIO = 100
+#: Bytes any member may inflate to whatever its ratio (small, very repetitive files are normal).
+RATIO_FLOOR = 8 << 20
+#: Largest total inflated from one zip, in bytes (8 GiB).
+MAX_TOTAL_BYTES = 8 << 30
+_CHUNK = 1 << 20
 
-    def __init__(self, path: Path) -> None:
+
+class TooLarge(ValueError):
+    """A file of the export is past a size bound (:data:`MAX_MEMBER_BYTES`, :data:`MAX_RATIO`,
+    :data:`MAX_TOTAL_BYTES`); it is reported and skipped, checked while inflating (a member's declared size is not
+    trusted)."""
+
+
+class _Tree:
+    """Uniform read access to an export folder or zip; names are POSIX paths relative to the export root.
+
+    Every read is bounded: ``max_member_bytes`` per file, ``max_ratio`` (past :data:`RATIO_FLOOR`) per zip member,
+    :data:`MAX_TOTAL_BYTES` per zip, counted while inflating in 1 MiB chunks, so a zip bomb costs at most about
+    ``RATIO_FLOOR`` bytes of memory before it is refused."""
+
+    def __init__(self, path: Path, *, max_member_bytes: int = MAX_MEMBER_BYTES, max_ratio: int = MAX_RATIO) -> None:
         self.path = path
         self.zip: zipfile.ZipFile | None = None
         self.prefix = ""
+        self.max_member_bytes = max_member_bytes
+        self.max_ratio = max_ratio
+        self.inflated = 0
         if path.is_file():
             self.zip = zipfile.ZipFile(path)
             names = [n for n in self.zip.namelist() if n.rsplit("/", 1)[-1] in ("channels.json", "users.json")]
@@ -87,8 +114,35 @@ class _Tree:
         return self.path / name
 
     def read(self, name: str) -> str:
-        data = self.zip.read(self.prefix + name) if self.zip else (self.path / name).read_bytes()
-        return decode_bytes(data, str(self.where(name)))
+        """The file's text. Raises :class:`TooLarge` past a bound (see the class docstring)."""
+        return decode_bytes(self._bytes(name), str(self.where(name)))
+
+    def _bytes(self, name: str) -> bytes:
+        limit = self.max_member_bytes
+        if self.zip is None:
+            size = (self.path / name).stat().st_size
+            if size > limit:
+                raise TooLarge(f"file of {size:,} bytes is past the {limit:,}-byte bound; skipped")
+            return (self.path / name).read_bytes()
+        info = self.zip.getinfo(self.prefix + name)
+        if info.file_size > limit:
+            raise TooLarge(f"member declares {info.file_size:,} bytes, past the {limit:,}-byte bound; skipped")
+        ratio_cap = max(RATIO_FLOOR, self.max_ratio * max(info.compress_size, 1))
+        parts: list[bytes] = []
+        total = 0
+        with self.zip.open(info) as fh:
+            while chunk := fh.read(_CHUNK):
+                total += len(chunk)
+                if total > limit:
+                    raise TooLarge(f"member inflates past the {limit:,}-byte bound; skipped")
+                if total > ratio_cap:
+                    raise TooLarge(f"member inflates past {self.max_ratio}x its {info.compress_size:,} compressed "
+                                   f"bytes (a zip bomb?); skipped after {total:,} bytes")
+                if self.inflated + total > MAX_TOTAL_BYTES:
+                    raise TooLarge(f"the zip inflates past {MAX_TOTAL_BYTES:,} bytes in all; skipped")
+                parts.append(chunk)
+        self.inflated += total
+        return b"".join(parts)
 
     def close(self) -> None:
         if self.zip:
@@ -116,8 +170,14 @@ def _load_list(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
         return []
     try:
         doc = json.loads(tree.read(name))
+    except TooLarge as exc:
+        sink.report(IngestError(tree.where(name), "", str(exc)))
+        return []
     except json.JSONDecodeError as exc:
         sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed JSON: {exc.msg}"))
+        return []
+    except RecursionError:
+        sink.report(IngestError(tree.where(name), "", TOO_DEEP_REASON))
         return []
     if not isinstance(doc, list):
         sink.report(IngestError(tree.where(name), "", "expected a JSON array"))
@@ -126,13 +186,27 @@ def _load_list(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
 
 
 def _load_day(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
-    text = tree.read(name)
+    try:
+        text = tree.read(name)
+    except TooLarge as exc:
+        sink.report(IngestError(tree.where(name), "", str(exc)))
+        return []
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed or truncated JSON: {exc.msg}"))
         start = text.find("[")
         return list(recover_array_items(text, start)) if start >= 0 else []
+    except RecursionError:  # read the day's messages one by one; each one nested too deeply is reported
+        start = text.find("[")
+        kept: list[dict[str, Any]] = []
+        items = recover_array_items(text, start, keep_all=True) if start >= 0 else iter([TOO_DEEP])
+        for i, item in enumerate(items):
+            if item is TOO_DEEP:
+                sink.report(IngestError(tree.where(name), f"message {i}", TOO_DEEP_REASON))
+            elif isinstance(item, dict):
+                kept.append(item)
+        return kept
     if not isinstance(doc, list):
         sink.report(IngestError(tree.where(name), "", "day file is not a JSON array"))
         return []

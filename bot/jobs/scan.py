@@ -90,10 +90,39 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=messages,
                 servers=servers,
                 policies=policies, errors=errors, stateful=not incomplete, scorer_factory=scorer_factory)
-    plan = await _replay_plan(ctx, scorer)
-    if plan is not None:
-        return await _run_replay(ctx, plan, scorer)
-    return await _run_first(ctx, scorer)
+    try:
+        plan = await _replay_plan(ctx, scorer)
+        if plan is not None:
+            return await _run_replay(ctx, plan, scorer)
+        return await _run_first(ctx, scorer)
+    except ScanStoreFailed as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        return 2
+
+
+class ScanStoreFailed(Exception):
+    """The mod log failed for good during a scan (:class:`bot.core.errors.StoreRefused`, or a write error such as
+    SQLite's "database or disk is full"): the scan stopped submitting messages. What was committed stays, and a
+    later run resumes (recorded messages are skipped). ``str()`` is the one line ``scan`` prints (exit 2)."""
+
+    def __init__(self, database: Path | str, cause: BaseException, judged: int, total: int) -> None:
+        self.database = str(database)
+        self.cause = cause
+        text = str(cause)
+        if not text.startswith("mod log"):
+            text = f"mod log {database}: {text or type(cause).__name__}"
+        super().__init__(f"{text}; scan stopped after {judged:,} of {total:,} messages (what was recorded is kept; "
+                         "run the same scan again to resume)")
+
+
+def _store_failure(exc: BaseException) -> bool:
+    """An error of the mod log itself (:class:`bot.core.errors.StoreError` or a ``sqlite3`` error), which no
+    further message can get past, as opposed to a defect in judging."""
+    import sqlite3
+
+    from bot.core.errors import StoreError
+
+    return isinstance(exc, (StoreError, sqlite3.Error))
 
 
 @dataclass
@@ -163,7 +192,7 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
         await rt.store.note_policy_versions(ctx.piece_modes())
         t1 = time.perf_counter()
         outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
-                                 console=ctx.console)
+                                 console=ctx.console, database=ctx.settings.db_path)
         elapsed = time.perf_counter() - t1
         await _finish(ctx, rt, outcomes, elapsed=elapsed)
     return ctx.exit_code
@@ -303,8 +332,14 @@ async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: floa
 
 
 async def _replay(service: ModerationService, messages: list[Message], *, show_progress: bool,
-                  console: Console) -> list[Outcome]:
-    """Feed messages in order with a bounded number in flight; return outcomes in input order."""
+                  console: Console, database: Path | str = "the mod log") -> list[Outcome]:
+    """Feed messages in order with a bounded number in flight; return outcomes in input order.
+
+    Raises:
+        ScanStoreFailed: A message's batch failed in the mod log (:func:`_store_failure`): no further message is
+            submitted, those in flight finish or fail, and the first such error is raised (``database`` names it).
+    """
+    failed: list[BaseException] = []
     await service.start()
     futures: list[asyncio.Future[Outcome]] = []
     window = asyncio.Semaphore(4 * service.batch_size)
@@ -314,18 +349,25 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
     with progress:
         task = progress.add_task("scan", total=len(messages), rate="")
 
-        def done(_fut: asyncio.Future[Outcome]) -> None:
+        def done(fut: asyncio.Future[Outcome]) -> None:
             window.release()
+            if not fut.cancelled() and (exc := fut.exception()) is not None and _store_failure(exc):
+                failed.append(exc)
             progress.advance(task)
             n = progress.tasks[0].completed
             progress.update(task, rate=f"{n / max(time.perf_counter() - started, 1e-6):,.0f} msg/s")
 
         for m in messages:
             await window.acquire()
+            if failed:
+                break
             fut = service.submit(m)
             fut.add_done_callback(done)
             futures.append(fut)
         await service.close()
+    if failed:
+        judged = sum(1 for f in futures if not f.cancelled() and f.exception() is None)
+        raise ScanStoreFailed(database, failed[0], judged, len(messages))
     return [f.result() for f in futures]
 
 

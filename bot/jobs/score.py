@@ -13,7 +13,9 @@ Every input is judged on its own (no spam or raid windows across lines, no strik
 ``--policy``. One output line per non-blank input line, in input order. A line that is not valid JSON, or lacks a
 string ``text``, gets ``{"id": <its id, else its line number>, "error": "..."}``, and the exit code is then 1
 (stderr says how many lines failed). Lone UTF-16 surrogates in
-``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8).
+``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as valid UTF-8
+JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON) or that is
+nested too deeply for the parser (:exc:`RecursionError`) gets an error line whose id is its line number.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -61,9 +63,18 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                     continue
                 obj: Any = None
                 try:
-                    obj = json.loads(line)
+                    obj = json.loads(line, parse_constant=_refuse_constant)
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                         raise ValueError('expected an object with a string "text"')
+                    _check_id(obj.get("id", n))
+                except _BadId as exc:
+                    pending.append((n, f"line {n}: {exc}"))
+                    failed += 1
+                    continue
+                except RecursionError:
+                    pending.append((n, f"line {n}: JSON nested too deeply to read"))
+                    failed += 1
+                    continue
                 except ValueError as exc:
                     ident = obj.get("id", n) if isinstance(obj, dict) else n
                     pending.append((ident, f"line {n}: {exc}"))
@@ -79,6 +90,23 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
         return 1
     return 0
+
+
+class _BadId(ValueError):
+    """An input line whose id cannot be echoed as valid UTF-8 JSON (the line is answered by its number)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    """``json.loads`` hook for ``NaN``, ``Infinity`` and ``-Infinity``: Python accepts them, JSON does not."""
+    raise _BadId(f"{name} is not valid JSON")
+
+
+def _check_id(ident: Any) -> None:
+    """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it)."""
+    try:
+        json.dumps(ident, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _BadId("the id holds a lone UTF-16 surrogate, which cannot be written as UTF-8") from exc
 
 
 async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:

@@ -22,7 +22,10 @@ How a test points the real clients at it (``async with FakeSlack() as fake``):
 
 Web API methods: ``auth.test``, ``chat.postMessage|update|delete|postEphemeral|getPermalink``,
 ``conversations.info|open|kick|join|members|history|replies``, ``users.info``, ``usergroups.users.list``,
-``views.open|update|publish``, ``reactions.add``, ``apps.connections.open``, ``team.info``; anything else answers
+``views.open|update|publish``, ``reactions.add``, ``apps.connections.open``, ``team.info``,
+``files.getUploadURLExternal|completeUploadExternal`` (what slack_sdk's ``files_upload_v2`` calls; the bytes go
+to the ``upload_url`` handed out, ``http://127.0.0.1:<port>/upload/<file id>``, and must be ``length`` bytes; the
+retired ``files.upload`` answers ``method_deprecated``, as Slack has since November 2025); anything else answers
 ``unknown_method``. A ``response_url`` post acts as on Slack: ``replace_original``/``delete_original`` change the
 message a button was on, ``"response_type": "in_channel"`` posts in the channel, otherwise the answer is recorded
 as an ephemeral message to the user (:attr:`FakeSlack.ephemerals`).
@@ -84,6 +87,9 @@ METHOD_SCOPES: dict[str, str] = {
     "users.conversations": "channels:read",
     "usergroups.users.list": "usergroups:read",
     "team.info": "team:read",
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+    "files.upload": "files:write",
 }
 #: For a private channel (``G…``) these scopes replace the public-channel ones above.
 PRIVATE_SCOPES: dict[str, str] = {
@@ -113,11 +119,13 @@ class SlackUser:
     tz: str = "Europe/Berlin"
     bot_id: str | None = None
     token: str | None = None
+    #: A Slack Connect member's own workspace (``None``: this workspace). ``users.info`` gives it as ``team_id``.
+    home_team: str | None = None
 
     def to_json(self, team_id: str) -> dict[str, Any]:
-        """The ``user`` object of ``users.info``."""
+        """The ``user`` object of ``users.info`` (a Slack Connect member keeps their own ``team_id``)."""
         return {
-            "id": self.id, "team_id": team_id, "name": self.name, "real_name": self.name.title(),
+            "id": self.id, "team_id": self.home_team or team_id, "name": self.name, "real_name": self.name.title(),
             "deleted": self.deleted, "is_admin": self.is_admin, "is_owner": self.is_owner,
             "is_primary_owner": self.is_owner, "is_bot": self.is_bot, "is_app_user": False,
             "is_restricted": False, "is_ultra_restricted": False, "tz": self.tz,
@@ -252,6 +260,9 @@ class FakeSlack:
         self.home_tabs: dict[str, dict[str, Any]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.deleted: list[dict[str, Any]] = []
+        #: Uploaded files by id: ``{"id", "name", "title", "length", "data" (bytes or None before the upload),
+        #: "channels"}``.
+        self.files: dict[str, dict[str, Any]] = {}
         self.calls: list[ApiCall] = []
         self.hook_posts: list[HookPost] = []
         self.envelopes: dict[str, Envelope] = {}
@@ -284,6 +295,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/hooks/{hook_id}", self._hook)
+        app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._ws)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
@@ -322,10 +334,12 @@ class FakeSlack:
         self.time_offset += seconds
 
     def add_user(self, name: str, *, is_admin: bool = False, is_owner: bool = False, is_bot: bool = False,
-                 deleted: bool = False, tz: str = "Europe/Berlin", with_token: bool = False) -> SlackUser:
-        """Add a member (id ``U…``); ``with_token`` gives them a user token ``xoxp-…`` (``user.token``)."""
+                 deleted: bool = False, tz: str = "Europe/Berlin", with_token: bool = False,
+                 home_team: str | None = None) -> SlackUser:
+        """Add a member (id ``U…``); ``with_token`` gives them a user token ``xoxp-…`` (``user.token``);
+        ``home_team`` makes them a Slack Connect member of another workspace (put them in a shared channel)."""
         user = SlackUser(_new_id("U"), name, is_admin=is_admin, is_owner=is_owner, is_bot=is_bot, deleted=deleted,
-                         tz=tz)
+                         tz=tz, home_team=home_team)
         if with_token:
             user.token = f"xoxp-{user.id}-fake"
         if is_bot:
@@ -796,6 +810,70 @@ class FakeSlack:
     def _connections_open(self, actor: SlackUser | None, params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket?ticket={next(_ids)}"}
 
+    def _upload_url(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """``files.getUploadURLExternal``: ``filename`` and ``length`` (bytes, an integer) are required."""
+        name, length = str(params.get("filename") or ""), str(params.get("length") or "")
+        if not name or not length.isdigit() or int(length) <= 0:
+            return _err("invalid_arguments")
+        file_id = _new_id("F")
+        self.files[file_id] = {"id": file_id, "name": name, "title": name, "length": int(length), "data": None,
+                               "channels": [], "user": actor.id}
+        return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """The ``upload_url``: the file's bytes, once, exactly ``length`` of them (else 400)."""
+        entry = self.files.get(request.match_info["file_id"])
+        data = await request.read()
+        if entry is None or entry["data"] is not None:
+            return web.Response(status=404, text="not found")
+        if len(data) != entry["length"]:
+            return web.Response(status=400, text=f"expected {entry['length']} bytes, got {len(data)}")
+        entry["data"] = data
+        self._notify()
+        return web.Response(status=200, text=f"OK - {len(data)}")
+
+    def _complete_upload(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """``files.completeUploadExternal``: every file uploaded; shared in ``channel_id`` (the actor must be in
+        it) as one message carrying the files and ``initial_comment``."""
+        files = params.get("files")
+        if isinstance(files, str):
+            files = json.loads(files)
+        if not isinstance(files, list) or not files:
+            return _err("invalid_arguments")
+        entries = []
+        for f in files:
+            entry = self.files.get(str(f.get("id"))) if isinstance(f, dict) else None
+            if entry is None or entry["user"] != actor.id:
+                return _err("file_not_found")
+            if entry["data"] is None:
+                return _err("file_upload_not_completed")
+            if f.get("title"):
+                entry["title"] = str(f["title"])
+            entries.append(entry)
+        target = params.get("channel_id")
+        if target:
+            chan = self._channel(target)
+            if chan is None:
+                return _err("channel_not_found")
+            if actor.id not in chan.members:
+                return _err("not_in_channel")
+            msg = self.add_message(chan.id, actor.id, str(params.get("initial_comment") or ""),
+                                   thread_ts=params.get("thread_ts"), bot_id=actor.bot_id)
+            msg["files"] = [{"id": e["id"], "name": e["name"], "title": e["title"], "size": e["length"]}
+                            for e in entries]
+            for e in entries:
+                e["channels"].append(chan.id)
+        return {"ok": True, "files": [{"id": e["id"], "name": e["name"], "title": e["title"], "size": e["length"],
+                                       "channels": list(e["channels"])} for e in entries]}
+
+    def _files_upload(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """The retired ``files.upload`` (Slack stopped it in November 2025)."""
+        return _err("method_deprecated")
+
+    def file_text(self, file_id: str) -> str:
+        """An uploaded file's content as UTF-8 text."""
+        return bytes(self.files[file_id]["data"]).decode("utf-8")
+
     def _team_info(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "team": {"id": self.team_id, "name": self.team_name, "domain": self.domain,
                                      "email_domain": "", "icon": {}}}
@@ -1125,4 +1203,7 @@ _METHODS: dict[str, Callable[..., dict[str, Any]]] = {
     "reactions.add": FakeSlack._react,
     "apps.connections.open": FakeSlack._connections_open,
     "team.info": FakeSlack._team_info,
+    "files.getUploadURLExternal": FakeSlack._upload_url,
+    "files.completeUploadExternal": FakeSlack._complete_upload,
+    "files.upload": FakeSlack._files_upload,
 }

@@ -36,7 +36,8 @@ def test_manifest_scopes_cover_every_web_api_method_the_app_calls():
     """Each Web API method the Slack adapter calls needs a bot scope the manifest asks for."""
     needed = {"chat_postMessage": "chat:write", "chat_update": "chat:write", "chat_postEphemeral": "chat:write",
               "conversations_open": "im:write", "conversations_kick": "channels:manage",
-              "users_info": "users:read", "usergroups_users_list": "usergroups:read"}
+              "users_info": "users:read", "usergroups_users_list": "usergroups:read",
+              "files_upload_v2": "files:write"}
     source = "".join(p.read_text() for p in (MANIFEST.parents[1] / "bot" / "adapters" / "slack").glob("*.py"))
     called = {method for method in needed if f".{method}(" in source}
     assert called == set(needed)  # the table above is complete for what the adapter calls

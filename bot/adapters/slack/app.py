@@ -6,7 +6,7 @@ Layer: ``bot.adapters.slack``. Thin, like the Discord cogs: every listener ackno
 or user list), asks the workflow, and renders the answer (ephemeral for anything about one person).
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
-``team_join`` and ``member_joined_channel`` (join bursts, first-seen dates), buttons ``mod:*``, the message shortcut
+``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
 ``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modcase``,
 ``/modpolicy``, ``/modstats``, and the ``mod_report`` / ``mod_appeal`` modals.
 """
@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
@@ -76,6 +76,40 @@ class SlackHandlers:
         except SlackApiError as exc:
             log.warning("could not answer %s: %s", user_id, describe(exc))
 
+    async def send_export(self, team: str, user: str, record: dict[str, Any]) -> str:
+        """Send ``/mydata export``'s record whole, never cut: a short one inline (the answer), else as a JSON file
+        (``mydata-<team>.json``, ``files.uploadV2``) in the member's DM with the bot, as Discord sends it; when the
+        upload is refused (no ``files:write`` scope, a failed upload), in DM pages of at most
+        :data:`EXPORT_PAGE_CHARS` characters that join into the JSON. Returns the answer to show the member."""
+        compact = json.dumps(record, default=str, ensure_ascii=False)
+        if len(compact) <= EXPORT_INLINE_CHARS:
+            return "Everything this bot stores about you here:\n```" + compact + "```"
+        client = self.bot.app.client
+        blob = json.dumps(record, indent=2, default=str, ensure_ascii=False)
+        name = f"mydata-{team}.json"
+        try:
+            dm = (await client.conversations_open(users=user))["channel"]["id"]
+        except SlackApiError as exc:
+            log.warning("could not open a DM for %s's export: %s", user, describe(exc))
+            return "Your record could not be sent: the bot cannot open a direct message with you."
+        try:
+            await client.files_upload_v2(channel=dm, content=blob, filename=name, title=name,
+                                         initial_comment="Everything this bot stores about you here (JSON).")
+            return f"Everything this bot stores about you here was sent to your direct messages as `{name}`."
+        except (SlackApiError, SlackRequestError) as exc:
+            why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
+            log.warning("export upload for %s refused (%s): sending it in pages", user, why)
+        pages = [compact[i:i + EXPORT_PAGE_CHARS] for i in range(0, len(compact), EXPORT_PAGE_CHARS)]
+        try:
+            for n, page in enumerate(pages, 1):
+                await client.chat_postMessage(channel=dm, text=f"Your record, part {n} of {len(pages)} (join the "
+                                              f"parts in order for the JSON):\n```{page}```")
+        except SlackApiError as exc:
+            log.warning("export pages for %s failed: %s", user, describe(exc))
+            return (f"Your record could not be sent whole ({n - 1} of {len(pages)} parts reached your direct "
+                    "messages); please try again later.")
+        return f"Everything this bot stores about you here was sent to your direct messages in {len(pages)} parts."
+
     # ------------------------------------------------------------------ events
     async def on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """Judge a new or edited message (bolt has already acknowledged the event)."""
@@ -100,8 +134,7 @@ class SlackHandlers:
         await self.bot.judge(msg)
 
     async def on_join(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """``team_join`` / ``member_joined_channel``: note when the workspace first saw the member; count the join
-        towards a join burst."""
+        """``team_join``: note when the workspace first saw the member; count the join towards a join burst."""
         user = event.get("user")
         user_id = user.get("id") if isinstance(user, dict) else user
         if not user_id or self.bot.closing:
@@ -110,6 +143,12 @@ class SlackHandlers:
         now = datetime.now(UTC)
         await self.bot.workflow.first_seen(team, user_id, at=now, joined=True)
         await self.bot.workflow.member_joined(team, user_id, now)
+
+    async def on_channel_join(self, event: dict[str, Any]) -> None:
+        """``member_joined_channel``: a member (often long-standing, added by an admin) joined one channel. It is
+        not a workspace join (``team_join`` is), so it neither counts toward a join-burst raid nor records a
+        first-seen date: the new-member and raid-mode tiers must not apply to regulars added to a new channel."""
+        log.debug("channel join of %s in %s (not a workspace join)", event.get("user"), event.get("channel"))
 
     # ------------------------------------------------------------------ buttons
     async def on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
@@ -247,9 +286,7 @@ class SlackHandlers:
                                               or "none"))
         if name == "/mydata":
             if args[:1] == ["export"]:
-                record = await wf.export_member(team, user)
-                return "Everything this bot stores about you here:\n```" + json.dumps(record, default=str)[:2800] \
-                    + "```"
+                return await self.send_export(team, user, await wf.export_member(team, user))
             if args[:1] == ["forget"]:
                 if args[1:] != ["FORGET"]:
                     return "Nothing was erased: type `/mydata forget FORGET` (capitals) to confirm."
@@ -318,6 +355,13 @@ class SlackHandlers:
         return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
+#: A ``/mydata export`` record up to this many characters (compact JSON) is answered inline: an ephemeral answer
+#: holds 3,000 characters of a section's text (Slack's block limit), less the words and code fence around it.
+EXPORT_INLINE_CHARS = 2_800
+#: Characters of compact JSON per DM page when the file upload is refused (well under Slack's 40,000 per message
+#: and its advice to keep a message's text under 4,000).
+EXPORT_PAGE_CHARS = 3_500
+
 #: Slack's limit of a view's ``private_metadata``, in characters.
 METADATA_MAX = 3000
 
@@ -339,7 +383,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     """Attach the listeners to a bolt app."""
     app.event("message")(handlers.on_message)
     app.event("team_join")(handlers.on_join)
-    app.event("member_joined_channel")(handlers.on_join)
+    app.event("member_joined_channel")(handlers.on_channel_join)
     app.action(re.compile(r"^mod:"))(handlers.on_action)
     app.shortcut("report_message")(handlers.on_report_shortcut)
     app.view("mod_report")(handlers.on_report_submit)

@@ -113,11 +113,18 @@ class SlackEnforcer:
         return RANK_MEMBER
 
     async def member(self, server_id: str, member_id: str) -> MemberInfo | None:
-        """The member now, or ``None`` when unknown, deactivated, or another workspace's."""
+        """The member now, or ``None`` when unknown or deactivated.
+
+        A Slack Connect member (``users.info`` gives another workspace's ``team_id``: someone of another
+        organisation in a shared channel) is here, not gone: they are a plain member of this workspace's channels
+        (rank 0, never an owner or admin *here*, whatever they are at home), so the card's Warn (a DM) and Remove
+        from channel are tried, and whatever Slack answers is recorded on the case."""
         user = await self.user_info(member_id)
-        if user is None or (user.get("team_id") and user["team_id"] != server_id):
+        if user is None:
             return None
         name = (user.get("profile") or {}).get("display_name") or user.get("real_name") or user.get("name") or ""
+        if user.get("team_id") and user["team_id"] != server_id:
+            return MemberInfo(id=member_id, name=name, rank=RANK_MEMBER, is_bot=bool(user.get("is_bot")))
         return MemberInfo(id=member_id, name=name, rank=await self.rank(server_id, user),
                           is_owner=bool(user.get("is_primary_owner")), is_bot=bool(user.get("is_bot")))
 

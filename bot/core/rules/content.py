@@ -1,7 +1,7 @@
 """Per-message content rules: blocklist / allowlist, regex, links and invites, mention spam, zalgo.
 
 Layer: ``bot.core``. Stateless per message and deterministic: the same message, normalisation and settings give
-the same hits, in the same order (blocklist, regex, invite, link, mention_spam, zalgo).
+the same hits, in the same order (blocklist, regex, invite, link, mention_spam, zalgo, hostile_emoji).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import re2
 
+from bot.core.emoji_words import hostile_emoji_only
 from bot.core.models import Message, RuleHit
 from bot.core.normalize import Normalized, contains_term
 from bot.core.rules._util import scaled_limit
@@ -93,7 +94,22 @@ class ContentRules:
         hits += self._mention_hits(message, may_mention_everyone, raid_mode)
         if self.settings.zalgo.enabled and norm.zalgo:
             hits.append(RuleHit(rule="zalgo", detail="stacked combining marks", action=self.settings.zalgo.action))
+        hits += self._hostile_emoji(message)
         return hits
+
+    def _hostile_emoji(self, message: Message) -> list[RuleHit]:
+        """``hostile_emoji``: the message is only hostile emoji and addresses another member (a reply, or a
+        mention of someone who is not a bot and not the author)."""
+        cfg = self.settings.hostile_emoji
+        if not cfg.enabled:
+            return []
+        addressed = message.reply_to is not None or any(
+            not m.is_bot and m.id != message.author.id for m in message.mentions)
+        names = hostile_emoji_only(message.text) if addressed else None
+        if not names:
+            return []
+        return [RuleHit(rule="hostile_emoji", detail=", ".join(dict.fromkeys(names)), label=cfg.label,
+                        action=cfg.action)]
 
     def evaluate_terms(
         self, norm: Normalized, *, extra_terms: Sequence[str] = (), allow_terms: Sequence[str] = ()

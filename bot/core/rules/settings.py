@@ -334,6 +334,16 @@ class ZalgoSettings(_Settings):
     action: Action = Field(default=None, description="Default none: a signal.")
 
 
+class HostileEmojiSettings(_Settings):
+    """A message that is only hostile emoji (a middle finger, a cursing face, a pile of poo) in reply to or
+    mentioning another member (``[rules.hostile_emoji]``): the insult in words would be reviewed, and the model,
+    which scores a lone middle finger toxicity 0.91 but a low insult, would let it pass."""
+
+    enabled: bool = Field(default=True, description="Switch the rule on or off.")
+    label: str | None = Field(default="insult", description="The label the hit supports (shown on the card).")
+    action: Action = Field(default="review", description="Default review, as the same insult in words.")
+
+
 class RulesSettings(_Settings):
     """All automod rule settings of a server (``[rules]``)."""
 
@@ -345,6 +355,7 @@ class RulesSettings(_Settings):
     new_account: NewAccountSettings = Field(default_factory=NewAccountSettings)
     raid: RaidSettings = Field(default_factory=RaidSettings)
     zalgo: ZalgoSettings = Field(default_factory=ZalgoSettings)
+    hostile_emoji: HostileEmojiSettings = Field(default_factory=HostileEmojiSettings)
 
     @field_validator("regex")
     @classmethod

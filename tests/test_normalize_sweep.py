@@ -1,0 +1,85 @@
+"""Normalisation that hostile input cannot defeat: invisible padding and normalising twice."""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.normalize import for_scoring, normalize
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
+from bot.store.sqlite import SqliteStore
+from tests.fakes import ABUSE, FakeScorer
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+OLD = T0 - timedelta(days=400)
+ZWSP = "\u200b"
+
+
+def _msg(text: str, platform: str = "slack") -> Message:
+    return Message(server=ServerRef(platform, "g1", "g"), channel=ChannelRef("c1", "general"),
+                   author=MemberRef("u1", "u1", joined_at=OLD, created_at=OLD), id="m1", text=text, created_at=T0)
+
+
+@pytest.fixture
+async def service(tmp_path: Path):
+    store = await SqliteStore.open(tmp_path / "mod.db")
+    svc = ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH),
+                            max_delay_s=0.001)
+    await svc.start()
+    yield svc
+    await svc.close()
+    await store.close()
+
+
+async def test_invisible_padding_past_max_chars_does_not_hide_the_words(service):
+    """45,000 zero-width spaces before an insult: the words are still read and flagged, not 'not_scored'."""
+    out = await service.handle(_msg(ZWSP * 45_000 + "you people are freaks"))
+    v = out.verdict
+    assert v.score_status == "ok"
+    assert v.scores is not None and v.scores.get("identity_attack") == pytest.approx(0.97)
+    assert v.flagged
+
+
+async def test_visible_text_past_max_chars_after_padding_is_truncated_and_reviewed(service):
+    """Invisible padding plus more than max_chars visible characters: status 'truncated' and a long_text hit."""
+    out = await service.handle(_msg(ZWSP * 5_000 + "word " * 8_200))
+    v = out.verdict
+    assert v.score_status == "truncated"
+    assert any(h.rule == "long_text" for h in v.rule_hits)
+
+
+def test_blocklist_matching_is_not_defeated_by_4000_invisibles():
+    """A word behind 4,500 invisible characters is still a token of the normalised text."""
+    assert "freaks" in normalize(ZWSP * 4_500 + "you freaks").tokens
+    assert for_scoring("\u2060" * 4_500 + "you freaks") == "you freaks"
+
+
+@pytest.mark.parametrize("text", ["\u0130stanbul", "\u0130", "I\u0307", "ﬁ\u0130x", "a\u0301\u0301\u0301b",
+                                  "\u0130\u0301", "ǅ", "ⅸ", "Ⅸ\u0307"])
+def test_normalize_is_idempotent_on_known_cases(text):
+    """Normalising the matching text again gives the same text (dotted capital I, ligatures, marks)."""
+    once = normalize(text).matching
+    assert normalize(once).matching == once
+
+
+_LOOKALIKES = "аеорсуіјѕкмнтвАВЕКМНОРСТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧοιᴀʙᴄ𝐚𝐛𝔞ａｂＡ０１İıßẞﬁﬂǅǆ"
+_MARKS = "\u0300\u0301\u0302\u0307\u0308\u0323\u0336\u034f\u200b\u200d\u2060\ufe0f"
+_TEXT = st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzIKS01345@$!*. -_'" + _LOOKALIKES + _MARKS),
+                max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_normalize_matching_is_idempotent(text):
+    """normalise(normalise(x).matching) == normalise(x).matching over lookalikes, dotted I and combining marks."""
+    once = normalize(text).matching
+    assert normalize(once).matching == once
+    assert unicodedata.is_normalized("NFC", once)

@@ -1,0 +1,55 @@
+"""The ``score`` job's ids: whatever an input line's id is, the output stays valid UTF-8 JSON, one line per input."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from argparse import Namespace
+
+from bot.jobs.score import run_score
+from bot.settings import Settings
+from tests.fakes import FakeScorer
+
+
+def _score(tmp_path, lines: str) -> tuple[int, list[dict], str]:
+    stdout_bytes = io.BytesIO()
+    stdout = io.TextIOWrapper(stdout_bytes, encoding="utf-8", newline="\n")  # as a real UTF-8 stdout is
+    stderr = io.StringIO()
+    rc = asyncio.run(run_score(Namespace(policy=[], batch_size=8), Settings(db_path=tmp_path / "u.db"),
+                               io.StringIO(lines), stdout, stderr, scorer=FakeScorer()))
+    stdout.flush()
+    text = stdout_bytes.getvalue().decode("utf-8")  # strict: a lone surrogate cannot have been written
+    return rc, [json.loads(ln, parse_constant=_no_constant) for ln in text.splitlines()], stderr.getvalue()
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_score_lone_surrogate_id_is_refused_and_the_lines_after_it_are_judged(tmp_path):
+    """An id holding a lone surrogate gets an error line (by line number) and the next lines are still judged."""
+    rc, out, err = _score(tmp_path, '{"id": "a", "text": "hi"}\n{"id": "x\\ud800", "text": "hi"}\n'
+                                    '{"id": "c", "text": "bye"}\n')
+    assert rc == 1
+    assert [o["id"] for o in out] == ["a", 2, "c"]
+    assert "surrogate" in out[1]["error"] and "scores" in out[2]
+    assert "1 input line(s)" in err
+
+
+def test_score_nan_id_gives_valid_json_error_line(tmp_path):
+    """A NaN or Infinity id is refused with a JSON error line (no bare NaN in the output); the rest is judged."""
+    rc, out, _err = _score(tmp_path, '{"id": NaN, "text": "hi"}\n{"id": -Infinity, "text": "hi"}\n'
+                                     '{"id": 3, "text": "ok"}\n')
+    assert rc == 1
+    assert [o["id"] for o in out] == [1, 2, 3]
+    assert "NaN" in out[0]["error"] and "Infinity" in out[1]["error"] and "scores" in out[2]
+
+
+def test_score_deeply_nested_line_is_an_error_line_not_a_crash(tmp_path):
+    """A line nested 5,000 levels deep gets an error line and the next line is still judged."""
+    deep = '{"id": "d", "text": "hi", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    rc, out, _err = _score(tmp_path, deep + '\n{"id": "e", "text": "ok"}\n')
+    assert rc == 1
+    assert [o["id"] for o in out] == [1, "e"]
+    assert "nested" in out[0]["error"]
