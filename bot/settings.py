@@ -28,7 +28,8 @@ class Settings:
     """Settings of one bot or CLI process.
 
     Attributes:
-        db_path: SQLite mod log file (``MODBOT_DB``, default ``modbot.db``).
+        db_path: The mod log (``MODBOT_DB`` / ``--db``, default ``modbot.db``): a file path means SQLite (a
+            :class:`Path`), a ``postgresql://`` URL means PostgreSQL (kept as ``str``: see :func:`database`).
         model: ``embedded`` (default), a detoxify model name (``original``, ``unbiased``, ``multilingual``,
             ``original-small``, ``unbiased-small``; downloaded by detoxify, needs internet) or ``local``
             (``MODBOT_MODEL``).
@@ -53,7 +54,7 @@ class Settings:
         slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
     """
 
-    db_path: Path = Path("modbot.db")
+    db_path: Path | str = Path("modbot.db")
     model: str = "embedded"
     checkpoint: Path | None = None
     config_dir: Path | None = None
@@ -79,7 +80,7 @@ class Settings:
             return Path(e[name]) if e.get(name) else None
 
         return cls(
-            db_path=path("MODBOT_DB") or Path("modbot.db"),
+            db_path=database(e["MODBOT_DB"]) if e.get("MODBOT_DB") else Path("modbot.db"),
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
@@ -98,6 +99,17 @@ class Settings:
         )
 
 
+#: URL schemes that name a PostgreSQL server (everything else is a SQLite file path).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def database(value: str | os.PathLike[str]) -> Path | str:
+    """The ``--db`` / ``MODBOT_DB`` value as the store expects it: a ``postgresql://`` (or ``postgres://``) URL
+    stays a ``str`` (a :class:`Path` would fold its ``//``); anything else is a SQLite file :class:`Path`."""
+    text = os.fspath(value)
+    return text if text.startswith(POSTGRES_SCHEMES) else Path(text)
+
+
 def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,
                  policy_dir: str | os.PathLike[str] | None = None) -> Settings:
     """The bot's :class:`Settings`: ``settings`` (default ``Settings.from_env()``), with ``db_path`` and the older
@@ -106,7 +118,7 @@ def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str]
     s = settings if settings is not None else Settings.from_env()
     changes: dict[str, Any] = {}
     if db_path is not None:
-        changes["db_path"] = Path(db_path)
+        changes["db_path"] = database(db_path)
     if policy_dir is not None:
         changes["servers_dir"] = Path(policy_dir) / "servers"
         if (Path(policy_dir) / "default.toml").exists():

@@ -11,9 +11,9 @@ import re
 from datetime import datetime
 from typing import Any
 
+from bot.core.records import PolicyChange, PolicyOverride
 from bot.store.base import Row, StoreBase
 from bot.store.schema import dump_json, load_json, req_db_time, to_db_time, utcnow
-from bot.store.types import PolicyChange, PolicyOverride
 
 _SCOPE = re.compile(r"^(server|(channel|category|role):[^\s:]+)$")
 
