@@ -19,7 +19,7 @@ from typing import Any
 
 import aiosqlite
 
-from bot.core.errors import CaseNotFound
+from bot.core.errors import CaseNotFound, StoreError
 from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
 from bot.store.schema import dump_json, from_db_time, load_json, map_error, opt_db_time, req_db_time, to_db_time
 
@@ -50,11 +50,16 @@ class StoreBase:
         async with self._lock:
             try:
                 yield
-            except sqlite3.Error as exc:
-                mapped = map_error(self._where, exc)
+            except Exception as exc:
+                mapped = self._map_error(exc)
                 if mapped is None:
                     raise
                 raise mapped from exc
+
+    def _map_error(self, exc: Exception) -> StoreError | None:
+        """The store error for a driver failure (``None``: re-raise as is). SQLite: :func:`map_error`; another
+        backend overrides this for its driver's exceptions."""
+        return map_error(self._where, exc) if isinstance(exc, sqlite3.Error) else None
 
     # -- transactions -------------------------------------------------------------------------------------------
 

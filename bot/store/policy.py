@@ -107,7 +107,8 @@ class PolicyMixin(StoreBase):
             )
             await self._db.execute(
                 "INSERT INTO policy_overrides (platform, server_id, scope, key, value, updated_by, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform, server_id, scope, key) DO UPDATE SET "
+                "value = excluded.value, "
                 "updated_by = excluded.updated_by, updated_at = excluded.updated_at",
                 (platform, server_id, scope, key, new, moderator_id, when),
             )

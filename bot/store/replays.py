@@ -65,7 +65,7 @@ class ReplayMixin(StoreBase):
             if not rest:
                 break
             for key, row in await self._by_keys(table, rest, " AND scores IS NOT NULL AND model_name = ? "
-                                                "AND model_version IS ?", (model_name, model_version)):
+                                                "AND model_version IS NOT DISTINCT FROM ?", (model_name, model_version)):
                 if key not in found:
                     found[key] = (row["policy_version"], stored_scores_to_scores(load_json(row["scores"], {}),
                                                                                  row["model_name"]))
@@ -86,9 +86,15 @@ class ReplayMixin(StoreBase):
         ]
         async with self._tx():
             await self._db.executemany(
-                "INSERT OR REPLACE INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
+                "INSERT INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
                 "channel_id, scores, rule_hits, labels, flagged, action, strike_points, exempt, model_name, "
-                "model_version, raid_mode, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "model_version, raid_mode, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (platform, server_id, message_id, policy_version) DO UPDATE SET "
+                "member_id = excluded.member_id, channel_id = excluded.channel_id, scores = excluded.scores, "
+                "rule_hits = excluded.rule_hits, labels = excluded.labels, flagged = excluded.flagged, "
+                "action = excluded.action, strike_points = excluded.strike_points, exempt = excluded.exempt, "
+                "model_name = excluded.model_name, model_version = excluded.model_version, "
+                "raid_mode = excluded.raid_mode, judged_at = excluded.judged_at",
                 rows,
             )
         return len(rows)
@@ -98,7 +104,8 @@ class ReplayMixin(StoreBase):
         now = to_db_time(utcnow())
         async with self._tx():
             await self._db.executemany(
-                "INSERT OR IGNORE INTO policy_versions (version, scoring_pieces, first_seen) VALUES (?, ?, ?)",
+                "INSERT INTO policy_versions (version, scoring_pieces, first_seen) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 [(v, p, now) for v, p in pieces.items()],
             )
 

@@ -272,21 +272,29 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         else:
             await self._db.execute(
                 "INSERT INTO messages (platform, server_id, message_id, channel_id, author_id, created_at, "
-                "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (platform, server_id, message_id) DO UPDATE SET "
                 "edited_at = excluded.edited_at, excerpt = excluded.excerpt, purged_at = NULL",
                 (*key, msg.channel.id, msg.author.id, to_db_time(msg.created_at), edited, record.excerpt),
             )
-            await self._db.execute(
+            # ON CONFLICT: another process may insert this key between the SELECT above and here (PostgreSQL's
+            # READ COMMITTED); the loser is a duplicate, never a failed batch.
+            cur = await self._db.execute(
                 "INSERT INTO verdicts (platform, server_id, message_id, member_id, channel_id, edited_at, scores, "
                 "rule_hits, labels, flagged, action, strike_points, exempt, model_name, model_version, "
                 "policy_version, latency_ms, shadow, judged_at, score_status, language) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (*key, msg.author.id, *fields),
             )
+            won = cur.rowcount == 1
+            await cur.close()
+            if not won:
+                return RecordResult(inserted=False)
             await self._db.execute(
                 "INSERT INTO member_first_seen (platform, server_id, member_id, first_message_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                "first_message_at = MIN(first_message_at, excluded.first_message_at)",
+                "VALUES (?, ?, ?, ?) ON CONFLICT (platform, server_id, member_id) DO UPDATE SET first_message_at = "
+                "CASE WHEN excluded.first_message_at < member_first_seen.first_message_at "
+                "THEN excluded.first_message_at ELSE member_first_seen.first_message_at END",
                 (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
             )
         case_number = review_id = None
