@@ -116,6 +116,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["int8"] = True
     if getattr(args, "db", None):
         changes["db_path"] = args.db
+    if getattr(args, "command", None) in ("scan", "discord", "slack"):
+        changes["announce_store"] = True
     if changes:
         from dataclasses import replace
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -251,6 +252,8 @@ class Runtime:
         if validate_platform is not None:
             policies.validate_servers(validate_platform)
         store = await open_store(database(db_path) if db_path is not None else settings.db_path)
+        if settings.announce_store and db_path is None:
+            print(f"mod log: {store.location}", file=sys.stderr)  # noqa: T201 - one line at start, never a password
         try:
             if overrides:
                 policies.store = OverrideBridge(store)

@@ -52,6 +52,8 @@ class Settings:
             default :func:`default_servers_dir`).
         discord_token: ``DISCORD_TOKEN``; never logged or stored.
         slack_bot_token / slack_app_token / slack_signing_secret: Slack credentials; never logged or stored.
+        announce_store: Print ``mod log: <absolute path or URL, password hidden>`` on stderr once the store is
+            open (set by the CLI for ``scan``, ``discord`` and ``slack``; not read from the environment).
     """
 
     db_path: Path | str = Path("modbot.db")
@@ -70,6 +72,7 @@ class Settings:
     slack_bot_token: str | None = field(default=None, repr=False)
     slack_app_token: str | None = field(default=None, repr=False)
     slack_signing_secret: str | None = field(default=None, repr=False)
+    announce_store: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -242,3 +242,17 @@ async def _create(path: Path) -> None:
         pass
 
 
+
+
+def test_scan_prints_the_absolute_database_location(tmp_path, capsys, monkeypatch):
+    """scan prints ``mod log: <absolute path>`` once on stderr when the store opens (a relative --db resolved),
+    before the model loads (here it cannot: exit 2)."""
+    from tests.test_cli import NO_MODEL
+
+    export = tmp_path / "chat.jsonl"
+    export.write_text('{"id": "1", "text": "hello", "author": "a", "created_at": "2024-01-01T00:00:00Z"}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main([*NO_MODEL, "scan", str(export), "--db", "rel.db", "--no-progress"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines.count(f"mod log: {tmp_path.resolve() / 'rel.db'}") == 1
+    assert any("could not be loaded" in ln for ln in lines)
