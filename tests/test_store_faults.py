@@ -256,3 +256,17 @@ def test_scan_prints_the_absolute_database_location(tmp_path, capsys, monkeypatc
     lines = capsys.readouterr().err.splitlines()
     assert lines.count(f"mod log: {tmp_path.resolve() / 'rel.db'}") == 1
     assert any("could not be loaded" in ln for ln in lines)
+
+
+async def test_full_disk_is_refused_and_keeps_what_was_recorded(tmp_path):
+    """A write past the disk's end (SQLITE_FULL, here a page limit) raises StoreRefused; earlier records stay."""
+    async with await SqliteStore.open(tmp_path / "m.db") as store:
+        await store.record_batch([make_record("kept")])
+        db = store._db  # noqa: SLF001 - the page limit is per connection: this one plays the full disk
+        async with db.execute("PRAGMA page_count") as cur:
+            [pages] = await cur.fetchone()
+        await db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(StoreRefused, match="full"):
+            await store.record_batch([make_record(f"m{i}", text="x" * 4000) for i in range(50)])
+        found = await store.known_messages([("discord", "g1", "kept"), ("discord", "g1", "m0")])
+        assert list(found) == [("discord", "g1", "kept")]
