@@ -259,7 +259,7 @@ async def test_record_raid(store):
     later = RaidAlert("g1", "c1", T1, ("u3",), 9, "flagged_burst")
     ids = [await store.record_raid("discord", alert), await store.record_raid("discord", alert),
            await store.record_raid("discord", later)]
-    assert ids[0] is not None and ids[1] is None and ids[2] == ids[0] + 1
+    assert ids[0] is not None and ids[1] is None and ids[2] not in (None, ids[0])
     assert (await store.summary("discord", "g1")).raids == 2
 
 

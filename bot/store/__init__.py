@@ -1,8 +1,8 @@
 """The mod log's backends behind the core's store port (:class:`bot.core.store_port.ModStore`).
 
 Callers open a store with :func:`open_store` and never name a backend: a file path means SQLite
-(:class:`bot.store.sqlite.SqliteStore`, the default: nothing to install); a ``postgresql://`` URL is refused with
-one line until the PostgreSQL backend lands (see docs/scaling.md).
+(:class:`bot.store.sqlite.SqliteStore`, the default: nothing to install); a ``postgresql://`` URL means PostgreSQL
+(:class:`bot.store.postgres.PostgresStore`: the same SQL through asyncpg; see docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.core.errors import StoreError, StoreRefused
+from bot.core.errors import StoreError
 from bot.core.store_port import ModStore
 from bot.settings import POSTGRES_SCHEMES
 
@@ -57,7 +57,9 @@ async def open_store(database: str | os.PathLike[str], *, create: bool = True) -
     """
     text = os.fspath(database)
     if text.startswith(POSTGRES_SCHEMES):
-        raise StoreRefused(describe(text), "PostgreSQL is not supported by this build yet (use a SQLite file path)")
+        from bot.store.postgres import PostgresStore
+
+        return await PostgresStore.open_url(text, describe(text))
     from bot.store.sqlite import SqliteStore
 
     return await SqliteStore.open(Path(text), create=create)

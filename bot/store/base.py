@@ -139,7 +139,7 @@ class StoreBase:
         """Allocate the server's next case number and insert the case (inside a transaction)."""
         row = await self._one(
             "INSERT INTO case_counters (platform, server_id, last_number) VALUES (?, ?, 1) "
-            "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = last_number + 1 RETURNING last_number",
+            "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = case_counters.last_number + 1 RETURNING last_number",
             (platform, server_id),
         )
         assert row is not None
