@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.errors import StoreError
-from bot.settings import Settings, SettingsError
+from bot.settings import Settings, SettingsError, database
 
 log = logging.getLogger("bot")
 
 DB_HELP = "SQLite mod log (default: $MODBOT_DB, else $XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/...)"
+
+
+DB_HELP = "the mod log: a SQLite file path or a postgresql:// URL (default: $MODBOT_DB or modbot.db)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
     s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
-    s.add_argument("--db", type=Path, help=DB_HELP)
+    s.add_argument("--db", type=database, help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
     s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
@@ -81,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--pad", action="store_true",
                     help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
 
+    bk = sub.add_parser("backup", help="write an online copy of the mod log (SQLite: sqlite3 backup API)")
+    bk.add_argument("--db", type=database, help=DB_HELP)
+    bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
+
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
@@ -88,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("rest", nargs=argparse.REMAINDER)
 
     pu = sub.add_parser("purge", help="erase message text older than the retention period (verdicts and cases stay)")
-    pu.add_argument("--db", type=Path)
+    pu.add_argument("--db", type=database, help=DB_HELP)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
 
     rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
@@ -98,14 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
-    d.add_argument("--db", type=Path, help=DB_HELP)
+    d.add_argument("--db", type=database, help=DB_HELP)
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
                         "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)",
                         description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
                         "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
-    sl.add_argument("--db", type=Path, help=DB_HELP)
+    sl.add_argument("--db", type=database, help=DB_HELP)
     return p
 
 
@@ -124,6 +131,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["int8"] = True
     if getattr(args, "db", None):
         changes["db_path"] = args.db
+    if getattr(args, "command", None) in ("scan", "discord", "slack"):
+        changes["announce_store"] = True
     if changes:
         from dataclasses import replace
 
@@ -148,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_main(argv[1:])
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_format)
+    from bot.core.errors import StoreBusy, StoreError, StoreRefused
     from bot.core.policy import PolicyError
     from bot.eval import EvalInputError
     from bot.scoring import ScorerLoadError
@@ -173,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_purge(args, _settings(args)))
         if args.command == "report":
             return asyncio.run(_report(args, _settings(args)))
+        if args.command == "backup":
+            return asyncio.run(_backup(args, _settings(args)))
         if args.command == "slack":
             return _slack(_settings(args))
         if args.command == "discord":
@@ -189,11 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
-    except StoreError as exc:  # e.g. scan stopped on a write refused for good (ModerationService.failure)
-        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
-        return 2
     except FileNotFoundError as exc:
         print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    except (StoreRefused, StoreBusy) as exc:  # one line naming the database (password hidden) and the cause
+        print(f"error: {exc.database}: cannot be used as the mod-log database: {exc.cause}", file=sys.stderr)  # noqa: T201
+        return 2
+    except StoreError as exc:  # a malformed migration file; a scan stopped on a refused write (ScanStoreFailed)
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     except sqlite3.DatabaseError as exc:  # includes OperationalError: a folder, no permission, not a SQLite file
         where = getattr(args, "db", None) or "the mod-log database"
@@ -356,18 +371,32 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 async def _report(args: argparse.Namespace, settings: Settings) -> int:
     """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
     from bot.report_live import write_modlog_report
-    from bot.store.sqlite import SqliteStore
+    from bot.store import exists, open_store
 
-    if not settings.db_path.is_file():
+    if not exists(settings.db_path):
         print(f"error: {settings.db_path}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
         return 2
+    store = await open_store(settings.db_path, create=False)
     try:
-        async with await SqliteStore.open(settings.db_path) as store:
-            n = await write_modlog_report(store, args.out)
+        n = await write_modlog_report(store, args.out)
     except OSError as exc:
         print(f"error: {args.out}: cannot be written: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
+    finally:
+        await store.close()
     print(f"mod log of {n} server(s) written to {args.out}")  # noqa: T201
+    return 0
+
+
+async def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.store import open_store
+
+    store = await open_store(settings.db_path, create=False)
+    try:
+        where = await store.backup(str(args.out) if args.out is not None else None)
+    finally:
+        await store.close()
+    print(f"backed up {store.location} to {where}")  # noqa: T201
     return 0
 
 
@@ -375,17 +404,20 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime, timedelta
 
     from bot.core.policy import load_policy
-    from bot.store.sqlite import SqliteStore
+    from bot.store import describe, exists, open_store
 
     days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
     if not 1 <= days <= 3650:  # the policy's server.retention_days allows the same range
         print("error: --days must be between 1 and 3650", file=sys.stderr)  # noqa: T201
         return 2
-    if not settings.db_path.exists():  # purging never creates a database (a typo in --db would)
-        print(f"error: {settings.db_path}: no such database; nothing to purge", file=sys.stderr)  # noqa: T201
+    if not exists(settings.db_path):  # purging never creates a database (a typo in --db would)
+        print(f"error: {describe(settings.db_path)}: no such database; nothing to purge", file=sys.stderr)  # noqa: T201
         return 2
     cutoff = datetime.now(UTC) - timedelta(days=days)
-    async with await SqliteStore.open(settings.db_path) as store:
+    store = await open_store(settings.db_path, create=False)  # purging never creates a database (a typo would)
+    try:
         n = await store.purge_expired_text(cutoff)
-    print(f"purged the text of {n} messages older than {days} days from {settings.db_path}")  # noqa: T201
+    finally:
+        await store.close()
+    print(f"purged the text of {n} messages older than {days} days from {store.location}")  # noqa: T201
     return 0

@@ -3,7 +3,7 @@
 What a moderator of a running server reads: per server, the open review items; every case, searchable and
 filterable by member, moderator, action, label and date; one section per member with their cases, strikes and
 appeals; the raids with every raider's id to copy; the appeals; statistics with charts over time. Read through the
-store's public methods (:class:`bot.store.modlog_read.ModLogReadMixin`); nothing is written (opening the store
+store's public methods (:class:`bot.core.store_port.ModLogReadStore`); nothing is written (opening the store
 applies pending migrations, as every command does).
 
 Built with :mod:`bot.report`'s code (its styles, charts, escaping, names with ids, the phone layout of message

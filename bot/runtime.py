@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ from typing import Any
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import Scorer
 from bot.core.service import ModerationService
-from bot.settings import Settings
+from bot.core.store_port import ModStore, PolicyStore
+from bot.settings import Settings, database
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +209,7 @@ def load_artifact_scorer(artifact_dir: Path, settings: Settings) -> Scorer:
 
 
 class OverrideBridge:
-    """Adapts ``SqliteStore``'s override API to the ``OverrideStore`` port :class:`PolicyRegistry` expects.
+    """Adapts the store port's override API to the ``OverrideStore`` port :class:`PolicyRegistry` expects.
 
     The store returns ``list[PolicyOverride]`` and accepts scopes ``server``/``channel:<id>``...; the registry
     wants ``{dotted key: value}`` and removes with ``value=None``. Overrides are kept under scope ``"server"``
@@ -216,7 +218,7 @@ class OverrideBridge:
 
     SCOPE = "server"
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: PolicyStore) -> None:
         self.store = store
 
     async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
@@ -234,7 +236,7 @@ class OverrideBridge:
 
 
 def build_policies(settings: Settings, *, extra_policy_files: tuple[Path, ...] = (), server_files: bool = True,
-                   store: Any = None) -> PolicyRegistry:
+                   store: PolicyStore | None = None) -> PolicyRegistry:
     """The policy registry of ``settings``: ``default_policy`` < ``extra_policy_files`` < the server's file in
     ``servers_dir`` (when ``server_files``) < runtime overrides in ``store`` (when given, via
     :class:`OverrideBridge`).
@@ -257,14 +259,14 @@ class Runtime:
     Attributes:
         settings: The settings it was built from.
         policies: Per-server effective policies.
-        store: The SQLite mod log (``bot.store.sqlite.SqliteStore``).
+        store: The mod log (the core's store port; SQLite or PostgreSQL by ``settings.db_path``).
         scorer: The loaded :class:`bot.core.ports.Scorer`.
         service: The started :class:`ModerationService`.
     """
 
     settings: Settings
     policies: PolicyRegistry
-    store: Any
+    store: ModStore
     scorer: Scorer
     service: ModerationService
     _closers: list[Callable[[], Any]] = field(default_factory=list, repr=False)
@@ -297,22 +299,25 @@ class Runtime:
             scorer: An already loaded scorer (tests, ``bench``); else ``scorer_factory`` is called.
             scorer_factory: Zero-argument loader, called once off the event loop; default
                 ``load_scorer(settings)``.
-            db_path: Mod log file; default ``settings.db_path``.
+            db_path: The mod log (a SQLite file path or a ``postgresql://`` URL); default ``settings.db_path``.
             batch_size: Texts per model batch in the service.
             validate_platform: Check every server file of this platform (``discord``, ``slack``) at startup, so a
                 bad file stops a bot before it connects instead of failing on the first message.
 
         Raises:
             bot.core.policy.PolicyError: a policy file is invalid (before the store opens or the model loads).
-            sqlite3.DatabaseError: the database cannot be used.
+            bot.core.errors.StoreRefused: the database cannot be used (before the model loads).
+            bot.core.errors.StoreBusy: the database is locked past the busy timeout while migrating.
             bot.scoring.ScorerLoadError: the model cannot be loaded (the store is closed again).
         """
-        from bot.store.sqlite import SqliteStore
+        from bot.store import open_store
 
         policies = build_policies(settings, extra_policy_files=tuple(extra_policy_files), server_files=server_files)
         if validate_platform is not None:
             policies.validate_servers(validate_platform)
-        store = await SqliteStore.open(Path(db_path) if db_path is not None else settings.db_path)
+        store = await open_store(database(db_path) if db_path is not None else settings.db_path)
+        if settings.announce_store and db_path is None:
+            print(f"mod log: {store.location}", file=sys.stderr)  # noqa: T201 - one line at start, never a password
         try:
             if overrides:
                 policies.store = OverrideBridge(store)

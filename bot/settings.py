@@ -106,8 +106,9 @@ class Settings:
     """Settings of one bot or CLI process.
 
     Attributes:
-        db_path: SQLite mod log file (``MODBOT_DB``, default :func:`default_db_path`:
-            ``$XDG_DATA_HOME/modbot/modlog.db`` or ``~/.local/share/modbot/modlog.db``).
+        db_path: The mod log (``MODBOT_DB`` / ``--db``): a file path means SQLite (a :class:`Path`), a
+            ``postgresql://`` URL means PostgreSQL (kept as ``str``: see :func:`database`); default
+            :func:`default_db_path`: ``$XDG_DATA_HOME/modbot/modlog.db`` or ``~/.local/share/modbot/modlog.db``.
         model: ``embedded`` (default), a detoxify model name (``original``, ``unbiased``, ``multilingual``,
             ``original-small``, ``unbiased-small``; downloaded by detoxify, needs internet) or ``local``
             (``MODBOT_MODEL``).
@@ -146,9 +147,11 @@ class Settings:
             cached export passed its check, else torch), ``onnx`` or ``torch`` (detoxify itself).
         serve_keys_file: API keys file of ``python -m bot serve`` (``MODBOT_SERVE_KEYS_FILE``; see
             :mod:`bot.serve.keys`).
+        announce_store: Print ``mod log: <absolute path or URL, password hidden>`` on stderr once the store is
+            open (set by the CLI for ``scan``, ``discord`` and ``slack``; not read from the environment).
     """
 
-    db_path: Path = field(default_factory=default_db_path)
+    db_path: Path | str = field(default_factory=default_db_path)
     model: str = "embedded"
     checkpoint: Path | None = None
     config_dir: Path | None = None
@@ -174,6 +177,7 @@ class Settings:
     scorer_timeout_s: float = 10.0
     runtime: str = "auto"
     serve_keys_file: Path | None = None
+    announce_store: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -190,7 +194,7 @@ class Settings:
             return Path(e[name]) if e.get(name) else None
 
         return cls(
-            db_path=path("MODBOT_DB") or default_db_path(e),
+            db_path=database(e["MODBOT_DB"]) if e.get("MODBOT_DB") else default_db_path(e),
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
@@ -251,6 +255,17 @@ def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: s
     return raw
 
 
+#: URL schemes that name a PostgreSQL server (everything else is a SQLite file path).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def database(value: str | os.PathLike[str]) -> Path | str:
+    """The ``--db`` / ``MODBOT_DB`` value as the store expects it: a ``postgresql://`` (or ``postgres://``) URL
+    stays a ``str`` (a :class:`Path` would fold its ``//``); anything else is a SQLite file :class:`Path`."""
+    text = os.fspath(value)
+    return text if text.startswith(POSTGRES_SCHEMES) else Path(text)
+
+
 def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,
                  policy_dir: str | os.PathLike[str] | None = None) -> Settings:
     """The bot's :class:`Settings`: ``settings`` (default ``Settings.from_env()``), with ``db_path`` and the older
@@ -259,7 +274,7 @@ def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str]
     s = settings if settings is not None else Settings.from_env()
     changes: dict[str, Any] = {}
     if db_path is not None:
-        changes["db_path"] = Path(db_path)
+        changes["db_path"] = database(db_path)
     if policy_dir is not None:
         changes["servers_dir"] = Path(policy_dir) / "servers"
         if (Path(policy_dir) / "default.toml").exists():

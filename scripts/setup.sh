@@ -35,4 +35,22 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
         echo "setup: chromium not found and cannot be installed here (no apt-get or no root); the browser test needs it" >&2
     fi
 fi
+# The store's PostgreSQL tests (tests/test_store_postgres.py, marker postgres) start a throwaway server with the
+# machine's PostgreSQL binaries (initdb, pg_ctl; run as the `postgres` user under root). Install Debian's
+# postgresql when they are missing and apt-get is available; otherwise say so (the tests then skip with the
+# reason, or fail under CI).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        SUDO="sudo -n"
+    fi
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; }; then
+        if ! { $SUDO apt-get update -qq >/dev/null \
+            && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }; then
+            echo "setup: could not install postgresql with apt-get; the postgres store tests need it" >&2
+        fi
+    else
+        echo "setup: PostgreSQL binaries not found and cannot be installed here (no apt-get or no root); the postgres store tests need them" >&2
+    fi
+fi
 step "done"

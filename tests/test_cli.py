@@ -125,7 +125,8 @@ NO_MODEL = ["--model", "local", "--checkpoint", "/nonexistent/model.ckpt", "--co
 
 
 def _err_lines(capsys) -> list[str]:
-    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    """stderr lines, without the ``mod log: <where>`` line printed once the store is open."""
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip() and not ln.startswith("mod log: ")]
 
 
 @pytest.mark.parametrize("kind", ["empty file", "empty folder"])

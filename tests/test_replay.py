@@ -170,8 +170,8 @@ def test_replay_report_shows_the_diff(tmp_path, settings):
 def test_compute_diff_counts_actions_labels_channels_and_members():
     """The diff counts a changed action, a newly flagged and an un-flagged message once each, per channel/member."""
     from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef, Verdict
+    from bot.core.records import SetVerdict
     from bot.jobs.replay import compute_diff
-    from bot.store.replays import SetVerdict
 
     srv = ServerRef("export", "s")
     msgs = [Message(srv, ChannelRef(f"c{i % 2}", f"chan{i % 2}"), MemberRef(f"u{i}", f"name{i}"), f"m{i}", f"t{i}",

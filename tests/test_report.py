@@ -15,6 +15,7 @@ from rich.console import Console
 from bot.core.models import RaidAlert
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
+from bot.core.records import ScanSummary
 from bot.jobs.scan import _print_summary
 from bot.report import (
     MAX_TEXT,
@@ -29,7 +30,6 @@ from bot.report import (
     write_html_report,
     zoom_window,
 )
-from bot.store.types import ScanSummary
 from tests.report_scan import snowflake, synthetic_scan
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.store.errors import MigrationError
+from bot.core.errors import MigrationError, StoreRefused
 from bot.store.schema import LATEST_VERSION, MIGRATIONS, connect, migrate, split_statements
 from bot.store.sqlite import SqliteStore
 from tests.store_factories import T0, make_record
@@ -89,7 +89,7 @@ async def test_newer_database_is_refused(tmp_path):
         pass
     with _raw(path) as raw:
         raw.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
-    with pytest.raises(MigrationError, match="newer"):
+    with pytest.raises(StoreRefused, match=f"{path}: schema version {LATEST_VERSION + 1} is newer"):
         await SqliteStore.open(path)
 
 

@@ -6,8 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.core.models import ActionKind, CaseStatus, ReviewDecision
-from bot.store.errors import (
+from bot.core.errors import (
     AppealAlreadyDecided,
     AppealAlreadyOpen,
     AppealError,
@@ -16,6 +15,7 @@ from bot.store.errors import (
     ReviewAlreadyDecided,
     ReviewNotFound,
 )
+from bot.core.models import ActionKind, CaseStatus, ReviewDecision
 from bot.store.sqlite import SqliteStore
 from tests.store_factories import T0, make_record
 

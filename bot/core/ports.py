@@ -1,14 +1,13 @@
 """Ports: the interfaces the core needs from the outside world.
 
 Layer: ``bot.core``. Standard library only. Implementations live outside the core: ``bot.scoring`` (scorers),
-``bot.store`` (SQLite), ``bot.adapters`` (platform enforcers). Tests use fakes that implement these protocols.
+``bot.store`` (the mod log, whose port is :mod:`bot.core.store_port`), ``bot.adapters`` (platform enforcers). Tests use fakes that implement these protocols.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from bot.core.models import Action, Case, Message, RaidAlert, ReviewItem, Scores, Strike, Verdict
@@ -103,35 +102,6 @@ class ActionResult:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-class ModStore(Protocol):
-    """The mod log. Implemented by :class:`bot.store.sqlite.SqliteStore`."""
-
-    async def known_messages(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], datetime | None]:
-        """Return ``{key: edited_at or None}`` for the message keys that already have a verdict."""
-        ...
-
-    async def flagged_messages(self, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
-        """The keys among ``keys`` whose recorded verdict is flagged."""
-        ...
-
-    async def record_batch(
-        self, records: Sequence[VerdictRecord], *, model_version: str | None = None
-    ) -> list[RecordResult]:
-        """Write verdicts, cases, review items and strikes in one transaction; idempotent per message key.
-
-        ``model_version`` is recorded with every verdict of the batch (the scorer's version).
-        """
-        ...
-
-    async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
-        """Unpardoned strikes of a member whose ``expires_at`` is after ``now``."""
-        ...
-
-    async def record_raid(self, platform: str, alert: RaidAlert) -> int:
-        """Store a raid alert; returns its id."""
-        ...
-
-
 class Enforcer(Protocol):
     """Carries out core actions on one platform (Discord, Slack). Never raises for platform refusals."""
 
@@ -146,7 +116,6 @@ __all__ = [
     "ActionResult",
     "Case",
     "Enforcer",
-    "ModStore",
     "RecordResult",
     "ReviewItem",
     "Scorer",

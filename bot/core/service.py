@@ -54,8 +54,9 @@ from bot.core.normalize import Normalized, normalize
 from bot.core.pieces import chunks, is_truncated, read_chars, score_plans, scoring_pieces, visible_chars
 from bot.core.policy import Policy, Tier
 from bot.core.policy_registry import PolicyRegistry
-from bot.core.ports import ModStore, RecordResult, Scorer, VerdictRecord
+from bot.core.ports import RecordResult, Scorer, VerdictRecord
 from bot.core.rules import ContentRules, RaidDetector, SpamTracker, new_account_hits
+from bot.core.store_port import ModStore
 
 log = logging.getLogger(__name__)
 
@@ -510,23 +511,20 @@ class ModerationService:
             try:
                 judged: list[_Item] = []
                 records: list[VerdictRecord] = []
-                raids: list[RaidAlert | None] = []
                 for it in items:
                     if it.replay_flagged is not None:
                         self._replay(it)
                         continue
                     rec, raid = await self._judge(it)
                     judged.append(it)
-                    records.append(rec)
-                    raids.append(raid)
+                    records.append(replace(rec, raid=raid) if raid else rec)  # committed with its batch
                 results = await self._write(records)
                 for it in items:
                     if it.replay_flagged is not None:
                         self.stats["duplicates"] += 1
                         self._resolve(it, _duplicate(it.message))
-                for it, rec, res, raid in zip(judged, records, results, raids, strict=True):
-                    raid_id = await self.store.record_raid(it.message.server.platform, raid) if raid else None
-                    self._resolve(it, _outcome(rec, res, raid_id))
+                for it, rec, res in zip(judged, records, results, strict=True):
+                    self._resolve(it, _outcome(rec, res, res.raid_id))
             except StoreRefused as exc:
                 self._stop(exc, items)
             except Exception as exc:  # noqa: BLE001

@@ -20,6 +20,9 @@ Figures:
   for interaction acks (p50 / p99 / max, and pings over Discord's 3 s), the largest number of messages held by the
   service and of handlers waiting for a slot, the process's resident memory at the start and its peak during the
   burst (``/proc/self/statm``), and the burst's duration. ``--only-burst`` runs just this section.
+
+``python -m bot bench store [--pg-url URL]`` compares the store backends side by side in one run (no model, no
+chat exports needed): ``record_batch`` throughput and p99 per batch / per message, SQLite vs PostgreSQL.
 """
 
 from __future__ import annotations
@@ -323,8 +326,98 @@ def bench_scan(db: Path) -> dict:
     return {"scan_seconds": dt, "scan_rc": proc.returncode, "scan_tail": proc.stderr[-1500:], "scan_messages": n}
 
 
+def _store_records(n: int, tag: str) -> list:
+    """``n`` verdict records shaped like a busy server's: every 10th flagged with a case, a review item and a
+    strike, every 500th raising a raid; 50 members, 5 channels (no model: the store's write path only)."""
+    from bot.core.models import (
+        LABELS,
+        Action,
+        ActionKind,
+        ChannelRef,
+        MemberRef,
+        Message,
+        RaidAlert,
+        Scores,
+        ServerRef,
+        Strike,
+        Verdict,
+    )
+    from bot.core.ports import VerdictRecord
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    out = []
+    for i in range(n):
+        at = t0 + timedelta(seconds=i)
+        msg = Message(server=ServerRef("discord", "bench"), channel=ChannelRef(f"c{i % 5}", name="general"),
+                      author=MemberRef(f"u{i % 50}"), id=f"{tag}-{i}", text=f"message {i}", created_at=at)
+        flagged = i % 10 == 0
+        scores = Scores({lab: (0.9 if flagged and lab == "insult" else 0.01) for lab in LABELS}, model="bench")
+        verdict = Verdict(message=msg, scores=scores, labels=("insult",) if flagged else (), flagged=flagged,
+                          action=ActionKind.DELETE if flagged else ActionKind.NONE,
+                          actions=(Action(ActionKind.DELETE, reason="insult"),) if flagged else (),
+                          strike_points=1 if flagged else 0, policy_version="bench", latency_ms=1.0)
+        strike = Strike("bench", msg.author.id, 1, at, at + timedelta(days=30), "auto") if flagged else None
+        raid = (RaidAlert("bench", msg.channel.id, at, (msg.author.id,), 10, "flagged_burst")
+                if i % 500 == 499 else None)
+        out.append(VerdictRecord(verdict=verdict, excerpt=msg.text, open_case=flagged, open_review=flagged,
+                                 strike=strike, raid=raid))
+    return out
+
+
+async def bench_store(database: str, n: int, batch: int) -> dict:
+    """``record_batch`` of ``n`` records in batches of ``batch`` into ``database`` (a fresh SQLite file or an
+    empty PostgreSQL database): messages/s, and p50/p99 milliseconds per batch and per message."""
+    from bot.store import open_store
+
+    records = _store_records(n, "store")
+    store = await open_store(database)
+    try:
+        await store.record_batch(_store_records(batch, "warm"))
+        times: list[float] = []
+        t_all = time.perf_counter()
+        for i in range(0, n, batch):
+            t = time.perf_counter()
+            await store.record_batch(records[i:i + batch])
+            times.append(time.perf_counter() - t)
+        total = time.perf_counter() - t_all
+    finally:
+        await store.close()
+    times.sort()
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return {"backend": store.backend, "location": store.location, "messages": n, "batch": batch,
+            "msgs_per_s": n / total, "batch_p50_ms": statistics.median(times) * 1000, "batch_p99_ms": p99 * 1000,
+            "per_message_p99_ms": p99 * 1000 / batch}
+
+
+def store_main(argv: list[str]) -> int:
+    """``python -m bot bench store [--pg-url URL]``: the store's write path, SQLite and PostgreSQL side by side."""
+    ap = argparse.ArgumentParser(prog="bench store")
+    ap.add_argument("--messages", type=int, default=20000)
+    ap.add_argument("--batch", type=int, default=128, help="records per record_batch (the service's batch)")
+    ap.add_argument("--pg-url", default=os.environ.get("MODBOT_BENCH_PG"),
+                    help="an EMPTY PostgreSQL database (default $MODBOT_BENCH_PG); without it only SQLite runs")
+    args = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rows.append(asyncio.run(bench_store(str(Path(tmp) / "bench.db"), args.messages, args.batch)))
+    if args.pg_url:
+        rows.append(asyncio.run(bench_store(args.pg_url, args.messages, args.batch)))
+    print(f"\n== store write path: {args.messages} records, batches of {args.batch}, {os.cpu_count()} CPUs ==")
+    print(f"{'backend':<11} {'msg/s':>9} {'batch p50 ms':>13} {'batch p99 ms':>13} {'per-msg p99 ms':>15}")
+    for r in rows:
+        print(f"{r['backend']:<11} {r['msgs_per_s']:9.0f} {r['batch_p50_ms']:13.1f} {r['batch_p99_ms']:13.1f} "
+              f"{r['per_message_p99_ms']:15.3f}")
+    if len(rows) == 2:
+        print(f"postgresql / sqlite throughput: {rows[1]['msgs_per_s'] / rows[0]['msgs_per_s']:.2f}")
+    else:
+        print("postgresql: not run (give --pg-url or MODBOT_BENCH_PG: an empty database)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run every figure and print a table (and ``--json`` for machines)."""
+    """Run every figure and print a table (and ``--json`` for machines); ``bench store ...``: :func:`store_main`."""
+    if argv and argv[0] == "store":
+        return store_main(argv[1:])
     ap = argparse.ArgumentParser(prog="bench")
     ap.add_argument("--messages", type=int, default=3000, help="messages for the max-throughput run")
     ap.add_argument("--baseline-messages", type=int, default=640)

@@ -2,7 +2,7 @@
 
 Layer: composition root helpers (no I/O but the console). ``scan`` of messages already recorded under another
 policy version re-judges them (:mod:`bot.jobs.scan`) and :func:`compute_diff` compares the recorded verdict of each
-message (``before``, a :class:`bot.store.replays.SetVerdict`) with the new one (``after``, a
+message (``before``, a :class:`bot.core.records.SetVerdict`) with the new one (``after``, a
 :class:`bot.core.models.Verdict`). The result is a plain ``dict`` (JSON-ready) that the terminal
 (:func:`print_diff`) and the HTML report (``doc["diff"]``, :func:`bot.report.build_report_data`) show.
 """
@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.core.models import LABELS, Message, Verdict
-from bot.store.replays import SetVerdict
+from bot.core.records import SetVerdict
 
 #: Change kinds, strongest first: a message gets the first that applies.
 NEWLY_FLAGGED = "newly flagged"

@@ -36,7 +36,9 @@ from rich.table import Table
 from bot.core.models import LABELS, Message, Scores
 from bot.core.policy import Policy
 from bot.core.ports import Scorer
+from bot.core.records import ScanSummary, SetVerdict
 from bot.core.service import ModerationService, Outcome
+from bot.core.store_port import ModStore
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -170,8 +172,8 @@ class _Plan:
     """A replay: the recorded verdicts of the input, the stored scores that can be reused, and how many messages
     still need the model."""
 
-    store: Any
-    recorded: dict[tuple[str, str, str], Any]
+    store: ModStore
+    recorded: dict[tuple[str, str, str], SetVerdict]
     stale: int
     known: dict[tuple[str, ...], Scores]
     identity: tuple[str, str] | None
@@ -203,11 +205,11 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
     the replay's plan (with the mod log open: the caller closes ``plan.store``)."""
     from bot.core.pieces import scoring_pieces
     from bot.scoring.stored import model_identity
-    from bot.store.sqlite import SqliteStore
+    from bot.store import exists, open_store
 
-    if not ctx.settings.db_path.exists():
+    if not exists(ctx.settings.db_path):
         return None
-    store = await SqliteStore.open(ctx.settings.db_path)
+    store = await open_store(ctx.settings.db_path)
     try:
         keys = [m.key for m in ctx.messages]
         recorded = await store.recorded_verdicts(keys)
@@ -371,7 +373,7 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
     return [f.result() for f in futures]
 
 
-async def _rows(store: Any, outcomes: list[Outcome]) -> list[dict[str, Any]]:
+async def _rows(store: ModStore, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     """One ``scan --out`` row per message (plus the report's fields, :func:`bot.report.message_fields`);
     duplicates (already recorded) come from the stored verdict."""
     from bot.report import message_fields, verdict_fields
@@ -408,7 +410,7 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
             fh.write(json.dumps(out, ensure_ascii=False) + "\n")
 
 
-async def _summary(store: Any, servers: list[tuple[str, str]]) -> Any:
+async def _summary(store: ModStore, servers: list[tuple[str, str]]) -> ScanSummary:
     return await store.scan_summary(servers)
 
 

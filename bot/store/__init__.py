@@ -1,8 +1,68 @@
-"""SQLite mod log: :class:`~bot.store.sqlite.SqliteStore` implements :class:`bot.core.ports.ModStore`."""
+"""The mod log's backends behind the core's store port (:class:`bot.core.store_port.ModStore`).
+
+Callers open a store with :func:`open_store` and never name a backend: a file path means SQLite
+(:class:`bot.store.sqlite.SqliteStore`, the default: nothing to install); a ``postgresql://`` URL means PostgreSQL
+(:class:`bot.store.postgres.PostgresStore`: the same SQL through asyncpg; see docs/scaling.md).
+"""
 
 from __future__ import annotations
 
-from bot.store.errors import StoreError
-from bot.store.sqlite import SqliteStore
+import os
+from pathlib import Path
 
-__all__ = ["SqliteStore", "StoreError"]
+from bot.core.errors import StoreError
+from bot.core.store_port import ModStore
+from bot.settings import POSTGRES_SCHEMES
+
+
+def describe(database: str | os.PathLike[str]) -> str:
+    """Where the mod log lives, for people: the absolute file path, or a URL with its password replaced by
+    ``***`` (never printed or logged in clear)."""
+    text = os.fspath(database)
+    if text.startswith(POSTGRES_SCHEMES):
+        from urllib.parse import urlsplit, urlunsplit
+
+        try:
+            parts = urlsplit(text)
+            if parts.password is not None:
+                host = parts.hostname or ""
+                port = f":{parts.port}" if parts.port else ""
+                netloc = f"{parts.username or ''}:***@{host}{port}"
+                return urlunsplit(parts._replace(netloc=netloc))
+        except ValueError:
+            return text.split("://", 1)[0] + "://***"
+        return text
+    return str(Path(text).expanduser().resolve())
+
+
+def exists(database: str | os.PathLike[str]) -> bool:
+    """Whether the mod log named by ``database`` may already hold records: a SQLite file that exists, or any
+    server URL (the server is asked when the store opens)."""
+    text = os.fspath(database)
+    return text.startswith(POSTGRES_SCHEMES) or Path(text).exists()
+
+
+async def open_store(database: str | os.PathLike[str], *, create: bool = True) -> ModStore:
+    """Open (and migrate) the mod log named by ``database``: a SQLite file path, or a ``postgresql://`` URL.
+
+    Args:
+        database: ``--db`` / ``MODBOT_DB`` / ``Settings.db_path``.
+        create: Create a missing SQLite file (the bots, ``scan``); ``False`` refuses a missing one (``purge``,
+            ``backup``: a typo must not create an empty mod log).
+
+    Raises:
+        StoreRefused: the database cannot be used (one line naming it, password hidden, and the cause): missing
+            with ``create=False``, a 0-byte or foreign file, a schema newer than the code, read-only, unreachable.
+        StoreBusy: locked by another process past the busy timeout while migrating.
+    """
+    text = os.fspath(database)
+    if text.startswith(POSTGRES_SCHEMES):
+        from bot.store.postgres import PostgresStore
+
+        return await PostgresStore.open_url(text, describe(text))
+    from bot.store.sqlite import SqliteStore
+
+    return await SqliteStore.open(Path(text), create=create)
+
+
+__all__ = ["StoreError", "describe", "exists", "open_store"]

@@ -1,7 +1,8 @@
 """Shared plumbing of :class:`bot.store.sqlite.SqliteStore`: the transaction helpers, row converters and the
 insert helpers used by several mixins (case allocation, strikes, review items).
 
-One connection serves the process. Every operation, read or write, holds ``self._lock`` so a read never sees
+One connection serves the process. Every operation, read or write, holds ``self._lock`` (through
+:meth:`StoreBase._guard`, which maps SQLite failures to ``StoreBusy`` / ``StoreRefused``) so a read never sees
 another coroutine's uncommitted batch and writes are serialised (this is what makes per-server case numbers
 correct under concurrency within one process; across processes ``BEGIN IMMEDIATE`` plus ``busy_timeout`` do).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -17,9 +19,9 @@ from typing import Any
 
 import aiosqlite
 
+from bot.core.errors import CaseNotFound, StoreError
 from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
-from bot.store.errors import CaseNotFound
-from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time
+from bot.store.schema import dump_json, from_db_time, load_json, map_error, opt_db_time, req_db_time, to_db_time
 
 log = logging.getLogger(__name__)
 
@@ -36,27 +38,47 @@ class StoreBase:
     _db: aiosqlite.Connection
     _lock: asyncio.Lock
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, where: str) -> None:
         self._db = db
+        self._where = where
         self._lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def _guard(self) -> AsyncIterator[None]:
+        """Hold the lock; a SQLite failure comes out as :class:`StoreBusy` (locked past the busy timeout) or
+        :class:`StoreRefused` (full disk, read-only, not a database), naming the file (:func:`map_error`)."""
+        async with self._lock:
+            try:
+                yield
+            except Exception as exc:
+                mapped = self._map_error(exc)
+                if mapped is None:
+                    raise
+                raise mapped from exc
+
+    def _map_error(self, exc: Exception) -> StoreError | None:
+        """The store error for a driver failure (``None``: re-raise as is). SQLite: :func:`map_error`; another
+        backend overrides this for its driver's exceptions."""
+        return map_error(self._where, exc) if isinstance(exc, sqlite3.Error) else None
 
     # -- transactions -------------------------------------------------------------------------------------------
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the lock; ``ROLLBACK`` and re-raise on any error."""
-        async with self._lock:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` under the lock; ``ROLLBACK`` and re-raise on any error (SQLite
+        failures mapped as in :meth:`_guard`: nothing of the transaction stays)."""
+        async with self._guard():
             if self._db.in_transaction:  # left over by a cancelled commit; never keep half a batch
                 log.warning("rolling back a transaction left open by a cancelled operation")
                 await self._db.execute("ROLLBACK")
             await self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                await self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:
                     await self._db.execute("ROLLBACK")
                 raise
-            await self._db.execute("COMMIT")
 
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         """Fetch all rows; the caller holds the lock (inside ``_tx``) or uses :meth:`_read_all`."""
@@ -70,12 +92,12 @@ class StoreBase:
 
     async def _read_all(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         """Fetch all rows under the lock."""
-        async with self._lock:
+        async with self._guard():
             return await self._all(sql, params)
 
     async def _read_one(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
         """Fetch one row under the lock."""
-        async with self._lock:
+        async with self._guard():
             return await self._one(sql, params)
 
     async def _rows_by_keys(self, table: str, columns: str, keys: Iterable[tuple[str, str, str]], where: str = "",
@@ -87,7 +109,7 @@ class StoreBase:
         for platform, server_id, message_id in dict.fromkeys(keys):
             by_server.setdefault((platform, server_id), []).append(message_id)
         out: list[tuple[tuple[str, str, str], Row]] = []
-        async with self._lock:
+        async with self._guard():
             for (platform, server_id), ids in by_server.items():
                 for start in range(0, len(ids), KEY_CHUNK):
                     chunk = ids[start : start + KEY_CHUNK]
@@ -117,7 +139,7 @@ class StoreBase:
         """Allocate the server's next case number and insert the case (inside a transaction)."""
         row = await self._one(
             "INSERT INTO case_counters (platform, server_id, last_number) VALUES (?, ?, 1) "
-            "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = last_number + 1 RETURNING last_number",
+            "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = case_counters.last_number + 1 RETURNING last_number",
             (platform, server_id),
         )
         assert row is not None

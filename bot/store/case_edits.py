@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bot.core.errors import CaseNotFound
 from bot.core.models import ActionKind, Case, CaseStatus
 from bot.store.base import StoreBase, case_from_row
-from bot.store.errors import CaseNotFound
 from bot.store.schema import to_db_time, utcnow
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bot.core.errors import CaseNotFound
 from bot.core.models import ActionKind, Case, CaseStatus, Strike
 from bot.store.base import StoreBase, case_from_row, strike_from_row
-from bot.store.errors import CaseNotFound
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import to_db_time, utcnow
 
@@ -21,7 +21,7 @@ class CasesMixin(StoreBase):
         Strikes recorded before the member used ``/mydata forget`` (stored under their keyed pseudonym) count too:
         forgetting erases a member's text, not their standing, so a re-offence escalates as before.
         """
-        async with self._lock:
+        async with self._guard():
             salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
             ids = [member_id]
             if salt is not None:

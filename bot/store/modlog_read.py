@@ -7,39 +7,13 @@ AMD EPYC, ``python -m bench.modlog_report``); nothing here writes. Times come ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core.models import Case, RaidAlert, ReviewItem, Strike
+from bot.core.models import RaidAlert, ReviewItem, Strike
+from bot.core.records import Appeal, CaseRecord, VerdictPoint
 from bot.store.base import StoreBase, case_from_row, review_from_row, strike_from_row
 from bot.store.reviews import _appeal_from_row
 from bot.store.schema import from_db_time, load_json, req_db_time
-from bot.store.types import Appeal
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRecord:
-    """A case with what the report filters it by.
-
-    Attributes:
-        case: The case.
-        labels: Labels of the verdict of the case's message (empty for a manual case or an erased message).
-        rules: Rules that fired on it (``rule`` names).
-        channel_id: Channel of the message, when the case has one.
-    """
-
-    case: Case
-    labels: tuple[str, ...] = ()
-    rules: tuple[str, ...] = ()
-    channel_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class VerdictPoint:
-    """One judged message, for the report's charts over time: when it was judged, whether it was flagged."""
-
-    judged_at: datetime
-    flagged: bool
 
 
 class ModLogReadMixin(StoreBase):
@@ -109,12 +83,13 @@ class ModLogReadMixin(StoreBase):
         out = []
         for i, r in enumerate(rows):
             nxt = next((x["started_at"] for x in rows[i + 1:] if x["channel_id"] == r["channel_id"]), None)
+            until, params = ("", ()) if nxt is None else (" AND m.created_at < ?", (nxt,))  # typed on PostgreSQL
             authors = await self._read_all(
-                "SELECT v.member_id, MIN(m.created_at) AS first FROM verdicts v JOIN messages m ON m.platform = "
+                "SELECT v.member_id, MIN(m.created_at) AS first_at FROM verdicts v JOIN messages m ON m.platform = "
                 "v.platform AND m.server_id = v.server_id AND m.message_id = v.message_id WHERE v.platform = ? AND "
-                "v.server_id = ? AND v.channel_id = ? AND v.flagged = 1 AND m.created_at >= ? AND "
-                "(? IS NULL OR m.created_at < ?) GROUP BY v.member_id ORDER BY first",
-                (platform, server_id, r["channel_id"], r["started_at"], nxt, nxt))
+                f"v.server_id = ? AND v.channel_id = ? AND v.flagged = 1 AND m.created_at >= ?{until} "
+                "GROUP BY v.member_id ORDER BY first_at",
+                (platform, server_id, r["channel_id"], r["started_at"], *params))
             members = tuple(load_json(r["members"], []))
             raiders = tuple(dict.fromkeys([*members, *(a[0] for a in authors)]))
             out.append((r["id"], RaidAlert(server_id=r["server_id"], channel_id=r["channel_id"],

@@ -11,9 +11,9 @@ import re
 from datetime import datetime
 from typing import Any
 
+from bot.core.records import PolicyChange, PolicyOverride
 from bot.store.base import Row, StoreBase
 from bot.store.schema import dump_json, load_json, req_db_time, to_db_time, utcnow
-from bot.store.types import PolicyChange, PolicyOverride
 
 _SCOPE = re.compile(r"^(server|(channel|category|role):[^\s:]+)$")
 
@@ -107,7 +107,8 @@ class PolicyMixin(StoreBase):
             )
             await self._db.execute(
                 "INSERT INTO policy_overrides (platform, server_id, scope, key, value, updated_by, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform, server_id, scope, key) DO UPDATE SET "
+                "value = excluded.value, "
                 "updated_by = excluded.updated_by, updated_at = excluded.updated_at",
                 (platform, server_id, scope, key, new, moderator_id, when),
             )

@@ -70,7 +70,7 @@ class PrivacyMixin(StoreBase):
         """
         key = (platform, server_id, member_id)
         scope = "platform = ? AND server_id = ?"
-        async with self._lock:
+        async with self._guard():
             first = await self._one(
                 f"SELECT first_message_at FROM member_first_seen WHERE {scope} AND member_id = ?", key
             )

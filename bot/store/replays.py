@@ -14,40 +14,12 @@ each policy version used, so a score is reused only for the same plan.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from bot.core.models import LABELS, Scores, Verdict
+from bot.core.records import MessageKey, SetVerdict
 from bot.store.base import StoreBase
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
-
-MessageKey = tuple[str, str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class SetVerdict:
-    """One message's verdict in one verdict set (recorded or replayed), as a diff needs it.
-
-    Attributes:
-        key: ``(platform, server_id, message_id)``.
-        policy_version: The policy version that judged it.
-        flagged: Whether anything asked for review or action.
-        labels: Labels that reached the review tier.
-        action: The strongest action's label (``"none"``, ``"review"``, ``"delete"``...).
-        rules: Names of the rules that hit, in order, without repeats.
-        scores: ``{label: score in [0, 1] or None}``, or ``None`` when the message was not scored.
-        model_name, model_version: The model whose scores these are (``""`` / ``None`` when not scored).
-    """
-
-    key: MessageKey
-    policy_version: str
-    flagged: bool
-    labels: tuple[str, ...]
-    action: str
-    rules: tuple[str, ...]
-    scores: Mapping[str, float | None] | None
-    model_name: str
-    model_version: str | None
 
 
 def stored_scores_to_scores(stored: Mapping[str, float | None], model_name: str) -> Scores:
@@ -82,17 +54,6 @@ class ReplayMixin(StoreBase):
         """The first verdict set: each known key's ``verdicts`` row (unknown keys are absent)."""
         return {key: _set_verdict(key, row) for key, row in await self._by_keys("verdicts", keys)}
 
-    async def verdict_set(self, keys: Iterable[MessageKey], policy_version: str) -> dict[MessageKey, SetVerdict]:
-        """The verdict set of ``policy_version``: per key the ``verdicts`` row judged under that version, else its
-        ``replay_verdicts`` row of that version; keys judged under neither are absent."""
-        keys = list(keys)
-        out = {key: _set_verdict(key, row) for key, row in
-               await self._by_keys("verdicts", keys, " AND policy_version = ?", (policy_version,))}
-        rest = [k for k in keys if k not in out]
-        out.update({key: _set_verdict(key, row) for key, row in
-                    await self._by_keys("replay_verdicts", rest, " AND policy_version = ?", (policy_version,))})
-        return out
-
     async def stored_scores(self, keys: Iterable[MessageKey], model_name: str,
                             model_version: str | None) -> dict[MessageKey, tuple[str, Scores]]:
         """Scores of ``model_name`` / ``model_version`` already stored for ``keys`` (in ``verdicts``, else in any
@@ -104,7 +65,7 @@ class ReplayMixin(StoreBase):
             if not rest:
                 break
             for key, row in await self._by_keys(table, rest, " AND scores IS NOT NULL AND model_name = ? "
-                                                "AND model_version IS ?", (model_name, model_version)):
+                                                "AND model_version IS NOT DISTINCT FROM ?", (model_name, model_version)):
                 if key not in found:
                     found[key] = (row["policy_version"], stored_scores_to_scores(load_json(row["scores"], {}),
                                                                                  row["model_name"]))
@@ -125,9 +86,15 @@ class ReplayMixin(StoreBase):
         ]
         async with self._tx():
             await self._db.executemany(
-                "INSERT OR REPLACE INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
+                "INSERT INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
                 "channel_id, scores, rule_hits, labels, flagged, action, strike_points, exempt, model_name, "
-                "model_version, raid_mode, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "model_version, raid_mode, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (platform, server_id, message_id, policy_version) DO UPDATE SET "
+                "member_id = excluded.member_id, channel_id = excluded.channel_id, scores = excluded.scores, "
+                "rule_hits = excluded.rule_hits, labels = excluded.labels, flagged = excluded.flagged, "
+                "action = excluded.action, strike_points = excluded.strike_points, exempt = excluded.exempt, "
+                "model_name = excluded.model_name, model_version = excluded.model_version, "
+                "raid_mode = excluded.raid_mode, judged_at = excluded.judged_at",
                 rows,
             )
         return len(rows)
@@ -137,7 +104,8 @@ class ReplayMixin(StoreBase):
         now = to_db_time(utcnow())
         async with self._tx():
             await self._db.executemany(
-                "INSERT OR IGNORE INTO policy_versions (version, scoring_pieces, first_seen) VALUES (?, ?, ?)",
+                "INSERT INTO policy_versions (version, scoring_pieces, first_seen) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 [(v, p, now) for v, p in pieces.items()],
             )
 

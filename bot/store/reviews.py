@@ -1,7 +1,7 @@
 """Review queue, member reports and appeals (mixin of :class:`bot.store.sqlite.SqliteStore`).
 
 A review item is decided once. ``investigating`` is the only decision that may be followed by another; a second
-decision otherwise raises :class:`~bot.store.errors.ReviewAlreadyDecided` (two moderators clicking the same card).
+decision otherwise raises :class:`~bot.core.errors.ReviewAlreadyDecided` (two moderators clicking the same card).
 """
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from bot.core.models import ActionKind, ReviewDecision, ReviewItem
-from bot.store.base import Row, StoreBase, review_from_row
-from bot.store.errors import (
+from bot.core.errors import (
     AppealAlreadyDecided,
     AppealAlreadyOpen,
     AppealError,
@@ -21,9 +19,11 @@ from bot.store.errors import (
     ReviewAlreadyDecided,
     ReviewNotFound,
 )
+from bot.core.models import ActionKind, ReviewDecision, ReviewItem
+from bot.core.records import Appeal
+from bot.store.base import Row, StoreBase, review_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
-from bot.store.types import Appeal
 
 #: Review decision recorded on an appeal's review item when the appeal is upheld, by the case's action.
 _UPHELD_DECISION = {

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from bot.store.errors import MigrationError
+from bot.core.errors import MigrationError, StoreBusy, StoreError, StoreRefused
 
 log = logging.getLogger(__name__)
 
@@ -131,20 +131,87 @@ async def schema_version(db: aiosqlite.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION) -> int:
+async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
+    """Online copy of ``db`` into the file ``target`` with the sqlite3 backup API (page by page; other processes
+    may keep writing, the copy is a consistent snapshot). Raises ``sqlite3.Error`` when the copy cannot be written."""
+    if target.exists():
+        raise sqlite3.OperationalError(f"{target} already exists; not overwritten")
+    dest = await aiosqlite.connect(target)
+    try:
+        await db.backup(dest)
+        await dest.execute("PRAGMA journal_mode = DELETE")  # the copy is one self-contained file
+    finally:
+        await dest.close()
+
+
+def backup_path(path: Path, version: int, now: datetime | None = None) -> Path:
+    """Where the automatic backup before a migration goes: ``<db>.bak-<old version>-<UTC YYYYmmddTHHMMSSZ>``
+    beside the database (e.g. ``modbot.db.bak-5-20261201T221500Z``)."""
+    stamp = (now or utcnow()).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return path.with_name(f"{path.name}.bak-{version}-{stamp}")
+
+
+#: SQLite result codes (``sqlite3.Error.sqlite_errorname``) that may pass when tried again.
+TRANSIENT_CODES = frozenset({"SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_BUSY_RECOVERY", "SQLITE_LOCKED",
+                             "SQLITE_LOCKED_SHAREDCACHE", "SQLITE_BUSY_TIMEOUT"})
+#: Result codes (by prefix) that retrying cannot fix: full disk, read-only, not a database, cannot open, corrupt.
+REFUSED_PREFIXES = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_NOTADB", "SQLITE_CANTOPEN", "SQLITE_CORRUPT",
+                    "SQLITE_IOERR", "SQLITE_PERM", "SQLITE_AUTH")
+
+
+def map_error(where: str, exc: sqlite3.Error) -> StoreError | None:
+    """The store error for a SQLite failure on ``where`` (the absolute file path): :class:`StoreBusy` for a lock
+    held past ``busy_timeout``, :class:`StoreRefused` for a full disk, a read-only file, a file that is not a
+    database; ``None`` for anything else (a constraint or programming error: re-raised as is)."""
+    code = getattr(exc, "sqlite_errorname", None) or ""
+    text = str(exc)
+    if code in TRANSIENT_CODES or "database is locked" in text or "database is busy" in text:
+        return StoreBusy(where, f"locked by another process for more than {BUSY_TIMEOUT_MS / 1000:g} s ({text})")
+    if code.startswith(REFUSED_PREFIXES) or "readonly" in text or "disk is full" in text \
+            or "not a database" in text or "unable to open" in text:
+        return StoreRefused(where, text)
+    return None
+
+
+async def check_ours(db: aiosqlite.Connection, where: str) -> None:
+    """Refuse a SQLite file that holds another application's tables: version 0 with tables, or a version whose
+    ``cases`` and ``verdicts`` tables are missing.
+
+    Raises:
+        StoreRefused: not a mod log.
+    """
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") as cur:
+        tables = {str(r[0]) for r in await cur.fetchall()}
+    version = await schema_version(db)
+    if version == 0 and tables:
+        raise StoreRefused(where, f"holds tables of another application ({', '.join(sorted(tables)[:5])}), "
+                                  "not a mod log")
+    if version > 0 and not {"cases", "verdicts"} <= tables:
+        raise StoreRefused(where, f"has schema version {version} but no mod-log tables: not a mod log")
+
+
+async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION, *, backup_to: Path | None = None,
+                  where: str = "the mod log") -> int:
     """Apply pending migrations up to ``target``, each in one transaction; returns the resulting version.
 
     Safe to call on every open (no-op when current) and against another process migrating concurrently (the
-    version is re-read under the write lock).
+    version is re-read under the write lock). When ``backup_to`` (the database file) is given and an existing mod
+    log (version >= 1) is about to change version, an online backup goes to :func:`backup_path` first.
 
     Raises:
-        MigrationError: the database is newer than ``target`` allows for this code (refuses to downgrade).
+        StoreRefused: the database is newer than this code (refuses to downgrade), or the backup failed.
     """
     current = await schema_version(db)
     if current > LATEST_VERSION:
-        raise MigrationError(
-            f"database schema version {current} is newer than this code supports ({LATEST_VERSION}); upgrade the bot"
-        )
+        raise StoreRefused(where, f"schema version {current} is newer than this code supports ({LATEST_VERSION}); "
+                                  "upgrade the bot")
+    if backup_to is not None and 1 <= current < min(target, LATEST_VERSION):
+        copy = backup_path(backup_to, current)
+        try:
+            await backup_to_file(db, copy)
+        except sqlite3.Error as exc:
+            raise StoreRefused(where, f"backup before migrating failed ({copy}): {exc}") from exc
+        log.warning("backed up %s (schema %d) to %s before migrating", where, current, copy)
     for migration in MIGRATIONS:
         if migration.version > target:
             break

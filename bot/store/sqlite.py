@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,8 +24,10 @@ from typing import Any
 
 import aiosqlite
 
+from bot.core.errors import StoreRefused
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
+from bot.core.records import MessageKey, StoredVerdict
 from bot.store.base import KEY_CHUNK, StoreBase
 from bot.store.case_edits import CaseEditsMixin
 from bot.store.cases import CasesMixin
@@ -35,10 +38,14 @@ from bot.store.privacy import PrivacyMixin
 from bot.store.replays import ReplayMixin
 from bot.store.reviews import ReviewMixin
 from bot.store.schema import (
+    backup_path,
+    backup_to_file,
+    check_ours,
     connect,
     dump_json,
     from_db_time,
     load_json,
+    map_error,
     migrate,
     opt_db_time,
     req_db_time,
@@ -47,13 +54,10 @@ from bot.store.schema import (
     utcnow,
 )
 from bot.store.stats import StatsMixin
-from bot.store.types import StoredVerdict
 from bot.store.workflow import WorkflowMixin
 
 log = logging.getLogger(__name__)
 
-
-MessageKey = tuple[str, str, str]
 
 
 def verdict_reason(verdict: Verdict) -> str:
@@ -79,30 +83,70 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
 
     Attributes:
         path: The database file.
+        location: Its absolute path (printed at start, named in errors).
+        backend: ``"sqlite"``.
     """
 
+    backend = "sqlite"
+
     def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
-        super().__init__(db)
+        super().__init__(db, str(path.expanduser().resolve()))
         self.path = path
+        self.location = self._where
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: str | Path) -> SqliteStore:
-        """Open (creating the file and its folders) and migrate to the latest schema.
+    async def open(cls, path: str | Path, *, create: bool = True) -> SqliteStore:
+        """Open (creating the file and its folders when ``create``) and migrate to the latest schema, after an
+        online backup of an existing mod log whose version changes (:func:`bot.store.schema.backup_path`).
 
         Raises:
-            MigrationError: the file's schema is newer than this code.
-            sqlite3.DatabaseError: the file is not a SQLite database.
+            StoreRefused: missing with ``create=False``; a 0-byte file (never silently turned into a mod log); a
+                file that is not SQLite or holds another application's tables; a schema newer than the code; a
+                folder; a read-only file or folder; a full disk. ``database`` is the absolute path.
+            StoreBusy: another process holds the write lock past the busy timeout while migrating.
         """
-        db = await connect(path)
+        path = Path(path)
+        where = str(path.expanduser().resolve())
+        if path.is_dir():
+            raise StoreRefused(where, "is a folder, not a database file")
+        if not path.exists():
+            if not create:
+                raise StoreRefused(where, "no such database (nothing was created)")
+        elif path.stat().st_size == 0:
+            raise StoreRefused(where, "is an empty (0-byte) file, not a mod log; remove it or name a new path")
         try:
-            await migrate(db)
+            db = await connect(path)
+        except sqlite3.Error as exc:
+            raise map_error(where, exc) from exc
+        try:
+            await check_ours(db, where)
+            await migrate(db, backup_to=path if path.exists() else None, where=where)
+        except sqlite3.Error as exc:
+            await db.close()
+            raise map_error(where, exc) from exc
         except BaseException:
             await db.close()
             raise
-        return cls(db, Path(path))
+        return cls(db, path)
+
+    async def backup(self, out: str | None = None) -> str:
+        """Online copy of the whole file with the sqlite3 backup API (consistent while other processes write);
+        default ``<db>.bak-<schema version>-<UTC timestamp>``. Returns the copy's absolute path.
+
+        Raises:
+            StoreRefused: the copy cannot be written (folder missing or read-only, disk full).
+        """
+        async with self._lock:
+            version = await schema_version(self._db)
+            target = Path(out) if out is not None else backup_path(self.path, version)
+            try:
+                await backup_to_file(self._db, target)
+            except sqlite3.Error as exc:
+                raise StoreRefused(str(target.resolve()), f"backup failed: {exc}") from exc
+        return str(target.resolve())
 
     async def close(self) -> None:
         """Close the connection (idempotent). Committed data is durable; WAL is checkpointed by SQLite."""
@@ -122,12 +166,12 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
 
     async def schema_version(self) -> int:
         """The schema version (``PRAGMA user_version``)."""
-        async with self._lock:
+        async with self._guard():
             return await schema_version(self._db)
 
     async def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check`` plus ``foreign_key_check`` problems; ``[]`` when the file is healthy."""
-        async with self._lock:
+        async with self._guard():
             rows = await self._all("PRAGMA integrity_check")
             problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
             fk_rows = await self._all("PRAGMA foreign_key_check")
@@ -165,7 +209,8 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
           message's edit time and excerpt replaced; ``inserted=True``;
         * then, when written: a case (next per-server number) if ``open_case``, an ``automod`` review item linked
           to it if ``open_review``, and the strike if given (message id and case number filled in when missing;
-          ignored when the message already has one -> ``strike_added=False``).
+          ignored when the message already has one -> ``strike_added=False``), and the raid if given (its id in
+          ``raid_id``; ``None`` when another writer already recorded that burst).
 
         Cases and review items are dated at the message's event time (edit time for edits).
 
@@ -230,21 +275,29 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         else:
             await self._db.execute(
                 "INSERT INTO messages (platform, server_id, message_id, channel_id, author_id, created_at, "
-                "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (platform, server_id, message_id) DO UPDATE SET "
                 "edited_at = excluded.edited_at, excerpt = excluded.excerpt, purged_at = NULL",
                 (*key, msg.channel.id, msg.author.id, to_db_time(msg.created_at), edited, record.excerpt),
             )
-            await self._db.execute(
+            # ON CONFLICT: another process may insert this key between the SELECT above and here (PostgreSQL's
+            # READ COMMITTED); the loser is a duplicate, never a failed batch.
+            cur = await self._db.execute(
                 "INSERT INTO verdicts (platform, server_id, message_id, member_id, channel_id, edited_at, scores, "
                 "rule_hits, labels, flagged, action, strike_points, exempt, model_name, model_version, "
                 "policy_version, latency_ms, shadow, judged_at, score_status, language) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (*key, msg.author.id, *fields),
             )
+            won = cur.rowcount == 1
+            await cur.close()
+            if not won:
+                return RecordResult(inserted=False)
             await self._db.execute(
                 "INSERT INTO member_first_seen (platform, server_id, member_id, first_message_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                "first_message_at = MIN(first_message_at, excluded.first_message_at)",
+                "VALUES (?, ?, ?, ?) ON CONFLICT (platform, server_id, member_id) DO UPDATE SET first_message_at = "
+                "CASE WHEN excluded.first_message_at < member_first_seen.first_message_at "
+                "THEN excluded.first_message_at ELSE member_first_seen.first_message_at END",
                 (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
             )
         case_number = review_id = None
@@ -306,12 +359,13 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 case_number=strike.case_number if strike.case_number is not None else case_number,
             )
             strike_added = await self._insert_strike(platform, strike)
+        raid_id = await self._insert_raid(platform, record.raid) if record.raid is not None else None
         return RecordResult(inserted=True, case_number=case_number, review_id=review_id, strike_added=strike_added,
-                            review_updated=review_updated)
+                            review_updated=review_updated, raid_id=raid_id)
 
     async def list_raids(self, platform: str, server_id: str) -> list[RaidAlert]:
         """Every raid alert recorded for one server, oldest first (``started_at``, then insertion order)."""
-        rows = await self._all(
+        rows = await self._read_all(
             "SELECT server_id, channel_id, started_at, members, count, reason FROM raids "
             "WHERE platform = ? AND server_id = ? ORDER BY started_at, id",
             (platform, server_id),
@@ -322,26 +376,31 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             for r in rows
         ]
 
-    async def record_raid(self, platform: str, alert: RaidAlert) -> int:
-        """Store a raid alert; returns its id."""
+    async def record_raid(self, platform: str, alert: RaidAlert) -> int | None:
+        """Store a raid alert in its own transaction; its id, or ``None`` when that burst (``platform,
+        server_id, channel_id, started_at, reason``: the unique index of migration 0006) was already recorded,
+        also by another process."""
         async with self._tx():
-            cur = await self._db.execute(
-                "INSERT INTO raids (platform, server_id, channel_id, started_at, members, count, reason, "
-                "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    platform,
-                    alert.server_id,
-                    alert.channel_id,
-                    to_db_time(alert.started_at),
-                    dump_json(list(alert.members)),
-                    alert.count,
-                    alert.reason,
-                    to_db_time(utcnow()),
-                ),
-            )
-            raid_id = cur.lastrowid
-            await cur.close()
-        assert raid_id is not None
+            return await self._insert_raid(platform, alert)
+
+    async def _insert_raid(self, platform: str, alert: RaidAlert) -> int | None:
+        """Inside a transaction: insert the raid unless its burst is recorded (``ON CONFLICT DO NOTHING``)."""
+        cur = await self._db.execute(
+            "INSERT INTO raids (platform, server_id, channel_id, started_at, members, count, reason, "
+            "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                platform,
+                alert.server_id,
+                alert.channel_id,
+                to_db_time(alert.started_at),
+                dump_json(list(alert.members)),
+                alert.count,
+                alert.reason,
+                to_db_time(utcnow()),
+            ),
+        )
+        raid_id = cur.lastrowid if cur.rowcount == 1 else None
+        await cur.close()
         return raid_id
 
     # -- lookups ------------------------------------------------------------------------------------------------

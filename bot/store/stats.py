@@ -10,9 +10,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
+from bot.core.records import ModStats, ScanSummary, SignalStats
 from bot.store.base import StoreBase
 from bot.store.schema import load_json, to_db_time
-from bot.store.types import ModStats, ScanSummary, SignalStats
 
 _EPOCH = "0000"  # sorts before every stored time
 
@@ -76,7 +76,7 @@ class StatsMixin(StoreBase):
         points: Counter[str] = Counter()
         strikes: Counter[str] = Counter()
         scope = "platform = ? AND server_id = ?"
-        async with self._lock:
+        async with self._guard():
             for platform, server_id in dict.fromkeys(servers):
                 server = (platform, server_id, start)
                 totals = await self._one(

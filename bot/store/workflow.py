@@ -1,50 +1,19 @@
 """Mod-log operations of the moderation workflow (mixin of :class:`bot.store.sqlite.SqliteStore`): cases left
 pending by a stop, raised strikes, review cards, temporary-ban expiries, raids and raid mode.
 
-See :class:`bot.workflow.ports.WorkflowStore` for the port these implement.
+See :class:`bot.core.store_port.ModStore` for the port these implement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from bot.core.models import Case
+from bot.core.records import RaidModeRow, StoredRaid
 from bot.store.base import StoreBase, case_from_row
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRaid:
-    """A recorded raid: where, who, and its card (``channel_id`` is the parent channel; ``thread_id`` where the
-    burst was, when that differs; ``channel_id`` is ``""`` for a join burst)."""
-
-    id: int
-    platform: str
-    server_id: str
-    channel_id: str
-    started_at: datetime
-    members: tuple[str, ...]
-    count: int
-    reason: str
-    card_message_id: str | None
-    thread_id: str | None
-    closed_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class RaidModeRow:
-    """Raid mode in force in one channel or thread (``until`` ``None``: until switched off)."""
-
-    platform: str
-    server_id: str
-    channel_id: str
-    until: datetime | None
-    slowmode_s: int
-    raid_id: int | None
-    started_at: datetime
 
 
 class WorkflowMixin(StoreBase):

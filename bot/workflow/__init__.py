@@ -6,7 +6,7 @@ torch). Platforms plug in through :mod:`bot.workflow.ports`.
 """
 
 from bot.workflow.authz import Actor, Permission, Refused, authorize
-from bot.workflow.ports import BulkResult, Capability, Enforcer, MemberInfo, MemberNotice, ModDesk, WorkflowStore
+from bot.workflow.ports import BulkResult, Capability, Enforcer, MemberInfo, MemberNotice, ModDesk
 from bot.workflow.views import Evidence, LogEntry, RaidCard, ReviewCard
 from bot.workflow.workflow import DECISIONS, ModerationWorkflow, Result
 
@@ -27,6 +27,5 @@ __all__ = [
     "Refused",
     "Result",
     "ReviewCard",
-    "WorkflowStore",
     "authorize",
 ]

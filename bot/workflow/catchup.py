@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.core.models import Message
-from bot.workflow.ports import WorkflowStore
+from bot.core.store_port import CatchupStore
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class CatchupReport:
 def start_of(latest: dict[str, tuple[str, datetime]], channel_id: str, now: datetime,
              bounds: CatchupBounds) -> tuple[str | None, datetime] | None:
     """Where a channel's catch-up starts: ``(after_message_id or None, since)``, or ``None`` for no catch-up
-    (see the module docstring). ``latest`` is :meth:`WorkflowStore.latest_messages` of the server."""
+    (see the module docstring). ``latest`` is :meth:`CatchupStore.latest_messages` of the server."""
     if not latest or bounds.messages <= 0:
         return None
     floor = now - timedelta(hours=bounds.hours)
@@ -93,7 +93,7 @@ def start_of(latest: dict[str, tuple[str, datetime]], channel_id: str, now: date
     return None, max(server_last, floor)
 
 
-async def catch_up(workflow: Any, store: WorkflowStore, platform: str, server_id: str,
+async def catch_up(workflow: Any, store: CatchupStore, platform: str, server_id: str,
                    channels: Sequence[ChannelHistory], *, now: datetime, bounds: CatchupBounds,
                    observers: Sequence[Callable[[Any], None]] = ()) -> CatchupReport:
     """Judge what was posted in ``channels`` of one server while the bot was down (see the module docstring).

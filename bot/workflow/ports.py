@@ -9,8 +9,8 @@ aiosqlite or torch (``tests/test_core_boundary.py`` enforces this).
   ``ActionResult(ok=False, reason=...)`` with a moderator-readable reason.
 * :class:`ModDesk` is where moderators read: the mod log and the review channel. The adapter renders the view
   models of :mod:`bot.workflow.views` into embeds (Discord) or Block Kit (Slack).
-* :class:`WorkflowStore` is every mod-log operation the workflow uses (implemented by
-  :class:`bot.store.sqlite.SqliteStore`); adapters never call the store for moderation steps.
+* The mod log is the core's store port, :class:`bot.core.store_port.ModStore`; adapters never call the store
+  for moderation steps.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.core.models import ActionKind, Case, CaseStatus, RaidAlert, ReviewDecision, ReviewItem, Strike
+from bot.core.models import ActionKind
 from bot.core.ports import ActionResult
 
 
@@ -213,108 +213,6 @@ class ModDesk(Protocol):
         ...
 
 
-class WorkflowStore(Protocol):
-    """The mod-log operations the workflow uses (implemented by ``SqliteStore``; see its docstrings)."""
-
-    async def open_case(self, platform: str, server_id: str, member_id: str, action: ActionKind, reason: str,
-                        moderator_id: str | None = None, message_id: str | None = None,
-                        status: CaseStatus = CaseStatus.PENDING, expires_at: datetime | None = None,
-                        now: datetime | None = None) -> Case: ...
-
-    async def get_case(self, platform: str, server_id: str, number: int) -> Case | None: ...
-
-    async def set_case_status(self, platform: str, server_id: str, number: int, status: CaseStatus,
-                              failure: str | None = None, now: datetime | None = None) -> Case: ...
-
-    async def pending_cases(self, platform: str) -> list[Case]: ...
-
-    async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,
-                         reason: str = "", message_id: str | None = None, case_number: int | None = None,
-                         now: datetime | None = None) -> bool: ...
-
-    async def raise_strike(self, platform: str, server_id: str, message_id: str, points: int,
-                           case_number: int | None) -> int: ...
-
-    async def active_strikes(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]: ...
-
-    async def pardon(self, platform: str, server_id: str, *, case_number: int | None = None,
-                     member_id: str | None = None, moderator_id: str | None = None,
-                     now: datetime | None = None) -> int: ...
-
-    async def get_review(self, review_id: int, platform: str | None = None,
-                         server_id: str | None = None) -> ReviewItem | None: ...
-
-    async def open_review(self, platform: str, server_id: str, member_id: str, source: str, reason: str,
-                          case_number: int | None = None, message_id: str | None = None,
-                          channel_id: str | None = None, scores: Any = None,
-                          now: datetime | None = None) -> ReviewItem: ...
-
-    async def decide_review(self, review_id: int, decision: ReviewDecision, moderator_id: str,
-                            now: datetime | None = None, *, platform: str | None = None,
-                            server_id: str | None = None) -> ReviewItem: ...
-
-    async def set_review_card(self, review_id: int, card_message_id: str) -> None: ...
-
-    async def card_of_review(self, review_id: int) -> str | None: ...
-
-    async def add_report(self, platform: str, server_id: str, reporter_id: str, member_id: str, reason: str,
-                         message_id: str | None = None, channel_id: str | None = None,
-                         now: datetime | None = None) -> ReviewItem: ...
-
-    async def open_appeal(self, platform: str, server_id: str, case_number: int, member_id: str, text: str,
-                          now: datetime | None = None) -> int: ...
-
-    async def get_appeal(self, appeal_id: int) -> Any: ...
-
-    async def decide_appeal(self, appeal_id: int, upheld: bool, moderator_id: str,
-                            now: datetime | None = None) -> Any: ...
-
-    async def message_excerpt(self, platform: str, server_id: str, message_id: str) -> tuple[str, str] | None: ...
-
-    async def raid_messages(self, platform: str, server_id: str, channel_ids: Sequence[str],
-                            member_ids: Sequence[str], since: datetime) -> list[tuple[str, str]]: ...
-
-    async def record_raid(self, platform: str, alert: RaidAlert) -> int: ...
-
-    async def get_raid(self, platform: str, server_id: str, raid_id: int) -> Any: ...
-
-    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Any) -> None: ...
-
-    async def save_raid_mode(self, platform: str, server_id: str, channel_id: str, until: datetime | None,
-                             slowmode_s: int, raid_id: int | None) -> None: ...
-
-    async def end_raid_mode(self, platform: str, server_id: str, channel_id: str | None) -> list[Any]: ...
-
-    async def raid_modes(self, platform: str) -> list[Any]: ...
-
-    async def due_expiries(self, platform: str, now: datetime) -> list[Case]: ...
-
-    async def open_appeals(self, platform: str, server_id: str, member_id: str | None = None) -> list[Any]: ...
-
-    async def open_review_for_message(self, platform: str, server_id: str, message_id: str) -> int | None: ...
-
-    async def note_join(self, platform: str, server_id: str, member_id: str, at: datetime) -> datetime: ...
-
-    async def joined_at(self, platform: str, server_id: str, member_id: str) -> datetime | None: ...
-
-    async def list_cases(self, platform: str, server_id: str, member_id: str | None = None,
-                         limit: int = 25) -> list[Case]: ...
-
-    async def modstats(self, platform: str, server_id: str, since: datetime) -> Any: ...
-
-    async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]: ...
-
-    async def forget_member(self, platform: str, server_id: str, member_id: str,
-                            now: datetime | None = None) -> str: ...
-
-    async def mark_lifted(self, platform: str, server_id: str, number: int, now: datetime | None = None) -> None: ...
-
-    async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
-        """``{channel_id: (message_id, created_at)}`` of the latest recorded message per channel of a server
-        (catch-up after a restart starts after it; absent: nothing recorded in that channel)."""
-        ...
-
-
 __all__ = [
     "SANCTION_CAPABILITY",
     "BulkResult",
@@ -324,5 +222,4 @@ __all__ = [
     "MemberLookupError",
     "MemberNotice",
     "ModDesk",
-    "WorkflowStore",
 ]

@@ -453,6 +453,8 @@ class RaidResponse:
         alert = RaidAlert(server_id=server_id, channel_id="", started_at=joins[0][0], members=tuple(members),
                           count=len(joins), reason="join_burst")
         raid_id = await self.store.record_raid(self.platform, alert)
+        if raid_id is None:  # another process recorded this burst first: it carries the alert out
+            return None
         board = RaidBoard(raid_id=raid_id, server_id=server_id, place="", channel_id="", reason="join_burst",
                           started_at=alert.started_at, until=None, members=members, messages=0)
         self._boards[(server_id, f"join:{raid_id}")] = board

@@ -3,7 +3,7 @@ pardon. Written once; the Discord and Slack adapters only translate events in an
 
 Layer: ``bot.workflow`` (platform-neutral: ``bot.core`` and the standard library only). Talks to the platform
 through :class:`~bot.workflow.ports.Enforcer` (with declared capabilities), to moderators through
-:class:`~bot.workflow.ports.ModDesk`, and to the mod log through :class:`~bot.workflow.ports.WorkflowStore`.
+:class:`~bot.workflow.ports.ModDesk`, and to the mod log through :class:`~bot.core.store_port.ModStore`.
 
 The class is split by subject: :mod:`bot.workflow.sanctions` (sanctions, strikes, pardons, temporary bans),
 :mod:`bot.workflow.reviews` (cards, decisions, reports, appeals), :mod:`bot.workflow.raids` (the raid response);
@@ -37,9 +37,10 @@ from bot.core.escalation import StrikeLedger
 from bot.core.models import Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
+from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, PolicySource, Result, dur
-from bot.workflow.ports import Capability, Enforcer, ModDesk, WorkflowStore
+from bot.workflow.ports import Capability, Enforcer, ModDesk
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
@@ -62,7 +63,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         clock: Returns the current UTC time (tests pass a fixed clock).
     """
 
-    def __init__(self, *, platform: str, store: WorkflowStore, enforcer: Enforcer, desk: ModDesk,
+    def __init__(self, *, platform: str, store: ModStore, enforcer: Enforcer, desk: ModDesk,
                  policies: PolicySource, ledger: StrikeLedger, raid_control: Any = None,
                  clock: Callable[[], datetime] | None = None) -> None:
         self.platform = platform

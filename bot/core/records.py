@@ -1,6 +1,8 @@
-"""Value types the store returns beyond the core's models (appeals, overrides, statistics).
+"""Records of the mod log: what the store port (:mod:`bot.core.store_port`) returns beyond the core's models
+(stored verdicts, appeals, raids, raid mode, policy overrides and their audit, statistics, replayed verdicts).
 
-All datetimes are timezone-aware UTC; rates are floats in [0, 1] (``None`` when the denominator is 0).
+Layer: ``bot.core``. Standard library only; every backend (SQLite, PostgreSQL) builds these. All datetimes are
+timezone-aware UTC; rates are floats in [0, 1] (``None`` when the denominator is 0).
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.core.models import ActionKind
+from bot.core.models import ActionKind, Case
+
+#: A message's key in the mod log: ``(platform, server_id, message_id)``.
+MessageKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,4 +184,100 @@ class ScanSummary:
     top_members: tuple[tuple[str, int, int], ...]
 
 
-__all__ = ["Appeal", "ModStats", "PolicyChange", "PolicyOverride", "ScanSummary", "SignalStats", "StoredVerdict"]
+@dataclass(frozen=True, slots=True)
+class StoredRaid:
+    """A recorded raid: where, who, and its card (``channel_id`` is the parent channel; ``thread_id`` where the
+    burst was, when that differs; ``channel_id`` is ``""`` for a join burst)."""
+
+    id: int
+    platform: str
+    server_id: str
+    channel_id: str
+    started_at: datetime
+    members: tuple[str, ...]
+    count: int
+    reason: str
+    card_message_id: str | None
+    thread_id: str | None
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RaidModeRow:
+    """Raid mode in force in one channel or thread (``until`` ``None``: until switched off)."""
+
+    platform: str
+    server_id: str
+    channel_id: str
+    until: datetime | None
+    slowmode_s: int
+    raid_id: int | None
+    started_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SetVerdict:
+    """One message's verdict in one verdict set (recorded or replayed), as a diff needs it.
+
+    Attributes:
+        key: ``(platform, server_id, message_id)``.
+        policy_version: The policy version that judged it.
+        flagged: Whether anything asked for review or action.
+        labels: Labels that reached the review tier.
+        action: The strongest action's label (``"none"``, ``"review"``, ``"delete"``...).
+        rules: Names of the rules that hit, in order, without repeats.
+        scores: ``{label: score in [0, 1] or None}``, or ``None`` when the message was not scored.
+        model_name, model_version: The model whose scores these are (``""`` / ``None`` when not scored).
+    """
+
+    key: MessageKey
+    policy_version: str
+    flagged: bool
+    labels: tuple[str, ...]
+    action: str
+    rules: tuple[str, ...]
+    scores: Mapping[str, float | None] | None
+    model_name: str
+    model_version: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """A case with what the report filters it by.
+
+    Attributes:
+        case: The case.
+        labels: Labels of the verdict of the case's message (empty for a manual case or an erased message).
+        rules: Rules that fired on it (``rule`` names).
+        channel_id: Channel of the message, when the case has one.
+    """
+
+    case: Case
+    labels: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    channel_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictPoint:
+    """One judged message, for the report's charts over time: when it was judged, whether it was flagged."""
+
+    judged_at: datetime
+    flagged: bool
+
+
+__all__ = [
+    "CaseRecord",
+    "VerdictPoint",
+    "Appeal",
+    "MessageKey",
+    "ModStats",
+    "PolicyChange",
+    "PolicyOverride",
+    "RaidModeRow",
+    "ScanSummary",
+    "SetVerdict",
+    "SignalStats",
+    "StoredRaid",
+    "StoredVerdict",
+]

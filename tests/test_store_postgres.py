@@ -1,0 +1,263 @@
+"""The store on a REAL PostgreSQL server that these tests start themselves (tests/pg_server.py: initdb + pg_ctl as
+the ``postgres`` user in a temporary folder, on a free port), a fresh database per test.
+
+Every store test of tests/test_store.py, tests/test_store_moderation.py and tests/test_store_privacy.py that takes
+the ``store`` fixture runs here again against PostgreSQL (same assertions, one SQL implementation), plus what only
+several processes on one server can show: two writers racing for case numbers, verdicts and raids, two processes
+migrating at once, two scans of one export at once, and the refusals (wrong password, unreachable server,
+malformed URL, another application's database, a newer schema). Without PostgreSQL binaries the tests skip with
+the reason, except under ``CI`` where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+import tests.test_store as _store_tests
+import tests.test_store_moderation as _moderation_tests
+import tests.test_store_privacy as _privacy_tests
+from bot.core.errors import StoreRefused
+from bot.core.models import ActionKind, RaidAlert
+from bot.store import open_store
+from bot.store.postgres import PG_LATEST_VERSION
+from tests.pg_server import PgServer, find_bindir, start_server
+from tests.store_factories import T0, make_record
+
+pytestmark = pytest.mark.postgres
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Store tests that check a SQLite-only detail (the exception type of a foreign key violation).
+SQLITE_ONLY = {"test_foreign_keys_enforced"}
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One throwaway PostgreSQL cluster for the session; skipped (failed under ``CI``) without the binaries."""
+    bindir = find_bindir()
+    if bindir is None:
+        reason = "PostgreSQL binaries (initdb, pg_ctl) not found: run scripts/setup.sh or set PG_BINDIR"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = start_server(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
+    """The URL of a fresh, empty database on the session's server (dropped after the test)."""
+    name = "t" + uuid.uuid4().hex[:16]
+    admin = await asyncpg.connect(pg_server.url())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    yield pg_server.url(name)
+    admin = await asyncpg.connect(pg_server.url())
+    await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    await admin.close()
+
+
+@pytest.fixture
+async def store(pg_url: str):
+    """A PostgreSQL mod log (the ``store`` fixture the imported store tests use)."""
+    s = await open_store(pg_url)
+    yield s
+    await s.close()
+
+
+def _import_store_tests() -> None:
+    """Bring every test taking ``store`` from the SQLite store test files into this module (run on PostgreSQL)."""
+    for module in (_store_tests, _moderation_tests, _privacy_tests):
+        for name, fn in vars(module).items():
+            if name.startswith("test_") and name not in SQLITE_ONLY and callable(fn) \
+                    and "store" in inspect.signature(fn).parameters:
+                globals()[f"{name}__{module.__name__.rsplit('.', 1)[-1]}"] = fn
+
+
+_import_store_tests()
+
+BURST = RaidAlert("g1", "c1", T0, ("u1", "u2", "u3"), 12, "flagged_burst")
+
+
+async def test_store_is_postgres(store):
+    """open_store on a postgresql:// URL gives the PostgreSQL backend, its location with the password hidden."""
+    assert store.backend == "postgresql"
+    assert "***" in store.location and "contract-suite" not in store.location
+    assert await store.schema_version() == PG_LATEST_VERSION
+
+
+async def test_two_writers_record_one_raid(pg_url):
+    """Two connections raising the same burst at once record one raid; only one gets its id."""
+    a, b = await asyncio.gather(open_store(pg_url), open_store(pg_url))
+    try:
+        results = await asyncio.gather(a.record_batch([dataclasses.replace(make_record("ma"), raid=BURST)]),
+                                       b.record_batch([dataclasses.replace(make_record("mb"), raid=BURST)]))
+        assert sorted(r.raid_id is None for [r] in results) == [False, True]
+        assert len(await a.list_raids("discord", "g1")) == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_two_writers_one_verdict_per_message_gap_free_cases(pg_url):
+    """Two connections recording the same 40 flagged messages at once: each once, case numbers 1..40."""
+    a, b = await asyncio.gather(open_store(pg_url), open_store(pg_url))
+    records = [make_record(f"m{i:03d}", open_case=True) for i in range(40)]
+    try:
+        results = await asyncio.gather(*(s.record_batch(records[i:i + 5]) for s in (a, b) for i in range(0, 40, 5)))
+        inserted = [r for batch in results for r in batch if r.inserted]
+        assert len(inserted) == 40
+        assert sorted(r.case_number for r in inserted) == list(range(1, 41))
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_two_writers_open_cases_gap_free(pg_url):
+    """Moderator cases opened from two connections at once get unique, gap-free numbers."""
+    a, b = await asyncio.gather(open_store(pg_url), open_store(pg_url))
+    try:
+        cases = await asyncio.gather(*(s.open_case("discord", "g1", f"u{i}", ActionKind.WARN, "r")
+                                       for i in range(25) for s in (a, b)))
+        assert sorted(c.number for c in cases) == list(range(1, 51))
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_failed_batch_leaves_neither_verdicts_nor_raid(store):
+    """A failure inside the batch transaction rolls back the verdicts and the raid together."""
+    from bot.core.models import Strike
+    from tests.store_factories import STRIKE_TTL
+
+    bad = dataclasses.replace(make_record("m2"), strike=Strike("other", "u1", 1, T0, T0 + STRIKE_TTL, "auto"))
+    with pytest.raises(ValueError, match="strike for server"):
+        await store.record_batch([dataclasses.replace(make_record("m1"), raid=BURST), bad])
+    assert await store.known_messages([("discord", "g1", "m1")]) == {}
+    assert await store.list_raids("discord", "g1") == []
+
+
+async def test_concurrent_migration_runs_once(pg_url):
+    """Four processes' worth of connections opening a new database at once migrate it once, to the latest."""
+    stores = await asyncio.gather(*(open_store(pg_url) for _ in range(4)))
+    try:
+        assert {await s.schema_version() for s in stores} == {PG_LATEST_VERSION}
+        conn = await asyncpg.connect(pg_url)
+        assert await conn.fetchval("SELECT COUNT(*) FROM schema_version") == 1
+        await conn.close()
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_newer_schema_is_refused(pg_url):
+    """A database migrated by a newer bot is refused with the version, naming the database (password hidden)."""
+    await (await open_store(pg_url)).close()
+    conn = await asyncpg.connect(pg_url)
+    await conn.execute("UPDATE schema_version SET version = $1", PG_LATEST_VERSION + 1)
+    await conn.close()
+    with pytest.raises(StoreRefused, match="newer than this code") as caught:
+        await open_store(pg_url)
+    assert "contract-suite" not in str(caught.value) and "***" in caught.value.database
+
+
+async def test_foreign_database_is_refused(pg_url):
+    """A database holding another application's tables is refused and left untouched."""
+    conn = await asyncpg.connect(pg_url)
+    await conn.execute("CREATE TABLE invoices (id integer)")
+    await conn.close()
+    with pytest.raises(StoreRefused, match="another application"):
+        await open_store(pg_url)
+    conn = await asyncpg.connect(pg_url)
+    tables = [r[0] for r in await conn.fetch("SELECT table_name FROM information_schema.tables "
+                                             "WHERE table_schema = 'public'")]
+    await conn.close()
+    assert tables == ["invoices"]
+
+
+async def test_wrong_password_is_refused(pg_server):
+    """A refused login is StoreRefused naming the URL without the password."""
+    with pytest.raises(StoreRefused, match="password authentication failed") as caught:
+        await open_store(pg_server.url(password="not-it"))
+    assert "not-it" not in str(caught.value)
+
+
+async def test_unreachable_server_and_malformed_url_are_refused():
+    """An unreachable server and a malformed URL are StoreRefused, one line each, password hidden."""
+    with pytest.raises(StoreRefused, match="cannot reach the server") as caught:
+        await open_store("postgresql://u:secret@127.0.0.1:1/db")
+    assert "secret" not in str(caught.value)
+    with pytest.raises(StoreRefused, match="malformed") as caught:
+        await open_store("postgresql://u:secret@[oops/db")
+    assert "secret" not in str(caught.value)
+
+
+def test_cli_purge_wrong_password_is_one_line(pg_server, capsys):
+    """``purge --db <url with a wrong password>``: exit 2, one line, the password hidden."""
+    from bot.cli import main
+
+    assert main(["purge", "--db", pg_server.url(password="not-it"), "--days", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not-it" not in err[0] and "modbot:***@127.0.0.1" in err[0]
+
+
+@pytest.mark.slow
+async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url):
+    """Two ``scan`` processes of the same export into one PostgreSQL: every message once, one raid, cases 1..n."""
+    export = ROOT / "examples" / "discord"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "bot", "scan", str(export), "--db", pg_url, "--no-progress"]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert all(err.count("mod log: postgresql://modbot:***@") == 1 for _, err in outs)
+    conn = await asyncpg.connect(pg_url)
+    total, distinct = await conn.fetchrow("SELECT COUNT(*), COUNT(DISTINCT (platform, server_id, message_id)) "
+                                          "FROM verdicts")
+    numbers = [r[0] for r in await conn.fetch("SELECT number FROM cases ORDER BY number")]
+    raids = await conn.fetchval("SELECT COUNT(*) FROM raids")
+    await conn.close()
+    assert total == distinct > 0
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert raids == 1  # the example export holds one burst (tests/test_scan.py)
+
+
+async def test_latest_messages_on_postgres(store):
+    """latest_messages (catch-up after a restart) gives each channel's latest recorded message on PostgreSQL too."""
+    from datetime import timedelta
+
+    await store.record_batch([make_record("999", created=T0), make_record("1000", created=T0 + timedelta(minutes=2)),
+                              make_record("7", created=T0, server="g2")])
+    assert await store.latest_messages("discord", "g1") == {"c1": ("1000", T0 + timedelta(minutes=2))}
+    assert await store.latest_messages("slack", "g1") == {}
+
+
+async def test_modlog_reads_and_case_reason_on_postgres(store):
+    """The live mod-log report's reads (servers, cases with labels, raids with every raider) and an audited case
+    reason change work on PostgreSQL."""
+    from datetime import timedelta
+
+    raid = RaidAlert("g1", "c1", T0, ("u1",), 3, "flagged_burst")
+    await store.record_batch([dataclasses.replace(make_record("m1", open_case=True), raid=raid)])
+    await store.record_batch([make_record("m2", author="u9", open_case=True, created=T0 + timedelta(seconds=5))])
+    assert await store.modlog_servers() == [("discord", "g1")]
+    cases = await store.modlog_cases("discord", "g1")
+    assert [c.case.number for c in cases] == [1, 2] and cases[0].labels == ("insult",)
+    [(_, alert, raiders)] = await store.modlog_raids("discord", "g1")
+    assert alert.reason == "flagged_burst" and raiders == ("u1", "u9")
+    updated, note = await store.set_case_reason("discord", "g1", 1, "slur in #general", "mod1")
+    assert updated.reason == "slur in #general" and note.number == 3 and note.action is ActionKind.LOG
