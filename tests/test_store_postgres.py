@@ -17,8 +17,6 @@ import inspect
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import asyncpg
@@ -31,7 +29,6 @@ from bot.core.errors import StoreRefused
 from bot.core.models import ActionKind, RaidAlert
 from bot.store import open_store
 from bot.store.postgres import PG_LATEST_VERSION
-from tests.pg_server import PgServer, find_bindir, start_server
 from tests.store_factories import T0, make_record
 
 pytestmark = pytest.mark.postgres
@@ -39,35 +36,6 @@ pytestmark = pytest.mark.postgres
 ROOT = Path(__file__).resolve().parents[1]
 #: Store tests that check a SQLite-only detail (the exception type of a foreign key violation).
 SQLITE_ONLY = {"test_foreign_keys_enforced"}
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    """One throwaway PostgreSQL cluster for the session; skipped (failed under ``CI``) without the binaries."""
-    bindir = find_bindir()
-    if bindir is None:
-        reason = "PostgreSQL binaries (initdb, pg_ctl) not found: run scripts/setup.sh or set PG_BINDIR"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    server = start_server(bindir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
-    """The URL of a fresh, empty database on the session's server (dropped after the test)."""
-    name = "t" + uuid.uuid4().hex[:16]
-    admin = await asyncpg.connect(pg_server.url())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    yield pg_server.url(name)
-    admin = await asyncpg.connect(pg_server.url())
-    await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    await admin.close()
 
 
 @pytest.fixture

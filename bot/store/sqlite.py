@@ -13,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import sqlite3
@@ -77,6 +78,22 @@ def timeout_end(verdict: Verdict) -> datetime | None:
     return None
 
 
+#: How long a 0-byte file is watched for another process creating the mod log in it (two shard processes or two
+#: scans starting on one new file: SQLite writes the header within milliseconds of creating it), seconds.
+EMPTY_FILE_WAIT_S = 2.0
+
+
+async def _filled_by_another_writer(path: Path) -> bool:
+    """Whether a 0-byte ``path`` gets content within :data:`EMPTY_FILE_WAIT_S` (another process is creating it)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EMPTY_FILE_WAIT_S
+    while loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        if path.stat().st_size > 0:
+            return True
+    return False
+
+
 class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, ReplayMixin,
                   CatchupMixin, ModLogReadMixin, CaseEditsMixin, StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
@@ -115,7 +132,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         if not path.exists():
             if not create:
                 raise StoreRefused(where, "no such database (nothing was created)")
-        elif path.stat().st_size == 0:
+        elif path.stat().st_size == 0 and not await _filled_by_another_writer(path):
             raise StoreRefused(where, "is an empty (0-byte) file, not a mod log; remove it or name a new path")
         try:
             db = await connect(path)

@@ -1,18 +1,20 @@
 """Wire test: two shard-owning bots (real discord.py ``AutoShardedBot`` with ``shard_ids=[0]`` / ``[1]`` of 2)
 against the fake Discord, which routes each guild's events to shard ``(guild_id >> 22) % 2``, on ONE mod log.
 
-The mod log comes from the ``shared_db`` fixture (a SQLite file in WAL mode today); once the PostgreSQL backend is
-merged the same test runs against a ``postgresql://`` URL there."""
+The mod log comes from the ``shared_db`` fixture: a SQLite file in WAL mode, and a ``postgresql://`` URL on the
+throwaway PostgreSQL server (``pytest -m postgres``)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import discord
 import pytest
 import yarl
@@ -28,9 +30,12 @@ pytestmark = pytest.mark.discord
 SHARDS = 2
 
 
-@pytest.fixture
-def shared_db(tmp_path: Path) -> str:
-    """Where both bots' mod log lives: a SQLite file (WAL), as ``--db`` / ``MODBOT_DB`` would name it."""
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def shared_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where both bots' mod log lives, as ``--db`` / ``MODBOT_DB`` would name it: a SQLite file (WAL), or a fresh
+    database on the throwaway PostgreSQL server (``pg_url``)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
     return str(tmp_path / "shared.db")
 
 
@@ -83,7 +88,15 @@ class Shards:
         msg = await self.fake.post(guild, self.fake.channel(guild, "general"), user, text, mid=mid)
         return msg, await waiter
 
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    async def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` (``?`` placeholders) read straight from the mod log, bypassing the bots' store."""
+        if self.db.startswith("postgresql://"):
+            n = iter(range(1, 100))
+            con = await asyncpg.connect(self.db)
+            try:
+                return [tuple(r) for r in await con.fetch(re.sub(r"\?", lambda _: f"${next(n)}", sql), *params)]
+            finally:
+                await con.close()
         con = sqlite3.connect(self.db)
         try:
             return [tuple(r) for r in con.execute(sql, params).fetchall()]
@@ -98,8 +111,8 @@ async def shards(tmp_path: Path, shared_db: str, monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway))
         answering(fake)
         s = Shards(fake, tmp_path, shared_db)
-        await s.start()
-        try:
+        try:  # a bot that failed to start is closed too (else its gateway reconnects forever)
+            await s.start()
             yield s
         finally:
             await s.stop()
@@ -118,10 +131,10 @@ async def test_two_shard_bots_on_one_mod_log(shards):
     for g, member in zip(shards.guilds, shards.members, strict=True):
         for text in ("hello all", "identityhate one", "identityhate two", "nice weather"):
             await shards.post(g, member, text)
-    assert shards.rows("SELECT message_id, COUNT(*) FROM verdicts GROUP BY message_id HAVING COUNT(*) > 1") == []
-    assert shards.rows("SELECT COUNT(*) FROM verdicts") == [(8,)]
+    assert await shards.rows("SELECT message_id, COUNT(*) FROM verdicts GROUP BY message_id HAVING COUNT(*) > 1") == []
+    assert await shards.rows("SELECT COUNT(*) FROM verdicts") == [(8,)]
     for g in shards.guilds:
-        numbers = [n for (n,) in shards.rows("SELECT number FROM cases WHERE server_id = ? ORDER BY number",
+        numbers = [n for (n,) in await shards.rows("SELECT number FROM cases WHERE server_id = ? ORDER BY number",
                                              (g["id"],))]
         assert numbers == list(range(1, len(numbers) + 1)) and numbers
     assert [b.service.stats["messages"] for b in shards.bots] == [4, 4]
@@ -130,8 +143,8 @@ async def test_two_shard_bots_on_one_mod_log(shards):
     for i in range(5):
         user = shards.fake.new_user(raid_guild, f"raider{i}")
         await shards.post(raid_guild, user, f"identityhate raid {user['id']}")
-    assert shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (raid_guild["id"],)) == [(1,)]
-    assert shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (shards.guilds[0]["id"],)) == [(0,)]
+    assert await shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (raid_guild["id"],)) == [(1,)]
+    assert await shards.rows("SELECT COUNT(*) FROM raids WHERE server_id = ?", (shards.guilds[0]["id"],)) == [(0,)]
 
     g = shards.guilds[0]
     msg, outcome = await shards.post(g, shards.members[0], "borderline needs a human")
@@ -146,6 +159,6 @@ async def test_two_shard_bots_on_one_mod_log(shards):
     second = await shards.fake.click(g, mod, card, f"mod:review:{outcome.review_id}:warn")
     assert first.body["type"] == 7
     assert "already decided" in ephemeral_text(second)
-    assert shards.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,)) == [("deleted",)]
+    assert await shards.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,)) == [("deleted",)]
     assert len(shards.fake.find("DELETE", rf"/channels/.*/messages/{msg['id']}")) == 1
-    assert shards.rows("SELECT COUNT(*) FROM cases WHERE message_id = ? AND action = 'warn'", (msg["id"],)) == [(0,)]
+    assert await shards.rows("SELECT COUNT(*) FROM cases WHERE message_id = ? AND action = 'warn'", (msg["id"],)) == [(0,)]

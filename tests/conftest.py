@@ -1,0 +1,45 @@
+"""Fixtures shared by several test folders: a throwaway PostgreSQL server (tests/pg_server.py) and a fresh database
+on it per test, for the store contract suite (tests/test_store_postgres.py) and the wire tests that run a bot on a
+PostgreSQL mod log (tests/discord/test_shards_wire.py)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+
+from tests.pg_server import PgServer, find_bindir, start_server
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One throwaway PostgreSQL cluster for the session; skipped (failed under ``CI``) without the binaries."""
+    bindir = find_bindir()
+    if bindir is None:
+        reason = "PostgreSQL binaries (initdb, pg_ctl) not found: run scripts/setup.sh or set PG_BINDIR"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = start_server(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
+    """The URL of a fresh, empty database on the session's server (dropped after the test)."""
+    name = "t" + uuid.uuid4().hex[:16]
+    admin = await asyncpg.connect(pg_server.url())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    yield pg_server.url(name)
+    admin = await asyncpg.connect(pg_server.url())
+    await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    await admin.close()
+
+
