@@ -353,6 +353,16 @@ class ReplayStore(Protocol):
         ...
 
 
+class CatchupStore(Protocol):
+    """Where each channel's recorded history ends, for catch-up after a restart."""
+
+    async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
+        """``{channel_id: (message_id, created_at)}`` of the latest recorded message per channel of a server (the
+        largest ``created_at``, then the largest snowflake among equal times); channels with nothing recorded are
+        absent, a server with nothing recorded gives ``{}``. Catch-up fetches the platform history after it."""
+        ...
+
+
 @runtime_checkable
 class StoreAdmin(Protocol):
     """Lifecycle and operations of the store itself.
@@ -383,12 +393,13 @@ class StoreAdmin(Protocol):
 
 
 class ModStore(VerdictStore, CaseStore, ReviewStore, RaidStore, PolicyStore, RetentionStore, StatsStore, ReplayStore,
-               StoreAdmin, Protocol):
+               CatchupStore, StoreAdmin, Protocol):
     """The mod log: every operation, as one port. Obtain one with :func:`bot.store.open_store`."""
 
 
 __all__ = [
     "CaseStore",
+    "CatchupStore",
     "ModStore",
     "PolicyStore",
     "RaidStore",

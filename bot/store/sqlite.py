@@ -30,6 +30,7 @@ from bot.core.ports import RecordResult, VerdictRecord
 from bot.core.records import MessageKey, StoredVerdict
 from bot.store.base import KEY_CHUNK, StoreBase
 from bot.store.cases import CasesMixin
+from bot.store.catchup import CatchupMixin
 from bot.store.policy import PolicyMixin
 from bot.store.privacy import PrivacyMixin
 from bot.store.replays import ReplayMixin
@@ -75,7 +76,7 @@ def timeout_end(verdict: Verdict) -> datetime | None:
 
 
 class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin, WorkflowMixin, ReplayMixin,
-                  StoreBase):
+                  CatchupMixin, StoreBase):
     """The mod log on one SQLite file. Open with :meth:`open`; every method is a coroutine.
 
     Attributes:
