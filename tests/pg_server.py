@@ -10,6 +10,7 @@ reason, except when the ``CI`` environment variable is set, where it fails (neve
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
@@ -70,7 +71,9 @@ class PgServer:
         return f"postgresql://{USER}:{password}@127.0.0.1:{self.port}/{database}"
 
     def stop(self) -> None:
-        """Stop the server (fast shutdown) and remove its folder."""
+        """Stop the server (fast shutdown) and remove its folder; a second call does nothing."""
+        if not self.data.exists():
+            return
         subprocess.run([*self.run_as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
                         "stop"], capture_output=True, check=False)
         shutil.rmtree(self.root, ignore_errors=True)
@@ -114,4 +117,5 @@ def start_server(bindir: Path) -> PgServer:
             server.stop()
             raise RuntimeError(f"{Path(cmd[len(run_as)]).name} failed ({done.returncode}): "
                                f"{done.stdout}{done.stderr}{log}")
+    atexit.register(server.stop)  # a session that dies before the fixture's teardown leaves no server running
     return server

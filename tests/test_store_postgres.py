@@ -23,6 +23,7 @@ import asyncpg
 import pytest
 
 import tests.test_store as _store_tests
+import tests.test_store_catchup as _catchup_tests
 import tests.test_store_moderation as _moderation_tests
 import tests.test_store_privacy as _privacy_tests
 from bot.core.errors import StoreRefused
@@ -48,7 +49,7 @@ async def store(pg_url: str):
 
 def _import_store_tests() -> None:
     """Bring every test taking ``store`` from the SQLite store test files into this module (run on PostgreSQL)."""
-    for module in (_store_tests, _moderation_tests, _privacy_tests):
+    for module in (_store_tests, _moderation_tests, _privacy_tests, _catchup_tests):
         for name, fn in vars(module).items():
             if name.startswith("test_") and name not in SQLITE_ONLY and callable(fn) \
                     and "store" in inspect.signature(fn).parameters:

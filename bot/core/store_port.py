@@ -355,6 +355,16 @@ class ReplayStore(Protocol):
         ...
 
 
+class CatchupStore(Protocol):
+    """Where each channel's recorded history ends, for catch-up after a restart."""
+
+    async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
+        """``{channel_id: (message_id, created_at)}`` of the latest recorded message per channel of a server (the
+        largest ``created_at``, then the largest snowflake among equal times); channels with nothing recorded are
+        absent, a server with nothing recorded gives ``{}``. Catch-up fetches the platform history after it."""
+        ...
+
+
 @runtime_checkable
 class StoreAdmin(Protocol):
     """Lifecycle and operations of the store itself.
@@ -381,15 +391,6 @@ class StoreAdmin(Protocol):
 
     async def backup(self, out: str | None = None) -> str:
         """Write a consistent online copy of the database; returns where (a file path)."""
-        ...
-
-
-class CatchupStore(Protocol):
-    """Where each channel's recorded history ends (catch-up after a restart: :mod:`bot.workflow.catchup`)."""
-
-    async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
-        """``{channel_id: (message_id, created_at)}`` of the latest recorded message per channel of a server
-        (absent: nothing recorded in that channel; ``{}`` for a server with no records)."""
         ...
 
 
