@@ -103,6 +103,10 @@ class RaidResponse:
         """Timers of open raids (cancelled at shutdown)."""
         return [t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None]
 
+    def raid_board(self, server_id: str, raid_id: int) -> RaidBoard | None:
+        """The in-memory board of raid ``raid_id`` of this server (open or closed), if this process holds it."""
+        return next((b for (sid, _), b in self._boards.items() if sid == server_id and b.raid_id == raid_id), None)
+
     def board_for(self, msg: Message) -> RaidBoard | None:
         """The open raid where ``msg`` was posted (a thread counts toward its parent), if any."""
         board = self._boards.get((msg.server.id, place_of(msg)))
@@ -210,7 +214,7 @@ class RaidResponse:
 
     async def _refresh_later(self, board: RaidBoard) -> None:
         await asyncio.sleep(CARD_REFRESH_S)
-        if board.card_id:
+        if board.card_id and not board.closed:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
 
     async def _flush_later(self, board: RaidBoard) -> None:
@@ -266,8 +270,9 @@ class RaidResponse:
     async def end_raid(self, board: RaidBoard, *, by: str | None) -> str:
         """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed."""
         board.closed = True
-        if board.end_task is not None and board.end_task is not asyncio.current_task():
-            board.end_task.cancel()
+        for task in (board.end_task, board.refresh_task):  # the final card edit below is the last one
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
         await self.flush_raids()
         note = ""
         if board.slowmode_s:
@@ -327,8 +332,10 @@ class RaidResponse:
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
-        board = self._boards.get((server_id, raid.channel_id))
-        if board is None or board.raid_id != raid_id:
+        # the raid's own board, wherever it is kept (a join burst's is kept under ``join:<raid id>``, a spread
+        # raid's under each of its channels): a copy would act on the stored members only and end nothing
+        board = self.raid_board(server_id, raid_id)
+        if board is None:
             board = RaidBoard(raid_id=raid_id, server_id=server_id, place=raid.channel_id,
                               channel_id=raid.thread_id or raid.channel_id, reason=raid.reason,
                               started_at=raid.started_at, until=None, members=list(raid.members),
@@ -444,6 +451,8 @@ class RaidResponse:
                           and not b.closed), None)
             if board is not None and member_id not in board.members:
                 board.members.append(member_id)
+                # saved on the raid, so a bulk action after a restart reaches the later joiners too
+                await self.store.set_raid_state(self.platform, server_id, board.raid_id, members=board.members)
                 self.refresh_raid_card(board)
             return None
         members = list(dict.fromkeys(m for _, m in joins))

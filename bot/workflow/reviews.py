@@ -229,6 +229,7 @@ class ReviewsMixin(WorkflowParts):
             res = await self.enforcer.unban(server_id, member_id, reason)
             if res.ok:
                 await self.store.mark_lifted(self.platform, server_id, case_number)
+                self.cancel_unban(server_id, case_number)  # type: ignore[attr-defined]
             return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
         return ""
 

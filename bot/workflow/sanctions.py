@@ -126,8 +126,12 @@ class SanctionsMixin(WorkflowParts):
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                          failure="; ".join(([failure] if failure else []) + notes) or None)
-        if res.ok and kind is ActionKind.BAN and expires is not None:
-            self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
+        if res.ok and kind is ActionKind.BAN:
+            # a later ban supersedes the member's earlier temporary bans: their end must not lift this one
+            await self.lift_temporary_bans(server_id, member_id, before=case.number,
+                                           why=f"superseded by case #{case.number}")
+            if expires is not None:
+                self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
         escalation = ""
         if res.ok:
             escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
@@ -217,10 +221,44 @@ class SanctionsMixin(WorkflowParts):
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
                                           f"unban: {reason}"[:1000], moderator_id=actor.id,
                                           status=CaseStatus.APPLIED)
+        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}")
         await self.desk.post_mod_log(server_id, LogEntry(
             title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
+
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str) -> list[int]:
+        """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
+        supersedes them) and cancel their timers, so their end never unbans the member. Returns their numbers."""
+        done = []
+        for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
+            if old.server_id != server_id or old.member_id != member_id or old.number >= before:
+                continue
+            self.cancel_unban(server_id, old.number)
+            await self.store.mark_lifted(self.platform, server_id, old.number)
+            log.info("temporary ban of case %s: %s", old.number, why, extra={"server": server_id})
+            done.append(old.number)
+        return done
+
+    def cancel_unban(self, server_id: str, number: int) -> None:
+        """Cancel the end-of-ban timer of case ``number``, if one is scheduled."""
+        timer = self._timers.pop((server_id, number), None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+
+    async def superseding_ban(self, case: Case) -> Case | None:
+        """The later ban of the same member that supersedes temporary ban ``case``, read from the mod log: a ban
+        case opened after it and applied (a permanent ban, or a temporary one with its own timer). ``None``: the
+        temporary ban still stands on its own."""
+        later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in later if c.number > case.number and c.action is ActionKind.BAN
+                     and c.status is CaseStatus.APPLIED), None)
+
+    async def _still_due(self, case: Case) -> bool:
+        """Whether temporary ban ``case`` is still applied and not lifted in the mod log (an unban, an overturned
+        appeal or a superseding ban lifts it)."""
+        due = await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500))
+        return any(c.server_id == case.server_id and c.number == case.number for c in due)
 
     def schedule_unban(self, case: Case) -> None:
         """Lift a temporary ban at ``case.expires_at`` (rescheduled from the store after a restart)."""
@@ -238,6 +276,18 @@ class SanctionsMixin(WorkflowParts):
             delay = (case.expires_at - self.clock()).total_seconds()
             if delay > 0:
                 await asyncio.sleep(delay)
+            # re-check against the mod log at expiry: lifted since (unban, overturned appeal) or superseded by a
+            # later ban of the same member means there is nothing to lift
+            if not await self._still_due(case):
+                return
+            later = await self.superseding_ban(case)
+            if later is not None:
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.desk.post_mod_log(case.server_id, LogEntry(
+                    title=f"Case #{case.number}: temporary ban ended",
+                    lines=(f"Member: {case.member_id}", f"not unbanned: case #{later.number} banned them since"),
+                    member_id=case.member_id, case_number=case.number, kind="case"))
+                return
             res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
                                             "ended")
             if res.ok:

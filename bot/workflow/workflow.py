@@ -160,6 +160,11 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
         for case in await self.store.due_expiries(self.platform, now + timedelta(days=3650)):
+            later = await self.superseding_ban(case)
+            if later is not None:  # a later ban of the member stands: this one's end must not lift it
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                lines.append(f"case #{case.number}: temporary ban superseded by case #{later.number}; not unbanned")
+                continue
             self.schedule_unban(case)
         lines += await self.restore_raid_modes()
         return lines

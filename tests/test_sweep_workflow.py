@@ -1,0 +1,112 @@
+"""Issue 25 (correctness sweep), workflow items: temporary-ban timers, join-burst raid actions, purge records,
+timeout caps and automatic raider timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+from bot.core.models import ActionKind
+from bot.workflow import ModerationWorkflow
+from tests.test_workflow import MOD, SERVER, make_world, world  # noqa: F401  (fixture)
+
+
+async def _wait_past(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+async def test_temporary_ban_expiry_does_not_lift_a_later_permanent_ban(world):  # noqa: F811
+    """A 1 s temporary ban followed by a permanent ban of the same member: the first ban's end unbans nobody."""
+    tmp = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    perm = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    assert tmp.ok and perm.ok
+    await _wait_past(1.3)
+    assert world.enforcer.called("unban") == []
+    assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (tmp.case_number,)) == [(1,)]
+
+
+async def test_mod_unban_cancels_a_temporary_bans_timer(world):  # noqa: F811
+    """/mod unban of a temporarily banned member marks the temporary case lifted and cancels its timer, so a
+    later permanent ban is not lifted when the old ban would have ended."""
+    tmp = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    res = await world.workflow.unban(MOD, SERVER, "alice", "mistake")
+    assert res.ok and world.workflow._timers == {}
+    assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (tmp.case_number,)) == [(1,)]
+    await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    await _wait_past(1.3)
+    assert world.enforcer.called("unban") == [("alice",)]  # only the moderator's unban
+
+
+async def test_ban_after_an_overturned_appeal_is_not_lifted_by_the_old_timer(world):  # noqa: F811
+    """Temporary ban, appeal overturned (unbanned), then a new permanent ban: the old ban's timer lifts nothing."""
+    tmp = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    await world.workflow.appeal("alice", SERVER, tmp.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert decided.ok and world.enforcer.called("unban") == [("alice",)]
+    await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "again")
+    await _wait_past(1.3)
+    assert world.enforcer.called("unban") == [("alice",)]
+
+
+async def test_restart_does_not_reschedule_a_temporary_ban_superseded_by_a_permanent_one(tmp_path):
+    """After a restart, a temporary ban followed by a permanent ban is not rescheduled, even once it is due."""
+    w = await make_world(tmp_path)
+    try:
+        tmp = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=3600)
+        await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+        await w.workflow.close()
+        con = sqlite3.connect(w.store.path)  # the superseded case as an older build left it: due and not lifted
+        con.execute("UPDATE cases SET expires_at = '2000-01-01T00:00:00.000000+00:00', lifted_at = NULL "
+                    "WHERE number = ?", (tmp.case_number,))
+        con.commit()
+        con.close()
+        again = ModerationWorkflow(platform="discord", store=w.store, enforcer=w.enforcer, desk=w.desk,
+                                   policies=w.workflow.policies, ledger=w.service.ledger, raid_control=w.service)
+        await again.recover()
+        await asyncio.sleep(0.1)
+        assert w.enforcer.called("unban") == []
+        assert again._timers == {}
+        assert w.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (tmp.case_number,)) == [(1,)]
+        await again.close()
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def _join_burst(world, n: int) -> None:  # noqa: F811
+    t0 = datetime.now(UTC)
+    for i in range(n):
+        world.enforcer.add(f"new{i}")
+        await world.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i * 0.1))
+
+
+async def test_join_burst_ban_all_bans_every_joiner_including_later_ones(world):  # noqa: F811
+    """25 joins (the alert fires at the tenth): "Ban all" bans all 25 and answers "ban: 25 of 25"."""
+    await _join_burst(world, 25)
+    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban")
+    assert text.startswith("ban: 25 of 25 raider(s)."), text
+    assert sorted(m for (m,) in world.enforcer.called("ban")) == sorted(f"new{i}" for i in range(25))
+
+
+async def test_join_burst_raiders_are_kept_in_the_store(world):  # noqa: F811
+    """Later joiners of a join-burst raid are saved on the raid, so a restart's bulk action still reaches them."""
+    await _join_burst(world, 25)
+    raid = await world.store.get_raid("discord", SERVER, 1)
+    assert len(raid.members) == 25
+
+
+async def test_end_raid_mode_on_a_join_burst_card_ends_the_real_raid(world):  # noqa: F811
+    """"End raid mode" closes the join-burst raid itself: a later join neither reopens nor redraws its card."""
+    await _join_burst(world, 12)
+    await world.workflow.raid_action(MOD, SERVER, 1, "end")
+    assert all(b.closed for b in world.workflow._boards.values())
+    assert world.workflow.open_join_raid(SERVER, await world.workflow.policies.get("discord", SERVER)) is None
+    updates = len(world.desk.raid_updates)
+    world.enforcer.add("late")
+    await world.workflow.member_joined(SERVER, "late", datetime.now(UTC) + timedelta(seconds=2))
+    await asyncio.sleep(1.7)  # a card refresh would be due by now
+    assert len(world.desk.raid_updates) == updates
+    assert world.desk.raid_updates[-1][1].closed
