@@ -110,3 +110,73 @@ async def test_end_raid_mode_on_a_join_burst_card_ends_the_real_raid(world):  # 
     await asyncio.sleep(1.7)  # a card refresh would be due by now
     assert len(world.desk.raid_updates) == updates
     assert world.desk.raid_updates[-1][1].closed
+
+
+async def test_purge_case_records_what_was_deleted_and_what_was_refused(world):  # noqa: F811
+    """/purge of 150 messages, 30 older than 14 days: the case says "120 deleted, 30 refused (older than 14 days)"
+    and is not recorded as simply applied."""
+    now = datetime.now(UTC)
+    ids = [(f"m{i}", now - timedelta(days=1)) for i in range(120)] + \
+          [(f"old{i}", now - timedelta(days=15)) for i in range(30)]
+    res = await world.workflow.purge(MOD, SERVER, "c1", ids)
+    (reason, status, failure), = world.rows("SELECT reason, status, failure FROM cases WHERE number = ?",
+                                            (res.case_number,))
+    assert reason == "purge in channel c1: 120 deleted, 30 refused (older than 14 days)"
+    assert status == "failed"
+    assert failure == "partially applied: 120 of 150 deleted, 30 refused (older than 14 days)"
+
+
+async def test_purge_case_with_nothing_refused_is_applied(world):  # noqa: F811
+    """/purge where every message is deleted records the count and ``applied`` with no failure text."""
+    now = datetime.now(UTC)
+    res = await world.workflow.purge(MOD, SERVER, "c1", [(f"m{i}", now) for i in range(5)])
+    assert world.rows("SELECT reason, status, failure FROM cases WHERE number = ?", (res.case_number,)) == [
+        ("purge in channel c1: 5 deleted", "applied", None)]
+
+
+async def test_a_28_day_timeout_is_sent_capped_below_discords_limit_and_says_so(world):  # noqa: F811
+    """A moderator's 28-day timeout is sent as 28 days less the 1 h clock-skew margin, and the case says so."""
+    from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S
+
+    world.enforcer.add("alice")
+    res = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "cool off",
+                                        duration_s=MAX_TIMEOUT_S)
+    assert res.ok
+    assert world.enforcer.called("timeout") == [("alice", MAX_SENT_TIMEOUT_S)] == [("alice", 28 * 86400 - 3600)]
+    (failure,), = world.rows("SELECT failure FROM cases WHERE number = ?", (res.case_number,))
+    assert failure.startswith("timeout capped at 27 d 23 h (asked 28 days)")
+
+
+def test_policy_check_warns_about_a_timeout_longer_than_what_is_sent(tmp_path):
+    """A ladder step of exactly 28 days loads, and Policy.warnings() names it and what is sent instead."""
+    from bot.core.policy import DEFAULT_POLICY_PATH, load_policy
+
+    extra = tmp_path / "p.toml"
+    extra.write_text("[[strikes.ladder]]\npoints = 9\naction = \"timeout\"\nduration_s = 2419200\n")
+    warnings = load_policy(DEFAULT_POLICY_PATH, extra).warnings()
+    assert any(w.startswith("strikes.ladder[") and "2419200 s is sent as 2415600 s" in w for w in warnings), warnings
+    assert load_policy(DEFAULT_POLICY_PATH).warnings() == []
+
+
+async def test_join_burst_raiders_are_timed_out_automatically_when_the_policy_says_so(tmp_path):
+    """rules.raid.timeout_raiders = true: every account of a 12-join burst (later joiners too) is timed out for
+    raider_timeout_s, one automod case each, applied; off by default (the other tests) nothing is timed out."""
+    w = await make_world(tmp_path, policy="[rules.raid]\ntimeout_raiders = true\nraider_timeout_s = 600\n")
+    try:
+        await _join_burst(w, 12)
+        assert sorted(w.enforcer.called("timeout")) == sorted((f"new{i}", 600) for i in range(12))
+        rows = w.rows("SELECT member_id, status, moderator_id FROM cases WHERE action = 'timeout'")
+        assert len(rows) == 12 and {(s, m) for _, s, m in rows} == {("applied", None)}
+        text = await w.workflow.raid_action(MOD, SERVER, 1, "timeout")  # nothing is done twice
+        assert text.startswith("timeout: 0 of 12 raider(s).") and "12 already done before" in text
+        assert len(w.enforcer.called("timeout")) == 12
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def test_join_burst_raiders_are_not_timed_out_by_default(world):  # noqa: F811
+    """Without rules.raid.timeout_raiders (default false) a join burst times nobody out."""
+    await _join_burst(world, 12)
+    assert world.enforcer.called("timeout") == []

@@ -22,7 +22,7 @@ from typing import Any
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
-from bot.workflow.ports import Capability
+from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,7 @@ class RaidResponse:
     raid_control: Any
     clock: Any
     # Provided by ModerationWorkflow: can(capability), _kick_capable(channel), track(coro), sanction(...).
+    _sanction_on_platform: Any
     can: Any
     _kick_capable: Any
     track: Any
@@ -432,6 +433,49 @@ class RaidResponse:
             moderator_id=actor.id, kind="raid"))
         return f"Raid mode on in <#{channel_id}>{note}."
 
+    # ------------------------------------------------------------------ automatic raider timeouts
+    async def timeout_raiders(self, board: RaidBoard, member_ids: list[str]) -> list[str]:
+        """``rules.raid.timeout_raiders``: time out new-member raiders of an open raid for ``raider_timeout_s``,
+        each as an automod case (``pending``, carried out, then ``applied`` or ``failed`` with the platform's
+        reason). A raider already timed out in this raid (automatically or by "Timeout all") is skipped, so nothing
+        is done twice. Returns one line per raider not timed out (also in the raid card's notes)."""
+        policy = await self.policies.get(self.platform, board.server_id)
+        settings = policy.rules.raid
+        if not settings.timeout_raiders or board.closed or not self.can(Capability.TIMEOUT):
+            return []
+        acted = self._raid_acted.setdefault((board.raid_id, ActionKind.TIMEOUT), set())
+        bot = await self.enforcer.bot_member(board.server_id)
+        problems: list[str] = []
+        async with self._raid_locks.setdefault(board.raid_id, asyncio.Lock()):
+            for member_id in member_ids:
+                if member_id in acted:
+                    continue
+                acted.add(member_id)
+                try:
+                    target = await self.enforcer.member(board.server_id, member_id)
+                except MemberLookupError as exc:  # the platform did not answer: said on the card, not guessed
+                    problems.append(f"<@{member_id}>: not timed out ({exc})")
+                    continue
+                if target is None:
+                    continue  # left (or was banned) already
+                if target.is_owner or (bot is not None and target.rank >= bot.rank):
+                    problems.append(f"<@{member_id}>: not timed out (ranked at or above the bot)")
+                    continue
+                now = self.clock()
+                reason = f"raid #{board.raid_id}: raider timed out automatically (rules.raid.timeout_raiders)"
+                case = await self.store.open_case(
+                    self.platform, board.server_id, member_id, ActionKind.TIMEOUT, reason,
+                    expires_at=now + timedelta(seconds=settings.raider_timeout_s), now=now)
+                res = await self._sanction_on_platform(policy, case, settings.raider_timeout_s)
+                await self.store.set_case_status(self.platform, board.server_id, case.number,
+                                                 CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                                 failure=None if res.ok else res.reason)
+                if not res.ok:
+                    problems.append(f"<@{member_id}>: timeout FAILED: {res.reason}")
+        if problems:
+            board.notes.append(("automatic timeouts: " + "; ".join(problems))[:300])
+        return problems
+
     # ------------------------------------------------------------------ join bursts
     async def member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
         """Count a join; ``rules.raid.join_burst`` joins within ``join_window_s`` seconds raise one raid alert
@@ -453,6 +497,7 @@ class RaidResponse:
                 board.members.append(member_id)
                 # saved on the raid, so a bulk action after a restart reaches the later joiners too
                 await self.store.set_raid_state(self.platform, server_id, board.raid_id, members=board.members)
+                await self.timeout_raiders(board, [member_id])
                 self.refresh_raid_card(board)
             return None
         members = list(dict.fromkeys(m for _, m in joins))
@@ -465,6 +510,7 @@ class RaidResponse:
         board = RaidBoard(raid_id=raid_id, server_id=server_id, place="", channel_id="", reason="join_burst",
                           started_at=alert.started_at, until=None, members=members, messages=0)
         self._boards[(server_id, f"join:{raid_id}")] = board
+        await self.timeout_raiders(board, members)
         board.card_id = await self.desk.post_raid(self.raid_view(board))
         if board.card_id:
             await self.store.set_raid_state(self.platform, server_id, raid_id, card_message_id=board.card_id)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
+from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Refused, authorize
@@ -76,7 +76,13 @@ class SanctionsMixin(WorkflowParts):
         if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
             await dm()
         if kind is ActionKind.TIMEOUT:
-            res = await self.enforcer.timeout(sid, uid, min(int(duration_s or 3600), MAX_TIMEOUT_S), case.reason)
+            seconds = int(duration_s or 3600)
+            if seconds > MAX_SENT_TIMEOUT_S:
+                extra["cap"] = (f"timeout capped at {MAX_SENT_TIMEOUT_S // 86400} d {MAX_SENT_TIMEOUT_S % 86400 // 3600} h (asked "
+                                f"{dur(seconds)}): Discord "
+                                "refuses more than 28 days from its own clock; 1 h is kept for clock skew")
+                seconds = MAX_SENT_TIMEOUT_S
+            res = await self.enforcer.timeout(sid, uid, seconds, case.reason)
         elif remove:
             assert channel_id is not None
             res = await self.enforcer.remove_from_channel(sid, channel_id, uid)
@@ -122,6 +128,8 @@ class SanctionsMixin(WorkflowParts):
         res = await self._sanction_on_platform(policy, case, duration_s, channel_id)
         if res.extra.get("dm"):
             notes.append(f"dm: {res.extra['dm']}")
+        if res.extra.get("cap"):
+            notes.append(res.extra["cap"])
         failure = None if res.ok else res.reason
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,

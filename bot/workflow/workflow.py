@@ -237,7 +237,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 if note:
                     notes.append(note)
             if verdict.action > ActionKind.REVIEW and not deferred_delete:
-                failed = [n for n in notes if not n.startswith("dm:")]
+                failed = [n for n in notes if not n.startswith(("dm:", "timeout capped"))]
                 await self.store.set_case_status(self.platform, sid, outcome.case_number,
                                                  CaseStatus.FAILED if failed else CaseStatus.APPLIED,
                                                  failure="; ".join(notes) or None)
@@ -250,6 +250,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             review_id = item.id
         if board is not None:
             board.note_message(msg.author.id, held_for_review=review_id is not None)
+            if policy.rules.raid.timeout_raiders and self._is_new_member(msg, policy):
+                await self.timeout_raiders(board, [msg.author.id])
             if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
                 board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
             self.refresh_raid_card(board)
@@ -283,13 +285,20 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                     message_id=msg.id, platform=self.platform)
         res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
         if res.ok:
-            note = f"dm: {res.extra['dm']}" if res.extra.get("dm") else ""
+            note = "; ".join(n for n in (f"dm: {res.extra['dm']}" if res.extra.get("dm") else "",
+                                         res.extra.get("cap", "")) if n)
             return True, note, False
         return False, f"{kind.label}: {res.reason}", True
 
+    def _is_new_member(self, msg: Any, policy: Policy) -> bool:
+        """Whether ``msg``'s author is a new member by ``rules.raid.new_member_age_s`` (joined, or if unknown
+        account created, that recently); unknown on both counts is not new."""
+        since = msg.author.joined_at or msg.author.created_at
+        return since is not None and (msg.event_time - since).total_seconds() < policy.rules.raid.new_member_age_s
+
     def _automod_entry(self, outcome: Any, done: list[str], notes: list[str]) -> LogEntry:
         v = outcome.verdict
-        failed = any(not n.startswith("dm:") for n in notes)
+        failed = any(not n.startswith(("dm:", "timeout capped")) for n in notes)
         title = f"Case #{outcome.case_number}: {v.action.label}" + (" (FAILED)" if failed else "")
         if v.shadow:
             title += " [shadow mode: not carried out]"
@@ -319,25 +328,38 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         cutoff = self.clock() - timedelta(days=14)
         young = [m for m, at in message_ids if at > cutoff]
         old = len(message_ids) - len(young)
-        deleted, failures = 0, []
+        deleted, failed, failures = 0, 0, []
         for start in range(0, len(young), 100):
             chunk = young[start:start + 100]
             result = await self.enforcer.bulk_delete(server_id, channel_id, chunk)
             deleted += len(result.deleted)
+            failed += len(result.failed)
             failures += sorted(set(result.failed.values()))
         text = f"Deleted {deleted} message(s)."
         if old:
             text += f" {old} older than 14 days were left: Discord does not let bots bulk delete them."
         if failures:
             text += " Failed: " + "; ".join(dict.fromkeys(failures))
+        # the record says what was done and what was refused; anything refused makes the case ``failed`` with a
+        # failure text that says whether it was partly applied (no status of its own for "partly")
+        refused = [f"{old} refused (older than 14 days)"] if old else []
+        if failed:
+            refused.append(f"{failed} refused ({'; '.join(dict.fromkeys(failures))})"[:300])
+        record = f"purge in channel {channel_id}: {deleted} deleted" + "".join(f", {r}" for r in refused)
+        failure = None
+        if refused:
+            failure = ("partially applied: " if deleted else "not applied: ") + f"{deleted} of " \
+                f"{len(message_ids)} deleted, " + ", ".join(refused)
         case = await self.store.open_case(self.platform, server_id, member_id or "-", ActionKind.DELETE,
-                                          f"purge of {len(message_ids)} message(s) in channel {channel_id}",
-                                          moderator_id=actor.id,
-                                          status=CaseStatus.FAILED if failures else CaseStatus.APPLIED)
+                                          record[:1000], moderator_id=actor.id,
+                                          status=CaseStatus.FAILED if refused else CaseStatus.APPLIED)
+        if failure:
+            await self.store.set_case_status(self.platform, server_id, case.number, CaseStatus.FAILED,
+                                             failure=failure)
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Case #{case.number}: purge", lines=(f"Channel: {channel_id}", f"Moderator: {actor.id}", text),
-            moderator_id=actor.id, case_number=case.number, failed=bool(failures), kind="case"))
-        return Result(text, not failures, case.number)
+            moderator_id=actor.id, case_number=case.number, failed=bool(refused), kind="case"))
+        return Result(text, not failures, case.number, failure=failure)
 
     # ------------------------------------------------------------------ case lookups (moderators)
     async def note(self, actor: Actor, server_id: str, member_id: str, text: str) -> Result:

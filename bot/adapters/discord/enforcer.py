@@ -14,7 +14,7 @@ from typing import Any
 
 import discord
 
-from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind
+from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
 from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberLookupError, MemberNotice
 
@@ -160,8 +160,9 @@ class DiscordEnforcer:
 
     # ------------------------------------------------------------------ sanctions
     async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
-        """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most 28 days."""
-        seconds = min(int(seconds), MAX_TIMEOUT_S)
+        """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most
+        :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for clock skew)."""
+        seconds = min(int(seconds), MAX_SENT_TIMEOUT_S)
         try:
             guild = await self._guild(server_id)
             member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
