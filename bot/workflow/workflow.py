@@ -310,6 +310,23 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         return LogEntry(title=title, lines=tuple(lines), member_id=v.message.author.id,
                         case_number=outcome.case_number, failed=failed, kind="case")
 
+    async def actor_in_channel(self, actor: Actor, server_id: str, channel_id: str | None) -> Actor:
+        """``actor`` with their permissions in ``channel_id`` (the channel whose content is acted on), as the
+        platform computes them (Discord: roles plus the channel's permission overwrites). Unchanged where the
+        platform has no per-channel permissions (its enforcer has no ``member_permissions``) or no channel is
+        concerned.
+
+        Raises:
+            Refused: the platform cannot say (unknown channel, lookup failed): nothing is done on a guess.
+        """
+        lookup = getattr(self.enforcer, "member_permissions", None)
+        if lookup is None or not channel_id or actor.is_owner:
+            return actor
+        held = await lookup(server_id, channel_id, actor.id)
+        if held is None:
+            raise Refused(f"Your permissions in <#{channel_id}> could not be read; try again. Nothing was changed.")
+        return actor.in_channel(held)
+
     # ------------------------------------------------------------------ platform steps
     async def _delete(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
         return await self.enforcer.delete_message(server_id, channel_id, message_id)
@@ -322,6 +339,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         Args:
             message_ids: ``(message id, posting time UTC)`` newest first, already limited to the count asked.
         """
+        actor = await self.actor_in_channel(actor, server_id, channel_id)
         authorize(actor, ActionKind.DELETE)
         if not self.can(Capability.BULK_DELETE) and not self.can(Capability.DELETE):
             raise Refused("This platform does not let the bot delete members' messages.")

@@ -1,0 +1,50 @@
+"""Wire tests (issue 25 item 4): a moderator action on a channel's content uses the member's permissions IN THAT
+CHANNEL (Discord's permission overwrites), for /purge and a review card's Delete."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.discord.fake_discord import MANAGE_MESSAGES
+from tests.discord.helpers import text_opt
+from tests.discord.test_workflow_wire import card_of
+
+
+async def _deny_manage_messages_here(env) -> None:
+    await env.fake.set_overwrite(env.guild, env.general, env.guild["mod_role"], deny=MANAGE_MESSAGES)
+    for _ in range(100):  # until the bot's cache holds the overwrite (CHANNEL_UPDATE)
+        channel = env.bot.get_channel(int(env.general))
+        if channel is not None and channel.overwrites:
+            return
+        await asyncio.sleep(0.02)
+
+
+async def test_purge_is_refused_where_an_overwrite_denies_the_moderator_manage_messages(env):
+    """/purge in a channel whose overwrite denies the moderators' role Manage Messages is refused; nothing is
+    deleted, even though the role holds Manage Messages at server level."""
+    await env.post(env.alice, "hello there")
+    await _deny_manage_messages_here(env)
+    cb = await env.fake.slash(env.guild, env.mod, "purge", [text_opt("count", 5, 4)])
+    assert "You need Manage Messages" in cb.body["data"]["content"]
+    assert env.fake.find("POST", r"/channels/.*/messages/bulk-delete") == []
+    assert env.rows("SELECT * FROM cases WHERE action = 'delete' AND moderator_id IS NOT NULL") == []
+
+
+async def test_review_delete_is_refused_where_an_overwrite_denies_the_moderator_manage_messages(env):
+    """A review card's Delete for a message in a channel where the moderator is denied Manage Messages by an
+    overwrite is refused (the card's own channel allows it); the message stays and the card stays open."""
+    msg, outcome, card = await card_of(env)
+    await _deny_manage_messages_here(env)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
+    assert cb is not None
+    await asyncio.sleep(0.3)
+    assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []
+    assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("open",)]
+
+
+async def test_review_delete_works_where_the_moderator_holds_manage_messages(env):
+    """Without an overwrite the same Delete goes through (the check is not a blanket refusal)."""
+    msg, outcome, card = await card_of(env)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
+    await env.fake.wait_until(lambda: env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}"))
+    assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("deleted",)]
