@@ -48,3 +48,21 @@ async def test_review_delete_works_where_the_moderator_holds_manage_messages(env
     await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
     await env.fake.wait_until(lambda: env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}"))
     assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("deleted",)]
+
+
+async def test_a_28_day_timeout_lands_when_discords_clock_runs_ahead(env):
+    """/mod timeout minutes:40320 (exactly 28 days) with the bot's clock 2 minutes ahead of Discord's: the timeout
+    is sent capped (28 days less 1 h) and lands, and the case says it was capped; sent uncapped Discord refuses."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.discord.helpers import mod_on
+
+    env.fake.clock_behind = timedelta(minutes=2)
+    sent_at = datetime.now(UTC)
+    await mod_on(env, "timeout", env.alice, text_opt("minutes", 40320, 4), text_opt("reason", "cool off"))
+    await env.fake.wait_until(lambda: env.rows("SELECT status FROM cases WHERE action = 'timeout'"))
+    (status, failure), = [tuple(r) for r in env.rows("SELECT status, failure FROM cases WHERE action = 'timeout'")]
+    assert status == "applied" and failure.startswith("timeout capped at 27 d 23 h")
+    until = datetime.fromisoformat(env.fake.member(env.guild, env.alice["id"])["communication_disabled_until"])
+    assert timedelta(days=28) - timedelta(hours=1, seconds=5) < until - sent_at < timedelta(days=28) - timedelta(
+        minutes=59)
