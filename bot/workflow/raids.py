@@ -99,6 +99,7 @@ class RaidResponse:
         self._raid_acted: dict[tuple[int, ActionKind], set[str]] = {}
         self._joins: dict[str, deque[tuple[datetime, str]]] = {}
         self._join_quiet: dict[str, datetime] = {}
+        self._join_locks: dict[str, asyncio.Lock] = {}
 
     def raid_tasks(self) -> list[asyncio.Task[Any]]:
         """Timers of open raids (cancelled at shutdown)."""
@@ -479,7 +480,14 @@ class RaidResponse:
     # ------------------------------------------------------------------ join bursts
     async def member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
         """Count a join; ``rules.raid.join_burst`` joins within ``join_window_s`` seconds raise one raid alert
-        (``"join_burst"``), whose card offers pausing invites and bulk actions on the joiners."""
+        (``"join_burst"``), whose card offers pausing invites and bulk actions on the joiners.
+
+        Joins of one server are counted one at a time: a join arriving while the alert is still being recorded
+        must land on that raid, not be dropped."""
+        async with self._join_locks.setdefault(server_id, asyncio.Lock()):
+            return await self._member_joined(server_id, member_id, at)
+
+    async def _member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
         policy = await self.policies.get(self.platform, server_id)
         s = policy.rules.raid
         if not s.enabled or s.join_burst <= 0:

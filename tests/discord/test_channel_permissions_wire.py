@@ -66,3 +66,31 @@ async def test_a_28_day_timeout_lands_when_discords_clock_runs_ahead(env):
     until = datetime.fromisoformat(env.fake.member(env.guild, env.alice["id"])["communication_disabled_until"])
     assert timedelta(days=28) - timedelta(hours=1, seconds=5) < until - sent_at < timedelta(days=28) - timedelta(
         minutes=59)
+
+
+async def test_join_burst_ban_all_bans_all_25_joiners_and_says_so(env):
+    """25 accounts joining (the alert fires at the tenth): the raid card's "Ban all" bans every one of them on
+    Discord and answers "ban: 25 of 25"; "End raid mode" then closes that raid (its card has no buttons)."""
+    joiners = []
+    for i in range(25):
+        user = env.fake.new_user(env.guild, f"joiner{i}")
+        joiners.append(user["id"])
+        member = env.fake.member(env.guild, user["id"])
+        await env.fake.dispatch("GUILD_MEMBER_ADD", {**member, "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: any(p.body["embeds"][0]["title"].startswith("Raid #")
+                                          for p in env.review_posts()))
+    raid = await env.bot.workflow.store.get_raid("discord", env.guild["id"], 1)
+    for _ in range(100):
+        raid = await env.bot.workflow.store.get_raid("discord", env.guild["id"], 1)
+        if len(raid.members) == 25:
+            break
+        await asyncio.sleep(0.05)
+    card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:ban", timeout=30)
+    assert cb.body["data"]["content"].startswith("ban: 25 of 25 raider(s)."), cb.body["data"]["content"]
+    banned = {r.path.rsplit("/", 1)[1] for r in env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/\d+")}
+    assert banned == set(joiners)
+    await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:end")
+    await env.fake.wait_until(lambda: all(b.closed for b in env.bot.workflow._boards.values()))
+    assert env.bot.workflow.open_join_raid(env.guild["id"], await env.bot.workflow.policies.get(
+        "discord", env.guild["id"])) is None
