@@ -17,7 +17,7 @@ from typing import Any
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
-from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
 from bot.workflow.views import LogEntry
@@ -122,9 +122,19 @@ class SanctionsMixin(WorkflowParts):
                                           moderator_id=actor.id, message_id=message_id, expires_at=expires, now=now)
         notes: list[str] = []
         if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):
-            res = await self._delete(server_id, channel_id, message_id)
-            if not res.ok:
-                notes.append(f"delete: {res.reason}")
+            # removing the message acts on that channel's content: the moderator needs Manage Messages THERE
+            try:
+                here = await self.actor_in_channel(actor, server_id, channel_id)  # type: ignore[attr-defined]
+            except Refused as exc:
+                here, why = None, str(exc).replace(" Nothing was changed.", "")
+            else:
+                why = f"not deleted: you lack Manage Messages in <#{channel_id}>"
+            if here is None or not here.has(Permission.MANAGE_MESSAGES):
+                notes.append(f"delete: {why}")
+            else:
+                res = await self._delete(server_id, channel_id, message_id)
+                if not res.ok:
+                    notes.append(f"delete: {res.reason}")
         res = await self._sanction_on_platform(policy, case, duration_s, channel_id)
         if res.extra.get("dm"):
             notes.append(f"dm: {res.extra['dm']}")

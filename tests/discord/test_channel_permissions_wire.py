@@ -94,3 +94,16 @@ async def test_join_burst_ban_all_bans_all_25_joiners_and_says_so(env):
     await env.fake.wait_until(lambda: all(b.closed for b in env.bot.workflow._boards.values()))
     assert env.bot.workflow.open_join_raid(env.guild["id"], await env.bot.workflow.policies.get(
         "discord", env.guild["id"])) is None
+
+
+async def test_review_ban_where_the_moderator_may_not_delete_bans_but_leaves_the_message(env):
+    """A review card's Ban by a moderator denied Manage Messages in the message's channel: the member is banned
+    (Ban Members is a server permission), the message is not deleted, and the case says why."""
+    msg, outcome, card = await card_of(env)
+    await _deny_manage_messages_here(env)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await env.fake.wait_until(lambda: env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}"))
+    await env.fake.wait_until(lambda: env.rows("SELECT 1 FROM cases WHERE action = 'ban' AND status != 'pending'"))
+    assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []
+    (failure,), = [tuple(r) for r in env.rows("SELECT failure FROM cases WHERE action = 'ban'")]
+    assert f"delete: not deleted: you lack Manage Messages in <#{env.general}>" in failure
