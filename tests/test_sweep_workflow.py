@@ -180,3 +180,28 @@ async def test_join_burst_raiders_are_not_timed_out_by_default(world):  # noqa: 
     """Without rules.raid.timeout_raiders (default false) a join burst times nobody out."""
     await _join_burst(world, 12)
     assert world.enforcer.called("timeout") == []
+
+
+async def test_message_raid_times_out_its_new_member_raiders_but_not_regulars(tmp_path):
+    """rules.raid.timeout_raiders = true and eight members posting attacks: the raid's raiders who joined an hour
+    ago are timed out (one automod case each), the two long-standing members among them are not."""
+    from dataclasses import replace
+
+    w = await make_world(tmp_path, policy="[rules.raid]\ntimeout_raiders = true\nraider_timeout_s = 900\n")
+    try:
+        t0 = datetime.now(UTC)
+        for i in range(8):
+            info = w.enforcer.add(f"raider{i}")
+            joined = t0 - (timedelta(days=400) if i in (1, 6) else timedelta(hours=1))
+            w.enforcer.members[f"raider{i}"] = replace(info, joined_at=joined)
+            msg = w.message(f"raider{i}", "you vermin", at=t0 + timedelta(seconds=i))
+            await w.judge(replace(msg, author=replace(msg.author, joined_at=joined)))
+        await w.workflow.drain()
+        timed = sorted(m for m, _ in w.enforcer.called("timeout"))
+        assert timed == sorted(f"raider{i}" for i in range(8) if i not in (1, 6))
+        assert {s for _, s in w.enforcer.called("timeout")} == {900}
+        assert w.rows("SELECT COUNT(*) FROM cases WHERE action = 'timeout' AND moderator_id IS NULL") == [(6,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

@@ -144,6 +144,7 @@ class RaidResponse:
                 board.notes.append("slowmode: not available on this platform")
             await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
             board.end_task = asyncio.ensure_future(self._end_when_due(board))
+        await self.timeout_raiders(board, list(alert.members), new_only=True)
         card = self.raid_view(board)
         board.card_id = await self.desk.post_raid(card)
         if board.card_id:
@@ -194,6 +195,7 @@ class RaidResponse:
         await self.store.set_raid_state(self.platform, alert.server_id, raid_id, closed=True)
         await self.store.set_raid_state(self.platform, alert.server_id, board.raid_id, members=board.members,
                                         thread_id=where)
+        await self.timeout_raiders(board, list(alert.members), new_only=True)
         self.refresh_raid_card(board)
 
     def raid_view(self, board: RaidBoard) -> RaidCard:
@@ -435,11 +437,14 @@ class RaidResponse:
         return f"Raid mode on in <#{channel_id}>{note}."
 
     # ------------------------------------------------------------------ automatic raider timeouts
-    async def timeout_raiders(self, board: RaidBoard, member_ids: list[str]) -> list[str]:
+    async def timeout_raiders(self, board: RaidBoard, member_ids: list[str], *, new_only: bool = False
+                              ) -> list[str]:
         """``rules.raid.timeout_raiders``: time out new-member raiders of an open raid for ``raider_timeout_s``,
         each as an automod case (``pending``, carried out, then ``applied`` or ``failed`` with the platform's
         reason). A raider already timed out in this raid (automatically or by "Timeout all") is skipped, so nothing
-        is done twice. Returns one line per raider not timed out (also in the raid card's notes)."""
+        is done twice. ``new_only``: only members the platform says joined (or, if unknown, whose account was
+        created) less than ``rules.raid.new_member_age_s`` ago (a join burst's accounts are new by definition).
+        Returns one line per raider not timed out (also in the raid card's notes)."""
         policy = await self.policies.get(self.platform, board.server_id)
         settings = policy.rules.raid
         if not settings.timeout_raiders or board.closed or not self.can(Capability.TIMEOUT):
@@ -459,6 +464,10 @@ class RaidResponse:
                     continue
                 if target is None:
                     continue  # left (or was banned) already
+                since = target.joined_at or target.created_at
+                if new_only and (since is None or (self.clock() - since).total_seconds()
+                                 >= settings.new_member_age_s):
+                    continue  # a regular answering the raid, or unknown: not a new-member raider
                 if target.is_owner or (bot is not None and target.rank >= bot.rank):
                     problems.append(f"<@{member_id}>: not timed out (ranked at or above the bot)")
                     continue

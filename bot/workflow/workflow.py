@@ -251,7 +251,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         if board is not None:
             board.note_message(msg.author.id, held_for_review=review_id is not None)
             if policy.rules.raid.timeout_raiders and self._is_new_member(msg, policy):
-                await self.timeout_raiders(board, [msg.author.id])
+                await self.timeout_raiders(board, [msg.author.id], new_only=True)
             if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
                 board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
             self.refresh_raid_card(board)
