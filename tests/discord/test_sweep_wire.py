@@ -1,13 +1,18 @@
-"""Wire tests (issue 25 item 4): a moderator action on a channel's content uses the member's permissions IN THAT
-CHANNEL (Discord's permission overwrites), for /purge and a review card's Delete."""
+"""Wire tests for issue 25 (correctness sweep), Discord / workflow items: a moderator action on a channel's content
+uses the member's permissions IN THAT CHANNEL (overwrites), a 28-day timeout under clock skew, join-burst bulk
+actions on every joiner."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.discord.fake_discord import MANAGE_MESSAGES
 from tests.discord.helpers import text_opt
 from tests.discord.test_workflow_wire import card_of
+
+pytestmark = pytest.mark.discord
 
 
 async def _deny_manage_messages_here(env) -> None:
