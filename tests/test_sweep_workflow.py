@@ -205,3 +205,15 @@ async def test_message_raid_times_out_its_new_member_raiders_but_not_regulars(tm
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+def test_policy_check_cli_prints_the_timeout_cap_warning(tmp_path, capsys):
+    """`policy check` of a policy with a 28-day ladder timeout exits 0 and warns on stderr what is sent instead."""
+    from bot.cli import main
+
+    f = tmp_path / "p.toml"
+    f.write_text("[[strikes.ladder]]\npoints = 9\naction = \"timeout\"\nduration_s = 2419200\n")
+    assert main(["policy", "check", str(f)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: strikes.ladder[0]: a timeout of 2419200 s is sent as 2415600 s (Discord's 28-day limit "
+                   "is measured on its own clock; 1 h is kept for clock skew)"]
