@@ -55,7 +55,7 @@ async def test_review_delete_works_where_the_moderator_holds_manage_messages(env
     assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("deleted",)]
 
 
-async def test_a_28_day_timeout_lands_when_discords_clock_runs_ahead(env):
+async def test_a_28_day_timeout_lands_when_the_bots_clock_runs_fast(env):
     """/mod timeout minutes:40320 (exactly 28 days) with the bot's clock 2 minutes ahead of Discord's: the timeout
     is sent capped (28 days less 1 h) and lands, and the case says it was capped; sent uncapped Discord refuses."""
     from datetime import UTC, datetime, timedelta
