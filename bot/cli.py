@@ -318,6 +318,8 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
                                     indent=2) + "\n")
         sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
+    for line in policy.warnings():
+        print(f"warning: {line}", file=sys.stderr)  # noqa: T201
     for warning in channel_warnings(policy):
         print(f"warning: {warning} (set it in the server's file or with /policy set)", file=sys.stderr)  # noqa: T201
     ok = f"OK: valid policy, version {policy.version} ({', '.join(str(f) for f in files)})"

@@ -27,6 +27,12 @@ LABELS: tuple[str, ...] = (
 
 #: Discord's hard cap on a member timeout: 28 days, in seconds.
 MAX_TIMEOUT_S = 28 * 24 * 3600
+#: Margin kept below :data:`MAX_TIMEOUT_S` on what is sent: Discord checks "at most 28 days from now" on ITS clock
+#: when the request arrives, so our clock running behind Discord's (skew) or a slow / retried request turns an
+#: exact 28 days into a 400. One hour covers any sane skew and a rate-limited retry.
+TIMEOUT_MARGIN_S = 3600
+#: The longest timeout the bot sends: 28 days less :data:`TIMEOUT_MARGIN_S` (27 d 23 h).
+MAX_SENT_TIMEOUT_S = MAX_TIMEOUT_S - TIMEOUT_MARGIN_S
 
 
 @dataclass(frozen=True, slots=True)

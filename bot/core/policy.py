@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from bot.config import DEFAULT_POLICY_PATH as PACKAGED_DEFAULT_POLICY
-from bot.core.models import LABELS, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
+from bot.core.models import LABELS, MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
 from bot.core.pieces import DEFAULT_MAX_CHARS, PIECE_MODES
 from bot.core.rules.settings import RulesSettings
 
@@ -420,6 +420,29 @@ class Policy(_Strict):
         if server_id in self.server.moderator_roles:
             raise PolicyError(source, "server.moderator_roles", f"contains the server id {server_id}, which is the "
                               "@everyone role: every member would be a moderator; list moderator role ids only")
+
+    def warnings(self) -> list[str]:
+        """Settings that load but will not be carried out as written, one line each (``policy check`` prints them).
+
+        Today: a timeout longer than :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for
+        clock skew), which is sent capped to that; the case's record says so too.
+        """
+        out: list[str] = []
+
+        def walk(node: Any, path: str) -> None:
+            if isinstance(node, dict):
+                seconds = node.get("duration_s") if node.get("action") == "timeout" else None
+                if isinstance(seconds, int) and seconds > MAX_SENT_TIMEOUT_S:
+                    out.append(f"{path}: a timeout of {seconds} s is sent as {MAX_SENT_TIMEOUT_S} s (Discord's "
+                               "28-day limit is measured on its own clock; 1 h is kept for clock skew)")
+                for key, value in node.items():
+                    walk(value, f"{path}.{key}" if path else str(key))
+            elif isinstance(node, list):
+                for i, value in enumerate(node):
+                    walk(value, f"{path}[{i}]")
+
+        walk(self.model_dump(mode="json"), "")
+        return out
 
     def is_moderator(self, role_ids: list[str] | tuple[str, ...]) -> bool:
         """True when one of ``role_ids`` is a configured moderator role."""

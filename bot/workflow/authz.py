@@ -73,6 +73,8 @@ class Actor:
         rank: Position of the member's highest role (see :attr:`MemberInfo.rank`).
         is_owner: Owns the server.
         moderator_role: Holds one of the policy's ``server.moderator_roles``.
+        denied: Permissions held at server level but taken away in the channel concerned (Discord's permission
+            overwrites); a moderator role does not grant them back there. Set by :meth:`in_channel`.
     """
 
     id: str
@@ -81,12 +83,21 @@ class Actor:
     rank: int = 0
     is_owner: bool = False
     moderator_role: bool = False
+    denied: frozenset[Permission] = frozenset()
 
     def has(self, permission: Permission) -> bool:
-        """Whether the actor holds ``permission`` (owners hold all; a moderator role grants the lightest tier)."""
+        """Whether the actor holds ``permission`` (owners hold all; a moderator role grants the lightest tier,
+        except where the channel concerned takes the permission away)."""
         if self.is_owner or permission in self.permissions:
             return True
-        return self.moderator_role and permission in MODERATOR_ROLE_GRANTS
+        return self.moderator_role and permission in MODERATOR_ROLE_GRANTS and permission not in self.denied
+
+    def in_channel(self, held: frozenset[Permission]) -> Actor:
+        """This actor with the permissions the platform computes for them in one channel (``held``: roles and
+        the channel's overwrites applied): those not held there are not held, and those held at server level but
+        not there are ``denied`` (a moderator role does not grant them back)."""
+        return Actor(id=self.id, name=self.name, permissions=held, rank=self.rank, is_owner=self.is_owner,
+                     moderator_role=self.moderator_role, denied=self.denied | (self.permissions - held))
 
     @property
     def is_moderator(self) -> bool:

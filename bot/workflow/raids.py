@@ -22,7 +22,7 @@ from typing import Any
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
-from bot.workflow.ports import Capability
+from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,7 @@ class RaidResponse:
     raid_control: Any
     clock: Any
     # Provided by ModerationWorkflow: can(capability), _kick_capable(channel), track(coro), sanction(...).
+    _sanction_on_platform: Any
     can: Any
     _kick_capable: Any
     track: Any
@@ -98,10 +99,15 @@ class RaidResponse:
         self._raid_acted: dict[tuple[int, ActionKind], set[str]] = {}
         self._joins: dict[str, deque[tuple[datetime, str]]] = {}
         self._join_quiet: dict[str, datetime] = {}
+        self._join_locks: dict[str, asyncio.Lock] = {}
 
     def raid_tasks(self) -> list[asyncio.Task[Any]]:
         """Timers of open raids (cancelled at shutdown)."""
         return [t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None]
+
+    def raid_board(self, server_id: str, raid_id: int) -> RaidBoard | None:
+        """The in-memory board of raid ``raid_id`` of this server (open or closed), if this process holds it."""
+        return next((b for (sid, _), b in self._boards.items() if sid == server_id and b.raid_id == raid_id), None)
 
     def board_for(self, msg: Message) -> RaidBoard | None:
         """The open raid where ``msg`` was posted (a thread counts toward its parent), if any."""
@@ -138,6 +144,7 @@ class RaidResponse:
                 board.notes.append("slowmode: not available on this platform")
             await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
             board.end_task = asyncio.ensure_future(self._end_when_due(board))
+        await self.timeout_raiders(board, list(alert.members), new_only=True)
         card = self.raid_view(board)
         board.card_id = await self.desk.post_raid(card)
         if board.card_id:
@@ -188,6 +195,7 @@ class RaidResponse:
         await self.store.set_raid_state(self.platform, alert.server_id, raid_id, closed=True)
         await self.store.set_raid_state(self.platform, alert.server_id, board.raid_id, members=board.members,
                                         thread_id=where)
+        await self.timeout_raiders(board, list(alert.members), new_only=True)
         self.refresh_raid_card(board)
 
     def raid_view(self, board: RaidBoard) -> RaidCard:
@@ -210,7 +218,7 @@ class RaidResponse:
 
     async def _refresh_later(self, board: RaidBoard) -> None:
         await asyncio.sleep(CARD_REFRESH_S)
-        if board.card_id:
+        if board.card_id and not board.closed:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
 
     async def _flush_later(self, board: RaidBoard) -> None:
@@ -266,8 +274,9 @@ class RaidResponse:
     async def end_raid(self, board: RaidBoard, *, by: str | None) -> str:
         """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed."""
         board.closed = True
-        if board.end_task is not None and board.end_task is not asyncio.current_task():
-            board.end_task.cancel()
+        for task in (board.end_task, board.refresh_task):  # the final card edit below is the last one
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
         await self.flush_raids()
         note = ""
         if board.slowmode_s:
@@ -327,8 +336,10 @@ class RaidResponse:
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
-        board = self._boards.get((server_id, raid.channel_id))
-        if board is None or board.raid_id != raid_id:
+        # the raid's own board, wherever it is kept (a join burst's is kept under ``join:<raid id>``, a spread
+        # raid's under each of its channels): a copy would act on the stored members only and end nothing
+        board = self.raid_board(server_id, raid_id)
+        if board is None:
             board = RaidBoard(raid_id=raid_id, server_id=server_id, place=raid.channel_id,
                               channel_id=raid.thread_id or raid.channel_id, reason=raid.reason,
                               started_at=raid.started_at, until=None, members=list(raid.members),
@@ -425,10 +436,67 @@ class RaidResponse:
             moderator_id=actor.id, kind="raid"))
         return f"Raid mode on in <#{channel_id}>{note}."
 
+    # ------------------------------------------------------------------ automatic raider timeouts
+    async def timeout_raiders(self, board: RaidBoard, member_ids: list[str], *, new_only: bool = False
+                              ) -> list[str]:
+        """``rules.raid.timeout_raiders``: time out new-member raiders of an open raid for ``raider_timeout_s``,
+        each as an automod case (``pending``, carried out, then ``applied`` or ``failed`` with the platform's
+        reason). A raider already timed out in this raid (automatically or by "Timeout all") is skipped, so nothing
+        is done twice. ``new_only``: only members the platform says joined (or, if unknown, whose account was
+        created) less than ``rules.raid.new_member_age_s`` ago (a join burst's accounts are new by definition).
+        Returns one line per raider not timed out (also in the raid card's notes)."""
+        policy = await self.policies.get(self.platform, board.server_id)
+        settings = policy.rules.raid
+        if not settings.timeout_raiders or board.closed or not self.can(Capability.TIMEOUT):
+            return []
+        acted = self._raid_acted.setdefault((board.raid_id, ActionKind.TIMEOUT), set())
+        bot = await self.enforcer.bot_member(board.server_id)
+        problems: list[str] = []
+        async with self._raid_locks.setdefault(board.raid_id, asyncio.Lock()):
+            for member_id in member_ids:
+                if member_id in acted:
+                    continue
+                acted.add(member_id)
+                try:
+                    target = await self.enforcer.member(board.server_id, member_id)
+                except MemberLookupError as exc:  # the platform did not answer: said on the card, not guessed
+                    problems.append(f"<@{member_id}>: not timed out ({exc})")
+                    continue
+                if target is None:
+                    continue  # left (or was banned) already
+                since = target.joined_at or target.created_at
+                if new_only and (since is None or (self.clock() - since).total_seconds()
+                                 >= settings.new_member_age_s):
+                    continue  # a regular answering the raid, or unknown: not a new-member raider
+                if target.is_owner or (bot is not None and target.rank >= bot.rank):
+                    problems.append(f"<@{member_id}>: not timed out (ranked at or above the bot)")
+                    continue
+                now = self.clock()
+                reason = f"raid #{board.raid_id}: raider timed out automatically (rules.raid.timeout_raiders)"
+                case = await self.store.open_case(
+                    self.platform, board.server_id, member_id, ActionKind.TIMEOUT, reason,
+                    expires_at=now + timedelta(seconds=settings.raider_timeout_s), now=now)
+                res = await self._sanction_on_platform(policy, case, settings.raider_timeout_s)
+                await self.store.set_case_status(self.platform, board.server_id, case.number,
+                                                 CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                                 failure=None if res.ok else res.reason)
+                if not res.ok:
+                    problems.append(f"<@{member_id}>: timeout FAILED: {res.reason}")
+        if problems:
+            board.notes.append(("automatic timeouts: " + "; ".join(problems))[:300])
+        return problems
+
     # ------------------------------------------------------------------ join bursts
     async def member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
         """Count a join; ``rules.raid.join_burst`` joins within ``join_window_s`` seconds raise one raid alert
-        (``"join_burst"``), whose card offers pausing invites and bulk actions on the joiners."""
+        (``"join_burst"``), whose card offers pausing invites and bulk actions on the joiners.
+
+        Joins of one server are counted one at a time: a join arriving while the alert is still being recorded
+        must land on that raid, not be dropped."""
+        async with self._join_locks.setdefault(server_id, asyncio.Lock()):
+            return await self._member_joined(server_id, member_id, at)
+
+    async def _member_joined(self, server_id: str, member_id: str, at: datetime) -> RaidBoard | None:
         policy = await self.policies.get(self.platform, server_id)
         s = policy.rules.raid
         if not s.enabled or s.join_burst <= 0:
@@ -444,6 +512,9 @@ class RaidResponse:
                           and not b.closed), None)
             if board is not None and member_id not in board.members:
                 board.members.append(member_id)
+                # saved on the raid, so a bulk action after a restart reaches the later joiners too
+                await self.store.set_raid_state(self.platform, server_id, board.raid_id, members=board.members)
+                await self.timeout_raiders(board, [member_id])
                 self.refresh_raid_card(board)
             return None
         members = list(dict.fromkeys(m for _, m in joins))
@@ -458,6 +529,7 @@ class RaidResponse:
         board = RaidBoard(raid_id=raid_id, server_id=server_id, place="", channel_id="", reason="join_burst",
                           started_at=alert.started_at, until=None, members=members, messages=0)
         self._boards[(server_id, f"join:{raid_id}")] = board
+        await self.timeout_raiders(board, members)
         board.card_id = await self.desk.post_raid(self.raid_view(board))
         if board.card_id:
             await self.store.set_raid_state(self.platform, server_id, raid_id, card_message_id=board.card_id)

@@ -126,6 +126,11 @@ class ReviewsMixin(WorkflowParts):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
+        if item.channel_id and item.message_id and kind is ActionKind.DELETE:
+            # deleting the message acts on that channel's content:
+            # the moderator's permissions THERE count (an overwrite may deny Manage Messages in it)
+            actor = await self.actor_in_channel(actor, server_id, item.channel_id)  # type: ignore[attr-defined]
+            authorize(actor, ActionKind.DELETE)
         target = await self.target(server_id, item.member_id)
         authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
                   bot=await self.enforcer.bot_member(server_id))
@@ -229,6 +234,7 @@ class ReviewsMixin(WorkflowParts):
             res = await self.enforcer.unban(server_id, member_id, reason)
             if res.ok:
                 await self.store.mark_lifted(self.platform, server_id, case_number)
+                self.cancel_unban(server_id, case_number)  # type: ignore[attr-defined]
             return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
         return ""
 

@@ -14,10 +14,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
+from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
-from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
 from bot.workflow.views import LogEntry
@@ -76,7 +76,13 @@ class SanctionsMixin(WorkflowParts):
         if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
             await dm()
         if kind is ActionKind.TIMEOUT:
-            res = await self.enforcer.timeout(sid, uid, min(int(duration_s or 3600), MAX_TIMEOUT_S), case.reason)
+            seconds = int(duration_s or 3600)
+            if seconds > MAX_SENT_TIMEOUT_S:
+                extra["cap"] = (f"timeout capped at {MAX_SENT_TIMEOUT_S // 86400} d {MAX_SENT_TIMEOUT_S % 86400 // 3600} h (asked "
+                                f"{dur(seconds)}): Discord "
+                                "refuses more than 28 days from its own clock; 1 h is kept for clock skew")
+                seconds = MAX_SENT_TIMEOUT_S
+            res = await self.enforcer.timeout(sid, uid, seconds, case.reason)
         elif remove:
             assert channel_id is not None
             res = await self.enforcer.remove_from_channel(sid, channel_id, uid)
@@ -116,18 +122,34 @@ class SanctionsMixin(WorkflowParts):
                                           moderator_id=actor.id, message_id=message_id, expires_at=expires, now=now)
         notes: list[str] = []
         if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):
-            res = await self._delete(server_id, channel_id, message_id)
-            if not res.ok:
-                notes.append(f"delete: {res.reason}")
+            # removing the message acts on that channel's content: the moderator needs Manage Messages THERE
+            try:
+                here = await self.actor_in_channel(actor, server_id, channel_id)  # type: ignore[attr-defined]
+            except Refused as exc:
+                here, why = None, str(exc).replace(" Nothing was changed.", "")
+            else:
+                why = f"not deleted: you lack Manage Messages in <#{channel_id}>"
+            if here is None or not here.has(Permission.MANAGE_MESSAGES):
+                notes.append(f"delete: {why}")
+            else:
+                res = await self._delete(server_id, channel_id, message_id)
+                if not res.ok:
+                    notes.append(f"delete: {res.reason}")
         res = await self._sanction_on_platform(policy, case, duration_s, channel_id)
         if res.extra.get("dm"):
             notes.append(f"dm: {res.extra['dm']}")
+        if res.extra.get("cap"):
+            notes.append(res.extra["cap"])
         failure = None if res.ok else res.reason
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                          failure="; ".join(([failure] if failure else []) + notes) or None)
-        if res.ok and kind is ActionKind.BAN and expires is not None:
-            self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
+        if res.ok and kind is ActionKind.BAN:
+            # a later ban supersedes the member's earlier temporary bans: their end must not lift this one
+            await self.lift_temporary_bans(server_id, member_id, before=case.number,
+                                           why=f"superseded by case #{case.number}")
+            if expires is not None:
+                self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
         escalation = ""
         if res.ok:
             escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
@@ -217,10 +239,44 @@ class SanctionsMixin(WorkflowParts):
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
                                           f"unban: {reason}"[:1000], moderator_id=actor.id,
                                           status=CaseStatus.APPLIED)
+        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}")
         await self.desk.post_mod_log(server_id, LogEntry(
             title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
+
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str) -> list[int]:
+        """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
+        supersedes them) and cancel their timers, so their end never unbans the member. Returns their numbers."""
+        done = []
+        for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
+            if old.server_id != server_id or old.member_id != member_id or old.number >= before:
+                continue
+            self.cancel_unban(server_id, old.number)
+            await self.store.mark_lifted(self.platform, server_id, old.number)
+            log.info("temporary ban of case %s: %s", old.number, why, extra={"server": server_id})
+            done.append(old.number)
+        return done
+
+    def cancel_unban(self, server_id: str, number: int) -> None:
+        """Cancel the end-of-ban timer of case ``number``, if one is scheduled."""
+        timer = self._timers.pop((server_id, number), None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+
+    async def superseding_ban(self, case: Case) -> Case | None:
+        """The later ban of the same member that supersedes temporary ban ``case``, read from the mod log: a ban
+        case opened after it and applied (a permanent ban, or a temporary one with its own timer). ``None``: the
+        temporary ban still stands on its own."""
+        later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in later if c.number > case.number and c.action is ActionKind.BAN
+                     and c.status is CaseStatus.APPLIED), None)
+
+    async def _still_due(self, case: Case) -> bool:
+        """Whether temporary ban ``case`` is still applied and not lifted in the mod log (an unban, an overturned
+        appeal or a superseding ban lifts it)."""
+        due = await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500))
+        return any(c.server_id == case.server_id and c.number == case.number for c in due)
 
     def schedule_unban(self, case: Case) -> None:
         """Lift a temporary ban at ``case.expires_at`` (rescheduled from the store after a restart)."""
@@ -238,6 +294,18 @@ class SanctionsMixin(WorkflowParts):
             delay = (case.expires_at - self.clock()).total_seconds()
             if delay > 0:
                 await asyncio.sleep(delay)
+            # re-check against the mod log at expiry: lifted since (unban, overturned appeal) or superseded by a
+            # later ban of the same member means there is nothing to lift
+            if not await self._still_due(case):
+                return
+            later = await self.superseding_ban(case)
+            if later is not None:
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.desk.post_mod_log(case.server_id, LogEntry(
+                    title=f"Case #{case.number}: temporary ban ended",
+                    lines=(f"Member: {case.member_id}", f"not unbanned: case #{later.number} banned them since"),
+                    member_id=case.member_id, case_number=case.number, kind="case"))
+                return
             res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
                                             "ended")
             if res.ok:

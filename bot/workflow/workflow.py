@@ -164,6 +164,11 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
         for case in await self.store.due_expiries(self.platform, now + timedelta(days=3650)):
+            later = await self.superseding_ban(case)
+            if later is not None:  # a later ban of the member stands: this one's end must not lift it
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                lines.append(f"case #{case.number}: temporary ban superseded by case #{later.number}; not unbanned")
+                continue
             self.schedule_unban(case)
         lines += await self.restore_raid_modes()
         return lines
@@ -236,7 +241,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 if note:
                     notes.append(note)
             if verdict.action > ActionKind.REVIEW and not deferred_delete:
-                failed = [n for n in notes if not n.startswith("dm:")]
+                failed = [n for n in notes if not n.startswith(("dm:", "timeout capped"))]
                 await self.store.set_case_status(self.platform, sid, outcome.case_number,
                                                  CaseStatus.FAILED if failed else CaseStatus.APPLIED,
                                                  failure="; ".join(notes) or None)
@@ -249,6 +254,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             review_id = item.id
         if board is not None:
             board.note_message(msg.author.id, held_for_review=review_id is not None)
+            if policy.rules.raid.timeout_raiders and self._is_new_member(msg, policy):
+                await self.timeout_raiders(board, [msg.author.id], new_only=True)
             if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
                 board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
             self.refresh_raid_card(board)
@@ -282,13 +289,20 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                     message_id=msg.id, platform=self.platform)
         res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
         if res.ok:
-            note = f"dm: {res.extra['dm']}" if res.extra.get("dm") else ""
+            note = "; ".join(n for n in (f"dm: {res.extra['dm']}" if res.extra.get("dm") else "",
+                                         res.extra.get("cap", "")) if n)
             return True, note, False
         return False, f"{kind.label}: {res.reason}", True
 
+    def _is_new_member(self, msg: Any, policy: Policy) -> bool:
+        """Whether ``msg``'s author is a new member by ``rules.raid.new_member_age_s`` (joined, or if unknown
+        account created, that recently); unknown on both counts is not new."""
+        since = msg.author.joined_at or msg.author.created_at
+        return since is not None and (msg.event_time - since).total_seconds() < policy.rules.raid.new_member_age_s
+
     def _automod_entry(self, outcome: Any, done: list[str], notes: list[str]) -> LogEntry:
         v = outcome.verdict
-        failed = any(not n.startswith("dm:") for n in notes)
+        failed = any(not n.startswith(("dm:", "timeout capped")) for n in notes)
         title = f"Case #{outcome.case_number}: {v.action.label}" + (" (FAILED)" if failed else "")
         if v.shadow:
             title += " [shadow mode: not carried out]"
@@ -299,6 +313,23 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         lines += [f"Note: {n}" for n in notes]
         return LogEntry(title=title, lines=tuple(lines), member_id=v.message.author.id,
                         case_number=outcome.case_number, failed=failed, kind="case")
+
+    async def actor_in_channel(self, actor: Actor, server_id: str, channel_id: str | None) -> Actor:
+        """``actor`` with their permissions in ``channel_id`` (the channel whose content is acted on), as the
+        platform computes them (Discord: roles plus the channel's permission overwrites). Unchanged where the
+        platform has no per-channel permissions (its enforcer has no ``member_permissions``) or no channel is
+        concerned.
+
+        Raises:
+            Refused: the platform cannot say (unknown channel, lookup failed): nothing is done on a guess.
+        """
+        lookup = getattr(self.enforcer, "member_permissions", None)
+        if lookup is None or not channel_id or actor.is_owner:
+            return actor
+        held = await lookup(server_id, channel_id, actor.id)
+        if held is None:
+            raise Refused(f"Your permissions in <#{channel_id}> could not be read; try again. Nothing was changed.")
+        return actor.in_channel(held)
 
     # ------------------------------------------------------------------ platform steps
     async def _delete(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
@@ -312,31 +343,45 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         Args:
             message_ids: ``(message id, posting time UTC)`` newest first, already limited to the count asked.
         """
+        actor = await self.actor_in_channel(actor, server_id, channel_id)
         authorize(actor, ActionKind.DELETE)
         if not self.can(Capability.BULK_DELETE) and not self.can(Capability.DELETE):
             raise Refused("This platform does not let the bot delete members' messages.")
         cutoff = self.clock() - timedelta(days=14)
         young = [m for m, at in message_ids if at > cutoff]
         old = len(message_ids) - len(young)
-        deleted, failures = 0, []
+        deleted, failed, failures = 0, 0, []
         for start in range(0, len(young), 100):
             chunk = young[start:start + 100]
             result = await self.enforcer.bulk_delete(server_id, channel_id, chunk)
             deleted += len(result.deleted)
+            failed += len(result.failed)
             failures += sorted(set(result.failed.values()))
         text = f"Deleted {deleted} message(s)."
         if old:
             text += f" {old} older than 14 days were left: Discord does not let bots bulk delete them."
         if failures:
             text += " Failed: " + "; ".join(dict.fromkeys(failures))
+        # the record says what was done and what was refused; anything refused makes the case ``failed`` with a
+        # failure text that says whether it was partly applied (no status of its own for "partly")
+        refused = [f"{old} refused (older than 14 days)"] if old else []
+        if failed:
+            refused.append(f"{failed} refused ({'; '.join(dict.fromkeys(failures))})"[:300])
+        record = f"purge in channel {channel_id}: {deleted} deleted" + "".join(f", {r}" for r in refused)
+        failure = None
+        if refused:
+            failure = ("partially applied: " if deleted else "not applied: ") + f"{deleted} of " \
+                f"{len(message_ids)} deleted, " + ", ".join(refused)
         case = await self.store.open_case(self.platform, server_id, member_id or "-", ActionKind.DELETE,
-                                          f"purge of {len(message_ids)} message(s) in channel {channel_id}",
-                                          moderator_id=actor.id,
-                                          status=CaseStatus.FAILED if failures else CaseStatus.APPLIED)
+                                          record[:1000], moderator_id=actor.id,
+                                          status=CaseStatus.FAILED if refused else CaseStatus.APPLIED)
+        if failure:
+            await self.store.set_case_status(self.platform, server_id, case.number, CaseStatus.FAILED,
+                                             failure=failure)
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Case #{case.number}: purge", lines=(f"Channel: {channel_id}", f"Moderator: {actor.id}", text),
-            moderator_id=actor.id, case_number=case.number, failed=bool(failures), kind="case"))
-        return Result(text, not failures, case.number)
+            moderator_id=actor.id, case_number=case.number, failed=bool(refused), kind="case"))
+        return Result(text, not failures, case.number, failure=failure)
 
     # ------------------------------------------------------------------ case lookups (moderators)
     async def note(self, actor: Actor, server_id: str, member_id: str, text: str) -> Result:

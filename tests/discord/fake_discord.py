@@ -261,6 +261,9 @@ class FakeDiscord:
         self.app_flags = (1 << 19) if message_content_flag else 0  # GATEWAY_MESSAGE_CONTENT_LIMITED
         self.interaction_deadline = interaction_deadline
         self.token_ttl = token_ttl
+        #: How far Discord's clock runs behind the bot's (the bot's clock is fast): the 28-day timeout limit is
+        #: measured from Discord's own "now" when the request arrives, so an exact 28 days from the bot is refused.
+        self.clock_behind = timedelta(0)
         self.guilds: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
         self.deleted_channels: set[str] = set()
@@ -1209,7 +1212,7 @@ class FakeDiscord:
                 when = datetime.fromisoformat(until)
                 if when.tzinfo is None:
                     when = when.replace(tzinfo=UTC)
-                if when - datetime.now(UTC) > MAX_TIMEOUT:
+                if when - (datetime.now(UTC) - self.clock_behind) > MAX_TIMEOUT:
                     raise _form_error({"communication_disabled_until": _err(
                         "BASE_TYPE_BAD_TIME", "Cannot time out a member for more than 28 days.")})
             member["communication_disabled_until"] = until

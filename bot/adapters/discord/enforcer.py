@@ -14,8 +14,10 @@ from typing import Any
 
 import discord
 
-from bot.core.models import MAX_TIMEOUT_S, Action, ActionKind
+from bot.adapters.discord.interact import PERMISSION_FLAGS
+from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
+from bot.workflow.authz import Permission
 from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberLookupError, MemberNotice
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,21 @@ class DiscordEnforcer:
             raise MemberLookupError(describe_error(exc)) from None
         return member_info(m)
 
+    async def member_permissions(self, server_id: str, channel_id: str, member_id: str) -> frozenset[Permission] | None:
+        """The member's permissions IN ``channel_id`` as Discord computes them (roles, Administrator, the channel's
+        permission overwrites; a thread uses its parent's), from discord.py's ``permissions_for``; ``None`` when the
+        channel or member cannot be read (unknown, or Discord failed)."""
+        try:
+            guild = await self._guild(server_id)
+            channel = guild.get_channel_or_thread(int(channel_id)) or await guild.fetch_channel(int(channel_id))
+            member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
+        except (ValueError, discord.HTTPException):
+            return None
+        if not hasattr(channel, "permissions_for"):
+            return None
+        perms = channel.permissions_for(member)
+        return frozenset(p for flag, p in PERMISSION_FLAGS.items() if perms.administrator or getattr(perms, flag))
+
     async def bot_member(self, server_id: str) -> MemberInfo | None:
         """The bot's own member in that server."""
         guild = self.client.get_guild(int(server_id))
@@ -160,8 +177,9 @@ class DiscordEnforcer:
 
     # ------------------------------------------------------------------ sanctions
     async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
-        """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most 28 days."""
-        seconds = min(int(seconds), MAX_TIMEOUT_S)
+        """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most
+        :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for clock skew)."""
+        seconds = min(int(seconds), MAX_SENT_TIMEOUT_S)
         try:
             guild = await self._guild(server_id)
             member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))

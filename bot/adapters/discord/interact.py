@@ -23,7 +23,7 @@ from bot.workflow.authz import Actor, Permission, Refused
 log = logging.getLogger(__name__)
 
 #: discord.py permission flag -> the workflow's permission.
-_PERMS = {
+PERMISSION_FLAGS = {
     "manage_messages": Permission.MANAGE_MESSAGES,
     "moderate_members": Permission.MODERATE_MEMBERS,
     "kick_members": Permission.KICK_MEMBERS,
@@ -42,7 +42,7 @@ def actor_of(interaction: discord.Interaction, policy: Any) -> Actor:
     if guild is None or not isinstance(user, discord.Member):
         return Actor(str(user.id), getattr(user, "display_name", ""))
     perms = user.guild_permissions
-    held = frozenset(p for flag, p in _PERMS.items() if perms.administrator or getattr(perms, flag))
+    held = frozenset(p for flag, p in PERMISSION_FLAGS.items() if perms.administrator or getattr(perms, flag))
     roles = [str(r.id) for r in user.roles if r.id != guild.id]
     timed_out = user.is_timed_out()  # Discord masks a timed-out member's permissions; so does the moderator role
     return Actor(id=str(user.id), name=user.display_name, permissions=held, rank=user.top_role.position,

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 import re2
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from bot.core.models import LABELS, ActionKind
+from bot.core.models import LABELS, MAX_SENT_TIMEOUT_S, ActionKind
 
 #: Longest regex pattern accepted, in characters (re2 programs grow with the pattern; 1000 is ample for automod).
 MAX_PATTERN_CHARS = 1000
@@ -325,6 +325,15 @@ class RaidSettings(_Settings):
         "(0: off)."
     )
     join_window_s: float = Field(default=30.0, gt=0, description="Window of a join burst, s.")
+    timeout_raiders: bool = Field(
+        default=False, description="During a raid, time out its new-member raiders automatically (every account of "
+        "a join burst, and each new member posting flagged messages in a raid), one case each, carried out by the "
+        "workflow."
+    )
+    raider_timeout_s: int = Field(
+        default=3600, ge=60, le=MAX_SENT_TIMEOUT_S,
+        description="Length of that timeout, s (at most 28 days less the 1 h clock-skew margin).",
+    )
 
 
 class ZalgoSettings(_Settings):

@@ -1,0 +1,114 @@
+"""Wire tests for issue 25 (correctness sweep), Discord / workflow items: a moderator action on a channel's content
+uses the member's permissions IN THAT CHANNEL (overwrites), a 28-day timeout under clock skew, join-burst bulk
+actions on every joiner."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.discord.fake_discord import MANAGE_MESSAGES
+from tests.discord.helpers import text_opt
+from tests.discord.test_workflow_wire import card_of
+
+pytestmark = pytest.mark.discord
+
+
+async def _deny_manage_messages_here(env) -> None:
+    await env.fake.set_overwrite(env.guild, env.general, env.guild["mod_role"], deny=MANAGE_MESSAGES)
+    for _ in range(100):  # until the bot's cache holds the overwrite (CHANNEL_UPDATE)
+        channel = env.bot.get_channel(int(env.general))
+        if channel is not None and channel.overwrites:
+            return
+        await asyncio.sleep(0.02)
+
+
+async def test_purge_is_refused_where_an_overwrite_denies_the_moderator_manage_messages(env):
+    """/purge in a channel whose overwrite denies the moderators' role Manage Messages is refused; nothing is
+    deleted, even though the role holds Manage Messages at server level."""
+    await env.post(env.alice, "hello there")
+    await _deny_manage_messages_here(env)
+    cb = await env.fake.slash(env.guild, env.mod, "purge", [text_opt("count", 5, 4)])
+    assert "You need Manage Messages" in cb.body["data"]["content"]
+    assert env.fake.find("POST", r"/channels/.*/messages/bulk-delete") == []
+    assert env.rows("SELECT * FROM cases WHERE action = 'delete' AND moderator_id IS NOT NULL") == []
+
+
+async def test_review_delete_is_refused_where_an_overwrite_denies_the_moderator_manage_messages(env):
+    """A review card's Delete for a message in a channel where the moderator is denied Manage Messages by an
+    overwrite is refused (the card's own channel allows it); the message stays and the card stays open."""
+    msg, outcome, card = await card_of(env)
+    await _deny_manage_messages_here(env)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
+    assert cb is not None
+    await asyncio.sleep(0.3)
+    assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []
+    assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("open",)]
+
+
+async def test_review_delete_works_where_the_moderator_holds_manage_messages(env):
+    """Without an overwrite the same Delete goes through (the check is not a blanket refusal)."""
+    msg, outcome, card = await card_of(env)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
+    await env.fake.wait_until(lambda: env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}"))
+    assert [tuple(r) for r in env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))] == [("deleted",)]
+
+
+async def test_a_28_day_timeout_lands_when_the_bots_clock_runs_fast(env):
+    """/mod timeout minutes:40320 (exactly 28 days) with the bot's clock 2 minutes ahead of Discord's: the timeout
+    is sent capped (28 days less 1 h) and lands, and the case says it was capped; sent uncapped Discord refuses."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.discord.helpers import mod_on
+
+    env.fake.clock_behind = timedelta(minutes=2)
+    sent_at = datetime.now(UTC)
+    await mod_on(env, "timeout", env.alice, text_opt("minutes", 40320, 4), text_opt("reason", "cool off"))
+    await env.fake.wait_until(lambda: env.rows("SELECT status FROM cases WHERE action = 'timeout'"))
+    (status, failure), = [tuple(r) for r in env.rows("SELECT status, failure FROM cases WHERE action = 'timeout'")]
+    assert status == "applied" and failure.startswith("timeout capped at 27 d 23 h")
+    until = datetime.fromisoformat(env.fake.member(env.guild, env.alice["id"])["communication_disabled_until"])
+    assert timedelta(days=28) - timedelta(hours=1, seconds=5) < until - sent_at < timedelta(days=28) - timedelta(
+        minutes=59)
+
+
+async def test_join_burst_ban_all_bans_all_25_joiners_and_says_so(env):
+    """25 accounts joining (the alert fires at the tenth): the raid card's "Ban all" bans every one of them on
+    Discord and answers "ban: 25 of 25"; "End raid mode" then closes that raid (its card has no buttons)."""
+    joiners = []
+    for i in range(25):
+        user = env.fake.new_user(env.guild, f"joiner{i}")
+        joiners.append(user["id"])
+        member = env.fake.member(env.guild, user["id"])
+        await env.fake.dispatch("GUILD_MEMBER_ADD", {**member, "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: any(p.body["embeds"][0]["title"].startswith("Raid #")
+                                          for p in env.review_posts()))
+    raid = await env.bot.workflow.store.get_raid("discord", env.guild["id"], 1)
+    for _ in range(100):
+        raid = await env.bot.workflow.store.get_raid("discord", env.guild["id"], 1)
+        if len(raid.members) == 25:
+            break
+        await asyncio.sleep(0.05)
+    card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:ban", timeout=30)
+    assert cb.body["data"]["content"].startswith("ban: 25 of 25 raider(s)."), cb.body["data"]["content"]
+    banned = {r.path.rsplit("/", 1)[1] for r in env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/\d+")}
+    assert banned == set(joiners)
+    await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:end")
+    await env.fake.wait_until(lambda: all(b.closed for b in env.bot.workflow._boards.values()))
+    assert env.bot.workflow.open_join_raid(env.guild["id"], await env.bot.workflow.policies.get(
+        "discord", env.guild["id"])) is None
+
+
+async def test_review_ban_where_the_moderator_may_not_delete_bans_but_leaves_the_message(env):
+    """A review card's Ban by a moderator denied Manage Messages in the message's channel: the member is banned
+    (Ban Members is a server permission), the message is not deleted, and the case says why."""
+    msg, outcome, card = await card_of(env)
+    await _deny_manage_messages_here(env)
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await env.fake.wait_until(lambda: env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}"))
+    await env.fake.wait_until(lambda: env.rows("SELECT 1 FROM cases WHERE action = 'ban' AND status != 'pending'"))
+    assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []
+    (failure,), = [tuple(r) for r in env.rows("SELECT failure FROM cases WHERE action = 'ban'")]
+    assert f"delete: not deleted: you lack Manage Messages in <#{env.general}>" in failure
