@@ -89,6 +89,7 @@ def _channel():
     ("text", "found"),
     [
         ("I hate homosexuls", "orientation:homosexual*~"),
+        ("typical mslim", "religion:muslim*~"),
         ("kill all wmoen", "gender:women~"),
         ("I hate blackpeople", "race:black~"),
         ("hatemuslims", "religion:muslim*~"),

@@ -170,7 +170,7 @@ def fuzzy_identity_reference(norm: Normalized) -> str | None:
             continue
         if form in exact:
             return exact[form] + "~"
-        for k in range(FUZZY_MIN_LEN - 1, len(form)):
+        for k in range(FUZZY_MIN_LEN - 1, len(form) + 1):
             if form[:k] in prefix:
                 return prefix[form[:k]] + "~"
         for word, entry in joined:
