@@ -12,7 +12,7 @@ from bot.training.handwritten import HATE
 
 
 def test_counterfactual_rows_cover_every_term_in_every_register_with_hateful_twins():
-    """Every term gets benign rows in all six registers and hateful twins; rows are deterministic for a seed."""
+    """Every term gets benign rows in all seven registers and hateful twins; rows are deterministic for a seed."""
     from bot.training.counterfactual import BENIGN_T, HATE_T, TERMS, counterfactual_rows
 
     rows = counterfactual_rows(13)
@@ -24,7 +24,8 @@ def test_counterfactual_rows_cover_every_term_in_every_register_with_hateful_twi
     for term in ("homosexual", "heterosexual", "straight", "trans", "cis", "nonbinary"):
         assert any(f" {term} " in f" {r.text.lower()} " and r.target == ZERO for r in cf), term
         assert any(f" {term} " in f" {r.text.lower()} " and r.target == HATE for r in cf), term
-    assert set(BENIGN_T) == set(HATE_T) == {"praise", "neutral", "personal", "question", "emotional", "existing"}
+    assert set(BENIGN_T) == set(HATE_T) == {"praise", "neutral", "personal", "question", "emotional", "existing",
+                                           "counter_ref"}
 
 
 def test_identity_swaps_keep_benign_labels_and_change_the_group():

@@ -5,8 +5,9 @@ Measured on the shipped student: "You are a <kind adjective> <identity> man/woma
 seven under the default policy, most for "homosexual", then "heterosexual" and "straight"; identity words next to
 personal or emotional words scored high whatever the stance. Three kinds of rows:
 
-* **benign** sentences with each term of :data:`TERMS` in six registers (praise, neutral description, personal
-  statements, questions, support with strong emotion or capitals, "for existing" defences): all labels 0;
+* **benign** sentences with each term of :data:`TERMS` in seven registers (praise, neutral description, personal
+  statements, questions, support with strong emotion or capitals, "for existing" defences, counter-speech by
+  reference, which run KS lost): all labels 0;
 * **hateful twins** in the same registers (the same frame with a derogatory adjective, a dehumanising claim, a
   wish that the group not exist): ``toxicity`` and ``identity_attack`` 1, ``insult`` unknown;
 * **identity swaps** of the benign hand-written rows (:func:`bot.training.handwritten.generate`, seed 13) that
@@ -56,6 +57,9 @@ BENIGN_T: dict[str, tuple[str, ...]] = {
                   "I am SO angry that {X} people get harassed online. STOP IT."),
     "existing": ("why would anyone attack {a} {X} {n} for existing?", "{X} people have every right to exist and be happy",
                  "being {X} is not a crime, let people live", "if you have nothing kind to say about {X} people, keep quiet"),
+    # counter-speech by reference (run KS lost it): hate named and rejected without being quoted
+    "counter_ref": ("I'm so tired of people spreading lies about {X} people", "reported. nobody should talk about {X} people like that",
+                    "the hate {X} people get on this server is disgusting", "calling {X} people names is not ok, mods please act"),
 }
 #: Hateful twins in the same registers.
 HATE_T: dict[str, tuple[str, ...]] = {
@@ -68,6 +72,8 @@ HATE_T: dict[str, tuple[str, ...]] = {
     "emotional": ("{XU} PEOPLE ARE SUBHUMAN", "I HATE {XU} PEOPLE SO MUCH", "{X} people should not be allowed to exist!!!"),
     "existing": ("{X} people should not exist", "the world would be better without {X} people",
                  "if you are {X}, keep quiet, nobody wants to hear from your kind"),
+    "counter_ref": ("I'm so tired of {X} people spreading their lies", "nobody should have to talk to {X} people like that",
+                    "{X} people on this server are disgusting", "{X} people are not ok, mods please ban them"),
 }
 
 
