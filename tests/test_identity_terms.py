@@ -83,3 +83,41 @@ def _channel():
     from bot.core.models import ChannelRef
 
     return ChannelRef(id="c1", name="general")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("I hate homosexuls", "orientation:homosexual*~"),
+        ("typical mslim", "religion:muslim*~"),
+        ("kill all wmoen", "gender:women~"),
+        ("I hate blackpeople", "race:black~"),
+        ("hatemuslims", "religion:muslim*~"),
+        ("killalljews", "race:jews~"),
+        ("gaypeople are a disease", "orientation:gay~"),
+    ],
+)
+def test_fuzzy_check_sees_misspelt_and_run_together_identity_words(text, found):
+    """With fuzzy on, a dropped letter, swapped letters or a run-together identity word counts as named; off, not."""
+    assert identity_reference(normalize(text)) is None
+    assert identity_reference(normalize(text), fuzzy=True) == found
+
+
+@pytest.mark.parametrize("text", ["transaction failed", "the whitespace is wrong", "you are a disgrace",
+                                  "Re 21e8", "She aite", "Komodo World is a victim", "this is disgusting", "maybe"])
+def test_fuzzy_check_does_not_read_ordinary_words_as_identity_words(text):
+    """Words that merely contain or resemble an identity word ("transaction", "disgrace") still name no identity."""
+    assert identity_reference(normalize(text), fuzzy=True) is None
+
+
+def test_default_policy_uses_the_fuzzy_check():
+    """The packaged default policy turns the fuzzy identity-target check on (decided on HateCheck dev)."""
+    assert load_policy(DEFAULT_POLICY_PATH).identity_target.fuzzy is True
+
+
+def test_every_counterfactual_term_is_an_identity_term_the_core_knows():
+    """Each term of the counterfactual data and of the held-apart benign set is found by the exact lexicon check."""
+    from bot.training.counterfactual import TERMS
+
+    missing = [t for t in TERMS if identity_reference(normalize(f"a {t} person")) is None]
+    assert missing == []

@@ -185,6 +185,24 @@ async def test_identity_attack_without_a_named_identity_is_held_to_the_untargete
     assert not any(h.rule == "identity_target" for h in named.verdict.rule_hits)
 
 
+async def test_a_misspelt_identity_word_counts_as_named(tmp_path: Path):
+    """identity_attack 0.97 on "typical mslim" (a dropped letter) is judged on the label's own tiers (delete) with
+    the default fuzzy check, and held to the untargeted tier with ``identity_target.fuzzy = false``."""
+    out = {}
+    for fuzzy in (True, False):
+        policy_file = tmp_path / f"p{fuzzy}.toml"
+        policy_file.write_text(f"[identity_target]\nfuzzy = {str(fuzzy).lower()}\n", encoding="utf-8")
+        store = await SqliteStore.open(tmp_path / f"mod{fuzzy}.db")
+        reg = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy_file,))
+        async with ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=reg, max_delay_s=0.001) as svc:
+            out[fuzzy] = (await svc.handle(msg("m1", "what a freak, typical mslim", member("u1")))).verdict
+        await store.close()
+    assert "identity_attack" in out[True].labels and out[True].action == ActionKind.DELETE
+    assert not any(h.rule == "identity_target" for h in out[True].rule_hits)
+    assert "identity_attack" not in out[False].labels
+    assert any(h.rule == "identity_target" for h in out[False].rule_hits)
+
+
 async def test_identity_target_check_can_be_switched_off(tmp_path: Path):
     """With identity_target.required = false the identity_attack score alone decides (0.97 >= act 0.95)."""
     policy_file = tmp_path / "p.toml"

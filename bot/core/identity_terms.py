@@ -111,13 +111,88 @@ def _ordered() -> tuple[tuple[str, str], ...]:
     return tuple((cat, term) for cat, terms in CATEGORIES.items() for term in terms)
 
 
-def identity_reference(norm: Normalized, extra_terms: tuple[str, ...] = ()) -> str | None:
+#: Shortest lexicon word (without its ``*``) whose one-letter misspellings count (shorter ones are too ambiguous:
+#: "men" minus a letter is "me"); and shortest word that counts inside a run-together token ("gaypeople").
+FUZZY_MIN_LEN = 5
+JOINED_MIN_LEN = 3
+#: Words that evasions run into an identity word, after it ("blackpeople", "gaymen") and before it ("hategays",
+#: "killalljews"): a closed list, so that "transaction" or "disgrace" never read as identity words.
+JOINERS_AFTER = frozenset((
+    "people", "peoples", "folk", "folks", "person", "persons", "men", "man", "women", "woman", "guys", "guy", "girls",
+    "girl", "boys", "boy", "kids", "kid", "lives", "are", "is", "r", "should", "all", "everywhere", "scum", "trash",
+))
+JOINERS_BEFORE = ("killall", "hateall", "hate", "kill", "all", "the", "those", "these", "fuck", "fucking", "stupid",
+                  "dirty", "filthy", "bloody", "damn", "no", "ban")
+
+
+def _variants(word: str) -> set[str]:
+    """``word`` with one letter dropped (not the first) or two neighbours swapped: the evasions of HateCheck's
+    ``spell_char_del`` / ``spell_char_swap`` families and of the normaliser's own noise tests."""
+    out = {word[:i] + word[i + 1:] for i in range(1, len(word))}
+    out |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
+    out.discard(word)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _fuzzy_tables() -> tuple[dict[str, str], dict[str, str], tuple[tuple[str, str], ...]]:
+    """``(exact misspelling -> entry, misspelled prefix -> entry, (word, entry) for run-together matching)`` over
+    the single-word lexicon entries (multi-word ones are matched run together by :func:`contains_term` already)."""
+    exact: dict[str, str] = {}
+    prefix: dict[str, str] = {}
+    joined: list[tuple[str, str]] = []
+    for cat, term in _ordered():
+        word = term.rstrip("*")
+        if not word.isalpha():
+            continue
+        entry = f"{cat}:{term}"
+        if len(word) >= JOINED_MIN_LEN:
+            joined.append((word, entry))
+        if len(word) >= FUZZY_MIN_LEN:
+            for v in _variants(word):
+                (prefix if term.endswith("*") else exact).setdefault(v, entry)
+    return exact, prefix, tuple(sorted(joined, key=lambda p: -len(p[0])))
+
+
+def fuzzy_identity_reference(norm: Normalized) -> str | None:
+    """An identity term written with one evasion the normaliser does not undo, as ``"category:term~"``, or ``None``.
+
+    Two kinds, on every form of every token (:attr:`Normalized.index`): a lexicon word of 5+ letters with one letter
+    dropped or two neighbours swapped (``"homosexuls"``, ``"wmoen"``), and a lexicon word of 3+ letters run together
+    with one of the words evasions join to it (:data:`JOINERS_AFTER`, :data:`JOINERS_BEFORE`: ``"gaypeople"``,
+    ``"hatemuslims"``). Deliberately broad like the lexicon (a false hit only lets the model's score decide, as
+    without the check), but ``"transaction"`` and ``"disgrace"`` never match: the joined words are a closed list.
+    Call it only when :func:`identity_reference` found nothing.
+    """
+    exact, prefix, joined = _fuzzy_tables()
+    for form in norm.index:
+        if not form.isalpha():
+            continue
+        if form in exact:
+            return exact[form] + "~"
+        for k in range(FUZZY_MIN_LEN - 1, len(form) + 1):
+            if form[:k] in prefix:
+                return prefix[form[:k]] + "~"
+        for word, entry in joined:
+            if len(form) < len(word) + 2:
+                continue
+            if form.startswith(word) and form[len(word):] in JOINERS_AFTER:
+                return entry + "~"
+            head = next((j for j in JOINERS_BEFORE if form.startswith(j)), None)
+            if head is not None and (form[len(head):] == word or (entry.endswith("*") and form[len(head):].startswith(word))):
+                return entry + "~"
+    return None
+
+
+def identity_reference(norm: Normalized, extra_terms: tuple[str, ...] = (), *, fuzzy: bool = False) -> str | None:
     """The first identity term a message uses, as ``"category:term"``, or ``None`` when it names no identity.
 
     Args:
         norm: ``bot.core.normalize.normalize(text)`` of the message.
         extra_terms: More terms that count as a reference (the server's own, e.g. a local slur); category
             ``"server"``.
+        fuzzy: Also accept a misspelt or run-together lexicon word (:func:`fuzzy_identity_reference`, marked
+            with a trailing ``~``) when no exact term matches.
 
     Returns:
         For example ``"gender:women"`` or ``"slur:tranny"`` (the lexicon entry as written, with its ``*``), or
@@ -131,4 +206,4 @@ def identity_reference(norm: Normalized, extra_terms: tuple[str, ...] = ()) -> s
     for term in extra_terms:
         if contains_term(norm, term):
             return f"server:{term}"
-    return None
+    return fuzzy_identity_reference(norm) if fuzzy else None

@@ -183,6 +183,9 @@ class IdentityTargetSettings(_Strict):
     required: StrictBool = True
     untargeted: Tier = Field(default_factory=lambda: Tier(review=0.98))
     extra_terms: list[str] = Field(default_factory=list)
+    #: Also count a misspelt or run-together identity word as named (``"homosexuls"``, ``"blackpeople"``:
+    #: :func:`bot.core.identity_terms.fuzzy_identity_reference`); decided on HateCheck dev (docs/model-card.md).
+    fuzzy: StrictBool = True
 
 
 class ScoringSettings(_Strict):

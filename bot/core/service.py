@@ -724,7 +724,7 @@ class ModerationService:
         bars = [b for b in (tier.review, tier.act) if b is not None]
         if not bars or score < min(bars):
             return None
-        if any(identity_reference(n, tuple(cfg.extra_terms)) is not None for n in (it.norm, *it.more)):
+        if any(identity_reference(n, tuple(cfg.extra_terms), fuzzy=cfg.fuzzy) is not None for n in (it.norm, *it.more)):
             return None
         bar = cfg.untargeted.review
         return RuleHit(

@@ -166,18 +166,20 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def with_target_check(texts: Sequence[str], scores: Sequence[float], untargeted_review: float | None) -> list[float]:
+def with_target_check(texts: Sequence[str], scores: Sequence[float], untargeted_review: float | None,
+                      fuzzy: bool = True) -> list[float]:
     """Scores as the bot judges them with the default policy's identity-target check (``[identity_target]``).
 
-    A text that names no identity (:func:`bot.core.identity_terms.identity_reference`) keeps its score only when
-    it reaches ``untargeted_review``; otherwise it counts as 0. ``None`` (no untargeted tier) zeroes all of them.
+    A text that names no identity (:func:`bot.core.identity_terms.identity_reference`, with ``fuzzy`` as the
+    policy's ``identity_target.fuzzy``) keeps its score only when it reaches ``untargeted_review``; otherwise it
+    counts as 0. ``None`` (no untargeted tier) zeroes all of them.
     """
     from bot.core.identity_terms import identity_reference
     from bot.core.normalize import normalize
 
     out = []
     for text, s in zip(texts, scores, strict=True):
-        keep = identity_reference(normalize(text)) is not None or (untargeted_review is not None and s >= untargeted_review)
+        keep = identity_reference(normalize(text), fuzzy=fuzzy) is not None or (untargeted_review is not None and s >= untargeted_review)
         out.append(s if keep else 0.0)
     return out
 
@@ -215,8 +217,10 @@ def eval_hatecheck(
             f"non-hateful {_fmt(w['non_hateful'])}"
         )
         m["whole_text_only"] = w
-    untargeted = (policy or load_policy()).identity_target.untargeted.review
-    g = hatecheck_metrics(rows, with_target_check(texts, scores, untargeted), threshold)
+    it = (policy or load_policy()).identity_target
+    untargeted = it.untargeted.review
+    g = hatecheck_metrics(rows, with_target_check(texts, scores, untargeted, fuzzy=it.fuzzy), threshold)
+    m["target_check_paired"] = compare_target_checks(rows, texts, scores, threshold, untargeted, console)
     console.print(
         f"with the bot's identity-target check (no identity named: untargeted tier {untargeted}): "
         f"overall {_fmt(g['overall'])}, hateful {_fmt(g['hateful'])}, non-hateful {_fmt(g['non_hateful'])}, "
@@ -356,6 +360,36 @@ def artifact_threshold(artifact_dir: Path, label: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise EvalInputError(f"{f}: the {label} threshold {value} is outside [0, 1]")
     return value
+
+
+def compare_target_checks(rows: list[dict[str, str]], texts: Sequence[str], scores: Sequence[float], threshold: float,
+                          untargeted: float | None, console) -> list[dict]:
+    """The identity-target check's variants on the same scores, paired (:func:`print_paired` rows): A = the exact
+    lexicon check (``identity_target.fuzzy = false``), B = the fuzzy check, and B against no check at all; per
+    line overall, hateful, non-hateful and the functionalities where the two disagree."""
+    gold = [r["label_gold"] == "hateful" for r in rows]
+
+    def right(vals: Sequence[float]) -> list[bool]:
+        return [(s >= threshold) == g for s, g in zip(vals, gold, strict=True)]
+
+    none = right(scores)
+    exact = right(with_target_check(texts, scores, untargeted, fuzzy=False))
+    fuzzy = right(with_target_check(texts, scores, untargeted, fuzzy=True))
+    out = []
+    for tag, a in (("exact->fuzzy", exact), ("none->fuzzy", none)):
+        part = [_paired_row(f"{tag} overall", a, fuzzy)]
+        for name, keep in (("hateful", lambda i: gold[i]), ("non_hateful", lambda i: not gold[i])):
+            idx = [i for i in range(len(rows)) if keep(i)]
+            if idx:
+                part.append(_paired_row(f"{tag} {name}", [a[i] for i in idx], [fuzzy[i] for i in idx]))
+        for func in sorted({r["functionality"] for r in rows}):
+            idx = [i for i, r in enumerate(rows) if r["functionality"] == func]
+            pa, pb = [a[i] for i in idx], [fuzzy[i] for i in idx]
+            if pa != pb:
+                part.append(_paired_row(f"{tag} {func}", pa, pb))
+        out += part
+    print_paired(f"identity-target check (A: exact lexicon / no check, B: fuzzy; at {threshold:.2f})", out, console)
+    return out
 
 
 def run_eval(
@@ -586,4 +620,4 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
     return m
 
 
-__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "artifact_threshold", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
+__all__ = ["KINDS", "REQUIRED_COLUMNS", "check_input", "compare_hatecheck", "compare_target_checks", "artifact_threshold", "compare_olid", "eval_scene", "print_paired", "PAD_SENTENCES", "TARGETS", "EvalInputError", "hatecheck_metrics", "olid_metrics", "padded", "run_eval", "with_target_check"]
