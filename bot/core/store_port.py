@@ -307,8 +307,10 @@ class RetentionStore(Protocol):
         """Replace the member's id by a pseudonym and drop their text; returns the pseudonym."""
         ...
 
-    async def purge_expired_text(self, older_than: datetime, now: datetime | None = None) -> int:
-        """Drop message excerpts older than ``older_than``; returns how many were purged."""
+    async def purge_expired_text(self, older_than: datetime, now: datetime | None = None, *,
+                                 platform: str | None = None, server_id: str | None = None) -> int:
+        """Erase message text older than ``older_than`` (of one server with ``platform``/``server_id``); verdicts,
+        cases and strikes stay. Returns the number of messages purged."""
         ...
 
 

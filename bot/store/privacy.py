@@ -163,17 +163,23 @@ class PrivacyMixin(StoreBase):
             )
         return pseudonym
 
-    async def purge_expired_text(self, older_than: datetime, now: datetime | None = None) -> int:
-        """Erase message excerpts whose text dates from before ``older_than`` (edit time for edited messages).
+    async def purge_expired_text(self, older_than: datetime, now: datetime | None = None, *,
+                                 platform: str | None = None, server_id: str | None = None) -> int:
+        """Erase message excerpts whose text dates from before ``older_than`` (edit time for edited messages), of
+        every server or, with ``platform`` and ``server_id``, of that server only (each server's own
+        ``server.retention_days``: :mod:`bot.workflow.retention`).
 
         Verdicts, cases and strikes are kept. Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
+        scope, params = "", ()
+        if platform is not None and server_id is not None:
+            scope, params = " AND platform = ? AND server_id = ?", (platform, server_id)
         async with self._tx():
             cur = await self._db.execute(
                 "UPDATE messages SET excerpt = NULL, purged_at = ? WHERE excerpt IS NOT NULL AND created_at < ? "
-                "AND COALESCE(edited_at, created_at) < ?",
-                (to_db_time(now or utcnow()), cutoff, cutoff),
+                f"AND COALESCE(edited_at, created_at) < ?{scope}",
+                (to_db_time(now or utcnow()), cutoff, cutoff, *params),
             )
             count = cur.rowcount
             await cur.close()

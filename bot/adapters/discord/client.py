@@ -14,7 +14,7 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -232,20 +232,12 @@ class ModBot(commands.AutoShardedBot):
             f"\N{WARNING SIGN} {p}" for p in problems), failed=True, kind="problem"))
 
     async def purge_expired_text(self, now: datetime | None = None) -> int:
-        """Erase stored message text older than the default policy's ``server.retention_days`` (days).
+        """Erase stored message text older than each server's own ``server.retention_days`` (days), through the
+        platform-neutral :class:`bot.workflow.retention.Retention` (the Slack app runs the same). Verdicts, cases and
+        strikes are kept; returns the number of messages purged (a store error is logged, the next run retries)."""
+        from bot.workflow.retention import Retention
 
-        Verdicts, cases and strikes are kept. Returns the number of messages purged; a store error is logged and
-        counts as 0 (the next run tries again).
-        """
-        days = self.policies.base.server.retention_days
-        cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
-        try:
-            n = await self.store.purge_expired_text(cutoff)
-        except Exception:
-            log.exception("purging message text older than %d days failed", days)
-            return 0
-        log.info("retention: erased the text of %d message(s) older than %d days", n, days)
-        return n
+        return await Retention(PLATFORM, self.store, self.policies).purge(now)
 
     async def _watch_store(self) -> None:
         """Close the bot when the service stops on a write refused for good (:attr:`ModerationService.failure`);

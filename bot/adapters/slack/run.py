@@ -175,6 +175,7 @@ class SlackBot:
         self.bot_user_id = ""
         self.bot_id = ""
         self.team_id = ""
+        self.retention: Any = None
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
@@ -241,6 +242,10 @@ class SlackBot:
                             request_verification_enabled=self.slack.mode == "http")
         register(self.app, SlackHandlers(self))
         await self.workflow.recover()
+        from bot.workflow.retention import Retention
+
+        self.retention = Retention(PLATFORM, self.store, self.policies)  # per-server text retention, as on Discord
+        await self.retention.start()
         if self.slack.mode == "socket":
             self._socket = AsyncSocketModeHandler(self.app, self.slack.app_token, web_client=client)
             await self._socket.connect_async()
@@ -289,6 +294,8 @@ class SlackBot:
     async def close(self) -> None:
         """Stop taking events, carry out what was judged, then close the transport, the pipeline and the store."""
         self.closing = True
+        if self.retention is not None:
+            await self.retention.stop()
         if self.workflow is not None:
             await self.workflow.shutdown()
         if self._socket is not None:

@@ -1,0 +1,85 @@
+"""Retention of message text, per server: the one lifecycle step both bots run (at start, then every
+:data:`RETENTION_INTERVAL_S` seconds until they close).
+
+Layer: ``bot.workflow`` (platform-neutral; talks to the store port and the policy registry only). Each server's
+text older than its own ``server.retention_days`` (its effective policy: default < server file < ``/policy set``
+override) is erased; verdicts, cases and strikes stay (:meth:`bot.core.store_port.RetentionStore.purge_expired_text`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.store_port import ModLogReadStore, RetentionStore
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two purges (the first runs when the bot starts): text is erased within a day of its date.
+RETENTION_INTERVAL_S = 6 * 3600
+
+
+class Retention:
+    """Purges each server's expired message text.
+
+    Args:
+        platform: ``"discord"`` or ``"slack"``.
+        store: The mod log.
+        policies: Per-server effective policies (``server.retention_days``, days, 1..3650).
+
+    Every server of the platform the mod log holds is purged, also one the bot has left (its members' text must
+    not outlive the retention period because the bot was removed).
+    """
+
+    class Store(RetentionStore, ModLogReadStore):
+        """What retention needs from the store port."""
+
+    def __init__(self, platform: str, store: Store, policies: PolicyRegistry) -> None:
+        self.platform, self.store, self.policies = platform, store, policies
+        self._task: asyncio.Task[None] | None = None
+
+    async def purge(self, now: datetime | None = None) -> int:
+        """Erase, per server, text older than that server's ``retention_days``; returns messages purged in all.
+
+        A store error is logged (one line) and that server counts 0; the next run tries again.
+        """
+        now = now or datetime.now(UTC)
+        total = 0
+        servers = [sid for platform, sid in await self.store.modlog_servers() if platform == self.platform]
+        for server_id in servers:
+            days = (await self.policies.get(self.platform, server_id)).server.retention_days
+            try:
+                n = await self.store.purge_expired_text(now - timedelta(days=days), now, platform=self.platform,
+                                                        server_id=server_id)
+            except Exception as exc:  # noqa: BLE001 - retention must not stop the bot
+                log.error("retention: purging %s server %s failed: %s", self.platform, server_id, exc)
+                continue
+            if n:
+                log.info("retention: erased the text of %d message(s) older than %d days in %s server %s", n, days,
+                         self.platform, server_id)
+            total += n
+        return total
+
+    async def _loop(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            await self.purge()
+
+    async def start(self, interval_s: float = RETENTION_INTERVAL_S) -> int:
+        """Purge once now, then every ``interval_s`` seconds until :meth:`stop`; returns the first purge's count."""
+        n = await self.purge()
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(interval_s), name=f"modbot-retention-{self.platform}")
+        return n
+
+    async def stop(self) -> None:
+        """Stop the periodic purge (idempotent)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+
+__all__ = ["RETENTION_INTERVAL_S", "Retention"]

@@ -1,0 +1,55 @@
+"""Retention of message text per server (bot.workflow.retention), the lifecycle step both bots run: each server's
+text older than its own ``server.retention_days`` is erased, verdicts and cases stay; a Slack-only deployment
+erases old text too (it never did before)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.config import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.store import open_store
+from bot.workflow.retention import Retention
+from tests.slack.test_app_wire import SlackEnv, senv  # noqa: F401 - the fixture
+from tests.store_factories import T0, make_record
+
+DAY = timedelta(days=1)
+
+
+async def test_each_server_keeps_text_for_its_own_retention_days(tmp_path: Path) -> None:
+    """Server a (default 30 days) and server b (its file says 7 days), 10-day-old text in both at T0+10d: only b's
+    is erased; another platform's server is left alone; verdicts stay."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    (servers / "slack-b.toml").write_text("[server]\nretention_days = 7\n")
+    policies = PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=servers)
+    store = await open_store(tmp_path / "m.db")
+    try:
+        await store.record_batch([make_record("m1", server="a", platform="slack"),
+                                  make_record("m2", server="b", platform="slack"),
+                                  make_record("m3", server="b", platform="discord")])
+        assert await Retention("slack", store, policies).purge(now=T0 + 10 * DAY) == 1
+        assert (await store.message_excerpt("slack", "b", "m2")) == ("c1", "")
+        assert (await store.message_excerpt("slack", "a", "m1")) == ("c1", "some text")
+        assert (await store.message_excerpt("discord", "b", "m3")) == ("c1", "some text")
+        assert await store.get_verdict("slack", "b", "m2") is not None
+        assert await Retention("slack", store, policies).purge(now=T0 + 31 * DAY) == 1  # a's turn
+    finally:
+        await store.close()
+
+
+@pytest.mark.slack
+async def test_slack_bot_erases_text_older_than_retention_at_start(senv: SlackEnv) -> None:  # noqa: F811
+    """A Slack-only deployment: text recorded 40 days ago is erased when the Slack app starts (30-day default)."""
+    store = await open_store(senv.db)
+    old = T0.replace(year=2020)
+    try:
+        await store.record_batch([make_record("C1:1.0", server=senv.fake.team_id, platform="slack", created=old)])
+    finally:
+        await store.close()
+    await senv.start()
+    await senv.stop()
+    assert senv.rows("SELECT excerpt, purged_at IS NOT NULL FROM messages WHERE message_id = 'C1:1.0'") == [(None, 1)]
