@@ -39,6 +39,7 @@ from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, PolicySource, Result, dur
+from bot.workflow.names import NameWatch
 from bot.workflow.ports import Capability, Enforcer, ModDesk, WorkflowStore
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
@@ -77,6 +78,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
+        self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)
 
     def can(self, capability: Capability) -> bool:
         """Whether the platform lets the bot do ``capability``."""
