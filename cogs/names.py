@@ -55,6 +55,17 @@ class Names(commands.Cog):
         if shown_name(before) != shown_name(after):
             await self._judge(after)
 
+    @commands.Cog.listener()
+    async def on_user_update(self, before: discord.User, after: discord.User) -> None:
+        """The account's global display name or username changed: discord.py reports it here, not in
+        ``on_member_update`` (the member's copy shares the user). Judged in each guild where no nickname hides it."""
+        if (before.global_name, before.name) == (after.global_name, after.name):
+            return
+        for guild in after.mutual_guilds:
+            member = guild.get_member(after.id)
+            if member is not None and not member.nick:
+                await self._judge(member)
+
 
 async def setup(bot: ModBot) -> None:
     """discord.py extension entry point."""

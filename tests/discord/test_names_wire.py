@@ -63,3 +63,15 @@ async def test_name_events_are_not_messages_and_never_count_as_spam(env):
     await asyncio.sleep(0.3)
     assert env.rows("SELECT * FROM verdicts") == [] and name_cases(env) == []
     assert env.bot.workflow.names.last_judged(env.guild["id"], member["user"]["id"]) == "a6"
+
+
+async def test_a_hostile_global_display_name_change_is_judged_in_every_guild_where_no_nickname_hides_it(env):
+    """A change of the account's global display name (seen by discord.py as on_user_update) is judged where the
+    member has no nickname."""
+    member = await join(env, "plainuser")
+    await asyncio.sleep(0.2)
+    user = {**member["user"], "global_name": "identityhate"}
+    await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "user": user, "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: len(name_cases(env)) == 1)
+    (case,) = name_cases(env)
+    assert case["reason"].startswith("display name 'identityhate': identity_attack 0.95 >= 0.75")
