@@ -75,3 +75,20 @@ async def test_a_hostile_global_display_name_change_is_judged_in_every_guild_whe
     await env.fake.wait_until(lambda: len(name_cases(env)) == 1)
     (case,) = name_cases(env)
     assert case["reason"].startswith("display name 'identityhate': identity_attack 0.95 >= 0.75")
+
+
+async def test_a_moderator_dismisses_a_name_card_and_a_member_cannot(env):
+    """The name card takes the review card path: a member's click is refused, a moderator's Dismiss decides it."""
+    member = await join(env, "x")
+    await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "nick": "identityhate", "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: len(name_cases(env)) == 1)
+    (case,) = name_cases(env)
+    (item,) = env.rows("SELECT id FROM review_items WHERE case_number = ?", (case["number"],))
+    await env.fake.wait_until(lambda: any(m["channel_id"] == env.review and m["embeds"]
+                                          for m in env.fake.messages.values()))
+    card = env.card(f"Review #{item['id']} ")
+    await env.fake.click(env.guild, env.bob, card, f"mod:review:{item['id']}:dismiss")
+    assert env.rows("SELECT decision FROM review_items WHERE id = ?", (item["id"],))[0]["decision"] == "open"
+    await env.fake.click(env.guild, env.mod, card, f"mod:review:{item['id']}:dismiss")
+    row = env.rows("SELECT decision, moderator_id FROM review_items WHERE id = ?", (item["id"],))[0]
+    assert (row["decision"], row["moderator_id"]) == ("dismissed", env.mod["id"])
