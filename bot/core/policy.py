@@ -329,6 +329,34 @@ def _check_labels(d: Mapping[str, object]) -> None:
             raise ValueError(f"unknown label {k!r} (labels: {', '.join(LABELS)})")
 
 
+class NameSettings(_Strict):
+    """``[names]``: judging members' display names and nicknames on join and on change (issue 25 item 16).
+
+    ``enabled``: judge names at all. ``action``: what a flagged name does: ``"review"`` (default: a case and a
+    review card, no sanction) or ``"none"`` (a note in the mod log only). A name is never sanctioned automatically.
+    ``frame``: the neutral sentence the model reads the name in (``{name}`` is replaced); measured with
+    ``python -m bench.name_scores``: bare names score high ("Mohammed" toxicity 0.92), framed ones ~0.02.
+    """
+
+    enabled: StrictBool = True
+    action: str = "review"
+    frame: str = "My name is {name}."
+
+    @field_validator("action")
+    @classmethod
+    def _action(cls, v: str) -> str:
+        if v not in ("review", "none"):
+            raise ValueError("must be 'review' or 'none' (a name is never sanctioned automatically)")
+        return v
+
+    @field_validator("frame")
+    @classmethod
+    def _frame(cls, v: str) -> str:
+        if v.count("{name}") != 1:
+            raise ValueError("must contain {name} exactly once")
+        return v
+
+
 class Policy(_Strict):
     """The effective policy of one server. See ``bot/config/default.toml`` for every key and its meaning."""
 
@@ -347,6 +375,7 @@ class Policy(_Strict):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     languages: LanguageSettings = Field(default_factory=LanguageSettings)
     agreement: AgreementSettings = Field(default_factory=AgreementSettings)
+    names: NameSettings = Field(default_factory=NameSettings)
 
     @field_validator("on_scorer_error")
     @classmethod

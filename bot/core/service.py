@@ -289,6 +289,17 @@ class ModerationService:
         :class:`Outcome`."""
         return await (await self.enqueue(message))
 
+    async def score_aside(self, text: str) -> Scores:
+        """Score one text that is not a message (a member's name in its frame: ``bot.workflow.names``) on the
+        scorer's one worker thread; nothing is recorded and no spam or raid window sees it.
+
+        Raises:
+            Exception: whatever the scorer raises.
+        """
+        plan = (text,)
+        return (await asyncio.get_running_loop().run_in_executor(self._executor, score_plans, self.scorer,
+                                                                 [plan]))[plan]
+
     async def policy_for(self, platform: str, server_id: str) -> Policy:
         """The effective policy of a server."""
         return await self.policies.get(platform, server_id)

@@ -40,6 +40,7 @@ from bot.core.ports import ActionResult
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, PolicySource, Result, dur
+from bot.workflow.names import NameWatch
 from bot.workflow.ports import Capability, Enforcer, ModDesk
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
@@ -78,6 +79,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
+        self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)
 
     def can(self, capability: Capability) -> bool:
         """Whether the platform lets the bot do ``capability``."""

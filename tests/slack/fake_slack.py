@@ -1051,6 +1051,13 @@ class FakeSlack:
             event["previous_message"] = previous
         return event
 
+    def user_change_event(self, user: SlackUser, *, display_name: str | None = None) -> dict[str, Any]:
+        """A ``user_change`` event (a profile edit); ``display_name`` sets the member's new display name."""
+        obj = user.to_json(self.team_id)
+        if display_name is not None:
+            obj["profile"]["display_name"] = display_name
+        return {"type": "user_change", "user": obj, "cache_ts": int(time.time()), "event_ts": self.new_ts()}
+
     def team_join_event(self, user: SlackUser) -> dict[str, Any]:
         """A ``team_join`` event for a (new) member."""
         return {"type": "team_join", "user": user.to_json(self.team_id), "event_ts": self.new_ts()}

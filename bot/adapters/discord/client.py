@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 #: Extensions loaded in ``setup_hook``, in order.
 COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin", "cogs.status",
-        "cogs.cases", "cogs.setup")
+        "cogs.cases", "cogs.setup", "cogs.names")
 
 #: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
 RETENTION_INTERVAL_S = 24 * 3600

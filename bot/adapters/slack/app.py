@@ -25,6 +25,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
 from bot.adapters.slack.home import register_home
+from bot.adapters.slack.names import judge_user, register_names
 from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
 from bot.core.models import ActionKind
@@ -143,6 +144,7 @@ class SlackHandlers:
         now = datetime.now(UTC)
         await self.bot.workflow.first_seen(team, user_id, at=now, joined=True)
         await self.bot.workflow.member_joined(team, user_id, now)
+        await judge_user(self, body, event)  # the name they joined with (bot.adapters.slack.names)
 
     async def on_channel_join(self, event: dict[str, Any]) -> None:
         """``member_joined_channel``: a member (often long-standing, added by an admin) joined one channel. It is
@@ -392,6 +394,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
         app.command(name)(handlers.on_command)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
     register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
+    register_names(app, handlers)  # user_change: members' names (bot.adapters.slack.names)
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:
