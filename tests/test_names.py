@@ -11,7 +11,7 @@ from bot.core.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.rules import ContentRules
 from bot.core.service import ModerationService
-from bot.store import SqliteStore
+from bot.store import open_store
 from bot.workflow.names import flagged_labels, framed, name_rule_hits
 from tests.fakes import FakeScorer
 
@@ -48,7 +48,7 @@ def test_a_label_at_its_review_tier_flags_a_name_and_below_it_does_not():
 async def test_the_scorer_gets_the_framed_name_not_the_bare_one(tmp_path: Path):
     """score_aside scores exactly the framed text on the service's scorer thread and records no verdict."""
     scorer = FakeScorer({"my name is tyrone.": {"toxicity": 0.02}, "tyrone": {"toxicity": 0.72}})
-    store = await SqliteStore.open(tmp_path / "mod.db")
+    store = await open_store(tmp_path / "mod.db")
     svc = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH))
     try:
         scores = await svc.score_aside(framed("Tyrone", POLICY))
