@@ -264,6 +264,8 @@ class ScoringService:
                            "INVALID_REQUEST") from None
         try:
             return json.loads(text)
+        except RecursionError:
+            raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
         except ValueError as exc:
             msg = str(exc).split(":")[0][:80]
             raise ApiError(400, f"Invalid JSON payload received. {msg}.", "INVALID_REQUEST") from None
@@ -345,7 +347,7 @@ class ScoringService:
         obj = await self._json(request)
         ids, texts = self._texts(obj, ids=True)
         name = obj.get("policy")
-        if name is not None and name not in self.policies:
+        if name is not None and (not isinstance(name, str) or name not in self.policies):
             raise ApiError(400, f"Unknown policy {str(name)[:40]!r}: the service has {', '.join(self.policies)}.",
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
