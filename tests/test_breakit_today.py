@@ -54,3 +54,30 @@ async def test_hostile_request_gets_400_not_internal_error(served, path, raw):
     assert code == 400, doc
     assert doc["error"]["status"] == "INVALID_ARGUMENT"
     assert doc["error"]["details"][0]["errorType"] == "INVALID_REQUEST"
+
+
+def _cli(cwd, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    from tests.serve_proc import ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:s3cr3t@/db", "mysql://u:s3cr3t@h/db",
+                                 "postgres+psycopg://u:s3cr3t@h/db"])
+@pytest.mark.parametrize("command", ["report", "purge", "backup"])
+def test_db_url_password_never_printed_and_nothing_created(tmp_path, command, url):
+    """``report --db postgresql://...`` took the URL as a file path and printed its password; a mistyped scheme did
+    so for every command."""
+    done = _cli(tmp_path, command, "--db", url)
+    assert done.returncode == 2
+    assert "s3cr3t" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert len((done.stdout + done.stderr).strip().splitlines()) == 1
+    assert not any(p.name != "port" for p in tmp_path.iterdir())
