@@ -81,3 +81,18 @@ def test_db_url_password_never_printed_and_nothing_created(tmp_path, command, ur
     assert "Traceback" not in done.stderr
     assert len((done.stdout + done.stderr).strip().splitlines()) == 1
     assert not any(p.name != "port" for p in tmp_path.iterdir())
+
+
+async def test_overlong_url_never_writes_its_api_key_to_the_log(tmp_path):
+    """A request line over aiohttp's 8 KB limit was logged with a traceback quoting ``?key=<a valid key>``."""
+    key = "k" * 8 + "0123456789abcdef"
+    svc = start_service(tmp_path, keys=f"red:{key}\n")
+    try:
+        await _ready(svc.url)
+        async with aiohttp.ClientSession() as s:
+            async with s.post(svc.url + ANALYZE + f"?key={key}&pad=" + "x" * 9000, data=b"{}") as r:
+                assert r.status == 400
+    finally:
+        _, out, err = svc.stop()
+    assert key not in out + err
+    assert "Traceback" not in err

@@ -501,12 +501,22 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
     return code
 
 
+def _hide_request_line(record: logging.LogRecord) -> bool:
+    """aiohttp logs a request it cannot parse (a URL over 8 KB, a bad header) with a traceback quoting the
+    request line, whose ``?key=`` is an API key: log one line naming only the error's type."""
+    exc = record.exc_info[1] if record.exc_info else None
+    record.msg, record.args = "refused an unreadable HTTP request (%s)", (type(exc).__name__ if exc else "error",)
+    record.exc_info = record.exc_text = None
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
     from bot.settings import Settings, SettingsError
 
     args = build_parser().parse_args(list(argv or []))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    logging.getLogger("aiohttp.server").addFilter(_hide_request_line)
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
