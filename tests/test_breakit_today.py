@@ -96,3 +96,15 @@ async def test_overlong_url_never_writes_its_api_key_to_the_log(tmp_path):
         _, out, err = svc.stop()
     assert key not in out + err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", [("--port", "99999"), ("--port", "-1"), ("--rate", "nan"), ("--rate", "inf"),
+                                    ("--max-body-bytes", "0"), ("--max-comment-bytes", "-1"), ("--drain-s", "-1")])
+def test_serve_refuses_an_impossible_option_in_one_line(tmp_path, option):
+    """``--port 99999`` ended in a traceback; ``--rate nan`` or ``--max-body-bytes 0`` started a service that could
+    never answer."""
+    done = _cli(tmp_path, "serve", "--port-file", str(tmp_path / "p"), "--scorer", "tests.serve_scorers:fake",
+                *option)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: serve: {option[0]} ") and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "p").exists()

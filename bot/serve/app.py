@@ -30,6 +30,7 @@ import asyncio
 import importlib
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -536,6 +537,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not keys and args.host not in LOOPBACK:
             raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
                              "MODBOT_SERVE_KEYS), so the service listens on localhost only")
+        if not 0 <= args.port <= 65535:
+            raise ValueError(f"--port {args.port}: expected 0 to 65535")
+        for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
+                            ("--max-body-bytes", args.max_body_bytes)):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{flag} {value}: expected a positive finite number")
+        if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
+            raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
         spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
         factory = _factory(spec) if spec else None
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
