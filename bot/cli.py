@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
                         "as one self-contained HTML page")
-    rp.add_argument("--db", type=Path, help=DB_HELP)
+    rp.add_argument("--db", type=database, help=DB_HELP)
     rp.add_argument("--out", type=Path, default=Path("mod-log.html"), help="HTML file to write (default mod-log.html)")
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
@@ -373,10 +373,10 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 async def _report(args: argparse.Namespace, settings: Settings) -> int:
     """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
     from bot.report_live import write_modlog_report
-    from bot.store import exists, open_store
+    from bot.store import describe, exists, open_store
 
     if not exists(settings.db_path):
-        print(f"error: {settings.db_path}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
+        print(f"error: {describe(settings.db_path)}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
         return 2
     store = await open_store(settings.db_path, create=False)
     try:

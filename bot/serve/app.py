@@ -30,6 +30,7 @@ import asyncio
 import importlib
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -264,6 +265,8 @@ class ScoringService:
                            "INVALID_REQUEST") from None
         try:
             return json.loads(text)
+        except RecursionError:
+            raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
         except ValueError as exc:
             msg = str(exc).split(":")[0][:80]
             raise ApiError(400, f"Invalid JSON payload received. {msg}.", "INVALID_REQUEST") from None
@@ -345,7 +348,7 @@ class ScoringService:
         obj = await self._json(request)
         ids, texts = self._texts(obj, ids=True)
         name = obj.get("policy")
-        if name is not None and name not in self.policies:
+        if name is not None and (not isinstance(name, str) or name not in self.policies):
             raise ApiError(400, f"Unknown policy {str(name)[:40]!r}: the service has {', '.join(self.policies)}.",
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
@@ -499,12 +502,22 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
     return code
 
 
+def _hide_request_line(record: logging.LogRecord) -> bool:
+    """aiohttp logs a request it cannot parse (a URL over 8 KB, a bad header) with a traceback quoting the
+    request line, whose ``?key=`` is an API key: log one line naming only the error's type."""
+    exc = record.exc_info[1] if record.exc_info else None
+    record.msg, record.args = "refused an unreadable HTTP request (%s)", (type(exc).__name__ if exc else "error",)
+    record.exc_info = record.exc_text = None
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
     from bot.settings import Settings, SettingsError
 
     args = build_parser().parse_args(list(argv or []))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    logging.getLogger("aiohttp.server").addFilter(_hide_request_line)
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -524,6 +537,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not keys and args.host not in LOOPBACK:
             raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
                              "MODBOT_SERVE_KEYS), so the service listens on localhost only")
+        if not 0 <= args.port <= 65535:
+            raise ValueError(f"--port {args.port}: expected 0 to 65535")
+        for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
+                            ("--max-body-bytes", args.max_body_bytes)):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{flag} {value}: expected a positive finite number")
+        if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
+            raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
         spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
         factory = _factory(spec) if spec else None
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,

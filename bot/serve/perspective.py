@@ -163,7 +163,7 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
                            "INVALID_REQUEST")
         threshold = cfg.get("scoreThreshold")
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
-                                      or not 0.0 <= float(threshold) <= 1.0):
+                                      or not 0 <= threshold <= 1):
             raise ApiError(400, f"Invalid scoreThreshold for {name}: a number in [0, 1].", "INVALID_REQUEST")
         attributes.append((str(name).upper(), None if threshold is None else float(threshold)))
     langs = obj.get("languages", [])

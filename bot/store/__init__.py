@@ -8,6 +8,7 @@ Callers open a store with :func:`open_store` and never name a backend: a file pa
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from bot.core.errors import StoreError
@@ -32,7 +33,13 @@ def describe(database: str | os.PathLike[str]) -> str:
         except ValueError:
             return text.split("://", 1)[0] + "://***"
         return text
-    return str(Path(text).expanduser().resolve())
+    # Not a PostgreSQL URL, so a file path; but a mistyped URL (mysql://, postgres+psycopg://) still carries
+    # ``user:password@``: hide it too (a Path folds ``//`` to ``/``).
+    return _CREDENTIALS.sub(r"\1:***@", str(Path(text).expanduser().resolve()))
+
+
+#: ``user:password@`` after a ``scheme:/`` or ``scheme://`` in a path that is really a mistyped URL.
+_CREDENTIALS = re.compile(r"(?<=:/)(/?[^/:@]*):[^/@]*@")
 
 
 def exists(database: str | os.PathLike[str]) -> bool:

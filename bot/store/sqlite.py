@@ -126,7 +126,9 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             StoreBusy: another process holds the write lock past the busy timeout while migrating.
         """
         path = Path(path)
-        where = str(path.expanduser().resolve())
+        from bot.store import describe
+
+        where = describe(path)
         if path.is_dir():
             raise StoreRefused(where, "is a folder, not a database file")
         if not path.exists():
