@@ -8,12 +8,12 @@ Callers open a store with :func:`open_store` and never name a backend: a file pa
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from bot.core.errors import StoreError
 from bot.core.store_port import ModStore
 from bot.settings import POSTGRES_SCHEMES
+from bot.store.schema import file_location
 
 
 def describe(database: str | os.PathLike[str]) -> str:
@@ -33,13 +33,7 @@ def describe(database: str | os.PathLike[str]) -> str:
         except ValueError:
             return text.split("://", 1)[0] + "://***"
         return text
-    # Not a PostgreSQL URL, so a file path; but a mistyped URL (mysql://, postgres+psycopg://) still carries
-    # ``user:password@``: hide it too (a Path folds ``//`` to ``/``).
-    return _CREDENTIALS.sub(r"\1:***@", str(Path(text).expanduser().resolve()))
-
-
-#: ``user:password@`` after a ``scheme:/`` or ``scheme://`` in a path that is really a mistyped URL.
-_CREDENTIALS = re.compile(r"(?<=:/)(/?[^/:@]*):[^/@]*@")
+    return file_location(Path(text))
 
 
 def exists(database: str | os.PathLike[str]) -> bool:

@@ -42,6 +42,16 @@ class Migration:
     statements: tuple[str, ...]
 
 
+#: ``user:password@`` after a ``scheme:/`` or ``scheme://`` in a path that is really a mistyped URL.
+_CREDENTIALS = re.compile(r"(?<=:/)(/?[^/:@]*):[^/@]*@")
+
+
+def file_location(path: Path) -> str:
+    """A SQLite file's location for people: its absolute path; a mistyped URL (``mysql://``,
+    ``postgres+psycopg://``) read as a path keeps no ``user:password@`` (a Path folds ``//`` to ``/``)."""
+    return _CREDENTIALS.sub(r"\1:***@", str(path.expanduser().resolve()))
+
+
 def to_db_time(value: datetime) -> str:
     """Encode an aware datetime as fixed-width ISO-8601 UTC text. Raises ``ValueError`` for naive datetimes."""
     if value.tzinfo is None or value.utcoffset() is None:

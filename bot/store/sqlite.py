@@ -44,6 +44,7 @@ from bot.store.schema import (
     check_ours,
     connect,
     dump_json,
+    file_location,
     from_db_time,
     load_json,
     map_error,
@@ -126,9 +127,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             StoreBusy: another process holds the write lock past the busy timeout while migrating.
         """
         path = Path(path)
-        from bot.store import describe
-
-        where = describe(path)
+        where = file_location(path)
         if path.is_dir():
             raise StoreRefused(where, "is a folder, not a database file")
         if not path.exists():
