@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot.adapters.discord.interact import actor_of, answer, guarded
+from bot.adapters.discord.interact import actor_of, add_to_modbot_group, answer, guarded, remove_from_modbot_group
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.policy import PolicyError
 from bot.workflow.authz import Refused
@@ -98,14 +98,9 @@ def setup_command(bot: ModBot) -> app_commands.Command:
 
 async def setup(bot: ModBot) -> None:
     """Extension entry point: add ``setup`` to the ``/modbot`` group of ``cogs.admin``."""
-    group = bot.tree.get_command("modbot")
-    if not isinstance(group, app_commands.Group):
-        raise RuntimeError("cogs.setup needs cogs.admin (the /modbot group) loaded first")
-    group.add_command(setup_command(bot))
+    add_to_modbot_group(bot, setup_command(bot), "cogs.setup")
 
 
 async def teardown(bot: ModBot) -> None:
-    """Extension exit: remove the subcommand again."""
-    group = bot.tree.get_command("modbot")
-    if isinstance(group, app_commands.Group):
-        group.remove_command("setup")
+    """Extension exit: remove the subcommand again (a reload adds it afresh)."""
+    remove_from_modbot_group(bot, "setup")

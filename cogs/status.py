@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot.adapters.discord.interact import actor_of, answer, guarded
+from bot.adapters.discord.interact import actor_of, add_to_modbot_group, answer, guarded, remove_from_modbot_group
 from bot.adapters.discord.status import model_of, server_view
 from bot.adapters.discord.translate import PLATFORM
 from bot.workflow.status import database_location, status_report
@@ -69,14 +69,9 @@ def status_command(bot: ModBot) -> app_commands.Command:
 
 async def setup(bot: ModBot) -> None:
     """Extension entry point: add ``status`` to the ``/modbot`` group of ``cogs.admin``."""
-    group = bot.tree.get_command("modbot")
-    if not isinstance(group, app_commands.Group):
-        raise RuntimeError("cogs.status needs cogs.admin (the /modbot group) loaded first")
-    group.add_command(status_command(bot))
+    add_to_modbot_group(bot, status_command(bot), "cogs.status")
 
 
 async def teardown(bot: ModBot) -> None:
     """Extension exit: remove the subcommand again (a reload adds it afresh)."""
-    group = bot.tree.get_command("modbot")
-    if isinstance(group, app_commands.Group):
-        group.remove_command("status")
+    remove_from_modbot_group(bot, "status")

@@ -85,3 +85,22 @@ async def guarded(interaction: discord.Interaction, work: Callable[[], Awaitable
     except Exception:
         log.exception("interaction failed", extra={"server": interaction.guild_id})
         await answer(interaction, "Something went wrong; it was logged.")
+
+
+def add_to_modbot_group(bot: Any, command: Any, extension: str) -> None:
+    """Add an ``app_commands.Command`` to the ``/modbot`` group that ``cogs.admin`` defines.
+
+    Raises:
+        RuntimeError: ``cogs.admin`` is not loaded yet (``extension`` names the one that needs it).
+    """
+    group = bot.tree.get_command("modbot")
+    if not isinstance(group, discord.app_commands.Group):
+        raise RuntimeError(f"{extension} needs cogs.admin (the /modbot group) loaded first")
+    group.add_command(command)
+
+
+def remove_from_modbot_group(bot: Any, name: str) -> None:
+    """Remove ``/modbot <name>`` again (an extension's teardown; a reload adds it afresh)."""
+    group = bot.tree.get_command("modbot")
+    if isinstance(group, discord.app_commands.Group):
+        group.remove_command(name)
