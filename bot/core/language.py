@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
 _MENTION = re.compile(r"<[@#!&:a-z]*[^>\s]*>|@\w+", re.I)  # <@id>, <#channel>, <:emoji:id>, <!here>, @name
@@ -45,7 +46,17 @@ PART_CONFIDENCE = 0.98
 PROSE_CHARS = 1000
 
 _lock = threading.Lock()
-_identifier = None
+
+
+class _Identifier(Protocol):
+    """What this module uses of ``py3langid.langid.LanguageIdentifier`` (py3langid ships no type information)."""
+
+    def classify(self, text: str) -> tuple[str, float]: ...
+
+    def rank(self, text: str) -> list[tuple[str, float]]: ...
+
+
+_identifier: _Identifier | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +100,7 @@ def _letters(body: str, min_letters: int) -> tuple[int, int]:
     return len(letters), min_letters
 
 
-def _get():
+def _get() -> _Identifier:
     global _identifier
     if _identifier is None:
         with _lock:

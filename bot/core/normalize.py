@@ -55,8 +55,9 @@ import functools
 import logging
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from bot.core.emoji_words import emoji_to_words
 from bot.core.unicode_fold import (
@@ -213,6 +214,20 @@ _INTRA_SPLIT = re.compile(r"[.\-_/\\~+·•*|]+")
 _EDGE = ".,;:?\"'()[]{}<>"
 
 
+_R = TypeVar("_R")
+
+
+def _short_cache(fn: Callable[[str], _R]) -> Callable[[str], _R]:
+    """Cache ``fn`` for short arguments only (chat words repeat; long ones would bloat the cache)."""
+    cached = functools.lru_cache(maxsize=1 << 14)(fn)
+
+    def call(arg: str) -> _R:
+        return cached(arg) if len(arg) <= 40 else fn(arg)
+
+    return functools.wraps(fn)(call)
+
+
+@_short_cache
 def _singles(chunk: str) -> tuple[str, ...] | None:
     """Single characters a whitespace chunk adds to a spaced run; ``()`` for a pure separator; None for a word."""
     if len(chunk) > 1 and chunk.isalnum():
@@ -277,6 +292,7 @@ _SYMBOLS = str.maketrans("", "", "@$!|+*#€¢")
 _STRIP = "!|+'#"
 
 
+@_short_cache
 def _token_forms(raw: str) -> tuple[str, str, tuple[str, ...], str | None, bool]:
     """Forms of one lower-case word piece (cached: chat words repeat).
 
@@ -316,6 +332,7 @@ def _token_forms(raw: str) -> tuple[str, str, tuple[str, ...], str | None, bool]
 _Forms = tuple[str, tuple[str, ...], str | None, bool]
 
 
+@_short_cache
 def _chunk_forms(chunk: str) -> tuple[str, tuple[_Forms, ...]]:
     """Display text and per-token forms ``(primary, extras, mask, leet)`` of one whitespace chunk (cached)."""
     forms: list[_Forms] = []
@@ -330,15 +347,6 @@ def _chunk_forms(chunk: str) -> tuple[str, tuple[_Forms, ...]]:
     return _PIECE.sub(piece, chunk), tuple(forms)
 
 
-def _short_cache(fn):  # type: ignore[no-untyped-def]
-    """Cache ``fn`` for short arguments only (chat words repeat; long ones would bloat the cache)."""
-    cached = functools.lru_cache(maxsize=1 << 14)(fn)
-    return functools.wraps(fn)(lambda arg: cached(arg) if len(arg) <= 40 else fn(arg))
-
-
-_singles = _short_cache(_singles)
-_token_forms = _short_cache(_token_forms)
-_chunk_forms = _short_cache(_chunk_forms)
 
 
 def normalize(text: str) -> Normalized:

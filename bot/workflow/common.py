@@ -6,12 +6,22 @@ Layer: ``bot.workflow`` (platform-neutral).
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Protocol, TypeVar
 
-from bot.core.models import ActionKind, ReviewDecision
+from bot.core.escalation import StrikeLedger
+from bot.core.models import ActionKind, Case, ReviewDecision, Verdict
 from bot.core.policy import Policy
+from bot.core.ports import ActionResult
+from bot.core.store_port import ModStore
+from bot.workflow.authz import Actor
+from bot.workflow.ports import Capability, Enforcer, MemberInfo, ModDesk, RaidControl
 from bot.workflow.views import ReviewCard
+
+_T = TypeVar("_T")
 
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
@@ -69,23 +79,76 @@ def dur(seconds: int | None) -> str:
     return f"{seconds} s"
 
 
-class WorkflowParts:
-    """What the workflow's mixins (sanctions, reviews) share, set by :class:`ModerationWorkflow`: declared once
-    here so each mixin reads as what it is."""
+class WorkflowParts(ABC):
+    """What the workflow's parts (:mod:`~bot.workflow.sanctions`, :mod:`~bot.workflow.reviews`,
+    :mod:`~bot.workflow.raids`) share, set by :class:`~bot.workflow.workflow.ModerationWorkflow`: its ports, and
+    the steps one part provides and another calls, declared once here (abstract) so that each part reads as what it
+    is and the type checker holds every implementation to the one signature."""
 
     platform: str
-    store: Any
-    enforcer: Any
-    desk: Any
-    policies: Any
-    ledger: Any
-    clock: Any
+    store: ModStore
+    enforcer: Enforcer
+    desk: ModDesk
+    policies: PolicySource
+    ledger: StrikeLedger
+    raid_control: RaidControl | None
+    clock: Callable[[], datetime]
     _timers: dict[tuple[str, int], asyncio.Task[None]]
     _card_locks: dict[int, asyncio.Lock]
-    # methods of the other parts
-    can: Any
-    _delete: Any
-    sanction: Any
-    strike: Any
-    target: Any
-    _kick_capable: Any
+
+    # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)
+    @abstractmethod
+    def track(self, coro: Awaitable[_T]) -> asyncio.Task[_T]:
+        """Run ``coro`` as a task that the workflow's drain waits for."""
+
+    @abstractmethod
+    def can(self, capability: Capability) -> bool:
+        """Whether the platform lets the bot do ``capability``."""
+
+    @abstractmethod
+    async def _delete(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
+        """Delete one message on the platform."""
+
+    @abstractmethod
+    async def actor_in_channel(self, actor: Actor, server_id: str, channel_id: str | None) -> Actor:
+        """``actor`` with their permissions in ``channel_id``. Raises ``Refused`` when the platform cannot say."""
+
+    # ---- provided by SanctionsMixin (bot/workflow/sanctions.py)
+    @abstractmethod
+    async def target(self, server_id: str, member_id: str) -> MemberInfo | None:
+        """The member acted on (``None``: not in the server). Raises ``Refused`` when the platform cannot say."""
+
+    @abstractmethod
+    def _kick_capable(self, channel_id: str | None) -> bool:
+        """Kick is possible here (a real kick, or removing the member from ``channel_id``)."""
+
+    @abstractmethod
+    async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,
+                                    channel_id: str | None = None) -> ActionResult:
+        """Carry out a recorded case's member sanction with its notice."""
+
+    @abstractmethod
+    async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
+                       duration_s: int | None = None, message_id: str | None = None,
+                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False) -> Result:
+        """A moderator's sanction, recorded as a case. Raises ``Refused``."""
+
+    @abstractmethod
+    async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
+                     case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
+                     at: datetime | None = None) -> str:
+        """Add the strike a sanction earns; returns a note on any escalation (``""``: none)."""
+
+    @abstractmethod
+    def cancel_unban(self, server_id: str, number: int) -> None:
+        """Cancel the end-of-ban timer of case ``number``."""
+
+    # ---- provided by ReviewsMixin (bot/workflow/reviews.py)
+    @abstractmethod
+    async def review_card(self, review_id: int, *, verdict: Verdict | None = None, notes: tuple[str, ...] = (),
+                          server_id: str | None = None) -> ReviewCard | None:
+        """The card of a review item (``None``: no such item)."""
+
+    @abstractmethod
+    async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool:
+        """Post or update a review card in the review channel."""

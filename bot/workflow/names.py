@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, RuleHit, Scores, ServerRef
+from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, RuleHit, Scores, ServerRef, Verdict
 from bot.core.normalize import normalize
 from bot.core.policy import Policy
 from bot.core.rules import ContentRules
-from bot.workflow.views import Evidence, LogEntry
+from bot.core.store_port import ModStore
+from bot.workflow.common import PolicySource
+from bot.workflow.ports import ModDesk, RaidControl
+from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +42,23 @@ log = logging.getLogger(__name__)
 class NamesHost(Protocol):
     """What :class:`NameWatch` uses of :class:`~bot.workflow.workflow.ModerationWorkflow` (which owns it)."""
 
-    platform: str
-    store: Any
-    desk: Any
-    policies: Any
-    raid_control: Any
-    clock: Any
+    @property
+    def platform(self) -> str: ...
+    @property
+    def store(self) -> ModStore: ...
+    @property
+    def desk(self) -> ModDesk: ...
+    @property
+    def policies(self) -> PolicySource: ...
+    @property
+    def raid_control(self) -> RaidControl | None: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
 
-    async def review_card(self, review_id: int, *, verdict: Any = None, notes: tuple[str, ...] = (),
-                          server_id: str | None = None) -> Any: ...
+    async def review_card(self, review_id: int, *, verdict: Verdict | None = None, notes: tuple[str, ...] = (),
+                          server_id: str | None = None) -> ReviewCard | None: ...
 
-    async def _show_card(self, card: Any, *, updated: bool = False) -> bool: ...
+    async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool: ...
 
 #: Longest name judged, in characters (Discord nicknames are at most 32, Slack display names 80).
 MAX_NAME_CHARS = 200
@@ -186,7 +196,7 @@ class NameWatch:
 
     async def _flag(self, policy: Policy, server_id: str, member_id: str, verdict: NameVerdict) -> NameVerdict:
         wf = self.wf
-        scores: dict[str, Any] = verdict.scores.as_dict() if verdict.scores else {}
+        scores: dict[str, float | None] = verdict.scores.as_dict() if verdict.scores else {}
         if policy.names.action == "none" or policy.shadow_mode:
             await wf.desk.post_mod_log(server_id, LogEntry(
                 title="Flagged name", lines=(verdict.reason,), member_id=member_id, kind="review"))

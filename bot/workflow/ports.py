@@ -11,6 +11,8 @@ aiosqlite or torch (``tests/test_core_boundary.py`` enforces this).
   models of :mod:`bot.workflow.views` into embeds (Discord) or Block Kit (Slack).
 * The mod log is the core's store port, :class:`bot.core.store_port.ModStore`; adapters never call the store
   for moderation steps.
+* :class:`RaidControl` is the judging pipeline as the workflow uses it (:class:`bot.core.service.ModerationService`):
+  it judges messages and switches raid mode.
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from bot.core.models import ActionKind
+from bot.core.models import ActionKind, Message, Scores
 from bot.core.ports import ActionResult
+from bot.workflow.views import LogEntry, RaidCard, ReviewCard
+
+if TYPE_CHECKING:  # the service imports the judging code; the workflow only needs its result type here
+    from bot.core.service import Outcome
 
 
 class Capability(enum.StrEnum):
@@ -192,24 +198,45 @@ class ModDesk(Protocol):
     an unreachable channel once (not on every message) and the workflow carries on.
     """
 
-    async def post_mod_log(self, server_id: str, entry: Any) -> bool:
+    async def post_mod_log(self, server_id: str, entry: LogEntry) -> bool:
         """Post a :class:`bot.workflow.views.LogEntry` in the mod log."""
         ...
 
-    async def post_review(self, card: Any) -> str | None:
+    async def post_review(self, card: ReviewCard) -> str | None:
         """Post a :class:`bot.workflow.views.ReviewCard`; returns the card's message id."""
         ...
 
-    async def update_review(self, card: Any, card_message_id: str) -> bool:
+    async def update_review(self, card: ReviewCard, card_message_id: str) -> bool:
         """Replace a posted card (a re-flagged edit, a decision)."""
         ...
 
-    async def post_raid(self, card: Any) -> str | None:
+    async def post_raid(self, card: RaidCard) -> str | None:
         """Post a :class:`bot.workflow.views.RaidCard` (with its bulk-action buttons); returns its message id."""
         ...
 
-    async def update_raid(self, card: Any, card_message_id: str) -> bool:
+    async def update_raid(self, card: RaidCard, card_message_id: str) -> bool:
         """Replace a posted raid card (counts, actions taken)."""
+        ...
+
+
+class RaidControl(Protocol):
+    """The judging pipeline, as the workflow uses it (:class:`bot.core.service.ModerationService`)."""
+
+    async def handle(self, message: Message) -> Outcome:
+        """Judge one message and record its verdict (the case, strike and review item it opens)."""
+        ...
+
+    async def drain(self) -> None:
+        """Wait until every message submitted so far is judged and recorded."""
+        ...
+
+    async def score_aside(self, text: str) -> Scores:
+        """Score a text that is not a message (a member's name); nothing is recorded. Raises what the scorer
+        raises."""
+        ...
+
+    def set_raid_mode(self, platform: str, server_id: str, channel_id: str | None, on: bool, at: datetime) -> None:
+        """Switch raid mode on or off in a channel (``None``: the whole server) at ``at`` (UTC)."""
         ...
 
 
@@ -222,4 +249,5 @@ __all__ = [
     "MemberLookupError",
     "MemberNotice",
     "ModDesk",
+    "RaidControl",
 ]

@@ -17,11 +17,12 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
+from bot.core.policy import Policy
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.common import WorkflowParts
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import LogEntry, RaidCard
 
@@ -76,22 +77,9 @@ class RaidBoard:
             self.members.append(member_id)
 
 
-class RaidResponse:
-    """Mixin: raid boards, bulk deletes, raid cards, raid mode persistence and join bursts."""
-
-    platform: str
-    store: Any
-    enforcer: Any
-    desk: Any
-    policies: Any
-    raid_control: Any
-    clock: Any
-    # Provided by ModerationWorkflow: can(capability), _kick_capable(channel), track(coro), sanction(...).
-    _sanction_on_platform: Any
-    can: Any
-    _kick_capable: Any
-    track: Any
-    sanction: Any
+class RaidResponse(WorkflowParts):
+    """Mixin: raid boards, bulk deletes, raid cards, raid mode persistence and join bursts (the ports and the
+    steps of the other parts it uses are declared in :class:`~bot.workflow.common.WorkflowParts`)."""
 
     def __init__(self) -> None:
         self._boards: dict[tuple[str, str], RaidBoard] = {}
@@ -101,7 +89,7 @@ class RaidResponse:
         self._join_quiet: dict[str, datetime] = {}
         self._join_locks: dict[str, asyncio.Lock] = {}
 
-    def raid_tasks(self) -> list[asyncio.Task[Any]]:
+    def raid_tasks(self) -> list[asyncio.Task[None]]:
         """Timers of open raids (cancelled at shutdown)."""
         return [t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None]
 
@@ -156,7 +144,7 @@ class RaidResponse:
                    f"({alert.reason.replace('_', ' ')})", *board.notes), kind="raid"))
         return board
 
-    def open_join_raid(self, server_id: str, policy: Any) -> RaidBoard | None:
+    def open_join_raid(self, server_id: str, policy: Policy) -> RaidBoard | None:
         """An open join-burst raid of this server, started less than ``rules.raid.cooldown_s`` ago, if any."""
         now = self.clock()
         for (sid, _), board in self._boards.items():
@@ -373,17 +361,17 @@ class RaidResponse:
                     already += 1
                     continue
                 try:
-                    res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
-                                              duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
-                                              channel_id=board.channel_id or None, source="raid", quiet=True)
+                    result = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
+                                                 duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
+                                                 channel_id=board.channel_id or None, source="raid", quiet=True)
                 except Refused as exc:
                     skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
                     continue
-                if res.ok:
+                if result.ok:
                     done += 1
                     acted.add(member_id)
                 else:
-                    skipped.append(f"<@{member_id}>: FAILED {res.failure or ''}".strip())
+                    skipped.append(f"<@{member_id}>: FAILED {result.failure or ''}".strip())
         text = f"{kind.label}: {done} of {len(board.members)} raider(s)."
         if already:
             text += f" {already} already done before."

@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any
 
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
-from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
+from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberLookupError
@@ -26,7 +25,7 @@ log = logging.getLogger(__name__)
 class ReviewsMixin(WorkflowParts):
     """Review cards and decisions, reports and appeals."""
 
-    async def review_card(self, review_id: int, *, verdict: Any = None, notes: tuple[str, ...] = (),
+    async def review_card(self, review_id: int, *, verdict: Verdict | None = None, notes: tuple[str, ...] = (),
                           server_id: str | None = None) -> ReviewCard | None:
         """The card of a review item, with the member's standing and the evidence (``None``: no such item)."""
         item = await self.store.get_review(review_id, *((self.platform, server_id) if server_id else ()))
@@ -129,7 +128,7 @@ class ReviewsMixin(WorkflowParts):
         if item.channel_id and item.message_id and kind is ActionKind.DELETE:
             # deleting the message acts on that channel's content:
             # the moderator's permissions THERE count (an overwrite may deny Manage Messages in it)
-            actor = await self.actor_in_channel(actor, server_id, item.channel_id)  # type: ignore[attr-defined]
+            actor = await self.actor_in_channel(actor, server_id, item.channel_id)
             authorize(actor, ActionKind.DELETE)
         target = await self.target(server_id, item.member_id)
         authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
@@ -234,7 +233,7 @@ class ReviewsMixin(WorkflowParts):
             res = await self.enforcer.unban(server_id, member_id, reason)
             if res.ok:
                 await self.store.mark_lifted(self.platform, server_id, case_number)
-                self.cancel_unban(server_id, case_number)  # type: ignore[attr-defined]
+                self.cancel_unban(server_id, case_number)
             return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
         return ""
 

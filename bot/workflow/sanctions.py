@@ -12,14 +12,13 @@ import asyncio
 import logging
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
-from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
+from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -28,7 +27,7 @@ log = logging.getLogger(__name__)
 class SanctionsMixin(WorkflowParts):
     """Sanctions, strikes, pardons and temporary bans."""
 
-    async def target(self, server_id: str, member_id: str) -> Any:
+    async def target(self, server_id: str, member_id: str) -> MemberInfo | None:
         """The member acted on (``None``: not in the server). A platform that cannot answer refuses the action
         instead of letting it skip the role-hierarchy check."""
         try:
@@ -124,7 +123,7 @@ class SanctionsMixin(WorkflowParts):
         if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):
             # removing the message acts on that channel's content: the moderator needs Manage Messages THERE
             try:
-                here = await self.actor_in_channel(actor, server_id, channel_id)  # type: ignore[attr-defined]
+                here = await self.actor_in_channel(actor, server_id, channel_id)
             except Refused as exc:
                 here, why = None, str(exc).replace(" Nothing was changed.", "")
             else:

@@ -28,26 +28,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.core.errors import StoreRefused
 from bot.core.escalation import StrikeLedger
-from bot.core.models import Action, ActionKind, Case, CaseStatus
+from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, Strike
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
+from bot.core.records import Appeal, ModStats
+from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
-from bot.workflow.ports import Capability, Enforcer, ModDesk
+from bot.workflow.ports import Capability, Enforcer, ModDesk, RaidControl
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+#: Called with each message's outcome once it is carried out (a scan's progress, a test's record).
+Observer = Callable[[Outcome], object]
 
 class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     """Carries out verdicts and moderators' decisions on one platform.
@@ -65,7 +72,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     """
 
     def __init__(self, *, platform: str, store: ModStore, enforcer: Enforcer, desk: ModDesk,
-                 policies: PolicySource, ledger: StrikeLedger, raid_control: Any = None,
+                 policies: PolicySource, ledger: StrikeLedger, raid_control: RaidControl | None = None,
                  clock: Callable[[], datetime] | None = None) -> None:
         self.platform = platform
         self.store = store
@@ -86,7 +93,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         return capability in self.enforcer.capabilities
 
     # ------------------------------------------------------------------ lifecycle
-    def track(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+    def track(self, coro: Awaitable[_T]) -> asyncio.Task[_T]:
         """Run ``coro`` as a task that :meth:`drain` waits for (used for verdicts being carried out)."""
         task = asyncio.ensure_future(coro)
         self._inflight.add(task)
@@ -99,7 +106,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             await asyncio.gather(*list(self._inflight), return_exceptions=True)
         await self.flush_raids()
 
-    async def moderate(self, message: Any, observers: Any = ()) -> Any:
+    async def moderate(self, message: Message, observers: Iterable[Observer] = ()) -> Outcome | None:
         """Judge one platform message (translated to a core ``Message``) and carry out its outcome: the one path
         every adapter's message listener takes. Runs as a tracked task, so :meth:`shutdown` waits for it.
 
@@ -108,8 +115,10 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         """
         return await self.track(self._moderate(message, tuple(observers)))
 
-    async def _moderate(self, message: Any, observers: tuple[Any, ...]) -> Any:
+    async def _moderate(self, message: Message, observers: tuple[Observer, ...]) -> Outcome | None:
         try:
+            if self.raid_control is None:
+                raise RuntimeError("this workflow has no judging pipeline (raid_control)")
             outcome = await self.raid_control.handle(message)
         except StoreRefused:  # the mod log refuses writes for good: the service logged it once and stops the bot
             return None
@@ -204,7 +213,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         return ok, notes
 
     # ------------------------------------------------------------------ automod verdicts
-    async def carry_out(self, outcome: Any) -> list[str]:
+    async def carry_out(self, outcome: Outcome) -> list[str]:
         """Carry out an automod :class:`~bot.core.service.Outcome`: raid response, actions (unless shadow), the
         case's status, one mod-log entry and the review card (a re-flagged edit updates its card).
 
@@ -270,7 +279,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 await self._show_card(card, updated=bool(getattr(outcome, "review_updated", False)))
         return notes
 
-    async def _automod_action(self, policy: Policy, msg: Any, action: Action,
+    async def _automod_action(self, policy: Policy, msg: Message, action: Action,
                               case_number: int) -> tuple[bool, str, bool]:
         """One automod action; returns ``(ok, note, needs_review_fallback)``."""
         sid = msg.server.id
@@ -296,13 +305,13 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             return True, note, False
         return False, f"{kind.label}: {res.reason}", True
 
-    def _is_new_member(self, msg: Any, policy: Policy) -> bool:
+    def _is_new_member(self, msg: Message, policy: Policy) -> bool:
         """Whether ``msg``'s author is a new member by ``rules.raid.new_member_age_s`` (joined, or if unknown
         account created, that recently); unknown on both counts is not new."""
         since = msg.author.joined_at or msg.author.created_at
         return since is not None and (msg.event_time - since).total_seconds() < policy.rules.raid.new_member_age_s
 
-    def _automod_entry(self, outcome: Any, done: list[str], notes: list[str]) -> LogEntry:
+    def _automod_entry(self, outcome: Outcome, done: list[str], notes: list[str]) -> LogEntry:
         v = outcome.verdict
         failed = any(not n.startswith(("dm:", "timeout capped")) for n in notes)
         title = f"Case #{outcome.case_number}: {v.action.label}" + (" (FAILED)" if failed else "")
@@ -406,7 +415,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         authorize(actor, ActionKind.LOG)
         return await self.store.list_cases(self.platform, server_id, member_id, limit=limit)
 
-    async def stats(self, actor: Actor, server_id: str, since: datetime) -> Any:
+    async def stats(self, actor: Actor, server_id: str, since: datetime) -> ModStats:
         """Flags, decisions, false positives and overturns since ``since`` (Manage Messages)."""
         authorize(actor, ActionKind.LOG)
         return await self.store.modstats(self.platform, server_id, since)
@@ -420,7 +429,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         return await self.store.joined_at(self.platform, server_id, member_id)
 
     # ------------------------------------------------------------------ members' own records
-    async def member_status(self, server_id: str, member_id: str) -> tuple[list[Any], list[Any]]:
+    async def member_status(self, server_id: str, member_id: str) -> tuple[list[Strike], list[Appeal]]:
         """A member's active strikes (oldest first) and open appeals, for ``/mystatus``."""
         strikes = await self.store.active_strikes(self.platform, server_id, member_id, self.clock())
         appeals = await self.store.open_appeals(self.platform, server_id, member_id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -128,10 +129,11 @@ class RaidDetector:
 
     @staticmethod
     def _burst(message: Message, ch: _Channel, s: RaidSettings) -> RaidAlert | None:
-        for reason, pick, need in (
+        bursts: tuple[tuple[str, Callable[[_Event], bool], int], ...] = (
             ("flagged_burst", lambda e: e.flagged, s.flagged_burst),
             ("new_member_burst", lambda e: e.new, s.new_member_burst),
-        ):
+        )
+        for reason, pick, need in bursts:
             events = [e for e in ch.events if pick(e)]
             members = list(dict.fromkeys(e.author for e in events))
             if len(members) >= need:
@@ -194,9 +196,9 @@ class RaidDetector:
         if channel_id is None:
             for key in [k for k in self._manual if k[0] == server_id]:
                 del self._manual[key]
-            for (sid, _cid), ch in self._channels.items():
+            for (sid, _cid), each in self._channels.items():
                 if sid == server_id:
-                    ch.mode_until = float("-inf")
+                    each.mode_until = float("-inf")
         else:
             self._manual.pop((server_id, channel_id), None)
             ch = self._channels.get((server_id, channel_id))
