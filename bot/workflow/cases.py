@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from bot.core.models import ActionKind
+from bot.core.records import CaseRecord
+from bot.core.store_port import ModStore
 from bot.workflow import words
 from bot.workflow.authz import Actor, Refused, authorize
 
@@ -33,7 +34,7 @@ class CasePage:
     total: int
 
 
-def case_line(rec: Any) -> str:
+def case_line(rec: CaseRecord) -> str:
     """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list)."""
     c = rec.case
     by = f"<@{c.moderator_id}>" if c.moderator_id else "automod"
@@ -43,7 +44,7 @@ def case_line(rec: Any) -> str:
     return f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: {reason or '-'}{labels}"
 
 
-async def search_cases(store: Any, platform: str, actor: Actor, server_id: str, *, member: str | None = None,
+async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, *, member: str | None = None,
                        moderator: str | None = None, action: str | None = None, label: str | None = None,
                        text: str | None = None, page: int = 1, per_page: int = PER_PAGE) -> CasePage:
     """The server's cases matching every filter given, newest first, one page.
@@ -81,7 +82,7 @@ async def search_cases(store: Any, platform: str, actor: Actor, server_id: str, 
     return CasePage(tuple(case_line(r) for r in chunk), page, pages, len(found))
 
 
-async def change_reason(store: Any, platform: str, actor: Actor, server_id: str, number: int, reason: str) -> str:
+async def change_reason(store: ModStore, platform: str, actor: Actor, server_id: str, number: int, reason: str) -> str:
     """Replace case ``number``'s reason, audited (a note case records old and new reason and who): the answer.
 
     Raises:
@@ -99,7 +100,7 @@ async def change_reason(store: Any, platform: str, actor: Actor, server_id: str,
     return f"Case #{case.number} now reads: {reason} (the change is recorded as case #{note.number})."
 
 
-async def member_info(store: Any, platform: str, actor: Actor, server_id: str, member_id: str,
+async def member_info(store: ModStore, platform: str, actor: Actor, server_id: str, member_id: str,
                       now: datetime | None = None, recent: int = 10) -> list[str]:
     """A member's record for moderators: cases by action, active strikes and points, notes, appeals, the
     ``recent`` newest cases.

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from bot.core.models import Message
+from bot.core.service import Outcome
 from bot.core.store_port import CatchupStore
+from bot.workflow.common import Observer
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +95,15 @@ def start_of(latest: dict[str, tuple[str, datetime]], channel_id: str, now: date
     return None, max(server_last, floor)
 
 
-async def catch_up(workflow: Any, store: CatchupStore, platform: str, server_id: str,
+class Moderates(Protocol):
+    """What :func:`catch_up` uses of :class:`~bot.workflow.workflow.ModerationWorkflow`."""
+
+    async def moderate(self, message: Message, observers: Iterable[Observer] = ()) -> Outcome | None: ...
+
+
+async def catch_up(workflow: Moderates, store: CatchupStore, platform: str, server_id: str,
                    channels: Sequence[ChannelHistory], *, now: datetime, bounds: CatchupBounds,
-                   observers: Sequence[Callable[[Any], None]] = ()) -> CatchupReport:
+                   observers: Sequence[Observer] = ()) -> CatchupReport:
     """Judge what was posted in ``channels`` of one server while the bot was down (see the module docstring).
 
     Messages go through ``workflow.moderate`` (judged, recorded, carried out) a page at a time, in order; the
@@ -111,7 +119,7 @@ async def catch_up(workflow: Any, store: CatchupStore, platform: str, server_id:
         report.channels += 1
         after_id, since = start
         n = 0
-        page: list[asyncio.Task[Any]] = []
+        page: list[asyncio.Future[Outcome | None]] = []
         try:
             async for message in ch.after(after_id, since, bounds.messages):
                 n += 1
@@ -136,7 +144,7 @@ async def catch_up(workflow: Any, store: CatchupStore, platform: str, server_id:
     return report
 
 
-def _judged(outcomes: Sequence[Any]) -> int:
+def _judged(outcomes: Sequence[Outcome | None]) -> int:
     return sum(1 for o in outcomes if o is not None and not o.duplicate)
 
 

@@ -16,12 +16,16 @@ from bot.core.escalation import StrikeLedger
 from bot.core.models import ActionKind, Case, ReviewDecision, Verdict
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
+from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor
 from bot.workflow.ports import Capability, Enforcer, MemberInfo, ModDesk, RaidControl
 from bot.workflow.views import ReviewCard
 
 _T = TypeVar("_T")
+
+#: Called with each message's outcome once it is carried out (a scan's progress, a catch-up's count).
+Observer = Callable[[Outcome], object]
 
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from bot.core.policy import Policy
 from bot.workflow.status import CHANNELS, unset_channels
 
 #: Discord allows at most 25 autocomplete choices, each value at most 100 characters.
@@ -18,12 +18,12 @@ MAX_CHOICES = 25
 MAX_CHOICE_CHARS = 100
 
 
-def policy_json(policy: Any) -> bytes:
+def policy_json(policy: Policy) -> bytes:
     """The whole effective policy as indented UTF-8 JSON (``policy.model_dump(mode="json")``), for a file."""
     return (json.dumps(policy.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def policy_keys(doc: Mapping[str, Any], prefix: str = "") -> list[str]:
+def policy_keys(doc: Mapping[str, object], prefix: str = "") -> list[str]:
     """Every dotted key of a policy document down to its values (``thresholds.insult.review``,
     ``server.review_channel``...), sorted; a table that is empty (``channels``) is a key itself."""
     out: list[str] = []
@@ -46,7 +46,7 @@ def matching_keys(keys: Iterable[str], typed: str, limit: int = MAX_CHOICES) -> 
     return (first + then)[:limit]
 
 
-def channel_warnings(policy: Any) -> list[str]:
+def channel_warnings(policy: Policy) -> list[str]:
     """One warning per unset channel: ``server.review_channel is not set: review cards are not posted``."""
     return [f"server.{key} is not set: {CHANNELS[key]} {'are' if key == 'review_channel' else 'is'} not posted"
             for key in unset_channels(policy)]

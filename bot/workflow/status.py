@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from bot.core.models import ActionKind
+from bot.core.policy import Policy
+from bot.core.store_port import ReviewStore
 from bot.workflow import words
 from bot.workflow.authz import Actor, authorize
 
@@ -35,7 +36,7 @@ def database_location(db: str | os.PathLike[str]) -> str:
     return str(Path(text).expanduser().resolve())
 
 
-def unset_channels(policy: Any) -> list[str]:
+def unset_channels(policy: Policy) -> list[str]:
     """The :data:`CHANNELS` keys ``policy.server`` leaves unset (``[]`` when both are set), in that order."""
     return [key for key in CHANNELS if not getattr(policy.server, key, None)]
 
@@ -46,7 +47,7 @@ class ServerView:
 
     id: str
     name: str
-    policy: Any
+    policy: Policy
 
     @property
     def label(self) -> str:
@@ -80,7 +81,7 @@ def ready_line(platform: str, servers: Sequence[ServerView], *, database: str, m
     return line
 
 
-async def status_report(actor: Actor, store: Any, platform: str, server: ServerView, *, database: str, model: str,
+async def status_report(actor: Actor, store: ReviewStore, platform: str, server: ServerView, *, database: str, model: str,
                         model_version: str, started_at: datetime, service_stats: dict[str, int] | None = None,
                         problems: Sequence[str] = (), now: datetime | None = None) -> list[str]:
     """The lines of ``/modbot status`` for one server (moderators only: Manage Messages or a moderator role).

@@ -41,7 +41,7 @@ from bot.core.records import Appeal, ModStats
 from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Permission, Refused, authorize
-from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, PolicySource, Result, dur
+from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
 from bot.workflow.ports import Capability, Enforcer, ModDesk, RaidControl
 from bot.workflow.raids import RaidResponse
@@ -52,9 +52,6 @@ from bot.workflow.views import LogEntry
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-
-#: Called with each message's outcome once it is carried out (a scan's progress, a test's record).
-Observer = Callable[[Outcome], object]
 
 class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     """Carries out verdicts and moderators' decisions on one platform.
