@@ -93,6 +93,22 @@ async def test_newer_database_is_refused(tmp_path):
         await SqliteStore.open(path)
 
 
+async def test_a_migration_failing_with_an_unmapped_error_raises_that_error(tmp_path):
+    """A damaged version-1 mod log (its ``messages`` table gone) fails migration 0002 with SQLite's own error,
+    re-raised as is (``map_error`` maps only busy / full / read-only / not-a-database), never a ``TypeError`` from
+    raising ``None``; the file keeps version 1 (the failed migration was rolled back)."""
+    path = tmp_path / "modlog.db"
+    db = await connect(path)
+    assert await migrate(db, target=1) == 1
+    await db.close()
+    with _raw(path) as raw:
+        raw.execute("DROP TABLE messages")
+    with pytest.raises(sqlite3.OperationalError, match="no such table: messages"):
+        await SqliteStore.open(path)
+    with _raw(path) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
 @pytest.mark.parametrize(
     ("sql", "expected"),
     [

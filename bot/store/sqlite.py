@@ -125,6 +125,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 file that is not SQLite or holds another application's tables; a schema newer than the code; a
                 folder; a read-only file or folder; a full disk. ``database`` is the absolute path.
             StoreBusy: another process holds the write lock past the busy timeout while migrating.
+            sqlite3.Error: any other SQLite failure (a damaged mod log whose migration fails), as SQLite raised it.
         """
         path = Path(path)
         where = file_location(path)
@@ -138,13 +139,19 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         try:
             db = await connect(path)
         except sqlite3.Error as exc:
-            raise map_error(where, exc) from exc
+            mapped = map_error(where, exc)
+            if mapped is None:  # not busy / full / read-only / not a database: SQLite's own error, as is
+                raise
+            raise mapped from exc
         try:
             await check_ours(db, where)
             await migrate(db, backup_to=path if path.exists() else None, where=where)
         except sqlite3.Error as exc:
             await db.close()
-            raise map_error(where, exc) from exc
+            mapped = map_error(where, exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
         except BaseException:
             await db.close()
             raise
