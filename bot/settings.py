@@ -94,10 +94,11 @@ def default_db_path(env: dict[str, str] | None = None) -> Path:
     return base / "modbot" / "modlog.db"
 
 
-def ensure_db_folder(db_path: Path) -> None:
-    """Create the default database's folder (owner-only, 0700) when it is missing; any other path is left as
-    given (a typo in ``--db`` should fail, not create folders). Raises ``OSError`` when it cannot be created."""
-    if db_path == default_db_path() and not db_path.parent.exists():
+def ensure_db_folder(db_path: Path | str) -> None:
+    """Create the default database's folder (owner-only, 0700) when it is missing; any other path, and a
+    database URL (``str``), is left as given (a typo in ``--db`` should fail, not create folders). Raises
+    ``OSError`` when it cannot be created."""
+    if isinstance(db_path, Path) and db_path == default_db_path() and not db_path.parent.exists():
         db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 

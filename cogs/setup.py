@@ -72,7 +72,7 @@ def setup_command(bot: ModBot) -> app_commands.Command:
                     roles.append(str(moderator_role.id))
                 changes.append(("server.moderator_roles", roles))
             gid = str(guild.id)
-            done = []
+            done: list[str] = []
             for key, value in changes:
                 try:
                     await bot.policies.set_override(PLATFORM, gid, key, value, actor.id)

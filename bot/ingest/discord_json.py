@@ -167,8 +167,8 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
     doc = _load(path, sink, data)
     if doc is None:
         return
-    guild = doc.get("guild") if isinstance(doc.get("guild"), dict) else {}
-    chan = doc.get("channel") if isinstance(doc.get("channel"), dict) else {}
+    guild = found if isinstance(found := doc.get("guild"), dict) else {}
+    chan = found if isinstance(found := doc.get("channel"), dict) else {}
     server = ServerRef("export", get_str(guild, "id") or path.parent.name or "export", clean_text(guild.get("name")))
     chan_id = get_str(chan, "id") or path.stem
     if chan.get("type") in _THREAD_KINDS:

@@ -215,7 +215,7 @@ def _load_day(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
 
 def _member(uid: str, users: dict[str, dict[str, Any]], m: dict[str, Any], joins: dict[str, datetime]) -> MemberRef:
     u = users.get(uid, {})
-    prof = u.get("profile") if isinstance(u.get("profile"), dict) else {}
+    prof = found if isinstance(found := u.get("profile"), dict) else {}
     name = (
         prof.get("display_name") or prof.get("real_name") or u.get("real_name") or u.get("name")
         or m.get("username") or get_str(m, "bot_profile", "name") or get_str(m, "user_profile", "display_name") or ""

@@ -224,8 +224,8 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         if not stale:
             if len(recorded) == len(keys) and identity is not None:
                 edits = await store.known_messages(keys)
-                ctx.nothing_new = all(m.edited_at is None or (edits.get(m.key) is not None
-                                                               and m.edited_at <= edits[m.key])
+                ctx.nothing_new = all(m.edited_at is None or ((recorded_edit := edits.get(m.key)) is not None
+                                                               and m.edited_at <= recorded_edit)
                                       for m in ctx.messages)
                 ctx.identity = identity
             await store.close()

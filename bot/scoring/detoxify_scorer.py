@@ -33,8 +33,8 @@ CHUNK = 64
 WINDOW_OVERLAP = 32
 #: Languages each model reads (ISO 639-1), from detoxify's model cards: ``multilingual`` was trained on English
 #: plus Jigsaw's multilingual data; every other model, and the embedded one, on English only.
-MODEL_LANGUAGES = {"multilingual": ("en", "fr", "es", "it", "pt", "tr", "ru")}
-ENGLISH = ("en",)
+MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {"multilingual": ("en", "fr", "es", "it", "pt", "tr", "ru")}
+ENGLISH: tuple[str, ...] = ("en",)
 #: Most windows scored per text: enough for 4,000 tokens, i.e. the 4,000 characters (``normalize.MAX_CHARS``) that
 #: are ever scored even at one token per character (``"=" * 2500 + attack``); ordinary chat takes at most ~12.
 MAX_WINDOWS = 43

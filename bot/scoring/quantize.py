@@ -15,7 +15,7 @@ from bot.scoring import ScorerLoadError
 log = logging.getLogger(__name__)
 
 
-def quantize_int8(scorer):  # type: ignore[no-untyped-def]
+def quantize_int8(scorer):
     """Quantise the Linear layers of ``scorer``'s detoxify model to int8 in place; returns the scorer.
 
     The scorer's ``version`` gets a ``+int8`` suffix so verdicts record which variant judged them.

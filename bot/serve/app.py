@@ -468,7 +468,7 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
     server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
-    port = server.sockets[0].getsockname()[1] if server is not None and server.sockets else config.port
+    port = server.sockets[0].getsockname()[1] if isinstance(server, asyncio.Server) and server.sockets else config.port
     _out(f"serve: listening on http://{config.host}:{port}"
          + ("" if keys else " (no API key configured: localhost only)"))
     if port_file is not None:

@@ -172,7 +172,8 @@ class PrivacyMixin(StoreBase):
         Verdicts, cases and strikes are kept. Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
-        scope, params = "", ()
+        scope = ""
+        params: tuple[str, ...] = ()
         if platform is not None and server_id is not None:
             scope, params = " AND platform = ? AND server_id = ?", (platform, server_id)
         async with self._tx():

@@ -141,7 +141,8 @@ def load_toxic_spans(root: Path, rng: random.Random, n: int = 2000) -> list[Exam
     with (base / "comments.csv").open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
             texts[row["comment_id"]] = row["comment_text"]
-    rare, common = [], []
+    rare: list[Example] = []
+    common: list[Example] = []
     with (base / "post_span_type_counts.csv").open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
             k = int(row["n_annotators"])

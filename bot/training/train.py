@@ -180,7 +180,7 @@ def train(cfg: TrainConfig) -> dict:
     """Run the whole rebuild; returns a report dict (also written to ``<out>/training.json``)."""
     import numpy as np
     import torch
-    from transformers import BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertForSequenceClassification, BertTokenizerFast  # type: ignore[attr-defined]  # lazy in v5
 
     t0 = time.monotonic()
     torch.set_num_threads(cfg.threads)
@@ -477,7 +477,7 @@ def calibrate(cfg: TrainConfig, dev_rows: list[Example]) -> tuple[dict[str, floa
     thresholds: dict[str, float] = {}
     report: dict[str, dict] = {}
     for k, label in enumerate(LABELS):
-        pairs = [(scores[i][k], ex.target[k] >= 0.5) for i, ex in enumerate(dev_rows) if ex.target[k] is not None]
+        pairs = [(scores[i][k], t >= 0.5) for i, ex in enumerate(dev_rows) if (t := ex.target[k]) is not None]
         n_pos = sum(y for _, y in pairs)
         best = (0.0, 0.5)
         for t in [x / 100 for x in range(5, 96)]:

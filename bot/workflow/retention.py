@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
-from bot.core.policy_registry import PolicyRegistry
 from bot.core.store_port import ModLogReadStore, RetentionStore
+from bot.workflow.common import PolicySource
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,10 @@ class Retention:
     not outlive the retention period because the bot was removed).
     """
 
-    class Store(RetentionStore, ModLogReadStore):
+    class Store(RetentionStore, ModLogReadStore, Protocol):
         """What retention needs from the store port."""
 
-    def __init__(self, platform: str, store: Store, policies: PolicyRegistry) -> None:
+    def __init__(self, platform: str, store: Store, policies: PolicySource) -> None:
         self.platform, self.store, self.policies = platform, store, policies
         self._task: asyncio.Task[None] | None = None
 

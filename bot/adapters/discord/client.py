@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import discord
@@ -30,6 +30,15 @@ from bot.core.models import Message
 from bot.settings import Settings, with_paths
 from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
 from bot.workflow.views import LogEntry
+
+if TYPE_CHECKING:  # built in setup_hook, imported there (importing the bot stays cheap)
+    from bot.core.policy import Policy
+    from bot.core.policy_registry import PolicyRegistry
+    from bot.core.ports import Scorer
+    from bot.core.service import ModerationService
+    from bot.core.store_port import ModStore
+    from bot.runtime import Runtime
+    from bot.workflow import ModerationWorkflow
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +112,7 @@ class ModBot(commands.AutoShardedBot):
 
     def __init__(self, *, db_path: str | os.PathLike[str] | None = None,
                  policy_dir: str | os.PathLike[str] | None = None, settings: Settings | None = None,
-                 scorer_factory: Callable[[], Any] | None = None, cogs: tuple[str, ...] = COGS,
+                 scorer_factory: Callable[[], Scorer] | None = None, cogs: tuple[str, ...] = COGS,
                  **kwargs: Any) -> None:
         kwargs.setdefault("intents", bot_intents())
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
@@ -116,14 +125,9 @@ class ModBot(commands.AutoShardedBot):
         self.settings = resolved
         self.db_path = str(self.settings.db_path)
         self.scorer_factory = scorer_factory
-        self.runtime: Any = None
+        #: Set by setup_hook, with the parts below (the cogs use them only after it: a cog loads at its end).
+        self.runtime: Runtime | None = None
         self.cog_names = cogs
-        self.store: Any = None
-        self.scorer: Any = None
-        self.policies: Any = None
-        self.service: Any = None
-        self.workflow: Any = None
-        self.desk: Any = None
         self.enforcer = DiscordEnforcer(self, notice_view=notice_view)
         self.closing = False
         self._recovered = False
@@ -135,6 +139,14 @@ class ModBot(commands.AutoShardedBot):
         self.caught_up = asyncio.Event()
         self.catchup_reports: dict[str, CatchupReport] = {}
         self._watch_task: asyncio.Task[None] | None = None
+
+    # the parts setup_hook builds (:mod:`bot.runtime`, then the workflow on this platform's enforcer and desk)
+    store: ModStore
+    scorer: Scorer
+    policies: PolicyRegistry
+    service: ModerationService
+    workflow: ModerationWorkflow
+    desk: DiscordDesk
 
     # ------------------------------------------------------------------ lifecycle
     async def setup_hook(self) -> None:
@@ -156,7 +168,7 @@ class ModBot(commands.AutoShardedBot):
         await self.purge_expired_text()
         self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
         self.add_dynamic_items(*DYNAMIC_ITEMS)
-        self.tree.on_error = self.on_app_command_error
+        self.tree.error(self.on_app_command_error)  # discord.py's way to set the tree's on_error
         for ext in self.cog_names:
             await self.load_extension(ext)
         flags = self.application_flags
@@ -192,7 +204,8 @@ class ModBot(commands.AutoShardedBot):
         if me is None:
             return []
         out: list[discord.abc.Messageable] = []
-        for ch in [*guild.text_channels, *guild.threads]:
+        channels: list[discord.TextChannel | discord.Thread] = [*guild.text_channels, *guild.threads]
+        for ch in channels:
             perms = ch.permissions_for(me)
             if perms.view_channel and perms.read_message_history:
                 out.append(ch)
@@ -261,8 +274,9 @@ class ModBot(commands.AutoShardedBot):
         Discord connection, the service and the store. A case that still did not get done stays ``pending`` and
         is carried out or marked failed at the next start."""
         self.closing = True
-        if self.workflow is not None:
-            await self.workflow.shutdown()
+        workflow: ModerationWorkflow | None = getattr(self, "workflow", None)  # None: setup_hook did not get there
+        if workflow is not None:
+            await workflow.shutdown()
         if self._watch_task is not None and self._watch_task is not asyncio.current_task():
             self._watch_task.cancel()
             await asyncio.gather(self._watch_task, return_exceptions=True)
@@ -274,10 +288,10 @@ class ModBot(commands.AutoShardedBot):
         await super().close()
         if self.runtime is not None:
             await self.runtime.close()  # drains and stops the service, then closes the store
-            self.runtime = self.service = self.store = None
+            self.runtime = None
 
     # ------------------------------------------------------------------ helpers for cogs
-    async def policy(self, guild_id: int | str) -> Any:
+    async def policy(self, guild_id: int | str) -> Policy:
         """The effective policy of a server."""
         return await self.policies.get("discord", str(guild_id))
 
@@ -304,7 +318,7 @@ class ModBot(commands.AutoShardedBot):
 
 def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str | None = None,
         settings: Settings | None = None, shard_count: int | None = None,
-        scorer_factory: Callable[[], Any] | None = None, log_handler: logging.Handler | None = None) -> None:
+        scorer_factory: Callable[[], Scorer] | None = None, log_handler: logging.Handler | None = None) -> None:
     """Run the Discord bot until interrupted.
 
     Args:
@@ -343,7 +357,7 @@ def run(*, token: str | None = None, db_path: str | None = None, policy_dir: str
         raise bot.fatal
 
 
-async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Any] | None = None) -> None:
+async def run_discord(settings: Settings, *, scorer_factory: Callable[[], Scorer] | None = None) -> None:
     """Async entry: run the bot of ``settings`` (token from ``settings.discord_token`` or ``DISCORD_TOKEN``)."""
     token = settings.discord_token or os.environ.get("DISCORD_TOKEN")
     if not token:

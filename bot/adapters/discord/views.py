@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol, cast
 
 import discord
 
@@ -47,11 +48,30 @@ RAID_BUTTONS: dict[str, tuple[str, discord.ButtonStyle]] = {
 }
 
 
-def _review_cog(interaction: discord.Interaction) -> Any:
+class ReviewClicks(Protocol):
+    """What the card and raid buttons call on the Review cog (``cogs/review.py``)."""
+
+    async def on_review_click(self, interaction: discord.Interaction, review_id: int, decision: str,
+                              seconds: int | None) -> None: ...
+
+    async def on_appeal_click(self, interaction: discord.Interaction, appeal_id: int, decision: str) -> None: ...
+
+    async def on_raid_click(self, interaction: discord.Interaction, raid_id: int, action: str) -> None: ...
+
+    async def file_report(self, interaction: discord.Interaction, *, member_id: str, channel_id: str | None,
+                          message_id: str | None, excerpt: str, reason: str) -> None: ...
+
+    async def file_appeal(self, interaction: discord.Interaction, server_id: str, case_number: int,
+                          text: str) -> None: ...
+
+
+def _review_cog(interaction: discord.Interaction) -> ReviewClicks:
+    """The loaded Review cog (looked up by name, so the adapter does not import ``cogs``). Raises ``RuntimeError``
+    when it is not loaded."""
     cog = interaction.client.get_cog("Review")  # type: ignore[attr-defined]
     if cog is None:
         raise RuntimeError("Review cog not loaded")
-    return cog
+    return cast(ReviewClicks, cog)
 
 
 class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -66,7 +86,7 @@ class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.decision = decision
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button[Any],
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> ReviewButton:
         return cls(int(match["id"]), match["decision"])
 
@@ -85,13 +105,15 @@ class ReviewTimeoutSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         self.review_id = review_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Select[Any],
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> ReviewTimeoutSelect:
         return cls(int(match["id"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        values = (interaction.data or {}).get("values") or []
-        seconds = int(values[0]) if values and str(values[0]).isdigit() else None
+        data = cast(Mapping[str, object], interaction.data or {})  # a component interaction's payload
+        values = data.get("values")
+        first = values[0] if isinstance(values, list) and values else None
+        seconds = int(first) if first is not None and str(first).isdigit() else None
         await _review_cog(interaction).on_review_click(interaction, self.review_id, "timeout", seconds)
 
 
@@ -106,7 +128,7 @@ class AppealButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.case_number = case_number
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button[Any],
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> AppealButton:
         return cls(match["server"], int(match["case"]))
 
@@ -126,7 +148,7 @@ class AppealDecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.decision = decision
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button[Any],
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> AppealDecisionButton:
         return cls(int(match["id"]), match["decision"])
 
@@ -147,7 +169,7 @@ class RaidButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.action = action
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button[Any],
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> RaidButton:
         return cls(match["server"], int(match["id"]), match["action"])
 

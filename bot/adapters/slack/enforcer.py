@@ -138,6 +138,8 @@ class SlackEnforcer:
         if self.admin_client is None:
             return _fail("cant_delete_message: deleting members' messages needs an admin user token", ActionKind.DELETE)
         channel, ts = split(message_id)
+        if ts is None:  # a plain channel id names no message (Slack would answer message_not_found)
+            return _fail(f"message_not_found: {message_id!r} is not a message reference", ActionKind.DELETE)
         try:
             await self.admin_client.chat_delete(channel=channel, ts=ts)
             return _ok(ActionKind.DELETE)

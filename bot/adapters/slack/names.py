@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 def shown_name(user: dict[str, Any]) -> tuple[str, str]:
     """``(name, kind)`` of a Slack ``user`` object: the display name, else the full name, else the username."""
-    profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
+    profile = found if isinstance(found := user.get("profile"), dict) else {}
     for key, kind in (("display_name", "display name"), ("real_name", "full name")):
         value = profile.get(key) if isinstance(profile.get(key), str) else None
         if value and value.strip():
