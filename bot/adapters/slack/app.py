@@ -26,6 +26,7 @@ from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
 from bot.adapters.slack.home import register_home
 from bot.adapters.slack.names import judge_user, register_names
+from bot.adapters.slack.parts import SlackBotParts
 from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
 from bot.core.models import ActionKind
@@ -45,7 +46,7 @@ MODERATOR_PERMISSIONS = frozenset({Permission.MANAGE_MESSAGES, Permission.KICK_M
 class SlackHandlers:
     """The listeners, bound to one running bot (:class:`bot.adapters.slack.run.SlackBot`)."""
 
-    def __init__(self, bot: Any) -> None:
+    def __init__(self, bot: SlackBotParts) -> None:
         self.bot = bot
 
     # ------------------------------------------------------------------ helpers
@@ -70,7 +71,7 @@ class SlackHandlers:
             if channel:
                 ch, thread = split(channel)
                 await client.chat_postEphemeral(channel=ch, user=user_id, text=text,
-                                                **({"thread_ts": thread} if thread else {}))
+                                                thread_ts=thread)  # None is left out by slack_sdk
             else:
                 opened = await client.conversations_open(users=user_id)
                 await client.chat_postMessage(channel=opened["channel"]["id"], text=text)

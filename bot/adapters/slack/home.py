@@ -17,7 +17,9 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM, split
 from bot.workflow import words
 
@@ -33,7 +35,7 @@ def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}
 
 
-async def _card_link(client: Any, card_id: str | None) -> str:
+async def _card_link(client: AsyncWebClient, card_id: str | None) -> str:
     """A link to a review card (``"C…:ts"``), or ``""`` when it has no card or Slack gives no permalink."""
     if not card_id:
         return ""
@@ -47,7 +49,7 @@ async def _card_link(client: Any, card_id: str | None) -> str:
     return str(resp.get("permalink") or "")
 
 
-async def home_view(handlers: Any, team: str, user: str, now: datetime | None = None) -> dict[str, Any]:
+async def home_view(handlers: SlackListeners, team: str, user: str, now: datetime | None = None) -> dict[str, Any]:
     """The Home tab of ``user`` in ``team`` (a ``{"type": "home", "blocks": [...]}`` view)."""
     bot = handlers.bot
     now = now or datetime.now(UTC)
@@ -81,7 +83,7 @@ async def home_view(handlers: Any, team: str, user: str, now: datetime | None = 
     return {"type": "home", "blocks": blocks}
 
 
-def register_home(app: AsyncApp, handlers: Any) -> None:
+def register_home(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach the ``app_home_opened`` listener to a bolt app."""
 
     async def on_home(event: dict[str, Any], body: dict[str, Any]) -> None:

@@ -12,6 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from slack_bolt.async_app import AsyncApp
+
+from bot.adapters.slack.parts import SlackListeners
+
 log = logging.getLogger(__name__)
 
 
@@ -26,7 +30,7 @@ def shown_name(user: dict[str, Any]) -> tuple[str, str]:
     return (name if isinstance(name, str) else ""), "username"
 
 
-async def judge_user(handlers: Any, body: dict[str, Any], event: dict[str, Any]) -> None:
+async def judge_user(handlers: SlackListeners, body: dict[str, Any], event: dict[str, Any]) -> None:
     """Judge the name of the ``user`` object in a ``team_join`` / ``user_change`` event (a bare id: nothing)."""
     user = event.get("user")
     if not isinstance(user, dict) or not user.get("id") or handlers.bot.closing:
@@ -41,7 +45,7 @@ async def judge_user(handlers: Any, body: dict[str, Any], event: dict[str, Any])
         log.exception("judging the name of member %s failed", user["id"], extra={"server": team})
 
 
-def register_names(app: Any, handlers: Any) -> None:
+def register_names(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach ``user_change`` to a bolt app (``team_join`` is shared with the join-burst handler)."""
 
     async def on_user_change(body: dict[str, Any], event: dict[str, Any]) -> None:

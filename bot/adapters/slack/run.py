@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -41,6 +41,16 @@ from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, t
 from bot.core.models import Message
 from bot.settings import Settings, with_paths
 from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
+from bot.workflow.common import Observer
+
+if TYPE_CHECKING:  # built in start, imported there (importing the bot stays cheap)
+    from bot.core.policy_registry import PolicyRegistry
+    from bot.core.ports import Scorer
+    from bot.core.service import ModerationService, Outcome
+    from bot.core.store_port import ModStore
+    from bot.runtime import Runtime
+    from bot.workflow import ModerationWorkflow
+    from bot.workflow.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +136,7 @@ class SlackHistory:
         while len(found) < limit:
             resp = await self.bot.app.client.conversations_history(
                 channel=self.channel_id, oldest=oldest, limit=min(HISTORY_PAGE, limit - len(found)),
-                **({"cursor": cursor} if cursor else {}))
+                cursor=cursor)  # None is left out of the request by slack_sdk
             found += resp.get("messages") or []
             cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
             if not resp.get("has_more") or not cursor:
@@ -159,34 +169,38 @@ class SlackBot:
 
     def __init__(self, slack: SlackSettings, *, settings: Settings | None = None,
                  db_path: str | os.PathLike[str] | None = None, policy_dir: str | os.PathLike[str] | None = None,
-                 scorer_factory: Callable[[], Any] | None = None) -> None:
+                 scorer_factory: Callable[[], Scorer] | None = None) -> None:
         self.slack = slack
         self.settings = with_paths(settings, db_path, policy_dir)
         self.scorer_factory = scorer_factory
-        self.runtime: Any = None
+        #: Set by start, with the parts declared below the constructor.
+        self.runtime: Runtime | None = None
         self.closing = False
-        self.store: Any = None
-        self.service: Any = None
-        self.workflow: Any = None
-        self.policies: Any = None
-        self.enforcer: Any = None
-        self.desk: Any = None
-        self.app: Any = None
         self.bot_user_id = ""
         self.bot_id = ""
         self.team_id = ""
-        self.retention: Any = None
+        self.ready_at: datetime | None = None
+        self.retention: Retention | None = None
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._groups: dict[str, tuple[float, set[str]]] = {}
         #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
         #: ``on_moderation_outcome`` event.
-        self.observers: list[Callable[[Any], None]] = []
+        self.observers: list[Observer] = []
         #: The store error that stopped the service (a write refused for good), else ``None``.
         self.fatal: BaseException | None = None
         #: What the catch-up at the last start did (``None`` before it ran).
         self.catchup_report: CatchupReport | None = None
+
+    # the parts start builds (:mod:`bot.runtime`, then the workflow on this platform's enforcer and desk)
+    store: ModStore
+    service: ModerationService
+    policies: PolicyRegistry
+    enforcer: SlackEnforcer
+    desk: SlackDesk
+    workflow: ModerationWorkflow
+    app: AsyncApp
 
     def _client(self, token: str) -> AsyncWebClient:
         kwargs: dict[str, Any] = {"token": token,
@@ -287,7 +301,7 @@ class SlackBot:
                                              observers=self.observers)
         return self.catchup_report
 
-    async def judge(self, msg: Any) -> Any:
+    async def judge(self, msg: Message) -> Outcome | None:
         """Judge one message and carry out the outcome (the workflow's one path); observers see each outcome."""
         return await self.workflow.moderate(msg, observers=self.observers)
 
@@ -296,20 +310,22 @@ class SlackBot:
         self.closing = True
         if self.retention is not None:
             await self.retention.stop()
-        if self.workflow is not None:
-            await self.workflow.shutdown()
+        workflow: ModerationWorkflow | None = getattr(self, "workflow", None)  # None: start did not get there
+        if workflow is not None:
+            await workflow.shutdown()
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
         if self.runtime is not None:
             await self.runtime.close()  # drains and stops the service, then closes the store
-            self.runtime = self.service = self.store = None
+            self.runtime = None
 
 
     async def wait_stopped(self) -> None:
         """Wait until the service stops on a write refused for good, then set :attr:`fatal` (forever otherwise)."""
-        failure = self.service.failure if self.service is not None else None
+        service: ModerationService | None = getattr(self, "service", None)  # None: start did not get there
+        failure = service.failure if service is not None else None
         if failure is None:
             await asyncio.Event().wait()
         self.fatal = await asyncio.shield(failure)  # type: ignore[arg-type]

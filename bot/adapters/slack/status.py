@@ -15,6 +15,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.adapters.slack.parts import SlackBotParts, SlackListeners
 from bot.adapters.slack.translate import PLATFORM
 from bot.logs import READY_LOGGER
 from bot.workflow.authz import Refused
@@ -27,22 +28,22 @@ ready_log = logging.getLogger(READY_LOGGER)
 STATUS_COMMANDS = ("/modstatus",)
 
 
-def model_of(bot: Any) -> tuple[str, str]:
+def model_of(bot: SlackBotParts) -> tuple[str, str]:
     """``(name, version)`` of the running bot's scorer (``("?", "?")`` before it is loaded)."""
     scorer = getattr(getattr(bot, "runtime", None), "scorer", None)
     return str(getattr(scorer, "name", "?")), str(getattr(scorer, "version", "?"))
 
 
-async def workspace_view(bot: Any, team_id: str, name: str = "") -> ServerView:
+async def workspace_view(bot: SlackBotParts, team_id: str, name: str = "") -> ServerView:
     """The workspace with its effective policy."""
     return ServerView(id=team_id, name=name, policy=await bot.policies.get(PLATFORM, team_id))
 
 
-async def announce_ready(bot: Any) -> str:
+async def announce_ready(bot: SlackBotParts) -> str:
     """Log the ready line (shown at the default log level): the workspace (name from ``auth.test``), the transport,
     the absolute database location, the model, unset channels and the workspace's policy file. Remembers when the
     bot became ready (``bot.ready_at``, UTC) for ``/modstatus``. Returns the line."""
-    if getattr(bot, "ready_at", None) is None:
+    if bot.ready_at is None:
         bot.ready_at = datetime.now(UTC)
     name = ""
     try:
@@ -59,7 +60,7 @@ async def announce_ready(bot: Any) -> str:
     return line
 
 
-def register_status(app: AsyncApp, handlers: Any) -> None:
+def register_status(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach ``/modstatus`` to a bolt app (``handlers``: the app's :class:`SlackHandlers`)."""
 
     async def on_status(ack: Any, command: dict[str, Any], respond: Any) -> None:
@@ -72,7 +73,7 @@ def register_status(app: AsyncApp, handlers: Any) -> None:
             lines = await status_report(
                 actor, bot.store, PLATFORM, await workspace_view(bot, team), database=database_location(
                     bot.settings.db_path), model=model, model_version=version,
-                started_at=getattr(bot, "ready_at", None) or datetime.now(UTC),
+                started_at=bot.ready_at or datetime.now(UTC),
                 service_stats=getattr(bot.service, "stats", None))
             text = "*ModBot in this workspace*\n" + "\n".join(lines)
         except Refused as exc:
