@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
@@ -20,6 +20,7 @@ from bot.adapters.discord.translate import to_core
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
+    from bot.core.service import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +61,12 @@ class Automod(commands.Cog):
         await self.bot.workflow.member_joined(str(member.guild.id), str(member.id), datetime.now(UTC))
 
     @commands.Cog.listener()
-    async def on_guild_channel_update(self, before: Any, after: Any) -> None:
+    async def on_guild_channel_update(self, before: discord.abc.GuildChannel, after: discord.abc.GuildChannel
+                                      ) -> None:
         """A channel changed (permissions, name): try the mod-log and review channels again."""
         self.bot.desk.forget_problems(str(after.id))
 
-    async def judge(self, message: discord.Message, *, edited: bool) -> Any:
+    async def judge(self, message: discord.Message, *, edited: bool) -> Outcome | None:
         """Run one message through the workflow (judge, then carry out); observers get ``on_moderation_outcome``."""
         if self.bot.closing:
             return None

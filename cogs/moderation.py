@@ -23,11 +23,12 @@ from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, ActionKind
 from bot.core.policy import PolicyError
-from bot.workflow.authz import Refused, authorize
+from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.views import LogEntry
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
+    from bot.core.records import SignalStats
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class Moderation(commands.Cog):
     def __init__(self, bot: ModBot) -> None:
         self.bot = bot
 
-    async def _actor(self, interaction: discord.Interaction) -> Any:
+    async def _actor(self, interaction: discord.Interaction) -> Actor:
         assert interaction.guild is not None
         return actor_of(interaction, await self.bot.policy(interaction.guild.id))
 
@@ -199,7 +200,7 @@ class Moderation(commands.Cog):
         doc = (await self.bot.policy(interaction.guild_id or 0)).model_dump(mode="json")
         return [app_commands.Choice(name=k, value=k) for k in matching_keys(policy_keys(doc), current)]
 
-    async def _policy_change(self, interaction: discord.Interaction, key: str, value: Any) -> None:
+    async def _policy_change(self, interaction: discord.Interaction, key: str, value: object) -> None:
         async def work() -> None:
             actor = await self._actor(interaction)
             await self.bot.workflow.authorize_policy_change(actor)
@@ -282,13 +283,13 @@ def _pct(rate: float | None) -> str:
     return "" if rate is None else f" ({rate:.0%})"
 
 
-def _stat_line(kind: str, name: str, st: Any) -> str:
+def _stat_line(kind: str, name: str, st: SignalStats) -> str:
     """One ``/modstats`` line: flags, decisions, dismissals (false-positive rate), cases, overturns (rate)."""
     return (f"{kind} `{name}`: flags {st.flags}, decided {st.decisions}, dismissed {st.dismissals}"
             f"{_pct(st.false_positive_rate)}, cases {st.cases}, overturned {st.overturned}{_pct(st.overturn_rate)}")
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str) -> object:
     """JSON if it parses (numbers, booleans, lists), else the plain string."""
     try:
         return json.loads(raw)

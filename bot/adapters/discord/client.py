@@ -130,6 +130,8 @@ class ModBot(commands.AutoShardedBot):
         self.cog_names = cogs
         self.enforcer = DiscordEnforcer(self, notice_view=notice_view)
         self.closing = False
+        #: When the bot first became ready (UTC), for ``/modbot status``; ``None`` before.
+        self.ready_at: datetime | None = None
         self._recovered = False
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import discord
 
 from bot.adapters.discord import cards
 from bot.adapters.discord.enforcer import describe_error
+from bot.workflow.common import PolicySource
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,9 @@ class DiscordDesk:
         raid_view: ``(card) -> discord.ui.View`` components of a raid card.
     """
 
-    def __init__(self, client: discord.Client, policies: Any, *, review_view: Any, raid_view: Any) -> None:
+    def __init__(self, client: discord.Client, policies: PolicySource, *,
+                 review_view: Callable[[ReviewCard], discord.ui.View],
+                 raid_view: Callable[[RaidCard], discord.ui.View]) -> None:
         self.client = client
         self.policies = policies
         self.review_view = review_view

@@ -70,7 +70,8 @@ class DiscordEnforcer:
 
     capabilities = frozenset(Capability) - {Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL}
 
-    def __init__(self, client: discord.Client, *, notice_view: Callable[[str, int], Any] | None = None) -> None:
+    def __init__(self, client: discord.Client, *, notice_view: Callable[[str, int], discord.ui.View] | None = None
+                 ) -> None:
         self.client = client
         self.notice_view = notice_view
 

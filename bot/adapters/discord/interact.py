@@ -16,8 +16,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import discord
+from discord import app_commands
+from discord.ext import commands
 
 from bot.adapters.discord.cards import CONTENT_MAX, cut
+from bot.core.policy import Policy
 from bot.workflow.authz import Actor, Permission, Refused
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,7 @@ PERMISSION_FLAGS = {
 }
 
 
-def actor_of(interaction: discord.Interaction, policy: Any) -> Actor:
+def actor_of(interaction: discord.Interaction, policy: Policy) -> Actor:
     """The member behind an interaction, with their SERVER-level permissions (computed by discord.py from their
     roles; Administrator grants all), the position of their highest role, ownership, and whether they hold one of
     the policy's ``server.moderator_roles``. Outside a server: an actor with no permissions."""
@@ -87,7 +90,8 @@ async def guarded(interaction: discord.Interaction, work: Callable[[], Awaitable
         await answer(interaction, "Something went wrong; it was logged.")
 
 
-def add_to_modbot_group(bot: Any, command: Any, extension: str) -> None:
+def add_to_modbot_group(bot: commands.Bot | commands.AutoShardedBot,
+                        command: app_commands.Command[Any, ..., Any] | app_commands.Group, extension: str) -> None:
     """Add an ``app_commands.Command`` to the ``/modbot`` group that ``cogs.admin`` defines.
 
     Raises:
@@ -99,7 +103,7 @@ def add_to_modbot_group(bot: Any, command: Any, extension: str) -> None:
     group.add_command(command)
 
 
-def remove_from_modbot_group(bot: Any, name: str) -> None:
+def remove_from_modbot_group(bot: commands.Bot | commands.AutoShardedBot, name: str) -> None:
     """Remove ``/modbot <name>`` again (an extension's teardown; a reload adds it afresh)."""
     group = bot.tree.get_command("modbot")
     if isinstance(group, discord.app_commands.Group):

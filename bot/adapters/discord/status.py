@@ -7,8 +7,9 @@ to the platform-neutral functions; the text itself is :mod:`bot.workflow.status`
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import discord
 
@@ -16,23 +17,44 @@ from bot.adapters.discord.translate import PLATFORM
 from bot.logs import READY_LOGGER
 from bot.workflow.status import ServerView, database_location, ready_line
 
+if TYPE_CHECKING:
+    from bot.core.policy import Policy
+    from bot.settings import Settings
+
 ready_log = logging.getLogger(READY_LOGGER)
 
 
-async def server_view(bot: Any, guild: discord.Guild) -> ServerView:
+class StatusBot(Protocol):
+    """What this module reads of the running bot (:class:`bot.adapters.discord.client.ModBot`, which imports this
+    module: named by what is used, no import cycle)."""
+
+    settings: Settings
+    ready_at: datetime | None
+
+    @property
+    def guilds(self) -> Sequence[discord.Guild]: ...
+
+    @property
+    def user(self) -> discord.ClientUser | None: ...
+
+    async def policy(self, guild_id: int | str) -> Policy: ...
+
+
+async def server_view(bot: StatusBot, guild: discord.Guild) -> ServerView:
     """A guild with its effective policy."""
     return ServerView(id=str(guild.id), name=guild.name, policy=await bot.policy(guild.id))
 
 
-def model_of(bot: Any) -> tuple[str, str]:
-    """``(name, version)`` of the loaded scorer (``("?", "?")`` before ``setup_hook`` loaded it)."""
-    return str(getattr(bot.scorer, "name", "?")), str(getattr(bot.scorer, "version", "?"))
+def model_of(bot: object) -> tuple[str, str]:
+    """``(name, version)`` of the bot's loaded scorer (``("?", "?")`` before ``setup_hook`` loaded it)."""
+    scorer = getattr(bot, "scorer", None)
+    return str(getattr(scorer, "name", "?")), str(getattr(scorer, "version", "?"))
 
 
-async def announce_ready(bot: Any) -> str:
+async def announce_ready(bot: StatusBot) -> str:
     """Log the ready line (:func:`bot.workflow.status.ready_line`, shown at the default log level) and remember
     when the bot first became ready (``bot.ready_at``, UTC) for ``/modbot status``. Returns the line."""
-    if getattr(bot, "ready_at", None) is None:
+    if bot.ready_at is None:
         bot.ready_at = datetime.now(UTC)
     servers = [await server_view(bot, g) for g in sorted(bot.guilds, key=lambda g: g.id)]
     name, version = model_of(bot)

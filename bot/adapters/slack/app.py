@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from bot.adapters.slack import blocks
@@ -154,7 +156,7 @@ class SlackHandlers:
         log.debug("channel join of %s in %s (not a workspace join)", event.get("user"), event.get("channel"))
 
     # ------------------------------------------------------------------ buttons
-    async def on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
+    async def on_action(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], respond: AsyncRespond) -> None:
         """A ``mod:*`` button: review decision, appeal decision, raid action, or Appeal (opens a modal)."""
         await ack()
         parts = action.get("action_id", "").split(":")
@@ -188,7 +190,7 @@ class SlackHandlers:
         except Refused as exc:
             await respond(text=str(exc), response_type="ephemeral", replace_original=False)
 
-    async def _open_modal(self, body: dict[str, Any], view: dict[str, Any], respond: Any) -> None:
+    async def _open_modal(self, body: dict[str, Any], view: dict[str, Any], respond: AsyncRespond | None) -> None:
         """Open a modal with the request's ``trigger_id`` (valid for 3 seconds); an expired one gets an answer."""
         try:
             await self.bot.app.client.views_open(trigger_id=body.get("trigger_id", ""), view=view)
@@ -199,7 +201,7 @@ class SlackHandlers:
                               replace_original=False)
 
     # ------------------------------------------------------------------ shortcut and modals
-    async def on_report_shortcut(self, ack: Any, body: dict[str, Any], respond: Any) -> None:
+    async def on_report_shortcut(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         """Message shortcut "Report message": ask for the reason in a modal."""
         await ack()
         msg = body.get("message") or {}
@@ -209,7 +211,7 @@ class SlackHandlers:
         await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
                                                        meta), respond)
 
-    async def on_report_submit(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+    async def on_report_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         """The report modal was submitted: record it (once per reporter and message) and queue it."""
         await ack()
         meta = json.loads(view.get("private_metadata") or "{}")
@@ -229,7 +231,7 @@ class SlackHandlers:
             text = str(exc)
         await self.tell(user, text, meta.get("channel") or None)
 
-    async def on_appeal_submit(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+    async def on_appeal_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         """The appeal modal was submitted: file the appeal of one's own case."""
         await ack()
         team, _, case = (view.get("private_metadata") or "").partition(":")
@@ -243,7 +245,7 @@ class SlackHandlers:
         await self.tell(user, answer)
 
     # ------------------------------------------------------------------ slash commands
-    async def on_command(self, ack: Any, command: dict[str, Any], respond: Any, body: dict[str, Any]) -> None:
+    async def on_command(self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, body: dict[str, Any]) -> None:
         """Every slash command: acknowledge at once, then answer ephemerally through ``respond``."""
         await ack()
         name = command.get("command", "")
@@ -258,7 +260,7 @@ class SlackHandlers:
             await respond(text=text, response_type="ephemeral")
 
     async def _command(self, name: str, team: str, user: str, args: list[str], command: dict[str, Any],
-                       body: dict[str, Any], respond: Any) -> str:
+                       body: dict[str, Any], respond: AsyncRespond) -> str:
         wf = self.bot.workflow
         if name == "/report":
             target = _USER.search(command.get("text") or "")

@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import describe
 from bot.adapters.slack.translate import PLATFORM, split
+from bot.workflow.common import PolicySource
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class SlackDesk:
         policies: Per-workspace policies (``server.review_channel``, ``server.mod_log_channel``: channel ids).
     """
 
-    def __init__(self, client: AsyncWebClient, policies: Any) -> None:
+    def __init__(self, client: AsyncWebClient, policies: PolicySource) -> None:
         self.client = client
         self.policies = policies
         self.problems: dict[tuple[str, str], float] = {}

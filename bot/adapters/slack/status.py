@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.adapters.slack.parts import SlackBotParts, SlackListeners
 from bot.adapters.slack.translate import PLATFORM
@@ -63,7 +65,7 @@ async def announce_ready(bot: SlackBotParts) -> str:
 def register_status(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach ``/modstatus`` to a bolt app (``handlers``: the app's :class:`SlackHandlers`)."""
 
-    async def on_status(ack: Any, command: dict[str, Any], respond: Any) -> None:
+    async def on_status(ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
         bot = handlers.bot
         team = command.get("team_id") or bot.team_id
