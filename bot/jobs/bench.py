@@ -244,7 +244,7 @@ def build_baseline(tmp: Path, config_src: Path) -> tuple[Path, Path]:
     cfg_dir = tmp / "bert-base-random"
     cfg_dir.mkdir()
     cfg = BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                     intermediate_size=3072, id2label=dict(enumerate(labels)),
+                     intermediate_size=3072, num_labels=6, id2label=dict(enumerate(labels)),
                      label2id={v: k for k, v in enumerate(labels)})
     cfg.save_pretrained(cfg_dir)
     for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):

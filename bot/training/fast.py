@@ -184,7 +184,7 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         bot.model.artifact.ModelArtifactError: the base artifact cannot be read.
     """
     import torch
-    from transformers import BertForSequenceClassification, BertTokenizerFast  # type: ignore[attr-defined]  # lazy in v5
+    from transformers import BertForSequenceClassification, BertTokenizerFast
 
     _check_out(cfg.out, cfg.base)
     t0 = time.monotonic()

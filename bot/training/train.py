@@ -180,7 +180,7 @@ def train(cfg: TrainConfig) -> dict:
     """Run the whole rebuild; returns a report dict (also written to ``<out>/training.json``)."""
     import numpy as np
     import torch
-    from transformers import BertForSequenceClassification, BertTokenizerFast  # type: ignore[attr-defined]  # lazy in v5
+    from transformers import BertForSequenceClassification, BertTokenizerFast
 
     t0 = time.monotonic()
     torch.set_num_threads(cfg.threads)
