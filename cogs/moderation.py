@@ -1,5 +1,5 @@
-"""Moderator commands: /mod warn|timeout|kick|ban|unban|pardon|note, /case show|list, /policy show|set|reset,
-/modstats, /raidmode on|off, /purge.
+"""Moderator commands: /mod warn|timeout|kick|ban|unban|pardon|note, /case show (``cogs.cases`` adds list, search
+and reason), /policy show|set|reset, /modstats, /raidmode on|off, /purge.
 
 Layer: cogs (discord.py extension). Thin: each command is acknowledged at once (Discord's 3 seconds), the member is
 translated into an ``Actor`` with their own server permissions, and the workflow authorizes and acts. The
@@ -142,17 +142,6 @@ class Moderation(commands.Cog):
             if c.failure:
                 embed.add_field(name="Failure", value=c.failure[:1024], inline=False)
             await answer(interaction, embed=embed)
-
-        await guarded(interaction, work)
-
-    @case.command(name="list", description="Latest cases of this server (optionally of one member)")
-    async def case_list(self, interaction: discord.Interaction, member: discord.User | None = None) -> None:
-        async def work() -> None:
-            cases = await self.bot.workflow.cases(await self._actor(interaction), str(interaction.guild_id),
-                                                  str(member.id) if member else None)
-            lines = [f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: {c.reason[:60]}"
-                     for c in cases]
-            await answer(interaction, "\n".join(lines) or "No cases.")
 
         await guarded(interaction, work)
 
