@@ -34,7 +34,6 @@ from bot.workflow.cases import (
     member_info,
     search_cases,
 )
-from bot.workflow.views import LogEntry
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -163,11 +162,8 @@ def reason_command(bot: ModBot) -> app_commands.Command:
     async def reason(interaction: discord.Interaction, number: int, reason: str) -> None:
         async def work() -> None:
             actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
-            gid = str(interaction.guild_id)
-            text = await change_reason(bot.store, PLATFORM, actor, gid, number, reason)
-            await answer(interaction, text)
-            await bot.desk.post_mod_log(gid, LogEntry(title=f"Case #{number}: reason changed", lines=(
-                text, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
+            await answer(interaction, await change_reason(bot.store, PLATFORM, actor, str(interaction.guild_id),
+                                                          number, reason, desk=bot.desk))
 
         await guarded(interaction, work)
 

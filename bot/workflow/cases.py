@@ -13,6 +13,7 @@ ends before it starts, an unknown case, another server's case, a reason too long
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from typing import Any
@@ -21,12 +22,21 @@ from bot.core.models import ActionKind, Case
 from bot.core.records import CaseRecord
 from bot.workflow import words
 from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.views import LogEntry
 
 #: Cases per page of ``/case list`` and ``/case search`` (ten lines stay well inside Discord's 2,000 and Slack's
 #: 3,000 characters).
 PER_PAGE = 10
 #: Longest case reason, in characters (the same cap as ``/mod note``).
 MAX_REASON = 1000
+#: Makes a member's text safe in the platform's markup (Slack: ``blocks.escape``; Discord shows it as is).
+Escape = Callable[[str], str]
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
 #: Highest page number accepted (a page past the last one is refused with the number of pages anyway).
 MAX_PAGE = 100_000
 
@@ -65,13 +75,13 @@ class CaseFilter:
         needles = (self.text or "").lower().split()
         return all(n in c.reason.lower() for n in needles)
 
-    def describe(self) -> str:
+    def describe(self, escape: Escape = _as_is) -> str:
         """The filters in words, for the answer's first line: ``member <@1>, action warn, from 2026-06-01``;
-        empty when there are none."""
+        empty when there are none (the label and words typed pass through ``escape``)."""
         parts = [f"member <@{self.member}>" if self.member else "",
                  ("by automod" if self.moderator == "automod" else f"by <@{self.moderator}>") if self.moderator else "",
-                 f"action {self.action}" if self.action else "", f"label {self.label}" if self.label else "",
-                 f"reason has “{self.text}”" if self.text else "",
+                 f"action {self.action}" if self.action else "", f"label {escape(self.label)}" if self.label else "",
+                 f"reason has “{escape(self.text)}”" if self.text else "",
                  f"from {self.since:%Y-%m-%d}" if self.since else "", f"until {self.until:%Y-%m-%d}" if self.until else ""]
         return ", ".join(p for p in parts if p)
 
@@ -143,10 +153,10 @@ class CasePage:
         """There is a page after this one."""
         return self.page < self.pages
 
-    def text(self) -> str:
+    def text(self, escape: Escape = _as_is) -> str:
         """The answer: ``12 matching cases (member <@1>), page 1 of 2:`` and the lines; when nothing matches,
         ``No case matches these filters (...).`` (or ``No cases in this server yet.`` without filters)."""
-        what = self.filters.describe()
+        what = self.filters.describe(escape)
         if not self.total:
             return f"No case matches these filters ({what})." if what else "No cases in this server yet."
         head = f"{words.plural(self.total, 'matching case' if what else 'case')}{f' ({what})' if what else ''}, " \
@@ -154,19 +164,22 @@ class CasePage:
         return head + "\n" + "\n".join(self.lines)
 
 
-def case_line(rec: CaseRecord) -> str:
-    """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list)."""
+def case_line(rec: CaseRecord, escape: Escape = _as_is) -> str:
+    """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list; the reason
+    passes through ``escape``)."""
     c = rec.case
     by = f"<@{c.moderator_id}>" if c.moderator_id else "automod"
     labels = f" [{', '.join(rec.labels)}]" if rec.labels else ""
     reason = words.rule_detail(c.reason)
     reason = reason if len(reason) <= 80 else reason[:79] + "…"
-    return f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: {reason or '-'}{labels}"
+    return (f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: "
+            f"{escape(reason) or '-'}{labels}")
 
 
 async def search_cases(store: Any, platform: str, actor: Actor, server_id: str, filters: CaseFilter | None = None,
-                       *, page: int = 1, per_page: int = PER_PAGE) -> CasePage:
-    """The server's cases matching ``filters``, newest first, one page of ``per_page``.
+                       *, page: int = 1, per_page: int = PER_PAGE, escape: Escape = _as_is) -> CasePage:
+    """The server's cases matching ``filters``, newest first, one page of ``per_page`` (reasons through
+    ``escape``).
 
     Raises:
         Refused: not a moderator, or a page past the last one (nothing matching is one empty page 1).
@@ -178,7 +191,7 @@ async def search_cases(store: Any, platform: str, actor: Actor, server_id: str, 
     if not 1 <= page <= pages:
         raise Refused(f"There {'is' if pages == 1 else 'are'} only {words.plural(pages, 'page')} of results.")
     chunk = found[(page - 1) * per_page:page * per_page]
-    return CasePage(tuple(case_line(r) for r in chunk), page, pages, len(found), filters)
+    return CasePage(tuple(case_line(r, escape) for r in chunk), page, pages, len(found), filters)
 
 
 def case_title(case: Case) -> str:
@@ -186,21 +199,25 @@ def case_title(case: Case) -> str:
     return f"Case #{case.number}: {case.action.label} ({case.status.value})"
 
 
-def case_details(case: Case) -> list[str]:
-    """One case in full, after its :func:`case_title`: member, moderator, when (UTC), end, failure, reason."""
+def case_details(case: Case, escape: Escape = _as_is) -> list[str]:
+    """One case in full, after its :func:`case_title`: member, moderator, when (UTC), end, failure, reason (the
+    last two through ``escape``)."""
     lines = [f"Member: <@{case.member_id}>",
              f"Moderator: {f'<@{case.moderator_id}>' if case.moderator_id else 'automod'}",
              f"Opened: {case.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"]
     if case.expires_at:
         lines.append(f"Ends: {case.expires_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
     if case.failure:
-        lines.append(f"Failure: {case.failure}")
-    lines.append(f"Reason: {words.rule_detail(case.reason) or '-'}")
+        lines.append(f"Failure: {escape(case.failure)}")
+    lines.append(f"Reason: {escape(words.rule_detail(case.reason)) or '-'}")
     return lines
 
 
-async def change_reason(store: Any, platform: str, actor: Actor, server_id: str, number: int, reason: str) -> str:
-    """Replace case ``number``'s reason, audited (a note case records old and new reason and who): the answer.
+async def change_reason(store: Any, platform: str, actor: Actor, server_id: str, number: int, reason: str, *,
+                        desk: Any = None, escape: Escape = _as_is) -> str:
+    """Replace case ``number``'s reason, audited (a note case records old and new reason and who), and post the
+    change to the mod log when a ``desk`` (:class:`bot.workflow.ports.ModDesk`) is given. Returns the answer
+    (the new reason through ``escape``).
 
     Raises:
         Refused: not a moderator, an empty or too long reason, no such case in this server.
@@ -214,11 +231,15 @@ async def change_reason(store: Any, platform: str, actor: Actor, server_id: str,
     if not 1 <= number <= 10**9 or await store.get_case(platform, server_id, number) is None:
         raise Refused(f"There is no case #{number} in this server. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
-    return f"Case #{case.number} now reads: {reason} (the change is recorded as case #{note.number})."
+    said = f"Case #{case.number} now reads: {{}} (the change is recorded as case #{note.number})."
+    if desk is not None:
+        await desk.post_mod_log(server_id, LogEntry(title=f"Case #{number}: reason changed", lines=(
+            said.format(reason), f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
+    return said.format(escape(reason))
 
 
 async def member_info(store: Any, platform: str, actor: Actor, server_id: str, member_id: str,
-                      now: datetime | None = None, recent: int = 10) -> list[str]:
+                      now: datetime | None = None, recent: int = 10, escape: Escape = _as_is) -> list[str]:
     """A member's record for moderators: cases by action, active strikes and points, notes, appeals, the
     ``recent`` newest cases.
 
@@ -244,5 +265,5 @@ async def member_info(store: Any, platform: str, actor: Actor, server_id: str, m
              + (f" ({', '.join(f'#{a.id} {a.status}' for a in appeals)})" if appeals else "")]
     if cases:
         lines.append("Newest cases:")
-        lines += [case_line(r) for r in reversed(cases[-recent:])]
+        lines += [case_line(r, escape) for r in reversed(cases[-recent:])]
     return lines

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from bot.adapters.slack.app import COMMANDS
+from bot.adapters.slack.cases import CASE_COMMANDS
 from bot.adapters.slack.status import STATUS_COMMANDS
 
 MANIFEST = Path(__file__).resolve().parents[2] / "config" / "slack-app-manifest.yml"
@@ -19,7 +20,7 @@ def load() -> dict:
 def test_manifest_commands_are_the_apps_commands():
     """Every slash command in the manifest has a listener, and every listener's command is in the manifest."""
     manifest = {c["command"] for c in load()["features"]["slash_commands"]}
-    assert manifest == set(COMMANDS) | set(STATUS_COMMANDS)
+    assert manifest == set(COMMANDS) | set(STATUS_COMMANDS) | set(CASE_COMMANDS)
 
 
 def test_manifest_events_shortcut_and_socket_mode():

@@ -7,8 +7,8 @@ or user list), asks the workflow, and renders the answer (ephemeral for anything
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
 ``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
-``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modcase``,
-``/modpolicy``, ``/modstats``, and the ``mod_report`` / ``mod_appeal`` modals.
+``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modpolicy``,
+``/modstats`` (``/modcase`` and ``/modmember``: :mod:`bot.adapters.slack.cases`), and the ``mod_report`` / ``mod_appeal`` modals.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from bot.adapters.slack import blocks
+from bot.adapters.slack.cases import register_cases
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
 from bot.adapters.slack.home import register_home
 from bot.adapters.slack.names import judge_user, register_names
@@ -295,18 +296,6 @@ class SlackHandlers:
                 return (await wf.forget_member(team, user)).text
             return "Usage: /mydata export | /mydata forget FORGET"
         actor = await self.actor(team, user)
-        if name == "/modcase":
-            if args[:1] == ["show"] and len(args) == 2 and args[1].lstrip("#").isdigit():
-                c = await wf.case(actor, team, int(args[1].lstrip("#")))
-                return (f"*Case #{c.number}: {c.action.label} ({c.status.value})* <@{c.member_id}> by "
-                        + (f"<@{c.moderator_id}>" if c.moderator_id else "automod")
-                        + f"\n{blocks.escape(c.reason)}" + (f"\nFailure: {blocks.escape(c.failure)}" if c.failure else ""))
-            if args[:1] == ["list"]:
-                who = _USER.search(" ".join(args[1:]))
-                cases = await wf.cases(actor, team, who.group(1) if who else None)
-                return "\n".join(f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: "
-                                 f"{blocks.escape(c.reason[:60])}" for c in cases) or "No cases."
-            return "Usage: /modcase show <number> | /modcase list [@member]"
         if name == "/modpolicy":
             return await self._policy(actor, team, args)
         if name == "/modstats":
@@ -378,7 +367,7 @@ def _metadata(fields: dict[str, Any], *, excerpt: str = "") -> str:
         excerpt = excerpt[: max(0, len(excerpt) - (len(text) - METADATA_MAX) - 1)]
 
 
-COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modcase", "/modpolicy", "/modstats")
+COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modpolicy", "/modstats")
 
 
 def register(app: AsyncApp, handlers: SlackHandlers) -> None:
@@ -393,6 +382,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     for name in COMMANDS:
         app.command(name)(handlers.on_command)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
+    register_cases(app, handlers)  # /modcase, /modmember (bot.adapters.slack.cases)
     register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
     register_names(app, handlers)  # user_change: members' names (bot.adapters.slack.names)
 
