@@ -10,7 +10,6 @@ Every case lookup is scoped to the calling server.
 from __future__ import annotations
 
 import io
-import json
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -22,9 +21,8 @@ from discord.ext import commands
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, ActionKind
-from bot.core.policy import PolicyError
 from bot.workflow.authz import Refused, authorize
-from bot.workflow.views import LogEntry
+from bot.workflow.policy_admin import change_policy, parse_value, show_policy
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -33,6 +31,8 @@ log = logging.getLogger(__name__)
 
 MOD_PERMS = discord.Permissions(manage_messages=True)
 MAX_CASE = 10_000_000
+#: Longest JSON of one policy key shown inline (a code block inside Discord's 2,000 characters); else a file.
+INLINE_POLICY_MAX = 1900
 #: Longest temporary ban offered, in days.
 MAX_BAN_DAYS = 365
 #: Most messages one /purge looks at.
@@ -149,21 +149,14 @@ class Moderation(commands.Cog):
     @policy.command(name="show", description="Show the effective policy (or one key)")
     async def policy_show(self, interaction: discord.Interaction, key: str | None = None) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
-            doc: Any = (await self.bot.policy(interaction.guild_id or 0)).model_dump(mode="json")
-            for part in (key.split(".") if key else []):
-                if not isinstance(doc, dict) or part not in doc:
-                    raise Refused(f"Unknown policy key `{key}`.")
-                doc = doc[part]
-            text = json.dumps(doc, indent=1)
-            if key and len(text) <= 1900:
-                await answer(interaction, f"```json\n{text}\n```")
+            shown = show_policy(await self._actor(interaction), await self.bot.policy(interaction.guild_id or 0),
+                                str(interaction.guild_id), key, inline_max=INLINE_POLICY_MAX)
+            if shown.inline is not None:
+                await answer(interaction, shown.inline)
                 return
             # the whole policy (about 5,000 characters) or a large section: a file, never cut mid-JSON
-            name = f"policy-{interaction.guild_id}{'-' + key if key else ''}.json"
-            data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-            await answer(interaction, f"The effective policy{f' `{key}`' if key else ''} of this server "
-                         f"({len(data):,} bytes):", file=discord.File(io.BytesIO(data), filename=name))
+            await answer(interaction, shown.caption, file=discord.File(io.BytesIO(shown.data),
+                                                                       filename=shown.filename))
 
         await guarded(interaction, work)
 
@@ -171,7 +164,7 @@ class Moderation(commands.Cog):
     @app_commands.describe(key="Dotted key, e.g. thresholds.insult.review or channels.<id>.exempt",
                            value="JSON value (0.9, true, [\"123\"]) or plain text")
     async def policy_set(self, interaction: discord.Interaction, key: str, value: str) -> None:
-        await self._policy_change(interaction, key, _parse_value(value))
+        await self._policy_change(interaction, key, parse_value(value))
 
     @policy.command(name="reset", description="Remove an override (back to the file's value; audited)")
     async def policy_reset(self, interaction: discord.Interaction, key: str) -> None:
@@ -190,18 +183,9 @@ class Moderation(commands.Cog):
 
     async def _policy_change(self, interaction: discord.Interaction, key: str, value: Any) -> None:
         async def work() -> None:
-            actor = await self._actor(interaction)
-            await self.bot.workflow.authorize_policy_change(actor)
-            gid = str(interaction.guild_id)
-            try:
-                await self.bot.policies.set_override(PLATFORM, gid, key, value, actor.id)
-            except PolicyError as exc:
-                raise Refused(f"Refused `{exc.key}`: {exc.reason}. Nothing was changed.") from None
-            self.bot.desk.forget_problems()
-            what = f"`{key}` = `{json.dumps(value)}`" if value is not None else f"`{key}` reset"
-            await answer(interaction, f"Policy updated: {what}.")
-            await self.bot.desk.post_mod_log(gid, LogEntry(title="Policy change", lines=(
-                what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
+            await answer(interaction, await change_policy(self.bot.policies, self.bot.desk, PLATFORM,
+                                                          await self._actor(interaction), str(interaction.guild_id),
+                                                          key, value))
 
         await guarded(interaction, work)
 
@@ -275,14 +259,6 @@ def _stat_line(kind: str, name: str, st: Any) -> str:
     """One ``/modstats`` line: flags, decisions, dismissals (false-positive rate), cases, overturns (rate)."""
     return (f"{kind} `{name}`: flags {st.flags}, decided {st.decisions}, dismissed {st.dismissals}"
             f"{_pct(st.false_positive_rate)}, cases {st.cases}, overturned {st.overturned}{_pct(st.overturn_rate)}")
-
-
-def _parse_value(raw: str) -> Any:
-    """JSON if it parses (numbers, booleans, lists), else the plain string."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
 
 
 async def setup(bot: ModBot) -> None:

@@ -7,8 +7,9 @@ or user list), asks the workflow, and renders the answer (ephemeral for anything
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
 ``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
-``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modpolicy``,
-``/modstats`` (``/modcase`` and ``/modmember``: :mod:`bot.adapters.slack.cases`), and the ``mod_report`` / ``mod_appeal`` modals.
+``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modstats``
+(``/modcase`` and ``/modmember``: :mod:`bot.adapters.slack.cases`; ``/modpolicy`` and ``/modsetup``:
+:mod:`bot.adapters.slack.policy`), and the ``mod_report`` / ``mod_appeal`` modals.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from bot.adapters.slack.cases import register_cases
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
 from bot.adapters.slack.home import register_home
 from bot.adapters.slack.names import judge_user, register_names
+from bot.adapters.slack.policy import register_policy
 from bot.adapters.slack.status import register_status
-from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
-from bot.core.models import ActionKind
-from bot.core.policy import PolicyError
+from bot.adapters.slack.translate import member_ref, message_fields, split, to_core
 from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
 
@@ -296,8 +296,6 @@ class SlackHandlers:
                 return (await wf.forget_member(team, user)).text
             return "Usage: /mydata export | /mydata forget FORGET"
         actor = await self.actor(team, user)
-        if name == "/modpolicy":
-            return await self._policy(actor, team, args)
         if name == "/modstats":
             lines = []
             for days in (7, 30):
@@ -308,42 +306,6 @@ class SlackHandlers:
                 lines.append(f"*Last {days} days:* " + ("\n" + "\n".join(rows) if rows else "nothing flagged"))
             return "\n".join(lines)
         return f"Unknown command {name}."
-
-    async def _policy(self, actor: Actor, team: str, args: list[str]) -> str:
-        """``/modpolicy show [key] | set <key> <value> | reset <key>``: changes need a workspace admin; audited."""
-        if args[:1] == ["show"]:
-            from bot.workflow.authz import authorize
-
-            authorize(actor, ActionKind.LOG)
-            doc: Any = (await self.bot.policies.get(PLATFORM, team)).model_dump(mode="json")
-            for part in (args[1].split(".") if len(args) > 1 else []):
-                if not isinstance(doc, dict) or part not in doc:
-                    return f"Unknown policy key `{args[1]}`."
-                doc = doc[part]
-            return "```" + json.dumps(doc, indent=1)[:2900] + "```"
-        if args[:1] in (["set"], ["reset"]) and len(args) >= 2:
-            await self.bot.workflow.authorize_policy_change(actor)
-            value: Any = None
-            if args[0] == "set":
-                if len(args) < 3:
-                    return "Usage: /modpolicy set <key> <value>"
-                raw = " ".join(args[2:])
-                try:
-                    value = json.loads(raw)
-                except ValueError:
-                    value = raw
-            try:
-                await self.bot.policies.set_override(PLATFORM, team, args[1], value, actor.id)
-            except PolicyError as exc:
-                return f"Refused `{exc.key}`: {exc.reason}. Nothing was changed."
-            self.bot.desk.forget_problems()
-            what = f"`{args[1]}` = `{json.dumps(value)}`" if value is not None else f"`{args[1]}` reset"
-            from bot.workflow.views import LogEntry
-
-            await self.bot.desk.post_mod_log(team, LogEntry(title="Policy change", lines=(
-                what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
-            return f"Policy updated: {what}."
-        return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
 #: A ``/mydata export`` record up to this many characters (compact JSON) is answered inline: an ephemeral answer
@@ -367,7 +329,7 @@ def _metadata(fields: dict[str, Any], *, excerpt: str = "") -> str:
         excerpt = excerpt[: max(0, len(excerpt) - (len(text) - METADATA_MAX) - 1)]
 
 
-COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modpolicy", "/modstats")
+COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modstats")
 
 
 def register(app: AsyncApp, handlers: SlackHandlers) -> None:
@@ -383,6 +345,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
         app.command(name)(handlers.on_command)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
     register_cases(app, handlers)  # /modcase, /modmember (bot.adapters.slack.cases)
+    register_policy(app, handlers)  # /modpolicy, /modsetup and its modal (bot.adapters.slack.policy)
     register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
     register_names(app, handlers)  # user_change: members' names (bot.adapters.slack.names)
 
