@@ -924,6 +924,9 @@ class FakeSlack:
                 self.deleted.append({"channel": hook.channel, "ts": original["ts"], "by": "response_url",
                                      "message": original})
         elif _truthy(body.get("replace_original")):
+            if original is None:  # an ephemeral message: only its response_url can replace it
+                original = next((e for e in self.ephemerals if hook.message_ts and e["message_ts"] == hook.message_ts
+                                 and e["channel"] == hook.channel and e["user"] == hook.user), None)
             if original is not None:
                 original["text"] = body.get("text", "")
                 if "blocks" in body:
@@ -1114,6 +1117,21 @@ class FakeSlack:
                               "is_ephemeral": False},
                 "channel": {"id": channel, "name": chan.name}, "message": dict(message),
                 "response_url": self.new_response_url(channel=channel, user=user, message_ts=message_ts),
+                "state": {"values": {}},
+                "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
+                             "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}
+
+    def ephemeral_actions_payload(self, *, user: str, ephemeral: dict[str, Any], action_id: str, value: str = "",
+                                  block_id: str = "actions") -> dict[str, Any]:
+        """A ``block_actions`` payload: a button click on an ephemeral message (one of :attr:`ephemerals`, seen
+        only by its user). Slack sends no ``message`` for it; its ``response_url`` can replace it in place."""
+        channel = ephemeral["channel"]
+        return {**self._interaction_base("block_actions", user),
+                "container": {"type": "message", "message_ts": ephemeral["message_ts"], "channel_id": channel,
+                              "is_ephemeral": True},
+                "channel": {"id": channel, "name": self.channels[channel].name},
+                "response_url": self.new_response_url(channel=channel, user=ephemeral["user"],
+                                                      message_ts=ephemeral["message_ts"]),
                 "state": {"values": {}},
                 "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
                              "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}

@@ -162,3 +162,46 @@ async def test_case_commands_are_refused_for_members(env, name, text):
     answer = await command(env, name, text, user=env.fake.member.id)
     assert answer.startswith("You need Manage Messages") and "rude" not in answer
     assert env.rows("SELECT reason FROM cases") == [("rude",)]
+
+
+def page_buttons(eph: dict) -> dict[str, dict]:
+    """``{label: button}`` of an ephemeral answer's page buttons."""
+    return {e["text"]["text"]: e for b in eph.get("blocks") or [] if b["type"] == "actions" for e in b["elements"]}
+
+
+async def click(env: SlackEnv, user: str, eph: dict, label: str) -> dict:
+    """Click a page button of an ephemeral answer; the response_url post the app made."""
+    button = page_buttons(eph)[label]
+    count = len(env.fake.hook_posts) + 1
+    payload = env.fake.ephemeral_actions_payload(user=user, ephemeral=eph, action_id=button["action_id"],
+                                                 value=button["value"], block_id="pages")
+    assert (await env.fake.deliver_interaction(env.url, payload)).status == 200
+    return (await env.fake.wait_for_hook(count=count))[-1].body
+
+
+async def test_modcase_list_pages_turn_in_place_only_for_the_moderator_who_asked(env):
+    """23 cases: the ephemeral answer has Next only; Next replaces it in place with page 2 (Previous and Next);
+    another member's click is refused and changes nothing; a single page has no buttons."""
+    await env.start()
+    for i in range(23):
+        await note(env, env.fake.member.id, f"note {i}")
+    text = await command(env, "/modcase", f"list {mention(env.fake.member.id)}")
+    assert text.startswith("23 matching cases")
+    (eph,) = [e for e in env.fake.ephemerals if (e.get("text") or "").startswith("23 matching cases")]
+    assert eph["user"] == env.mods.id and list(page_buttons(eph)) == ["Next"]
+    body = await click(env, env.mods.id, eph, "Next")
+    assert body["replace_original"] is True
+    assert eph["text"].startswith(f"23 matching cases (member <@{env.fake.member.id}>), page 2 of 3:")
+    assert "note 12" in eph["text"] and "note 13" not in eph["text"]
+    assert list(page_buttons(eph)) == ["Previous", "Next"]
+    refused = await click(env, env.fake.admin.id, eph, "Previous")
+    assert refused["text"] == "Only the moderator who asked can turn these pages: use `/modcase list` yourself."
+    assert refused["replace_original"] is False and "page 2 of 3" in eph["text"]
+    await click(env, env.mods.id, eph, "Next")
+    assert "page 3 of 3" in eph["text"] and list(page_buttons(eph)) == ["Previous"]
+    await click(env, env.mods.id, eph, "Previous")
+    assert "page 2 of 3" in eph["text"]
+    await note(env, env.fake.owner.id, "alone")
+    single = await command(env, "/modcase", f"list {mention(env.fake.owner.id)}")
+    assert single.startswith("1 matching case")
+    assert page_buttons([e for e in env.fake.ephemerals if (e.get("text") or "").startswith("1 matching")][0]) == {}

@@ -10,12 +10,15 @@ this module only reads the words of the command and escapes members' text for mr
 Filters are ``key:value`` words in any order (``member:@ann by:@mod action:warn label:insult since:2026-06-01
 until:2026-06-30 page:2``; ``by:automod`` for cases nobody opened by hand); a bare ``@member`` is the member; on
 ``search`` the other words must be in the reason. Slack sends mentions escaped (``<@U123|ann>``; the manifest sets
-``should_escape: true``). A page says which command shows the next one (Slack has no buttons on a command's
-ephemeral answer here; the ``page:`` word reaches any page).
+``should_escape: true``). A list of more than one page carries Previous / Next buttons (action ids
+``cases:page:*``; the button's value holds the command, its filters and the page) that replace the ephemeral answer
+in place through the click's ``response_url``; only the moderator who asked turns them, and each click authorizes
+again and reads the mod log afresh. The ``page:`` word reaches any page at any time.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -105,9 +108,34 @@ def page_number(words: Words) -> int:
     return int(raw)
 
 
+#: One answer: its text (mrkdwn) and, for a page with neighbours, blocks with Previous / Next buttons.
+Answer = tuple[str, list[dict[str, Any]] | None]
+#: Action ids of the page buttons.
+PAGE_ACTION = "cases:page"
+#: Slack's limit of a button's value, in characters (a longer command gets no buttons; ``page:`` still works).
+VALUE_MAX = 2000
+
+
 def next_hint(result: CasePage) -> str:
     """``Next page: the same command with page:3.`` under a page that is not the last one, else nothing."""
     return f"\nNext page: the same command with `page:{result.page + 1}`." if result.has_next else ""
+
+
+def page_blocks(text: str, result: CasePage, user: str, sub: str, args: list[str]) -> list[dict[str, Any]] | None:
+    """The page as a section with Previous / Next buttons (only those that lead somewhere), or ``None`` for a
+    single page (or a command too long to fit a button's value)."""
+    if result.pages < 2:
+        return None
+    kept = [a for a in args if not a.lower().startswith("page:")]
+    buttons = []
+    for label, page, shown in (("Previous", result.page - 1, result.has_previous),
+                               ("Next", result.page + 1, result.has_next)):
+        value = json.dumps({"u": user, "s": sub, "a": kept, "p": page}, ensure_ascii=False)
+        if len(value) > VALUE_MAX:
+            return None
+        if shown:
+            buttons.append(blocks.button(label, f"{PAGE_ACTION}:{label.lower()}", value=value))
+    return [blocks.section(text), {"type": "actions", "block_id": "pages", "elements": buttons}]
 
 
 def _number(raw: str) -> int:
@@ -117,8 +145,8 @@ def _number(raw: str) -> int:
     return int(text)
 
 
-async def case_command(handlers: Any, team: str, user: str, args: list[str]) -> str:
-    """``/modcase list|search|show|reason``: the answer's text (mrkdwn).
+async def case_command(handlers: Any, team: str, user: str, args: list[str]) -> Answer:
+    """``/modcase list|search|show|reason``: the answer (text, and blocks with page buttons for a long list).
 
     Raises:
         Refused: not a moderator, or bad input (the sentence to show; nothing changed).
@@ -137,28 +165,29 @@ async def case_command(handlers: Any, team: str, user: str, args: list[str]) -> 
                               since=f.get("since"), until=f.get("until"))
         result = await search_cases(bot.store, PLATFORM, actor, team, filters, page=page_number(words),
                                     escape=blocks.escape)
-        return result.text(blocks.escape) + next_hint(result)
+        text = result.text(blocks.escape)
+        return text + next_hint(result), page_blocks(text, result, user, sub, rest)
     if sub == "show" and len(rest) == 1:
         case = await bot.workflow.case(actor, team, _number(rest[0]))
-        return f"*{case_title(case)}*\n" + "\n".join(case_details(case, blocks.escape))
+        return f"*{case_title(case)}*\n" + "\n".join(case_details(case, blocks.escape)), None
     if sub == "reason" and len(rest) >= 2:
         return await change_reason(bot.store, PLATFORM, actor, team, _number(rest[0]), " ".join(rest[1:]),
-                                   desk=bot.desk, escape=blocks.escape)
-    return CASE_USAGE
+                                   desk=bot.desk, escape=blocks.escape), None
+    return CASE_USAGE, None
 
 
-async def member_command(handlers: Any, team: str, user: str, args: list[str]) -> str:
+async def member_command(handlers: Any, team: str, user: str, args: list[str]) -> Answer:
     """``/modmember info @member``: the member's record (the same lines as Discord's ``/member info``).
 
     Raises:
         Refused: not a moderator.
     """
     if len(args) != 2 or args[0].lower() != "info" or user_id(args[1]) is None:
-        return MEMBER_USAGE
+        return MEMBER_USAGE, None
     actor = await handlers.actor(team, user)
     lines = await member_info(handlers.bot.store, PLATFORM, actor, team, user_id(args[1]) or "",
                               escape=blocks.escape)
-    return "\n".join(lines)
+    return "\n".join(lines), None
 
 
 def register_cases(app: AsyncApp, handlers: Any) -> None:
@@ -171,13 +200,40 @@ def register_cases(app: AsyncApp, handlers: Any) -> None:
         args = (command.get("text") or "").split()
         run = case_command if command.get("command") == "/modcase" else member_command
         try:
-            text = await run(handlers, team, user, args)
+            text, content = await run(handlers, team, user, args)
         except Refused as exc:
-            text = str(exc)
-        await respond(text=blocks.cut(text, TEXT_MAX), response_type="ephemeral")
+            text, content = str(exc), None
+        await respond(text=blocks.cut(text, TEXT_MAX), response_type="ephemeral",
+                      **({"blocks": content} if content else {}))
+
+    async def on_page(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
+        """Previous / Next under a page: only the moderator who asked; the answer is replaced in place."""
+        await ack()
+        team = (body.get("team") or {}).get("id") or handlers.bot.team_id
+        user = (body.get("user") or {}).get("id", "")
+        try:
+            value = json.loads(action.get("value") or "{}")
+            sub, args, page = str(value["s"]), [str(a) for a in value["a"]], int(value["p"])
+            asker = str(value["u"])
+        except (ValueError, KeyError, TypeError):
+            await respond(text="That button is broken; run the command again.", response_type="ephemeral",
+                          replace_original=False)
+            return
+        if user != asker or sub not in ("list", "search"):
+            await respond(text="Only the moderator who asked can turn these pages: use `/modcase list` yourself.",
+                          response_type="ephemeral", replace_original=False)
+            return
+        try:
+            text, content = await case_command(handlers, team, user, [sub, *args, f"page:{page}"])
+        except Refused as exc:
+            await respond(text=str(exc), response_type="ephemeral", replace_original=False)
+            return
+        await respond(text=blocks.cut(text, TEXT_MAX), replace_original=True,
+                      blocks=content or [blocks.section(text)])
 
     for name in CASE_COMMANDS:
         app.command(name)(on_command)
+    app.action(re.compile(rf"^{PAGE_ACTION}:"))(on_page)
 
 
 #: Longest answer text, in characters (Slack's advice for a message's text; ten case lines stay far below it).
