@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.cases import register_cases
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
+from bot.adapters.slack.files import send_json_to_dm
 from bot.adapters.slack.home import register_home
 from bot.adapters.slack.names import judge_user, register_names
 from bot.adapters.slack.policy import register_policy
@@ -86,31 +87,18 @@ class SlackHandlers:
         compact = json.dumps(record, default=str, ensure_ascii=False)
         if len(compact) <= EXPORT_INLINE_CHARS:
             return "Everything this bot stores about you here:\n```" + compact + "```"
-        client = self.bot.app.client
-        blob = json.dumps(record, indent=2, default=str, ensure_ascii=False)
         name = f"mydata-{team}.json"
-        try:
-            dm = (await client.conversations_open(users=user))["channel"]["id"]
-        except SlackApiError as exc:
-            log.warning("could not open a DM for %s's export: %s", user, describe(exc))
+        sent = await send_json_to_dm(self.bot.app.client, user, filename=name,
+                                     content=json.dumps(record, indent=2, default=str, ensure_ascii=False),
+                                     pages=compact, label="Your record", page_chars=EXPORT_PAGE_CHARS,
+                                     comment="Everything this bot stores about you here (JSON).")
+        if sent.how == "no_dm":
             return "Your record could not be sent: the bot cannot open a direct message with you."
-        try:
-            await client.files_upload_v2(channel=dm, content=blob, filename=name, title=name,
-                                         initial_comment="Everything this bot stores about you here (JSON).")
-            return f"Everything this bot stores about you here was sent to your direct messages as `{name}`."
-        except (SlackApiError, SlackRequestError) as exc:
-            why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
-            log.warning("export upload for %s refused (%s): sending it in pages", user, why)
-        pages = [compact[i:i + EXPORT_PAGE_CHARS] for i in range(0, len(compact), EXPORT_PAGE_CHARS)]
-        try:
-            for n, page in enumerate(pages, 1):
-                await client.chat_postMessage(channel=dm, text=f"Your record, part {n} of {len(pages)} (join the "
-                                              f"parts in order for the JSON):\n```{page}```")
-        except SlackApiError as exc:
-            log.warning("export pages for %s failed: %s", user, describe(exc))
-            return (f"Your record could not be sent whole ({n - 1} of {len(pages)} parts reached your direct "
+        if sent.how == "partial":
+            return (f"Your record could not be sent whole ({sent.sent} of {sent.parts} parts reached your direct "
                     "messages); please try again later.")
-        return f"Everything this bot stores about you here was sent to your direct messages in {len(pages)} parts."
+        return ("Everything this bot stores about you here was sent to your direct messages "
+                + (f"as `{name}`." if sent.how == "file" else f"in {sent.parts} parts."))
 
     # ------------------------------------------------------------------ events
     async def on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:

@@ -8,7 +8,8 @@ Slack's input, checks what only Slack can tell, and renders the answer:
 * ``/modpolicy show [key]``: one small key inline; the whole effective policy (about 5,000 characters, past a
   section's 3,000) is never cut: it is uploaded as ``policy-<team>.json`` to the moderator's direct messages with
   the bot (``files.getUploadURLExternal`` + ``files.completeUploadExternal``, as ``files_upload_v2`` does; scope
-  ``files:write``), or, when the upload is refused, sent there in numbered pages that join into the JSON.
+  ``files:write``), or, when the upload is refused, sent there in numbered pages that join into the JSON
+  (:mod:`bot.adapters.slack.files`, shared with ``/mydata export``).
 * ``/modsetup`` (workspace admins): a modal with ``conversations_select`` menus for the review and mod-log channels,
   a menu of the workspace's user groups (``usergroups.list``) and a ``multi_users_select`` for moderators. On
   submit each picked channel is checked with ``conversations.info`` as the bot: a private channel it was not
@@ -25,10 +26,11 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import describe
+from bot.adapters.slack.files import send_json_to_dm
 from bot.adapters.slack.translate import PLATFORM
 from bot.workflow.authz import Refused
 from bot.workflow.policy_admin import (
@@ -49,40 +51,23 @@ POLICY_COMMANDS = ("/modpolicy", "/modsetup")
 SETUP_VIEW = "mod_setup"
 #: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
 INLINE_POLICY_MAX = 2_900
-#: Characters of JSON per DM page when the upload is refused (under Slack's advice of 4,000 per message).
-PAGE_CHARS = 3_500
 #: Slack allows at most 100 options in a static select.
 MAX_OPTIONS = 100
 POLICY_USAGE = "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
 async def send_policy_file(client: Any, user: str, filename: str, data: bytes, caption: str) -> str:
-    """Send the policy JSON to ``user``'s DM with the bot as a file (pages when the upload is refused); returns
-    the answer to show in the channel."""
-    try:
-        dm = (await client.conversations_open(users=user))["channel"]["id"]
-    except SlackApiError as exc:
-        log.warning("could not open a DM for %s's policy file: %s", user, describe(exc))
-        return "The policy could not be sent: the bot cannot open a direct message with you."
+    """Send the policy JSON whole to ``user``'s DM with the bot (a file; pages when the upload is refused);
+    returns the answer to show in the channel."""
     text = data.decode("utf-8")
-    try:
-        await client.files_upload_v2(channel=dm, content=text, filename=filename, title=filename,
-                                     initial_comment=caption)
-        return f"{caption[:-1]} was sent to your direct messages as `{filename}`."
-    except (SlackApiError, SlackRequestError) as exc:
-        why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
-        log.warning("policy upload for %s refused (%s): sending it in pages", user, why)
-    pages = [text[i:i + PAGE_CHARS] for i in range(0, len(text), PAGE_CHARS)]
-    sent = 0
-    try:
-        for n, page in enumerate(pages, 1):
-            await client.chat_postMessage(channel=dm, text=f"`{filename}`, part {n} of {len(pages)} (join the parts "
-                                          f"in order for the JSON):\n```{page}```")
-            sent = n
-    except SlackApiError as exc:
-        log.warning("policy pages for %s failed: %s", user, describe(exc))
-        return f"The policy could not be sent whole ({sent} of {len(pages)} parts reached your direct messages)."
-    return f"{caption[:-1]} was sent to your direct messages in {len(pages)} parts."
+    sent = await send_json_to_dm(client, user, filename=filename, content=text, pages=text, label=f"`{filename}`",
+                                 comment=caption)
+    if sent.how == "no_dm":
+        return "The policy could not be sent: the bot cannot open a direct message with you."
+    if sent.how == "partial":
+        return f"The policy could not be sent whole ({sent.sent} of {sent.parts} parts reached your direct messages)."
+    return f"{caption[:-1]} was sent to your direct messages " + (
+        f"as `{filename}`." if sent.how == "file" else f"in {sent.parts} parts.")
 
 
 async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -> str:
