@@ -22,6 +22,7 @@ from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, ActionKind
 from bot.workflow.authz import Refused, authorize
+from bot.workflow.cases import case_title
 from bot.workflow.policy_admin import change_policy, parse_value, show_policy
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class Moderation(commands.Cog):
     async def case_show(self, interaction: discord.Interaction, number: int) -> None:
         async def work() -> None:
             c = await self.bot.workflow.case(await self._actor(interaction), str(interaction.guild_id), number)
-            embed = discord.Embed(title=f"Case #{c.number}: {c.action.label} ({c.status.value})",
+            embed = discord.Embed(title=case_title(c),
                                   description=c.reason[:4000])
             embed.add_field(name="Member", value=f"<@{c.member_id}>")
             embed.add_field(name="Moderator", value=f"<@{c.moderator_id}>" if c.moderator_id else "automod")
