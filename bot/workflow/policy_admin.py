@@ -85,13 +85,14 @@ class PolicyShow:
 
 
 def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = None, *,
-                inline_max: int, place: str = "server") -> PolicyShow:
+                inline_max: int, place: str = "server", fence: str = "```json") -> PolicyShow:
     """The effective policy (or one key) for a moderator: one key whose JSON has at most ``inline_max`` characters
     is shown inline; the whole policy (about 5,000 characters) or a large section goes as a file.
 
     Args:
         inline_max: The platform's room for a code block (Discord 1,900, Slack 2,900 characters).
         place: What the platform calls a server, for the caption (``"workspace"`` on Slack).
+        fence: How the inline code block opens (Slack shows a language word as text: ``"```"`` there).
 
     Raises:
         Refused: not a moderator, or an unknown key.
@@ -102,7 +103,7 @@ def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = 
     name = f"policy-{server_id}{'-' + key if key else ''}.json"
     data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     caption = f"The effective policy{f' `{key}`' if key else ''} of this {place} ({len(data):,} bytes):"
-    inline = f"```json\n{text}\n```" if key and len(text) <= inline_max else None
+    inline = f"{fence}\n{text}\n```" if key and len(text) <= inline_max else None
     return PolicyShow(inline, name, data, caption)
 
 

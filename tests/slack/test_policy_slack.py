@@ -63,7 +63,7 @@ async def test_modpolicy_show_sends_the_whole_policy_as_a_file_in_the_dm(env):
     assert doc["server"]["review_channel"] == env.review.id
     assert set(doc) == set(load_policy().model_dump(mode="json"))
     small = await command(env, "/modpolicy", "show server.retention_days", mod)
-    assert small == "```json\n30\n```"
+    assert small == "```\n30\n```"
     assert await command(env, "/modpolicy", "show nope.nothing", mod) == "Unknown policy key `nope.nothing`."
     assert "You need Manage Messages" in await command(env, "/modpolicy", "show", env.fake.member.id)
 

@@ -81,7 +81,7 @@ async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -
     sub = args[0].lower() if args else ""
     if sub == "show" and len(args) <= 2:
         shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, args[1] if len(args) > 1 else None,
-                            inline_max=INLINE_POLICY_MAX, place="workspace")
+                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```")
         if shown.inline is not None:
             return shown.inline
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
