@@ -183,8 +183,8 @@ async def test_modsetup_refuses_channels_the_bot_cannot_post_in(env):
 
 
 async def test_modsetup_is_for_admins_and_an_empty_submission_changes_nothing(env):
-    """/modsetup by a moderator (not an admin) is refused without a modal; an admin's empty submission says
-    what to pick; an expired trigger says to try again."""
+    """/modsetup by a moderator (not an admin) is refused without a modal, and so is a moderator's submission of
+    the form; an admin's empty submission says what to pick; an expired trigger says to try again."""
     await env.start()
     assert await command(env, "/modsetup", "", env.mods.id) == "You need Manage Server for this. Nothing was changed."
     assert env.fake.calls_of("views.open") == []
@@ -192,6 +192,11 @@ async def test_modsetup_is_for_admins_and_an_empty_submission_changes_nothing(en
     view = await open_setup(env, admin)
     await submit(env, admin, view, picks())
     await env.fake.wait_until(lambda: any("Pick a review channel" in (e.get("text") or "")
+                                          for e in env.fake.ephemerals))
+    assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
+    forged = await submit(env, env.mods.id, view, picks(env.review.id))  # a moderator submitting the admin's form
+    assert forged.body == ""
+    await env.fake.wait_until(lambda: any(e["user"] == env.mods.id and "You need Manage Server" in (e.get("text") or "")
                                           for e in env.fake.ephemerals))
     assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
     env.fake.fail("views.open", "expired_trigger_id")

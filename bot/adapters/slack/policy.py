@@ -188,8 +188,9 @@ def register_policy(app: AsyncApp, handlers: Any) -> None:
             await respond(text=text, response_type="ephemeral")
 
     async def on_setup_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        """Check the picks as the bot (a few quick Web API reads, inside Slack's 3 seconds), keep the modal open
-        with the reasons when any is wrong, else close it, write the setup and tell the admin."""
+        """Check the submitter's rights again and the picks as the bot (a few quick Web API reads, inside Slack's 3
+        seconds), keep the modal open with the reasons when a pick is wrong, else close it, write the setup and
+        tell the admin."""
         bot = handlers.bot
         meta = json.loads(view.get("private_metadata") or "{}")
         team = meta.get("team") or bot.team_id
@@ -199,6 +200,13 @@ def register_policy(app: AsyncApp, handlers: Any) -> None:
         modlog = _picked(values, "modlog", "channel", "selected_conversation")
         group = (_picked(values, "group", "group", "selected_option") or {}).get("value")
         users = list(_picked(values, "users", "users", "selected_users") or [])
+        actor = await handlers.actor(team, user)
+        try:
+            authorize_change(actor)  # again on submit (rights change; a submission can be forged)
+        except Refused as exc:
+            await ack()
+            await handlers.tell(user, str(exc), meta.get("channel") or None)
+            return
         errors = {block: why for block, channel in (("review", review), ("modlog", modlog)) if channel
                   and (why := await channel_problem(bot.app.client, channel))}
         if errors:
@@ -217,8 +225,7 @@ def register_policy(app: AsyncApp, handlers: Any) -> None:
             changes.append(SetupChange("server.moderator_roles", with_moderators(policy, mods),
                                        f"moderators: {shown}"))
         try:
-            text = await apply_setup(bot.policies, bot.desk, PLATFORM, await handlers.actor(team, user), team,
-                                     changes)
+            text = await apply_setup(bot.policies, bot.desk, PLATFORM, actor, team, changes)
         except Refused as exc:
             text = str(exc)
         await handlers.tell(user, text, meta.get("channel") or None)
