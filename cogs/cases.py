@@ -1,9 +1,15 @@
-"""Cases in chat: ``/case search`` (filters and pages), ``/case reason`` (audited) and ``/member info``.
+"""Cases in chat: ``/case list`` and ``/case search`` (filters, pages with Previous/Next buttons), ``/case reason``
+(audited) and ``/member info``.
 
-Layer: cogs (discord.py extension, loaded after ``cogs.moderation``, whose ``/case`` group it adds two subcommands
-to). Thin: acknowledged at once, the member translated into an ``Actor`` with their own permissions in this server,
-then :mod:`bot.workflow.cases` authorizes, reads only this server's cases and writes the answer; a reason change is
-also posted to the mod log.
+Layer: cogs (discord.py extension, loaded after ``cogs.moderation``, whose ``/case`` group it adds three
+subcommands to). Thin: acknowledged at once, the member translated into an ``Actor`` with their own permissions in
+this server, then :mod:`bot.workflow.cases` authorizes, filters, pages and words the answer (the same functions
+answer Slack's ``/modcase``); a reason change is also posted to the mod log.
+
+The Previous/Next buttons of a page (:class:`CasePager`) answer only the moderator who asked (anyone else is told
+so, ephemerally, and the page does not move); each click authorizes again and reads the mod log afresh. They live
+:data:`PAGER_TIMEOUT_S` seconds (inside the 15 minutes an interaction token can edit its answer), then are taken off
+the message; after a restart they no longer answer: the ``page`` option reaches any page at any time.
 """
 
 from __future__ import annotations
@@ -15,42 +21,137 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.discord.cards import CONTENT_MAX, cut
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
-from bot.workflow.cases import MAX_REASON, change_reason, member_info, search_cases
-from bot.workflow.views import LogEntry
+from bot.workflow.cases import (
+    MAX_PAGE,
+    MAX_REASON,
+    CaseFilter,
+    CasePage,
+    case_filter,
+    change_reason,
+    member_info,
+    search_cases,
+)
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
 
 log = logging.getLogger(__name__)
 
+#: How long a page's Previous/Next buttons answer, in seconds (an interaction's token edits its answer 15 minutes).
+PAGER_TIMEOUT_S = 600.0
+#: Choices offered for the ``action`` option.
+ACTION_CHOICES = [app_commands.Choice(name=a, value=a) for a in ("warn", "timeout", "kick", "ban", "delete",
+                                                                  "review", "log")]
+FILTER_HELP = {"member": "Cases about this member", "moderator": "Cases this moderator opened",
+               "action": "Only this action", "label": "A label of the case's message, e.g. insult",
+               "since": "From this day (YYYY-MM-DD, UTC)", "until": "Up to this day (YYYY-MM-DD, UTC, included)",
+               "page": "Page of results (10 per page)"}
 
-def search_command(bot: ModBot) -> app_commands.Command:
-    """``/case search [member] [moderator] [action] [label] [text] [page]``."""
 
-    @app_commands.describe(member="Cases about this member", moderator="Cases this moderator opened",
-                           action="warn, timeout, kick, ban, delete, review, log", label="A label, e.g. insult",
-                           text="Words in the reason", page="Page of results (10 per page)")
-    async def search(interaction: discord.Interaction, member: discord.User | None = None,
-                     moderator: discord.User | None = None, action: str | None = None, label: str | None = None,
-                     text: str | None = None, page: app_commands.Range[int, 1, 100_000] = 1) -> None:
+class CasePager(discord.ui.View):
+    """Previous / Next buttons under one page of cases; only the moderator who asked (``invoker_id``) turns it."""
+
+    def __init__(self, bot: ModBot, origin: discord.Interaction, filters: CaseFilter, result: CasePage) -> None:
+        super().__init__(timeout=PAGER_TIMEOUT_S)
+        self.bot = bot
+        self.origin = origin
+        self.invoker_id = origin.user.id
+        self.filters = filters
+        self.result = result
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self.previous.disabled = not self.result.has_previous
+        self.next.disabled = not self.result.has_next
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        """Only the moderator who asked may turn the pages; anyone else is told so and nothing moves."""
+        if interaction.user.id == self.invoker_id:
+            return True
+        await interaction.response.send_message(
+            "Only the moderator who asked can turn these pages: use `/case list` yourself.", ephemeral=True)
+        return False
+
+    async def _turn(self, interaction: discord.Interaction, step: int) -> None:
         async def work() -> None:
-            actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
-            result = await search_cases(bot.store, PLATFORM, actor, str(interaction.guild_id),
-                                        member=str(member.id) if member else None,
-                                        moderator=str(moderator.id) if moderator else None, action=action,
-                                        label=label, text=text, page=page)
-            if not result.total:
-                await answer(interaction, "No case matches these filters.")
-                return
-            head = f"{result.total} matching case(s), page {result.page} of {result.pages}:"
-            more = f"\nNext: `/case search ... page:{result.page + 1}`" if result.page < result.pages else ""
-            await answer(interaction, head + "\n" + "\n".join(result.lines) + more)
+            actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
+            self.result = await search_cases(self.bot.store, PLATFORM, actor, str(interaction.guild_id),
+                                             self.filters, page=self.result.page + step)
+            self._refresh()
+            await interaction.edit_original_response(content=cut(self.result.text(), CONTENT_MAX), view=self)
+
+        await guarded(interaction, work, update=True)
+
+    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
+    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button[CasePager]) -> None:
+        await self._turn(interaction, -1)
+
+    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
+    async def next(self, interaction: discord.Interaction, button: discord.ui.Button[CasePager]) -> None:
+        await self._turn(interaction, +1)
+
+    async def on_timeout(self) -> None:
+        """Take the buttons off the message (they would no longer answer)."""
+        try:
+            await self.origin.edit_original_response(view=None)
+        except discord.HTTPException as exc:
+            log.debug("could not take the page buttons off: %s", exc)
+
+
+async def send_page(bot: ModBot, interaction: discord.Interaction, filters: CaseFilter, page: int) -> None:
+    """Answer with one page of cases and, when there is more than one page, Previous/Next buttons."""
+    actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
+    result = await search_cases(bot.store, PLATFORM, actor, str(interaction.guild_id), filters, page=page)
+    if result.pages < 2:
+        await answer(interaction, result.text())
+        return
+    await interaction.followup.send(cut(result.text(), CONTENT_MAX), ephemeral=True,
+                                    view=CasePager(bot, interaction, filters, result), wait=True)
+
+
+def _id(user: discord.abc.User | None) -> str | None:
+    return str(user.id) if user else None
+
+
+def list_command(bot: ModBot) -> app_commands.Command:
+    """``/case list [member] [moderator] [action] [label] [since] [until] [page]``."""
+
+    @app_commands.describe(**FILTER_HELP)
+    @app_commands.choices(action=ACTION_CHOICES)
+    async def case_list(interaction: discord.Interaction, member: discord.User | None = None,
+                        moderator: discord.User | None = None, action: str | None = None,
+                        label: str | None = None, since: str | None = None, until: str | None = None,
+                        page: app_commands.Range[int, 1, MAX_PAGE] = 1) -> None:
+        async def work() -> None:
+            filters = case_filter(member=_id(member), moderator=_id(moderator), action=action, label=label,
+                                  since=since, until=until)
+            await send_page(bot, interaction, filters, page)
 
         await guarded(interaction, work)
 
-    return app_commands.Command(name="search", description="Search this server's cases (filters, pages)",
+    return app_commands.Command(name="list", description="This server's cases, newest first (filters, pages)",
+                                callback=case_list)
+
+
+def search_command(bot: ModBot) -> app_commands.Command:
+    """``/case search [text] [member] [moderator] [action] [label] [since] [until] [page]``."""
+
+    @app_commands.describe(text="Words in the reason", **FILTER_HELP)
+    async def search(interaction: discord.Interaction, text: str | None = None, member: discord.User | None = None,
+                     moderator: discord.User | None = None, action: str | None = None, label: str | None = None,
+                     since: str | None = None, until: str | None = None,
+                     page: app_commands.Range[int, 1, MAX_PAGE] = 1) -> None:
+        async def work() -> None:
+            filters = case_filter(member=_id(member), moderator=_id(moderator), action=action, label=label,
+                                  text=text, since=since, until=until)
+            await send_page(bot, interaction, filters, page)
+
+        await guarded(interaction, work)
+
+    return app_commands.Command(name="search", description="Search this server's cases (words, filters, pages)",
                                 callback=search)
 
 
@@ -61,11 +162,8 @@ def reason_command(bot: ModBot) -> app_commands.Command:
     async def reason(interaction: discord.Interaction, number: int, reason: str) -> None:
         async def work() -> None:
             actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
-            gid = str(interaction.guild_id)
-            text = await change_reason(bot.store, PLATFORM, actor, gid, number, reason)
-            await answer(interaction, text)
-            await bot.desk.post_mod_log(gid, LogEntry(title=f"Case #{number}: reason changed", lines=(
-                text, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
+            await answer(interaction, await change_reason(bot.store, PLATFORM, actor, str(interaction.guild_id),
+                                                          number, reason, desk=bot.desk))
 
         await guarded(interaction, work)
 
@@ -91,11 +189,16 @@ class Cases(commands.Cog):
         await guarded(interaction, work)
 
 
+SUBCOMMANDS = ("list", "search", "reason")
+
+
 async def setup(bot: ModBot) -> None:
-    """Extension entry point: ``/member info``, and ``search`` / ``reason`` in ``cogs.moderation``'s ``/case``."""
+    """Extension entry point: ``/member info``, and ``list`` / ``search`` / ``reason`` in ``cogs.moderation``'s
+    ``/case``."""
     group = bot.tree.get_command("case")
     if not isinstance(group, app_commands.Group):
         raise RuntimeError("cogs.cases needs cogs.moderation (the /case group) loaded first")
+    group.add_command(list_command(bot))
     group.add_command(search_command(bot))
     group.add_command(reason_command(bot))
     await bot.add_cog(Cases(bot))
@@ -105,5 +208,5 @@ async def teardown(bot: ModBot) -> None:
     """Extension exit: remove the added subcommands (a reload adds them afresh)."""
     group = bot.tree.get_command("case")
     if isinstance(group, app_commands.Group):
-        group.remove_command("search")
-        group.remove_command("reason")
+        for name in SUBCOMMANDS:
+            group.remove_command(name)

@@ -1,5 +1,5 @@
-"""Moderator commands: /mod warn|timeout|kick|ban|unban|pardon|note, /case show|list, /policy show|set|reset,
-/modstats, /raidmode on|off, /purge.
+"""Moderator commands: /mod warn|timeout|kick|ban|unban|pardon|note, /case show (``cogs.cases`` adds list, search
+and reason), /policy show|set|reset, /modstats, /raidmode on|off, /purge.
 
 Layer: cogs (discord.py extension). Thin: each command is acknowledged at once (Discord's 3 seconds), the member is
 translated into an ``Actor`` with their own server permissions, and the workflow authorizes and acts. The
@@ -10,10 +10,9 @@ Every case lookup is scoped to the calling server.
 from __future__ import annotations
 
 import io
-import json
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -22,9 +21,9 @@ from discord.ext import commands
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, ActionKind
-from bot.core.policy import PolicyError
 from bot.workflow.authz import Actor, Refused, authorize
-from bot.workflow.views import LogEntry
+from bot.workflow.cases import case_title
+from bot.workflow.policy_admin import change_policy, parse_value, show_policy
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -34,6 +33,8 @@ log = logging.getLogger(__name__)
 
 MOD_PERMS = discord.Permissions(manage_messages=True)
 MAX_CASE = 10_000_000
+#: Longest JSON of one policy key shown inline (a code block inside Discord's 2,000 characters); else a file.
+INLINE_POLICY_MAX = 1900
 #: Longest temporary ban offered, in days.
 MAX_BAN_DAYS = 365
 #: Most messages one /purge looks at.
@@ -133,7 +134,7 @@ class Moderation(commands.Cog):
     async def case_show(self, interaction: discord.Interaction, number: int) -> None:
         async def work() -> None:
             c = await self.bot.workflow.case(await self._actor(interaction), str(interaction.guild_id), number)
-            embed = discord.Embed(title=f"Case #{c.number}: {c.action.label} ({c.status.value})",
+            embed = discord.Embed(title=case_title(c),
                                   description=c.reason[:4000])
             embed.add_field(name="Member", value=f"<@{c.member_id}>")
             embed.add_field(name="Moderator", value=f"<@{c.moderator_id}>" if c.moderator_id else "automod")
@@ -146,36 +147,18 @@ class Moderation(commands.Cog):
 
         await guarded(interaction, work)
 
-    @case.command(name="list", description="Latest cases of this server (optionally of one member)")
-    async def case_list(self, interaction: discord.Interaction, member: discord.User | None = None) -> None:
-        async def work() -> None:
-            cases = await self.bot.workflow.cases(await self._actor(interaction), str(interaction.guild_id),
-                                                  str(member.id) if member else None)
-            lines = [f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: {c.reason[:60]}"
-                     for c in cases]
-            await answer(interaction, "\n".join(lines) or "No cases.")
-
-        await guarded(interaction, work)
-
     # ------------------------------------------------------------------ /policy
     @policy.command(name="show", description="Show the effective policy (or one key)")
     async def policy_show(self, interaction: discord.Interaction, key: str | None = None) -> None:
         async def work() -> None:
-            authorize(await self._actor(interaction), ActionKind.LOG)
-            doc: Any = (await self.bot.policy(interaction.guild_id or 0)).model_dump(mode="json")
-            for part in (key.split(".") if key else []):
-                if not isinstance(doc, dict) or part not in doc:
-                    raise Refused(f"Unknown policy key `{key}`.")
-                doc = doc[part]
-            text = json.dumps(doc, indent=1)
-            if key and len(text) <= 1900:
-                await answer(interaction, f"```json\n{text}\n```")
+            shown = show_policy(await self._actor(interaction), await self.bot.policy(interaction.guild_id or 0),
+                                str(interaction.guild_id), key, inline_max=INLINE_POLICY_MAX)
+            if shown.inline is not None:
+                await answer(interaction, shown.inline)
                 return
             # the whole policy (about 5,000 characters) or a large section: a file, never cut mid-JSON
-            name = f"policy-{interaction.guild_id}{'-' + key if key else ''}.json"
-            data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-            await answer(interaction, f"The effective policy{f' `{key}`' if key else ''} of this server "
-                         f"({len(data):,} bytes):", file=discord.File(io.BytesIO(data), filename=name))
+            await answer(interaction, shown.caption, file=discord.File(io.BytesIO(shown.data),
+                                                                       filename=shown.filename))
 
         await guarded(interaction, work)
 
@@ -183,7 +166,7 @@ class Moderation(commands.Cog):
     @app_commands.describe(key="Dotted key, e.g. thresholds.insult.review or channels.<id>.exempt",
                            value="JSON value (0.9, true, [\"123\"]) or plain text")
     async def policy_set(self, interaction: discord.Interaction, key: str, value: str) -> None:
-        await self._policy_change(interaction, key, _parse_value(value))
+        await self._policy_change(interaction, key, parse_value(value))
 
     @policy.command(name="reset", description="Remove an override (back to the file's value; audited)")
     async def policy_reset(self, interaction: discord.Interaction, key: str) -> None:
@@ -202,18 +185,9 @@ class Moderation(commands.Cog):
 
     async def _policy_change(self, interaction: discord.Interaction, key: str, value: object) -> None:
         async def work() -> None:
-            actor = await self._actor(interaction)
-            await self.bot.workflow.authorize_policy_change(actor)
-            gid = str(interaction.guild_id)
-            try:
-                await self.bot.policies.set_override(PLATFORM, gid, key, value, actor.id)
-            except PolicyError as exc:
-                raise Refused(f"Refused `{exc.key}`: {exc.reason}. Nothing was changed.") from None
-            self.bot.desk.forget_problems()
-            what = f"`{key}` = `{json.dumps(value)}`" if value is not None else f"`{key}` reset"
-            await answer(interaction, f"Policy updated: {what}.")
-            await self.bot.desk.post_mod_log(gid, LogEntry(title="Policy change", lines=(
-                what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
+            await answer(interaction, await change_policy(self.bot.policies, self.bot.desk, PLATFORM,
+                                                          await self._actor(interaction), str(interaction.guild_id),
+                                                          key, value))
 
         await guarded(interaction, work)
 
@@ -287,14 +261,6 @@ def _stat_line(kind: str, name: str, st: SignalStats) -> str:
     """One ``/modstats`` line: flags, decisions, dismissals (false-positive rate), cases, overturns (rate)."""
     return (f"{kind} `{name}`: flags {st.flags}, decided {st.decisions}, dismissed {st.dismissals}"
             f"{_pct(st.false_positive_rate)}, cases {st.cases}, overturned {st.overturned}{_pct(st.overturn_rate)}")
-
-
-def _parse_value(raw: str) -> object:
-    """JSON if it parses (numbers, booleans, lists), else the plain string."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
 
 
 async def setup(bot: ModBot) -> None:

@@ -4,8 +4,9 @@ moderator role, picked with Discord's own channel and role pickers, validated, a
 Layer: cogs (discord.py extension, loaded after ``cogs.admin``, whose ``/modbot`` group it adds ``setup`` to).
 Changing the policy needs Manage Server (checked server-side by the workflow). Each chosen channel must be a text
 channel of this server where the bot can see, post and embed (its own permissions there, overwrites included);
-otherwise the answer says what is missing and nothing is changed. The values go through the policy registry's
-``set_override`` (validated and audited like ``/policy set``) and the change is posted to the mod log.
+otherwise the answer says what is missing and nothing is changed. :func:`bot.workflow.policy_admin.apply_setup`
+(shared with Slack's ``/modsetup``) writes the values through the policy registry's ``set_override`` (validated and
+audited like ``/policy set``) and posts the change to the mod log.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from discord import app_commands
 
 from bot.adapters.discord.interact import actor_of, add_to_modbot_group, answer, guarded, remove_from_modbot_group
 from bot.adapters.discord.translate import PLATFORM
-from bot.core.policy import PolicyError
-from bot.workflow.authz import Refused
-from bot.workflow.views import LogEntry
+from bot.workflow.policy_admin import SetupChange, apply_setup, with_moderators
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -51,44 +50,22 @@ def setup_command(bot: ModBot) -> app_commands.Command:
             guild = interaction.guild
             assert guild is not None
             policy = await bot.policy(guild.id)
-            actor = actor_of(interaction, policy)
-            await bot.workflow.authorize_policy_change(actor)
-            if not (review_channel or mod_log_channel or moderator_role):
-                raise Refused("Pick a review channel, a mod-log channel or a moderator role. Nothing was changed.")
             problems = [p for ch in (review_channel, mod_log_channel) if ch is not None
                         and (p := channel_problem(ch, guild.me))]
             if moderator_role is not None and moderator_role.is_default():
                 problems.append("@everyone cannot be the moderator role")
-            if problems:
-                raise Refused("Cannot use that: " + "; ".join(problems) + ". Nothing was changed.")
-            changes: list[tuple[str, object]] = []
+            changes: list[SetupChange] = []
             if review_channel is not None:
-                changes.append(("server.review_channel", str(review_channel.id)))
+                changes.append(SetupChange("server.review_channel", str(review_channel.id),
+                                           f"review channel: {review_channel.mention}"))
             if mod_log_channel is not None:
-                changes.append(("server.mod_log_channel", str(mod_log_channel.id)))
+                changes.append(SetupChange("server.mod_log_channel", str(mod_log_channel.id),
+                                           f"mod-log channel: {mod_log_channel.mention}"))
             if moderator_role is not None:
-                roles = list(policy.server.moderator_roles)
-                if str(moderator_role.id) not in roles:
-                    roles.append(str(moderator_role.id))
-                changes.append(("server.moderator_roles", roles))
-            gid = str(guild.id)
-            done: list[str] = []
-            for key, value in changes:
-                try:
-                    await bot.policies.set_override(PLATFORM, gid, key, value, actor.id)
-                except PolicyError as exc:
-                    raise Refused(f"Refused `{exc.key}`: {exc.reason}. "
-                                  + (f"Done before it: {', '.join(done)}." if done else "Nothing was changed.")
-                                  ) from None
-                done.append(key)
-            bot.desk.forget_problems()
-            lines = [f"review channel: {review_channel.mention}" if review_channel else "",
-                     f"mod-log channel: {mod_log_channel.mention}" if mod_log_channel else "",
-                     f"moderator role: {moderator_role.mention}" if moderator_role else ""]
-            text = "Set up: " + "; ".join(x for x in lines if x) + "."
-            await answer(interaction, text)
-            await bot.desk.post_mod_log(gid, LogEntry(title="Setup", lines=(text, f"Moderator: {actor.id}"),
-                                                      moderator_id=actor.id, kind="policy"))
+                changes.append(SetupChange("server.moderator_roles", with_moderators(policy, [str(moderator_role.id)]),
+                                           f"moderator role: {moderator_role.mention}"))
+            await answer(interaction, await apply_setup(bot.policies, bot.desk, PLATFORM, actor_of(interaction, policy),
+                                                        str(guild.id), changes, problems))
 
         await guarded(interaction, work)
 

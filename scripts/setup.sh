@@ -11,12 +11,15 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+EDITABLE_QUIET="ignore:Editable installation"
 step "upgrading pip"
 .venv/bin/python -m pip install --quiet --upgrade pip
 step "installing PyTorch 2.13.0 (CPU build)"
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
 step "installing the bot and its test tools (pip install -e '.[dev]')"
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+# setuptools tells every editable install "Editable installation. Please be careful with folders ..." as a warning
+# (pip re-emits it as a BuildBackendWarning block even with --quiet); this filter hides that one message only.
+PYTHONWARNINGS="$EDITABLE_QUIET" .venv/bin/python -m pip install --quiet -e '.[dev]'
 # The report's browser test (tests/test_report_browser.py) drives the system Chromium through Playwright
 # (never `playwright install`: its browser download is not needed). Install Debian's chromium when it is missing and
 # apt-get is available (as root, or through passwordless sudo); otherwise say so and go on (the test then says why).

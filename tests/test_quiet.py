@@ -65,3 +65,30 @@ def test_scan_prints_its_summary_on_stdout_and_progress_on_stderr(tmp_path, caps
     assert f"verdicts written to {out}" in captured.out
     assert "read 5 messages" in captured.err
     assert "scan finished" not in captured.err
+
+
+def _editable_filter() -> str:
+    """The PYTHONWARNINGS value scripts/setup.sh gives the editable install."""
+    text = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("EDITABLE_QUIET=")]
+    return line.split("=", 1)[1].strip('"')
+
+
+def test_setup_script_hides_the_editable_installation_block():
+    """The editable install runs with PYTHONWARNINGS set to the script's filter, and that filter really hides a
+    warning worded as setuptools' "Editable installation." block (in a fresh interpreter, as pip and its build
+    backend read it) while any other warning still shows."""
+    import os
+    import subprocess
+    import sys
+
+    text = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    (install,) = [ln for ln in text.splitlines() if "pip install" in ln and "-e '.[dev]'" in ln
+                  and not ln.lstrip().startswith(("#", "step"))]
+    assert install.startswith('PYTHONWARNINGS="$EDITABLE_QUIET" ')
+    code = ("import warnings\n"
+            "warnings.warn('Editable installation.\\n!!\\n\\n  Please be careful with folders', UserWarning)\n"
+            "warnings.warn('something else', UserWarning)\n")
+    env = {**os.environ, "PYTHONWARNINGS": _editable_filter()}
+    err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    assert "Editable installation" not in err and "something else" in err

@@ -1,89 +1,224 @@
-"""Cases in chat: search and filter a server's cases page by page, correct a case's reason (audited), and one
-member's record, for ``/case search``, ``/case reason`` and ``/member info`` (Discord; Slack can call the same).
+"""Cases in chat: list, filter and search a server's cases page by page, one case in full, correct a case's reason
+(audited), and one member's record, for ``/case list|search|show|reason`` and ``/member info`` (Discord) and
+``/modcase list|search|show|reason`` and ``/modmember info`` (Slack): both adapters call these, neither filters,
+pages or words a case itself.
 
 Layer: ``bot.workflow`` (platform-neutral). Every function authorizes first (Manage Messages or a moderator role:
-:class:`~bot.workflow.authz.Refused` otherwise), reads only the calling server's cases, and answers in lines of
-text with ``<@id>`` mentions (rendered by both Discord and Slack). Bad input (an unknown case, another server's
-case, a reason too long, a page past the end) raises :class:`Refused` with the sentence to show; nothing changes.
+:class:`~bot.workflow.authz.Refused` otherwise), reads only the calling server's cases (the store's mod-log read
+port, :class:`bot.core.store_port.ModLogReadStore`), and answers in lines of text with ``<@id>`` mentions
+(rendered by both Discord and Slack). Bad input (an unknown action, a date that is not ``YYYY-MM-DD``, a range that
+ends before it starts, an unknown case, another server's case, a reason too long, a page past the end) raises
+:class:`Refused` with the sentence to show; nothing changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
 
-from bot.core.models import ActionKind
+from bot.core.models import ActionKind, Case
 from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
 from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.ports import ModDesk
+from bot.workflow.views import LogEntry
 
-#: Cases per page of ``/case search`` (ten lines stay well inside Discord's 2,000 and Slack's 3,000 characters).
+#: Cases per page of ``/case list`` and ``/case search`` (ten lines stay well inside Discord's 2,000 and Slack's
+#: 3,000 characters).
 PER_PAGE = 10
 #: Longest case reason, in characters (the same cap as ``/mod note``).
 MAX_REASON = 1000
+#: Makes a member's text safe in the platform's markup (Slack: ``blocks.escape``; Discord shows it as is).
+Escape = Callable[[str], str]
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+#: Highest page number accepted (a page past the last one is refused with the number of pages anyway).
+MAX_PAGE = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFilter:
+    """What a case list keeps: every field given must match (``None``: any).
+
+    Attributes:
+        member: The member's id. moderator: the moderator's id, or ``"automod"`` for cases nobody opened by hand.
+        action: An action name (``warn``, ``timeout``, ...), already checked by :func:`case_filter`.
+        label: A label of the case's message (``insult``...). text: words that must all be in the reason.
+        since / until: First and last day (UTC, both included).
+    """
+
+    member: str | None = None
+    moderator: str | None = None
+    action: str | None = None
+    label: str | None = None
+    text: str | None = None
+    since: date | None = None
+    until: date | None = None
+
+    def matches(self, rec: CaseRecord) -> bool:
+        """Whether the case passes every filter."""
+        c = rec.case
+        if self.member and c.member_id != self.member or self.action and c.action.label != self.action:
+            return False
+        if self.moderator and (c.moderator_id or "automod") != self.moderator:
+            return False
+        if self.label and self.label not in rec.labels:
+            return False
+        day = c.created_at.astimezone(UTC).date()
+        if self.since and day < self.since or self.until and day > self.until:
+            return False
+        needles = (self.text or "").lower().split()
+        return all(n in c.reason.lower() for n in needles)
+
+    def describe(self, escape: Escape = _as_is) -> str:
+        """The filters in words, for the answer's first line: ``member <@1>, action warn, from 2026-06-01``;
+        empty when there are none (the label and words typed pass through ``escape``)."""
+        parts = [f"member <@{self.member}>" if self.member else "",
+                 ("by automod" if self.moderator == "automod" else f"by <@{self.moderator}>") if self.moderator else "",
+                 f"action {self.action}" if self.action else "", f"label {escape(self.label)}" if self.label else "",
+                 f"reason has “{escape(self.text)}”" if self.text else "",
+                 f"from {self.since:%Y-%m-%d}" if self.since else "", f"until {self.until:%Y-%m-%d}" if self.until else ""]
+        return ", ".join(p for p in parts if p)
+
+    @property
+    def empty(self) -> bool:
+        """No filter given (every case of the server)."""
+        return all(getattr(self, f.name) in (None, "") for f in fields(self))
+
+
+def parse_day(value: str | None, name: str) -> date | None:
+    """A ``YYYY-MM-DD`` day (``None`` or blank: no bound).
+
+    Raises:
+        Refused: not such a date (the answer names the option and an example).
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        raise Refused(f"`{name}` must be a date like 2026-06-01 (year-month-day), not `{value.strip()[:40]}`."
+                      ) from None
+
+
+def case_filter(*, member: str | None = None, moderator: str | None = None, action: str | None = None,
+                label: str | None = None, text: str | None = None, since: str | date | None = None,
+                until: str | date | None = None) -> CaseFilter:
+    """Check and normalize a moderator's filters (action names are case-insensitive, labels lower-cased, dates
+    ``YYYY-MM-DD``).
+
+    Raises:
+        Refused: an unknown action, a bad date, or ``since`` after ``until``.
+    """
+    if action is not None and action.strip():
+        try:
+            action = ActionKind.parse(action).label
+        except (KeyError, ValueError):
+            allowed = ", ".join(k.label for k in ActionKind if k is not ActionKind.NONE)
+            raise Refused(f"Unknown action `{action.strip()[:40]}` (one of: {allowed}).") from None
+    else:
+        action = None
+    first = since if isinstance(since, date) or since is None else parse_day(since, "since")
+    last = until if isinstance(until, date) or until is None else parse_day(until, "until")
+    if first and last and first > last:
+        raise Refused(f"`since` ({first:%Y-%m-%d}) is after `until` ({last:%Y-%m-%d}).")
+    return CaseFilter(member=member or None, moderator=moderator or None, action=action,
+                      label=(label or "").strip().lower() or None, text=(text or "").strip() or None,
+                      since=first, until=last)
 
 
 @dataclass(frozen=True, slots=True)
 class CasePage:
-    """One page of matching cases, newest first: ``lines`` to show, ``page`` (1-based) of ``pages``, ``total``."""
+    """One page of matching cases, newest first: ``lines`` to show, ``page`` (1-based) of ``pages``, ``total``
+    matching, and the ``filters`` that chose them."""
 
     lines: tuple[str, ...]
     page: int
     pages: int
     total: int
+    filters: CaseFilter = CaseFilter()
+
+    @property
+    def has_previous(self) -> bool:
+        """There is a page before this one."""
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        """There is a page after this one."""
+        return self.page < self.pages
+
+    def text(self, escape: Escape = _as_is) -> str:
+        """The answer: ``12 matching cases (member <@1>), page 1 of 2:`` and the lines; when nothing matches,
+        ``No case matches these filters (...).`` (or ``No cases in this server yet.`` without filters)."""
+        what = self.filters.describe(escape)
+        if not self.total:
+            return f"No case matches these filters ({what})." if what else "No cases in this server yet."
+        head = f"{words.plural(self.total, 'matching case' if what else 'case')}{f' ({what})' if what else ''}, " \
+               f"page {self.page} of {self.pages}:"
+        return head + "\n" + "\n".join(self.lines)
 
 
-def case_line(rec: CaseRecord) -> str:
-    """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list)."""
+def case_line(rec: CaseRecord, escape: Escape = _as_is) -> str:
+    """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list; the reason
+    passes through ``escape``)."""
     c = rec.case
     by = f"<@{c.moderator_id}>" if c.moderator_id else "automod"
     labels = f" [{', '.join(rec.labels)}]" if rec.labels else ""
     reason = words.rule_detail(c.reason)
     reason = reason if len(reason) <= 80 else reason[:79] + "…"
-    return f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: {reason or '-'}{labels}"
+    return (f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: "
+            f"{escape(reason) or '-'}{labels}")
 
 
-async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, *, member: str | None = None,
-                       moderator: str | None = None, action: str | None = None, label: str | None = None,
-                       text: str | None = None, page: int = 1, per_page: int = PER_PAGE) -> CasePage:
-    """The server's cases matching every filter given, newest first, one page.
-
-    Args:
-        member / moderator: Ids (``moderator="automod"`` for cases nobody opened by hand).
-        action: An action name (``warn``, ``timeout``, ...); label: a label of the case's message.
-        text: Words that must all appear in the reason (case-insensitive).
-        page: 1-based page number.
+async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, filters: CaseFilter | None = None,
+                       *, page: int = 1, per_page: int = PER_PAGE, escape: Escape = _as_is) -> CasePage:
+    """The server's cases matching ``filters``, newest first, one page of ``per_page`` (reasons through
+    ``escape``).
 
     Raises:
-        Refused: not a moderator, an unknown action, or a page past the last one.
+        Refused: not a moderator, or a page past the last one (nothing matching is one empty page 1).
     """
     authorize(actor, ActionKind.LOG)
-    if action is not None:
-        try:
-            action = ActionKind.parse(action).label
-        except (KeyError, ValueError):
-            raise Refused(f"Unknown action `{action}`.") from None
-    needles = (text or "").lower().split()
-    found = []
-    for rec in reversed(await store.modlog_cases(platform, server_id)):
-        c = rec.case
-        if member and c.member_id != member or action and c.action.label != action:
-            continue
-        if moderator and (c.moderator_id or "automod") != moderator or label and label not in rec.labels:
-            continue
-        if needles and not all(n in c.reason.lower() for n in needles):
-            continue
-        found.append(rec)
+    filters = filters or CaseFilter()
+    found = [rec for rec in reversed(await store.modlog_cases(platform, server_id)) if filters.matches(rec)]
     pages = max(1, -(-len(found) // per_page))
     if not 1 <= page <= pages:
-        raise Refused(f"There are only {words.plural(pages, 'page')} of results.")
+        raise Refused(f"There {'is' if pages == 1 else 'are'} only {words.plural(pages, 'page')} of results.")
     chunk = found[(page - 1) * per_page:page * per_page]
-    return CasePage(tuple(case_line(r) for r in chunk), page, pages, len(found))
+    return CasePage(tuple(case_line(r, escape) for r in chunk), page, pages, len(found), filters)
 
 
-async def change_reason(store: ModStore, platform: str, actor: Actor, server_id: str, number: int, reason: str) -> str:
-    """Replace case ``number``'s reason, audited (a note case records old and new reason and who): the answer.
+def case_title(case: Case) -> str:
+    """``Case #12: warn (applied)``."""
+    return f"Case #{case.number}: {case.action.label} ({case.status.value})"
+
+
+def case_details(case: Case, escape: Escape = _as_is) -> list[str]:
+    """One case in full, after its :func:`case_title`: member, moderator, when (UTC), end, failure, reason (the
+    last two through ``escape``)."""
+    lines = [f"Member: <@{case.member_id}>",
+             f"Moderator: {f'<@{case.moderator_id}>' if case.moderator_id else 'automod'}",
+             f"Opened: {case.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"]
+    if case.expires_at:
+        lines.append(f"Ends: {case.expires_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    if case.failure:
+        lines.append(f"Failure: {escape(case.failure)}")
+    lines.append(f"Reason: {escape(words.rule_detail(case.reason)) or '-'}")
+    return lines
+
+
+async def change_reason(store: ModStore, platform: str, actor: Actor, server_id: str, number: int, reason: str, *,
+                        desk: ModDesk | None = None, escape: Escape = _as_is) -> str:
+    """Replace case ``number``'s reason, audited (a note case records old and new reason and who), and post the
+    change to the mod log when a ``desk`` (:class:`bot.workflow.ports.ModDesk`) is given. Returns the answer
+    (the new reason through ``escape``).
 
     Raises:
         Refused: not a moderator, an empty or too long reason, no such case in this server.
@@ -97,11 +232,15 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
     if not 1 <= number <= 10**9 or await store.get_case(platform, server_id, number) is None:
         raise Refused(f"There is no case #{number} in this server. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
-    return f"Case #{case.number} now reads: {reason} (the change is recorded as case #{note.number})."
+    said = f"Case #{case.number} now reads: {{}} (the change is recorded as case #{note.number})."
+    if desk is not None:
+        await desk.post_mod_log(server_id, LogEntry(title=f"Case #{number}: reason changed", lines=(
+            said.format(reason), f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
+    return said.format(escape(reason))
 
 
 async def member_info(store: ModStore, platform: str, actor: Actor, server_id: str, member_id: str,
-                      now: datetime | None = None, recent: int = 10) -> list[str]:
+                      now: datetime | None = None, recent: int = 10, escape: Escape = _as_is) -> list[str]:
     """A member's record for moderators: cases by action, active strikes and points, notes, appeals, the
     ``recent`` newest cases.
 
@@ -127,5 +266,5 @@ async def member_info(store: ModStore, platform: str, actor: Actor, server_id: s
              + (f" ({', '.join(f'#{a.id} {a.status}' for a in appeals)})" if appeals else "")]
     if cases:
         lines.append("Newest cases:")
-        lines += [case_line(r) for r in reversed(cases[-recent:])]
+        lines += [case_line(r, escape) for r in reversed(cases[-recent:])]
     return lines

@@ -40,9 +40,10 @@ from bot.core.ports import ActionResult
 from bot.core.records import Appeal, ModStats
 from bot.core.service import Outcome
 from bot.core.store_port import ModStore
-from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
+from bot.workflow.policy_admin import authorize_change
 from bot.workflow.ports import Capability, Enforcer, ModDesk, RaidControl
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
@@ -407,11 +408,6 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             raise Refused(f"There is no case #{number} in this server.")
         return found
 
-    async def cases(self, actor: Actor, server_id: str, member_id: str | None = None, limit: int = 20) -> list[Case]:
-        """Newest cases of this server, optionally of one member (Manage Messages)."""
-        authorize(actor, ActionKind.LOG)
-        return await self.store.list_cases(self.platform, server_id, member_id, limit=limit)
-
     async def stats(self, actor: Actor, server_id: str, since: datetime) -> ModStats:
         """Flags, decisions, false positives and overturns since ``since`` (Manage Messages)."""
         authorize(actor, ActionKind.LOG)
@@ -448,8 +444,9 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     # ------------------------------------------------------------------ policy
     async def authorize_policy_change(self, actor: Actor) -> None:
-        """Changing the policy needs Manage Server. Raises :class:`Refused`."""
-        authorize(actor, ActionKind.REVIEW, permission=Permission.MANAGE_SERVER)
+        """Changing the policy needs Manage Server (:func:`bot.workflow.policy_admin.authorize_change`). Raises
+        :class:`Refused`."""
+        authorize_change(actor)
 
 
 __all__ = ["DECISIONS", "RECOVER_WITHIN_S", "ModerationWorkflow", "Refused", "Result"]

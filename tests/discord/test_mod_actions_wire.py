@@ -112,7 +112,8 @@ async def test_case_list_by_member(env, who, expect):
         opt, resolved = user_opt(env, "member", env.alice)
         opts = [opt]
     cb = await mod_cmd(env, "list", *opts, group="case", resolved=resolved)
-    lines = ephemeral_text(cb).splitlines()
+    head, *lines = ephemeral_text(cb).splitlines()
+    assert head.endswith("page 1 of 1:")
     assert [ln.split()[0] for ln in lines] == sorted(expect, reverse=True)
     assert "other server" not in ephemeral_text(cb)
     if who:

@@ -86,6 +86,7 @@ METHOD_SCOPES: dict[str, str] = {
     "users.info": "users:read",
     "users.conversations": "channels:read",
     "usergroups.users.list": "usergroups:read",
+    "usergroups.list": "usergroups:read",
     "team.info": "team:read",
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
@@ -256,6 +257,7 @@ class FakeSlack:
         self.users: dict[str, SlackUser] = {}
         self.channels: dict[str, SlackChannel] = {}
         self.usergroups: dict[str, list[str]] = {}
+        self.usergroup_handles: dict[str, str] = {}
         self.views: dict[str, dict[str, Any]] = {}
         self.home_tabs: dict[str, dict[str, Any]] = {}
         self.ephemerals: list[dict[str, Any]] = []
@@ -361,6 +363,7 @@ class FakeSlack:
         """Add a user group (e.g. moderators); returns its id ``S…``."""
         group_id = _new_id("S")
         self.usergroups[group_id] = list(members)
+        self.usergroup_handles[group_id] = handle
         return group_id
 
     def new_ts(self) -> str:
@@ -602,10 +605,14 @@ class FakeSlack:
                 "permalink": f"https://{self.domain}.slack.com/archives/{chan.id}/p{ts.replace('.', '')}"}
 
     def _conv_info(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """``conversations.info``: a private channel the caller is not in is ``channel_not_found``; a channel's
+        ``is_member`` says whether the caller is in it (what ``chat.postMessage`` needs without
+        ``chat:write.public``)."""
         chan = self._channel(params.get("channel"))
         if chan is None or (chan.is_private and actor.id not in chan.members):
             return _err("channel_not_found")
-        return {"ok": True, "channel": chan.to_json()}
+        return {"ok": True, "channel": {**chan.to_json(), **({} if chan.is_im else
+                                                             {"is_member": actor.id in chan.members})}}
 
     def _open_dm(self, user_id: str) -> SlackChannel:
         dm_id = "D" + user_id[1:]
@@ -667,6 +674,13 @@ class FakeSlack:
         if group is None:
             return _err("no_such_subteam")
         return {"ok": True, "users": list(group)}
+
+    def _usergroups_list(self, actor: SlackUser, params: dict[str, Any]) -> dict[str, Any]:
+        """``usergroups.list``: the workspace's user groups (without their members)."""
+        return {"ok": True, "usergroups": [
+            {"id": gid, "team_id": self.team_id, "is_usergroup": True, "name": handle.title(), "handle": handle,
+             "date_delete": 0, "user_count": len(self.usergroups[gid])}
+            for gid, handle in self.usergroup_handles.items()]}
 
     def _check_trigger(self, trigger_id: Any) -> str | None:
         entry = self._triggers.get(str(trigger_id)) if trigger_id else None
@@ -910,6 +924,9 @@ class FakeSlack:
                 self.deleted.append({"channel": hook.channel, "ts": original["ts"], "by": "response_url",
                                      "message": original})
         elif _truthy(body.get("replace_original")):
+            if original is None:  # an ephemeral message: only its response_url can replace it
+                original = next((e for e in self.ephemerals if hook.message_ts and e["message_ts"] == hook.message_ts
+                                 and e["channel"] == hook.channel and e["user"] == hook.user), None)
             if original is not None:
                 original["text"] = body.get("text", "")
                 if "blocks" in body:
@@ -1104,6 +1121,21 @@ class FakeSlack:
                 "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
                              "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}
 
+    def ephemeral_actions_payload(self, *, user: str, ephemeral: dict[str, Any], action_id: str, value: str = "",
+                                  block_id: str = "actions") -> dict[str, Any]:
+        """A ``block_actions`` payload: a button click on an ephemeral message (one of :attr:`ephemerals`, seen
+        only by its user). Slack sends no ``message`` for it; its ``response_url`` can replace it in place."""
+        channel = ephemeral["channel"]
+        return {**self._interaction_base("block_actions", user),
+                "container": {"type": "message", "message_ts": ephemeral["message_ts"], "channel_id": channel,
+                              "is_ephemeral": True},
+                "channel": {"id": channel, "name": self.channels[channel].name},
+                "response_url": self.new_response_url(channel=channel, user=ephemeral["user"],
+                                                      message_ts=ephemeral["message_ts"]),
+                "state": {"values": {}},
+                "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
+                             "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}
+
     def view_submission_payload(self, *, user: str, callback_id: str, values: dict[str, dict[str, Any]],
                                 private_metadata: str = "", view_id: str | None = None) -> dict[str, Any]:
         """A ``view_submission`` payload; ``values`` is ``view.state.values`` (block_id → action_id → value)."""
@@ -1202,6 +1234,7 @@ _METHODS: dict[str, Callable[..., dict[str, Any]]] = {
     "users.info": FakeSlack._users_info,
     "users.conversations": FakeSlack._user_conversations,
     "usergroups.users.list": FakeSlack._usergroup_users,
+    "usergroups.list": FakeSlack._usergroups_list,
     "views.open": FakeSlack._views_open,
     "views.update": FakeSlack._views_update,
     "views.publish": FakeSlack._views_publish,

@@ -531,3 +531,27 @@ async def test_socket_mode_slash_command_ack_payload_and_reconnect(fake_slack: F
         await handler.close_async()
     assert first.ack_payload == second.ack_payload == third.ack_payload == {"text": "3 open cases"}
     assert len(fake_slack.calls_of("apps.connections.open")) == 3
+
+
+async def test_membership_user_groups_and_ephemeral_replacement(fake_slack: FakeSlack) -> None:
+    """conversations.info says whether the caller is in a channel (is_member; a private channel it is not in is
+    channel_not_found); usergroups.list lists the groups with their handles; a response_url of a click on an
+    ephemeral message replaces that ephemeral message (and only it)."""
+    web = client(fake_slack)
+    inside = fake_slack.add_channel("inside")
+    outside = fake_slack.add_channel("outside", bot_member=False)
+    hidden = fake_slack.add_channel("hidden", private=True, bot_member=False)
+    assert (await web.conversations_info(channel=inside.id))["channel"]["is_member"] is True
+    assert (await web.conversations_info(channel=outside.id))["channel"]["is_member"] is False
+    assert (await api_error(web.conversations_info(channel=hidden.id)))["error"] == "channel_not_found"
+    group = fake_slack.add_usergroup("mods", [fake_slack.member.id])
+    groups = (await web.usergroups_list())["usergroups"]
+    assert [(g["id"], g["handle"], g["user_count"]) for g in groups] == [(group, "mods", 1)]
+    await web.chat_postEphemeral(channel=fake_slack.general.id, user=fake_slack.member.id, text="page 1")
+    await web.chat_postEphemeral(channel=fake_slack.general.id, user=fake_slack.admin.id, text="other")
+    eph = fake_slack.ephemerals[0]
+    payload = fake_slack.ephemeral_actions_payload(user=fake_slack.member.id, ephemeral=eph, action_id="next")
+    assert payload["container"]["is_ephemeral"] is True and "message" not in payload
+    resp = await AsyncWebhookClient(payload["response_url"]).send(text="page 2", replace_original=True)
+    assert resp.status_code == 200
+    assert [e["text"] for e in fake_slack.ephemerals] == ["page 2", "other"]

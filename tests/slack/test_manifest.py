@@ -7,6 +7,8 @@ from pathlib import Path
 import yaml
 
 from bot.adapters.slack.app import COMMANDS
+from bot.adapters.slack.cases import CASE_COMMANDS
+from bot.adapters.slack.policy import POLICY_COMMANDS
 from bot.adapters.slack.status import STATUS_COMMANDS
 
 MANIFEST = Path(__file__).resolve().parents[2] / "config" / "slack-app-manifest.yml"
@@ -19,7 +21,7 @@ def load() -> dict:
 def test_manifest_commands_are_the_apps_commands():
     """Every slash command in the manifest has a listener, and every listener's command is in the manifest."""
     manifest = {c["command"] for c in load()["features"]["slash_commands"]}
-    assert manifest == set(COMMANDS) | set(STATUS_COMMANDS)
+    assert manifest == set(COMMANDS) | set(STATUS_COMMANDS) | set(CASE_COMMANDS) | set(POLICY_COMMANDS)
 
 
 def test_manifest_events_shortcut_and_socket_mode():
@@ -37,7 +39,8 @@ def test_manifest_scopes_cover_every_web_api_method_the_app_calls():
     needed = {"chat_postMessage": "chat:write", "chat_update": "chat:write", "chat_postEphemeral": "chat:write",
               "conversations_open": "im:write", "conversations_kick": "channels:manage",
               "users_info": "users:read", "usergroups_users_list": "usergroups:read",
-              "files_upload_v2": "files:write"}
+              "files_upload_v2": "files:write", "usergroups_list": "usergroups:read",
+              "conversations_info": "channels:read"}
     source = "".join(p.read_text() for p in (MANIFEST.parents[1] / "bot" / "adapters" / "slack").glob("*.py"))
     called = {method for method in needed if f".{method}(" in source}
     assert called == set(needed)  # the table above is complete for what the adapter calls

@@ -7,8 +7,9 @@ or user list), asks the workflow, and renders the answer (ephemeral for anything
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
 ``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
-``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modcase``,
-``/modpolicy``, ``/modstats``, and the ``mod_report`` / ``mod_appeal`` modals.
+``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modstats``
+(``/modcase`` and ``/modmember``: :mod:`bot.adapters.slack.cases`; ``/modpolicy`` and ``/modsetup``:
+:mod:`bot.adapters.slack.policy`), and the ``mod_report`` / ``mod_appeal`` modals.
 """
 
 from __future__ import annotations
@@ -22,17 +23,18 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
+from bot.adapters.slack.cases import register_cases
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
+from bot.adapters.slack.files import send_json_to_dm
 from bot.adapters.slack.home import register_home
 from bot.adapters.slack.names import judge_user, register_names
 from bot.adapters.slack.parts import SlackBotParts
+from bot.adapters.slack.policy import register_policy
 from bot.adapters.slack.status import register_status
-from bot.adapters.slack.translate import PLATFORM, member_ref, message_fields, split, to_core
-from bot.core.models import ActionKind
-from bot.core.policy import PolicyError
+from bot.adapters.slack.translate import member_ref, message_fields, split, to_core
 from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
 
@@ -88,31 +90,18 @@ class SlackHandlers:
         compact = json.dumps(record, default=str, ensure_ascii=False)
         if len(compact) <= EXPORT_INLINE_CHARS:
             return "Everything this bot stores about you here:\n```" + compact + "```"
-        client = self.bot.app.client
-        blob = json.dumps(record, indent=2, default=str, ensure_ascii=False)
         name = f"mydata-{team}.json"
-        try:
-            dm = (await client.conversations_open(users=user))["channel"]["id"]
-        except SlackApiError as exc:
-            log.warning("could not open a DM for %s's export: %s", user, describe(exc))
+        sent = await send_json_to_dm(self.bot.app.client, user, filename=name,
+                                     content=json.dumps(record, indent=2, default=str, ensure_ascii=False),
+                                     pages=compact, label="Your record", page_chars=EXPORT_PAGE_CHARS,
+                                     comment="Everything this bot stores about you here (JSON).")
+        if sent.how == "no_dm":
             return "Your record could not be sent: the bot cannot open a direct message with you."
-        try:
-            await client.files_upload_v2(channel=dm, content=blob, filename=name, title=name,
-                                         initial_comment="Everything this bot stores about you here (JSON).")
-            return f"Everything this bot stores about you here was sent to your direct messages as `{name}`."
-        except (SlackApiError, SlackRequestError) as exc:
-            why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
-            log.warning("export upload for %s refused (%s): sending it in pages", user, why)
-        pages = [compact[i:i + EXPORT_PAGE_CHARS] for i in range(0, len(compact), EXPORT_PAGE_CHARS)]
-        try:
-            for n, page in enumerate(pages, 1):
-                await client.chat_postMessage(channel=dm, text=f"Your record, part {n} of {len(pages)} (join the "
-                                              f"parts in order for the JSON):\n```{page}```")
-        except SlackApiError as exc:
-            log.warning("export pages for %s failed: %s", user, describe(exc))
-            return (f"Your record could not be sent whole ({n - 1} of {len(pages)} parts reached your direct "
+        if sent.how == "partial":
+            return (f"Your record could not be sent whole ({sent.sent} of {sent.parts} parts reached your direct "
                     "messages); please try again later.")
-        return f"Everything this bot stores about you here was sent to your direct messages in {len(pages)} parts."
+        return ("Everything this bot stores about you here was sent to your direct messages "
+                + (f"as `{name}`." if sent.how == "file" else f"in {sent.parts} parts."))
 
     # ------------------------------------------------------------------ events
     async def on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -298,20 +287,6 @@ class SlackHandlers:
                 return (await wf.forget_member(team, user)).text
             return "Usage: /mydata export | /mydata forget FORGET"
         actor = await self.actor(team, user)
-        if name == "/modcase":
-            if args[:1] == ["show"] and len(args) == 2 and args[1].lstrip("#").isdigit():
-                c = await wf.case(actor, team, int(args[1].lstrip("#")))
-                return (f"*Case #{c.number}: {c.action.label} ({c.status.value})* <@{c.member_id}> by "
-                        + (f"<@{c.moderator_id}>" if c.moderator_id else "automod")
-                        + f"\n{blocks.escape(c.reason)}" + (f"\nFailure: {blocks.escape(c.failure)}" if c.failure else ""))
-            if args[:1] == ["list"]:
-                who = _USER.search(" ".join(args[1:]))
-                cases = await wf.cases(actor, team, who.group(1) if who else None)
-                return "\n".join(f"#{c.number} {c.action.label} <@{c.member_id}> {c.status.value}: "
-                                 f"{blocks.escape(c.reason[:60])}" for c in cases) or "No cases."
-            return "Usage: /modcase show <number> | /modcase list [@member]"
-        if name == "/modpolicy":
-            return await self._policy(actor, team, args)
         if name == "/modstats":
             lines = []
             for days in (7, 30):
@@ -322,42 +297,6 @@ class SlackHandlers:
                 lines.append(f"*Last {days} days:* " + ("\n" + "\n".join(rows) if rows else "nothing flagged"))
             return "\n".join(lines)
         return f"Unknown command {name}."
-
-    async def _policy(self, actor: Actor, team: str, args: list[str]) -> str:
-        """``/modpolicy show [key] | set <key> <value> | reset <key>``: changes need a workspace admin; audited."""
-        if args[:1] == ["show"]:
-            from bot.workflow.authz import authorize
-
-            authorize(actor, ActionKind.LOG)
-            doc: Any = (await self.bot.policies.get(PLATFORM, team)).model_dump(mode="json")
-            for part in (args[1].split(".") if len(args) > 1 else []):
-                if not isinstance(doc, dict) or part not in doc:
-                    return f"Unknown policy key `{args[1]}`."
-                doc = doc[part]
-            return "```" + json.dumps(doc, indent=1)[:2900] + "```"
-        if args[:1] in (["set"], ["reset"]) and len(args) >= 2:
-            await self.bot.workflow.authorize_policy_change(actor)
-            value: Any = None
-            if args[0] == "set":
-                if len(args) < 3:
-                    return "Usage: /modpolicy set <key> <value>"
-                raw = " ".join(args[2:])
-                try:
-                    value = json.loads(raw)
-                except ValueError:
-                    value = raw
-            try:
-                await self.bot.policies.set_override(PLATFORM, team, args[1], value, actor.id)
-            except PolicyError as exc:
-                return f"Refused `{exc.key}`: {exc.reason}. Nothing was changed."
-            self.bot.desk.forget_problems()
-            what = f"`{args[1]}` = `{json.dumps(value)}`" if value is not None else f"`{args[1]}` reset"
-            from bot.workflow.views import LogEntry
-
-            await self.bot.desk.post_mod_log(team, LogEntry(title="Policy change", lines=(
-                what, f"Moderator: {actor.id}"), moderator_id=actor.id, kind="policy"))
-            return f"Policy updated: {what}."
-        return "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
 #: A ``/mydata export`` record up to this many characters (compact JSON) is answered inline: an ephemeral answer
@@ -381,7 +320,7 @@ def _metadata(fields: dict[str, Any], *, excerpt: str = "") -> str:
         excerpt = excerpt[: max(0, len(excerpt) - (len(text) - METADATA_MAX) - 1)]
 
 
-COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modcase", "/modpolicy", "/modstats")
+COMMANDS = ("/report", "/appeal", "/mystatus", "/mydata", "/modstats")
 
 
 def register(app: AsyncApp, handlers: SlackHandlers) -> None:
@@ -396,6 +335,8 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     for name in COMMANDS:
         app.command(name)(handlers.on_command)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
+    register_cases(app, handlers)  # /modcase, /modmember (bot.adapters.slack.cases)
+    register_policy(app, handlers)  # /modpolicy, /modsetup and its modal (bot.adapters.slack.policy)
     register_home(app, handlers)  # the App Home tab (bot.adapters.slack.home)
     register_names(app, handlers)  # user_change: members' names (bot.adapters.slack.names)
 

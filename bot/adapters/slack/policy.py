@@ -1,0 +1,235 @@
+"""The policy on Slack: ``/modpolicy show|set|reset`` and the ``/modsetup`` modal, the twins of Discord's
+``/policy`` and ``/modbot setup``.
+
+Layer: ``bot.adapters.slack``. :func:`register_policy` is called from :func:`bot.adapters.slack.app.register`.
+The show/set/reset and setup logic is :mod:`bot.workflow.policy_admin`'s, shared with Discord; this module reads
+Slack's input, checks what only Slack can tell, and renders the answer:
+
+* ``/modpolicy show [key]``: one small key inline; the whole effective policy (about 5,000 characters, past a
+  section's 3,000) is never cut: it is uploaded as ``policy-<team>.json`` to the moderator's direct messages with
+  the bot (``files.getUploadURLExternal`` + ``files.completeUploadExternal``, as ``files_upload_v2`` does; scope
+  ``files:write``), or, when the upload is refused, sent there in numbered pages that join into the JSON
+  (:mod:`bot.adapters.slack.files`, shared with ``/mydata export``).
+* ``/modsetup`` (workspace admins): a modal with ``conversations_select`` menus for the review and mod-log channels,
+  a menu of the workspace's user groups (``usergroups.list``) and a ``multi_users_select`` for moderators. On
+  submit each picked channel is checked with ``conversations.info`` as the bot: a private channel it was not
+  invited to is invisible to it (``channel_not_found``), and it can post only in channels it is a member of
+  (``is_member``; the app has no ``chat:write.public``). A problem keeps the modal open with the reason under the
+  field (``response_action: errors``) and nothing is written; otherwise the modal closes and the workflow writes
+  the overrides, posts the setup to the mod log and the admin is told what was set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+
+from bot.adapters.slack import blocks
+from bot.adapters.slack.enforcer import describe
+from bot.adapters.slack.files import send_json_to_dm
+from bot.adapters.slack.translate import PLATFORM
+from bot.workflow.authz import Refused
+from bot.workflow.policy_admin import (
+    SetupChange,
+    apply_setup,
+    authorize_change,
+    change_policy,
+    parse_value,
+    show_policy,
+    with_moderators,
+)
+
+log = logging.getLogger(__name__)
+
+#: The slash commands this module listens to (also in ``config/slack-app-manifest.yml``).
+POLICY_COMMANDS = ("/modpolicy", "/modsetup")
+#: The setup modal's ``callback_id``.
+SETUP_VIEW = "mod_setup"
+#: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
+INLINE_POLICY_MAX = 2_900
+#: Slack allows at most 100 options in a static select.
+MAX_OPTIONS = 100
+POLICY_USAGE = "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
+
+
+async def send_policy_file(client: Any, user: str, filename: str, data: bytes, caption: str) -> str:
+    """Send the policy JSON whole to ``user``'s DM with the bot (a file; pages when the upload is refused);
+    returns the answer to show in the channel."""
+    text = data.decode("utf-8")
+    sent = await send_json_to_dm(client, user, filename=filename, content=text, pages=text, label=f"`{filename}`",
+                                 comment=caption)
+    if sent.how == "no_dm":
+        return "The policy could not be sent: the bot cannot open a direct message with you."
+    if sent.how == "partial":
+        return f"The policy could not be sent whole ({sent.sent} of {sent.parts} parts reached your direct messages)."
+    return f"{caption[:-1]} was sent to your direct messages " + (
+        f"as `{filename}`." if sent.how == "file" else f"in {sent.parts} parts.")
+
+
+async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -> str:
+    """``/modpolicy show [key] | set <key> <value> | reset <key>``: the answer's text.
+
+    Raises:
+        Refused: not allowed, an unknown key, an invalid value (nothing is stored).
+    """
+    bot = handlers.bot
+    actor = await handlers.actor(team, user)
+    sub = args[0].lower() if args else ""
+    if sub == "show" and len(args) <= 2:
+        shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, args[1] if len(args) > 1 else None,
+                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```")
+        if shown.inline is not None:
+            return shown.inline
+        return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
+    if sub == "set" and len(args) >= 3:
+        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1],
+                                   parse_value(" ".join(args[2:])))
+    if sub == "reset" and len(args) == 2:
+        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1], None)
+    return POLICY_USAGE
+
+
+def _channel_select(block_id: str, label: str, hint: str, current: str | None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "conversations_select", "action_id": "channel",
+                               "placeholder": {"type": "plain_text", "text": "Pick a channel"},
+                               "filter": {"include": ["public", "private"], "exclude_bot_users": True,
+                                          "exclude_external_shared_channels": True}}
+    if current:
+        element["initial_conversation"] = current
+    return {"type": "input", "block_id": block_id, "optional": True, "label": {"type": "plain_text", "text": label},
+            "hint": {"type": "plain_text", "text": hint}, "element": element}
+
+
+def setup_view(policy: Any, groups: list[dict[str, Any]], meta: str) -> dict[str, Any]:
+    """The ``/modsetup`` modal: review channel, mod-log channel, a moderators' user group (when the workspace has
+    any) and moderator users; the current channels are preselected."""
+    body = [_channel_select("review", "Review channel", "Where review cards are posted (moderators only). Invite "
+                            "@modbot there first.", policy.server.review_channel),
+            _channel_select("modlog", "Mod-log channel", "Where cases, raid alerts and failed actions are logged.",
+                            policy.server.mod_log_channel)]
+    if groups:
+        body.append({"type": "input", "block_id": "group", "optional": True,
+                     "label": {"type": "plain_text", "text": "Moderators' user group"},
+                     "hint": {"type": "plain_text", "text": "Its members may moderate (added to the list)."},
+                     "element": {"type": "static_select", "action_id": "group",
+                                 "placeholder": {"type": "plain_text", "text": "Pick a user group"},
+                                 "options": [{"text": {"type": "plain_text", "text": blocks.cut(
+                                     f"@{g.get('handle') or g['id']}", 75)}, "value": g["id"]}
+                                     for g in groups[:MAX_OPTIONS]]}})
+    body.append({"type": "input", "block_id": "users", "optional": True,
+                 "label": {"type": "plain_text", "text": "Moderators"},
+                 "hint": {"type": "plain_text", "text": "These members may moderate (added to the list)."},
+                 "element": {"type": "multi_users_select", "action_id": "users",
+                             "placeholder": {"type": "plain_text", "text": "Pick members"}}})
+    return {"type": "modal", "callback_id": SETUP_VIEW, "private_metadata": meta,
+            "title": {"type": "plain_text", "text": "Set up modbot"},
+            "submit": {"type": "plain_text", "text": "Save"}, "close": {"type": "plain_text", "text": "Cancel"},
+            "blocks": body}
+
+
+async def open_setup(handlers: Any, team: str, user: str, command: dict[str, Any], body: dict[str, Any],
+                     respond: Any) -> str:
+    """``/modsetup``: refuse anyone who may not change the policy, else open the modal (an expired
+    ``trigger_id`` gets "try again"). Returns the text to answer ("" when the modal opened)."""
+    bot = handlers.bot
+    authorize_change(await handlers.actor(team, user))
+    try:
+        groups = [g for g in (await bot.app.client.usergroups_list()).get("usergroups") or []
+                  if not g.get("date_delete")]
+    except SlackApiError as exc:  # no usergroups:read, or a plan without user groups: offer users only
+        log.info("usergroups.list failed: %s", describe(exc))
+        groups = []
+    meta = json.dumps({"team": team, "channel": command.get("channel_id") or ""})
+    await handlers._open_modal(body, setup_view(await bot.policies.get(PLATFORM, team), groups, meta), respond)
+    return ""
+
+
+async def channel_problem(client: Any, channel: str) -> str | None:
+    """Why the bot cannot post in ``channel`` (as ``conversations.info`` tells the bot), or ``None``."""
+    try:
+        info = (await client.conversations_info(channel=channel))["channel"]
+    except SlackApiError as exc:
+        if exc.response.get("error") == "channel_not_found":
+            return "the bot cannot see this channel: invite @modbot to it (`/invite @modbot`)"
+        return f"Slack would not say whether the bot can post here ({describe(exc)})"
+    if info.get("is_archived"):
+        return "this channel is archived"
+    if info.get("is_im") or info.get("is_mpim"):
+        return "pick a channel, not a direct message"
+    if not info.get("is_member"):
+        return "the bot is not in this channel: invite @modbot to it (`/invite @modbot`)"
+    return None
+
+
+def _picked(values: dict[str, Any], block: str, action: str, field: str) -> Any:
+    return ((values.get(block) or {}).get(action) or {}).get(field)
+
+
+def register_policy(app: AsyncApp, handlers: Any) -> None:
+    """Attach ``/modpolicy``, ``/modsetup`` and the setup modal's submission to a bolt app (``handlers``: the
+    app's :class:`SlackHandlers`)."""
+
+    async def on_command(ack: Any, command: dict[str, Any], respond: Any, body: dict[str, Any]) -> None:
+        await ack()
+        team = command.get("team_id") or handlers.bot.team_id
+        user = command.get("user_id", "")
+        try:
+            if command.get("command") == "/modsetup":
+                text = await open_setup(handlers, team, user, command, body, respond)
+            else:
+                text = await policy_command(handlers, team, user, (command.get("text") or "").split())
+        except Refused as exc:
+            text = str(exc)
+        if text:
+            await respond(text=text, response_type="ephemeral")
+
+    async def on_setup_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """Check the submitter's rights again and the picks as the bot (a few quick Web API reads, inside Slack's 3
+        seconds), keep the modal open with the reasons when a pick is wrong, else close it, write the setup and
+        tell the admin."""
+        bot = handlers.bot
+        meta = json.loads(view.get("private_metadata") or "{}")
+        team = meta.get("team") or bot.team_id
+        user = (body.get("user") or {}).get("id", "")
+        values = (view.get("state") or {}).get("values") or {}
+        review = _picked(values, "review", "channel", "selected_conversation")
+        modlog = _picked(values, "modlog", "channel", "selected_conversation")
+        group = (_picked(values, "group", "group", "selected_option") or {}).get("value")
+        users = list(_picked(values, "users", "users", "selected_users") or [])
+        actor = await handlers.actor(team, user)
+        try:
+            authorize_change(actor)  # again on submit (rights change; a submission can be forged)
+        except Refused as exc:
+            await ack()
+            await handlers.tell(user, str(exc), meta.get("channel") or None)
+            return
+        errors = {block: why for block, channel in (("review", review), ("modlog", modlog)) if channel
+                  and (why := await channel_problem(bot.app.client, channel))}
+        if errors:
+            await ack(response_action="errors", errors=errors)
+            return
+        await ack()
+        policy = await bot.policies.get(PLATFORM, team)
+        changes = []
+        if review:
+            changes.append(SetupChange("server.review_channel", review, f"review channel: <#{review}>"))
+        if modlog:
+            changes.append(SetupChange("server.mod_log_channel", modlog, f"mod-log channel: <#{modlog}>"))
+        mods = [*([group] if group else []), *users]
+        if mods:
+            shown = ", ".join(f"<!subteam^{m}>" if m.startswith("S") else f"<@{m}>" for m in mods)
+            changes.append(SetupChange("server.moderator_roles", with_moderators(policy, mods),
+                                       f"moderators: {shown}"))
+        try:
+            text = await apply_setup(bot.policies, bot.desk, PLATFORM, actor, team, changes)
+        except Refused as exc:
+            text = str(exc)
+        await handlers.tell(user, text, meta.get("channel") or None)
+
+    for name in POLICY_COMMANDS:
+        app.command(name)(on_command)
+    app.view(SETUP_VIEW)(on_setup_submit)

@@ -1,0 +1,182 @@
+"""One policy command for every platform: show the effective policy (or one key of it), set or reset a server
+override, and the setup step (review channel, mod-log channel, moderators) that writes several overrides at once.
+
+Layer: ``bot.workflow`` (platform-neutral). Discord's ``/policy show|set|reset`` and ``/modbot setup``
+(``cogs/moderation.py``, ``cogs/setup.py``) and Slack's ``/modpolicy`` and ``/modsetup``
+(``bot/adapters/slack/policy.py``) call these; the adapters only read the platform's input, check what only the
+platform can tell (whether the bot can post in a channel) and render the answer (a file where it is long).
+
+Reading the policy needs Manage Messages (or a moderator role); changing it needs Manage Server (Slack: a workspace
+admin), checked here server-side. Every change goes through the policy registry's ``set_override`` (validated,
+audited, cache refreshed), makes the desk try its channels again and is posted to the mod log. Bad input raises
+:class:`~bot.workflow.authz.Refused` with the sentence to show: an unknown key, an invalid value (nothing is
+stored), a setup with nothing picked or with problems (nothing is stored).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.core.models import ActionKind
+from bot.core.policy import Policy, PolicyError
+from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.views import LogEntry
+
+
+class PolicyWriter(Protocol):
+    """The policy registry (:class:`bot.core.policy_registry.PolicyRegistry`): reads and validated overrides."""
+
+    async def get(self, platform: str, server_id: str) -> Policy:
+        """The effective policy of a server."""
+        ...
+
+    async def set_override(self, platform: str, server_id: str, key: str, value: Any,
+                           moderator_id: str | None) -> Policy:
+        """Store an override (``None`` resets it). Raises :class:`PolicyError`; nothing is stored then."""
+        ...
+
+
+class PolicyDesk(Protocol):
+    """What a policy change needs of the platform's desk."""
+
+    async def post_mod_log(self, server_id: str, entry: LogEntry) -> bool:
+        """Post an entry to the server's mod-log channel (``False`` when it could not)."""
+        ...
+
+    def forget_problems(self) -> None:
+        """Try the review and mod-log channels again (a change may have fixed them)."""
+        ...
+
+
+def parse_value(raw: str) -> Any:
+    """A typed override value: JSON when it parses (``0.9``, ``true``, ``["123"]``), else the plain string."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def policy_part(policy: Policy, key: str | None) -> Any:
+    """The effective policy as JSON data, or the part under a dotted ``key`` (``thresholds.insult``).
+
+    Raises:
+        Refused: no such key.
+    """
+    doc: Any = policy.model_dump(mode="json")
+    for part in (key.split(".") if key else []):
+        if not isinstance(doc, dict) or part not in doc:
+            raise Refused(f"Unknown policy key `{key}`.")
+        doc = doc[part]
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyShow:
+    """The answer to ``policy show``: ``inline`` text (a code block) when it fits, else a file: ``filename`` with
+    ``data`` (indented UTF-8 JSON, never cut) and the ``caption`` to send with it."""
+
+    inline: str | None
+    filename: str
+    data: bytes
+    caption: str
+
+
+def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = None, *,
+                inline_max: int, place: str = "server", fence: str = "```json") -> PolicyShow:
+    """The effective policy (or one key) for a moderator: one key whose JSON has at most ``inline_max`` characters
+    is shown inline; the whole policy (about 5,000 characters) or a large section goes as a file.
+
+    Args:
+        inline_max: The platform's room for a code block (Discord 1,900, Slack 2,900 characters).
+        place: What the platform calls a server, for the caption (``"workspace"`` on Slack).
+        fence: How the inline code block opens (Slack shows a language word as text: ``"```"`` there).
+
+    Raises:
+        Refused: not a moderator, or an unknown key.
+    """
+    authorize(actor, ActionKind.LOG)
+    doc = policy_part(policy, key)
+    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    name = f"policy-{server_id}{'-' + key if key else ''}.json"
+    data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    caption = f"The effective policy{f' `{key}`' if key else ''} of this {place} ({len(data):,} bytes):"
+    inline = f"{fence}\n{text}\n```" if key and len(text) <= inline_max else None
+    return PolicyShow(inline, name, data, caption)
+
+
+def authorize_change(actor: Actor) -> None:
+    """Changing the policy needs Manage Server (Slack: a workspace admin). Raises :class:`Refused`."""
+    authorize(actor, ActionKind.REVIEW, permission=Permission.MANAGE_SERVER)
+
+
+async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
+                        key: str, value: Any) -> str:
+    """Set one override (``value=None`` resets ``key`` to the file's value), audited and posted to the mod log.
+    Returns the answer (``Policy updated: `key` = `0.9`.``).
+
+    Raises:
+        Refused: not allowed to change the policy, or the key or value is invalid (nothing is stored).
+    """
+    authorize_change(actor)
+    try:
+        await policies.set_override(platform, server_id, key, value, actor.id)
+    except PolicyError as exc:
+        raise Refused(f"Refused `{exc.key}`: {exc.reason}. Nothing was changed.") from None
+    desk.forget_problems()
+    what = f"`{key}` = `{json.dumps(value)}`" if value is not None else f"`{key}` reset"
+    await desk.post_mod_log(server_id, LogEntry(title="Policy change", lines=(what, f"Moderator: {actor.id}"),
+                                                moderator_id=actor.id, kind="policy"))
+    return f"Policy updated: {what}."
+
+
+@dataclass(frozen=True, slots=True)
+class SetupChange:
+    """One override of a setup: the dotted ``key``, its ``value``, and how the answer ``shows`` it
+    (``review channel: <#C1>``)."""
+
+    key: str
+    value: Any
+    shows: str
+
+
+def with_moderators(policy: Policy, ids: Sequence[str]) -> list[str]:
+    """``server.moderator_roles`` with ``ids`` added (kept once, in order): a setup adds moderators, never drops
+    them (``policy reset server.moderator_roles`` does)."""
+    return list(dict.fromkeys([*policy.server.moderator_roles, *ids]))
+
+
+async def apply_setup(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
+                      changes: Sequence[SetupChange], problems: Sequence[str] = ()) -> str:
+    """Write a setup's overrides one by one (each validated and audited like ``policy set``), make the desk try
+    its channels again and post the setup to the mod log. Returns the answer (``Set up: review channel: <#1>.``).
+
+    Args:
+        problems: What the adapter found wrong with the picks (``the bot is not in <#C1>``); any refuses all.
+
+    Raises:
+        Refused: not allowed to change the policy; nothing picked; ``problems``; or a value the policy refuses
+            (the answer says which keys were written before it).
+    """
+    authorize_change(actor)
+    if not changes and not problems:
+        raise Refused("Pick a review channel, a mod-log channel or moderators. Nothing was changed.")
+    if problems:
+        raise Refused("Cannot use that: " + "; ".join(problems) + ". Nothing was changed.")
+    done: list[str] = []
+    for change in changes:
+        try:
+            await policies.set_override(platform, server_id, change.key, change.value, actor.id)
+        except PolicyError as exc:
+            raise Refused(f"Refused `{exc.key}`: {exc.reason}. "
+                          + (f"Done before it: {', '.join(done)}." if done else "Nothing was changed.")) from None
+        done.append(change.key)
+    desk.forget_problems()
+    text = "Set up: " + "; ".join(c.shows for c in changes) + "."
+    # the mod log names the keys and values (plain text: each desk escapes it), not the answer's mentions
+    await desk.post_mod_log(server_id, LogEntry(title="Setup", lines=(
+        *(f"{c.key} = {json.dumps(c.value)}" for c in changes), f"Moderator: {actor.id}"),
+        moderator_id=actor.id, kind="policy"))
+    return text
