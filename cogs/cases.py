@@ -61,9 +61,10 @@ class CasePager(discord.ui.View):
         self.invoker_id = origin.user.id
         self.filters = filters
         self.result = result
-        self._refresh()
+        self._show_page_buttons()
 
-    def _refresh(self) -> None:
+    def _show_page_buttons(self) -> None:
+        # not ``_refresh``: discord.py's View._refresh(components) must not be shadowed
         self.previous.disabled = not self.result.has_previous
         self.next.disabled = not self.result.has_next
 
@@ -80,7 +81,7 @@ class CasePager(discord.ui.View):
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
             self.result = await search_cases(self.bot.store, PLATFORM, actor, str(interaction.guild_id),
                                              self.filters, page=self.result.page + step)
-            self._refresh()
+            self._show_page_buttons()
             await interaction.edit_original_response(content=cut(self.result.text(), CONTENT_MAX), view=self)
 
         await guarded(interaction, work, update=True)

@@ -204,3 +204,20 @@ async def test_case_list_refused_for_members(env):
     await mod_on(env, "warn", env.alice, text_opt("reason", "rude"))
     text = ephemeral_text(await case_cmd(env, "list", user=env.bob))
     assert "You need Manage Messages" in text and "rude" not in text
+
+
+async def test_case_pager_survives_discord_refreshing_its_components():
+    """discord.py refreshes a tracked view from an updated message by calling ``view._refresh(components)``
+    (``ViewStore.update_from_message``); the pager once named its own button update ``_refresh()`` with no
+    arguments, shadowing that method, so discord.py's call raised ``TypeError`` (found by mypy). Now that call
+    passes and the pager's buttons keep the page's state: page 1 of 2 has no Previous and has a Next."""
+    from types import SimpleNamespace
+
+    from bot.workflow.cases import CaseFilter, CasePage
+    from cogs.cases import CasePager
+
+    page = CasePage(("#2 ...", "#1 ..."), page=1, pages=2, total=12)
+    origin: Any = SimpleNamespace(user=SimpleNamespace(id=1))  # only origin.user.id is read on construction
+    pager = CasePager(bot=None, origin=origin, filters=CaseFilter(), result=page)  # the bot is used on a turn only
+    pager._refresh([])  # discord.py's own call, with the components of the updated message (none here)
+    assert pager.previous.disabled and not pager.next.disabled
