@@ -27,6 +27,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.slack import blocks
+from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM
 from bot.workflow.authz import Refused
 from bot.workflow.cases import (
@@ -145,7 +146,7 @@ def _number(raw: str) -> int:
     return int(text)
 
 
-async def case_command(handlers: Any, team: str, user: str, args: list[str]) -> Answer:
+async def case_command(handlers: SlackListeners, team: str, user: str, args: list[str]) -> Answer:
     """``/modcase list|search|show|reason``: the answer (text, and blocks with page buttons for a long list).
 
     Raises:
@@ -176,7 +177,7 @@ async def case_command(handlers: Any, team: str, user: str, args: list[str]) -> 
     return CASE_USAGE, None
 
 
-async def member_command(handlers: Any, team: str, user: str, args: list[str]) -> Answer:
+async def member_command(handlers: SlackListeners, team: str, user: str, args: list[str]) -> Answer:
     """``/modmember info @member``: the member's record (the same lines as Discord's ``/member info``).
 
     Raises:
@@ -190,7 +191,7 @@ async def member_command(handlers: Any, team: str, user: str, args: list[str]) -
     return "\n".join(lines), None
 
 
-def register_cases(app: AsyncApp, handlers: Any) -> None:
+def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach ``/modcase`` and ``/modmember`` to a bolt app (``handlers``: the app's :class:`SlackHandlers`)."""
 
     async def on_command(ack: Any, command: dict[str, Any], respond: Any) -> None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.enforcer import describe
 
@@ -34,7 +35,7 @@ class Sent:
     sent: int = 0
 
 
-async def send_json_to_dm(client: Any, user: str, *, filename: str, content: str, pages: str, label: str,
+async def send_json_to_dm(client: AsyncWebClient, user: str, *, filename: str, content: str, pages: str, label: str,
                           comment: str, page_chars: int = PAGE_CHARS) -> Sent:
     """Send ``content`` (the file's text) to ``user``'s DM as ``filename``; when the upload is refused, ``pages``
     (the same JSON, compact if wished) in numbered pages headed ``<label>, part n of N``.

@@ -11,10 +11,11 @@ holds ``SlackBot`` and ``SlackHandlers`` to these protocols where they are passe
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
+    from slack_bolt.context.respond.async_respond import AsyncRespond
 
     from bot.adapters.slack.desk import SlackDesk
     from bot.adapters.slack.enforcer import SlackEnforcer
@@ -77,6 +78,14 @@ class SlackListeners(Protocol):
 
     async def actor(self, team_id: str, user_id: str) -> Actor:
         """The person behind a click or command, with their Slack rank and permissions."""
+        ...
+
+    async def tell(self, user_id: str, text: str, channel: str | None = None) -> None:
+        """An answer only ``user_id`` sees: ephemeral in ``channel`` when given, else a DM."""
+        ...
+
+    async def _open_modal(self, body: dict[str, Any], view: dict[str, Any], respond: AsyncRespond | None) -> None:
+        """Open a modal for the click or command in ``body`` (an expired trigger is answered through ``respond``)."""
         ...
 
 

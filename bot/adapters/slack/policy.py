@@ -26,11 +26,14 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import describe
 from bot.adapters.slack.files import send_json_to_dm
+from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM
 from bot.workflow.authz import Refused
 from bot.workflow.policy_admin import (
@@ -56,7 +59,7 @@ MAX_OPTIONS = 100
 POLICY_USAGE = "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
-async def send_policy_file(client: Any, user: str, filename: str, data: bytes, caption: str) -> str:
+async def send_policy_file(client: AsyncWebClient, user: str, filename: str, data: bytes, caption: str) -> str:
     """Send the policy JSON whole to ``user``'s DM with the bot (a file; pages when the upload is refused);
     returns the answer to show in the channel."""
     text = data.decode("utf-8")
@@ -70,7 +73,7 @@ async def send_policy_file(client: Any, user: str, filename: str, data: bytes, c
         f"as `{filename}`." if sent.how == "file" else f"in {sent.parts} parts.")
 
 
-async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -> str:
+async def policy_command(handlers: SlackListeners, team: str, user: str, args: list[str]) -> str:
     """``/modpolicy show [key] | set <key> <value> | reset <key>``: the answer's text.
 
     Raises:
@@ -131,8 +134,8 @@ def setup_view(policy: Any, groups: list[dict[str, Any]], meta: str) -> dict[str
             "blocks": body}
 
 
-async def open_setup(handlers: Any, team: str, user: str, command: dict[str, Any], body: dict[str, Any],
-                     respond: Any) -> str:
+async def open_setup(handlers: SlackListeners, team: str, user: str, command: dict[str, Any], body: dict[str, Any],
+                     respond: AsyncRespond) -> str:
     """``/modsetup``: refuse anyone who may not change the policy, else open the modal (an expired
     ``trigger_id`` gets "try again"). Returns the text to answer ("" when the modal opened)."""
     bot = handlers.bot
@@ -148,7 +151,7 @@ async def open_setup(handlers: Any, team: str, user: str, command: dict[str, Any
     return ""
 
 
-async def channel_problem(client: Any, channel: str) -> str | None:
+async def channel_problem(client: AsyncWebClient, channel: str) -> str | None:
     """Why the bot cannot post in ``channel`` (as ``conversations.info`` tells the bot), or ``None``."""
     try:
         info = (await client.conversations_info(channel=channel))["channel"]
@@ -169,7 +172,7 @@ def _picked(values: dict[str, Any], block: str, action: str, field: str) -> Any:
     return ((values.get(block) or {}).get(action) or {}).get(field)
 
 
-def register_policy(app: AsyncApp, handlers: Any) -> None:
+def register_policy(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach ``/modpolicy``, ``/modsetup`` and the setup modal's submission to a bolt app (``handlers``: the
     app's :class:`SlackHandlers`)."""
 
