@@ -402,13 +402,13 @@ def row_from_json(r: Mapping[str, Any]) -> Row:
             hits.append((str(h.get("rule", "?")), str(h.get("detail") or "")))
         else:
             hits.append((str(h), ""))
-    scores = r.get("scores") if isinstance(r.get("scores"), Mapping) else {}
+    scores = found if isinstance(found := r.get("scores"), Mapping) else {}
     actions = tuple(
         (str(a.get("kind", "")), str(a.get("reason") or ""), a.get("duration_s"))
         for a in r.get("actions") or ()
         if isinstance(a, Mapping)
     )
-    tiers = r.get("tiers") if isinstance(r.get("tiers"), Mapping) else {}
+    tiers = given if isinstance(given := r.get("tiers"), Mapping) else {}
     mid = str(r.get("id", ""))
     platform = str(r.get("platform") or "")
     channel = str(r.get("channel", ""))
@@ -572,7 +572,7 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
         messages=int(summary.get("messages") or len(all_rows)),
         flagged=int(summary.get("flagged") or len(rows)),
         label_counts={k: int(v) for k, v in (summary.get("label_counts") or labels).items()},
-        actions_count=int(summary.get("actions") if summary.get("actions") is not None else acted),
+        actions_count=int(given if (given := summary.get("actions")) is not None else acted),
         action_counts={str(k): int(v) for k, v in action_counts.items()},
         raids=raids,
         threads=_group_threads(all_rows, raids),
@@ -929,7 +929,7 @@ def _servers_section(data: ReportData) -> list[str]:
     per: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for r in data.all_rows:
         per[(r.platform, r.server_id)].append(r)
-    keys = list(per) or [tuple(k.split("/", 1)) for k in data.policies]
+    keys: list[tuple[str, ...]] = [*per] or [tuple(k.split("/", 1)) for k in data.policies]
     if not keys:
         return []
     p = ['<h2>Servers and the policy that judged them</h2><div class="scroll"><table>',
