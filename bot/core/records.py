@@ -7,10 +7,10 @@ timezone-aware UTC; rates are floats in [0, 1] (``None`` when the denominator is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from bot.core.models import ActionKind, Case
 
@@ -184,6 +184,22 @@ class ScanSummary:
     top_members: tuple[tuple[str, int, int], ...]
 
 
+class RaidChanges(TypedDict, total=False):
+    """What :meth:`bot.core.store_port.RaidStore.set_raid_state` may change on a raid (each key optional).
+
+    Attributes:
+        card_message_id: The raid card's message id (``None``: no card).
+        thread_id: The thread the raid is in.
+        members: Every raider's member id, in order.
+        closed: The raid ended (``True`` records the time, ``False`` reopens it).
+    """
+
+    card_message_id: str | None
+    thread_id: str | None
+    members: Sequence[str]
+    closed: bool
+
+
 @dataclass(frozen=True, slots=True)
 class StoredRaid:
     """A recorded raid: where, who, and its card (``channel_id`` is the parent channel; ``thread_id`` where the
@@ -274,6 +290,7 @@ __all__ = [
     "ModStats",
     "PolicyChange",
     "PolicyOverride",
+    "RaidChanges",
     "RaidModeRow",
     "ScanSummary",
     "SetVerdict",

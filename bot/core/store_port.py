@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from bot.core.models import ActionKind, Case, CaseStatus, RaidAlert, ReviewDecision, ReviewItem, Scores, Strike, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
@@ -29,6 +29,7 @@ from bot.core.records import (
     ModStats,
     PolicyChange,
     PolicyOverride,
+    RaidChanges,
     RaidModeRow,
     ScanSummary,
     SetVerdict,
@@ -240,9 +241,10 @@ class RaidStore(Protocol):
         """One raid of one server, or ``None``."""
         ...
 
-    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Any) -> None:
-        """Update ``card_message_id``, ``thread_id`` (str), ``members`` (sequence of ids) or ``closed`` (bool);
-        another key raises ``ValueError``."""
+    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Unpack[RaidChanges]
+                             ) -> None:
+        """Update ``card_message_id``, ``thread_id`` (str), ``members`` (sequence of ids) or ``closed`` (bool)
+        (:class:`~bot.core.records.RaidChanges`); another key raises ``ValueError``."""
         ...
 
     async def save_raid_mode(self, platform: str, server_id: str, channel_id: str, until: datetime | None,

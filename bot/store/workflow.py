@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from bot.core.models import Case
-from bot.core.records import RaidModeRow, StoredRaid
+from bot.core.records import RaidChanges, RaidModeRow, StoredRaid
 from bot.store.base import StoreBase, case_from_row
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
 
@@ -114,22 +114,28 @@ class WorkflowMixin(StoreBase):
             closed_at=from_db_time(r["closed_at"]),
         )
 
-    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Any) -> None:
-        """Update a raid: ``card_message_id``, ``thread_id``, ``members`` (list) or ``closed`` (bool)."""
+    async def set_raid_state(self, platform: str, server_id: str, raid_id: int, **changes: Unpack[RaidChanges]
+                             ) -> None:
+        """Update a raid: ``card_message_id``, ``thread_id``, ``members`` (list) or ``closed`` (bool).
+
+        Raises:
+            ValueError: another key (a caller the type checker did not see).
+        """
+        unknown = set(changes) - set(RaidChanges.__annotations__)
+        if unknown:
+            raise ValueError(f"unknown raid field {sorted(unknown)[0]!r}")
         sets: list[str] = []
         params: list[Any] = []
-        for key, value in changes.items():
-            if key in ("card_message_id", "thread_id"):
+        for key in ("card_message_id", "thread_id"):
+            if key in changes:
                 sets.append(f"{key} = ?")
-                params.append(value)
-            elif key == "members":
-                sets.append("members = ?")
-                params.append(dump_json(list(value)))
-            elif key == "closed":
-                sets.append("closed_at = ?")
-                params.append(to_db_time(utcnow()) if value else None)
-            else:
-                raise ValueError(f"unknown raid field {key!r}")
+                params.append(changes[key])
+        if "members" in changes:
+            sets.append("members = ?")
+            params.append(dump_json(list(changes["members"])))
+        if "closed" in changes:
+            sets.append("closed_at = ?")
+            params.append(to_db_time(utcnow()) if changes["closed"] else None)
         if not sets:
             return
         async with self._tx():
