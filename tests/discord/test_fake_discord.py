@@ -118,7 +118,7 @@ def command(client: Probe, name: str, body: Callable[[discord.Interaction], Any]
     async def callback(interaction: discord.Interaction) -> None:
         try:
             done.set_result(await body(interaction))
-        except Exception as exc:  # the test inspects what discord.py raised
+        except Exception as exc:  # noqa: BLE001 - the test inspects what discord.py raised
             done.set_exception(exc)
 
     client.tree.add_command(app_commands.Command(name=name, description="probe", callback=callback))
