@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Generator, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
@@ -100,10 +100,10 @@ class PgCursor:
 class _Statement:
     """``await conn.execute(...)`` or ``async with conn.execute(...) as cur``, as aiosqlite allows."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Coroutine[Any, Any, PgCursor]) -> None:
         self._run = run
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, PgCursor]:
         return self._run.__await__()
 
     async def __aenter__(self) -> PgCursor:
