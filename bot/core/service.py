@@ -289,10 +289,6 @@ class ModerationService:
         return (await asyncio.get_running_loop().run_in_executor(self._executor, score_plans, self.scorer,
                                                                  [plan]))[plan]
 
-    async def policy_for(self, platform: str, server_id: str) -> Policy:
-        """The effective policy of a server."""
-        return await self.policies.get(platform, server_id)
-
     def set_raid_mode(self, platform: str, server_id: str, channel_id: str | None, on: bool, at: datetime) -> None:
         """Switch raid mode on or off for a channel (or the whole server with ``channel_id=None``)."""
         state = self._servers.get((platform, server_id))
