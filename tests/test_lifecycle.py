@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from bot.config import DEFAULT_POLICY_PATH
 from bot.core.errors import StoreError, StoreRefused
 from bot.core.policy_registry import PolicyRegistry
+from bot.core.store_port import ModStore
 from bot.store import open_store
 from bot.workflow.lifecycle import STEPS, Lifecycle
 
@@ -35,13 +37,14 @@ class Workflow:
 
 
 @pytest.fixture
-async def store(tmp_path: Path):
+async def store(tmp_path: Path) -> AsyncIterator[ModStore]:
     s = await open_store(tmp_path / "m.db")
     yield s
     await s.close()
 
 
-async def test_failed_recover_is_logged_and_catch_up_still_runs(store, caplog) -> None:
+async def test_failed_recover_is_logged_and_catch_up_still_runs(store: ModStore,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
     """recover raising: one logged error, catch_up runs; a second connected() (reconnect) does nothing."""
     wf = Workflow(broken=True)
     life = Lifecycle("slack", workflow=wf, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH))
@@ -66,7 +69,7 @@ async def test_failed_recover_is_logged_and_catch_up_still_runs(store, caplog) -
     assert life.steps == list(STEPS) and wf.calls == ["recover", "shutdown"]
 
 
-async def test_a_write_refused_for_good_reaches_the_adapter_once(store) -> None:
+async def test_a_write_refused_for_good_reaches_the_adapter_once(store: ModStore) -> None:
     """The service's failure future resolving sets fatal and stopped and awaits on_failure with the error; the
     adapter's close from there (shutdown inside the watch) completes without cancelling itself."""
     failure: asyncio.Future[StoreError] = asyncio.get_running_loop().create_future()

@@ -3,6 +3,7 @@ model with it), with nothing else changed: the service runs it at its stage and 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import ClassVar
@@ -85,7 +86,7 @@ def registry() -> RuleRegistry:
 
 
 @pytest.fixture
-async def service(tmp_path: Path, registry: RuleRegistry):
+async def service(tmp_path: Path, registry: RuleRegistry) -> AsyncIterator[ModerationService]:
     store = await SqliteStore.open(tmp_path / "mod.db")
     svc = ModerationService(scorer=FakeScorer(ABUSE), store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH),
                             max_delay_s=0.001, rules=registry)

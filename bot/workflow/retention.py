@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.store_port import ModLogReadStore, RetentionStore
@@ -33,7 +34,7 @@ class Retention:
     not outlive the retention period because the bot was removed).
     """
 
-    class Store(RetentionStore, ModLogReadStore):
+    class Store(RetentionStore, ModLogReadStore, Protocol):
         """What retention needs from the store port."""
 
     def __init__(self, platform: str, store: Store, policies: PolicyRegistry) -> None:
