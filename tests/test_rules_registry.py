@@ -119,6 +119,23 @@ def test_every_default_rule_is_a_rule() -> None:
     assert rule.name == "zalgo"
 
 
+def test_each_rule_settings_model_is_a_table_of_the_policy() -> None:
+    """Every default rule's settings model is the type of a ``[rules]`` table (or of a list of them, ``regex``), or
+    of a policy table (``identity_target``): a server policy configures every rule."""
+    from typing import get_args
+
+    from bot.core.policy import Policy
+
+    tables: set[object] = set()
+    for model in (RulesSettings, Policy):
+        for f in model.model_fields.values():
+            tables.add(f.annotation)
+            tables.update(get_args(f.annotation))
+    missing = [cls.name for cls in DEFAULT_RULES if cls.settings_model not in tables]
+    assert missing == []
+    assert ShoutingRule.settings_model not in tables  # the check can fail: the test rule's model is not a table
+
+
 def test_a_taken_name_is_refused() -> None:
     """Registering a second rule named like a registered one raises and leaves the registry as it was."""
     reg = DEFAULT_RULES.copy()
