@@ -6,8 +6,9 @@ Layer: ``bot.core``. No I/O, no clock: time is message time. :func:`judge` and :
 same order give the same judgements. The strike and escalation a decision earns (:func:`bot.core.judge.sanction`,
 which reads the strike ledger) and the records written are the service's.
 
-Also here: :func:`read_limits`, how far the model reads a message (``"truncated"``, ``"unsupported_language"``),
-called by the service's worker thread once the scoring plan is made.
+Also here, for the service's worker thread: :func:`content_hits` (the stateless rules on a message and the further
+parts of a long one) and :func:`read_limits` (how far the model reads a message: ``"truncated"``,
+``"unsupported_language"``), called once the scoring plan is made.
 """
 
 from __future__ import annotations
@@ -101,6 +102,31 @@ def is_established(m: Message, policy: Policy, new_member: bool, earlier: int) -
     if m.is_first_message is False:
         earlier = max(earlier, 1)
     return not new_member and earlier >= policy.rules.raid.established_min_messages
+
+
+def content_hits(rules: RuleSet, m: Message, norm: Normalized, more: Sequence[Normalized], *,
+                 extra_terms: Sequence[str] = (), allow_terms: Sequence[str] = (),
+                 raid_mode: bool = False) -> list[RuleHit]:
+    """The ``CONTENT`` stage on the message (``norm``: its normalised first 4,000 characters), then the ``PART``
+    stage on each further part (``more``), a hit already listed (same rule and detail) not listed again.
+
+    Args:
+        rules: The server's rules.
+        m: The message.
+        norm: ``normalize(m.text)``; more: the normalised chunks past it (:func:`bot.core.pieces.chunks`).
+        extra_terms, allow_terms: The channel's blocked and allowed terms (overrides).
+        raid_mode: Raid mode is on in the channel (as the batch was prepared).
+    """
+    hits = rules.check(Stage.CONTENT, RuleContext(message=m, norm=norm, extra_terms=extra_terms,
+                                                  allow_terms=allow_terms, raid_mode=raid_mode))
+    seen = {(h.rule, h.detail) for h in hits}
+    for part in more:
+        for hit in rules.check(Stage.PART, RuleContext(message=m, norm=part, extra_terms=extra_terms,
+                                                       allow_terms=allow_terms)):
+            if (hit.rule, hit.detail) not in seen:
+                seen.add((hit.rule, hit.detail))
+                hits.append(hit)
+    return hits
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,15 +48,14 @@ from typing import TypeVar
 from bot.core.errors import StoreError, StoreRefused
 from bot.core.escalation import StrikeLedger
 from bot.core.judge import sanction
-from bot.core.judging import ServerState, judge, read_limits, replay
+from bot.core.judging import ServerState, content_hits, judge, read_limits, replay
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Verdict
 from bot.core.normalize import Normalized, normalize
 from bot.core.pieces import chunks, score_plans, scoring_pieces
 from bot.core.policy import Policy
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import RecordResult, Scorer, VerdictRecord
-from bot.core.rules import ContentRules
-from bot.core.rules.registry import DEFAULT_RULES, RuleRegistry
+from bot.core.rules.registry import DEFAULT_RULES, RuleRegistry, RuleSet
 from bot.core.store_port import ModStore
 
 log = logging.getLogger(__name__)
@@ -181,7 +180,7 @@ class ModerationService:
         # Keys this process has judged or replayed (bounded): a redelivery of one of them is a plain duplicate.
         self._observed: OrderedDict[Key, None] = OrderedDict()
         self._servers: dict[tuple[str, str], ServerState] = {}
-        self._rules: dict[str, ContentRules] = {}
+        self._rules: dict[str, RuleSet] = {}
         self.rules: RuleRegistry = rules if rules is not None else DEFAULT_RULES
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer")
         self._tasks: list[asyncio.Task[None]] = []
@@ -399,7 +398,7 @@ class ModerationService:
         if jobs:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._work, jobs)
 
-    def _work(self, jobs: list[tuple[_Item, ContentRules, list[str], list[str], bool]]) -> None:
+    def _work(self, jobs: list[tuple[_Item, RuleSet, list[str], list[str], bool]]) -> None:
         """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch.
 
         Each message is scored as a whole and sentence by sentence (:func:`bot.core.pieces.scoring_pieces`), keeping
@@ -410,19 +409,12 @@ class ModerationService:
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
         for it, rules, extra, allow, raid_on in jobs:
-            it.norm = normalize(it.message.text)
-            it.content_hits = list(
-                rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
-            )
             assert it.policy is not None
             text, cfg = it.message.text, it.policy.scoring
+            it.norm = normalize(text)
             it.more = [normalize(c) for c in chunks(text, cfg.max_chars)]
-            seen = {(h.rule, h.detail) for h in it.content_hits}
-            for part in it.more:
-                for hit in rules.evaluate_terms(it.message, part, extra_terms=extra, allow_terms=allow):
-                    if (hit.rule, hit.detail) not in seen:
-                        seen.add((hit.rule, hit.detail))
-                        it.content_hits.append(hit)
+            it.content_hits = content_hits(rules, it.message, it.norm, it.more, extra_terms=extra,
+                                           allow_terms=allow, raid_mode=raid_on)
             plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
             if not any(p.strip() for p in plan):
                 continue
@@ -580,11 +572,11 @@ class ModerationService:
             st.follow(policy)
         return st
 
-    def _rules_of(self, policy: Policy) -> ContentRules:
-        """The server's rules compiled once per policy version."""
+    def _rules_of(self, policy: Policy) -> RuleSet:
+        """The server's rules (of :attr:`rules`) compiled once per policy version."""
         rules = self._rules.get(policy.version)
         if rules is None:
-            rules = self._rules[policy.version] = ContentRules(policy.rules, self.rules)
+            rules = self._rules[policy.version] = self.rules.build(policy.rules)
         return rules
 
     def _replay(self, it: _Item) -> None:
@@ -602,7 +594,7 @@ class ModerationService:
         shadow = policy.shadow_mode or not self.enforce
         latency = (time.perf_counter() - it.arrived) * 1000
         is_edit = m.edited_at is not None
-        j = judge(m, policy, self._rules_of(policy).ruleset, st, exempt=bool(it.exempt),
+        j = judge(m, policy, self._rules_of(policy), st, exempt=bool(it.exempt),
                   content_hits=it.content_hits, norm=it.norm, more=it.more, scores=it.scores,
                   scorer_failed=it.scorer_failed, score_status=it.score_status, stateful=self.stateful_rules)
         if j is None:

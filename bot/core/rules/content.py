@@ -1,9 +1,10 @@
-"""The per-message content rules of one server (the ``CONTENT`` and ``PART`` stages of the rule registry).
+"""The per-message content rules of one server (the ``CONTENT`` stage of the rule registry).
 
 Layer: ``bot.core``. Stateless per message and deterministic: the same message, normalisation and settings give
 the same hits, in the same order (registry order: blocklist, regex, invite, link, mention_spam, zalgo,
-hostile_emoji). Each rule is its own class (:mod:`bot.core.rules.registry`); this is their one entry point for the
-service and the name screen.
+hostile_emoji). Each rule is its own class (:mod:`bot.core.rules.registry`); this runs them on one message for the
+name screen (:mod:`bot.workflow.names`) and the rule tests. The service runs the registry's stages itself
+(:func:`bot.core.judging.content_hits`, :func:`bot.core.judging.judge`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class ContentRules:
         registry: The rules to run; default :data:`bot.core.rules.registry.DEFAULT_RULES`.
 
     Attributes:
-        ruleset: Every rule of the registry built for ``settings`` (the ``ORDERED`` ones too, for the service).
+        ruleset: Every rule of the registry built for ``settings``.
 
     Raises:
         RuleConfigError: a regex pattern does not compile (only if ``settings`` bypassed validation).
@@ -75,14 +76,6 @@ class ContentRules:
         ctx = RuleContext(message=message, norm=norm, extra_terms=extra_terms, allow_terms=allow_terms,
                           may_mention_everyone=may_mention_everyone, raid_mode=raid_mode)
         return self.ruleset.check(Stage.CONTENT, ctx)
-
-    def evaluate_terms(
-        self, message: Message, norm: Normalized, *, extra_terms: Sequence[str] = (), allow_terms: Sequence[str] = ()
-    ) -> list[RuleHit]:
-        """The text rules only (the ``PART`` stage: blocklist, regex) on one more part ``norm`` of ``message``: used
-        for the parts of a long message past the normaliser's first 4,000 characters (:func:`bot.core.pieces.chunks`)."""
-        ctx = RuleContext(message=message, norm=norm, extra_terms=extra_terms, allow_terms=allow_terms)
-        return self.ruleset.check(Stage.PART, ctx)
 
     def mention_count(self, message: Message, may_mention_everyone: bool = False) -> int:
         """Mentions that count toward mention spam (:meth:`bot.core.rules.mentions.MentionSpamRule.mention_count`)."""
