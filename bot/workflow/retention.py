@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.store_port import ModLogReadStore, RetentionStore
@@ -33,7 +34,7 @@ class Retention:
     not outlive the retention period because the bot was removed).
     """
 
-    class Store(RetentionStore, ModLogReadStore):
+    class Store(RetentionStore, ModLogReadStore, Protocol):
         """What retention needs from the store port."""
 
     def __init__(self, platform: str, store: Store, policies: PolicyRegistry) -> None:
@@ -73,6 +74,11 @@ class Retention:
         if self._task is None:
             self._task = asyncio.create_task(self._loop(interval_s), name=f"modbot-retention-{self.platform}")
         return n
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The periodic purge's task between :meth:`start` and :meth:`stop`, else ``None``."""
+        return self._task
 
     async def stop(self) -> None:
         """Stop the periodic purge (idempotent)."""
