@@ -22,10 +22,15 @@ from typing import Any
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
+
+#: Raid card bulk sanctions: action -> the sanction given to each raider, and the capability it needs.
+_RAID_KINDS = {"timeout": ActionKind.TIMEOUT, "kick": ActionKind.KICK, "ban": ActionKind.BAN}
+_RAID_CAPS = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK, ActionKind.BAN: Capability.BAN}
 
 #: Seconds a raid's automatic deletes wait to be sent together (one bulk request per channel).
 FLUSH_S = 1.0
@@ -324,15 +329,45 @@ class RaidResponse:
         return lines
 
     # ------------------------------------------------------------------ moderators' raid actions
+    async def confirm_raid(self, actor: Actor, server_id: str, raid_id: int, action: str) -> Confirmation:
+        """What to ask before bulk action ``action`` (one that :func:`raid_asks_first`) on raid ``raid_id``: the
+        quick checks run now (the raid is this server's, the moderator holds the permission, the platform can do
+        it); :meth:`raid_action` checks each raider again at submit.
+
+        Raises:
+            Refused: an action that does not ask first, unknown raid, missing permission or capability.
+        """
+        kind = _RAID_KINDS.get(action)
+        if kind is None or not raid_asks_first(action):
+            raise Refused(f"Raid action {action!r} does not ask for a reason.")
+        raid = await self.store.get_raid(self.platform, server_id, raid_id)
+        if raid is None:
+            raise Refused(f"Raid #{raid_id} does not exist in this server.")
+        authorize(actor, kind)
+        board = self.raid_board(server_id, raid_id)
+        channel = (board.channel_id if board else raid.thread_id or raid.channel_id) or None
+        if not (self.can(_RAID_CAPS[kind]) or (kind is ActionKind.KICK and self._kick_capable(channel))):
+            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        members = board.members if board else list(raid.members)
+        kinds = {"join_burst": "join burst", "flagged_burst": "flagged messages", "new_member_burst": "new members"}
+        return raid_confirmation(kind, raid_id, len(members),
+                                 f"raid #{raid_id} ({kinds.get(raid.reason, raid.reason)})", channel_only=kind is ActionKind.KICK and not self.can(Capability.KICK))
+
     async def raid_action(self, actor: Actor, server_id: str, raid_id: int, action: str, *,
-                          duration_s: int = 3600) -> str:
+                          duration_s: int = 3600, reason: str | None = None) -> str:
         """A raid card button: ``"timeout"``, ``"kick"`` or ``"ban"`` every raider; ``"pause_invites"``;
         ``"end"`` raid mode. Each member is authorized on their own (a raider ranked above the moderator is
         skipped, with the reason). Returns the summary shown to the moderator.
 
+        ``reason``: the moderator's reason (:mod:`bot.workflow.confirm`), required for the bulk sanctions (they
+        ask first); each raider's case gets it as typed.
+
         Raises:
-            Refused: unknown raid or missing permission.
+            Refused: unknown raid, a missing, short or too long reason, or missing permission.
         """
+        if raid_asks_first(action) or reason is not None:
+            kind_ = _RAID_KINDS.get(action)
+            reason = check_reason(reason, f"{kind_.label.capitalize() if kind_ else action} all")
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
@@ -359,7 +394,7 @@ class RaidResponse:
             if board.card_id:
                 await self.desk.update_raid(self.raid_view(board), board.card_id)
             return text
-        kind = {"timeout": ActionKind.TIMEOUT, "kick": ActionKind.KICK, "ban": ActionKind.BAN}.get(action)
+        kind = _RAID_KINDS.get(action)
         if kind is None:
             raise Refused(f"Unknown raid action {action!r}.")
         authorize(actor, kind)
@@ -373,7 +408,7 @@ class RaidResponse:
                     already += 1
                     continue
                 try:
-                    res = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
+                    res = await self.sanction(actor, server_id, member_id, kind, reason or f"raid #{raid_id}",
                                               duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
                                               channel_id=board.channel_id or None, source="raid", quiet=True)
                 except Refused as exc:
@@ -393,7 +428,8 @@ class RaidResponse:
         # one mod-log summary for the whole bulk action (not one post per raider: the channel's rate limit would
         # hold the raid response back)
         await self.desk.post_mod_log(server_id, LogEntry(
-            title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}", text),
+            title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}",
+                                                               *([f"Reason: {reason}"] if reason else []), text),
             moderator_id=actor.id, failed=bool(skipped), kind="raid"))
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
