@@ -11,16 +11,20 @@ Custom ids:
     ``mod:appeal:<server_id>:<case>``      Appeal button of a member notice (works from the DM)
     ``mod:appealdecide:<appeal_id>:<uphold|overturn>`` appeal card buttons
     ``mod:raid:<server_id>:<raid_id>:<action>``  raid card buttons (timeout, kick, ban, pause_invites, end)
+    ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>``  the reason modal of a decision that asks first
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import discord
 
+from bot.workflow.confirm import CONFIRM_TTL_S, Confirmation
 from bot.workflow.views import RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -223,6 +227,41 @@ class ReportModal(discord.ui.Modal, title="Report to moderators"):
         await _review_cog(interaction).file_report(interaction, member_id=self.member_id, channel_id=self.channel_id,
                                                    message_id=self.message_id, excerpt=self.excerpt,
                                                    reason=self.reason.value)
+
+
+#: Custom id prefix of confirmation modals: ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>`` (at most 100
+#: characters). The nonce keeps two moderators' modals on one card apart (discord.py keys open modals by custom id).
+CONFIRM_PREFIX = "mod:confirm:"
+
+
+class ReasonModal(discord.ui.Modal):
+    """The confirmation of a decision that asks first (Kick, Ban, a raid card's bulk sanctions): one required
+    reason, rendered from the workflow's :class:`~bot.workflow.confirm.Confirmation` (its lengths fit Discord's
+    limits: title and label 45, placeholder 100, text input up to 4,000). It stays open
+    :data:`~bot.workflow.confirm.CONFIRM_TTL_S` seconds; only a submit acts (``on_reason``), so closing it
+    changes nothing. A submit after it expired (or after a restart) is answered by :class:`cogs.review.Review`."""
+
+    def __init__(self, confirmation: Confirmation, what: str,
+                 on_reason: Callable[[discord.Interaction, str], Awaitable[None]],
+                 on_close: Callable[[ReasonModal], None], *, timeout: float = CONFIRM_TTL_S) -> None:
+        custom_id = f"{CONFIRM_PREFIX}{what}:{secrets.token_hex(6)}"[:100]
+        super().__init__(title=confirmation.title[:45], timeout=timeout, custom_id=custom_id)
+        self.reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
+            label=confirmation.label[:45], style=discord.TextStyle.paragraph, required=True,
+            placeholder=confirmation.placeholder[:100], default=confirmation.default or None,
+            min_length=confirmation.min_length, max_length=min(confirmation.max_length, 4000))
+        self.add_item(self.reason)
+        self._on_reason = on_reason
+        self._on_close = on_close
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        try:
+            await self._on_reason(interaction, self.reason.value)
+        finally:
+            self._on_close(self)
+
+    async def on_timeout(self) -> None:
+        self._on_close(self)
 
 
 DYNAMIC_ITEMS = (ReviewButton, ReviewTimeoutSelect, AppealButton, AppealDecisionButton, RaidButton)
