@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
+from bot.workflow.confirm import Confirmation
 from bot.workflow.ports import MemberNotice
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
@@ -188,3 +189,30 @@ def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_l
             "blocks": [{"type": "input", "block_id": "text", "label": {"type": "plain_text", "text": label},
                         "element": {"type": "plain_text_input", "action_id": "value", "multiline": True,
                                     "min_length": min_length, "max_length": max_length}}]}
+
+
+#: Slack's limits for a modal: title, submit and close 24 characters; ``plain_text_input`` up to 3,000 characters,
+#: its placeholder 150.
+MODAL_TITLE_MAX = 24
+INPUT_MAX = 3000
+PLACEHOLDER_MAX = 150
+
+
+def reason_modal(callback_id: str, asked: Confirmation, metadata: str) -> dict[str, Any]:
+    """The reason modal of a decision that asks first (:class:`bot.workflow.confirm.Confirmation`): its title
+    (cut to Slack's 24 characters, whole in the first block), one required multi-line input prefilled with the
+    workflow's reason (block ``reason``, action ``value``). ``metadata``: at most 3,000 characters (callers keep
+    it small)."""
+    title = asked.title if len(asked.title) <= MODAL_TITLE_MAX else f"Confirm: {asked.submit}"
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": "value", "multiline": True,
+                               "min_length": asked.min_length, "max_length": min(asked.max_length, INPUT_MAX),
+                               "placeholder": {"type": "plain_text", "text": cut(asked.placeholder, PLACEHOLDER_MAX)}}
+    if asked.default:
+        element["initial_value"] = asked.default
+    return {"type": "modal", "callback_id": callback_id,
+            "title": {"type": "plain_text", "text": cut(title, MODAL_TITLE_MAX)},
+            "submit": {"type": "plain_text", "text": cut(asked.submit, MODAL_TITLE_MAX)},
+            "close": {"type": "plain_text", "text": "Cancel"}, "private_metadata": metadata,
+            "blocks": [section(f"*{escape(asked.title)}*"),
+                       {"type": "input", "block_id": "reason", "label": {"type": "plain_text", "text": asked.label},
+                        "element": element}]}
