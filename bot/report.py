@@ -30,6 +30,7 @@ from typing import Any
 
 from bot.core.models import LABELS, Message, Verdict
 from bot.workflow import words
+from bot.workflow.sanction_kinds import ACTION_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -44,28 +45,10 @@ _SLACK_ID = re.compile(r"^[A-Z0-9]+(?::\d+\.\d+)?:\d+\.\d+$")
 _SNOWFLAKE_TOLERANCE_S = 60.0
 _DISCORD_EPOCH = datetime(2015, 1, 1, tzinfo=UTC)
 
-#: What a shadow verdict would have done, per action (scans never act).
-WOULD = {
-    "none": "no action",
-    "log": "would log",
-    "review": "would send to review",
-    "delete": "would delete",
-    "warn": "would warn",
-    "timeout": "would time out",
-    "kick": "would kick",
-    "ban": "would ban",
-}
+#: What a shadow verdict would have done, per action (scans never act); from the sanction registry.
+WOULD = {action: would for action, (would, _) in ACTION_WORDS.items()}
 #: What an enforced verdict did, per action.
-DID = {
-    "none": "no action",
-    "log": "logged",
-    "review": "sent to review",
-    "delete": "deleted",
-    "warn": "warned",
-    "timeout": "timed out",
-    "kick": "kicked",
-    "ban": "banned",
-}
+DID = {action: did for action, (_, did) in ACTION_WORDS.items()}
 
 
 def action_words(action: str, shadow: bool = True, duration_s: int | None = None) -> str:

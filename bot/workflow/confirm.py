@@ -22,11 +22,7 @@ from datetime import datetime
 
 from bot.core.models import ActionKind
 from bot.workflow.authz import Refused
-
-#: Review card decisions that ask first: they remove the member (from the server, or on Slack from the channel).
-CONFIRM_DECISIONS: frozenset[str] = frozenset({"kick", "ban"})
-#: Raid card bulk actions that ask first: they act on every raider at once.
-CONFIRM_RAID_ACTIONS: frozenset[str] = frozenset({"timeout", "kick", "ban"})
+from bot.workflow.sanction_kinds import REGISTRY
 
 #: Shortest reason accepted, in characters (after stripping spaces).
 REASON_MIN = 3
@@ -71,13 +67,17 @@ class Confirmation:
 
 
 def asks_first(choice: str) -> bool:
-    """Whether review card decision ``choice`` (a key of :data:`bot.workflow.common.DECISIONS`) asks first."""
-    return choice in CONFIRM_DECISIONS
+    """Whether review card decision ``choice`` (a key of :data:`bot.workflow.common.DECISIONS`) asks first
+    (:attr:`~bot.workflow.sanction_kinds.SanctionKind.asks_first`: Kick and Ban, which remove the member)."""
+    kind = REGISTRY.get(choice)
+    return kind is not None and kind.asks_first
 
 
 def raid_asks_first(action: str) -> bool:
-    """Whether raid card action ``action`` (``"timeout"``, ``"kick"``, ``"ban"``, ...) asks first."""
-    return action in CONFIRM_RAID_ACTIONS
+    """Whether raid card action ``action`` asks first (the bulk sanctions, which act on every raider at once;
+    ``"pause_invites"`` and ``"end"`` do not)."""
+    kind = REGISTRY.get(action)
+    return kind is not None and bool(kind.raid_label) and kind.raid_asks_first
 
 
 def check_reason(reason: str | None, what: str) -> str:
@@ -140,6 +140,6 @@ def raid_confirmation(kind: ActionKind, raid_id: int, raiders: int, default: str
                         default=_cut(default.strip(), REASON_MAX), submit=f"{verb} all")
 
 
-__all__ = ["CONFIRM_DECISIONS", "CONFIRM_RAID_ACTIONS", "CONFIRM_TTL_S", "EXPIRED", "REASON_MAX", "REASON_MIN",
+__all__ = ["CONFIRM_TTL_S", "EXPIRED", "REASON_MAX", "REASON_MIN",
            "Confirmation", "asks_first", "check_reason", "expired", "raid_asks_first", "raid_confirmation",
            "review_confirmation"]

@@ -24,13 +24,16 @@ from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
 
-#: Raid card bulk sanctions: action -> the sanction given to each raider, and the capability it needs.
-_RAID_KINDS = {"timeout": ActionKind.TIMEOUT, "kick": ActionKind.KICK, "ban": ActionKind.BAN}
-_RAID_CAPS = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK, ActionKind.BAN: Capability.BAN}
+
+def _raid_kind(action: str) -> SanctionKind | None:
+    """The registry entry of raid card bulk action ``action`` (``None``: not a bulk sanction)."""
+    entry = REGISTRY.get(action)
+    return entry if entry is not None and entry.raid_label else None
 
 #: Seconds a raid's automatic deletes wait to be sent together (one bulk request per channel).
 FLUSH_S = 1.0
@@ -91,10 +94,10 @@ class RaidResponse:
     policies: Any
     raid_control: Any
     clock: Any
-    # Provided by ModerationWorkflow: can(capability), _kick_capable(channel), track(coro), sanction(...).
+    # Provided by ModerationWorkflow: can(capability), capable(kind, channel), track(coro), sanction(...).
     _sanction_on_platform: Any
     can: Any
-    _kick_capable: Any
+    capable: Any
     track: Any
     sanction: Any
 
@@ -205,9 +208,9 @@ class RaidResponse:
 
     def raid_view(self, board: RaidBoard) -> RaidCard:
         """The card of a raid, with the bulk actions this platform supports."""
-        offered = [name for name, cap in (("timeout", Capability.TIMEOUT), ("kick", Capability.KICK),
-                                          ("ban", Capability.BAN), ("pause_invites", Capability.PAUSE_INVITES))
-                   if self.can(cap) or (name == "kick" and self._kick_capable(board.channel_id or None))]
+        offered = [k.key for k in REGISTRY.raid_kinds() if self.capable(k, board.channel_id or None)]
+        if self.can(Capability.PAUSE_INVITES):
+            offered.append("pause_invites")
         return RaidCard(raid_id=board.raid_id, server_id=board.server_id, channel_id=board.channel_id,
                         reason=board.reason, started_at=board.started_at, members=tuple(board.members),
                         messages=board.messages, deleted=board.deleted, raid_mode_until=board.until,
@@ -337,21 +340,23 @@ class RaidResponse:
         Raises:
             Refused: an action that does not ask first, unknown raid, missing permission or capability.
         """
-        kind = _RAID_KINDS.get(action)
-        if kind is None or not raid_asks_first(action):
+        entry = _raid_kind(action)
+        if entry is None or not raid_asks_first(action):
             raise Refused(f"Raid action {action!r} does not ask for a reason.")
+        kind = entry.action
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
         authorize(actor, kind)
         board = self.raid_board(server_id, raid_id)
         channel = (board.channel_id if board else raid.thread_id or raid.channel_id) or None
-        if not (self.can(_RAID_CAPS[kind]) or (kind is ActionKind.KICK and self._kick_capable(channel))):
+        if not self.capable(entry, channel):
             raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
         members = board.members if board else list(raid.members)
         kinds = {"join_burst": "join burst", "flagged_burst": "flagged messages", "new_member_burst": "new members"}
         return raid_confirmation(kind, raid_id, len(members),
-                                 f"raid #{raid_id} ({kinds.get(raid.reason, raid.reason)})", channel_only=kind is ActionKind.KICK and not self.can(Capability.KICK))
+                                 f"raid #{raid_id} ({kinds.get(raid.reason, raid.reason)})",
+                                 channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
 
     async def raid_action(self, actor: Actor, server_id: str, raid_id: int, action: str, *,
                           duration_s: int = 3600, reason: str | None = None) -> str:
@@ -366,8 +371,8 @@ class RaidResponse:
             Refused: unknown raid, a missing, short or too long reason, or missing permission.
         """
         if raid_asks_first(action) or reason is not None:
-            kind_ = _RAID_KINDS.get(action)
-            reason = check_reason(reason, f"{kind_.label.capitalize() if kind_ else action} all")
+            entry = _raid_kind(action)
+            reason = check_reason(reason, f"{entry.action.label.capitalize() if entry else action} all")
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
@@ -394,9 +399,10 @@ class RaidResponse:
             if board.card_id:
                 await self.desk.update_raid(self.raid_view(board), board.card_id)
             return text
-        kind = _RAID_KINDS.get(action)
-        if kind is None:
+        bulk = _raid_kind(action)
+        if bulk is None:
             raise Refused(f"Unknown raid action {action!r}.")
+        kind = bulk.action
         authorize(actor, kind)
         # one bulk action per raid at a time; a raider already given this sanction in this raid is not given it
         # again (a double click or two moderators pressing "Ban all")

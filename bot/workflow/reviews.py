@@ -19,6 +19,7 @@ from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
+from bot.workflow.sanction_kinds import REGISTRY
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,7 @@ class ReviewsMixin(WorkflowParts):
                 found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
                 text = found[1] if found else ""
             evidence = Evidence(text=text, scores=dict(item.scores))
-        missing = frozenset(name for name, cap in (("delete", Capability.DELETE), ("timeout", Capability.TIMEOUT),
-                                                   ("ban", Capability.BAN)) if not self.can(cap))
-        if not self._kick_capable(item.channel_id):
-            missing |= {"kick"}
+        missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id))
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
@@ -117,22 +115,26 @@ class ReviewsMixin(WorkflowParts):
         """
         if not asks_first(choice):
             raise Refused(f"Decision {choice!r} does not ask for a reason.")
-        _, kind, _ = DECISIONS[choice]
+        entry = REGISTRY.get(choice)
+        assert entry is not None  # asks_first() only says yes for registered kinds
+        kind = entry.action
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         authorize(actor, kind)
-        self._check_capable(kind, item.channel_id)
+        self._check_capable(choice, item.channel_id)
         self._check_open(item)
         return review_confirmation(kind, review_id, f"review #{item.id}: {item.reason}",
-                                   channel_only=kind is ActionKind.KICK and not self.can(Capability.KICK))
+                                   channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
 
-    def _check_capable(self, kind: ActionKind, channel_id: str | None) -> None:
-        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.BAN: Capability.BAN}.get(kind)
-        if (cap is not None and not self.can(cap)) or (kind is ActionKind.KICK and not self._kick_capable(channel_id)):
-            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+    def _check_capable(self, choice: str, channel_id: str | None) -> None:
+        """A member sanction (timeout, kick, ban) this platform cannot carry out is refused before the claim (a
+        delete it cannot do is reported on the card instead)."""
+        entry = REGISTRY.get(choice)
+        if entry is not None and entry.action >= ActionKind.TIMEOUT and not self.capable(entry, channel_id):
+            raise Refused(f"This platform cannot {entry.action.label} members. Nothing was changed.")
 
     @staticmethod
     def _check_open(item: ReviewItem) -> None:
@@ -179,7 +181,7 @@ class ReviewsMixin(WorkflowParts):
             if case is not None and case.status is CaseStatus.APPLIED and case.action in (ActionKind.TIMEOUT,
                                                                                           ActionKind.BAN):
                 authorize(actor, case.action)
-        self._check_capable(kind, item.channel_id)
+        self._check_capable(choice, item.channel_id)
         self._check_open(item)
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
