@@ -101,7 +101,10 @@ class Review(commands.Cog):
 
         async def submitted(inter: discord.Interaction, reason: str) -> None:
             self._taken.add(inter.id)  # before any await: the stale-modal listener must not answer it too
-            await on_reason(inter, reason)
+            try:
+                await on_reason(inter, reason)
+            finally:
+                self._taken.discard(inter.id)
 
         modal = ReasonModal(asked, what, submitted, lambda m: self._confirms.pop(m.custom_id, None),
                             timeout=self.confirm_timeout_s)

@@ -147,3 +147,17 @@ async def test_ban_all_on_a_raid_card_asks_first_and_puts_the_reason_on_every_ca
     assert len(summary) == 1 and "Reason: coordinated hate raid" in summary[0]["description"]
     end = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:end")  # does not ask
     assert end.body["type"] == 4 and "Raid mode ended" in end.body["data"]["content"]
+
+
+async def test_a_modal_opened_before_a_restart_changes_nothing(env):
+    """The bot restarted while the modal was open: its submit is answered "expired" and nothing is done; the
+    card's Ban (a persistent button) asks again after the restart."""
+    _, outcome, card = await review_card(env)
+    modal = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await env.stop()
+    await env.start()
+    late = await env.fake.submit_modal(env.guild, env.mod, modal, ["before the restart"], message=card)
+    assert "This confirmation expired" in ephemeral_text(late)
+    assert guild_requests(env, "PUT", "bans", env.alice) == [] and mod_cases(env) == []
+    _, answer = await confirm(env, card, f"mod:review:{outcome.review_id}:ban", "after the restart")
+    assert answer.body["type"] == 7 and mod_cases(env) == [("ban", "after the restart", "applied")]
