@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
@@ -106,8 +106,7 @@ class Review(commands.Cog):
             finally:
                 self._taken.discard(inter.id)
 
-        modal = ReasonModal(asked, what, submitted, lambda m: self._confirms.pop(m.custom_id, None),
-                            timeout=self.confirm_timeout_s)
+        modal = ReasonModal(asked, what, submitted, self._closed, timeout=self.confirm_timeout_s)
         self._confirms[modal.custom_id] = modal
         try:
             await interaction.response.send_modal(modal)
@@ -116,13 +115,18 @@ class Review(commands.Cog):
             modal.stop()
             log.warning("reason modal could not be opened: %s", exc)
 
+    def _closed(self, modal: ReasonModal) -> None:
+        """A reason modal was submitted or timed out: it takes no more submits."""
+        self._confirms.pop(modal.custom_id, None)
+
     @commands.Cog.listener()
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         """A reason modal submitted after it expired, after a restart or a second time: nobody holds it any more,
         so nothing is done; the moderator is told (discord.py alone would leave "This interaction failed")."""
         if interaction.type is not discord.InteractionType.modal_submit:
             return
-        custom_id = str((interaction.data or {}).get("custom_id", ""))
+        data: dict[str, Any] = dict(interaction.data or {})
+        custom_id = str(data.get("custom_id", ""))
         if not custom_id.startswith(CONFIRM_PREFIX):
             return
         if interaction.id in self._taken:

@@ -76,6 +76,7 @@ async def test_every_kind_is_offered_and_carried_out_where_the_platform_can(tmp_
     try:
         outcome = await w.judge(w.message("alice", "borderline stuff"))
         card = await w.workflow.review_card(outcome.review_id)
+        assert card is not None
         offered = can(kind, caps)
         assert offered is (key in EXPECTED[platform])
         assert (key not in card.capabilities_missing) is offered
@@ -105,6 +106,7 @@ async def test_every_kind_is_offered_and_carried_out_where_the_platform_can(tmp_
                                              reason=reason)
         assert res.ok, res.text
         assert w.rows("SELECT decision FROM review_items") == [(kind.decision.value,)]
+        call: str | None
         if kind.action is ActionKind.KICK:
             call = "remove_from_channel" if REGISTRY.by_channel(kind, caps) else "kick"
         else:
@@ -143,6 +145,7 @@ async def test_a_kind_added_to_the_registry_alone_is_offered_and_carried_out(tmp
     try:
         outcome = await w.judge(w.message("alice", "borderline stuff"))
         card = await w.workflow.review_card(outcome.review_id)
+        assert card is not None
         custom_id = f"mod:review:{outcome.review_id}:shun"
         ids = discord_ids(review_view(card))
         assert custom_id in ids and ids.index(custom_id) == ids.index(
