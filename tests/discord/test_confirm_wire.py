@@ -114,6 +114,17 @@ async def test_a_submit_after_the_moderator_lost_the_permission_is_refused(env):
     assert [tuple(r) for r in env.rows("SELECT decision FROM review_items")] == [("open",)]
 
 
+async def test_a_non_moderator_submitting_a_moderators_modal_is_refused(env):
+    """A submit of the moderator's modal sent by a member without Ban Members (a forged interaction with its custom
+    id) is refused with that member's own permissions, and nothing is done."""
+    _, outcome, card = await review_card(env)
+    modal = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    forged = await env.fake.submit_modal(env.guild, env.bob, modal, ["ban them"], message=card)
+    assert "You need Ban Members" in ephemeral_text(forged)
+    assert guild_requests(env, "PUT", "bans", env.alice) == [] and mod_cases(env) == []
+    assert [tuple(r) for r in env.rows("SELECT decision FROM review_items")] == [("open",)]
+
+
 async def test_a_reason_too_long_is_refused_clearly_and_changes_nothing(env):
     """A reason over 500 characters (from a client that ignores the input's max_length) gets an ephemeral answer
     naming the limit; no ban, the card stays open."""
