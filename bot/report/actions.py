@@ -6,29 +6,12 @@ Layer: ``bot.report`` (durations are worded by :mod:`bot.workflow.words`, as on 
 from __future__ import annotations
 
 from bot.workflow import words
+from bot.workflow.sanction_kinds import ACTION_WORDS
 
-#: What a shadow verdict would have done, per action (scans never act).
-WOULD = {
-    "none": "no action",
-    "log": "would log",
-    "review": "would send to review",
-    "delete": "would delete",
-    "warn": "would warn",
-    "timeout": "would time out",
-    "kick": "would kick",
-    "ban": "would ban",
-}
+#: What a shadow verdict would have done, per action (scans never act); from the sanction registry.
+WOULD = {action: would for action, (would, _) in ACTION_WORDS.items()}
 #: What an enforced verdict did, per action.
-DID = {
-    "none": "no action",
-    "log": "logged",
-    "review": "sent to review",
-    "delete": "deleted",
-    "warn": "warned",
-    "timeout": "timed out",
-    "kick": "kicked",
-    "ban": "banned",
-}
+DID = {action: did for action, (_, did) in ACTION_WORDS.items()}
 
 
 def action_words(action: str, shadow: bool = True, duration_s: int | None = None) -> str:

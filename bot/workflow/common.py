@@ -6,11 +6,13 @@ Layer: ``bot.workflow`` (platform-neutral).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.core.models import ActionKind, ReviewDecision
 from bot.core.policy import Policy
+from bot.workflow.sanction_kinds import REGISTRY
 from bot.workflow.views import ReviewCard
 
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
@@ -20,16 +22,25 @@ RECOVER_WITHIN_S = 3600
 #: Seconds before a refused unban at a temporary ban's end is tried again.
 UNBAN_RETRY_S = 600
 
+class _Decisions(Mapping[str, tuple[ReviewDecision, ActionKind, str]]):
+    """Card decision -> (review decision, action carried out, past-tense outcome): a live view of
+    :data:`bot.workflow.sanction_kinds.REGISTRY` (a kind registered later is a decision at once)."""
+
+    def __getitem__(self, key: str) -> tuple[ReviewDecision, ActionKind, str]:
+        kind = REGISTRY.get(key)
+        if kind is None:
+            raise KeyError(key)
+        return kind.decision, kind.action, kind.outcome
+
+    def __iter__(self) -> Iterator[str]:
+        return (k.key for k in REGISTRY)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in REGISTRY)
+
+
 #: Card decision -> (review decision, action carried out, past-tense outcome).
-DECISIONS: dict[str, tuple[ReviewDecision, ActionKind, str]] = {
-    "dismiss": (ReviewDecision.DISMISSED, ActionKind.NONE, "dismissed (false positive)"),
-    "delete": (ReviewDecision.DELETED, ActionKind.DELETE, "message deleted"),
-    "warn": (ReviewDecision.WARNED, ActionKind.WARN, "warned"),
-    "timeout": (ReviewDecision.TIMED_OUT, ActionKind.TIMEOUT, "timed out"),
-    "kick": (ReviewDecision.KICKED, ActionKind.KICK, "kicked"),
-    "ban": (ReviewDecision.BANNED, ActionKind.BAN, "banned"),
-    "investigating": (ReviewDecision.INVESTIGATING, ActionKind.NONE, "investigating"),
-}
+DECISIONS: Mapping[str, tuple[ReviewDecision, ActionKind, str]] = _Decisions()
 
 
 class PolicySource(Protocol):
@@ -88,4 +99,5 @@ class WorkflowParts:
     sanction: Any
     strike: Any
     target: Any
+    capable: Any
     _kick_capable: Any
