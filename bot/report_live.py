@@ -24,7 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.report import _CSS, _bar_svg, _esc, _td, _timeline_svg
+from bot.report.charts import _bar_svg, _timeline_svg
+from bot.report.page import _td
+from bot.report.style import _CSS, _esc
 from bot.workflow import words
 
 #: The filter script of the case table: every input / select with ``data-filter="<key>"`` keeps the rows whose

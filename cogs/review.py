@@ -9,15 +9,17 @@ server-side with the member's own Discord permissions and does the work; the han
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
 from bot.adapters.discord import cards
 from bot.adapters.discord.interact import actor_of, answer, guarded
-from bot.adapters.discord.views import review_view
-from bot.workflow.authz import Refused
+from bot.adapters.discord.views import CONFIRM_PREFIX, ReasonModal, review_view
+from bot.workflow.authz import Actor, Refused
+from bot.workflow.confirm import CONFIRM_TTL_S, EXPIRED, Confirmation, asks_first, raid_asks_first
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -30,6 +32,11 @@ class Review(commands.Cog):
 
     def __init__(self, bot: ModBot) -> None:
         self.bot = bot
+        #: open reason modals by custom id, and the submit interactions they took
+        self._confirms: dict[str, ReasonModal] = {}
+        self._taken: set[int] = set()
+        #: seconds a reason modal stays open (the workflow's :data:`~bot.workflow.confirm.CONFIRM_TTL_S`)
+        self.confirm_timeout_s: float = CONFIRM_TTL_S
 
     async def _actor(self, interaction: discord.Interaction):  # noqa: ANN202
         if interaction.guild is None:
@@ -43,7 +50,15 @@ class Review(commands.Cog):
 
     async def on_review_click(self, interaction: discord.Interaction, review_id: int, decision: str,
                               seconds: int | None) -> None:
-        """A moderator pressed a card button (or picked a timeout duration)."""
+        """A moderator pressed a card button (or picked a timeout duration). A decision that asks first (Kick,
+        Ban) opens the reason modal instead; it is carried out on submit (:meth:`on_review_confirmed`)."""
+        if asks_first(decision):
+            gid = str(interaction.guild_id)
+            await self._ask(interaction, f"review:{review_id}:{decision}",
+                            lambda actor: self.bot.workflow.confirm_review(actor, gid, review_id, decision),
+                            lambda inter, reason: self.on_review_confirmed(inter, review_id, decision, reason))
+            return
+
         async def work() -> None:
             actor = await self._actor(interaction)
             result = await self.bot.workflow.decide_review(actor, str(interaction.guild_id), review_id, decision,
@@ -53,6 +68,76 @@ class Review(commands.Cog):
                 await answer(interaction, result.text)
 
         await guarded(interaction, work, update=True)
+
+    async def on_review_confirmed(self, interaction: discord.Interaction, review_id: int, decision: str,
+                                  reason: str) -> None:
+        """The reason modal of a card decision was submitted: decide with the reason (every check again, with the
+        submitter's permissions now) and replace the card with its decided version."""
+        async def work() -> None:
+            actor = await self._actor(interaction)
+            result = await self.bot.workflow.decide_review(actor, str(interaction.guild_id), review_id, decision,
+                                                           reason=reason)
+            await self._show(interaction, result.card)
+            if not result.ok:
+                await answer(interaction, result.text)
+
+        await guarded(interaction, work, update=interaction.message is not None)
+
+    async def _ask(self, interaction: discord.Interaction, what: str,
+                   confirmation: Callable[[Actor], Awaitable[Confirmation]],
+                   on_reason: Callable[[discord.Interaction, str], Awaitable[None]]) -> None:
+        """Open the reason modal (the interaction's initial response, within Discord's 3 seconds) after the
+        workflow's quick checks; a refusal is answered ephemerally instead and no modal opens."""
+        try:
+            actor = await self._actor(interaction)
+            asked = await confirmation(actor)
+        except Refused as exc:
+            await answer(interaction, str(exc))
+            return
+        except Exception:
+            log.exception("confirmation failed", extra={"server": interaction.guild_id})
+            await answer(interaction, "Something went wrong; it was logged.")
+            return
+
+        async def submitted(inter: discord.Interaction, reason: str) -> None:
+            self._taken.add(inter.id)  # before any await: the stale-modal listener must not answer it too
+            try:
+                await on_reason(inter, reason)
+            finally:
+                self._taken.discard(inter.id)
+
+        modal = ReasonModal(asked, what, submitted, self._closed, timeout=self.confirm_timeout_s)
+        self._confirms[modal.custom_id] = modal
+        try:
+            await interaction.response.send_modal(modal)
+        except discord.HTTPException as exc:  # too late (10062): the member clicks again
+            self._confirms.pop(modal.custom_id, None)
+            modal.stop()
+            log.warning("reason modal could not be opened: %s", exc)
+
+    def _closed(self, modal: ReasonModal) -> None:
+        """A reason modal was submitted or timed out: it takes no more submits."""
+        self._confirms.pop(modal.custom_id, None)
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A reason modal submitted after it expired, after a restart or a second time: nobody holds it any more,
+        so nothing is done; the moderator is told (discord.py alone would leave "This interaction failed")."""
+        if interaction.type is not discord.InteractionType.modal_submit:
+            return
+        data: dict[str, Any] = dict(interaction.data or {})
+        custom_id = str(data.get("custom_id", ""))
+        if not custom_id.startswith(CONFIRM_PREFIX):
+            return
+        if interaction.id in self._taken:
+            self._taken.discard(interaction.id)
+            return
+        if custom_id in self._confirms:  # the open modal takes it (its task runs first)
+            return
+        try:
+            await answer(interaction, EXPIRED)
+        except discord.HTTPException as exc:
+            log.info("stale reason modal could not be answered: %s", exc)
 
     async def on_appeal_click(self, interaction: discord.Interaction, appeal_id: int, decision: str) -> None:
         """Uphold or overturn an appeal (overturning lifts a timeout or ban)."""
@@ -65,10 +150,29 @@ class Review(commands.Cog):
         await guarded(interaction, work, update=True)
 
     async def on_raid_click(self, interaction: discord.Interaction, raid_id: int, action: str) -> None:
-        """A bulk action on a raid card; the answer lists who was not acted on and why."""
+        """A bulk action on a raid card; the answer lists who was not acted on and why. A bulk sanction asks
+        first (the reason modal); it is carried out on submit."""
+        gid = str(interaction.guild_id)
+        if raid_asks_first(action):
+            await self._ask(interaction, f"raid:{raid_id}:{action}",
+                            lambda actor: self.bot.workflow.confirm_raid(actor, gid, raid_id, action),
+                            lambda inter, reason: self.on_raid_confirmed(inter, raid_id, action, reason))
+            return
+
         async def work() -> None:
             actor = await self._actor(interaction)
-            text = await self.bot.workflow.raid_action(actor, str(interaction.guild_id), raid_id, action)
+            text = await self.bot.workflow.raid_action(actor, gid, raid_id, action)
+            await answer(interaction, text)
+
+        await guarded(interaction, work)
+
+    async def on_raid_confirmed(self, interaction: discord.Interaction, raid_id: int, action: str,
+                                reason: str) -> None:
+        """The reason modal of a bulk sanction was submitted: act on every raider with the reason."""
+        async def work() -> None:
+            actor = await self._actor(interaction)
+            text = await self.bot.workflow.raid_action(actor, str(interaction.guild_id), raid_id, action,
+                                                       reason=reason)
             await answer(interaction, text)
 
         await guarded(interaction, work)

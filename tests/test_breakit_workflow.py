@@ -147,8 +147,9 @@ async def test_breakit_raid_ban_all_pressed_twice_bans_each_raider_once(world):
         await world.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i))
         world.enforcer.add(f"new{i}")
     world.enforcer.delay_s = 0.01
-    await asyncio.gather(world.workflow.raid_action(MOD, SERVER, 1, "ban"),
-                         world.workflow.raid_action(replace(MOD, id="mod2"), SERVER, 1, "ban"),
+    await asyncio.gather(world.workflow.raid_action(MOD, SERVER, 1, "ban", reason="raid confirmed"),
+                         world.workflow.raid_action(replace(MOD, id="mod2"), SERVER, 1, "ban",
+                                                    reason="raid confirmed"),
                          return_exceptions=True)
     raiders = len((await world.store.get_raid("discord", SERVER, 1)).members)  # the 2 joiners after the alert too
     bans = world.enforcer.called("ban")
@@ -190,7 +191,7 @@ async def test_breakit_raid_ban_all_posts_one_mod_log_summary_not_one_per_raider
         await world.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i))
         world.enforcer.add(f"new{i}")
     before = len(world.desk.log)
-    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban")
+    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban", reason="raid confirmed")
     assert text.startswith("ban: 10 of 10")
     assert len(world.desk.log) - before <= 1
 

@@ -86,7 +86,7 @@ async def _join_burst(world, n: int) -> None:  # noqa: F811
 async def test_join_burst_ban_all_bans_every_joiner_including_later_ones(world):  # noqa: F811
     """25 joins (the alert fires at the tenth): "Ban all" bans all 25 and answers "ban: 25 of 25"."""
     await _join_burst(world, 25)
-    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban")
+    text = await world.workflow.raid_action(MOD, SERVER, 1, "ban", reason="raid confirmed")
     assert text.startswith("ban: 25 of 25 raider(s)."), text
     assert sorted(m for (m,) in world.enforcer.called("ban")) == sorted(f"new{i}" for i in range(25))
 
@@ -167,7 +167,7 @@ async def test_join_burst_raiders_are_timed_out_automatically_when_the_policy_sa
         assert sorted(w.enforcer.called("timeout")) == sorted((f"new{i}", 600) for i in range(12))
         rows = w.rows("SELECT member_id, status, moderator_id FROM cases WHERE action = 'timeout'")
         assert len(rows) == 12 and {(s, m) for _, s, m in rows} == {("applied", None)}
-        text = await w.workflow.raid_action(MOD, SERVER, 1, "timeout")  # nothing is done twice
+        text = await w.workflow.raid_action(MOD, SERVER, 1, "timeout", reason="raid confirmed")  # nothing is done twice
         assert text.startswith("timeout: 0 of 12 raider(s).") and "12 already done before" in text
         assert len(w.enforcer.called("timeout")) == 12
     finally:

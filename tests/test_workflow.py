@@ -293,7 +293,8 @@ async def test_two_moderators_deciding_one_card_only_one_acts(world):
     world.enforcer.add("mod2", rank=10)
     results = await asyncio.gather(
         world.workflow.decide_review(MOD, SERVER, outcome.review_id, "warn"),
-        world.workflow.decide_review(mod2, SERVER, outcome.review_id, "ban"), return_exceptions=True)
+        world.workflow.decide_review(mod2, SERVER, outcome.review_id, "ban", reason="confirmed on the card"),
+        return_exceptions=True)
     refused = [r for r in results if isinstance(r, Refused)]
     assert len(refused) == 1 and "already decided" in str(refused[0])
     sanctions = [c.method for c in world.enforcer.calls if c.method in ("ban", "notify")]
@@ -316,7 +317,7 @@ async def test_ban_on_a_card_counts_a_bans_points(world):
     """Automod deleted the message (1 point); a moderator bans for it: the message's one strike is raised to 5."""
     outcome = await world.judge(world.message("alice", "you vermin"))
     assert world.rows("SELECT points FROM strikes") == [(1,)]
-    res = await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban")
+    res = await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban", reason="confirmed on the card")
     assert res.ok
     assert world.rows("SELECT points FROM strikes") == [(5,)]
 
@@ -325,10 +326,65 @@ async def test_decision_needs_the_actions_permission(world):
     """A member with Manage Messages only can dismiss but not ban from a card; the refused click changes nothing."""
     outcome = await review_item(world)
     with pytest.raises(Refused, match="Ban Members"):
-        await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "ban")
+        await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "ban", reason="confirmed on the card")
     assert world.rows("SELECT decision FROM review_items") == [("open",)]
     res = await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "dismiss")
     assert res.card is not None and res.card.decision == "dismissed (false positive)"
+
+
+async def test_ban_and_kick_ask_for_a_reason_first(world):
+    """Ban and Kick on a card ask first: without a reason they are refused and change nothing; the confirmation is
+    prefilled with the card's reason and fits Discord's modal limits; other decisions do not ask."""
+    from bot.workflow.confirm import REASON_MAX, asks_first
+
+    outcome = await review_item(world)
+    for choice in ("ban", "kick"):
+        with pytest.raises(Refused, match="asks for a reason first"):
+            await world.workflow.decide_review(MOD, SERVER, outcome.review_id, choice)
+    assert world.rows("SELECT decision FROM review_items") == [("open",)]
+    assert world.enforcer.called("ban") == [] and world.enforcer.called("kick") == []
+    ask = await world.workflow.confirm_review(MOD, SERVER, outcome.review_id, "ban")
+    assert ask.title == f"Ban member (review #{outcome.review_id})" and len(ask.title) <= 45
+    assert ask.default.startswith(f"review #{outcome.review_id}: ") and ask.max_length == REASON_MAX
+    assert [c for c in ("dismiss", "delete", "warn", "timeout", "investigating", "kick", "ban") if asks_first(c)] \
+        == ["kick", "ban"]
+
+
+async def test_the_reason_typed_is_the_case_reason_and_in_the_mod_log(world):
+    """The confirmed reason becomes the ban case's reason as typed, the member's notice says it, and the mod log
+    entry of the decision shows it."""
+    outcome = await review_item(world)
+    res = await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban",
+                                             reason="  slurs in three channels  ")
+    assert res.ok
+    assert world.rows("SELECT action, reason FROM cases WHERE moderator_id = ?", ("mod",)) == [
+        ("ban", "slurs in three channels")]
+    assert world.enforcer.called("ban") == [("alice",)]
+    (entry,) = [e for e in world.desk.log if e.title.startswith(f"Review #{outcome.review_id}")]
+    assert "Reason: slurs in three channels" in entry.lines
+
+
+@pytest.mark.parametrize("reason", ["x" * 501, "  ", None])
+async def test_a_missing_or_too_long_reason_changes_nothing(world, reason):
+    """A reason over 500 characters, blank or missing is refused with a sentence that says why; the item stays open
+    and nothing is sent to the platform."""
+    outcome = await review_item(world)
+    with pytest.raises(Refused, match="501 characters; at most 500|at least 3|asks for a reason"):
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban", reason=reason)
+    assert world.rows("SELECT decision FROM review_items") == [("open",)]
+    assert world.rows("SELECT COUNT(*) FROM cases WHERE moderator_id IS NOT NULL") == [(0,)]
+    assert world.enforcer.called("ban") == []
+
+
+async def test_only_a_moderator_with_the_permission_gets_the_confirmation(world):
+    """A member with Manage Messages only is refused Ban's confirmation (no modal), and a decided card asks
+    nothing more."""
+    outcome = await review_item(world)
+    with pytest.raises(Refused, match="Ban Members"):
+        await world.workflow.confirm_review(HELPER, SERVER, outcome.review_id, "ban")
+    await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "kick", reason="spam again")
+    with pytest.raises(Refused, match="already decided"):
+        await world.workflow.confirm_review(MOD, SERVER, outcome.review_id, "ban")
 
 
 async def test_another_servers_review_item_is_not_found(world):
@@ -412,8 +468,16 @@ async def test_raid_gives_one_card_bulk_deletes_and_few_log_posts(tmp_path):
         assert len([e for e in w.desk.log if e.kind == "raid"]) == 1
         assert w.enforcer.slowmode == {"c1": 30}
         assert w.rows("SELECT COUNT(*) FROM cases WHERE status = 'applied'") == [(8,)]
-        text = await w.workflow.raid_action(MOD, SERVER, 1, "ban")
+        with pytest.raises(Refused, match="Ban all asks for a reason first"):
+            await w.workflow.raid_action(MOD, SERVER, 1, "ban")
+        assert w.enforcer.called("ban") == []
+        ask = await w.workflow.confirm_raid(MOD, SERVER, 1, "ban")
+        assert ask.title == "Ban all 8 (raid #1)" and ask.default == "raid #1 (flagged messages)"
+        text = await w.workflow.raid_action(MOD, SERVER, 1, "ban", reason="raid confirmed")
         assert text.startswith("ban: 8 of 8")
+        assert w.rows("SELECT reason FROM cases WHERE action = 'ban'") == [("raid confirmed",)] * 8
+        (summary,) = [e for e in w.desk.log if e.title == "Raid #1: ban all"]
+        assert "Reason: raid confirmed" in summary.lines
     finally:
         await w.workflow.close()
         await w.service.close()
@@ -519,7 +583,7 @@ async def test_kick_decided_on_slack_removes_the_member_from_the_channel(tmp_pat
     w = await make_world(tmp_path, capabilities=SLACK_LIKE)
     try:
         outcome = await w.judge(w.message("alice", "borderline stuff"))
-        res = await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "kick")
+        res = await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "kick", reason="confirmed on the card")
         assert res.ok and w.enforcer.called("remove_from_channel") == [("c1", "alice")]
         assert w.enforcer.called("kick") == []
         assert w.rows("SELECT points FROM strikes") == [(3,)]

@@ -71,11 +71,6 @@ class StrikeLedger:
             self._members[key] = entry
         return entry
 
-    async def active_points(self, platform: str, server_id: str, member_id: str, now: datetime) -> int:
-        """Sum of points of unpardoned strikes not yet expired at ``now``."""
-        entry = await self._get(platform, server_id, member_id, now)
-        return _total(entry.strikes, now)
-
     async def active(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
         """Active strikes of a member at ``now`` (oldest first)."""
         entry = await self._get(platform, server_id, member_id, now)

@@ -1,7 +1,8 @@
 """Ports: the interfaces the core needs from the outside world.
 
 Layer: ``bot.core``. Standard library only. Implementations live outside the core: ``bot.scoring`` (scorers),
-``bot.store`` (the mod log, whose port is :mod:`bot.core.store_port`), ``bot.adapters`` (platform enforcers). Tests use fakes that implement these protocols.
+``bot.store`` (the mod log, whose port is :mod:`bot.core.store_port`); the platform port is the workflow's
+(:class:`bot.workflow.ports.Enforcer`). Tests use fakes that implement these protocols.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from bot.core.models import Action, Case, Message, RaidAlert, ReviewItem, Scores, Strike, Verdict
+from bot.core.models import Action, Case, RaidAlert, ReviewItem, Scores, Strike, Verdict
 
 
 @runtime_checkable
@@ -102,20 +103,9 @@ class ActionResult:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-class Enforcer(Protocol):
-    """Carries out core actions on one platform (Discord, Slack). Never raises for platform refusals."""
-
-    capabilities: frozenset[str]
-
-    async def apply(self, message: Message, action: Action) -> ActionResult:
-        """Do ``action``; return ``ActionResult(ok=False, reason=...)`` when the platform refuses."""
-        ...
-
-
 __all__ = [
     "ActionResult",
     "Case",
-    "Enforcer",
     "RecordResult",
     "ReviewItem",
     "Scorer",

@@ -10,8 +10,9 @@ Flow of a message (issue "streaming pipeline"):
    burst; nothing is recorded for it again.
 3. In one worker thread (never on the event loop): normalise, stateless automod rules, and scoring of the batch's
    distinct texts (a spam flood is scored once; an LRU cache remembers recent texts).
-4. Back on the loop, in arrival order: spam, new-account and raid rules (they need real timing), the policy
-   decision (:func:`bot.core.judge.decide`), then the strike and escalation it earns (:func:`bot.core.judge.sanction`).
+4. Back on the loop, in arrival order: one call of :func:`bot.core.judging.judge` (the in-order rules of the
+   registry: spam, new-account, identity target; the policy decision; the raid windows, which need real timing),
+   then the strike and escalation it earns (:func:`bot.core.judge.sanction`).
 5. The batch's verdicts, cases, review items and strikes are written in one SQLite transaction; then each
    caller's future resolves with an :class:`Outcome`.
 Scoring of batch N+1 overlaps the judging and writing of batch N.
@@ -41,21 +42,20 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TypeVar
 
 from bot.core.errors import StoreError, StoreRefused
 from bot.core.escalation import StrikeLedger
-from bot.core.identity_terms import identity_reference
-from bot.core.judge import decide, effective_tiers, raid_tiers_apply, sanction
-from bot.core.language import message_parts, unsupported
+from bot.core.judge import sanction
+from bot.core.judging import ServerState, content_hits, judge, read_limits, replay
 from bot.core.models import ActionKind, Message, RaidAlert, RuleHit, Scores, Verdict
 from bot.core.normalize import Normalized, normalize
-from bot.core.pieces import chunks, is_truncated, read_chars, score_plans, scoring_pieces, visible_chars
-from bot.core.policy import Policy, Tier
+from bot.core.pieces import chunks, score_plans, scoring_pieces
+from bot.core.policy import Policy
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import RecordResult, Scorer, VerdictRecord
-from bot.core.rules import ContentRules, RaidDetector, SpamTracker, new_account_hits
+from bot.core.rules.registry import DEFAULT_RULES, RuleRegistry, RuleSet
 from bot.core.store_port import ModStore
 
 log = logging.getLogger(__name__)
@@ -64,9 +64,6 @@ Key = tuple[str, str, str]
 #: Message keys remembered as judged by this process (about 10 MB): a redelivery of a remembered key is a plain
 #: duplicate, one of an older or unknown key is replayed into the spam and raid windows (see the module doc).
 OBSERVED_KEYS = 65_536
-#: Members whose message count is remembered per server (least recently active forgotten first): the history that
-#: makes a member established (``rules.raid.established_min_messages``).
-HISTORY_MEMBERS = 100_000
 #: First wait (seconds) before retrying a failed batch write; doubles on each failure up to :data:`RETRY_MAX_S`.
 RETRY_FIRST_S = 0.1
 #: Longest wait (seconds) between two tries of a failed write (with SQLite's 5 s busy timeout, about one try per
@@ -124,18 +121,6 @@ class _Item:
     more: list[Normalized] = field(default_factory=list)
 
 
-@dataclass
-class _ServerState:
-    spam: SpamTracker
-    raid: RaidDetector
-    spam_settings: object
-    raid_settings: object
-    seen_authors: set[str] = field(default_factory=set)
-    first_event: datetime | None = None
-    #: Member id -> messages (not edits) seen from them in this server, least recently active first.
-    history: OrderedDict[str, int] = field(default_factory=OrderedDict)
-
-
 class ModerationService:
     """Judges messages and records verdicts; see the module docstring for the pipeline.
 
@@ -154,6 +139,7 @@ class ModerationService:
             of the scorer (a ``scan`` replay re-judges recorded messages from their stored scores this way).
         max_pending: Most messages held at once (submitted, not yet resolved); :meth:`enqueue` / :meth:`handle`
             wait for a slot beyond it. Default :data:`MAX_PENDING`.
+        rules: The automod rules to run, in order; default :data:`bot.core.rules.registry.DEFAULT_RULES`.
 
     Attributes:
         failure: Resolves (with the :class:`~bot.core.errors.StoreError`, never raised) when a write is refused
@@ -173,6 +159,7 @@ class ModerationService:
         stateful_rules: bool = True,
         known_scores: Mapping[tuple[str, ...], Scores] | None = None,
         max_pending: int = MAX_PENDING,
+        rules: RuleRegistry | None = None,
     ) -> None:
         if max_pending < 1:
             raise ValueError(f"max_pending must be at least 1, got {max_pending}")
@@ -192,8 +179,9 @@ class ModerationService:
         self._inflight: dict[Key, datetime | None] = {}
         # Keys this process has judged or replayed (bounded): a redelivery of one of them is a plain duplicate.
         self._observed: OrderedDict[Key, None] = OrderedDict()
-        self._servers: dict[tuple[str, str], _ServerState] = {}
-        self._rules: dict[str, ContentRules] = {}
+        self._servers: dict[tuple[str, str], ServerState] = {}
+        self._rules: dict[str, RuleSet] = {}
+        self.rules: RuleRegistry = rules if rules is not None else DEFAULT_RULES
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer")
         self._tasks: list[asyncio.Task[None]] = []
         self._pending = 0
@@ -300,17 +288,11 @@ class ModerationService:
         return (await asyncio.get_running_loop().run_in_executor(self._executor, score_plans, self.scorer,
                                                                  [plan]))[plan]
 
-    async def policy_for(self, platform: str, server_id: str) -> Policy:
-        """The effective policy of a server."""
-        return await self.policies.get(platform, server_id)
-
     def set_raid_mode(self, platform: str, server_id: str, channel_id: str | None, on: bool, at: datetime) -> None:
         """Switch raid mode on or off for a channel (or the whole server with ``channel_id=None``)."""
         state = self._servers.get((platform, server_id))
         if state is None:
-            policy = self.policies.base
-            state = self._new_state(policy)
-            self._servers[(platform, server_id)] = state
+            state = self._servers[(platform, server_id)] = ServerState.for_policy(self.policies.base)
         state.raid.set_raid_mode(server_id, channel_id, on, at)
 
     def raid_mode(
@@ -405,9 +387,7 @@ class ModerationService:
             if it.exempt or it.replay_flagged is not None:
                 continue
             assert it.policy is not None
-            rules = self._rules.get(it.policy.version)
-            if rules is None:
-                rules = self._rules[it.policy.version] = ContentRules(it.policy.rules)
+            rules = self._rules_of(it.policy)
             extra = [t for ov in it.policy.overrides_for(it.message.channel) for t in ov.block_terms]
             allow = [t for ov in it.policy.overrides_for(it.message.channel) for t in ov.allow_terms]
             m = it.message
@@ -418,34 +398,29 @@ class ModerationService:
         if jobs:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._work, jobs)
 
-    def _work(self, jobs: list[tuple[_Item, ContentRules, list[str], list[str], bool]]) -> None:
+    def _work(self, jobs: list[tuple[_Item, RuleSet, list[str], list[str], bool]]) -> None:
         """Worker thread: normalise, stateless rules, and score distinct uncached texts in one batch.
 
         Each message is scored as a whole and sentence by sentence (:func:`bot.core.pieces.scoring_pieces`), keeping
         per label the highest score, so a benign sentence in front of an attack cannot hide it; a server whose policy
         sets ``[scoring] pieces = "whole"`` has the whole text scored only. A message longer than 4,000 characters
         is read whole up to ``[scoring] max_chars``: its later chunks are scored and matched by the blocklist and
-        regex rules too (:meth:`_reading` records what was not read, and an unsupported language).
+        regex rules too (:func:`bot.core.judging.read_limits` records what was not read, and an unsupported language).
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
         for it, rules, extra, allow, raid_on in jobs:
-            it.norm = normalize(it.message.text)
-            it.content_hits = list(
-                rules.evaluate(it.message, it.norm, extra_terms=extra, allow_terms=allow, raid_mode=raid_on)
-            )
             assert it.policy is not None
             text, cfg = it.message.text, it.policy.scoring
+            it.norm = normalize(text)
             it.more = [normalize(c) for c in chunks(text, cfg.max_chars)]
-            seen = {(h.rule, h.detail) for h in it.content_hits}
-            for part in it.more:
-                for hit in rules.evaluate_terms(part, extra_terms=extra, allow_terms=allow):
-                    if (hit.rule, hit.detail) not in seen:
-                        seen.add((hit.rule, hit.detail))
-                        it.content_hits.append(hit)
+            it.content_hits = content_hits(rules, it.message, it.norm, it.more, extra_terms=extra,
+                                           allow_terms=allow, raid_mode=raid_on)
             plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
             if not any(p.strip() for p in plan):
                 continue
-            self._reading(it, text, plan)
+            read = read_limits(text, it.policy, self._languages(plan) if it.policy.languages.detect else None)
+            it.score_status, it.language = read.score_status, read.language
+            it.content_hits += read.hits
             known = self.known_scores.get(plan)
             if known is not None:
                 it.scores = known
@@ -477,36 +452,18 @@ class ModerationService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _reading(self, it: _Item, text: str, plan: tuple[str, ...]) -> None:
-        """Worker thread: how far the model reads a message: ``"truncated"`` past ``[scoring] max_chars``, or
-        ``"unsupported_language"`` when the whole text or one of its lines or sentences is confidently in a
-        language outside the scorer's ``languages`` (a scorer without that attribute is not checked). Each adds
-        a signal-only rule hit (``long_text`` / ``language``) so the mod log, scan report and review card show it.
-
-        With a routing scorer (a ``route(plan) -> Scorer`` method: :class:`bot.scoring.routing.LanguageRoutedScorer`)
-        the languages checked are those of the model that scores this ``plan``, not the union of both models': a
-        French line in a message routed to the English model (its whole text reads as English under ``[scoring]
-        pieces = "whole"``, or the policy's ``[languages]`` thresholds differ from the router's) was not read."""
-        assert it.policy is not None
-        limit = it.policy.scoring.max_chars
-        if is_truncated(text, limit):  # visible characters: zero-width padding does not count
-            it.score_status = "truncated"
-            it.content_hits.append(RuleHit(
-                rule="long_text", detail=f"read {read_chars(text, limit):,} of {visible_chars(text):,} characters"))
-        cfg = it.policy.languages
-        languages = getattr(self.scorer, "languages", None)
-        if not cfg.detect or not languages:
-            return
+    def _languages(self, plan: tuple[str, ...]) -> Sequence[str] | None:
+        """The languages the model that scores ``plan`` reads (``Scorer.languages``; ``None``: not declared, so no
+        language check). With a routing scorer (a ``route(plan) -> Scorer`` method:
+        :class:`bot.scoring.routing.LanguageRoutedScorer`) they are those of the model routed to, not the union of
+        both models': a French line in a message routed to the English model was not read."""
+        languages: Sequence[str] | None = getattr(self.scorer, "languages", None)
+        if not languages:
+            return languages
         route = getattr(self.scorer, "route", None)
         if route is not None:
             languages = getattr(route(plan), "languages", None) or languages
-        found = unsupported(message_parts(text), languages, min_letters=cfg.min_letters,
-                            min_confidence=cfg.min_confidence)
-        if found is not None:
-            it.score_status, it.language = "unsupported_language", found.language
-            it.content_hits.append(RuleHit(
-                rule="language", detail=f"{found.language} ({found.confidence:.2f}): the model reads "
-                + ", ".join(languages)))
+        return languages
 
     # ------------------------------------------------------------------ stage 2: judge in order, write
 
@@ -606,144 +563,56 @@ class ModerationService:
         while not self._queue.empty():
             self._fail([self._queue.get_nowait()], exc)
 
-    def _new_state(self, policy: Policy) -> _ServerState:
-        return _ServerState(
-            spam=SpamTracker(policy.rules.spam),
-            raid=RaidDetector(policy.rules.raid),
-            spam_settings=policy.rules.spam,
-            raid_settings=policy.rules.raid,
-        )
-
-    def _state(self, m: Message, policy: Policy) -> _ServerState:
+    def _state(self, m: Message, policy: Policy) -> ServerState:
         key = (m.server.platform, m.server.id)
         st = self._servers.get(key)
         if st is None:
-            st = self._servers[key] = self._new_state(policy)
+            st = self._servers[key] = ServerState.for_policy(policy)
         else:
-            if st.spam_settings != policy.rules.spam:
-                st.spam, st.spam_settings = SpamTracker(policy.rules.spam), policy.rules.spam
-            if st.raid_settings != policy.rules.raid:
-                st.raid.settings = policy.rules.raid
-                st.raid_settings = policy.rules.raid
+            st.follow(policy)
         return st
 
-    def _is_new_member(self, m: Message, policy: Policy, st: _ServerState, first: bool) -> bool:
-        """New member: joined (or account created) within ``rules.raid.new_member_age_s`` of the message; when
-        neither is known, a first message seen after the service has watched the server for that long."""
-        age = timedelta(seconds=policy.rules.raid.new_member_age_s)
-        if m.author.joined_at is not None:
-            return m.created_at - m.author.joined_at <= age
-        if m.author.created_at is not None:
-            return m.created_at - m.author.created_at <= age
-        return first and st.first_event is not None and m.created_at - st.first_event >= age
-
-    def _seen(self, m: Message, st: _ServerState) -> bool:
-        """Note the message's author and time in the server state; True if it is the author's first message."""
-        if st.first_event is None:
-            st.first_event = m.created_at
-        first = m.is_first_message if m.is_first_message is not None else m.author.id not in st.seen_authors
-        st.seen_authors.add(m.author.id)
-        if m.edited_at is None:
-            st.history[m.author.id] = st.history.get(m.author.id, 0) + 1
-            st.history.move_to_end(m.author.id)
-            while len(st.history) > HISTORY_MEMBERS:
-                st.history.popitem(last=False)
-        return first
-
-    @staticmethod
-    def _is_established(m: Message, policy: Policy, new_member: bool, earlier: int) -> bool:
-        """Established member: not a new member (:meth:`_is_new_member`) and at least
-        ``rules.raid.established_min_messages`` earlier messages in the server seen by this service (``earlier``,
-        counted before this message; an adapter's ``is_first_message=False`` counts as one)."""
-        if m.is_first_message is False:
-            earlier = max(earlier, 1)
-        return not new_member and earlier >= policy.rules.raid.established_min_messages
+    def _rules_of(self, policy: Policy) -> RuleSet:
+        """The server's rules (of :attr:`rules`) compiled once per policy version."""
+        rules = self._rules.get(policy.version)
+        if rules is None:
+            rules = self._rules[policy.version] = self.rules.build(policy.rules)
+        return rules
 
     def _replay(self, it: _Item) -> None:
-        """Feed a message judged by an earlier run into the spam and raid windows (as :meth:`_judge` would have,
+        """Feed a message judged by an earlier run into the spam and raid windows (:func:`bot.core.judging.replay`,
         with its recorded flag); no verdict, alert, case or strike comes of it."""
         m, policy = it.message, it.policy
         assert policy is not None and it.replay_flagged is not None
-        st = self._state(m, policy)
-        earlier = st.history.get(m.author.id, 0)
-        first = self._seen(m, st)  # as _judge does, exempt messages included
-        if it.exempt or m.edited_at is not None:
-            return
-        raid_on = st.raid.raid_mode(m.server.id, m.channel.id, m.event_time, parent_id=m.channel.parent_id)
-        new_member = self._is_new_member(m, policy, st, first)
-        established = self._is_established(m, policy, new_member, earlier)
-        st.spam.observe(m, normalize(m.text), raid_mode=raid_tiers_apply(policy, raid_on, established),
-                        established=established)
-        st.raid.observe(m, flagged=it.replay_flagged, is_new_member=new_member and first)
+        replay(m, policy, self._state(m, policy), flagged=it.replay_flagged, exempt=bool(it.exempt))
 
     async def _judge(self, it: _Item) -> tuple[VerdictRecord, RaidAlert | None]:
         m, policy = it.message, it.policy
         assert policy is not None
         st = self._state(m, policy)
-        at = m.event_time
-        earlier = st.history.get(m.author.id, 0)
-        first = self._seen(m, st)
         excerpt = m.text[: policy.server.excerpt_chars]
         shadow = policy.shadow_mode or not self.enforce
         latency = (time.perf_counter() - it.arrived) * 1000
-        if it.exempt:
+        is_edit = m.edited_at is not None
+        j = judge(m, policy, self._rules_of(policy), st, exempt=bool(it.exempt),
+                  content_hits=it.content_hits, norm=it.norm, more=it.more, scores=it.scores,
+                  scorer_failed=it.scorer_failed, score_status=it.score_status, stateful=self.stateful_rules)
+        if j is None:
             v = Verdict(message=m, scores=None, exempt=it.exempt, shadow=shadow, policy_version=policy.version,
                         latency_ms=latency, score_status="not_scored")
-            return VerdictRecord(verdict=v, excerpt=excerpt, is_edit=m.edited_at is not None), None
-        hits = list(it.content_hits)
-        is_edit = m.edited_at is not None
-        raid_on = st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
-        new_member = self._is_new_member(m, policy, st, first)
-        established = self._is_established(m, policy, new_member, earlier)
-        strict = raid_tiers_apply(policy, raid_on, established)
-        if not is_edit and self.stateful_rules and it.norm is not None:
-            hits += st.spam.observe(m, it.norm, raid_mode=strict, established=established)
-        hits += new_account_hits(m, policy.rules.new_account, at)
-        tiers = policy.thresholds_for(m.channel)
-        untargeted = self._untargeted(it, policy, effective_tiers(policy, tiers, strict))
-        if untargeted:
-            hits.append(untargeted)
-        status = "scorer_error" if it.scorer_failed else (it.score_status if it.scores is not None else "not_scored")
-        decision = decide(policy, tiers, it.scores, hits, raid_mode=raid_on, new_member=new_member,
-                          scorer_failed=it.scorer_failed, untargeted=untargeted is not None,
-                          established=established, score_status=status)
-        raid = None if is_edit or not self.stateful_rules else st.raid.observe(m, flagged=decision.flagged, is_new_member=new_member and first)
+            return VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit), None
+        decision = j.decision
         plan = await sanction(policy, decision, self.ledger, m, stateful=self.stateful_rules)
         v = Verdict(
-            message=m, scores=it.scores, rule_hits=tuple(hits), labels=decision.labels, flagged=decision.flagged,
-            action=plan.strongest, actions=plan.actions, strike_points=plan.points, shadow=shadow, raid=raid,
+            message=m, scores=it.scores, rule_hits=j.hits, labels=decision.labels, flagged=decision.flagged,
+            action=plan.strongest, actions=plan.actions, strike_points=plan.points, shadow=shadow, raid=j.raid,
             normalized=it.norm.matching if it.norm else "", policy_version=policy.version, latency_ms=latency,
-            raid_mode=decision.raid_tiers, tiers=decision.tiers, score_status=status, language=it.language,
+            raid_mode=decision.raid_tiers, tiers=decision.tiers, score_status=j.score_status, language=it.language,
         )
         self.stats["messages"] += 1
         rec = VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit, open_case=plan.open_case,
                             open_review=plan.open_review, strike=plan.strike)
-        return rec, raid
-
-    @staticmethod
-    def _untargeted(it: _Item, policy: Policy, tiers: dict[str, Tier]) -> RuleHit | None:
-        """A signal-only ``identity_target`` hit when ``identity_attack`` reaches a tier but no identity is named.
-
-        Checked only for messages whose ``identity_attack`` score reaches the label's review or act tier (the
-        lexicon is not consulted for the rest). The hit records why the label was held to the untargeted tier.
-        """
-        cfg = policy.identity_target
-        score = it.scores.get("identity_attack") if it.scores is not None else None
-        tier = tiers.get("identity_attack")
-        if not cfg.required or score is None or tier is None or it.norm is None:
-            return None
-        bars = [b for b in (tier.review, tier.act) if b is not None]
-        if not bars or score < min(bars):
-            return None
-        if any(identity_reference(n, tuple(cfg.extra_terms), fuzzy=cfg.fuzzy) is not None for n in (it.norm, *it.more)):
-            return None
-        bar = cfg.untargeted.review
-        return RuleHit(
-            rule="identity_target",
-            detail=f"no identity named: identity_attack {score:.2f} judged against the untargeted tier "
-            + ("(off)" if bar is None else f"{bar:.2f}"),
-            action=None,
-        )
+        return rec, j.raid
 
     # ------------------------------------------------------------------ futures
 

@@ -44,10 +44,6 @@ class IngestError(Exception):
     def __hash__(self) -> int:
         return hash((self.path, self.position, self.reason))
 
-    def to_dict(self) -> dict[str, str]:
-        """JSON-friendly ``{"path", "position", "reason"}``."""
-        return {"path": str(self.path), "position": self.position, "reason": self.reason}
-
 
 class ErrorSink:
     """Applies the ``on_error`` policy: raise (``"stop"``) or log and record (``"skip"``).

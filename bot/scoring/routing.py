@@ -11,7 +11,7 @@ at the default thresholds (``min_letters``, ``min_confidence``), on the message'
 its sentence pieces). The service's check looks at the raw message's lines and sentences under the server's own
 ``[languages]`` settings, so the two can differ (a quoted line, ``[scoring] pieces = "whole"``); the service
 therefore checks each message against the languages of the model :meth:`LanguageRoutedScorer.route` picks for it
-(:meth:`bot.core.service.ModerationService._reading`): a part the chosen model does not read stays
+(:func:`bot.core.judging.read_limits`): a part the chosen model does not read stays
 ``unsupported_language``. This scorer declares the union of both models' languages.
 """
 

@@ -1,7 +1,7 @@
 """How the service reads one raw text: the moderation service's plan and checks, called from one place.
 
 The plan is :func:`bot.core.pieces.scoring_pieces` under the policy's ``[scoring]`` settings (whole text, sentence
-pieces, later chunks of a long text), and the checks are those of ``ModerationService._reading``: ``"truncated"``
+pieces, later chunks of a long text), and the checks are those of :func:`bot.core.judging.read_limits`: ``"truncated"``
 past ``[scoring] max_chars`` and ``"unsupported_language"`` from :func:`bot.core.language.unsupported` over
 :func:`bot.core.language.message_parts` with the policy's ``[languages]`` thresholds and the scorer's
 ``languages``. The same functions, so the service scores a text exactly as a bot does.

@@ -7,7 +7,7 @@ the workflow calls :func:`authorize` before it changes anything.
 
 The rules follow Discord's own (and python-discord's and Zeppelin's practice):
 
-* each action needs its permission (:data:`REQUIRED`): Ban Members for ban and unban, Kick Members for kick,
+* each action needs its permission (:data:`REQUIRED`, from :mod:`bot.workflow.sanction_kinds`): Ban Members for ban and unban, Kick Members for kick,
   Moderate Members for timeouts, Manage Messages for deletes, warnings, dismissals, reports' review and appeals,
   Manage Server for policy changes;
 * the policy's ``server.moderator_roles`` grant Manage Messages-level actions (review, delete, warn) only, never
@@ -18,48 +18,18 @@ The rules follow Discord's own (and python-discord's and Zeppelin's practice):
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from bot.core.models import ActionKind
+from bot.workflow.permissions import PERMISSION_NAMES, Permission
 from bot.workflow.ports import MemberInfo
+from bot.workflow.sanction_kinds import ACTION_PERMISSION
 
-
-class Permission(enum.StrEnum):
-    """A platform permission the workflow checks (names follow Discord's)."""
-
-    MANAGE_MESSAGES = "manage_messages"
-    MODERATE_MEMBERS = "moderate_members"
-    KICK_MEMBERS = "kick_members"
-    BAN_MEMBERS = "ban_members"
-    MANAGE_SERVER = "manage_server"
-    MANAGE_CHANNELS = "manage_channels"
-
-
-#: The permission each action needs from the moderator.
-REQUIRED: dict[ActionKind, Permission] = {
-    ActionKind.NONE: Permission.MANAGE_MESSAGES,
-    ActionKind.LOG: Permission.MANAGE_MESSAGES,
-    ActionKind.REVIEW: Permission.MANAGE_MESSAGES,
-    ActionKind.DELETE: Permission.MANAGE_MESSAGES,
-    ActionKind.WARN: Permission.MANAGE_MESSAGES,
-    ActionKind.TIMEOUT: Permission.MODERATE_MEMBERS,
-    ActionKind.KICK: Permission.KICK_MEMBERS,
-    ActionKind.BAN: Permission.BAN_MEMBERS,
-}
+#: The permission each action needs from the moderator (from the sanction registry).
+REQUIRED: dict[ActionKind, Permission] = ACTION_PERMISSION
 
 #: Permissions a configured moderator role grants (the lightest tier: deciding review items, deleting, warning).
 MODERATOR_ROLE_GRANTS = frozenset({Permission.MANAGE_MESSAGES})
-
-#: Human names of permissions for refusals.
-PERMISSION_NAMES = {
-    Permission.MANAGE_MESSAGES: "Manage Messages (or a moderator role)",
-    Permission.MODERATE_MEMBERS: "Moderate Members (Timeout Members)",
-    Permission.KICK_MEMBERS: "Kick Members",
-    Permission.BAN_MEMBERS: "Ban Members",
-    Permission.MANAGE_SERVER: "Manage Server",
-    Permission.MANAGE_CHANNELS: "Manage Channels",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,4 +111,4 @@ def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, 
                       "move the bot's role higher. Nothing was changed.")
 
 
-__all__ = ["MODERATOR_ROLE_GRANTS", "REQUIRED", "Actor", "Permission", "Refused", "authorize"]
+__all__ = ["MODERATOR_ROLE_GRANTS", "PERMISSION_NAMES", "REQUIRED", "Actor", "Permission", "Refused", "authorize"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
@@ -20,6 +20,7 @@ from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor
 from bot.workflow.ports import Capability, Enforcer, MemberInfo, ModDesk, RaidControl
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import ReviewCard
 
 _T = TypeVar("_T")
@@ -34,16 +35,25 @@ RECOVER_WITHIN_S = 3600
 #: Seconds before a refused unban at a temporary ban's end is tried again.
 UNBAN_RETRY_S = 600
 
+class _Decisions(Mapping[str, tuple[ReviewDecision, ActionKind, str]]):
+    """Card decision -> (review decision, action carried out, past-tense outcome): a live view of
+    :data:`bot.workflow.sanction_kinds.REGISTRY` (a kind registered later is a decision at once)."""
+
+    def __getitem__(self, key: str) -> tuple[ReviewDecision, ActionKind, str]:
+        kind = REGISTRY.get(key)
+        if kind is None:
+            raise KeyError(key)
+        return kind.decision, kind.action, kind.outcome
+
+    def __iter__(self) -> Iterator[str]:
+        return (k.key for k in REGISTRY)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in REGISTRY)
+
+
 #: Card decision -> (review decision, action carried out, past-tense outcome).
-DECISIONS: dict[str, tuple[ReviewDecision, ActionKind, str]] = {
-    "dismiss": (ReviewDecision.DISMISSED, ActionKind.NONE, "dismissed (false positive)"),
-    "delete": (ReviewDecision.DELETED, ActionKind.DELETE, "message deleted"),
-    "warn": (ReviewDecision.WARNED, ActionKind.WARN, "warned"),
-    "timeout": (ReviewDecision.TIMED_OUT, ActionKind.TIMEOUT, "timed out"),
-    "kick": (ReviewDecision.KICKED, ActionKind.KICK, "kicked"),
-    "ban": (ReviewDecision.BANNED, ActionKind.BAN, "banned"),
-    "investigating": (ReviewDecision.INVESTIGATING, ActionKind.NONE, "investigating"),
-}
+DECISIONS: Mapping[str, tuple[ReviewDecision, ActionKind, str]] = _Decisions()
 
 
 class PolicySource(Protocol):
@@ -121,6 +131,10 @@ class WorkflowParts(ABC):
     @abstractmethod
     async def target(self, server_id: str, member_id: str) -> MemberInfo | None:
         """The member acted on (``None``: not in the server). Raises ``Refused`` when the platform cannot say."""
+
+    @abstractmethod
+    def capable(self, kind: SanctionKind, channel_id: str | None = None) -> bool:
+        """Whether this platform carries out registry entry ``kind`` (``channel_id``: where a stand-in acts)."""
 
     @abstractmethod
     def _kick_capable(self, channel_id: str | None) -> bool:

@@ -52,15 +52,6 @@ class Capability(enum.StrEnum):
     EPHEMERAL = "ephemeral"  # a notice in the channel only the member sees (Slack's chat.postEphemeral)
 
 
-#: The capability each member sanction needs.
-SANCTION_CAPABILITY: dict[ActionKind, Capability] = {
-    ActionKind.DELETE: Capability.DELETE,
-    ActionKind.TIMEOUT: Capability.TIMEOUT,
-    ActionKind.KICK: Capability.KICK,
-    ActionKind.BAN: Capability.BAN,
-}
-
-
 @dataclass(frozen=True, slots=True)
 class MemberInfo:
     """What the platform says about a member right now (for authorization and evidence).
@@ -241,7 +232,6 @@ class RaidControl(Protocol):
 
 
 __all__ = [
-    "SANCTION_CAPABILITY",
     "BulkResult",
     "Capability",
     "Enforcer",

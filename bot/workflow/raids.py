@@ -23,10 +23,18 @@ from bot.core.policy import Policy
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import WorkflowParts
+from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
+
+
+def _raid_kind(action: str) -> SanctionKind | None:
+    """The registry entry of raid card bulk action ``action`` (``None``: not a bulk sanction)."""
+    entry = REGISTRY.get(action)
+    return entry if entry is not None and entry.raid_label else None
 
 #: Seconds a raid's automatic deletes wait to be sent together (one bulk request per channel).
 FLUSH_S = 1.0
@@ -188,9 +196,9 @@ class RaidResponse(WorkflowParts):
 
     def raid_view(self, board: RaidBoard) -> RaidCard:
         """The card of a raid, with the bulk actions this platform supports."""
-        offered = [name for name, cap in (("timeout", Capability.TIMEOUT), ("kick", Capability.KICK),
-                                          ("ban", Capability.BAN), ("pause_invites", Capability.PAUSE_INVITES))
-                   if self.can(cap) or (name == "kick" and self._kick_capable(board.channel_id or None))]
+        offered = [k.key for k in REGISTRY.raid_kinds() if self.capable(k, board.channel_id or None)]
+        if self.can(Capability.PAUSE_INVITES):
+            offered.append("pause_invites")
         return RaidCard(raid_id=board.raid_id, server_id=board.server_id, channel_id=board.channel_id,
                         reason=board.reason, started_at=board.started_at, members=tuple(board.members),
                         messages=board.messages, deleted=board.deleted, raid_mode_until=board.until,
@@ -312,15 +320,47 @@ class RaidResponse(WorkflowParts):
         return lines
 
     # ------------------------------------------------------------------ moderators' raid actions
+    async def confirm_raid(self, actor: Actor, server_id: str, raid_id: int, action: str) -> Confirmation:
+        """What to ask before bulk action ``action`` (one that :func:`raid_asks_first`) on raid ``raid_id``: the
+        quick checks run now (the raid is this server's, the moderator holds the permission, the platform can do
+        it); :meth:`raid_action` checks each raider again at submit.
+
+        Raises:
+            Refused: an action that does not ask first, unknown raid, missing permission or capability.
+        """
+        entry = _raid_kind(action)
+        if entry is None or not raid_asks_first(action):
+            raise Refused(f"Raid action {action!r} does not ask for a reason.")
+        kind = entry.action
+        raid = await self.store.get_raid(self.platform, server_id, raid_id)
+        if raid is None:
+            raise Refused(f"Raid #{raid_id} does not exist in this server.")
+        authorize(actor, kind)
+        board = self.raid_board(server_id, raid_id)
+        channel = (board.channel_id if board else raid.thread_id or raid.channel_id) or None
+        if not self.capable(entry, channel):
+            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        members = board.members if board else list(raid.members)
+        kinds = {"join_burst": "join burst", "flagged_burst": "flagged messages", "new_member_burst": "new members"}
+        return raid_confirmation(kind, raid_id, len(members),
+                                 f"raid #{raid_id} ({kinds.get(raid.reason, raid.reason)})",
+                                 channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
+
     async def raid_action(self, actor: Actor, server_id: str, raid_id: int, action: str, *,
-                          duration_s: int = 3600) -> str:
+                          duration_s: int = 3600, reason: str | None = None) -> str:
         """A raid card button: ``"timeout"``, ``"kick"`` or ``"ban"`` every raider; ``"pause_invites"``;
         ``"end"`` raid mode. Each member is authorized on their own (a raider ranked above the moderator is
         skipped, with the reason). Returns the summary shown to the moderator.
 
+        ``reason``: the moderator's reason (:mod:`bot.workflow.confirm`), required for the bulk sanctions (they
+        ask first); each raider's case gets it as typed.
+
         Raises:
-            Refused: unknown raid or missing permission.
+            Refused: unknown raid, a missing, short or too long reason, or missing permission.
         """
+        if raid_asks_first(action) or reason is not None:
+            entry = _raid_kind(action)
+            reason = check_reason(reason, f"{entry.action.label.capitalize() if entry else action} all")
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
             raise Refused(f"Raid #{raid_id} does not exist in this server.")
@@ -347,9 +387,10 @@ class RaidResponse(WorkflowParts):
             if board.card_id:
                 await self.desk.update_raid(self.raid_view(board), board.card_id)
             return text
-        kind = {"timeout": ActionKind.TIMEOUT, "kick": ActionKind.KICK, "ban": ActionKind.BAN}.get(action)
-        if kind is None:
+        bulk = _raid_kind(action)
+        if bulk is None:
             raise Refused(f"Unknown raid action {action!r}.")
+        kind = bulk.action
         authorize(actor, kind)
         # one bulk action per raid at a time; a raider already given this sanction in this raid is not given it
         # again (a double click or two moderators pressing "Ban all")
@@ -361,7 +402,7 @@ class RaidResponse(WorkflowParts):
                     already += 1
                     continue
                 try:
-                    result = await self.sanction(actor, server_id, member_id, kind, f"raid #{raid_id}",
+                    result = await self.sanction(actor, server_id, member_id, kind, reason or f"raid #{raid_id}",
                                                  duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
                                                  channel_id=board.channel_id or None, source="raid", quiet=True)
                 except Refused as exc:
@@ -381,7 +422,8 @@ class RaidResponse(WorkflowParts):
         # one mod-log summary for the whole bulk action (not one post per raider: the channel's rate limit would
         # hold the raid response back)
         await self.desk.post_mod_log(server_id, LogEntry(
-            title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}", text),
+            title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}",
+                                                               *([f"Reason: {reason}"] if reason else []), text),
             moderator_id=actor.id, failed=bool(skipped), kind="raid"))
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)

@@ -75,6 +75,11 @@ class Retention:
             self._task = asyncio.create_task(self._loop(interval_s), name=f"modbot-retention-{self.platform}")
         return n
 
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The periodic purge's task between :meth:`start` and :meth:`stop`, else ``None``."""
+        return self._task
+
     async def stop(self) -> None:
         """Stop the periodic purge (idempotent)."""
         if self._task is not None:

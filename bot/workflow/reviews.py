@@ -16,7 +16,9 @@ from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCas
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
+from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
+from bot.workflow.sanction_kinds import REGISTRY
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -49,10 +51,7 @@ class ReviewsMixin(WorkflowParts):
                 found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
                 text = found[1] if found else ""
             evidence = Evidence(text=text, scores=dict(item.scores))
-        missing = frozenset(name for name, cap in (("delete", Capability.DELETE), ("timeout", Capability.TIMEOUT),
-                                                   ("ban", Capability.BAN)) if not self.can(cap))
-        if not self._kick_capable(item.channel_id):
-            missing |= {"kick"}
+        missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id))
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
@@ -105,19 +104,61 @@ class ReviewsMixin(WorkflowParts):
         card = replace(card, notes=(*card.notes, "the message was deleted on the platform since it was flagged"))
         return await self._show_card(card, updated=True)
 
+    async def confirm_review(self, actor: Actor, server_id: str, review_id: int, choice: str) -> Confirmation:
+        """What to ask before decision ``choice`` on card ``review_id`` (one that :func:`asks_first`): the quick
+        checks run now (the item is this server's and open, the moderator holds the permission, the platform can
+        do it), so a member who may not act gets no modal; :meth:`decide_review` runs every check again at submit.
+
+        Raises:
+            Refused: a decision that does not ask first, unknown item, missing permission, or already decided.
+        """
+        if not asks_first(choice):
+            raise Refused(f"Decision {choice!r} does not ask for a reason.")
+        entry = REGISTRY.get(choice)
+        assert entry is not None  # asks_first() only says yes for registered kinds
+        kind = entry.action
+        item = await self.store.get_review(review_id, self.platform, server_id)
+        if item is None:
+            raise Refused(f"Review item #{review_id} does not exist in this server.")
+        if item.member_id == actor.id:
+            raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
+        authorize(actor, kind)
+        self._check_capable(choice, item.channel_id)
+        self._check_open(item)
+        return review_confirmation(kind, review_id, f"review #{item.id}: {item.reason}",
+                                   channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
+
+    def _check_capable(self, choice: str, channel_id: str | None) -> None:
+        """A member sanction (timeout, kick, ban) this platform cannot carry out is refused before the claim (a
+        delete it cannot do is reported on the card instead)."""
+        entry = REGISTRY.get(choice)
+        if entry is not None and entry.action >= ActionKind.TIMEOUT and not self.capable(entry, channel_id):
+            raise Refused(f"This platform cannot {entry.action.label} members. Nothing was changed.")
+
+    @staticmethod
+    def _check_open(item: ReviewItem) -> None:
+        if item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING):
+            raise Refused(f"Review #{item.id} was already decided ({item.decision.value} by "
+                          f"<@{item.moderator_id}>). Nothing was done.")
+
     async def decide_review(self, actor: Actor, server_id: str, review_id: int, choice: str, *,
-                            duration_s: int | None = None) -> Result:
+                            duration_s: int | None = None, reason: str | None = None) -> Result:
         """A moderator's decision on a review card (``choice``: a key of :data:`DECISIONS`).
 
         The decision is claimed in the mod log first (a conditional update), so of two moderators deciding one
         card exactly one acts; the other gets "already decided by ...". Dismissing an automatic timeout lifts it.
+        ``reason``: the moderator's reason (:mod:`bot.workflow.confirm`), required for a decision that asks first
+        (kick, ban); it becomes the case's reason as typed (otherwise the case says "review #N: <flag reason>").
 
         Raises:
-            Refused: unknown item, missing permission, hierarchy, a target who left, or already decided.
+            Refused: unknown decision or item, a missing, short or too long reason, missing permission,
+                hierarchy, a target who left, or already decided.
         """
         if choice not in DECISIONS:
             raise Refused(f"Unknown decision {choice!r}.")
         rdecision, kind, outcome = DECISIONS[choice]
+        if asks_first(choice) or reason is not None:
+            reason = check_reason(reason, kind.label.capitalize())
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
@@ -139,13 +180,8 @@ class ReviewsMixin(WorkflowParts):
             if case is not None and case.status is CaseStatus.APPLIED and case.action in (ActionKind.TIMEOUT,
                                                                                           ActionKind.BAN):
                 authorize(actor, case.action)
-        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.BAN: Capability.BAN}.get(kind)
-        if (cap is not None and not self.can(cap)) or (kind is ActionKind.KICK
-                                                       and not self._kick_capable(item.channel_id)):
-            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
-        if item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING):
-            raise Refused(f"Review #{review_id} was already decided ({item.decision.value} by "
-                          f"<@{item.moderator_id}>). Nothing was done.")
+        self._check_capable(choice, item.channel_id)
+        self._check_open(item)
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
         try:
@@ -155,7 +191,7 @@ class ReviewsMixin(WorkflowParts):
             raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
                           "Nothing was done.") from None
         try:
-            note = await self._act_on_review(actor, decided, kind, duration_s)
+            note = await self._act_on_review(actor, decided, kind, duration_s, reason)
         except Refused:
             # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
             await self.store.reopen_review(review_id, rdecision, actor.id)
@@ -167,14 +203,18 @@ class ReviewsMixin(WorkflowParts):
         card = replace(card, decision=outcome, decided_by=actor.id, notes=(note,) if note else ())
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Review #{review_id}: {outcome}", lines=(f"Member: {item.member_id}", f"Moderator: {actor.id}",
+                                                             *([f"Reason: {reason}"] if reason else []),
                                                              *([note] if note else [])),
             member_id=item.member_id, moderator_id=actor.id, case_number=item.case_number,
             failed="FAILED" in note, kind="review"))
         return Result(f"Review #{review_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,
                       card=card)
 
-    async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None) -> str:
+    async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None,
+                             reason: str | None = None) -> str:
+        """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's."""
         sid = item.server_id
+        why = reason or f"review #{item.id}: {item.reason}"
         policy = await self.policies.get(self.platform, sid)
         if item.decision is ReviewDecision.DISMISSED:
             return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed")
@@ -188,7 +228,7 @@ class ReviewsMixin(WorkflowParts):
             case_number = item.case_number
             if case_number is None:  # a report: the delete is the moderator's own case (appealable, with its strike)
                 case = await self.store.open_case(self.platform, sid, item.member_id, ActionKind.DELETE,
-                                                  f"review #{item.id}: {item.reason}"[:1000], moderator_id=actor.id,
+                                                  why[:1000], moderator_id=actor.id,
                                                   message_id=item.message_id)
                 case_number = case.number
             res = await self._delete(sid, item.channel_id, item.message_id)
@@ -198,10 +238,10 @@ class ReviewsMixin(WorkflowParts):
                                                  failure=None if res.ok else f"delete: {res.reason}")
             if not res.ok:
                 return f"delete FAILED: {res.reason}"
-            more = await self.strike(policy, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
+            more = await self.strike(policy, sid, item.member_id, kind, why[:400],
                                      case_number=case_number, message_id=item.message_id)
             return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
-        result = await self.sanction(actor, sid, item.member_id, kind, f"review #{item.id}: {item.reason}"[:400],
+        result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
                                      source="review")
         note = f"case #{result.case_number}" + ("" if result.ok else f" FAILED: {result.failure}")

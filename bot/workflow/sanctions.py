@@ -19,9 +19,18 @@ from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
+
+
+def _entry(kind: ActionKind) -> SanctionKind:
+    """The registry entry named after member sanction ``kind`` (timeout, kick, ban)."""
+    entry = REGISTRY.of_action(kind)
+    if entry is None:
+        raise LookupError(f"no sanction kind {kind.label!r} in the registry")
+    return entry
 
 
 class SanctionsMixin(WorkflowParts):
@@ -36,9 +45,14 @@ class SanctionsMixin(WorkflowParts):
             raise Refused(f"The platform did not answer about <@{member_id}> ({exc}); try again. Nothing was "
                           "changed.") from None
 
+    def capable(self, kind: SanctionKind, channel_id: str | None = None) -> bool:
+        """Whether this platform carries out registry entry ``kind`` (``channel_id``: the message's channel, where
+        a channel stand-in such as Slack's "remove from channel" acts)."""
+        return REGISTRY.capable(kind, self.enforcer.capabilities, channel_id)
+
     def _kick_capable(self, channel_id: str | None) -> bool:
         """Kick is possible: a real kick, or (Slack) removing the member from the message's channel."""
-        return self.can(Capability.KICK) or (self.can(Capability.REMOVE_FROM_CHANNEL) and bool(channel_id))
+        return self.capable(_entry(ActionKind.KICK), channel_id)
 
     async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,
                                     channel_id: str | None = None) -> ActionResult:
@@ -65,12 +79,11 @@ class SanctionsMixin(WorkflowParts):
             if send_dm:
                 await dm()
             return ActionResult(action, True, "", extra)
-        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK,
-               ActionKind.BAN: Capability.BAN}.get(kind)
-        if cap is None:
+        if kind < ActionKind.TIMEOUT:  # not carried out on the member (a delete is its own step)
             return ActionResult(action, True, "", extra)
-        remove = kind is ActionKind.KICK and not self.can(Capability.KICK) and self._kick_capable(channel_id)
-        if not self.can(cap) and not remove:
+        entry = _entry(kind)
+        remove = REGISTRY.by_channel(entry, self.enforcer.capabilities) and bool(channel_id)
+        if not self.capable(entry, channel_id):
             return ActionResult(action, False, f"this platform cannot {kind.label} members", extra)
         if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
             await dm()
@@ -109,9 +122,7 @@ class SanctionsMixin(WorkflowParts):
         authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
         if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
             raise Refused(f"<@{member_id}> is not in this server; nothing was changed (a ban still works).")
-        cap = {ActionKind.TIMEOUT: Capability.TIMEOUT, ActionKind.KICK: Capability.KICK,
-               ActionKind.BAN: Capability.BAN}.get(kind)
-        if cap is not None and not self.can(cap) and not (kind is ActionKind.KICK and self._kick_capable(channel_id)):
+        if kind >= ActionKind.TIMEOUT and not self.capable(_entry(kind), channel_id):
             raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
         policy = await self.policies.get(self.platform, server_id)
         now = self.clock()

@@ -38,6 +38,7 @@ from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, Strik
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.core.records import Appeal, ModStats
+from bot.core.rules.accounts import is_new_member
 from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Refused, authorize
@@ -263,7 +264,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             review_id = item.id
         if board is not None:
             board.note_message(msg.author.id, held_for_review=review_id is not None)
-            if policy.rules.raid.timeout_raiders and self._is_new_member(msg, policy):
+            if policy.rules.raid.timeout_raiders and is_new_member(msg, policy.rules.raid, msg.event_time):
                 await self.timeout_raiders(board, [msg.author.id], new_only=True)
             if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
                 board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
@@ -302,12 +303,6 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                                          res.extra.get("cap", "")) if n)
             return True, note, False
         return False, f"{kind.label}: {res.reason}", True
-
-    def _is_new_member(self, msg: Message, policy: Policy) -> bool:
-        """Whether ``msg``'s author is a new member by ``rules.raid.new_member_age_s`` (joined, or if unknown
-        account created, that recently); unknown on both counts is not new."""
-        since = msg.author.joined_at or msg.author.created_at
-        return since is not None and (msg.event_time - since).total_seconds() < policy.rules.raid.new_member_age_s
 
     def _automod_entry(self, outcome: Outcome, done: list[str], notes: list[str]) -> LogEntry:
         v = outcome.verdict

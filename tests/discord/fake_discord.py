@@ -811,13 +811,37 @@ class FakeDiscord:
         return await self._interact(p, timeout)
 
     async def submit_modal(self, guild: dict[str, Any], user: dict[str, Any], modal_callback: Recorded,
-                           values: list[str], *, timeout: float = 5.0) -> Recorded:
-        """Submit the modal the bot opened in ``modal_callback`` with ``values`` for its text inputs in order."""
+                           values: list[str], *, message: dict[str, Any] | None = None, checked: bool = True,
+                           timeout: float = 5.0) -> Recorded:
+        """Submit the modal the bot opened in ``modal_callback`` with ``values`` for its text inputs in order.
+
+        ``message``: the message whose component opened the modal (Discord sends it with the submit, and the
+        submit is then in that message's channel and may be answered with type 6/7, updating it).
+        ``checked``: refuse values Discord's client would not send (a required input left empty, a value outside
+        the input's ``min_length``/``max_length``) with ``ValueError``; ``False`` stands for a client that does
+        not check them."""
         modal = modal_callback.body["data"]
         inputs = [c for c in _walk(modal["components"]) if c.get("type") == 4]
-        p = self.interaction_base(guild, user, self.channel(guild, "general"))
-        p.update(type=5, data={"custom_id": modal["custom_id"], "components": [
-            {"type": 4, "custom_id": c["custom_id"], "value": v} for c, v in zip(inputs, values, strict=True)]})
+        if checked:
+            for c, v in zip(inputs, values, strict=True):
+                if (c.get("required", True) and not v) or (v and not c.get("min_length", 0) <= len(v)
+                                                           <= c.get("max_length", 4000)):
+                    raise ValueError(f"Discord's client would not submit {len(v)} characters for {c['custom_id']}")
+        channel_id = message["channel_id"] if message else self.channel(guild, "general")
+        p = self.interaction_base(guild, user, channel_id)
+        answers = {c["custom_id"]: v for c, v in zip(inputs, values, strict=True)}
+
+        def submitted(c: dict[str, Any]) -> dict[str, Any]:  # the modal's layout, each input with its value
+            if c.get("type") == 4:
+                return {"type": 4, "custom_id": c["custom_id"], "value": answers[c["custom_id"]]}
+            if c.get("type") == 18:
+                return {"type": 18, "component": submitted(c["component"])}
+            return {"type": c.get("type", 1), "components": [submitted(x) for x in c.get("components", [])]}
+
+        p.update(type=5, data={"custom_id": modal["custom_id"],
+                               "components": [submitted(c) for c in modal["components"]]})
+        if message is not None:
+            p["message"] = self.messages.get(message["id"], message)
         return await self._interact(p, timeout)
 
     # ------------------------------------------------------------------ REST plumbing
@@ -1287,7 +1311,12 @@ class FakeDiscord:
         if ctype in (4, 7):
             self._validate_message(data, files, prefix=("data",), partial=ctype == 7)
         elif ctype == 9:
+            if inter.type == 5:  # Discord: a modal cannot answer a modal
+                raise DiscordError(400, 50035, "Invalid Form Body: a modal submit cannot be answered with a modal")
             self._validate_modal(data)
+        if ctype in (6, 7) and inter.type == 5 and inter.source_message_id is None:
+            raise DiscordError(400, 50035, "Invalid Form Body: only a modal opened from a component can update "
+                                           "a message")
         inter.acked_at = time.monotonic()
         inter.callback_type = ctype
         resp: dict[str, Any] = {"id": interaction_id, "type": inter.type}
@@ -1437,6 +1466,9 @@ class FakeDiscord:
                     if len(c.get("label") or "") > 45:
                         errors.setdefault("components", {})[str(i)] = {"label": _err(
                             "BASE_TYPE_MAX_LENGTH", "Must be 45 or fewer in length.")}
+                    problem = _text_input_problem(c)
+                    if problem:
+                        errors.setdefault("components", {})[str(i)] = problem
         if errors:
             raise _form_error({"data": errors})
 
@@ -1527,6 +1559,23 @@ def _components_errors(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         if cerr:
             errors[str(i)] = {"components": cerr}
     return errors or None
+
+
+def _text_input_problem(c: dict[str, Any]) -> dict[str, Any] | None:
+    """Discord's limits for a text input (component type 4): style 1 or 2, ``min_length`` 0-4000, ``max_length``
+    1-4000 and not below ``min_length``, ``value`` and ``placeholder`` at most 4000 and 100 characters."""
+    lo, hi = c.get("min_length", 0), c.get("max_length", 4000)
+    if c.get("style") not in (1, 2):
+        return {"style": _err("BASE_TYPE_CHOICES", "Value must be one of (1, 2).")}
+    if not 0 <= lo <= 4000:
+        return {"min_length": _err("NUMBER_TYPE_MAX", "int value should be less than or equal to 4000.")}
+    if not 1 <= hi <= 4000 or hi < lo:
+        return {"max_length": _err("NUMBER_TYPE_MAX", "int value should be between 1 and 4000.")}
+    if len(c.get("value") or "") > 4000:
+        return {"value": _err("BASE_TYPE_MAX_LENGTH", "Must be 4000 or fewer in length.")}
+    if len(c.get("placeholder") or "") > 100:
+        return {"placeholder": _err("BASE_TYPE_MAX_LENGTH", "Must be 100 or fewer in length.")}
+    return None
 
 
 def _walk(components: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -75,3 +75,24 @@ async def give_role_above_bot(env: Any, user: dict[str, Any]) -> str:
     await updated
     assert str(env.bot.get_guild(int(gid)).get_member(int(user["id"])).top_role.id) == role["id"]
     return role["id"]
+
+
+def modal_input(cb: Any) -> dict[str, Any]:
+    """The (one) text input of the modal a type 9 callback opened."""
+    assert cb.body["type"] == 9, cb.body
+    return next(c for row in cb.body["data"]["components"] for c in [row, *row.get("components", []),
+                                                                      row.get("component") or {}]
+                if c.get("type") == 4)
+
+
+async def confirm(env: Any, card: dict[str, Any], custom_id: str, reason: str | None = None, *,
+                  user: dict[str, Any] | None = None, guild: dict[str, Any] | None = None,
+                  timeout: float = 5.0) -> tuple[Any, Any]:
+    """Press a button that asks first (Kick, Ban, a raid's bulk sanction), check that the reason modal opened, and
+    submit it with ``reason`` (default: the prefilled reason). Returns (the modal callback, the settled answer)."""
+    guild, user = guild or env.guild, user or env.mod
+    modal = await env.fake.click(guild, user, card, custom_id)
+    field = modal_input(modal)
+    answer = await env.fake.submit_modal(guild, user, modal, [field["value"] if reason is None else reason],
+                                         message=card, timeout=timeout)
+    return modal, answer

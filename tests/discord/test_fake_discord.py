@@ -778,3 +778,49 @@ async def test_history_newest_first_and_needs_read_message_history(world):
     with pytest.raises(discord.Forbidden) as exc:
         [m async for m in channel.history(limit=1)]
     assert code_of(exc.value) == (403, 50013)
+
+
+async def test_modal_limits_and_no_modal_answering_a_modal(monkeypatch):
+    """A modal whose text input breaks Discord's limits (placeholder over 100, max_length over 4,000) is 50035 and
+    does not ack; a valid one opens (type 9); the fake's client refuses a value over the input's max_length (as
+    Discord's does); answering the submit with another modal is refused, a message is fine."""
+    async with serve(monkeypatch) as w:
+        submitted: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        class Ask(discord.ui.Modal, title="Reason"):
+            def __init__(self, **text: Any) -> None:
+                super().__init__(custom_id="probe:modal")
+                self.add_item(discord.ui.TextInput(label="Why", **text))
+
+            async def on_submit(self, interaction: discord.Interaction) -> None:
+                try:
+                    await interaction.response.send_modal(Ask(max_length=10))
+                except discord.HTTPException as exc:
+                    await interaction.response.send_message("no modal from a modal", ephemeral=True)
+                    submitted.set_result(code_of(exc))
+
+        async def body(interaction):
+            errors = []
+            for bad in ({"placeholder": "p" * 101}, {"max_length": 4001}):
+                try:
+                    await interaction.response.send_modal(Ask(**bad))
+                except discord.HTTPException as exc:
+                    errors.append(code_of(exc))
+            await interaction.response.send_modal(Ask(max_length=10, min_length=2))
+            return errors
+        futs = {}
+        async with running(w, lambda c: futs.setdefault("f", command(c, "ask", body))):
+            await w.fake.slash(w.guild, w.alice, "ask", [])
+            assert await asyncio.wait_for(futs["f"], 5) == [(400, 50035)] * 2
+            calls = w.fake.find("POST", r"/interactions/.*/callback")
+            assert [c.response for c in calls] == [400, 400, 200]
+            cb = calls[-1]
+            assert cb.body["type"] == 9
+            with pytest.raises(ValueError):
+                await w.fake.submit_modal(w.guild, w.alice, cb, ["x" * 11])
+            await w.fake.submit_modal(w.guild, w.alice, cb, ["fine"])
+            assert await asyncio.wait_for(submitted, 5) == (400, 50035)
+            await w.fake.wait_until(lambda: len(w.fake.find("POST", r"/interactions/.*/callback")) == 5)
+    *_, refused, answer = w.fake.find("POST", r"/interactions/.*/callback")
+    assert (refused.response, refused.body["type"]) == (400, 9)
+    assert answer.body["type"] == 4 and answer.body["data"]["content"] == "no modal from a modal"

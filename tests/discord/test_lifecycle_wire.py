@@ -95,3 +95,21 @@ async def test_raid_alert_without_raid_mode_sets_no_slowmode(env):
     assert alerts == ["Raid alert"]
     assert env.fake.find("PATCH", rf"/channels/{env.general}") == []
     assert board(env).end_task is None
+
+
+async def test_bot_runs_the_one_lifecycle_in_order(env):
+    """The Discord bot runs the workflow's lifecycle steps in the order of bot.workflow.lifecycle.STEPS (the Slack
+    bot's twin test: tests/slack/test_lifecycle_slack.py): retention and watch before the gateway, recover and
+    catch-up once ready; a second on_ready (a reconnect) runs nothing again; shutdown in order at close."""
+    from bot.workflow.lifecycle import STEPS
+
+    bot = env.bot
+    await asyncio.wait_for(bot.caught_up.wait(), 10)
+    assert bot.lifecycle.steps == list(STEPS[:4])
+    task = bot.retention_task
+    assert task is not None and not task.done()
+    await bot.on_ready()
+    assert bot.lifecycle.steps == list(STEPS[:4])
+    await env.stop()
+    assert bot.lifecycle.steps == list(STEPS)
+    assert task.cancelled() and bot.retention_task is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.discord.helpers import dm_posts, ephemeral_text, guild_requests, mod_cmd, mod_on, text_opt
+from tests.discord.helpers import confirm, dm_posts, ephemeral_text, guild_requests, mod_cmd, mod_on, text_opt
 
 pytestmark = pytest.mark.discord
 
@@ -41,7 +41,10 @@ BUTTONS = [
 async def test_card_sanction_buttons(env, button, rest, decision, action, points):
     """Each sanction button calls the right route, decides the item, opens the case and adds the strike."""
     msg, outcome, card = await review_card(env)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:{button}")
+    if button in ("kick", "ban"):  # they ask first: the reason modal, submitted with its prefilled reason
+        _, cb = await confirm(env, card, f"mod:review:{outcome.review_id}:{button}")
+    else:
+        cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:{button}")
     assert cb.body["type"] == 7 and disabled(cb) == {True}
     assert env.mod["id"] in decision_field(cb) and "FAILED" not in decision_field(cb)
     method, template = rest
@@ -76,7 +79,7 @@ async def test_investigating_keeps_card_open_then_ban_works(env):
     assert "investigating" in decision_field(cb) and disabled(cb) == {False}
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == [] and env.fake.find("DELETE", r"/guilds/.*") == []
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))[0][0] == "investigating"
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await confirm(env, card, f"mod:review:{outcome.review_id}:ban")
     assert len(guild_requests(env, "PUT", "bans", env.alice)) == 1
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))[0][0] == "banned"
 
@@ -84,8 +87,8 @@ async def test_investigating_keeps_card_open_then_ban_works(env):
 async def test_second_decision_refused(env):
     """A card already decided refuses another button; no second sanction is sent."""
     _, outcome, card = await review_card(env)
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:kick")
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await confirm(env, card, f"mod:review:{outcome.review_id}:kick")
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")  # no modal opens
     assert "already decided (kicked" in ephemeral_text(cb)
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
 

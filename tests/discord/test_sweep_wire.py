@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from tests.discord.fake_discord import MANAGE_MESSAGES
-from tests.discord.helpers import text_opt
+from tests.discord.helpers import confirm, text_opt
 from tests.discord.test_workflow_wire import card_of
 
 pytestmark = pytest.mark.discord
@@ -91,7 +91,7 @@ async def test_join_burst_ban_all_bans_all_25_joiners_and_says_so(env):
             break
         await asyncio.sleep(0.05)
     card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:ban", timeout=30)
+    _, cb = await confirm(env, card, f"mod:raid:{env.guild['id']}:1:ban", timeout=30)
     assert cb.body["data"]["content"].startswith("ban: 25 of 25 raider(s)."), cb.body["data"]["content"]
     banned = {r.path.rsplit("/", 1)[1] for r in env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/\d+")}
     assert banned == set(joiners)
@@ -106,7 +106,7 @@ async def test_review_ban_where_the_moderator_may_not_delete_bans_but_leaves_the
     (Ban Members is a server permission), the message is not deleted, and the case says why."""
     msg, outcome, card = await card_of(env)
     await _deny_manage_messages_here(env)
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await confirm(env, card, f"mod:review:{outcome.review_id}:ban")
     await env.fake.wait_until(lambda: env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}"))
     await env.fake.wait_until(lambda: env.rows("SELECT 1 FROM cases WHERE action = 'ban' AND status != 'pending'"))
     assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []

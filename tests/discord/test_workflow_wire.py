@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.policy import PolicyError
 from tests.discord.fake_discord import MANAGE_GUILD, _counter, snowflake
-from tests.discord.helpers import dm_posts, mod_on, text_opt
+from tests.discord.helpers import confirm, dm_posts, mod_on, text_opt
 from tests.discord.replies import server_admin, settle
 
 pytestmark = pytest.mark.discord
@@ -32,9 +32,10 @@ async def test_two_moderators_pressing_warn_and_ban_at_once_only_one_acts(env):
     who decided, and Discord sees one sanction."""
     _, outcome, card = await card_of(env)
     mod2 = env.fake.new_user(env.guild, "mod2", roles=[env.mod_role])
+    modal = await env.fake.click(env.guild, mod2, card, f"mod:review:{outcome.review_id}:ban")  # asks first
     r1, r2 = await asyncio.gather(
         env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:warn"),
-        env.fake.click(env.guild, mod2, card, f"mod:review:{outcome.review_id}:ban"))
+        env.fake.submit_modal(env.guild, mod2, modal, ["slurs"], message=card))
     answers = [r for r in (r1, r2) if r.body["type"] == 4]
     assert len(answers) == 1 and "already decided" in answers[0].body["data"]["content"]
     bans = env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}")
@@ -137,7 +138,7 @@ async def test_ban_on_the_card_of_an_automatic_delete_counts_a_bans_points(env):
     await env.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith(
         f"Review #{outcome.review_id} ") for m in env.fake.messages.values()))
     card = env.card(f"Review #{outcome.review_id} ")
-    await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban")
+    await confirm(env, card, f"mod:review:{outcome.review_id}:ban")
     assert [tuple(r) for r in env.rows("SELECT points, message_id FROM strikes")] == [
         (5, outcome.verdict.message.id)]
 
@@ -278,7 +279,7 @@ async def test_raid_gives_one_card_bulk_deletes_and_ban_all(env):
     review_cards = [p for p in env.review_posts() if p.body["embeds"][0]["title"].startswith("Review #")]
     assert len(review_cards) == 4  # only those judged before the burst was recognised
     card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:ban")
+    _, cb = await confirm(env, card, f"mod:raid:{env.guild['id']}:1:ban")
     assert cb.body["data"]["content"].startswith("ban: 8 of 8")
     assert len(env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/\d+")) == 8
 
@@ -358,7 +359,7 @@ async def test_ban_click_during_a_rate_limit_is_acknowledged_in_time_and_done_on
     deferred update), the ban lands once after the wait, and the card is then edited with the decision."""
     _, outcome, card = await card_of(env)
     env.fake.rate_limit("PUT", rf"/guilds/{env.guild['id']}/bans/\d+", retry_after=3.5)
-    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:ban", timeout=15)
+    _, cb = await confirm(env, card, f"mod:review:{outcome.review_id}:ban", timeout=15)
     assert cb.body["deferred"] == 6 and cb.body["type"] == 7  # the fake answers 10062 to a late callback
     bans = env.fake.find("PUT", rf"/guilds/{env.guild['id']}/bans/{env.alice['id']}")
     assert [b.response for b in bans][-1] in (204, 200) and len([b for b in bans if b.response in (200, 204)]) == 1

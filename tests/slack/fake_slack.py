@@ -704,6 +704,9 @@ class FakeSlack:
         view = params.get("view")
         if not isinstance(view, dict) or view.get("type") not in {"modal", "home"}:
             return _err("invalid_arguments")
+        problems = _view_problems(view)
+        if problems:
+            return _err("invalid_arguments", response_metadata={"messages": problems})
         error = self._check_trigger(params.get("trigger_id"))
         if error:
             return _err(error)
@@ -1137,9 +1140,26 @@ class FakeSlack:
                              "action_ts": self.new_ts(), "text": {"type": "plain_text", "text": action_id}}]}
 
     def view_submission_payload(self, *, user: str, callback_id: str, values: dict[str, dict[str, Any]],
-                                private_metadata: str = "", view_id: str | None = None) -> dict[str, Any]:
-        """A ``view_submission`` payload; ``values`` is ``view.state.values`` (block_id → action_id → value)."""
-        view = dict(self.views.get(view_id or "", {})) or {"id": view_id or _new_id("V"), "type": "modal"}
+                                private_metadata: str = "", view_id: str | None = None,
+                                checked: bool = True) -> dict[str, Any]:
+        """A ``view_submission`` payload; ``values`` is ``view.state.values`` (block_id → action_id → value).
+
+        For a view opened on this fake (``view_id``) and ``checked``, a ``plain_text_input`` value Slack's client
+        would not submit (empty where required, outside ``min_length``/``max_length``) raises ``ValueError``;
+        ``checked=False`` stands for a client that does not check."""
+        opened = self.views.get(view_id or "")
+        if opened is not None and checked:
+            for block in opened.get("blocks") or []:
+                element = block.get("element") or {}
+                if block.get("type") != "input" or element.get("type") != "plain_text_input":
+                    continue
+                value = (values.get(block.get("block_id", ""), {}).get(element.get("action_id", "")) or {}).get(
+                    "value") or ""
+                if (not block.get("optional") and not value) or (value and not element.get("min_length", 0)
+                                                                 <= len(value) <= element.get("max_length", 3000)):
+                    raise ValueError(f"Slack's client would not submit {len(value)} characters for "
+                                     f"{block.get('block_id')}")
+        view = dict(opened or {}) or {"id": view_id or _new_id("V"), "type": "modal"}
         view.update({"callback_id": callback_id, "private_metadata": private_metadata,
                      "state": {"values": values}, "team_id": self.team_id, "app_id": self.api_app_id})
         return {**self._interaction_base("view_submission", user), "view": view, "response_urls": []}
@@ -1204,6 +1224,50 @@ class FakeSlack:
 
 def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _plain_len(obj: Any) -> int:
+    return len(obj.get("text") or "") if isinstance(obj, dict) else 0
+
+
+def _view_problems(view: dict[str, Any]) -> list[str]:
+    """Slack's limits for a view (``views.open``), as ``[ERROR] ... [json-pointer:...]`` messages: a modal's title,
+    submit and close at most 24 characters (title required), ``callback_id`` 255, ``private_metadata`` 3,000, at
+    most 100 blocks; an input's label 2,000; a ``plain_text_input``'s ``max_length`` 1-3,000 and ``min_length``
+    0-3,000 (not above it), its placeholder 150 and ``initial_value`` within ``max_length``."""
+    out: list[str] = []
+    if view.get("type") == "modal":
+        if not 1 <= _plain_len(view.get("title")) <= 24:
+            out.append("[ERROR] must be between 1 and 24 characters [json-pointer:/view/title/text]")
+        for key in ("submit", "close"):
+            if _plain_len(view.get(key)) > 24:
+                out.append(f"[ERROR] must be less than 25 characters [json-pointer:/view/{key}/text]")
+    if len(view.get("callback_id") or "") > 255:
+        out.append("[ERROR] must be less than 256 characters [json-pointer:/view/callback_id]")
+    if len(view.get("private_metadata") or "") > 3000:
+        out.append("[ERROR] must be less than 3001 characters [json-pointer:/view/private_metadata]")
+    blocks = view.get("blocks") or []
+    if len(blocks) > 100:
+        out.append("[ERROR] no more than 100 items allowed [json-pointer:/view/blocks]")
+    for i, block in enumerate(blocks):
+        if block.get("type") != "input":
+            continue
+        where = f"/view/blocks/{i}"
+        if not 1 <= _plain_len(block.get("label")) <= 2000:
+            out.append(f"[ERROR] must be between 1 and 2000 characters [json-pointer:{where}/label/text]")
+        element = block.get("element") or {}
+        if element.get("type") != "plain_text_input":
+            continue
+        lo, hi = element.get("min_length", 0), element.get("max_length", 3000)
+        if not 1 <= hi <= 3000:
+            out.append(f"[ERROR] must be between 1 and 3000 [json-pointer:{where}/element/max_length]")
+        if not 0 <= lo <= min(hi, 3000):
+            out.append(f"[ERROR] must be between 0 and 3000 [json-pointer:{where}/element/min_length]")
+        if _plain_len(element.get("placeholder")) > 150:
+            out.append(f"[ERROR] must be less than 151 characters [json-pointer:{where}/element/placeholder/text]")
+        if len(element.get("initial_value") or "") > hi:
+            out.append(f"[ERROR] must be at most max_length [json-pointer:{where}/element/initial_value]")
+    return out
 
 
 def _err(error: str, **extra: Any) -> dict[str, Any]:

@@ -197,6 +197,27 @@ async def test_private_channels_need_group_scopes_and_public_posting_needs_chat_
     assert fake_slack.message(outside.id, posted["ts"]) is not None
 
 
+@pytest.mark.parametrize("change,pointer", [
+    ({"title": {"type": "plain_text", "text": "A title longer than 24 chars"}}, "/view/title/text"),
+    ({"submit": {"type": "plain_text", "text": "Submit with too many words"}}, "/view/submit/text"),
+    ({"private_metadata": "m" * 3001}, "/view/private_metadata"),
+    ({"element": {"max_length": 3001}}, "/view/blocks/0/element/max_length"),
+    ({"element": {"min_length": 40, "max_length": 20}}, "/view/blocks/0/element/min_length"),
+    ({"element": {"initial_value": "x" * 21, "max_length": 20}}, "/view/blocks/0/element/initial_value"),
+])
+async def test_views_open_refuses_a_modal_over_slacks_limits(fake_slack: FakeSlack, change, pointer) -> None:
+    """views.open answers invalid_arguments, naming the field, for a modal over Slack's limits (title, submit 24;
+    private_metadata 3,000; plain_text_input max_length 1-3,000, min_length not above it, initial value within)."""
+    web = client(fake_slack)
+    element = {"type": "plain_text_input", "action_id": "value", **change.pop("element", {})}
+    view = {"type": "modal", "callback_id": "c", "title": {"type": "plain_text", "text": "Reason"},
+            "blocks": [{"type": "input", "block_id": "reason", "label": {"type": "plain_text", "text": "Why"},
+                        "element": element}], **change}
+    body = await api_error(web.views_open(trigger_id=fake_slack.new_trigger_id(), view=view))
+    assert body["error"] == "invalid_arguments"
+    assert any(pointer in m for m in body["response_metadata"]["messages"]), body
+
+
 async def test_views_open_needs_a_fresh_known_trigger(fake_slack: FakeSlack) -> None:
     """views.open: fresh trigger → view; reused → exchanged; >3 s old → expired; unknown → invalid."""
     web = client(fake_slack)

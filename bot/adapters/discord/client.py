@@ -29,6 +29,7 @@ from bot.adapters.discord.views import DYNAMIC_ITEMS, notice_view, raid_view, re
 from bot.core.models import Message
 from bot.settings import Settings, with_paths
 from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
+from bot.workflow.lifecycle import Lifecycle
 from bot.workflow.views import LogEntry
 
 if TYPE_CHECKING:  # built in setup_hook, imported there (importing the bot stays cheap)
@@ -45,9 +46,6 @@ log = logging.getLogger(__name__)
 #: Extensions loaded in ``setup_hook``, in order.
 COGS = ("cogs.automod", "cogs.review", "cogs.member", "cogs.moderation", "cogs.admin", "cogs.status",
         "cogs.cases", "cogs.setup", "cogs.names")
-
-#: Seconds between two purges of message text older than ``server.retention_days`` (the first runs at startup).
-RETENTION_INTERVAL_S = 24 * 3600
 
 #: Permissions the bot needs in every server (see docs/discord-setup.md).
 REQUIRED_PERMISSIONS = discord.Permissions(
@@ -106,8 +104,8 @@ class ModBot(commands.AutoShardedBot):
             (``MODBOT_SHARD_IDS`` / ``MODBOT_SHARD_COUNT``: this process owns those shards only).
 
     Attributes:
-        fatal: The store error that stopped the bot (a write refused for good), else ``None``: :func:`run` raises
-            it after the bot closed, and the CLI prints it as one line and exits 2.
+        lifecycle: Start, recover, retention and shutdown (:class:`bot.workflow.lifecycle.Lifecycle`, the Slack
+            bot's too): built in :meth:`setup_hook`, ``connected`` in the first :meth:`on_ready`.
     """
 
     def __init__(self, *, db_path: str | os.PathLike[str] | None = None,
@@ -132,15 +130,23 @@ class ModBot(commands.AutoShardedBot):
         self.closing = False
         #: When the bot first became ready (UTC), for ``/modbot status``; ``None`` before.
         self.ready_at: datetime | None = None
-        self._recovered = False
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
-        self.retention_task: asyncio.Task[None] | None = None
-        self.fatal: BaseException | None = None
+        self.lifecycle: Lifecycle | None = None
         #: Set once the catch-up after a start has finished (per server reports in ``catchup_reports``).
         self.caught_up = asyncio.Event()
         self.catchup_reports: dict[str, CatchupReport] = {}
-        self._watch_task: asyncio.Task[None] | None = None
+
+    @property
+    def fatal(self) -> BaseException | None:
+        """The store error that stopped the bot (a write refused for good), else ``None``: :func:`run` raises it
+        after the bot closed, and the CLI prints it as one line and exits 2."""
+        return self.lifecycle.fatal if self.lifecycle is not None else None
+
+    @property
+    def retention_task(self) -> asyncio.Task[None] | None:
+        """The periodic purge of expired message text while the bot runs, else ``None``."""
+        return self.lifecycle.retention_task if self.lifecycle is not None else None
 
     # the parts setup_hook builds (:mod:`bot.runtime`, then the workflow on this platform's enforcer and desk)
     store: ModStore
@@ -166,9 +172,9 @@ class ModBot(commands.AutoShardedBot):
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
                                            raid_control=self.service)
-        self._watch_task = asyncio.create_task(self._watch_store(), name="modbot-store-watch")
-        await self.purge_expired_text()
-        self.retention_task = asyncio.create_task(self._retention_loop(), name="modbot-retention")
+        self.lifecycle = Lifecycle(PLATFORM, workflow=self.workflow, store=self.store, policies=self.policies,
+                                   failure=self.service.failure, on_failure=self._stopped)
+        await self.lifecycle.start()
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         self.tree.error(self.on_app_command_error)  # discord.py's way to set the tree's on_error
         for ext in self.cog_names:
@@ -186,16 +192,7 @@ class ModBot(commands.AutoShardedBot):
         """Report startup problems (missing intent, missing permissions) per server, then signal readiness."""
         for guild in self.guilds:
             await self.report_startup(guild)
-        if not self._recovered:  # once per process, not on every reconnect
-            self._recovered = True
-            try:
-                await self.workflow.recover()
-            except Exception:
-                log.exception("recovering pending cases, expiries and raid mode failed")
-            try:
-                await self.catch_up()
-            except Exception:
-                log.exception("catching up on messages posted while the bot was down failed")
+        if self.lifecycle is not None and await self.lifecycle.connected(self.catch_up):  # once per process
             self.caught_up.set()
         await announce_ready(self)
         self.ready_event.set()
@@ -246,29 +243,11 @@ class ModBot(commands.AutoShardedBot):
         await self.desk.post_mod_log(str(guild.id), LogEntry(title="Startup problem", lines=tuple(
             f"\N{WARNING SIGN} {p}" for p in problems), failed=True, kind="problem"))
 
-    async def purge_expired_text(self, now: datetime | None = None) -> int:
-        """Erase stored message text older than each server's own ``server.retention_days`` (days), through the
-        platform-neutral :class:`bot.workflow.retention.Retention` (the Slack app runs the same). Verdicts, cases and
-        strikes are kept; returns the number of messages purged (a store error is logged, the next run retries)."""
-        from bot.workflow.retention import Retention
-
-        return await Retention(PLATFORM, self.store, self.policies).purge(now)
-
-    async def _watch_store(self) -> None:
-        """Close the bot when the service stops on a write refused for good (:attr:`ModerationService.failure`);
-        the service has already logged the one line naming the database and the cause."""
-        failure = self.service.failure
-        if failure is None:
-            return
-        self.fatal = await asyncio.shield(failure)  # a cancelled watcher must not cancel the future
+    async def _stopped(self, exc: BaseException) -> None:
+        """The service stopped on a write refused for good (it logged the one line naming the database and the
+        cause): close the bot."""
         if not self.closing:
             await self.close()
-
-    async def _retention_loop(self) -> None:
-        """Purge every :data:`RETENTION_INTERVAL_S` seconds until cancelled (in :meth:`close`)."""
-        while True:
-            await asyncio.sleep(RETENTION_INTERVAL_S)
-            await self.purge_expired_text()
 
     async def close(self) -> None:
         """Shut down without losing work: stop taking new messages, let the judging pipeline finish what it was
@@ -276,18 +255,13 @@ class ModBot(commands.AutoShardedBot):
         Discord connection, the service and the store. A case that still did not get done stays ``pending`` and
         is carried out or marked failed at the next start."""
         self.closing = True
-        workflow: ModerationWorkflow | None = getattr(self, "workflow", None)  # None: setup_hook did not get there
-        if workflow is not None:
-            await workflow.shutdown()
-        if self._watch_task is not None and self._watch_task is not asyncio.current_task():
-            self._watch_task.cancel()
-            await asyncio.gather(self._watch_task, return_exceptions=True)
-        self._watch_task = None
-        if self.retention_task is not None:
-            self.retention_task.cancel()
-            await asyncio.gather(self.retention_task, return_exceptions=True)
-            self.retention_task = None
-        await super().close()
+        if self.lifecycle is None:  # setup_hook did not get as far
+            await super().close()
+            await self._close_runtime()
+            return
+        await self.lifecycle.shutdown(super().close, self._close_runtime)
+
+    async def _close_runtime(self) -> None:
         if self.runtime is not None:
             await self.runtime.close()  # drains and stops the service, then closes the store
             self.runtime = None

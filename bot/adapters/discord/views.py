@@ -6,46 +6,68 @@ Discord's limit); callbacks only parse it and hand over to :class:`cogs.review.R
 interaction first (Discord's 3-second deadline), then asks the workflow, which checks permissions server-side.
 
 Custom ids:
-    ``mod:review:<review_id>:<decision>``  review card buttons (dismiss, delete, warn, kick, ban, investigating)
+    ``mod:review:<review_id>:<decision>``  review card buttons (the words of ``bot.workflow.sanction_kinds``:
+                                           dismiss, delete, warn, kick, ban, investigating)
     ``mod:review:<review_id>:timeout``     the duration select of a review card (values are seconds)
     ``mod:appeal:<server_id>:<case>``      Appeal button of a member notice (works from the DM)
     ``mod:appealdecide:<appeal_id>:<uphold|overturn>`` appeal card buttons
     ``mod:raid:<server_id>:<raid_id>:<action>``  raid card buttons (timeout, kick, ban, pause_invites, end)
+    ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>``  the reason modal of a decision that asks first
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, cast
 
 import discord
 
+from bot.workflow.confirm import CONFIRM_TTL_S, Confirmation
+from bot.workflow.sanction_kinds import REGISTRY, Style
 from bot.workflow.views import RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
 
-#: Button decisions on a review card, mapped to their label and style.
-REVIEW_BUTTONS: dict[str, tuple[str, discord.ButtonStyle]] = {
-    "dismiss": ("Dismiss (false positive)", discord.ButtonStyle.secondary),
-    "delete": ("Delete", discord.ButtonStyle.primary),
-    "warn": ("Warn", discord.ButtonStyle.primary),
-    "kick": ("Kick", discord.ButtonStyle.danger),
-    "ban": ("Ban", discord.ButtonStyle.danger),
-    "investigating": ("Investigating", discord.ButtonStyle.secondary),
-}
+#: The registry's neutral button looks as Discord's.
+STYLES: dict[Style, discord.ButtonStyle] = {Style.PRIMARY: discord.ButtonStyle.primary,
+                                           Style.SECONDARY: discord.ButtonStyle.secondary,
+                                           Style.DANGER: discord.ButtonStyle.danger,
+                                           Style.SUCCESS: discord.ButtonStyle.success}
 #: Timeout durations offered on a card: label -> seconds (28 days is Discord's cap).
 TIMEOUT_CHOICES: dict[str, int] = {"10 minutes": 600, "1 hour": 3600, "1 day": 86400, "1 week": 604800,
                                    "28 days": 2419200}
-#: Raid card buttons: action -> (label, style).
-RAID_BUTTONS: dict[str, tuple[str, discord.ButtonStyle]] = {
-    "timeout": ("Timeout all (1 hour)", discord.ButtonStyle.danger),
-    "kick": ("Kick all", discord.ButtonStyle.danger),
-    "ban": ("Ban all", discord.ButtonStyle.danger),
+#: Raid card buttons that are no sanction: action -> (label, style). The bulk sanctions come from the registry.
+RAID_EXTRAS: dict[str, tuple[str, discord.ButtonStyle]] = {
     "pause_invites": ("Pause invites (24 h)", discord.ButtonStyle.secondary),
     "end": ("End raid mode", discord.ButtonStyle.success),
 }
+
+
+def review_button_look(decision: str) -> tuple[str, discord.ButtonStyle]:
+    """Label and style of review card decision ``decision`` (a registry entry).
+
+    Raises:
+        KeyError: not a registered kind.
+    """
+    kind = REGISTRY.get(decision)
+    if kind is None:
+        raise KeyError(decision)
+    return kind.label, STYLES[kind.style]
+
+
+def raid_button_look(action: str) -> tuple[str, discord.ButtonStyle]:
+    """Label and style of raid card action ``action`` (a bulk sanction of the registry, or an extra).
+
+    Raises:
+        KeyError: neither.
+    """
+    kind = REGISTRY.get(action)
+    if kind is not None and kind.raid_label:
+        return kind.raid_label, STYLES[kind.style]
+    return RAID_EXTRAS[action]
 
 
 class ReviewClicks(Protocol):
@@ -75,11 +97,12 @@ def _review_cog(interaction: discord.Interaction) -> ReviewClicks:
 
 
 class ReviewButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
-                   template=r"mod:review:(?P<id>\d{1,18}):(?P<decision>dismiss|delete|warn|kick|ban|investigating)"):
-    """A decision button on a review card."""
+                   template=r"mod:review:(?P<id>\d{1,18}):(?P<decision>(?!timeout$)[a-z_]{1,20})"):
+    """A decision button on a review card (any registry kind's word but ``timeout``, the duration select's; the
+    workflow refuses a word that is no decision)."""
 
     def __init__(self, review_id: int, decision: str, *, disabled: bool = False) -> None:
-        label, style = REVIEW_BUTTONS[decision]
+        label, style = review_button_look(decision) if decision in REGISTRY else (decision, STYLES[Style.SECONDARY])
         super().__init__(discord.ui.Button(label=label, style=style, disabled=disabled,
                                            custom_id=f"mod:review:{review_id}:{decision}"))
         self.review_id = review_id
@@ -157,11 +180,15 @@ class AppealDecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
 
 
 class RaidButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
-                 template=r"mod:raid:(?P<server>\d{1,20}):(?P<id>\d{1,18}):(?P<action>timeout|kick|ban|pause_invites|end)"):
-    """A bulk action on a raid card."""
+                 template=r"mod:raid:(?P<server>\d{1,20}):(?P<id>\d{1,18}):(?P<action>[a-z_]{1,20})"):
+    """A bulk action on a raid card (a registry bulk sanction, pause_invites or end; the workflow refuses any
+    other word)."""
 
     def __init__(self, server_id: str, raid_id: int, action: str, *, disabled: bool = False) -> None:
-        label, style = RAID_BUTTONS[action]
+        try:
+            label, style = raid_button_look(action)
+        except KeyError:
+            label, style = action, discord.ButtonStyle.secondary
         super().__init__(discord.ui.Button(label=label, style=style, disabled=disabled,
                                            custom_id=f"mod:raid:{server_id}:{raid_id}:{action}"))
         self.server_id = server_id
@@ -186,10 +213,10 @@ def review_view(card: ReviewCard) -> discord.ui.View:
             view.add_item(AppealDecisionButton(card.appeal_id, decision, disabled=card.decision is not None))
         return view
     disabled = card.final
-    for decision in REVIEW_BUTTONS:
-        if decision in card.capabilities_missing:
+    for kind in REGISTRY:
+        if not kind.on_card or kind.key in card.capabilities_missing:
             continue
-        view.add_item(ReviewButton(card.review_id, decision, disabled=disabled))
+        view.add_item(ReviewButton(card.review_id, kind.key, disabled=disabled))
     if "timeout" not in card.capabilities_missing:
         view.add_item(ReviewTimeoutSelect(card.review_id, disabled=disabled))
     return view
@@ -199,7 +226,8 @@ def raid_view(card: RaidCard) -> discord.ui.View:
     """Bulk-action buttons of a raid card (only the actions the platform supports; disabled once ended)."""
     view = discord.ui.View(timeout=None)
     for action in card.actions_offered:
-        if action in RAID_BUTTONS:
+        kind = REGISTRY.get(action)
+        if action in RAID_EXTRAS or (kind is not None and kind.raid_label):
             view.add_item(RaidButton(card.server_id, card.raid_id, action, disabled=card.closed))
     return view
 
@@ -245,6 +273,41 @@ class ReportModal(discord.ui.Modal, title="Report to moderators"):
         await _review_cog(interaction).file_report(interaction, member_id=self.member_id, channel_id=self.channel_id,
                                                    message_id=self.message_id, excerpt=self.excerpt,
                                                    reason=self.reason.value)
+
+
+#: Custom id prefix of confirmation modals: ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>`` (at most 100
+#: characters). The nonce keeps two moderators' modals on one card apart (discord.py keys open modals by custom id).
+CONFIRM_PREFIX = "mod:confirm:"
+
+
+class ReasonModal(discord.ui.Modal):
+    """The confirmation of a decision that asks first (Kick, Ban, a raid card's bulk sanctions): one required
+    reason, rendered from the workflow's :class:`~bot.workflow.confirm.Confirmation` (its lengths fit Discord's
+    limits: title and label 45, placeholder 100, text input up to 4,000). It stays open
+    :data:`~bot.workflow.confirm.CONFIRM_TTL_S` seconds; only a submit acts (``on_reason``), so closing it
+    changes nothing. A submit after it expired (or after a restart) is answered by :class:`cogs.review.Review`."""
+
+    def __init__(self, confirmation: Confirmation, what: str,
+                 on_reason: Callable[[discord.Interaction, str], Awaitable[None]],
+                 on_close: Callable[[ReasonModal], None], *, timeout: float = CONFIRM_TTL_S) -> None:
+        custom_id = f"{CONFIRM_PREFIX}{what}:{secrets.token_hex(6)}"[:100]
+        super().__init__(title=confirmation.title[:45], timeout=timeout, custom_id=custom_id)
+        self.reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
+            label=confirmation.label[:45], style=discord.TextStyle.paragraph, required=True,
+            placeholder=confirmation.placeholder[:100], default=confirmation.default or None,
+            min_length=confirmation.min_length, max_length=min(confirmation.max_length, 4000))
+        self.add_item(self.reason)
+        self._on_reason = on_reason
+        self._on_close = on_close
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        try:
+            await self._on_reason(interaction, self.reason.value)
+        finally:
+            self._on_close(self)
+
+    async def on_timeout(self) -> None:
+        self._on_close(self)
 
 
 DYNAMIC_ITEMS = (ReviewButton, ReviewTimeoutSelect, AppealButton, AppealDecisionButton, RaidButton)

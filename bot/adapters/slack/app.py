@@ -9,7 +9,8 @@ Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``
 ``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
 ``report_message``, slash commands ``/report``, ``/appeal``, ``/mystatus``, ``/mydata``, ``/modstats``
 (``/modcase`` and ``/modmember``: :mod:`bot.adapters.slack.cases`; ``/modpolicy`` and ``/modsetup``:
-:mod:`bot.adapters.slack.policy`), and the ``mod_report`` / ``mod_appeal`` modals.
+:mod:`bot.adapters.slack.policy`), and the ``mod_report`` / ``mod_appeal`` / ``mod_confirm`` (a reason for a decision
+that asks first: :mod:`bot.adapters.slack.confirm`) modals.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import blocks
 from bot.adapters.slack.cases import register_cases
+from bot.adapters.slack.confirm import ask_first, register_confirm
 from bot.adapters.slack.enforcer import RANK_ADMIN, RANK_MODERATOR, RANK_OWNER, describe
 from bot.adapters.slack.files import send_json_to_dm
 from bot.adapters.slack.home import register_home
@@ -161,6 +163,8 @@ class SlackHandlers:
             actor = await self.actor(team, user)
             container = body.get("container") or {}
             card_id = f"{container.get('channel_id')}:{container.get('message_ts')}"
+            if await ask_first(self, body, parts, team, actor, card_id, respond):  # Kick, raid bulk sanctions
+                return
             if parts[:2] == ["mod", "review"] and len(parts) == 4 and parts[2].isdigit():
                 result = await self.bot.workflow.decide_review(actor, team, int(parts[2]), parts[3])
                 if result.card is not None:
@@ -334,6 +338,7 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     app.view("mod_appeal")(handlers.on_appeal_submit)
     for name in COMMANDS:
         app.command(name)(handlers.on_command)
+    register_confirm(app, handlers)  # the reason modal of decisions that ask first (bot.adapters.slack.confirm)
     register_status(app, handlers)  # /modstatus (bot.adapters.slack.status)
     register_cases(app, handlers)  # /modcase, /modmember (bot.adapters.slack.cases)
     register_policy(app, handlers)  # /modpolicy, /modsetup and its modal (bot.adapters.slack.policy)

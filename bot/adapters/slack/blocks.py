@@ -16,7 +16,9 @@ from typing import Any
 
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
-from bot.workflow.ports import MemberNotice
+from bot.workflow.confirm import Confirmation
+from bot.workflow.ports import Capability, MemberNotice
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, Style
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 SECTION_MAX = 3000
@@ -25,14 +27,22 @@ BUTTON_TEXT_MAX = 75
 BLOCKS_MAX = 50
 TEXT_MAX = 4000
 
-#: Card decisions as Slack buttons: decision -> (label, style). "kick" is Slack's "Remove from channel".
-REVIEW_BUTTONS: dict[str, tuple[str, str | None]] = {
-    "dismiss": ("Dismiss (false positive)", None),
-    "delete": ("Delete", "primary"),
-    "warn": ("Warn", "primary"),
-    "kick": ("Remove from channel", "danger"),
-    "investigating": ("Investigating", None),
-}
+#: What a Slack app can always do (the enforcer adds ``DELETE`` with an admin token): no kick from the workspace,
+#: no ban or timeout; removing from a channel stands in for a kick.
+SLACK_CAN: frozenset[Capability] = frozenset({Capability.DM, Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL})
+#: The registry's neutral button looks as Slack's (Slack has ``primary`` and ``danger`` only).
+STYLES: dict[Style, str | None] = {Style.PRIMARY: "primary", Style.DANGER: "danger", Style.SECONDARY: None,
+                                   Style.SUCCESS: None}
+#: Raid card buttons that are no sanction: action -> label. The bulk sanctions come from the registry.
+RAID_EXTRAS: dict[str, str] = {"pause_invites": "Pause invites (24 h)", "end": "End raid mode"}
+
+
+def _label(kind: SanctionKind, raid: bool = False) -> str:
+    """A registry kind's button label on Slack: its channel stand-in's where Slack has only that ("Remove from
+    channel" for a kick)."""
+    if REGISTRY.by_channel(kind, SLACK_CAN):
+        return (kind.raid_channel_label if raid else kind.channel_label) or (kind.raid_label if raid else kind.label)
+    return kind.raid_label if raid else kind.label
 
 
 def cut(text: str, limit: int) -> str:
@@ -107,8 +117,8 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     if card.notes and card.decision is None:
         out.append(context("Notes: " + "; ".join(escape(n) for n in card.notes)))
     if card.decision is None or not card.final:
-        buttons = [button(label, f"mod:review:{card.review_id}:{d}", style)
-                   for d, (label, style) in REVIEW_BUTTONS.items() if d not in card.capabilities_missing]
+        buttons = [button(_label(k), f"mod:review:{card.review_id}:{k.key}", STYLES[k.style])
+                   for k in REGISTRY if k.on_card and k.key not in card.capabilities_missing]
         out.append({"type": "actions", "block_id": f"review-{card.review_id}", "elements": buttons})
     if card.decision is not None:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
@@ -158,8 +168,7 @@ def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
                    f" {card.deleted} deleted.\n*Members:* " + " ".join(f"<@{m}>" for m in card.members[:60]))]
     if card.notes:
         out.append(context("; ".join(escape(n) for n in card.notes[-8:])))
-    labels = {"kick": "Remove all from channel", "end": "End raid mode", "timeout": "Timeout all",
-              "ban": "Ban all", "pause_invites": "Pause invites"}
+    labels = {**{k.key: _label(k, raid=True) for k in REGISTRY.raid_kinds()}, **RAID_EXTRAS}
     if not card.closed:
         out.append({"type": "actions", "block_id": f"raid-{card.raid_id}", "elements": [
             button(labels[a], f"mod:raid:{card.server_id}:{card.raid_id}:{a}", "danger" if a != "end" else None)
@@ -188,3 +197,30 @@ def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_l
             "blocks": [{"type": "input", "block_id": "text", "label": {"type": "plain_text", "text": label},
                         "element": {"type": "plain_text_input", "action_id": "value", "multiline": True,
                                     "min_length": min_length, "max_length": max_length}}]}
+
+
+#: Slack's limits for a modal: title, submit and close 24 characters; ``plain_text_input`` up to 3,000 characters,
+#: its placeholder 150.
+MODAL_TITLE_MAX = 24
+INPUT_MAX = 3000
+PLACEHOLDER_MAX = 150
+
+
+def reason_modal(callback_id: str, asked: Confirmation, metadata: str) -> dict[str, Any]:
+    """The reason modal of a decision that asks first (:class:`bot.workflow.confirm.Confirmation`): its title
+    (cut to Slack's 24 characters, whole in the first block), one required multi-line input prefilled with the
+    workflow's reason (block ``reason``, action ``value``). ``metadata``: at most 3,000 characters (callers keep
+    it small)."""
+    title = asked.title if len(asked.title) <= MODAL_TITLE_MAX else f"Confirm: {asked.submit}"
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": "value", "multiline": True,
+                               "min_length": asked.min_length, "max_length": min(asked.max_length, INPUT_MAX),
+                               "placeholder": {"type": "plain_text", "text": cut(asked.placeholder, PLACEHOLDER_MAX)}}
+    if asked.default:
+        element["initial_value"] = asked.default
+    return {"type": "modal", "callback_id": callback_id,
+            "title": {"type": "plain_text", "text": cut(title, MODAL_TITLE_MAX)},
+            "submit": {"type": "plain_text", "text": cut(asked.submit, MODAL_TITLE_MAX)},
+            "close": {"type": "plain_text", "text": "Cancel"}, "private_metadata": metadata,
+            "blocks": [section(f"*{escape(asked.title)}*"),
+                       {"type": "input", "block_id": "reason", "label": {"type": "plain_text", "text": asked.label},
+                        "element": element}]}

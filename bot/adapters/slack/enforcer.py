@@ -79,7 +79,7 @@ class SlackEnforcer:
         self.admin_client = admin_client
         self.bot_user_id = bot_user_id
         self.is_moderator = is_moderator
-        caps = {Capability.DM, Capability.REMOVE_FROM_CHANNEL, Capability.EPHEMERAL}
+        caps = set(blocks.SLACK_CAN)
         if admin_client is not None:
             caps.add(Capability.DELETE)
         self.capabilities = frozenset(caps)

@@ -42,6 +42,7 @@ from bot.core.models import Message
 from bot.settings import Settings, with_paths
 from bot.workflow.catchup import CatchupBounds, CatchupReport, catch_up
 from bot.workflow.common import Observer
+from bot.workflow.lifecycle import Lifecycle
 
 if TYPE_CHECKING:  # built in start, imported there (importing the bot stays cheap)
     from bot.core.policy_registry import PolicyRegistry
@@ -50,7 +51,6 @@ if TYPE_CHECKING:  # built in start, imported there (importing the bot stays che
     from bot.core.store_port import ModStore
     from bot.runtime import Runtime
     from bot.workflow import ModerationWorkflow
-    from bot.workflow.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,10 @@ class SlackBot:
             and ``servers/slack-<team id>.toml``.
         scorer_factory: Zero-argument callable returning a Scorer (called once, off the event loop); default: the
             configured model.
+
+    Attributes:
+        lifecycle: Start, recover, retention and shutdown (:class:`bot.workflow.lifecycle.Lifecycle`, the Discord
+            bot's too): built and started in :meth:`start`, ``connected`` once the transport is up.
     """
 
     def __init__(self, slack: SlackSettings, *, settings: Settings | None = None,
@@ -180,7 +184,7 @@ class SlackBot:
         self.bot_id = ""
         self.team_id = ""
         self.ready_at: datetime | None = None
-        self.retention: Retention | None = None
+        self.lifecycle: Lifecycle | None = None
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
@@ -188,10 +192,13 @@ class SlackBot:
         #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
         #: ``on_moderation_outcome`` event.
         self.observers: list[Observer] = []
-        #: The store error that stopped the service (a write refused for good), else ``None``.
-        self.fatal: BaseException | None = None
         #: What the catch-up at the last start did (``None`` before it ran).
         self.catchup_report: CatchupReport | None = None
+
+    @property
+    def fatal(self) -> BaseException | None:
+        """The store error that stopped the service (a write refused for good), else ``None``."""
+        return self.lifecycle.fatal if self.lifecycle is not None else None
 
     # the parts start builds (:mod:`bot.runtime`, then the workflow on this platform's enforcer and desk)
     store: ModStore
@@ -231,7 +238,8 @@ class SlackBot:
         return False
 
     async def start(self) -> None:
-        """Build everything, recover what a stop left, and start listening (Socket Mode or HTTP)."""
+        """Build everything, run the lifecycle's start (retention, watch), start listening (Socket Mode or HTTP),
+        then recover what a stop left and catch up (:class:`bot.workflow.lifecycle.Lifecycle`)."""
         from bot.runtime import Runtime
         from bot.workflow import ModerationWorkflow
 
@@ -255,11 +263,9 @@ class SlackBot:
         self.app = AsyncApp(client=client, signing_secret=self.slack.signing_secret or "unused-in-socket-mode",
                             request_verification_enabled=self.slack.mode == "http")
         register(self.app, SlackHandlers(self))
-        await self.workflow.recover()
-        from bot.workflow.retention import Retention
-
-        self.retention = Retention(PLATFORM, self.store, self.policies)  # per-server text retention, as on Discord
-        await self.retention.start()
+        self.lifecycle = Lifecycle(PLATFORM, workflow=self.workflow, store=self.store, policies=self.policies,
+                                   failure=self.service.failure)
+        await self.lifecycle.start()
         if self.slack.mode == "socket":
             self._socket = AsyncSocketModeHandler(self.app, self.slack.app_token, web_client=client)
             await self._socket.connect_async()
@@ -269,10 +275,7 @@ class SlackBot:
             site = web.TCPSite(self._runner, self.slack.host, self.slack.port)
             await site.start()
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
-            await self.catch_up()
-        except Exception:
-            log.exception("catching up on messages posted while the bot was down failed")
+        await self.lifecycle.connected(self.catch_up)
         await announce_ready(self)
 
     async def member_channels(self) -> list[str]:
@@ -308,27 +311,29 @@ class SlackBot:
     async def close(self) -> None:
         """Stop taking events, carry out what was judged, then close the transport, the pipeline and the store."""
         self.closing = True
-        if self.retention is not None:
-            await self.retention.stop()
-        workflow: ModerationWorkflow | None = getattr(self, "workflow", None)  # None: start did not get there
-        if workflow is not None:
-            await workflow.shutdown()
+        if self.lifecycle is None:  # start did not get as far
+            await self._disconnect()
+            await self._close_runtime()
+            return
+        await self.lifecycle.shutdown(self._disconnect, self._close_runtime)
+
+    async def _disconnect(self) -> None:
         if self._socket is not None:
             await self._socket.close_async()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _close_runtime(self) -> None:
         if self.runtime is not None:
             await self.runtime.close()  # drains and stops the service, then closes the store
             self.runtime = None
 
-
     async def wait_stopped(self) -> None:
-        """Wait until the service stops on a write refused for good, then set :attr:`fatal` (forever otherwise)."""
-        service: ModerationService | None = getattr(self, "service", None)  # None: start did not get there
-        failure = service.failure if service is not None else None
-        if failure is None:
+        """Wait until the service stops on a write refused for good (:attr:`fatal` is then set; forever otherwise)."""
+        if self.lifecycle is None:
             await asyncio.Event().wait()
-        self.fatal = await asyncio.shield(failure)  # type: ignore[arg-type]
+        assert self.lifecycle is not None
+        await self.lifecycle.stopped.wait()
 
 
 async def run_slack(slack: SlackSettings, settings: Settings) -> None:

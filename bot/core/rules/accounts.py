@@ -6,10 +6,14 @@ Layer: ``bot.core``. Standard library only (plus the core's own modules).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
+
+from pydantic import BaseModel
 
 from bot.core.models import Message, RuleHit
 from bot.core.rules._util import epoch_s
-from bot.core.rules.settings import NewAccountSettings, RaidSettings
+from bot.core.rules.base import RuleContext, Stage
+from bot.core.rules.settings import NewAccountSettings, RaidSettings, RulesSettings
 
 
 def _age_s(since: datetime | None, now: datetime) -> float | None:
@@ -62,3 +66,18 @@ def is_new_member(message: Message, settings: RaidSettings, now: datetime | None
     since = message.author.joined_at or message.author.created_at
     age = _age_s(since, at)
     return age is not None and age < settings.new_member_age_s
+
+
+class NewAccountRule:
+    """``new_account`` / ``new_member``: :func:`new_account_hits` at message time (``ctx.at``)."""
+
+    name: ClassVar[str] = "new_account"
+    stages: ClassVar[frozenset[Stage]] = frozenset({Stage.ORDERED})
+    settings_model: ClassVar[type[BaseModel]] = NewAccountSettings
+    hit_names: ClassVar[tuple[str, ...]] = ("new_account", "new_member")
+
+    def __init__(self, settings: RulesSettings) -> None:
+        self.settings = settings.new_account
+
+    def check(self, ctx: RuleContext) -> list[RuleHit]:
+        return new_account_hits(ctx.message, self.settings, ctx.at)

@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import BaseModel
 
 from bot.core.models import Message, RuleHit
 from bot.core.rules._util import epoch_s, scaled_limit
-from bot.core.rules.settings import SpamSettings
+from bot.core.rules.base import RuleContext, Stage
+from bot.core.rules.settings import RulesSettings, SpamSettings
 
 if TYPE_CHECKING:
     from bot.core.normalize import Normalized
@@ -171,3 +174,21 @@ class SpamTracker:
                 if last >= horizon and len(table) <= s.max_tracked:
                     break
                 del table[oldest_key]
+
+
+class SpamRule:
+    """``duplicate_spam`` / ``crowd_spam`` / ``flood`` (see :meth:`SpamTracker.observe`): counted in the server's
+    windows (``ctx.spam``), in arrival order; nothing for an edit or a stateless run (``ctx.spam`` is ``None``)."""
+
+    name: ClassVar[str] = "spam"
+    stages: ClassVar[frozenset[Stage]] = frozenset({Stage.ORDERED})
+    settings_model: ClassVar[type[BaseModel]] = SpamSettings
+    hit_names: ClassVar[tuple[str, ...]] = ("duplicate_spam", "crowd_spam", "flood")
+
+    def __init__(self, settings: RulesSettings) -> None:
+        self.settings = settings.spam
+
+    def check(self, ctx: RuleContext) -> list[RuleHit]:
+        if ctx.spam is None:
+            return []
+        return ctx.spam.observe(ctx.message, ctx.norm, raid_mode=ctx.raid_mode, established=ctx.established)
