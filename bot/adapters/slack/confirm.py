@@ -19,8 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.adapters.slack import blocks
+from bot.adapters.slack.parts import SlackListeners
 from bot.workflow.authz import Actor, Refused
 from bot.workflow.confirm import EXPIRED, asks_first, check_reason, expired, raid_asks_first
 
@@ -30,8 +32,8 @@ log = logging.getLogger(__name__)
 CALLBACK_ID = "mod_confirm"
 
 
-async def ask_first(handlers: Any, body: dict[str, Any], parts: list[str], team: str, actor: Actor,
-                    card_id: str, respond: Any) -> bool:
+async def ask_first(handlers: SlackListeners, body: dict[str, Any], parts: list[str], team: str, actor: Actor,
+                    card_id: str, respond: AsyncRespond) -> bool:
     """For a button that asks first (``parts``: its ``action_id`` split on ``:``), open the reason modal after
     the workflow's quick checks (a refusal is answered ephemerally). Returns whether the click was handled here.
 
@@ -92,7 +94,7 @@ async def on_submit(handlers: Any, ack: Any, body: dict[str, Any], view: dict[st
         await handlers.tell(user, text, channel)
 
 
-def register_confirm(app: AsyncApp, handlers: Any) -> None:
+def register_confirm(app: AsyncApp, handlers: SlackListeners) -> None:
     """Attach the reason modal's ``view_submission`` listener."""
     async def submitted(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
         await on_submit(handlers, ack, body, view)
