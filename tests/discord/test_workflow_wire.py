@@ -263,6 +263,22 @@ async def test_channel_hidden_from_the_bot_by_an_overwrite_is_detected_before_se
     assert "view_channel" in problem.body["embeds"][0]["description"]
 
 
+async def test_review_channel_that_cannot_hold_messages_is_reported_not_raised(env):
+    """A review channel set to a forum (Discord: no messages of its own, only posts) cannot take a card: it is
+    reported once in the mod log ("not a text channel") like any unusable channel, and no card is attempted;
+    before, ``ForumChannel.send`` did not exist and the card failed with an AttributeError (found by mypy)."""
+    forum = env.fake.add_channel(env.guild, "review-forum", type_=15)
+    await env.bot.policies.set_override("discord", env.guild["id"], "server.review_channel", forum, None)
+    env.bot.desk.forget_problems()
+    await env.post(env.alice, "borderline card for a forum")
+    await env.bot.workflow.drain()
+    assert env.fake.find("POST", rf"/channels/{forum}/messages") == []
+    problem = await env.fake.wait_for("POST", rf"/channels/{env.modlog}/messages",
+                                      lambda r: r.body["embeds"][0]["title"] == "Channel problem")
+    assert f"<#{forum}>" in problem.body["embeds"][0]["description"]
+    assert "not a text channel" in problem.body["embeds"][0]["description"]
+
+
 async def test_raid_gives_one_card_bulk_deletes_and_ban_all(env):
     """Eight raiders: one raid card with bulk buttons, the raid's later deletes in one bulk request, no card per
     message after the alert, and Ban all bans every raider."""

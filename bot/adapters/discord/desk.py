@@ -24,6 +24,10 @@ from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 log = logging.getLogger(__name__)
 
+#: The channels that hold the bot's own messages (cards, mod-log entries): text, voice and stage channels (their
+#: text chat) and threads. A category or a forum (only posts) cannot.
+Postable = discord.TextChannel | discord.VoiceChannel | discord.StageChannel | discord.Thread
+
 #: Seconds an unreachable channel is skipped before the bot tries it again.
 RETRY_AFTER_S = 600.0
 
@@ -56,7 +60,7 @@ class DiscordDesk:
             for key in [k for k in self.problems if k[1] == channel_id]:
                 del self.problems[key]
 
-    async def _target(self, server_id: str, which: str) -> tuple[Any, str | None]:
+    async def _target(self, server_id: str, which: str) -> tuple[Postable | None, str | None]:
         policy = await self.policies.get("discord", server_id)
         cid = getattr(policy.server, which) or None
         if not cid:
@@ -69,6 +73,9 @@ class DiscordDesk:
         except (discord.HTTPException, ValueError) as exc:
             reason = describe_error(exc) if isinstance(exc, discord.HTTPException) else "not a channel id"
             await self._problem(server_id, cid, which, reason)
+            return None, cid
+        if not isinstance(channel, Postable):
+            await self._problem(server_id, cid, which, "not a text channel (a category or forum holds no messages)")
             return None, cid
         guild = getattr(channel, "guild", None)
         me = guild.me if guild is not None else None
