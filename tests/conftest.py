@@ -1,6 +1,7 @@
 """Fixtures shared by several test folders: a throwaway PostgreSQL server (tests/pg_server.py) and a fresh database
 on it per test, for the store contract suite (tests/test_store_postgres.py) and the wire tests that run a bot on a
-PostgreSQL mod log (tests/discord/test_shards_wire.py)."""
+PostgreSQL mod log (tests/discord/test_shards_wire.py); one fake scoring service per session for ``python -m bot``
+subprocesses that need scores but not the real model's (``fake_scorer_url``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import asyncpg
 import pytest
 
 from tests.pg_server import PgServer, find_bindir, start_server
+from tests.serve_proc import start_service
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +45,16 @@ async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
     await admin.close()
 
 
+
+
+@pytest.fixture(scope="session")
+def fake_scorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of one ``python -m bot serve --scorer tests.serve_scorers:fake`` for the session (keyword scores,
+    0.05 s per batch, no rate limit in practice): set it as ``MODBOT_SCORER_URL`` so that a ``python -m bot scan``
+    subprocess scores through it (:class:`bot.scoring.remote.RemoteScorer`) in well under a second instead of
+    loading the real model (seconds of CPU per process)."""
+    svc = start_service(tmp_path_factory.mktemp("fake-scorer"), "--rate", "100000", "--burst", "100000")
+    try:
+        yield svc.url
+    finally:
+        svc.stop()
