@@ -1,19 +1,24 @@
 """Fixtures shared by several test folders: a throwaway PostgreSQL server (tests/pg_server.py) and a fresh database
 on it per test, for the store contract suite (tests/test_store_postgres.py) and the wire tests that run a bot on a
 PostgreSQL mod log (tests/discord/test_shards_wire.py); one fake scoring service per session for ``python -m bot``
-subprocesses that need scores but not the real model's (``fake_scorer_url``)."""
+subprocesses that need scores but not the real model's (``fake_scorer_url``); the real embedded model loaded once per
+session for tests that only read its scores (``embedded_scorer``)."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import asyncpg
 import pytest
 
 from tests.pg_server import PgServer, find_bindir, start_server
 from tests.serve_proc import start_service
+
+if TYPE_CHECKING:
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +63,21 @@ def fake_scorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield svc.url
     finally:
         svc.stop()
+
+
+@pytest.fixture(scope="session")
+def embedded_scorer(tmp_path_factory: pytest.TempPathFactory) -> DetoxifyScorer:
+    """The real embedded model on torch through detoxify (:meth:`DetoxifyScorer.load` with no arguments), loaded
+    once per session (once per worker under xdist): offline, assembled into an empty temporary ``MODBOT_CACHE``
+    (set only while it loads). Shared: call ``score_batch`` and read attributes, never change it; a test that needs
+    other settings (a checkpoint, bf16, int8, ONNX) loads its own scorer."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("TRANSFORMERS_OFFLINE", "1")
+    mp.setenv("MODBOT_CACHE", str(tmp_path_factory.mktemp("modbot-cache")))
+    try:
+        from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+        return DetoxifyScorer.load()
+    finally:
+        mp.undo()
