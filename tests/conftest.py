@@ -2,7 +2,7 @@
 on it per test, for the store contract suite (tests/test_store_postgres.py) and the wire tests that run a bot on a
 PostgreSQL mod log (tests/discord/test_shards_wire.py); one fake scoring service per session for ``python -m bot``
 subprocesses that need scores but not the real model's (``fake_scorer_url``); the real embedded model loaded once per
-session for tests that only read its scores (``embedded_scorer``)."""
+session for tests that only read its scores (``embedded_scorer``); how many xdist workers ``-n auto`` starts."""
 
 from __future__ import annotations
 
@@ -19,6 +19,17 @@ from tests.serve_proc import start_service
 
 if TYPE_CHECKING:
     from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's ``addopts``): none, i.e. run in this process, when the command names at
+    most three test files (or tests in them), where starting workers costs more than it saves; else ``None``:
+    xdist's default, one per CPU core (or ``PYTEST_XDIST_AUTO_NUM_WORKERS``)."""
+    files = [str(arg).split("::")[0] for arg in config.args]
+    if files and len(files) <= 3 and all(f.endswith(".py") for f in files):
+        return 0
+    return None
 
 
 @pytest.fixture(scope="session")

@@ -183,6 +183,7 @@ def test_cli_purge_wrong_password_is_one_line(pg_server, capsys):
     assert len(err) == 1 and "not-it" not in err[0] and "modbot:***@127.0.0.1" in err[0]
 
 
+@pytest.mark.slow
 async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url, fake_scorer_url):
     """Two ``scan`` processes of the same export into one PostgreSQL: every message once, one raid, cases 1..n.
     Scored by the session's fake scoring service (the keyword scores flag the export's abuse, so its raid is seen)."""
