@@ -112,3 +112,39 @@ async def test_review_ban_where_the_moderator_may_not_delete_bans_but_leaves_the
     assert env.fake.find("DELETE", rf"/channels/{env.general}/messages/{msg['id']}") == []
     (failure,), = [tuple(r) for r in env.rows("SELECT failure FROM cases WHERE action = 'ban'")]
     assert f"delete: not deleted: you lack Manage Messages in <#{env.general}>" in failure
+
+
+async def test_raid_bulk_delete_is_not_sent_where_an_overwrite_denies_the_bot_manage_messages(env):
+    """A raid's automatic deletes in a channel whose overwrite denies the bot's role Manage Messages are not sent
+    (the bot's permissions IN that channel, as /purge and Delete check the moderator's): no bulk-delete request,
+    each queued delete's case is failed with the reason, and the raid card's notes say so."""
+    bot_role = next(r for r in env.guild["roles"] if r["name"] == "ModBot")
+    await env.fake.set_overwrite(env.guild, env.general, bot_role["id"], deny=MANAGE_MESSAGES)
+    for _ in range(100):  # until the bot's cache holds the overwrite (CHANNEL_UPDATE)
+        channel = env.bot.get_channel(int(env.general))
+        if channel is not None and channel.overwrites:
+            break
+        await asyncio.sleep(0.02)
+    raiders = [env.fake.new_user(env.guild, f"raider{i}") for i in range(8)]
+    for user in raiders:
+        await env.post(user, f"identityhate raid {user['id']}")
+    await env.bot.workflow.drain()
+    await env.bot.workflow.flush_raids()
+    assert env.fake.find("POST", rf"/channels/{env.general}/messages/bulk-delete") == []
+    failed = [tuple(r) for r in env.rows("SELECT status, failure FROM cases WHERE action = 'delete' "
+                                         "AND moderator_id IS NULL AND failure LIKE '%lacks Manage Messages%'")]
+    assert len(failed) == 4 and all(status == "failed" for status, _ in failed), failed
+    board = next(iter(env.bot.workflow._boards.values()))
+    assert any("4 delete(s) not sent: the bot lacks Manage Messages" in n for n in board.notes)
+
+
+async def test_raid_bulk_delete_is_sent_where_the_bot_holds_manage_messages(env):
+    """Without the overwrite the same raid's deletes go out in one bulk request (the check is not a blanket
+    refusal)."""
+    raiders = [env.fake.new_user(env.guild, f"raider{i}") for i in range(8)]
+    for user in raiders:
+        await env.post(user, f"identityhate raid {user['id']}")
+    await env.bot.workflow.drain()
+    await env.bot.workflow.flush_raids()
+    bulk = env.fake.find("POST", rf"/channels/{env.general}/messages/bulk-delete")
+    assert len(bulk) == 1 and len(bulk[0].body["messages"]) == 4
