@@ -5,11 +5,12 @@ actions on every joiner."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
 from tests.discord.fake_discord import MANAGE_MESSAGES
-from tests.discord.helpers import text_opt
+from tests.discord.helpers import ephemeral_text, guild_requests, mod_on, text_opt
 from tests.discord.test_workflow_wire import card_of
 
 pytestmark = pytest.mark.discord
@@ -148,3 +149,38 @@ async def test_raid_bulk_delete_is_sent_where_the_bot_holds_manage_messages(env)
     await env.bot.workflow.flush_raids()
     bulk = env.fake.find("POST", rf"/channels/{env.general}/messages/bulk-delete")
     assert len(bulk) == 1 and len(bulk[0].body["messages"]) == 4
+
+
+async def _ban_then_make_it_due(env, *, then_permanent: bool) -> None:
+    """/mod ban days:1 of alice (case 1), optionally a permanent /mod ban after it, then a restart with case 1's
+    end in the past and not lifted (as an older build left a superseded case)."""
+    cb = await mod_on(env, "ban", env.alice, text_opt("reason", "cool off"), text_opt("days", 1, 4))
+    assert "done." in ephemeral_text(cb), ephemeral_text(cb)
+    if then_permanent:
+        cb = await mod_on(env, "ban", env.alice, text_opt("reason", "for good"))
+        assert "done." in ephemeral_text(cb), ephemeral_text(cb)
+    await env.stop()
+    con = sqlite3.connect(env.db)
+    with con:
+        con.execute("UPDATE cases SET expires_at = '2000-01-01T00:00:00.000000+00:00', lifted_at = NULL "
+                    "WHERE number = 1")
+    con.close()
+    await env.start()
+    await asyncio.sleep(0.5)  # recovery schedules what is due at once
+
+
+async def test_temporary_bans_timer_does_not_lift_a_later_permanent_ban_after_a_restart(env):
+    """A 1-day /mod ban followed by a permanent /mod ban of the same member: when the bot restarts after the first
+    ban's end, Discord gets no unban (DELETE /guilds/{g}/bans/{u}); the member stays banned."""
+    await _ban_then_make_it_due(env, then_permanent=True)
+    assert len(guild_requests(env, "PUT", "bans", env.alice)) == 2
+    assert guild_requests(env, "DELETE", "bans", env.alice) == []
+    assert env.alice["id"] in env.fake.bans.get(env.guild["id"], {})
+
+
+async def test_temporary_ban_alone_is_lifted_when_due_after_a_restart(env):
+    """The same 1-day ban without a later ban is lifted by its timer after the restart (the check above is not a
+    timer that never fires)."""
+    await _ban_then_make_it_due(env, then_permanent=False)
+    await env.fake.wait_until(lambda: guild_requests(env, "DELETE", "bans", env.alice))
+    assert len(guild_requests(env, "DELETE", "bans", env.alice)) == 1
