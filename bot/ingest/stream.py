@@ -158,12 +158,6 @@ class MessageStream:
                     msg = dataclasses.replace(msg, is_first_message=first)
             yield msg
 
-    def batches(self, size: int) -> Iterator[list[Message]]:
-        """The stream in lists of at most ``size`` messages."""
-        it = iter(self)
-        while batch := list(itertools.islice(it, size)):
-            yield batch
-
 
 def _merge(parts: Sequence[Source], infos: Sequence[PartInfo]) -> Iterator[Message]:
     """Merge the parts by time, stably (ties: lower part index first, then file order), opening each part when the
