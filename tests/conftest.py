@@ -1,17 +1,35 @@
 """Fixtures shared by several test folders: a throwaway PostgreSQL server (tests/pg_server.py) and a fresh database
 on it per test, for the store contract suite (tests/test_store_postgres.py) and the wire tests that run a bot on a
-PostgreSQL mod log (tests/discord/test_shards_wire.py)."""
+PostgreSQL mod log (tests/discord/test_shards_wire.py); one fake scoring service per session for ``python -m bot``
+subprocesses that need scores but not the real model's (``fake_scorer_url``); the real embedded model loaded once per
+session for tests that only read its scores (``embedded_scorer``); how many xdist workers ``-n auto`` starts."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import asyncpg
 import pytest
 
 from tests.pg_server import PgServer, find_bindir, start_server
+from tests.serve_proc import start_service
+
+if TYPE_CHECKING:
+    from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's ``addopts``): none, i.e. run in this process, when the command names at
+    most three test files (or tests in them), where starting workers costs more than it saves; else ``None``:
+    xdist's default, one per CPU core (or ``PYTEST_XDIST_AUTO_NUM_WORKERS``)."""
+    files = [str(arg).split("::")[0] for arg in config.args]
+    if files and len(files) <= 3 and all(f.endswith(".py") for f in files):
+        return 0
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +61,34 @@ async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
     await admin.close()
 
 
+
+
+@pytest.fixture(scope="session")
+def fake_scorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of one ``python -m bot serve --scorer tests.serve_scorers:fake`` for the session (keyword scores,
+    0.05 s per batch, no rate limit in practice): set it as ``MODBOT_SCORER_URL`` so that a ``python -m bot scan``
+    subprocess scores through it (:class:`bot.scoring.remote.RemoteScorer`) in well under a second instead of
+    loading the real model (seconds of CPU per process)."""
+    svc = start_service(tmp_path_factory.mktemp("fake-scorer"), "--rate", "100000", "--burst", "100000")
+    try:
+        yield svc.url
+    finally:
+        svc.stop()
+
+
+@pytest.fixture(scope="session")
+def embedded_scorer(tmp_path_factory: pytest.TempPathFactory) -> DetoxifyScorer:
+    """The real embedded model on torch through detoxify (:meth:`DetoxifyScorer.load` with no arguments), loaded
+    once per session (once per worker under xdist): offline, assembled into an empty temporary ``MODBOT_CACHE``
+    (set only while it loads). Shared: call ``score_batch`` and read attributes, never change it; a test that needs
+    other settings (a checkpoint, bf16, int8, ONNX) loads its own scorer."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("TRANSFORMERS_OFFLINE", "1")
+    mp.setenv("MODBOT_CACHE", str(tmp_path_factory.mktemp("modbot-cache")))
+    try:
+        from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+        return DetoxifyScorer.load()
+    finally:
+        mp.undo()

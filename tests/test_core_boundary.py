@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -59,9 +60,11 @@ def _package_modules() -> dict[str, Path]:
     return {_module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """``{module: modules of bot/ and cogs/ it imports}`` (imports anywhere in the file, relative ones resolved;
-    ``from a import b`` counts as ``a.b`` when that is a module, else ``a``); ``bench`` shows up as a target."""
+    ``from a import b`` counts as ``a.b`` when that is a module, else ``a``); ``bench`` shows up as a target.
+    Parsed once per test session (every file of the package: seconds on two cores) and shared: never change it."""
     modules = _package_modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():

@@ -16,16 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def scorer(tmp_path_factory):
-    """One embedded-model load for the module, offline, with the cache in a temporary folder."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("TRANSFORMERS_OFFLINE", "1")
-    mp.setenv("MODBOT_CACHE", str(tmp_path_factory.mktemp("modbot-cache")))
-    from bot.scoring.detoxify_scorer import DetoxifyScorer
-
-    yield DetoxifyScorer.load()
-    mp.undo()
+def scorer(embedded_scorer):
+    """The session's one embedded-model load (tests/conftest.py): offline, with the cache in a temporary folder."""
+    return embedded_scorer
 
 
 def test_loads_offline_with_all_labels(scorer):

@@ -98,8 +98,9 @@ def test_export_matches_detoxify_and_serves_without_torch(tmp_path):
 
 
 @pytest.mark.slow
-def test_onnx_scores_equal_detoxify_on_chat_pieces():
-    """Through the bot's own scoring path (pieces, windows), ONNX Runtime and detoxify agree within 1e-4."""
+def test_onnx_scores_equal_detoxify_on_chat_pieces(embedded_scorer):
+    """Through the bot's own scoring path (pieces, windows), ONNX Runtime and detoxify agree within 1e-4 (detoxify:
+    the session's embedded model on torch, what ``load_scorer`` loads for ``MODBOT_RUNTIME=torch``)."""
     from bot.core.pieces import score_texts
     from bot.runtime import load_scorer as load
     from bot.scoring.onnx_scorer import CHECK_TEXTS
@@ -107,7 +108,7 @@ def test_onnx_scores_equal_detoxify_on_chat_pieces():
     texts = [*CHECK_TEXTS, "Nice build log, thanks a lot.  You are an idiot though!\nSee you tomorrow at the meetup.",
              "go away. nobody here wants you, you disgusting freak. " * 30]
     onnx = score_texts(load(Settings(runtime="onnx")), texts)
-    torch = score_texts(load(Settings(runtime="torch")), texts)
+    torch = score_texts(embedded_scorer, texts)
     diffs = [abs(a.values[k] - b.values[k]) for a, b in zip(onnx, torch, strict=True) if a and b for k in a.values]
     assert len(diffs) == 7 * (len(texts) - 1)  # every text but the empty one scored
     assert max(diffs) <= 1e-4

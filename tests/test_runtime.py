@@ -117,6 +117,7 @@ def test_discord_bot_settings_honour_servers_dir_and_policy_dir(tmp_path):
     assert legacy.db_path == tmp_path / "x.db"
 
 
+@pytest.mark.slow  # builds and installs a wheel
 def test_installed_wheel_finds_the_default_policy(tmp_path):
     """A wheel built from this tree contains bot/config/default.toml and no bench/; unpacked outside the checkout,
     bot.core.policy finds and loads the default policy inside the unpacked package."""

@@ -1,4 +1,6 @@
-"""The scan and score commands end to end with the real embedded model, loaded through detoxify, offline."""
+"""The scan and score commands end to end with the real embedded model, loaded through detoxify, offline; the two
+crash-and-resume scans score through the session's fake scoring service (``fake_scorer_url``), since what they check
+is the mod log, not the model."""
 
 from __future__ import annotations
 
@@ -21,16 +23,22 @@ pytestmark = pytest.mark.slow
 
 
 
-def _env() -> dict[str, str]:
+def _env(scorer_url: str | None = None) -> dict[str, str]:
+    """The test's environment for ``python -m bot``; with ``scorer_url`` it scores through that service
+    (``MODBOT_SCORER_URL``, the ``fake_scorer_url`` fixture) instead of loading the real model."""
     env = dict(os.environ)
     env["HF_HUB_OFFLINE"] = "1"
     env["TRANSFORMERS_OFFLINE"] = "1"
     env.pop("MODBOT_DB", None)
+    env.pop("MODBOT_SCORER_URL", None)
+    if scorer_url:
+        env["MODBOT_SCORER_URL"] = scorer_url
     return env
 
 
-def _run(*args: str, stdin: str | None = None, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=REPO, env=_env(), input=stdin,
+def _run(*args: str, stdin: str | None = None, timeout: int = 600,
+         scorer_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=REPO, env=_env(scorer_url), input=stdin,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -160,8 +168,9 @@ def test_score_contract():
     assert "error" in out[4] and "error" in out[6]
 
 
-def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):
-    """A scan killed with SIGKILL mid-run leaves a consistent log; the re-run records each message exactly once."""
+def test_scan_killed_midway_resumes_with_each_message_once(tmp_path, fake_scorer_url):
+    """A scan killed with SIGKILL mid-run leaves a consistent log; the re-run records each message exactly once.
+    Scored by the session's fake scoring service (what is checked is the mod log, not the model's scores)."""
     n = 4000
     src = tmp_path / "chat.jsonl"
     with src.open("w", encoding="utf-8") as fh:
@@ -171,7 +180,7 @@ def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):
                                  "created_at": f"2026-01-01T00:{(i // 60) % 60:02d}:{i % 60:02d}+00:00"}) + "\n")
     db = tmp_path / "mod.db"
     proc = subprocess.Popen([sys.executable, "-m", "bot", "scan", str(src), "--db", str(db), "--no-progress",
-                             "--batch-size", "64"], cwd=REPO, env=_env(), stdout=subprocess.DEVNULL,
+                             "--batch-size", "64"], cwd=REPO, env=_env(fake_scorer_url), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     recorded = 0
@@ -191,17 +200,18 @@ def test_scan_killed_midway_resumes_with_each_message_once(tmp_path):
     assert 0 < recorded < n
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    again = _run("scan", str(src), "--db", str(db), "--no-progress")
+    again = _run("scan", str(src), "--db", str(db), "--no-progress", scorer_url=fake_scorer_url)
     assert again.returncode == 0, again.stderr
     with sqlite3.connect(db) as con:
         total, distinct = con.execute("SELECT COUNT(*), COUNT(DISTINCT message_id) FROM verdicts").fetchone()
     assert total == distinct == n
 
 
-def test_a_raid_that_spans_a_resumed_scan_is_alerted_once(tmp_path):
+def test_a_raid_that_spans_a_resumed_scan_is_alerted_once(tmp_path, fake_scorer_url):
     """Five members post invite links within 20 s; the scan is stopped after three and re-run on the whole export.
     The re-run replays the three recorded messages into the raid window, so the fifth completes the burst: one
-    alert naming all five (an empty window would see two flagged members and none)."""
+    alert naming all five (an empty window would see two flagged members and none). The invite-link rule flags
+    them, so the session's fake scoring service scores them."""
     rows = [{"id": f"r{i}", "text": f"free nitro, join discord.gg/freenitro{i} now", "author": f"raider{i}",
              "channel": "general", "created_at": f"2026-01-01T00:00:{5 * i:02d}+00:00"} for i in range(5)]
     (tmp_path / "first").mkdir()
@@ -211,7 +221,7 @@ def test_a_raid_that_spans_a_resumed_scan_is_alerted_once(tmp_path):
     part.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]), encoding="utf-8")
     whole.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     for src in (part, whole):
-        proc = _run("scan", str(src), "--db", str(db), "--no-progress")
+        proc = _run("scan", str(src), "--db", str(db), "--no-progress", scorer_url=fake_scorer_url)
         assert proc.returncode == 0, proc.stderr
     with sqlite3.connect(db) as con:
         raids = con.execute("SELECT members, count, reason FROM raids").fetchall()

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 CHILD = """
 import asyncio, resource, signal, sys
@@ -33,6 +35,7 @@ def _scan(src: Path, db: Path, limit: int) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow  # three scan processes over 3,000 messages
 def test_scan_on_a_full_disk_stops_with_one_line_and_resumes_later(tmp_path):
     """The mod log's files cannot grow 300 KB past their size: exit 2, one error line naming the database, no traceback, the
     recorded verdicts intact; the same scan without the limit records every message exactly once."""

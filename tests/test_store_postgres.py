@@ -184,10 +184,11 @@ def test_cli_purge_wrong_password_is_one_line(pg_server, capsys):
 
 
 @pytest.mark.slow
-async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url):
-    """Two ``scan`` processes of the same export into one PostgreSQL: every message once, one raid, cases 1..n."""
+async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url, fake_scorer_url):
+    """Two ``scan`` processes of the same export into one PostgreSQL: every message once, one raid, cases 1..n.
+    Scored by the session's fake scoring service (the keyword scores flag the export's abuse, so its raid is seen)."""
     export = ROOT / "examples" / "discord"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MODBOT_SCORER_URL": fake_scorer_url}
     cmd = [sys.executable, "-m", "bot", "scan", str(export), "--db", pg_url, "--no-progress"]
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
-import io
+import itertools
 import json
 import logging
 import re
@@ -43,9 +43,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Message, ServerRef
-from bot.ingest.common import clean_text, decode_bytes, parse_iso
+from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
+from bot.ingest.common import clean_text, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -145,12 +147,13 @@ def csv_context(path: Path, root: Path | None = None) -> tuple[ServerRef, Channe
     else:
         server_id = path.parent.name
     server = ServerRef("export", server_id or "export", server_id)
-    m = _ID_IN_NAME.search(path.stem)
+    stem = inner_name(path).stem
+    m = _ID_IN_NAME.search(stem)
     if m:
-        name = path.stem[: m.start()].strip().rsplit(" - ", 1)[-1].strip()
+        name = stem[: m.start()].strip().rsplit(" - ", 1)[-1].strip()
         return server, ChannelRef(m.group(1), name)
-    partitioned = path.stem.isdigit()
-    name = path.parent.name if partitioned else path.stem
+    partitioned = stem.isdigit()
+    name = path.parent.name if partitioned else stem
     category = path.parent.parent.name if partitioned else path.parent.name
     index = _load_channel_index(chjson) if chjson is not None else None
     if index:
@@ -190,10 +193,35 @@ def iter_discord_csv(
             fields or a bad date (``"row R (line L)"``), or broken quoting / end of file inside a quoted field.
     """
     sink = sink or ErrorSink()
-    text = decode_bytes(path.read_bytes() if data is None else data, str(path))
-    first = text.split("\n", 1)[0]
+    try:
+        with open_binary(path, data) as fh:
+            yield from _iter_rows(path, fh, sink, root)
+    except TooLarge as exc:
+        sink.report(IngestError(path, "", str(exc)))
+    except (OSError, EOFError) as exc:
+        sink.report(IngestError(path, "", f"unreadable: {exc}"))
+
+
+class _LineTooLong(Exception):
+    pass
+
+
+def _lines(fh: IO[bytes], where: str) -> Iterator[str]:
+    for line in iter_lines(fh, where):
+        if line is None:
+            raise _LineTooLong
+        yield line
+
+
+def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) -> Iterator[Message]:
+    lines = _lines(fh, str(path))
+    try:
+        first = next(lines, "")
+    except _LineTooLong:
+        sink.report(IngestError(path, "line 1", f"header line longer than {MAX_LINE_BYTES:,} bytes"))
+        return
     delim = ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
+    reader = csv.reader(itertools.chain((first,), lines) if first else iter(()), delimiter=delim, strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -223,6 +251,10 @@ def iter_discord_csv(
             break
         except csv.Error as exc:
             sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num})", f"bad CSV: {exc}"))
+            break
+        except _LineTooLong:
+            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num + 1})",
+                                    f"line longer than {MAX_LINE_BYTES:,} bytes; the rest of the file is skipped"))
             break
         row_no += 1
         if not row or row == [""]:
@@ -261,7 +293,7 @@ def iter_discord_csv(
             server=server,
             channel=channel,
             author=member,
-            id=_row_id(channel.id, path.stem, aid, date_raw, content, ordinal),
+            id=_row_id(channel.id, inner_name(path).stem, aid, date_raw, content, ordinal),
             text=content,
             created_at=created,
             attachments=atts,

@@ -20,23 +20,38 @@ Mapping:
 System messages (:data:`SYSTEM_KINDS`) are not returned. A truncated or malformed file is reported as one
 :class:`IngestError` at the decoder's position; with ``on_error="skip"`` every complete message before the break
 is kept (the ``guild``/``channel`` header is recovered too when it precedes the break).
+
+Streaming (issue 25 item 9): the file (or ``.gz``, inflated through a capped stream) is read in 1 MiB pieces and
+the ``messages`` array one item at a time (:class:`bot.ingest.bounded.JsonArrayReader`), twice: a first pass
+collects join times, the second converts. Memory per file is one piece plus the authors of the last
+:data:`REPLY_WINDOW` messages (for reply pings), whatever the file's size.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
+from bot.ingest.bounded import (
+    MAX_HEADER_CHARS,
+    JsonArrayReader,
+    JsonBreak,
+    TextChunks,
+    TooLarge,
+    inner_name,
+    open_binary,
+)
 from bot.ingest.common import (
     TOO_DEEP,
     TOO_DEEP_REASON,
     clean_text,
-    decode_bytes,
     find_array_start,
     get_str,
     json_error_position,
@@ -49,6 +64,9 @@ from bot.ingest.errors import ErrorSink, IngestError
 log = logging.getLogger(__name__)
 
 #: DCE ``MessageKind`` values that are platform notices, not member speech; they are skipped.
+#: Messages back in a file whose authors are remembered, to tell a reply's implicit ping from a real mention (a
+#: reply to an older message in the same channel file is read as a plain mention); bounds memory per file.
+REPLY_WINDOW = 5_000
 SYSTEM_KINDS = frozenset(
     {
         "RecipientAdd",
@@ -88,14 +106,13 @@ def _recover(text: str, *, keep_all: bool = False) -> dict[str, Any]:
     return doc
 
 
-def _load(path: Path, sink: ErrorSink, data: bytes | None) -> dict[str, Any] | None:
-    text = decode_bytes(path.read_bytes() if data is None else data, str(path))
+def _load(path: Path, sink: ErrorSink, text: str) -> dict[str, Any] | None:
+    """The whole-text reading of a small file with no ``"messages": [`` (the streamed path found none)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         sink.report(IngestError(path, json_error_position(exc), f"malformed or truncated JSON: {exc.msg}"))
         doc = _recover(text)
-        log.info("%s: recovered %d complete messages before the damage", path, len(doc["messages"]))
     except RecursionError:  # some value nested too deeply: read the messages one by one (each deep one reported)
         doc = _recover(text, keep_all=True)
         if not any(m is TOO_DEEP for m in doc["messages"]):
@@ -104,6 +121,64 @@ def _load(path: Path, sink: ErrorSink, data: bytes | None) -> dict[str, Any] | N
         sink.report(IngestError(path, "", "not a DiscordChatExporter JSON export (no 'messages' array)"))
         return None
     return doc
+
+
+def _header(path: Path, sink: ErrorSink, prefix: str) -> dict[str, Any]:
+    """``guild`` and ``channel`` from the text before ``"messages": [`` (DCE writes them first)."""
+    try:
+        doc = json.loads(prefix + '"messages": []}')
+    except json.JSONDecodeError as exc:
+        sink.report(IngestError(path, json_error_position(exc), f"malformed JSON before the messages: {exc.msg}"))
+        doc = _recover(prefix)
+    except RecursionError:
+        sink.report(IngestError(path, "", TOO_DEEP_REASON.replace("skipped", "read what could be")))
+        doc = _recover(prefix)
+    return doc if isinstance(doc, dict) else {}
+
+
+def _items(path: Path, sink: ErrorSink | None, data: bytes | None, header: dict[str, Any]) -> Iterator[tuple[int, Any]]:
+    """Stream ``(index, raw message)`` of the file's ``messages`` array (``header`` receives ``guild`` and
+    ``channel``); damage, a ``.gz`` bomb or an unreadable file is reported to ``sink`` (``None``: silently
+    stops) after the items before it."""
+    sink = sink if sink is not None else _Silent()
+    report = sink.report
+    try:
+        with open_binary(path, data) as fh:
+            rd = JsonArrayReader(TextChunks(fh, str(path)))
+            if not rd.find("messages"):
+                if len(rd.prefix) > MAX_HEADER_CHARS:
+                    report(IngestError(path, "", "not a DiscordChatExporter JSON export (no 'messages' array in "
+                                       f"its first {MAX_HEADER_CHARS:,} characters)"))
+                    return
+                doc = _load(path, sink, rd.prefix)
+                if doc is None:
+                    return
+                header.update(doc)
+                yield from enumerate(doc["messages"])
+                return
+            header.update(_header(path, sink, rd.prefix))
+            try:
+                yield from rd.items()
+            except JsonBreak as exc:
+                report(IngestError(path, exc.position, exc.reason))
+                return
+            tail = rd.rest()
+            if tail is not None and (t := tail.strip()) not in ("}", ""):
+                try:
+                    json.loads("{" + t[1:] if t.startswith(",") else t)
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    report(IngestError(path, rd.where(rd.pos), f"malformed JSON after the messages: {exc}"))
+    except TooLarge as exc:
+        report(IngestError(path, "", str(exc)))
+    except (OSError, EOFError) as exc:
+        report(IngestError(path, "", f"unreadable: {exc}"))
+
+
+class _Silent(ErrorSink):
+    """A sink that drops every error (a first pass whose errors the second reports)."""
+
+    def report(self, error: IngestError) -> None:
+        return None
 
 
 def _member(author: dict[str, Any], author_id: str, joins: dict[str, datetime]) -> MemberRef:
@@ -124,10 +199,10 @@ def _names_in(content: str, user: dict[str, Any], uid: str) -> bool:
     return any(isinstance(n, str) and n and f"@{n}" in content for n in (user.get("name"), user.get("nickname")))
 
 
-def _scan_joins(raw: list[Any], path: Path) -> dict[str, datetime]:
+def _scan_joins(raw: Iterable[tuple[int, Any]], path: Path) -> dict[str, datetime]:
     """Join times per author id: ``author.joinedAt`` (non-standard) or ``GuildMemberJoin`` messages."""
     joins: dict[str, datetime] = {}
-    for m in raw:
+    for _i, m in raw:
         if not isinstance(m, dict):
             continue
         uid = get_str(m, "author", "id")
@@ -164,24 +239,29 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
             required key or with an unparseable time (position ``"message <index>"``).
     """
     sink = sink or ErrorSink()
-    doc = _load(path, sink, data)
-    if doc is None:
-        return
+    joins = _scan_joins(_items(path, None, data, {}), path)  # first pass: join times only, nothing reported
+    doc: dict[str, Any] = {}
+    items = _items(path, sink, data, doc)
+    first = next(items, None)  # reads the header into doc
     guild = found if isinstance(found := doc.get("guild"), dict) else {}
     chan = found if isinstance(found := doc.get("channel"), dict) else {}
     server = ServerRef("export", get_str(guild, "id") or path.parent.name or "export", clean_text(guild.get("name")))
-    chan_id = get_str(chan, "id") or path.stem
+    chan_id = get_str(chan, "id") or inner_name(path).stem
     if chan.get("type") in _THREAD_KINDS:
         channel = ChannelRef(
             chan_id, clean_text(chan.get("name")), parent_id=get_str(chan, "categoryId"), is_thread=True
         )
     else:
         channel = ChannelRef(chan_id, clean_text(chan.get("name")), category_id=get_str(chan, "categoryId"))
-    raw: list[Any] = doc["messages"]
-    joins = _scan_joins(raw, path)
-    author_of = {str(m.get("id")): get_str(m, "author", "id") for m in raw if isinstance(m, dict)}
-    for i, m in enumerate(raw):
+    author_of: OrderedDict[str, str | None] = OrderedDict()  # the last REPLY_WINDOW messages' authors
+    if first is None:
+        return
+    for i, m in itertools.chain((first,), items):
         msg = _convert(m, i, path, sink, server, channel, joins, author_of)
+        if isinstance(m, dict):
+            author_of[str(m.get("id"))] = get_str(m, "author", "id")
+            if len(author_of) > REPLY_WINDOW:
+                author_of.popitem(last=False)
         if msg is not None:
             yield msg
 
@@ -194,7 +274,7 @@ def _convert(
     server: ServerRef,
     channel: ChannelRef,
     joins: dict[str, datetime],
-    author_of: dict[str, str | None],
+    author_of: Mapping[str, str | None],
 ) -> Message | None:
     if m is TOO_DEEP:
         sink.report(IngestError(path, f"message {i}", TOO_DEEP_REASON))

@@ -52,6 +52,9 @@ class ErrorSink:
         on_error: ``"skip"`` or ``"stop"``.
         errors: List that receives skipped errors (may be ``None``: they are then only logged).
 
+    An error equal to one already reported (same file, position and reason) is not reported again: streamed
+    readers read some files twice (a first pass for join times, ``scan``'s survey then its judging pass).
+
     Raises:
         ValueError: ``on_error`` is not one of :data:`ON_ERROR`.
     """
@@ -62,9 +65,13 @@ class ErrorSink:
         self.on_error = on_error
         self.errors = errors
         self.count = 0
+        self._seen: set[IngestError] = set()
 
     def report(self, error: IngestError) -> None:
-        """Raise ``error`` (stop) or log it as a warning and append it to ``errors`` (skip)."""
+        """Raise ``error`` (stop) or log it as a warning and append it to ``errors`` (skip); once per error."""
+        if error in self._seen:
+            return
+        self._seen.add(error)
         if self.on_error == "stop":
             raise error
         self.count += 1

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
-from bot.ingest.common import EPOCH, TOO_DEEP_REASON, clean_text, decode_bytes, get_str, parse_iso
+from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
+from bot.ingest.common import EPOCH, TOO_DEEP_REASON, clean_text, get_str, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -95,39 +96,57 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
             errors).
     """
     sink = sink or ErrorSink()
-    text = decode_bytes(path.read_bytes() if data is None else data, str(path))
-    default_server = ServerRef("export", path.stem, path.stem)
+    default_server = ServerRef("export", inner_name(path).stem, inner_name(path).stem)
     last = EPOCH
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            sink.report(IngestError(path, f"line {n}, column {exc.colno}", f"malformed JSON: {exc.msg}"))
-            continue
-        except RecursionError:
-            sink.report(IngestError(path, f"line {n}", TOO_DEEP_REASON))
-            continue
-        if not isinstance(obj, dict) or get_str(obj, "id") is None or "text" not in obj:
-            sink.report(IngestError(path, f"line {n}", "expected a JSON object with 'id' and 'text'"))
-            continue
-        try:
-            created = _time(obj, "created_at")
-            edited = _time(obj, "edited_at")
-            author = _author(obj.get("author"))
-        except ValueError as exc:
-            sink.report(IngestError(path, f"line {n}", f"bad time: {exc}"))
-            continue
-        last = created = created or last
-        yield Message(
-            server=_server(obj.get("server"), default_server),
-            channel=_channel(obj.get("channel")),
-            author=author,
-            id=str(obj["id"]),
-            text=clean_text(obj.get("text")),
-            created_at=created,
-            edited_at=edited,
-            reply_to=get_str(obj, "reply_to"),
-            mentions_everyone=bool(obj.get("mentions_everyone", False)),
-        )
+    n = 0
+    try:
+        with open_binary(path, data) as fh:
+            for n, line in enumerate(iter_lines(fh, str(path)), 1):
+                if line is None:
+                    sink.report(IngestError(path, f"line {n}", f"line longer than {MAX_LINE_BYTES:,} bytes; skipped"))
+                    continue
+                msg = _parse_line(path, n, line, sink, default_server, last)
+                if msg is not None:
+                    last = msg.created_at
+                    yield msg
+    except TooLarge as exc:
+        sink.report(IngestError(path, f"line {n + 1}", str(exc)))
+    except (OSError, EOFError) as exc:
+        sink.report(IngestError(path, f"line {n + 1}", f"unreadable: {exc}"))
+
+
+def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: ServerRef,
+                last: datetime) -> Message | None:
+    """One line's :class:`Message` (``None``: blank, or reported to ``sink``); ``last`` is the previous line's time."""
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        sink.report(IngestError(path, f"line {n}, column {exc.colno}", f"malformed JSON: {exc.msg}"))
+        return None
+    except RecursionError:
+        sink.report(IngestError(path, f"line {n}", TOO_DEEP_REASON))
+        return None
+    if not isinstance(obj, dict) or get_str(obj, "id") is None or "text" not in obj:
+        sink.report(IngestError(path, f"line {n}", "expected a JSON object with 'id' and 'text'"))
+        return None
+    try:
+        created = _time(obj, "created_at")
+        edited = _time(obj, "edited_at")
+        author = _author(obj.get("author"))
+    except ValueError as exc:
+        sink.report(IngestError(path, f"line {n}", f"bad time: {exc}"))
+        return None
+    created = created or last
+    return Message(
+        server=_server(obj.get("server"), default_server),
+        channel=_channel(obj.get("channel")),
+        author=author,
+        id=str(obj["id"]),
+        text=clean_text(obj.get("text")),
+        created_at=created,
+        edited_at=edited,
+        reply_to=get_str(obj, "reply_to"),
+        mentions_everyone=bool(obj.get("mentions_everyone", False)),
+    )

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from bot.core.models import Message
+from bot.ingest.bounded import inner_name, read_head
 from bot.ingest.common import natural_key
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.ingest.discord_json import iter_discord_json, sniff_discord_json
 from bot.ingest.errors import ErrorSink, IngestError
 from bot.ingest.jsonl import iter_jsonl
-from bot.ingest.slack_export import iter_slack_export, sniff_slack_export
+from bot.ingest.slack_export import SlackExport, iter_slack_export, sniff_slack_export
 
 log = logging.getLogger(__name__)
 
@@ -28,18 +30,19 @@ def detect_file_format(path: Path) -> str | None:
 
     ``.csv`` -> ``discord-csv``; ``.jsonl``/``.ndjson`` -> ``jsonl``; ``.zip`` with ``users.json`` or
     ``channels.json`` -> ``slack-export``; ``.json`` starting with an object holding ``"guild"``/``"messages"`` ->
-    ``discord-json``, or whose first line is an object with ``id`` and ``text`` -> ``jsonl``.
+    ``discord-json``, or whose first line is an object with ``id`` and ``text`` -> ``jsonl``. A ``.gz`` file is
+    judged by the name and text it has inflated (``chat.jsonl.gz``; read through a size-capped stream).
     """
-    suffix = path.suffix.lower()
+    name = inner_name(path)
+    suffix = name.suffix.lower()
     if suffix == ".csv":
         return "discord-csv"
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
-    if suffix == ".zip":
+    if suffix == ".zip" and name == path:
         return "slack-export" if sniff_slack_export(path) else None
     if suffix == ".json":
-        with path.open("rb") as fh:
-            head = fh.read(4096).decode("utf-8-sig", errors="replace")
+        head = read_head(path).decode("utf-8-sig", errors="replace")
         if sniff_discord_json(head):
             return "discord-json"
         first = head.lstrip().split("\n", 1)[0]
@@ -60,6 +63,10 @@ def detect_format(path: Path) -> str | None:
     return detect_file_format(path)
 
 
+#: A re-openable part of the input: each call yields its messages from the start, in file order.
+Source = Callable[[], Iterator[Message]]
+
+
 def _iter_file(path: Path, fmt: str, sink: ErrorSink, root: Path | None) -> Iterator[Message]:
     if fmt == "discord-json":
         yield from iter_discord_json(path, sink=sink)
@@ -71,12 +78,48 @@ def _iter_file(path: Path, fmt: str, sink: ErrorSink, root: Path | None) -> Iter
         yield from iter_slack_export(path, sink=sink)
 
 
+def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Iterator[Source]:
+    """The parts of one input path, in the order :func:`iter_messages` reads them: one per export file, one per
+    channel folder of a Slack export (opened once, closed by ``stack``). See :func:`iter_messages` for ``fmt``
+    and the errors reported to ``sink``."""
+    if not path.exists():
+        sink.report(IngestError(path, "", "no such file or directory"))
+        return
+    if fmt == "slack-export" or (fmt == "auto" and detect_format(path) == "slack-export"):
+        export = SlackExport(path, sink=sink)
+        stack.callback(export.close)
+        for folder in export.folders:
+            yield functools.partial(export.iter_channel, folder)
+        return
+    if path.is_file():
+        file_fmt = fmt if fmt != "auto" else detect_file_format(path)
+        if file_fmt is None:
+            sink.report(IngestError(path, "", "cannot detect the export format (give --format)"))
+            return
+        yield functools.partial(_iter_file, path, file_fmt, sink, None)
+        return
+    for child in sorted((p for p in path.rglob("*") if p.is_file()), key=natural_key):
+        if fmt == "auto":
+            child_fmt = detect_file_format(child)
+        elif inner_name(child).suffix.lower() in _EXT[fmt]:
+            child_fmt = fmt
+            if fmt == "discord-json" and detect_file_format(child) != "discord-json":
+                child_fmt = None
+        else:
+            child_fmt = None
+        if child_fmt is None or child_fmt == "slack-export":
+            log.debug("skipping %s (not a %s export)", child, fmt)
+            continue
+        yield functools.partial(_iter_file, child, child_fmt, sink, path)
+
+
 def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = None) -> Iterator[Message]:
     """Yield the messages of one input path in file order (not sorted by time).
 
     Args:
-        path: A file, a Slack export folder or zip, or a folder of export files (walked recursively in natural
-            order, so ``2.csv`` comes before ``10.csv``; files that are not exports are skipped with a debug log).
+        path: A file (``.gz`` ones inflated through a size-capped stream), a Slack export folder or zip, or a
+            folder of export files (walked recursively in natural order, so ``2.csv`` comes before ``10.csv``;
+            files that are not exports are skipped with a debug log).
         fmt: One of :data:`FORMATS`. An explicit format on a folder reads the folder's files of that format
             (``slack-export``: the folder itself).
         sink: Error policy (default: skip and log).
@@ -89,32 +132,9 @@ def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = Non
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (allowed: {', '.join(FORMATS)})")
     sink = sink or ErrorSink()
-    if not path.exists():
-        sink.report(IngestError(path, "", "no such file or directory"))
-        return
-    if fmt == "slack-export" or (fmt == "auto" and detect_format(path) == "slack-export"):
-        yield from iter_slack_export(path, sink=sink)
-        return
-    if path.is_file():
-        file_fmt = fmt if fmt != "auto" else detect_file_format(path)
-        if file_fmt is None:
-            sink.report(IngestError(path, "", "cannot detect the export format (give --format)"))
-            return
-        yield from _iter_file(path, file_fmt, sink, None)
-        return
-    for child in sorted((p for p in path.rglob("*") if p.is_file()), key=natural_key):
-        if fmt == "auto":
-            child_fmt = detect_file_format(child)
-        elif child.suffix.lower() in _EXT[fmt]:
-            child_fmt = fmt
-            if fmt == "discord-json" and detect_file_format(child) != "discord-json":
-                child_fmt = None
-        else:
-            child_fmt = None
-        if child_fmt is None or child_fmt == "slack-export":
-            log.debug("skipping %s (not a %s export)", child, fmt)
-            continue
-        yield from _iter_file(child, child_fmt, sink, path)
+    with ExitStack() as stack:
+        for source in iter_sources(path, fmt, sink, stack):
+            yield from source()
 
 
 def read_messages(
@@ -126,6 +146,9 @@ def read_messages(
     mark_first_messages: bool = True,
 ) -> list[Message]:
     """Read every input and return its messages sorted by ``created_at`` (stable: ties keep input order).
+
+    A list of every message: for tests and small inputs. ``scan`` streams the same order without holding it
+    (:class:`bot.ingest.stream.MessageStream`).
 
     Messages with the same :attr:`Message.key` (the same file given twice, overlapping exports) are kept once
     (first occurrence). With ``mark_first_messages`` each message whose reader did not say gets
@@ -146,24 +169,17 @@ def read_messages(
         ValueError: Unknown ``fmt`` or ``on_error``.
         IngestError: With ``on_error="stop"``, the first malformed input (file and position).
     """
-    sink = ErrorSink(on_error, errors)
+    from bot.ingest.stream import MessageStream
+
     seen: set[tuple[str, str, str]] = set()
     out: list[Message] = []
-    for p in paths:
-        for msg in iter_messages(Path(p), fmt, sink=sink):
-            if msg.key in seen:
-                continue
-            seen.add(msg.key)
-            out.append(msg)
-    out.sort(key=lambda m: m.created_at)
-    if mark_first_messages:
-        spoke: set[tuple[str, str, str]] = set()
-        for i, msg in enumerate(out):
-            who = (msg.server.platform, msg.server.id, msg.author.id)
-            first = who not in spoke
-            spoke.add(who)
-            if msg.is_first_message is None:
-                out[i] = dataclasses.replace(msg, is_first_message=first)
-    if sink.count:
-        log.warning("read %d messages; skipped %d problem(s)", len(out), sink.count)
+    with MessageStream(paths, fmt, on_error, errors, mark_first_messages=mark_first_messages) as stream:
+        stream.survey()
+        for msg in stream:
+            if msg.key not in seen:  # the stream drops copies at the same time; a list can afford every key
+                seen.add(msg.key)
+                out.append(msg)
+        problems = stream.sink.count
+    if problems:
+        log.warning("read %d messages; skipped %d problem(s)", len(out), problems)
     return out

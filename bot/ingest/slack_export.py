@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
+from bot.ingest.bounded import CHUNK, MAX_RATIO, RATIO_FLOOR, TooLarge
 from bot.ingest.common import (
     TOO_DEEP,
     TOO_DEEP_REASON,
@@ -69,20 +70,9 @@ _EVERYONE = re.compile(r"<!(?:channel|here|everyone)(?:\|[^>]*)?>")
 
 #: Largest day or listing file read, inflated, in bytes (512 MiB: a month of a busy channel is a few MiB).
 MAX_MEMBER_BYTES = 512 << 20
-#: Largest inflated/compressed ratio of a zip member; Slack's JSON compresses about 5-15x, so 100x leaves room
-#: while a zip bomb (1 MiB -> 1 GiB is 1,000x) is stopped after :data:`RATIO_FLOOR` bytes.
-MAX_RATIO = 100
-#: Bytes any member may inflate to whatever its ratio (small, very repetitive files are normal).
-RATIO_FLOOR = 8 << 20
 #: Largest total inflated from one zip, in bytes (8 GiB).
 MAX_TOTAL_BYTES = 8 << 30
-_CHUNK = 1 << 20
-
-
-class TooLarge(ValueError):
-    """A file of the export is past a size bound (:data:`MAX_MEMBER_BYTES`, :data:`MAX_RATIO`,
-    :data:`MAX_TOTAL_BYTES`); it is reported and skipped, checked while inflating (a member's declared size is not
-    trusted)."""
+_CHUNK = CHUNK
 
 
 class _Tree:
@@ -242,57 +232,87 @@ def iter_slack_export(path: Path, *, sink: ErrorSink | None = None) -> Iterator[
             file, or a message without ``ts`` (position ``"message <index>"``).
         zipfile.BadZipFile: ``path`` is a file but not a zip.
     """
-    sink = sink or ErrorSink()
-    tree = _Tree(path)
+    export = SlackExport(path, sink=sink or ErrorSink())
     try:
-        yield from _iter(tree, sink)
+        for folder in export.folders:
+            yield from export.iter_channel(folder)
     finally:
-        tree.close()
+        export.close()
 
 
-def _iter(tree: _Tree, sink: ErrorSink) -> Iterator[Message]:
-    users = {str(u["id"]): u for u in _load_list(tree, "users.json", sink) if u.get("id")}
-    folders: dict[str, tuple[str, str]] = {}
-    for listing in ("channels.json", "groups.json", "mpims.json"):
-        for c in _load_list(tree, listing, sink):
-            if c.get("id") and c.get("name"):
-                folders[str(c["name"])] = (str(c["id"]), str(c["name"]))
-    for c in _load_list(tree, "dms.json", sink):
-        if c.get("id"):
-            folders[str(c["id"])] = (str(c["id"]), str(c["id"]))
-    day_names = sorted(
-        (n for n in tree.names if n.count("/") == 1 and _DAY_FILE.match(n.rsplit("/", 1)[-1])),
-        key=lambda n: natural_key(PurePosixPath(n)),  # type: ignore[arg-type]
-    )
-    days = [(n, _load_day(tree, n, sink)) for n in day_names]
-    joins: dict[str, datetime] = {}
-    teams: Counter[str] = Counter(str(u["team_id"]) for u in users.values() if u.get("team_id"))
-    msg_teams: Counter[str] = Counter()
-    for _, msgs in days:
-        for m in msgs:
-            if m.get("team"):
-                msg_teams[str(m["team"])] += 1
-            uid, ts = get_str(m, "user"), get_str(m, "ts")
-            if m.get("subtype") in _JOIN_SUBTYPES and uid and ts:
-                try:
-                    t = from_unix(ts)
-                except ValueError:
-                    continue
-                if uid not in joins or t < joins[uid]:
-                    joins[uid] = t
-    teams = teams or msg_teams
-    if teams:
-        server = ServerRef("slack", teams.most_common(1)[0][0])
-    else:
-        server = ServerRef("export", tree.path.stem, tree.path.stem)
-    for name, msgs in days:
-        folder = name.split("/", 1)[0]
-        cid, cname = folders.get(folder, (folder, folder))
+class SlackExport:
+    """An open Slack export, read one day file at a time (issue 25 item 9: nothing holds the whole export).
+
+    Opening reads the listings (``users.json``, ``channels.json``...) and makes one pass over every day file for
+    what later messages need (each member's earliest join, the workspace id), keeping only those; then
+    :meth:`iter_channel` yields one channel folder's messages, day by day. Errors go to ``sink`` (the
+    :class:`ErrorSink` reports each error once, so re-reading a damaged day file does not report it twice).
+
+    Raises:
+        zipfile.BadZipFile: ``path`` is a file but not a zip.
+    """
+
+    def __init__(self, path: Path, *, sink: ErrorSink) -> None:
+        self.sink = sink
+        self.tree = _Tree(path)
+        try:
+            self._prepare()
+        except BaseException:
+            self.tree.close()
+            raise
+
+    def _prepare(self) -> None:
+        tree, sink = self.tree, self.sink
+        self.users = {str(u["id"]): u for u in _load_list(tree, "users.json", sink) if u.get("id")}
+        self.listed: dict[str, tuple[str, str]] = {}
+        for listing in ("channels.json", "groups.json", "mpims.json"):
+            for c in _load_list(tree, listing, sink):
+                if c.get("id") and c.get("name"):
+                    self.listed[str(c["name"])] = (str(c["id"]), str(c["name"]))
+        for c in _load_list(tree, "dms.json", sink):
+            if c.get("id"):
+                self.listed[str(c["id"])] = (str(c["id"]), str(c["id"]))
+        self.day_names = sorted(
+            (n for n in tree.names if n.count("/") == 1 and _DAY_FILE.match(n.rsplit("/", 1)[-1])),
+            key=lambda n: natural_key(PurePosixPath(n)),  # type: ignore[arg-type]
+        )
+        #: Channel folders in the order their messages are yielded.
+        self.folders: list[str] = list(dict.fromkeys(n.split("/", 1)[0] for n in self.day_names))
+        self.joins: dict[str, datetime] = {}
+        teams: Counter[str] = Counter(str(u["team_id"]) for u in self.users.values() if u.get("team_id"))
+        msg_teams: Counter[str] = Counter()
+        for name in self.day_names:
+            for m in _load_day(tree, name, sink):
+                if m.get("team"):
+                    msg_teams[str(m["team"])] += 1
+                uid, ts = get_str(m, "user"), get_str(m, "ts")
+                if m.get("subtype") in _JOIN_SUBTYPES and uid and ts:
+                    try:
+                        t = from_unix(ts)
+                    except ValueError:
+                        continue
+                    if uid not in self.joins or t < self.joins[uid]:
+                        self.joins[uid] = t
+        teams = teams or msg_teams
+        if teams:
+            self.server = ServerRef("slack", teams.most_common(1)[0][0])
+        else:
+            self.server = ServerRef("export", tree.path.stem, tree.path.stem)
+
+    def iter_channel(self, folder: str) -> Iterator[Message]:
+        """Yield the messages of one channel folder, day files in date order (one day file held at a time)."""
+        cid, cname = self.listed.get(folder, (folder, folder))
         channel = ChannelRef(cid, cname)
-        for i, m in enumerate(msgs):
-            msg = _convert(m, i, tree.where(name), sink, server, channel, users, joins)
-            if msg is not None:
-                yield msg
+        for name in self.day_names:
+            if name.split("/", 1)[0] != folder:
+                continue
+            for i, m in enumerate(_load_day(self.tree, name, self.sink)):
+                msg = _convert(m, i, self.tree.where(name), self.sink, self.server, channel, self.users, self.joins)
+                if msg is not None:
+                    yield msg
+
+    def close(self) -> None:
+        self.tree.close()
 
 
 def _convert(

@@ -10,7 +10,7 @@ message (``before``, a :class:`bot.core.records.SetVerdict`) with the new one (`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -48,7 +48,7 @@ def _side(flagged: bool, action: str, labels: Sequence[str], rules: Sequence[str
             "policy_version": version}
 
 
-def compute_diff(messages: Sequence[Message], before: Mapping[tuple[str, str, str], SetVerdict],
+def compute_diff(messages: Iterable[Message], before: Mapping[tuple[str, str, str], SetVerdict],
                  after: Mapping[tuple[str, str, str], Verdict]) -> dict[str, Any]:
     """Compare two verdict sets of the same messages.
 

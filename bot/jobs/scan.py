@@ -20,20 +20,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from bot.core.models import LABELS, Message, Scores
+from bot.core.models import LABELS, Message, Scores, Verdict
 from bot.core.policy import Policy
 from bot.core.ports import Scorer
 from bot.core.records import ScanSummary, SetVerdict
@@ -56,8 +59,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
     off, with one warning: on such input they would only see one "unknown" member posting everything at once.
     """
-    from bot.ingest import IngestError, read_messages
-    from bot.ingest.jsonl import lacks_author_or_time
+    from bot.ingest import IngestError
+    from bot.ingest.stream import MessageStream
     from bot.runtime import build_policies
 
     console = Console(stderr=True, soft_wrap=True)  # one message, one line (paths are long)
@@ -69,36 +72,43 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     registry = build_policies(settings, extra_policy_files=tuple(args.policy))  # PolicyError before reading
     errors: list[IngestError] = []
     t0 = time.perf_counter()
-    try:
-        messages = read_messages(list(args.paths), fmt=args.format, on_error=args.on_error, errors=errors)
-    except IngestError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        return 2
-    for err in errors:
-        console.print(f"[yellow]skipped:[/yellow] {err}", highlight=False)
-    if not messages:
-        why = "no message could be read" if errors else "no messages found"
-        console.print(f"[red]error:[/red] {why} in {', '.join(str(p) for p in args.paths)}", highlight=False)
-        return 2
-    console.print(f"read {len(messages):,} messages from {len(args.paths)} path(s) in {time.perf_counter() - t0:.1f} s")
-    incomplete = sum(1 for m in messages if lacks_author_or_time(m))
-    if incomplete:
-        console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {len(messages):,} messages have no author or no "
-                      "time (JSON lines without \"author\" or \"created_at\"): the rate-based rules (flood, "
-                      "duplicates, raids, strikes and the escalation ladder) are off for this scan", highlight=False)
-    servers = sorted({(m.server.platform, m.server.id) for m in messages})
-    # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
-    policies = {s: await registry.get(*s) for s in servers}
-    ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=messages,
-                servers=servers,
-                policies=policies, errors=errors, stateful=not incomplete, scorer_factory=scorer_factory)
+    with MessageStream(list(args.paths), fmt=args.format, on_error=args.on_error, errors=errors) as stream:
+        try:
+            survey = stream.survey()  # the first pass: counts, servers, names; every malformed input reported
+        except IngestError as exc:
+            console.print(f"[red]error:[/red] {exc}", highlight=False)
+            return 2
+        for err in errors:
+            console.print(f"[yellow]skipped:[/yellow] {err}", highlight=False)
+        if not survey.messages:
+            why = "no message could be read" if errors else "no messages found"
+            console.print(f"[red]error:[/red] {why} in {', '.join(str(p) for p in args.paths)}", highlight=False)
+            return 2
+        total = survey.messages
+        console.print(f"read {total:,} messages from {len(args.paths)} path(s) in {time.perf_counter() - t0:.1f} s")
+        incomplete = survey.incomplete
+        if incomplete:
+            console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {total:,} messages have no author or no "
+                          "time (JSON lines without \"author\" or \"created_at\"): the rate-based rules (flood, "
+                          "duplicates, raids, strikes and the escalation ladder) are off for this scan",
+                          highlight=False)
+        servers = sorted(survey.servers)
+        # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
+        policies = {s: await registry.get(*s) for s in servers}
+        ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=stream,
+                    total=total, names=survey.names, servers=servers, policies=policies, errors=errors,
+                    stateful=not incomplete, scorer_factory=scorer_factory)
+        return await _run(ctx, scorer)
+
+
+async def _run(ctx: _Scan, scorer: Scorer | None) -> int:
     try:
         plan = await _replay_plan(ctx, scorer)
         if plan is not None:
             return await _run_replay(ctx, plan, scorer)
         return await _run_first(ctx, scorer)
     except ScanStoreFailed as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        ctx.console.print(f"[red]error:[/red] {exc}", highlight=False)
         return 2
 
 
@@ -137,7 +147,12 @@ class _Scan:
     console: Console
     #: stdout: the results (summary, replay difference, files written), so ``scan ... > summary.txt`` keeps them.
     out: Console
-    messages: list[Message]
+    #: The input, re-iterable in time order (read again for each pass; never held whole).
+    messages: Iterable[Message]
+    #: Messages the survey read (the progress bar's total; copies across inputs counted each time).
+    total: int
+    #: Author id -> display name (for the summary's member table).
+    names: dict[str, str]
     servers: list[tuple[str, str]]
     policies: dict[tuple[str, str], Policy]
     errors: list[Any]
@@ -180,6 +195,17 @@ class _Plan:
     need_model: int
 
 
+#: Messages looked up in the mod log per query while planning (keys, recorded verdicts, edits).
+PLAN_CHUNK = 2_000
+
+
+def _chunks(messages: Iterable[Message], size: int = PLAN_CHUNK) -> Iterator[list[Message]]:
+    """``messages`` in lists of at most ``size``."""
+    it = iter(messages)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
+
+
 async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
     """The first scan of messages (or a resumed one, under the policy that judged the recorded ones)."""
     from bot.runtime import open_runtime
@@ -192,17 +218,22 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
     async with open_runtime(ctx.settings, scorer=scorer, scorer_factory=ctx.scorer_factory,
                             **ctx.runtime_kwargs()) as rt:
         await rt.store.note_policy_versions(ctx.piece_modes())
-        t1 = time.perf_counter()
-        outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
-                                 console=ctx.console, database=ctx.settings.db_path)
-        elapsed = time.perf_counter() - t1
-        await _finish(ctx, rt, outcomes, elapsed=elapsed)
+        async with _output(ctx, rt.store) as output:
+            t1 = time.perf_counter()
+            await _replay(rt.service, ctx.messages, output.add, total=ctx.total,
+                          show_progress=not ctx.args.no_progress, console=ctx.console,
+                          database=ctx.settings.db_path)
+            elapsed = time.perf_counter() - t1
+            await _finish(ctx, rt, output, elapsed=elapsed)
     return ctx.exit_code
 
 
 async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
     """``None`` unless some input message is recorded under another policy version than its server's now; then
-    the replay's plan (with the mod log open: the caller closes ``plan.store``)."""
+    the replay's plan (with the mod log open: the caller closes ``plan.store``).
+
+    The input is looked up in :data:`PLAN_CHUNK` pieces, so deciding holds no per-message state; a replay's plan
+    holds the recorded verdicts and reusable scores of every input message (the diff needs them)."""
     from bot.core.pieces import scoring_pieces
     from bot.scoring.stored import model_identity
     from bot.store import exists, open_store
@@ -211,9 +242,6 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         return None
     store = await open_store(ctx.settings.db_path)
     try:
-        keys = [m.key for m in ctx.messages]
-        recorded = await store.recorded_verdicts(keys)
-        stale = sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
         s = ctx.settings
         # Under language routing (MODBOT_ROUTE_MODEL, or a scorer with ``route``) a stored score says which of
         # the two models produced it only per message, and scores recorded before routing came from the main
@@ -221,30 +249,48 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         routed = getattr(scorer, "route", None) is not None if scorer is not None else bool(s.route_model)
         identity = (None if routed else (scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
-        if not stale:
-            if len(recorded) == len(keys) and identity is not None:
+        stale = n_messages = n_recorded = 0
+        nothing_new = identity is not None
+        for chunk in _chunks(ctx.messages):
+            keys = [m.key for m in chunk]
+            recorded = await store.recorded_verdicts(keys)
+            n_messages += len(keys)
+            n_recorded += len(recorded)
+            stale += sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
+            if nothing_new and not stale and len(recorded) == len(keys):
                 edits = await store.known_messages(keys)
-                ctx.nothing_new = all(m.edited_at is None or ((recorded_edit := edits.get(m.key)) is not None
-                                                               and m.edited_at <= recorded_edit)
-                                      for m in ctx.messages)
+                nothing_new = all(m.edited_at is None or ((recorded_edit := edits.get(m.key)) is not None
+                                                           and m.edited_at <= recorded_edit)
+                                  for m in chunk)
+            else:
+                nothing_new = False
+        if not stale:
+            if n_recorded == n_messages and identity is not None:
+                ctx.nothing_new = nothing_new
                 ctx.identity = identity
             await store.close()
             return None
+        all_recorded: dict[tuple[str, str, str], SetVerdict] = {}
         known: dict[tuple[str, ...], Scores] = {}
-        stored = await store.stored_scores(keys, *identity) if identity else {}
-        modes = await store.policy_pieces({pv for pv, _ in stored.values()})
-        plans: list[tuple[str, ...] | None] = []  # None: exempt under its server's policy now (never scored)
-        for m in ctx.messages:
-            policy = ctx.policies[(m.server.platform, m.server.id)]
-            mode = policy.scoring.pieces
-            plan = scoring_pieces(m.text, sentences=mode == "sentences")
-            plans.append(None if policy.exemption(m) else plan)
-            hit = stored.get(m.key)
-            # a version never noted scored with the default plan ("sentences")
-            if hit is not None and modes.get(hit[0], "sentences") == mode:
-                known[plan] = hit[1]
-        need = sum(1 for plan in plans if plan is not None and plan[0].strip() and plan not in known)
-        return _Plan(store=store, recorded=recorded, stale=stale, known=known, identity=identity, need_model=need)
+        need = 0
+        for chunk in _chunks(ctx.messages):
+            keys = [m.key for m in chunk]
+            all_recorded.update(await store.recorded_verdicts(keys))
+            stored = await store.stored_scores(keys, *identity) if identity else {}
+            modes = await store.policy_pieces({pv for pv, _ in stored.values()})
+            plans: list[tuple[str, ...] | None] = []  # None: exempt under its server's policy now (never scored)
+            for m in chunk:
+                policy = ctx.policies[(m.server.platform, m.server.id)]
+                mode = policy.scoring.pieces
+                plan = scoring_pieces(m.text, sentences=mode == "sentences")
+                plans.append(None if policy.exemption(m) else plan)
+                hit = stored.get(m.key)
+                # a version never noted scored with the default plan ("sentences")
+                if hit is not None and modes.get(hit[0], "sentences") == mode:
+                    known[plan] = hit[1]
+            need += sum(1 for plan in plans if plan is not None and plan[0].strip() and plan not in known)
+        return _Plan(store=store, recorded=all_recorded, stale=stale, known=known, identity=identity,
+                     need_model=need)
     except BaseException:
         await store.close()
         raise
@@ -263,7 +309,7 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
     console = ctx.console
     try:
         versions = sorted({p.version for p in ctx.policies.values()})
-        console.print(f"{plan.stale:,} of {len(ctx.messages):,} messages were recorded under another policy: "
+        console.print(f"{plan.stale:,} of {ctx.total:,} messages were recorded under another policy: "
                       f"replaying them under {', '.join(versions)}", highlight=False)
         if plan.need_model or plan.identity is None:
             console.print(f"{plan.need_model:,} messages have no stored scores of this model: loading it",
@@ -276,36 +322,99 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
             async with open_runtime(ctx.settings, scorer=scorer, db_path=Path(tmp) / "replay.db",
                                     **ctx.runtime_kwargs()) as rt:
                 rt.service.known_scores = plan.known
-                t1 = time.perf_counter()
-                outcomes = await _replay(rt.service, ctx.messages, show_progress=not ctx.args.no_progress,
-                                         console=console)
-                elapsed = time.perf_counter() - t1
-                judged = {o.verdict.message.key: o.verdict for o in outcomes if not o.duplicate}
-                await plan.store.record_replay(list(judged.values()), model_version=scorer.version)
-                await plan.store.note_policy_versions(ctx.piece_modes())
-                ctx.out.print(f"\n[bold]replay finished[/bold]: {len(judged):,} messages re-judged in "
-                              f"{elapsed:.1f} s ({rt.service.stats['scored_texts']:,} texts scored by the model, "
-                              "the rest from stored scores); both verdict sets are kept in "
-                              f"{ctx.settings.db_path}", highlight=False)
-                diff = compute_diff(ctx.messages, plan.recorded, judged)
-                print_diff(ctx.out, diff)
-                await _finish(ctx, rt, outcomes, elapsed=elapsed, diff=diff)
+                judged: dict[tuple[str, str, str], Verdict] = {}
+                async with _output(ctx, rt.store, judged=judged) as output:
+                    t1 = time.perf_counter()
+                    await _replay(rt.service, ctx.messages, output.add, total=ctx.total,
+                                  show_progress=not ctx.args.no_progress, console=console)
+                    elapsed = time.perf_counter() - t1
+                    await plan.store.record_replay(list(judged.values()), model_version=scorer.version)
+                    await plan.store.note_policy_versions(ctx.piece_modes())
+                    ctx.out.print(f"\n[bold]replay finished[/bold]: {len(judged):,} messages re-judged in "
+                                  f"{elapsed:.1f} s ({rt.service.stats['scored_texts']:,} texts scored by the "
+                                  "model, the rest from stored scores); both verdict sets are kept in "
+                                  f"{ctx.settings.db_path}", highlight=False)
+                    diff = compute_diff(ctx.messages, plan.recorded, judged)
+                    print_diff(ctx.out, diff)
+                    await _finish(ctx, rt, output, elapsed=elapsed, diff=diff)
     finally:
         await plan.store.close()
     return ctx.exit_code
 
 
-async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: float,
+class _Output:
+    """Where a scan's outcomes go as they come, in input order: each ``--out`` row is written at once, each report
+    row spooled to a temporary JSONL file (``--report`` renders from it after the scan), and only counts are kept
+    (and, for a replay, the new verdicts in ``judged``)."""
+
+    def __init__(self, store: ModStore, out: IO[str] | None, spool: IO[str] | None,
+                 judged: dict[tuple[str, str, str], Verdict] | None) -> None:
+        self.store = store
+        self.out = out
+        self.spool = spool
+        self.judged = judged
+        #: Messages whose outcome came (the input after copies are dropped); ``new``: those judged now.
+        self.total = 0
+        self.new = 0
+
+    async def add(self, o: Outcome) -> None:
+        self.total += 1
+        if not o.duplicate:
+            self.new += 1
+            if self.judged is not None:
+                self.judged[o.verdict.message.key] = o.verdict
+        if self.out is None and self.spool is None:
+            return
+        row = await _row(self.store, o)
+        if row is None:
+            return
+        if self.out is not None:
+            self.out.write(json.dumps({k: row[k] for k in _OUT_KEYS}, ensure_ascii=False) + "\n")
+        if self.spool is not None:
+            self.spool.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+    def report_rows(self) -> Iterator[dict[str, Any]]:
+        """The spooled report rows, read back one at a time."""
+        if self.spool is None:
+            return
+        self.spool.flush()
+        self.spool.seek(0)
+        for line in self.spool:
+            yield json.loads(line)
+
+
+#: The keys of one ``scan --out`` row.
+_OUT_KEYS = ("id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action")
+
+
+@asynccontextmanager
+async def _output(ctx: _Scan, store: ModStore,
+                  judged: dict[tuple[str, str, str], Verdict] | None = None) -> AsyncIterator[_Output]:
+    """An :class:`_Output` for this scan: ``--out`` opened for writing (its folder created), a spool for
+    ``--report`` in a temporary folder; both closed after."""
+    import tempfile
+
+    with contextlib.ExitStack() as stack:
+        out = None
+        if ctx.args.out:
+            ctx.args.out.parent.mkdir(parents=True, exist_ok=True)
+            out = stack.enter_context(ctx.args.out.open("w", encoding="utf-8"))
+        spool = None
+        if ctx.args.report:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="modbot-scan-"))
+            spool = stack.enter_context((Path(tmp) / "rows.jsonl").open("w+", encoding="utf-8"))
+        yield _Output(store, out, spool, judged)
+
+
+async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,
                   diff: dict[str, Any] | None = None) -> None:
-    """Rows, ``--out``, the summary and ``--report`` from ``rt``'s store (the mod log, or a replay's scratch)."""
+    """The summary (from ``rt``'s store: the mod log, or a replay's scratch) and ``--report`` (from the spooled
+    rows); ``--out`` was written as the outcomes came."""
     args, console, store, servers = ctx.args, ctx.out, rt.store, ctx.servers
-    rows = await _rows(store, outcomes)
-    if args.out:
-        _write_jsonl(args.out, rows)
+    if output.out is not None:
+        output.out.flush()
     summary = await _summary(store, servers)
-    names = {m.author.id: m.author.name for m in ctx.messages if m.author.name}
-    new = sum(1 for o in outcomes if not o.duplicate)
-    _print_summary(console, summary, len(ctx.messages), new, elapsed, names, replay=diff is not None)
+    _print_summary(console, summary, output.total, output.new, elapsed, ctx.names, replay=diff is not None)
     if args.report:
         from bot.report import display_path, policy_provenance, write_html_report
 
@@ -327,15 +436,18 @@ async def _finish(ctx: _Scan, rt: Any, outcomes: list[Outcome], *, elapsed: floa
             "errors": len(ctx.errors) or None,
             "diff": diff,
         }
-        write_html_report(args.report, doc, rows)
+        write_html_report(args.report, doc, output.report_rows())
         console.print(f"report written to {args.report}")
     if args.out:
         console.print(f"verdicts written to {args.out}")
 
 
-async def _replay(service: ModerationService, messages: list[Message], *, show_progress: bool,
-                  console: Console, database: Path | str = "the mod log") -> list[Outcome]:
-    """Feed messages in order with a bounded number in flight; return outcomes in input order.
+async def _replay(service: ModerationService, messages: Iterable[Message],
+                  on_outcome: Callable[[Outcome], Awaitable[None]], *, total: int, show_progress: bool,
+                  console: Console, database: Path | str = "the mod log") -> None:
+    """Feed messages in order with a bounded number in flight (``4 * batch_size``), handing each outcome to
+    ``on_outcome`` in input order as soon as it and those before it are done; nothing else is kept per message.
+    ``total`` is the progress bar's length.
 
     Raises:
         ScanStoreFailed: A message's batch failed in the mod log (:func:`_store_failure`): no further message is
@@ -343,13 +455,27 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
     """
     failed: list[BaseException] = []
     await service.start()
-    futures: list[asyncio.Future[Outcome]] = []
+    pending: deque[asyncio.Future[Outcome]] = deque()
     window = asyncio.Semaphore(4 * service.batch_size)
+    judged = 0
     progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                         TimeRemainingColumn(), console=console, disable=not show_progress, transient=False)
     started = time.perf_counter()
+
+    async def drain(*, everything: bool) -> None:
+        nonlocal judged
+        while pending and (everything or pending[0].done()):
+            fut = pending.popleft()
+            if not fut.done():
+                await asyncio.wait([fut])
+            if fut.cancelled() or ((exc := fut.exception()) is not None and _store_failure(exc)):
+                continue
+            outcome = fut.result()  # a defect in judging is raised here
+            judged += 1
+            await on_outcome(outcome)
+
     with progress:
-        task = progress.add_task("scan", total=len(messages), rate="")
+        task = progress.add_task("scan", total=total, rate="")
 
         def done(fut: asyncio.Future[Outcome]) -> None:
             window.release()
@@ -359,55 +485,46 @@ async def _replay(service: ModerationService, messages: list[Message], *, show_p
             n = progress.tasks[0].completed
             progress.update(task, rate=f"{n / max(time.perf_counter() - started, 1e-6):,.0f} msg/s")
 
-        for m in messages:
-            await window.acquire()
-            if failed:
-                break
-            fut = service.submit(m)
-            fut.add_done_callback(done)
-            futures.append(fut)
-        await service.close()
+        try:
+            for m in messages:
+                await window.acquire()
+                if failed:
+                    break
+                fut = service.submit(m)
+                fut.add_done_callback(done)
+                pending.append(fut)
+                await drain(everything=False)
+        finally:
+            await service.close()
+        await drain(everything=True)
     if failed:
-        judged = sum(1 for f in futures if not f.cancelled() and f.exception() is None)
-        raise ScanStoreFailed(database, failed[0], judged, len(messages))
-    return [f.result() for f in futures]
+        raise ScanStoreFailed(database, failed[0], judged, total)
 
 
-async def _rows(store: ModStore, outcomes: list[Outcome]) -> list[dict[str, Any]]:
-    """One ``scan --out`` row per message (plus the report's fields, :func:`bot.report.message_fields`);
-    duplicates (already recorded) come from the stored verdict."""
+async def _row(store: ModStore, o: Outcome) -> dict[str, Any] | None:
+    """One ``scan --out`` row (plus the report's fields, :func:`bot.report.message_fields`); a duplicate (already
+    recorded) comes from the stored verdict (``None`` when it has none)."""
     from bot.report import message_fields, verdict_fields
 
-    rows: list[dict[str, Any]] = []
-    for o in outcomes:
-        m = o.verdict.message
-        if o.duplicate:
-            sv = await store.get_verdict(m.server.platform, m.server.id, m.id)
-            if sv is None:
-                continue
-            row = {
-                "id": m.id, "channel": m.channel.name or m.channel.id, "author": m.author.name or m.author.id,
-                "scores": {lb: sv.scores.get(lb) for lb in LABELS},
-                "rule_hits": [{"rule": h.get("rule"), "detail": h.get("detail"), "label": h.get("label")}
-                              for h in sv.rule_hits],
-                "flagged": sv.flagged, "labels": list(sv.labels), "action": sv.action.label,
-                "policy_version": sv.policy_version, "shadow": sv.shadow,
-            }
-        else:
-            row = {**o.verdict.to_json(), **verdict_fields(o.verdict)}
-            if o.case_number is not None:
-                row["case"] = o.case_number
-        row.update(message_fields(m))  # names and ids, platform, server, time, text, link
-        rows.append(row)
-    return rows
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            out = {k: r[k] for k in ("id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action")}
-            fh.write(json.dumps(out, ensure_ascii=False) + "\n")
+    m = o.verdict.message
+    if o.duplicate:
+        sv = await store.get_verdict(m.server.platform, m.server.id, m.id)
+        if sv is None:
+            return None
+        row = {
+            "id": m.id, "channel": m.channel.name or m.channel.id, "author": m.author.name or m.author.id,
+            "scores": {lb: sv.scores.get(lb) for lb in LABELS},
+            "rule_hits": [{"rule": h.get("rule"), "detail": h.get("detail"), "label": h.get("label")}
+                          for h in sv.rule_hits],
+            "flagged": sv.flagged, "labels": list(sv.labels), "action": sv.action.label,
+            "policy_version": sv.policy_version, "shadow": sv.shadow,
+        }
+    else:
+        row = {**o.verdict.to_json(), **verdict_fields(o.verdict)}
+        if o.case_number is not None:
+            row["case"] = o.case_number
+    row.update(message_fields(m))  # names and ids, platform, server, time, text, link
+    return row
 
 
 async def _summary(store: ModStore, servers: list[tuple[str, str]]) -> ScanSummary:

@@ -65,6 +65,9 @@ class MemberInfo:
         joined_at: When the member joined (UTC), if known.
         created_at: When the account was created (UTC), if known.
         is_bot: A bot or integration.
+        home_server: The id of the server the member belongs to when it is not this one (a Slack Connect member
+            of another workspace in a shared channel; ``None``: a member of this server). Such a member's account
+            is managed there: the card says what cannot be done for them here.
     """
 
     id: str
@@ -74,6 +77,7 @@ class MemberInfo:
     joined_at: datetime | None = None
     created_at: datetime | None = None
     is_bot: bool = False
+    home_server: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

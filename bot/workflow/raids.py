@@ -236,6 +236,14 @@ class RaidResponse(WorkflowParts):
         """Bulk-delete queued messages per channel (100 per request) and record each case's outcome."""
         pending, board.pending = board.pending, {}
         for channel_id, items in pending.items():
+            refused = await self._bot_may_not_delete(board.server_id, channel_id)
+            if refused is not None:  # nothing is sent; each case records why
+                for _message_id, case_number in items:
+                    if case_number is not None:
+                        await self.store.set_case_status(self.platform, board.server_id, case_number,
+                                                         CaseStatus.FAILED, failure=f"delete: {refused}")
+                board.notes.append(f"{len(items)} delete(s) not sent: {refused}"[:300])
+                continue
             for start in range(0, len(items), BULK_MAX):
                 chunk = items[start:start + BULK_MAX]
                 result = await self.enforcer.bulk_delete(board.server_id, channel_id, [m for m, _ in chunk])
@@ -250,6 +258,24 @@ class RaidResponse(WorkflowParts):
                 if result.failed:
                     reasons = sorted(set(result.failed.values()))
                     board.notes.append(f"{len(result.failed)} delete(s) FAILED: {'; '.join(reasons)}"[:300])
+
+    async def _bot_may_not_delete(self, server_id: str, channel_id: str) -> str | None:
+        """Why the bot may not delete members' messages IN ``channel_id`` (its roles plus the channel's permission
+        overwrites, as the platform computes them), or ``None`` when it may, or when the platform has no
+        per-channel permissions (its enforcer has no ``member_permissions``) or cannot name the bot's member.
+        A lookup that fails is a reason too: nothing is deleted on a guess."""
+        lookup = getattr(self.enforcer, "member_permissions", None)
+        if lookup is None:
+            return None
+        bot = await self.enforcer.bot_member(server_id)
+        if bot is None:
+            return None
+        held = await lookup(server_id, channel_id, bot.id)
+        if held is None:
+            return f"the bot's permissions in <#{channel_id}> could not be read"
+        if Permission.MANAGE_MESSAGES not in held:
+            return f"the bot lacks Manage Messages in <#{channel_id}> (a channel permission overwrite?)"
+        return None
 
     # ------------------------------------------------------------------ end
     async def _end_when_due(self, board: RaidBoard) -> None:

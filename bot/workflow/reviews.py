@@ -55,7 +55,8 @@ class ReviewsMixin(WorkflowParts):
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
-            member_created_at=member.created_at if member else None, channel_id=item.channel_id,
+            member_created_at=member.created_at if member else None,
+            member_home_server=member.home_server if member else None, channel_id=item.channel_id,
             message_id=item.message_id, evidence=evidence, reason=item.reason, case_number=item.case_number,
             strikes=len(strikes), points=sum(s.points for s in strikes), notes=notes,
             capabilities_missing=missing, decision=None if item.decision is ReviewDecision.OPEN else

@@ -43,6 +43,8 @@ class ReviewCard:
         server_id: Its server.
         source: ``"automod"``, ``"report"`` or ``"appeal"``.
         member_id: Who is under review; ``member_name`` and the two dates describe them (UTC, ``None``: unknown).
+        member_home_server: The member's own server when it is another one (:attr:`MemberInfo.home_server`: a
+            Slack Connect member); the adapter's card says what cannot be done for them.
         channel_id, message_id: Where the message is (``None`` for a report about a member).
         evidence: The text, scores and rules.
         reason: Why it is queued.
@@ -64,6 +66,7 @@ class ReviewCard:
     member_name: str = ""
     member_joined_at: datetime | None = None
     member_created_at: datetime | None = None
+    member_home_server: str | None = None
     channel_id: str | None = None
     message_id: str | None = None
     evidence: Evidence = field(default_factory=Evidence)

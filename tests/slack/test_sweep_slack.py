@@ -122,3 +122,23 @@ async def test_slack_connect_member_is_not_treated_as_gone_and_warn_reaches_them
     dm = next(c for c in senv.fake.channels.values() if c.is_im and guest.id in c.members)
     assert any("case #" in m["text"] for m in dm.messages.values())
     assert not [e for e in senv.fake.ephemerals if "no longer" in str(e)]
+
+
+async def test_slack_connect_members_card_says_what_cannot_be_done_for_them(senv: SlackEnv):  # noqa: F811
+    """The review card of a member of another workspace names that workspace and says what cannot be done for them
+    here (their account is managed at home: no deactivation, no removal from their workspace) next to what can;
+    a member of this workspace's card says nothing of the kind."""
+    await senv.start()
+    guest = senv.fake.add_user("partner", home_team="T0PARTNER01")
+    senv.fake.general.members.add(guest.id)
+    await senv.say(guest.id, "borderline take")
+    (card,) = senv.cards()
+    text = json.dumps(card["blocks"])
+    assert "Member of another workspace" in text and "T0PARTNER01" in text
+    assert "Not possible here:* deactivating their account" in text
+    assert {"mod:review:1:warn", "mod:review:1:kick"} <= set(buttons(card))
+    local = senv.fake.add_user("local")
+    senv.fake.general.members.add(local.id)
+    await senv.say(local.id, "borderline take")
+    local_card = next(c for c in senv.cards() if "mod:review:2:warn" in buttons(c))
+    assert "Member of another workspace" not in json.dumps(local_card["blocks"])

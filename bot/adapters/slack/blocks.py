@@ -99,6 +99,8 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
            section(f"*Member:* <@{card.member_id}> (`{card.member_id}`), first seen {_age(card.member_joined_at)} "
                    f"ago, prior strikes: {words.strikes(card.strikes, card.points)}\n*Channel:* {_channel(card.channel_id)}"),
            section("*Text:*\n>" + escape(cut(ev.text, 2500)).replace("\n", "\n>") if ev.text else "*Text:* _(none)_")]
+    if card.member_home_server:
+        out.append(context(external_member(card.member_home_server)))
     if ev.scores:
         lines = []
         ordered = {label: ev.scores[label] for label in LABELS if label in ev.scores}
@@ -124,6 +126,16 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
                            + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
     return cut(f"{title}: {card.reason}", TEXT_MAX), out[:BLOCKS_MAX]
+
+
+def external_member(home: str) -> str:
+    """What a card says about a member of another workspace (Slack Connect, ``home``: their workspace's id):
+    what Slack lets this workspace do for them, and what it does not."""
+    return (f":globe_with_meridians: *Member of another workspace* (Slack Connect, `{escape(home)}`): their account "
+            "is managed by their own workspace. From here: delete their messages, warn them (a DM, which their "
+            "organisation's settings may refuse; the case then says so) and remove them from this channel. "
+            "*Not possible here:* deactivating their account or removing them from their workspace; to keep them "
+            "out of every shared channel, ask their workspace's admins or stop sharing the channel.")
 
 
 def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:

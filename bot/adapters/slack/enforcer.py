@@ -118,13 +118,15 @@ class SlackEnforcer:
         A Slack Connect member (``users.info`` gives another workspace's ``team_id``: someone of another
         organisation in a shared channel) is here, not gone: they are a plain member of this workspace's channels
         (rank 0, never an owner or admin *here*, whatever they are at home), so the card's Warn (a DM) and Remove
-        from channel are tried, and whatever Slack answers is recorded on the case."""
+        from channel are tried, and whatever Slack answers is recorded on the case. ``home_server`` names their
+        workspace, so the card says what cannot be done for them here (:func:`bot.adapters.slack.blocks.review`)."""
         user = await self.user_info(member_id)
         if user is None:
             return None
         name = (user.get("profile") or {}).get("display_name") or user.get("real_name") or user.get("name") or ""
         if user.get("team_id") and user["team_id"] != server_id:
-            return MemberInfo(id=member_id, name=name, rank=RANK_MEMBER, is_bot=bool(user.get("is_bot")))
+            return MemberInfo(id=member_id, name=name, rank=RANK_MEMBER, is_bot=bool(user.get("is_bot")),
+                              home_server=str(user["team_id"]))
         return MemberInfo(id=member_id, name=name, rank=await self.rank(server_id, user),
                           is_owner=bool(user.get("is_primary_owner")), is_bot=bool(user.get("is_bot")))
 

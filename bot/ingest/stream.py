@@ -1,0 +1,192 @@
+"""The inputs of ``scan`` as one time-ordered stream of messages, read without holding them (issue 25 item 9).
+
+Two passes over the inputs, each holding one piece of each open file:
+
+1. :meth:`MessageStream.survey` reads every part (an export file, or one channel folder of a Slack export) once
+   and keeps, per part, its message count, first time and whether it is in time order; for the whole input the
+   servers, each author's name and how many messages lack an author or a time (what ``scan`` must know before the
+   model loads). Every malformed input is reported here (the :class:`bot.ingest.ErrorSink` reports it once, so
+   the second pass does not repeat it; with ``on_error="stop"`` nothing has been judged yet).
+2. Iterating the stream merges the parts by ``created_at`` (stable: ties keep input order, exactly as a stable
+   sort of everything would), opening a part only when the merge reaches its first time, so only the parts that
+   overlap in time are open at once. A part found out of time order in the survey is sorted in memory on its own
+   (its size is bounded by the readers' size caps); exports are written in time order, so this is rare.
+
+Copies of one message (the same file given twice, overlapping exports) carry the same time: the stream keeps the
+first of the messages with one key at one time, holding only the keys of the current instant. Each author's first
+message per ``(platform, server)`` gets ``is_first_message`` (the set of authors seen is kept, one entry per
+author). Memory: the authors, the servers, one record per part, and one piece of each open part, whatever N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+
+from bot.core.models import Message
+from bot.ingest.errors import ErrorSink, IngestError
+from bot.ingest.jsonl import lacks_author_or_time
+from bot.ingest.reader import FORMATS, Source, iter_sources
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PartInfo:
+    """What the survey learnt of one part of the input."""
+
+    count: int = 0
+    first: datetime | None = None
+    ordered: bool = True
+
+
+@dataclass
+class Survey:
+    """The whole input, as the survey pass saw it.
+
+    Attributes:
+        messages: Messages read (copies across inputs counted each time; the stream yields each once).
+        incomplete: Messages without an author or a time (:func:`bot.ingest.jsonl.lacks_author_or_time`).
+        servers: ``(platform, server id)`` of every message.
+        names: Author id -> display name (the last non-empty one read).
+        parts: One :class:`PartInfo` per part, in input order.
+    """
+
+    messages: int = 0
+    incomplete: int = 0
+    servers: set[tuple[str, str]] = field(default_factory=set)
+    names: dict[str, str] = field(default_factory=dict)
+    parts: list[PartInfo] = field(default_factory=list)
+
+
+class MessageStream:
+    """Re-iterable, time-ordered, de-duplicated messages of ``paths`` (see the module docstring).
+
+    Args:
+        paths: Files or folders (see :func:`bot.ingest.iter_messages`).
+        fmt: One of :data:`bot.ingest.FORMATS`.
+        on_error: ``"skip"`` or ``"stop"``; ``errors`` receives the skipped :class:`IngestError` records.
+        mark_first_messages: Set ``is_first_message`` where the reader did not.
+
+    Use as a context manager (it closes the Slack exports it opened); call :meth:`survey` before iterating.
+
+    Raises:
+        ValueError: Unknown ``fmt`` or ``on_error``.
+        IngestError: With ``on_error="stop"``, from :meth:`survey`: the first malformed input.
+    """
+
+    def __init__(self, paths: Sequence[Path | str], fmt: str = "auto", on_error: str = "skip",
+                 errors: list[IngestError] | None = None, *, mark_first_messages: bool = True) -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown format {fmt!r} (allowed: {', '.join(FORMATS)})")
+        self.paths = [Path(p) for p in paths]
+        self.fmt = fmt
+        self.sink = ErrorSink(on_error, errors)
+        self.mark_first_messages = mark_first_messages
+        self._stack = ExitStack()
+        self._parts: list[Source] | None = None
+        self._survey: Survey | None = None
+
+    def __enter__(self) -> MessageStream:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close what the parts opened (Slack export zips)."""
+        self._stack.close()
+
+    def _open(self) -> list[Source]:
+        if self._parts is None:
+            self._parts = [src for p in self.paths for src in iter_sources(p, self.fmt, self.sink, self._stack)]
+        return self._parts
+
+    def survey(self) -> Survey:
+        """Read every part once (see the module docstring); the result is kept (a second call returns it)."""
+        if self._survey is not None:
+            return self._survey
+        out = Survey()
+        for part in self._open():
+            info = PartInfo()
+            last: datetime | None = None
+            for m in part():
+                info.count += 1
+                t = m.created_at
+                if info.first is None or t < info.first:
+                    info.first = t
+                if last is not None and t < last:
+                    info.ordered = False
+                last = t
+                out.servers.add((m.server.platform, m.server.id))
+                if m.author.name:
+                    out.names[m.author.id] = m.author.name
+                if lacks_author_or_time(m):
+                    out.incomplete += 1
+            out.messages += info.count
+            out.parts.append(info)
+        self._survey = out
+        return out
+
+    def __iter__(self) -> Iterator[Message]:
+        survey = self.survey()
+        merged = _merge(self._open(), survey.parts)
+        now: datetime | None = None
+        keys_now: set[tuple[str, str, str]] = set()
+        spoke: set[tuple[str, str, str]] = set()
+        for msg in merged:
+            if msg.created_at != now:
+                now = msg.created_at
+                keys_now.clear()
+            if msg.key in keys_now:
+                continue
+            keys_now.add(msg.key)
+            if self.mark_first_messages:
+                who = (msg.server.platform, msg.server.id, msg.author.id)
+                first = who not in spoke
+                spoke.add(who)
+                if msg.is_first_message is None:
+                    msg = dataclasses.replace(msg, is_first_message=first)
+            yield msg
+
+
+def _merge(parts: Sequence[Source], infos: Sequence[PartInfo]) -> Iterator[Message]:
+    """Merge the parts by time, stably (ties: lower part index first, then file order), opening each part when the
+    merge reaches its first time. A part read out of order now (changed since the survey) is logged and yielded as
+    it comes."""
+    pending = sorted((i for i, info in enumerate(infos) if info.count and info.first is not None),
+                     key=lambda i: (infos[i].first, i))
+    heap: list[tuple[datetime, int, int, Message, Iterator[Message]]] = []
+    seq = itertools.count()
+
+    def push(i: int, it: Iterator[Message]) -> None:
+        msg = next(it, None)
+        if msg is not None:
+            heapq.heappush(heap, (msg.created_at, i, next(seq), msg, it))
+
+    nxt = 0
+    while True:
+        while nxt < len(pending) and (not heap or infos[pending[nxt]].first <= heap[0][0]):  # type: ignore[operator]
+            i = pending[nxt]
+            nxt += 1
+            it = parts[i]()
+            if not infos[i].ordered:
+                log.info("part %d of the input is not in time order: sorting its %d messages", i, infos[i].count)
+                it = iter(sorted(it, key=lambda m: m.created_at))
+            push(i, it)
+        if not heap:
+            return
+        t, i, _, msg, it = heapq.heappop(heap)
+        push(i, it)
+        if heap and heap[0][1] == i and heap[0][0] < t:
+            log.warning("part %d of the input changed since it was read: a message went back in time", i)
+        yield msg
