@@ -282,3 +282,51 @@ async def test_sigterm_drains_in_flight_requests_and_stores_nothing(tmp_path):
     assert time.monotonic() - started < 10
     assert secret not in out + err
     assert sorted(p.name for p in Path(tmp_path).rglob("*")) == before
+
+
+class _DetectorCalls:
+    """Counts the texts py3langid scores (its public ``classify`` and ``rank``, each one pass over a text)."""
+
+    def __init__(self, monkeypatch) -> None:
+        from py3langid.langid import LanguageIdentifier
+
+        self.texts: list[str] = []
+        for name in ("classify", "rank"):
+            original = getattr(LanguageIdentifier, name)
+
+            def counted(ident, text, _original=original):
+                self.texts.append(text)
+                return _original(ident, text)
+
+            monkeypatch.setattr(LanguageIdentifier, name, counted)
+
+
+@pytest.mark.parametrize(("text", "examined", "detected", "status"), [
+    ("Thanks for the review, I will update the pull request tomorrow morning", 1, ["en"], 200),
+    ("Je pense que tu es vraiment un imbécile et que personne ne t'aime ici", 1, ["fr"], 400),
+    ("Thanks for the review of the parser. I will update the pull request tomorrow morning.", 3, ["en"], 200),
+])
+async def test_language_is_detected_once_per_text_examined(monkeypatch, text, examined, detected, status):
+    """comments:analyze runs the detector once per part of the message (whole text, then each sentence): the
+    language check and detectedLanguages read the same pass (it ran twice per part before)."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    calls = _DetectorCalls(monkeypatch)
+    svc = ScoringService(ServeConfig(), KeyRing(), Settings().default_policy)
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(SlowFakeScorer(), "fake")
+        body = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}}}
+        async with client.post(ANALYZE, json=body) as r:
+            doc = await r.json()
+        await svc.drain()
+    assert r.status == status
+    if status == 200:
+        assert doc["detectedLanguages"] == detected
+    else:
+        assert doc["error"]["details"][0]["languageNotSupportedByAttributeError"]["detectedLanguages"] == detected
+    assert len(calls.texts) == examined

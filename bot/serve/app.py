@@ -57,7 +57,7 @@ from bot.serve.perspective import (
     language_error,
     parse_analyze,
 )
-from bot.serve.reading import detected_language, read_text, sentence_spans
+from bot.serve.reading import read_text, sentence_spans
 
 log = logging.getLogger(__name__)
 
@@ -300,10 +300,11 @@ class ScoringService:
             foreign = [x for x in req.languages if x not in model_languages]
             if foreign:
                 raise language_error(first_attr, foreign, detected=False)
-        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages)
+        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages,
+                            want_detected=True)
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
-        detected = detected_language(req.text, policy)
+        detected = reading.detected
         if reading.score_status == "unsupported_language" and not req.allow_unsupported_languages:
             raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
         spans = sentence_spans(req.text) if req.span_annotations else []
