@@ -25,18 +25,16 @@ Layer: composition root.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import importlib
 import json
 import logging
-import math
 import os
 import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,15 @@ from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
 from bot.serve.batcher import BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
+from bot.serve.options import (
+    MAX_BODY_BYTES,
+    STARTED,
+    build_parser,
+    check_options,
+    model_loader,
+    serve_settings,
+    start_loading,
+)
 from bot.serve.perspective import (
     ATTRIBUTES,
     MAX_COMMENT_BYTES,
@@ -61,14 +68,11 @@ from bot.serve.reading import read_text, sentence_spans
 
 log = logging.getLogger(__name__)
 
-#: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
-MAX_BODY_BYTES = 1_048_576
 #: Most texts per native batch / model:score request.
 MAX_TEXTS_PER_REQUEST = 512
 #: Longest text of a native batch request, in characters: Slack's longest message (the policy's default
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
@@ -416,53 +420,17 @@ def _error(code: int, message: str, error_type: str | None = None) -> web.Respon
 # -------------------------------------------------------------------- process entry point
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Options of ``python -m bot serve``."""
-    p = argparse.ArgumentParser(prog="python -m bot serve",
-                                description="Perspective-compatible scoring service (docs/perspective-migration.md)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; another address "
-                   "needs an API key)")
-    p.add_argument("--port", type=int, default=8080, help="port (0: any free port; it is printed)")
-    p.add_argument("--port-file", type=Path, help="write the port to this file once listening")
-    p.add_argument("--keys-file", type=Path, default=None,
-                   help="API keys, one per line (name:key); default $MODBOT_SERVE_KEYS_FILE; also $MODBOT_SERVE_KEYS")
-    p.add_argument("--rate", type=float, default=50.0, help="requests per second per key (default 50)")
-    p.add_argument("--burst", type=int, default=100, help="requests at once per key (default 100)")
-    p.add_argument("--max-comment-bytes", type=int, default=MAX_COMMENT_BYTES,
-                   help="Perspective's per-comment limit in UTF-8 bytes (default 20480)")
-    p.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body (default 1 MiB)")
-    p.add_argument("--policy", action="append", default=[], metavar="NAME=FILE",
-                   help="a named policy for the native endpoint's \"policy\" field (repeatable)")
-    p.add_argument("--runtime", choices=("auto", "onnx", "torch"), default=None,
-                   help="model runtime (default $MODBOT_RUNTIME or auto)")
-    p.add_argument("--scorer", default=None,
-                   help="module:factory returning a Scorer instead of the model (development and tests; default "
-                        "$MODBOT_SERVE_SCORER)")
-    p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
-    return p
-
-
-def _factory(spec: str) -> Callable[[], Scorer]:
-    """The zero-argument callable ``module:attr`` names."""
-    module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise ValueError(f"--scorer {spec!r}: expected module:factory")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"--scorer {spec!r}: {exc}") from exc
-
-
 def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
-async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Scorer, str]], default_policy: Path,
+async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer, str]], default_policy: Path,
                 port_file: Path | None = None) -> int:
-    """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once), load the model off the
-    event loop, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed to
-    load)."""
+    """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once, ``/readyz`` 503 until the
+    model is loaded), take the model from ``loading`` (a thread started by :func:`bot.serve.options.start_loading`)
+    when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
+    to load)."""
     svc = ScoringService(config, keys, default_policy)
     runner = web.AppRunner(svc.app(), access_log=None, handle_signals=False)
     await runner.setup()
@@ -481,8 +449,7 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     code = 0
-    started = time.perf_counter()
-    loader = asyncio.ensure_future(asyncio.to_thread(load))
+    loader = asyncio.wrap_future(loading)
     done, _ = await asyncio.wait({loader, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
     if loader in done:
         try:
@@ -495,7 +462,7 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
         else:
             svc.set_scorer(scorer, runtime)
             _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, "
-                 f"loaded in {time.perf_counter() - started:.2f} s")
+                 f"{time.perf_counter() - STARTED:.2f} s after start")
     await stop.wait()
     left = await svc.drain()
     await runner.cleanup()
@@ -512,42 +479,26 @@ def _hide_request_line(record: logging.LogRecord) -> bool:
     return True
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
+def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] | None = None) -> int:
+    """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config).
+
+    Args:
+        argv: The options after ``serve``.
+        loading: The model already loading (:func:`bot.serve.options.preload`, started by ``bot.cli`` before this
+            module was imported); ``None``: loading starts once the options are checked.
+    """
     from bot.settings import Settings, SettingsError
 
     args = build_parser().parse_args(list(argv or []))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     logging.getLogger("aiohttp.server").addFilter(_hide_request_line)
     try:
-        settings = Settings.from_env()
+        settings = serve_settings(args, Settings.from_env())
     except SettingsError as exc:
         print(f"error: serve: {exc}", file=sys.stderr)  # noqa: T201
         return 2
-    if args.runtime:
-        settings = replace(settings, runtime=args.runtime)
-    settings = replace(settings, scorer_url=None)  # the service never scores through another service
     try:
-        keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
-        policies: dict[str, Path] = {}
-        for item in args.policy:
-            name, sep, path = item.partition("=")
-            if not sep or not name or not path:
-                raise ValueError(f"--policy {item!r}: expected NAME=FILE")
-            policies[name] = Path(path)
-        if not keys and args.host not in LOOPBACK:
-            raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
-                             "MODBOT_SERVE_KEYS), so the service listens on localhost only")
-        if not 0 <= args.port <= 65535:
-            raise ValueError(f"--port {args.port}: expected 0 to 65535")
-        for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
-                            ("--max-body-bytes", args.max_body_bytes)):
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{flag} {value}: expected a positive finite number")
-        if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
-            raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
-        spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
-        factory = _factory(spec) if spec else None
+        keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
                              drain_s=args.drain_s, policies=policies)
@@ -556,17 +507,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
         print(f"error: serve: {msg}", file=sys.stderr)  # noqa: T201
         return 2
-
-    def load() -> tuple[Scorer, str]:
-        if factory is not None:
-            return factory(), f"factory:{spec}"
-        from bot.runtime import load_scorer
-
-        scorer = load_scorer(settings)
-        return scorer, str(getattr(scorer, "runtime", "torch"))
-
+    if loading is None:
+        loading = start_loading(model_loader(args, settings))
     try:
-        return asyncio.run(serve(config, keys, load, settings.default_policy, args.port_file))
+        return asyncio.run(serve(config, keys, loading, settings.default_policy, args.port_file))
     except OSError as exc:  # the port is taken, the address is not ours
         print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
