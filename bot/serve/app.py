@@ -124,6 +124,8 @@ class Metrics:
         self.inflight = Gauge("modbot_serve_inflight", "Requests being answered", registry=self.registry)
         self.ready = Gauge("modbot_serve_ready", "1 when the model is loaded and the service not draining",
                            registry=self.registry)
+        self.precision = Gauge("modbot_serve_model_precision", "1 for the precision the model runs in",
+                               ["precision"], registry=self.registry)
 
     def observe_batch(self, requests: int, texts: int, seconds: float) -> None:
         """Record one forward pass (the batcher's ``observe`` hook)."""
@@ -153,6 +155,8 @@ class ScoringService:
         self.scorer: Scorer | None = None
         self.batcher: MicroBatcher | None = None
         self.runtime = "unknown"
+        self.precision = "unknown"
+        self.precision_reason = ""
         self.draining = False
         self.inflight = 0
         self.load_error: str | None = None
@@ -163,6 +167,8 @@ class ScoringService:
         """Start serving with ``scorer`` (call on the event loop)."""
         self.scorer = scorer
         self.runtime = runtime
+        self.precision, self.precision_reason = precision_of(scorer)
+        self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -393,6 +399,7 @@ class ScoringService:
         assert self.scorer is not None
         return {"name": self.scorer.name, "version": self.scorer.version, "labels": list(self.scorer.labels),
                 "languages": list(getattr(self.scorer, "languages", None) or ()), "runtime": self.runtime,
+                "precision": self.precision, "precision_reason": self.precision_reason,
                 "attributes": [a for a, label in ATTRIBUTES.items() if label in self.scorer.labels]}
 
     async def healthz(self, request: web.Request) -> web.Response:
@@ -411,6 +418,20 @@ class ScoringService:
         """``GET /metrics``: Prometheus text exposition."""
         return web.Response(body=generate_latest(self.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def precision_of(scorer: Scorer) -> tuple[str, str]:
+    """``(precision, why)`` of a loaded scorer: its ``precision`` / ``precision_reason``
+    (:func:`bot.scoring.onnx_scorer.load_embedded`), else ``bf16`` under torch autocast, ``int8`` for a torch
+    model quantised with ``MODBOT_INT8`` (version ``+int8``), or ``fp32``."""
+    precision = getattr(scorer, "precision", None)
+    if isinstance(precision, str):
+        return precision, str(getattr(scorer, "precision_reason", "") or "")
+    if getattr(scorer, "bf16", False):
+        return "bf16", "MODBOT_BF16 (torch autocast)"
+    if str(getattr(scorer, "version", "")).endswith("+int8"):
+        return "int8", "MODBOT_INT8 (torch dynamic quantisation)"
+    return "fp32", ""
 
 
 def _error(code: int, message: str, error_type: str | None = None) -> web.Response:
@@ -461,8 +482,9 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
             stop.set()
         else:
             svc.set_scorer(scorer, runtime)
-            _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, "
-                 f"{time.perf_counter() - STARTED:.2f} s after start")
+            _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, precision {svc.precision}"
+                 + (f" ({svc.precision_reason})" if svc.precision_reason else "")
+                 + f", {time.perf_counter() - STARTED:.2f} s after start")
     await stop.wait()
     left = await svc.drain()
     await runner.cleanup()

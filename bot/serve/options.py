@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a named policy for the native endpoint's \"policy\" field (repeatable)")
     p.add_argument("--runtime", choices=("auto", "onnx", "torch"), default=None,
                    help="model runtime (default $MODBOT_RUNTIME or auto)")
+    p.add_argument("--precision", choices=("auto", "fp32", "int8"), default=None,
+                   help="precision of the model on ONNX Runtime (default $MODBOT_PRECISION or auto: int8 only where "
+                        "the CPU has VNNI and a recorded paired check changed no verdict; the choice is printed)")
     p.add_argument("--scorer", default=None,
                    help="module:factory returning a Scorer instead of the model (development and tests; default "
                         "$MODBOT_SERVE_SCORER)")
@@ -118,10 +121,12 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
 
 
 def serve_settings(args: argparse.Namespace, settings: Settings) -> Settings:
-    """``settings`` as the service uses them: ``--runtime`` applied, and never a remote scorer (the service does
-    not score through another service)."""
+    """``settings`` as the service uses them: ``--runtime`` and ``--precision`` applied, and never a remote scorer
+    (the service does not score through another service)."""
     if args.runtime:
         settings = replace(settings, runtime=args.runtime)
+    if args.precision:
+        settings = replace(settings, precision=args.precision)
     return replace(settings, scorer_url=None)
 
 
