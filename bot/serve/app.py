@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from bot.core.models import LABELS, Scores
@@ -59,6 +60,7 @@ from bot.serve.options import (
 from bot.serve.perspective import (
     ATTRIBUTES,
     MAX_COMMENT_BYTES,
+    STATUS,
     ApiError,
     analyze_response,
     language_error,
@@ -252,10 +254,15 @@ class ScoringService:
             auth = request.headers.get("Authorization", "")
             if presented is None and auth.lower().startswith("bearer "):
                 presented = auth[7:].strip()
-            if presented is None:
-                raise ApiError(403, "The request is missing a valid API key.")
             found = self.keys.identify(presented)
             if found is None:
+                # a flood of wrong or missing keys is limited per client address, as a key's requests are
+                wait = self.limiter.take(f"address:{request.remote or 'unknown'}")
+                if wait > 0:
+                    raise ApiError(429, f"Quota exceeded for this client: {self.config.rate:g} requests per second.",
+                                   headers={"Retry-After": RateLimiter.retry_after(wait)})
+                if presented is None:
+                    raise ApiError(403, "The request is missing a valid API key.")
                 raise ApiError(400, "API key not valid. Please pass a valid API key.")
             name = found
         wait = self.limiter.take(name)
@@ -420,6 +427,37 @@ class ScoringService:
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
+class _QuietHandler(RequestHandler):
+    """aiohttp's connection handler, answering a request it cannot parse (a malformed request line, a URL or
+    header over its limits) in Google's error shape, echoing nothing of the request: aiohttp's own answer quotes
+    the start of the request line, whose ``?key=`` is an API key."""
+
+    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        super().handle_error(request, status, exc, None)  # logs (through _hide_request_line) and checks the writer
+        code = status if status in STATUS else (400 if 400 <= status < 500 else 500)
+        text = "Malformed HTTP request." if code < 500 else "Internal error."
+        resp = web.json_response(ApiError(code, text).body(), status=code)
+        resp.force_close()
+        return resp
+
+
+class _QuietServer(web.Server):
+    """:class:`aiohttp.web.Server` whose connections are handled by :class:`_QuietHandler`."""
+
+    def __call__(self) -> RequestHandler:
+        return _QuietHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _QuietRunner(web.AppRunner):
+    """:class:`aiohttp.web.AppRunner` serving through :class:`_QuietServer`."""
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = _QuietServer
+        return server
+
+
 def precision_of(scorer: Scorer) -> tuple[str, str]:
     """``(precision, why)`` of a loaded scorer: its ``precision`` / ``precision_reason``
     (:func:`bot.scoring.onnx_scorer.load_embedded`), else ``bf16`` under torch autocast, ``int8`` for a torch
@@ -453,7 +491,7 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
     to load)."""
     svc = ScoringService(config, keys, default_policy)
-    runner = web.AppRunner(svc.app(), access_log=None, handle_signals=False)
+    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
