@@ -115,3 +115,12 @@ async def test_service_prints_and_reports_its_precision(tmp_path: Path):
     assert 'modbot_serve_model_precision{precision="int8"} 1.0' in metrics
     line = next(x for x in out.splitlines() if x.startswith("serve: ready:"))
     assert "precision int8 (auto: paired check passed" in line
+
+
+def test_merged_checks_add_their_counts_and_redo_mcnemar():
+    policy = load_policy(Settings().default_policy)
+    lost = paired_check(FakeScorer(ABUSE), DegradedScorer(0.9), TEXTS, policy, precision="int8")
+    same = paired_check(FakeScorer(ABUSE), DegradedScorer(1.0005), TEXTS, policy, precision="int8")
+    both = lost.merge(same).merge(lost)
+    assert (both.texts, both.changed, both.only_reference, both.only_candidate) == (12, 8, 8, 0)
+    assert both.p_value == pytest.approx(2 / 2**8) and both.passed is False

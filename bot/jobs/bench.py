@@ -464,7 +464,7 @@ def precision_main(argv: list[str]) -> int:
         c = paired_check(fp32, int8, texts, policy, precision="int8")
         rows.append(c)
         print(f"{name:>13}: {c.summary()}; flags fp32 {c.flagged_reference}, int8 {c.flagged_candidate}")
-    both = paired_check(fp32, int8, chat + hate, policy, precision="int8")
+    both = rows[0].merge(rows[1])
     sha = _sha256(int8_path)
     both = replace(both, candidate_sha256=sha, cpu=cpu_kind(flags))
     print(f"{'together':>13}: {both.summary()} -> {'PASSED' if both.passed else 'REFUSED (fp32 stays the default)'}")

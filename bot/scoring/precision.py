@@ -108,6 +108,20 @@ class PairedCheck:
     candidate_sha256: str = ""
     cpu: str = ""
 
+    def merge(self, other: PairedCheck) -> PairedCheck:
+        """This check and ``other`` (same precision, other texts) as one: counts added, McNemar's test redone on
+        the pooled discordant flags."""
+        from bot.eval.paired import _binom_two_sided
+
+        only_ref, only_cand = self.only_reference + other.only_reference, self.only_candidate + other.only_candidate
+        return PairedCheck(
+            precision=self.precision, texts=self.texts + other.texts, flags=self.flags + other.flags,
+            flagged_reference=self.flagged_reference + other.flagged_reference,
+            flagged_candidate=self.flagged_candidate + other.flagged_candidate, changed=only_ref + only_cand,
+            only_reference=only_ref, only_candidate=only_cand,
+            p_value=_binom_two_sided(only_cand, only_ref + only_cand), max_diff=max(self.max_diff, other.max_diff),
+            passed=only_ref + only_cand == 0, candidate_sha256=self.candidate_sha256, cpu=self.cpu)
+
     def summary(self) -> str:
         """One line: what changed, out of how many decisions."""
         return (f"{self.precision}: {self.changed} of {self.flags:,} verdict flags changed on {self.texts:,} texts "
