@@ -502,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pieces-messages", type=int, default=1000,
                     help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
-    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
+    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation (torch)")
+    ap.add_argument("--precision", choices=("auto", "fp32", "int8"), default=None,
+                    help="precision on ONNX Runtime (default $MODBOT_PRECISION or auto; see bench precision)")
     ap.add_argument("--burst", type=int, default=2000, help="messages in the burst section (0: skip)")
     ap.add_argument("--burst-bounds", default="default,unbounded",
                     help="queue bounds compared in the burst section: numbers, 'default' (MODBOT_QUEUE_MAX), "
@@ -518,8 +520,12 @@ def main(argv: list[str] | None = None) -> int:
 
     messages = load_chat(args.messages)
     print(f"{len(messages)} chat messages loaded; rss {peak_rss_mb():.0f} MiB")
-    scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8))
-    res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
+    scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8,
+                                  precision=args.precision or Settings.from_env().precision))
+    res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}",
+                 "runtime": str(getattr(scorer, "runtime", "torch")),
+                 "precision": str(getattr(scorer, "precision", "fp32")),
+                 "precision_reason": str(getattr(scorer, "precision_reason", ""))}
     if args.burst:
         bounds: list[int | None] = []
         for b in args.burst_bounds.split(","):
@@ -550,7 +556,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(r: dict) -> None:
     print("\n== benchmark (2 cores) ==")
-    print(f"scorer: {r['scorer']}  bf16={r['bf16']}")
+    print(f"scorer: {r['scorer']}  runtime {r.get('runtime')}  precision {r.get('precision')}  bf16={r['bf16']}"
+          + (f"\n  precision: {r['precision_reason']}" if r.get("precision_reason") else ""))
     print(f"baseline detoxify original-arch, batch 64:  {r['baseline_msgs_per_s']:8.1f} msg/s")
     print(f"pipeline end to end (max throughput):       {r['pipeline_msgs_per_s']:8.1f} msg/s")
     print(f"ratio pipeline / baseline:                  {r['ratio_pipeline_over_baseline']:8.1f} x")
