@@ -105,12 +105,16 @@ def in_process(texts: list[str], runtime: str) -> float:
     return rate
 
 
+SERVE_ARGS: list[str] = []
+
+
 def _spawn_service(runtime: str, port_file: Path, tree: Path = REPO) -> tuple[subprocess.Popen[str], float]:
     env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(tree)}
     env.pop("MODBOT_SCORER_URL", None)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
-                             "--rate", "100000", "--burst", "100000"], cwd=tree, env=env, text=True,
+                             "--rate", "100000", "--burst", "100000", *(SERVE_ARGS if tree == REPO else [])],
+                            cwd=tree, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, started
 
@@ -265,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
                         "measured too, alternating with this one, in the same run")
     p.add_argument("--rounds", type=int, default=1, help="service measurements per tree (alternating)")
     p.add_argument("--skip-score-startup", action="store_true")
+    p.add_argument("--serve-args", default="", help="more options for this checkout's service, e.g. "
+                   "'--batch-wait-ms 2'")
     args = p.parse_args(argv)
+    SERVE_ARGS[:] = args.serve_args.split()
     from bot.jobs.bench import load_chat
 
     texts = [m.text for m in load_chat(args.messages)]

@@ -561,7 +561,7 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
         keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
-                             drain_s=args.drain_s, policies=policies)
+                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scorer", default=None,
                    help="module:factory returning a Scorer instead of the model (development and tests; default "
                         "$MODBOT_SERVE_SCORER)")
+    p.add_argument("--batch-wait-ms", type=float, default=0.0,
+                   help="milliseconds a batch waits for more requests after its first one (default 0: none; the "
+                        "batch grows by itself while the model works)")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     return p
 
@@ -112,6 +115,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
                         ("--max-body-bytes", args.max_body_bytes)):
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"{flag} {value}: expected a positive finite number")
+    if not (math.isfinite(args.batch_wait_ms) and 0 <= args.batch_wait_ms <= 1000):
+        raise ValueError(f"--batch-wait-ms {args.batch_wait_ms:g}: expected 0 to 1000 milliseconds")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
     spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
