@@ -124,3 +124,12 @@ def test_merged_checks_add_their_counts_and_redo_mcnemar():
     both = lost.merge(same).merge(lost)
     assert (both.texts, both.changed, both.only_reference, both.only_candidate) == (12, 8, 8, 0)
     assert both.p_value == pytest.approx(2 / 2**8) and both.passed is False
+
+
+def test_precision_setting_is_read_from_the_environment_and_checked():
+    from bot.settings import SettingsError
+
+    assert Settings.from_env({}).precision == "auto"
+    assert Settings.from_env({"MODBOT_PRECISION": "int8"}).precision == "int8"
+    with pytest.raises(SettingsError, match="MODBOT_PRECISION='fp16'"):
+        Settings.from_env({"MODBOT_PRECISION": "fp16"})
