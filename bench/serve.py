@@ -106,10 +106,11 @@ def in_process(texts: list[str], runtime: str) -> float:
 
 
 SERVE_ARGS: list[str] = []
+SERVE_ENV: dict[str, str] = {}
 
 
 def _spawn_service(runtime: str, port_file: Path, tree: Path = REPO) -> tuple[subprocess.Popen[str], float]:
-    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(tree), **(SERVE_ENV if tree == REPO else {})}
     env.pop("MODBOT_SCORER_URL", None)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
@@ -271,8 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-score-startup", action="store_true")
     p.add_argument("--serve-args", default="", help="more options for this checkout's service, e.g. "
                    "'--batch-wait-ms 2'")
+    p.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable for this checkout's service only (repeatable)")
     args = p.parse_args(argv)
     SERVE_ARGS[:] = args.serve_args.split()
+    SERVE_ENV.update(item.split("=", 1) for item in args.serve_env)
     from bot.jobs.bench import load_chat
 
     texts = [m.text for m in load_chat(args.messages)]

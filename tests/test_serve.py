@@ -374,3 +374,9 @@ async def test_a_flood_of_wrong_keys_is_rate_limited_per_client_address(tmp_path
         assert (await _post(svc.url + ANALYZE, body, params={"key": KEY}))[0] == 200
     finally:
         svc.stop()
+
+
+def test_service_model_threads_leave_one_core_to_the_event_loop():
+    from bot.serve.options import serve_threads
+
+    assert [serve_threads(n) for n in (1, 2, 16)] == [1, 1, 15]

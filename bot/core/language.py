@@ -102,6 +102,16 @@ def _get():
     return _identifier
 
 
+def warm() -> None:
+    """Load the detector's model now (about 0.5-1 s of CPU: py3langid decompresses it on first use), so the first
+    message that needs it is not the one that waits; thread-safe, and a no-op once loaded.
+
+    Raises:
+        ImportError: py3langid is not installed.
+    """
+    _get()
+
+
 def detect(text: str, *, min_letters: int = 20, min_confidence: float = 0.9) -> Detection:
     """Detect the language of a raw message.
 

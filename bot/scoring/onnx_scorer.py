@@ -216,7 +216,8 @@ class OnnxScorer:
         config_dir: Folder with the model's ``tokenizer.json``.
         name / version: As the detoxify scorer names the same model.
         labels: The model's output labels, in output order (detoxify's ``class_names``).
-        threads: ONNX Runtime intra-op threads (default: ``os.cpu_count()``). ``MODBOT_ONNX_SPIN=0`` makes them
+        threads: ONNX Runtime intra-op threads (default: ``$MODBOT_ONNX_THREADS``, else ``os.cpu_count()``; the
+            service sets one fewer: :func:`bot.serve.options.serve_threads`). ``MODBOT_ONNX_SPIN=0`` makes them
             sleep between calls instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning``), leaving
             the cores to the event loop between batches.
 
@@ -243,7 +244,7 @@ class OnnxScorer:
         self._np = np
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = threads or os.cpu_count() or 1
+        opts.intra_op_num_threads = threads or int(os.environ.get("MODBOT_ONNX_THREADS", "0")) or os.cpu_count() or 1
         if os.environ.get("MODBOT_ONNX_SPIN", "1") == "0":  # idle threads sleep instead of spinning between calls
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:

@@ -149,14 +149,27 @@ def model_loader(args: argparse.Namespace, settings: Settings) -> Callable[[], t
             return factory(spec)(), f"factory:{spec}"
         from bot.runtime import load_scorer
 
+        # one core is left to the event loop (HTTP, JSON, normalisation, language detection): measured on a shared
+        # 2-core AMD, 16 clients got 22-38 msg/s with one ONNX Runtime thread against 15-21 with two, same runs
+        # (docs/perspective-migration.md); MODBOT_ONNX_THREADS overrides
+        os.environ.setdefault("MODBOT_ONNX_THREADS", str(serve_threads()))
+
         scorer = load_scorer(settings)
         return scorer, str(getattr(scorer, "runtime", "torch"))
 
     return load
 
 
+def serve_threads(cpus: int | None = None) -> int:
+    """ONNX Runtime threads of the service's model by default: all CPUs but one (at least one)."""
+    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) - 1)
+
+
 def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer, str]]:
-    """Run ``load`` in a daemon thread; its result (or exception) in the returned future."""
+    """Run ``load`` in a daemon thread; its result (or exception) in the returned future. Once the model is loaded
+    the same thread loads the language detector's model (:func:`bot.core.language.warm`, ~0.9 s of CPU measured
+    inside the first request that needed it, stalling every other request), after readiness so start-up does not
+    wait for it."""
     fut: Future[tuple[Scorer, str]] = Future()
 
     def run() -> None:
@@ -166,6 +179,13 @@ def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer
             fut.set_result(load())
         except BaseException as exc:  # noqa: BLE001 - handed to the service, which reports it on one line
             fut.set_exception(exc)
+            return
+        try:  # then the language detector, which would otherwise load inside the first long request's handler
+            from bot.core.language import warm
+
+            warm()
+        except ImportError:
+            pass
 
     threading.Thread(target=run, name="modbot-serve-load", daemon=True).start()
     return fut
