@@ -432,7 +432,7 @@ class _QuietHandler(RequestHandler):
     header over its limits) in Google's error shape, echoing nothing of the request: aiohttp's own answer quotes
     the start of the request line, whose ``?key=`` is an API key."""
 
-    def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
         super().handle_error(request, status, exc, None)  # logs (through _hide_request_line) and checks the writer
         code = status if status in STATUS else (400 if 400 <= status < 500 else 500)
