@@ -105,12 +105,17 @@ def in_process(texts: list[str], runtime: str) -> float:
     return rate
 
 
-def _spawn_service(runtime: str, port_file: Path) -> tuple[subprocess.Popen[str], float]:
-    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(REPO)}
+SERVE_ARGS: list[str] = []
+SERVE_ENV: dict[str, str] = {}
+
+
+def _spawn_service(runtime: str, port_file: Path, tree: Path = REPO) -> tuple[subprocess.Popen[str], float]:
+    env = {**os.environ, "MODBOT_RUNTIME": runtime, "PYTHONPATH": str(tree), **(SERVE_ENV if tree == REPO else {})}
     env.pop("MODBOT_SCORER_URL", None)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--port", "0", "--port-file", str(port_file),
-                             "--rate", "100000", "--burst", "100000"], cwd=REPO, env=env, text=True,
+                             "--rate", "100000", "--burst", "100000", *(SERVE_ARGS if tree == REPO else [])],
+                            cwd=tree, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, started
 
@@ -229,21 +234,23 @@ def bot_process_rss(url: str, n: int) -> tuple[float, float]:
     return doc["rss"], doc["rate"]
 
 
-def service_figures(runtime: str, texts: list[str], rate_in_process: float, seconds: float, bot: bool) -> None:
+def service_figures(runtime: str, texts: list[str], rate_in_process: float, seconds: float, bot: bool,
+                    tree: Path = REPO) -> None:
+    label = runtime if tree == REPO else f"{runtime} [{tree}]"
     with tempfile.TemporaryDirectory() as d:
         port_file = Path(d) / "port"
-        proc, started = _spawn_service(runtime, port_file)
+        proc, started = _spawn_service(runtime, port_file, tree)
         try:
             url, first = asyncio.run(_first_answer(port_file, started))
-            print(f"serve {runtime}: first answer {first:.2f} s after spawn")
+            print(f"serve {label}: first answer {first:.2f} s after spawn")
             asyncio.run(load_test(url, texts[:200], 16))  # warm
             rate = asyncio.run(load_test(url, texts, 16))
-            print(f"serve {runtime}: 16 clients {rate:.0f} messages/s = {rate / rate_in_process:.0%} of in-process "
+            print(f"serve {label}: 16 clients {rate:.0f} messages/s = {rate / rate_in_process:.0%} of in-process "
                   f"({rate_in_process:.0f})")
             p50, p99, n = asyncio.run(latency_at(url, texts, rate / 2, seconds))
-            print(f"serve {runtime}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
+            print(f"serve {label}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
                   f"p99 {p99:.0f} ms")
-            print(f"serve {runtime}: peak RSS {vm_hwm_mb(proc.pid):.0f} MiB")
+            print(f"serve {label}: peak RSS {vm_hwm_mb(proc.pid):.0f} MiB")
             if bot:
                 rss, bot_rate = bot_process_rss(url, 500)
                 print(f"bot process with MODBOT_SCORER_URL: peak RSS {rss:.0f} MiB, {bot_rate:.0f} messages/s "
@@ -258,7 +265,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--messages", type=int, default=2000)
     p.add_argument("--seconds", type=float, default=15.0, help="duration of the 50%% load latency run")
     p.add_argument("--runtimes", default="onnx,torch")
+    p.add_argument("--also-tree", type=Path, default=None,
+                   help="another checkout (e.g. an older commit: git archive REV | tar -x -C DIR) whose service is "
+                        "measured too, alternating with this one, in the same run")
+    p.add_argument("--rounds", type=int, default=1, help="service measurements per tree (alternating)")
+    p.add_argument("--skip-score-startup", action="store_true")
+    p.add_argument("--serve-args", default="", help="more options for this checkout's service, e.g. "
+                   "'--batch-wait-ms 2'")
+    p.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable for this checkout's service only (repeatable)")
     args = p.parse_args(argv)
+    SERVE_ARGS[:] = args.serve_args.split()
+    SERVE_ENV.update(item.split("=", 1) for item in args.serve_env)
     from bot.jobs.bench import load_chat
 
     texts = [m.text for m in load_chat(args.messages)]
@@ -267,10 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     if {"onnx", "torch"} <= set(runtimes):
         equality(texts)
     rates = {r: in_process(texts, r) for r in runtimes}
-    for r in runtimes:
-        print(f"score {r}: first output line {score_startup(r):.2f} s after spawn")
-    for r in runtimes:
-        service_figures(r, texts, rates[r], args.seconds, bot=r == runtimes[0])
+    if not args.skip_score_startup:
+        for r in runtimes:
+            print(f"score {r}: first output line {score_startup(r):.2f} s after spawn")
+    for n in range(args.rounds):
+        for r in runtimes:
+            for tree in ([args.also_tree] if args.also_tree else []) + [REPO]:
+                service_figures(r, texts, rates[r], args.seconds, bot=r == runtimes[0] and n == 0 and tree == REPO,
+                                tree=tree)
     return 0
 
 

@@ -152,9 +152,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     if argv[:1] == ["serve"]:  # the scoring service has its own options and imports no torch on its way
+        from bot.serve.options import preload
+
+        loading = preload(argv[1:])  # the model loads while the web stack is imported and the port bound
         from bot.serve.app import main as serve_main
 
-        return serve_main(argv[1:])
+        return serve_main(argv[1:], loading)
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_format)
     from bot.core.errors import StoreBusy, StoreError, StoreRefused

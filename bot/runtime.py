@@ -119,7 +119,7 @@ def _onnx_scorer(settings: Settings) -> Scorer | None:
     from bot.scoring.onnx_scorer import load_embedded
 
     try:
-        return load_embedded()
+        return load_embedded(precision=settings.precision)
     except ScorerLoadError as exc:
         if settings.runtime == "onnx":
             raise

@@ -146,6 +146,9 @@ class Settings:
             default 10 s); then the policy's ``on_scorer_error`` applies.
         runtime: Model runtime of the embedded model (``MODBOT_RUNTIME``): ``auto`` (default: ONNX Runtime when its
             cached export passed its check, else torch), ``onnx`` or ``torch`` (detoxify itself).
+        precision: Precision of the embedded model on ONNX Runtime (``MODBOT_PRECISION``): ``auto`` (default: int8
+            where the CPU has VNNI and a recorded paired check showed no verdict changed, else fp32; see
+            :mod:`bot.scoring.precision`), ``fp32`` or ``int8``.
         serve_keys_file: API keys file of ``python -m bot serve`` (``MODBOT_SERVE_KEYS_FILE``; see
             :mod:`bot.serve.keys`).
         announce_store: Print ``mod log: <absolute path or URL, password hidden>`` on stderr once the store is
@@ -177,6 +180,7 @@ class Settings:
     scorer_key: str | None = field(default=None, repr=False)
     scorer_timeout_s: float = 10.0
     runtime: str = "auto"
+    precision: str = "auto"
     serve_keys_file: Path | None = None
     announce_store: bool = False
 
@@ -220,6 +224,7 @@ class Settings:
             scorer_key=e.get("MODBOT_SCORER_KEY") or None,
             scorer_timeout_s=_seconds(e, "MODBOT_SCORER_TIMEOUT_S", 10.0),
             runtime=_choice(e, "MODBOT_RUNTIME", ("auto", "onnx", "torch"), "auto"),
+            precision=_choice(e, "MODBOT_PRECISION", ("auto", "fp32", "int8"), "auto"),
             serve_keys_file=path("MODBOT_SERVE_KEYS_FILE"),
         )
 

@@ -45,3 +45,12 @@ def fake() -> SlowFakeScorer:
 def no_threat() -> SlowFakeScorer:
     """A model without the ``threat`` label (THREAT must be refused, never answered 0)."""
     return SlowFakeScorer(tuple(label for label in LABELS if label != "threat"))
+
+
+def int8_checked() -> SlowFakeScorer:
+    """A scorer reporting the precision the real model would after a passing paired check (the ready line and
+    /readyz show it)."""
+    scorer = SlowFakeScorer()
+    scorer.precision = "int8"  # type: ignore[attr-defined]
+    scorer.precision_reason = "auto: paired check passed (4400 verdict flags on 400 texts unchanged)"  # type: ignore[attr-defined]
+    return scorer

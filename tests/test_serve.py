@@ -282,3 +282,101 @@ async def test_sigterm_drains_in_flight_requests_and_stores_nothing(tmp_path):
     assert time.monotonic() - started < 10
     assert secret not in out + err
     assert sorted(p.name for p in Path(tmp_path).rglob("*")) == before
+
+
+class _DetectorCalls:
+    """Counts the texts py3langid scores (its public ``classify`` and ``rank``, each one pass over a text)."""
+
+    def __init__(self, monkeypatch) -> None:
+        from py3langid.langid import LanguageIdentifier
+
+        self.texts: list[str] = []
+        for name in ("classify", "rank"):
+            original = getattr(LanguageIdentifier, name)
+
+            def counted(ident, text, _original=original):
+                self.texts.append(text)
+                return _original(ident, text)
+
+            monkeypatch.setattr(LanguageIdentifier, name, counted)
+
+
+@pytest.mark.parametrize(("text", "examined", "detected", "status"), [
+    ("Thanks for the review, I will update the pull request tomorrow morning", 1, ["en"], 200),
+    ("Je pense que tu es vraiment un imbécile et que personne ne t'aime ici", 1, ["fr"], 400),
+    ("Thanks for the review of the parser. I will update the pull request tomorrow morning.", 3, ["en"], 200),
+])
+async def test_language_is_detected_once_per_text_examined(monkeypatch, text, examined, detected, status):
+    """comments:analyze runs the detector once per part of the message (whole text, then each sentence): the
+    language check and detectedLanguages read the same pass (it ran twice per part before)."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    calls = _DetectorCalls(monkeypatch)
+    svc = ScoringService(ServeConfig(), KeyRing(), Settings().default_policy)
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(SlowFakeScorer(), "fake")
+        body = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}}}
+        async with client.post(ANALYZE, json=body) as r:
+            doc = await r.json()
+        await svc.drain()
+    assert r.status == status
+    if status == 200:
+        assert doc["detectedLanguages"] == detected
+    else:
+        assert doc["error"]["details"][0]["languageNotSupportedByAttributeError"]["detectedLanguages"] == detected
+    assert len(calls.texts) == examined
+
+
+async def test_malformed_request_line_gets_a_perspective_error_that_echoes_nothing(tmp_path):
+    """aiohttp's own 400 quoted the start of a request line it could not parse (its ``?key=`` an API key): the
+    answer is Google's error shape and holds nothing of the request."""
+    svc = start_service(tmp_path, keys=f"red:{KEY}\n")
+    try:
+        await _ready(svc.url)
+        host, port = svc.url.removeprefix("http://").split(":")
+        answers = []
+        for line in (f"POST {ANALYZE}?key={KEY}&x=" + "y" * 9000 + " HTTP/1.1",   # over the 8 KB limit
+                     f"POST {ANALYZE}?key={KEY} HTTP/1.1 junk"):                   # not a request line
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"{line}\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+            await writer.drain()
+            answers.append(await asyncio.wait_for(reader.read(), 10))
+            writer.close()
+    finally:
+        _, out, err = svc.stop()
+    for raw in answers:
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert head.split(b"\r\n")[0].split(b" ")[1] == b"400" and b"application/json" in head
+        assert json.loads(body)["error"] == {"code": 400, "message": "Malformed HTTP request.",
+                                             "status": "INVALID_ARGUMENT"}
+        assert KEY.encode() not in raw and b"key=" not in raw
+    assert KEY not in out + err
+
+
+async def test_a_flood_of_wrong_keys_is_rate_limited_per_client_address(tmp_path):
+    """Wrong keys were answered 400 without limit; past the burst they get 429 with Retry-After too, and a valid
+    key is still served."""
+    svc = start_service(tmp_path, "--rate", "0.5", "--burst", "3", keys=f"{KEY}\n")
+    try:
+        await _ready(svc.url)
+        body = {"comment": {"text": "hello"}, "requestedAttributes": {"TOXICITY": {}}}
+        codes = [(await _post(svc.url + ANALYZE, body, params={"key": f"wrong-key-{n:08d}"}))[0] for n in range(3)]
+        status, doc, headers = await _post(svc.url + ANALYZE, body, params={"key": "wrong-key-again0"})
+        missing, _, _ = await _post(svc.url + ANALYZE, body)
+        assert codes == [400, 400, 400]
+        assert status == 429 and doc["error"]["status"] == "RESOURCE_EXHAUSTED" and int(headers["Retry-After"]) >= 1
+        assert missing == 429
+        assert (await _post(svc.url + ANALYZE, body, params={"key": KEY}))[0] == 200
+    finally:
+        svc.stop()
+
+
+def test_service_model_threads_leave_one_core_to_the_event_loop():
+    from bot.serve.options import serve_threads
+
+    assert [serve_threads(n) for n in (1, 2, 16)] == [1, 1, 15]

@@ -113,6 +113,16 @@ def _get() -> _Identifier:
     return _identifier
 
 
+def warm() -> None:
+    """Load the detector's model now (about 0.5-1 s of CPU: py3langid decompresses it on first use), so the first
+    message that needs it is not the one that waits; thread-safe, and a no-op once loaded.
+
+    Raises:
+        ImportError: py3langid is not installed.
+    """
+    _get()
+
+
 def detect(text: str, *, min_letters: int = 20, min_confidence: float = 0.9) -> Detection:
     """Detect the language of a raw message.
 
@@ -157,23 +167,54 @@ def unsupported(
     Raises:
         ImportError: py3langid is not installed.
     """
+    return check(texts, languages, min_letters=min_letters, min_confidence=min_confidence).unsupported
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageCheck:
+    """What :func:`check` found for one message.
+
+    Attributes:
+        detected: :func:`detect`'s answer for the whole message (``texts[0]``).
+        unsupported: :func:`unsupported`'s answer for all of ``texts``.
+    """
+
+    detected: Detection
+    unsupported: Detection | None
+
+
+def check(
+    texts: Sequence[str], languages: Sequence[str], *, min_letters: int = 20, min_confidence: float = 0.9
+) -> LanguageCheck:
+    """:func:`detect` of ``texts[0]`` and :func:`unsupported` of ``texts`` with one detector pass per text examined
+    (py3langid scores a text once; both answers are read from that one ranking), for callers that need both
+    (the scoring service's ``detectedLanguages`` and its language check). ``texts`` as for :func:`unsupported`;
+    empty ``texts``: nothing detected, nothing unsupported.
+
+    Raises:
+        ImportError: py3langid is not installed.
+    """
     allowed = set(languages)
+    detected = Detection(None)
     for n, text in enumerate(texts):
         need_conf = min_confidence if n == 0 else max(min_confidence, PART_CONFIDENCE)
         body = prose(text)[:PROSE_CHARS]
         letters, need = _letters(body, min_letters)
         if letters < need:
+            if n == 0:
+                detected = Detection(None, 0.0, letters)
             continue
-        ident = _get()
-        top, p_top = ident.classify(body)
-        if top in allowed and float(p_top) > 1.0 - need_conf:
+        ranked = _get().rank(body)
+        top, p_top = str(ranked[0][0]), float(ranked[0][1])
+        if n == 0:
+            detected = Detection(top if p_top >= min_confidence else None, p_top, letters)
+        if top in allowed and p_top > 1.0 - need_conf:
             continue  # exact shortcut: the other languages share less than min_confidence
-        ranked = ident.rank(body)
         other = 1.0 - sum(float(p) for lang, p in ranked if lang in allowed)
         if other >= need_conf:
-            top = next(lang for lang, _ in ranked if lang not in allowed)
-            return Detection(str(top), round(other, 4), letters)
-    return None
+            first = next(lang for lang, _ in ranked if lang not in allowed)
+            return LanguageCheck(detected, Detection(str(first), round(other, 4), letters))
+    return LanguageCheck(detected, None)
 
 
 #: Most parts of one message examined by :func:`message_parts` (a cost bound, as for sentence pieces).

@@ -415,10 +415,85 @@ def store_main(argv: list[str]) -> int:
     return 0
 
 
+HATECHECK_DEV = CHATS.parent / "hatecheck" / "hatecheck_dev_70pct.csv"
+
+
+def precision_main(argv: list[str]) -> int:
+    """``python -m bot bench precision``: the embedded model's int8 variant against fp32 on ONNX Runtime, side by
+    side: the paired verdict check (:func:`bot.scoring.precision.paired_check`) on real chat and HateCheck's dev
+    split under the default policy, and in-process throughput of both; the check is recorded in the export's
+    ``ONNX.json`` (``--no-record``: not), where ``MODBOT_PRECISION=auto`` reads it at start."""
+    import csv
+
+    from bot.core.pieces import score_texts
+    from bot.core.policy import load_policy
+    from bot.model.artifact import MODEL_NAME, assemble
+    from bot.scoring.onnx_scorer import OnnxScorer, _identity, _sha256, load_embedded, onnx_dir
+    from bot.scoring.precision import cpu_flags, cpu_kind, not_offered, paired_check, quantize_int8, record
+    from bot.settings import Settings
+
+    ap = argparse.ArgumentParser(prog="bench precision")
+    ap.add_argument("--messages", type=int, default=3000, help="real chat messages in the check (default 3000)")
+    ap.add_argument("--hatecheck", type=Path, default=HATECHECK_DEV, help="HateCheck CSV (default the dev split)")
+    ap.add_argument("--speed-messages", type=int, default=1000, help="chat messages for the throughput rows")
+    ap.add_argument("--no-record", action="store_true", help="do not record the check in ONNX.json")
+    args = ap.parse_args(argv)
+    if not CHATS.exists() or not args.hatecheck.is_file():
+        print(f"bench precision needs the chat exports at {CHATS} and {args.hatecheck}", file=sys.stderr)
+        return 2
+    flags = cpu_flags()
+    print(f"CPU: {cpu_kind(flags) or 'no relevant flags'}; {os.cpu_count()} CPUs")
+    why = not_offered("int8", flags)
+    if why is not None:
+        print(f"int8: not offered here ({why}); the check runs anyway, its record is for this CPU kind only")
+    fp32 = load_embedded(precision="fp32")
+    built = assemble()
+    onnx_dir_ = onnx_dir(built.checkpoint)
+    model = onnx_dir_ / "model.onnx"
+    t0 = time.perf_counter()
+    int8_path = quantize_int8(model)
+    print(f"int8 model: {int8_path} ({int8_path.stat().st_size / 2**20:.0f} MiB, fp32 "
+          f"{model.stat().st_size / 2**20:.0f} MiB; built or found in {time.perf_counter() - t0:.1f} s)")
+    int8 = OnnxScorer(int8_path, built.config_dir, name=MODEL_NAME, version=f"{fp32.version}+int8",
+                      labels=fp32._model_labels)  # noqa: SLF001
+    chat = [m.text for m in load_chat(args.messages)]
+    with args.hatecheck.open(encoding="utf-8", newline="") as f:
+        hate = [row["test_case"] for row in csv.DictReader(f)]
+    policy = load_policy(Settings.from_env().default_policy)
+    rows = []
+    for name, texts in (("real chat", chat), ("HateCheck dev", hate)):
+        c = paired_check(fp32, int8, texts, policy, precision="int8")
+        rows.append(c)
+        print(f"{name:>13}: {c.summary()}; flags fp32 {c.flagged_reference}, int8 {c.flagged_candidate}")
+    both = rows[0].merge(rows[1])
+    sha = _sha256(int8_path)
+    both = replace(both, candidate_sha256=sha, cpu=cpu_kind(flags))
+    print(f"{'together':>13}: {both.summary()} -> {'PASSED' if both.passed else 'REFUSED (fp32 stays the default)'}")
+    speed_texts = chat[: args.speed_messages]
+    best = {"fp32": float("inf"), "int8": float("inf")}
+    for _ in range(2):
+        for name, scorer in (("fp32", fp32), ("int8", int8)):
+            t = time.perf_counter()
+            for i in range(0, len(speed_texts), 128):
+                score_texts(scorer, speed_texts[i : i + 128])
+            best[name] = min(best[name], time.perf_counter() - t)
+    rate = {k: len(speed_texts) / v for k, v in best.items()}
+    print(f"in-process throughput, {len(speed_texts)} chat messages (best of 2, alternating): fp32 "
+          f"{rate['fp32']:.0f} msg/s, int8 {rate['int8']:.0f} msg/s ({rate['int8'] / rate['fp32']:.2f}x)")
+    if not args.no_record:
+        record(onnx_dir_ / "ONNX.json", both, candidate_identity=_identity(int8_path))
+        print(f"recorded in {onnx_dir_ / 'ONNX.json'}: MODBOT_PRECISION=auto "
+              f"{'uses int8 on this CPU kind' if both.passed and why is None else 'keeps fp32'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run every figure and print a table (and ``--json`` for machines); ``bench store ...``: :func:`store_main`."""
+    """Run every figure and print a table (and ``--json`` for machines); ``bench store ...``: :func:`store_main`;
+    ``bench precision ...``: :func:`precision_main`."""
     if argv and argv[0] == "store":
         return store_main(argv[1:])
+    if argv and argv[0] == "precision":
+        return precision_main(argv[1:])
     ap = argparse.ArgumentParser(prog="bench")
     ap.add_argument("--messages", type=int, default=3000, help="messages for the max-throughput run")
     ap.add_argument("--baseline-messages", type=int, default=640)
@@ -428,7 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pieces-messages", type=int, default=1000,
                     help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
-    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation")
+    ap.add_argument("--int8", action="store_true", help="embedded model with int8 dynamic quantisation (torch)")
+    ap.add_argument("--precision", choices=("auto", "fp32", "int8"), default=None,
+                    help="precision on ONNX Runtime (default $MODBOT_PRECISION or auto; see bench precision)")
     ap.add_argument("--burst", type=int, default=2000, help="messages in the burst section (0: skip)")
     ap.add_argument("--burst-bounds", default="default,unbounded",
                     help="queue bounds compared in the burst section: numbers, 'default' (MODBOT_QUEUE_MAX), "
@@ -444,8 +521,12 @@ def main(argv: list[str] | None = None) -> int:
 
     messages = load_chat(args.messages)
     print(f"{len(messages)} chat messages loaded; rss {peak_rss_mb():.0f} MiB")
-    scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8))
-    res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}"}
+    scorer = load_scorer(Settings(model="embedded", bf16=args.bf16, int8=args.int8,
+                                  precision=args.precision or Settings.from_env().precision))
+    res: dict = {"messages": len(messages), "bf16": args.bf16, "scorer": f"{scorer.name} {scorer.version}",
+                 "runtime": str(getattr(scorer, "runtime", "torch")),
+                 "precision": str(getattr(scorer, "precision", "fp32")),
+                 "precision_reason": str(getattr(scorer, "precision_reason", ""))}
     if args.burst:
         bounds: list[int | None] = []
         for b in args.burst_bounds.split(","):
@@ -476,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(r: dict) -> None:
     print("\n== benchmark (2 cores) ==")
-    print(f"scorer: {r['scorer']}  bf16={r['bf16']}")
+    print(f"scorer: {r['scorer']}  runtime {r.get('runtime')}  precision {r.get('precision')}  bf16={r['bf16']}"
+          + (f"\n  precision: {r['precision_reason']}" if r.get("precision_reason") else ""))
     print(f"baseline detoxify original-arch, batch 64:  {r['baseline_msgs_per_s']:8.1f} msg/s")
     print(f"pipeline end to end (max throughput):       {r['pipeline_msgs_per_s']:8.1f} msg/s")
     print(f"ratio pipeline / baseline:                  {r['ratio_pipeline_over_baseline']:8.1f} x")

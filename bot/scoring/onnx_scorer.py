@@ -216,7 +216,10 @@ class OnnxScorer:
         config_dir: Folder with the model's ``tokenizer.json``.
         name / version: As the detoxify scorer names the same model.
         labels: The model's output labels, in output order (detoxify's ``class_names``).
-        threads: ONNX Runtime intra-op threads (default: ``os.cpu_count()``).
+        threads: ONNX Runtime intra-op threads (default: ``$MODBOT_ONNX_THREADS``, else ``os.cpu_count()``; the
+            service sets one fewer: :func:`bot.serve.options.serve_threads`). ``MODBOT_ONNX_SPIN=0`` makes them
+            sleep between calls instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning``), leaving
+            the cores to the event loop between batches.
 
     Attributes:
         runtime: ``"onnx"``.
@@ -241,7 +244,9 @@ class OnnxScorer:
         self._np = np
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = threads or os.cpu_count() or 1
+        opts.intra_op_num_threads = threads or int(os.environ.get("MODBOT_ONNX_THREADS", "0")) or os.cpu_count() or 1
+        if os.environ.get("MODBOT_ONNX_SPIN", "1") == "0":  # idle threads sleep instead of spinning between calls
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
             tok = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))
@@ -259,6 +264,9 @@ class OnnxScorer:
         self.name = name
         self.version = version
         self.bf16 = False
+        #: ``"fp32"`` or ``"int8"`` (:mod:`bot.scoring.precision`), and why it was chosen.
+        self.precision = "fp32"
+        self.precision_reason = ""
         self.languages: tuple[str, ...] = ("en",)
         self._model_labels = list(labels)
         self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in labels)
@@ -311,15 +319,34 @@ class OnnxScorer:
         return {label: probs[:, i].tolist() for i, label in enumerate(self._model_labels)}
 
 
-def load_embedded(*, export_if_missing: bool = True) -> OnnxScorer:
+def candidate_sha256(exported: OnnxExport, precision: str) -> str | None:
+    """sha256 of the ``precision`` variant's model file of ``exported`` (``None`` when it is not built), re-hashed
+    only when the file's size/mtime/ctime/inode differ from the last recorded check's."""
+    from bot.scoring.precision import INT8_FILE, recorded_checks
+
+    if precision != "int8":
+        return None
+    path = exported.model.with_name(INT8_FILE)
+    if not path.is_file():
+        return None
+    rec = recorded_checks(exported.manifest).get(precision, {})
+    if rec.get("candidate_identity") == _identity(path) and rec.get("candidate_sha256"):
+        return str(rec["candidate_sha256"])
+    return _sha256(path)
+
+
+def load_embedded(*, export_if_missing: bool = True, precision: str = "auto") -> OnnxScorer:
     """The embedded model on ONNX Runtime: assemble (cached), then the cached checked export, exporting and
-    checking it first when there is none and ``export_if_missing``.
+    checking it first when there is none and ``export_if_missing``; in the precision
+    :func:`bot.scoring.precision.choose` picks for ``precision`` (``auto``, ``fp32``, ``int8``), recorded on the
+    scorer (``precision``, ``precision_reason``; ``version`` gets ``+int8`` so verdicts say which variant judged).
 
     Raises:
         ScorerLoadError: the embedded model cannot be assembled, no export is cached (and ``export_if_missing``
-            is false), or the export or its check failed.
+            is false), the export or its check failed, or ``precision`` is unknown.
     """
     from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
+    from bot.scoring.precision import choose, cpu_flags, quantize_int8
 
     try:
         built = assemble()
@@ -332,4 +359,19 @@ def load_embedded(*, export_if_missing: bool = True) -> OnnxScorer:
             raise ScorerLoadError("no checked ONNX export of the embedded model is cached")
         exported = export(built.checkpoint, built.config_dir, ckpt_sha, name=MODEL_NAME,
                           version=built.checksum[:12])
-    return OnnxScorer.load(exported, name=MODEL_NAME, version=built.checksum[:12])
+    try:
+        choice = choose(precision, exported.manifest, cpu_flags(),
+                        {"int8": candidate_sha256(exported, "int8")})
+    except ValueError as exc:
+        raise ScorerLoadError(f"MODBOT_PRECISION: {exc}") from exc
+    version = built.checksum[:12]
+    if choice.precision == "int8":
+        check = exported.manifest.get("check", {})
+        if not check.get("passed"):
+            raise ScorerLoadError(f"the ONNX export {exported.model} failed its check; use MODBOT_RUNTIME=torch")
+        scorer = OnnxScorer(quantize_int8(exported.model), exported.config_dir, name=MODEL_NAME,
+                            version=f"{version}+int8", labels=exported.manifest["labels"])
+    else:
+        scorer = OnnxScorer.load(exported, name=MODEL_NAME, version=version)
+    scorer.precision, scorer.precision_reason = choice.precision, choice.reason
+    return scorer

@@ -25,22 +25,21 @@ Layer: composition root.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import importlib
 import json
 import logging
-import math
 import os
 import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from bot.core.models import LABELS, Scores
@@ -49,26 +48,33 @@ from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
 from bot.serve.batcher import BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
+from bot.serve.options import (
+    MAX_BODY_BYTES,
+    STARTED,
+    build_parser,
+    check_options,
+    model_loader,
+    serve_settings,
+    start_loading,
+)
 from bot.serve.perspective import (
     ATTRIBUTES,
     MAX_COMMENT_BYTES,
+    STATUS,
     ApiError,
     analyze_response,
     language_error,
     parse_analyze,
 )
-from bot.serve.reading import detected_language, read_text, sentence_spans
+from bot.serve.reading import read_text, sentence_spans
 
 log = logging.getLogger(__name__)
 
-#: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
-MAX_BODY_BYTES = 1_048_576
 #: Most texts per native batch / model:score request.
 MAX_TEXTS_PER_REQUEST = 512
 #: Longest text of a native batch request, in characters: Slack's longest message (the policy's default
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
@@ -120,6 +126,8 @@ class Metrics:
         self.inflight = Gauge("modbot_serve_inflight", "Requests being answered", registry=self.registry)
         self.ready = Gauge("modbot_serve_ready", "1 when the model is loaded and the service not draining",
                            registry=self.registry)
+        self.precision = Gauge("modbot_serve_model_precision", "1 for the precision the model runs in",
+                               ["precision"], registry=self.registry)
 
     def observe_batch(self, requests: int, texts: int, seconds: float) -> None:
         """Record one forward pass (the batcher's ``observe`` hook)."""
@@ -149,6 +157,8 @@ class ScoringService:
         self.scorer: Scorer | None = None
         self.batcher: MicroBatcher | None = None
         self.runtime = "unknown"
+        self.precision = "unknown"
+        self.precision_reason = ""
         self.draining = False
         self.inflight = 0
         self.load_error: str | None = None
@@ -159,6 +169,8 @@ class ScoringService:
         """Start serving with ``scorer`` (call on the event loop)."""
         self.scorer = scorer
         self.runtime = runtime
+        self.precision, self.precision_reason = precision_of(scorer)
+        self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -242,10 +254,15 @@ class ScoringService:
             auth = request.headers.get("Authorization", "")
             if presented is None and auth.lower().startswith("bearer "):
                 presented = auth[7:].strip()
-            if presented is None:
-                raise ApiError(403, "The request is missing a valid API key.")
             found = self.keys.identify(presented)
             if found is None:
+                # a flood of wrong or missing keys is limited per client address, as a key's requests are
+                wait = self.limiter.take(f"address:{request.remote or 'unknown'}")
+                if wait > 0:
+                    raise ApiError(429, f"Quota exceeded for this client: {self.config.rate:g} requests per second.",
+                                   headers={"Retry-After": RateLimiter.retry_after(wait)})
+                if presented is None:
+                    raise ApiError(403, "The request is missing a valid API key.")
                 raise ApiError(400, "API key not valid. Please pass a valid API key.")
             name = found
         wait = self.limiter.take(name)
@@ -300,10 +317,11 @@ class ScoringService:
             foreign = [x for x in req.languages if x not in model_languages]
             if foreign:
                 raise language_error(first_attr, foreign, detected=False)
-        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages)
+        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages,
+                            want_detected=True)
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
-        detected = detected_language(req.text, policy)
+        detected = reading.detected
         if reading.score_status == "unsupported_language" and not req.allow_unsupported_languages:
             raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
         spans = sentence_spans(req.text) if req.span_annotations else []
@@ -388,6 +406,7 @@ class ScoringService:
         assert self.scorer is not None
         return {"name": self.scorer.name, "version": self.scorer.version, "labels": list(self.scorer.labels),
                 "languages": list(getattr(self.scorer, "languages", None) or ()), "runtime": self.runtime,
+                "precision": self.precision, "precision_reason": self.precision_reason,
                 "attributes": [a for a, label in ATTRIBUTES.items() if label in self.scorer.labels]}
 
     async def healthz(self, request: web.Request) -> web.Response:
@@ -408,6 +427,51 @@ class ScoringService:
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
+class _QuietHandler(RequestHandler):
+    """aiohttp's connection handler, answering a request it cannot parse (a malformed request line, a URL or
+    header over its limits) in Google's error shape, echoing nothing of the request: aiohttp's own answer quotes
+    the start of the request line, whose ``?key=`` is an API key."""
+
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        super().handle_error(request, status, exc, None)  # logs (through _hide_request_line) and checks the writer
+        code = status if status in STATUS else (400 if 400 <= status < 500 else 500)
+        text = "Malformed HTTP request." if code < 500 else "Internal error."
+        resp = web.json_response(ApiError(code, text).body(), status=code)
+        resp.force_close()
+        return resp
+
+
+class _QuietServer(web.Server):
+    """:class:`aiohttp.web.Server` whose connections are handled by :class:`_QuietHandler`."""
+
+    def __call__(self) -> RequestHandler:
+        return _QuietHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _QuietRunner(web.AppRunner):
+    """:class:`aiohttp.web.AppRunner` serving through :class:`_QuietServer`."""
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = _QuietServer
+        return server
+
+
+def precision_of(scorer: Scorer) -> tuple[str, str]:
+    """``(precision, why)`` of a loaded scorer: its ``precision`` / ``precision_reason``
+    (:func:`bot.scoring.onnx_scorer.load_embedded`), else ``bf16`` under torch autocast, ``int8`` for a torch
+    model quantised with ``MODBOT_INT8`` (version ``+int8``), or ``fp32``."""
+    precision = getattr(scorer, "precision", None)
+    if isinstance(precision, str):
+        return precision, str(getattr(scorer, "precision_reason", "") or "")
+    if getattr(scorer, "bf16", False):
+        return "bf16", "MODBOT_BF16 (torch autocast)"
+    if str(getattr(scorer, "version", "")).endswith("+int8"):
+        return "int8", "MODBOT_INT8 (torch dynamic quantisation)"
+    return "fp32", ""
+
+
 def _error(code: int, message: str, error_type: str | None = None) -> web.Response:
     return web.json_response(ApiError(code, message, error_type).body(), status=code)
 
@@ -415,55 +479,19 @@ def _error(code: int, message: str, error_type: str | None = None) -> web.Respon
 # -------------------------------------------------------------------- process entry point
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Options of ``python -m bot serve``."""
-    p = argparse.ArgumentParser(prog="python -m bot serve",
-                                description="Perspective-compatible scoring service (docs/perspective-migration.md)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; another address "
-                   "needs an API key)")
-    p.add_argument("--port", type=int, default=8080, help="port (0: any free port; it is printed)")
-    p.add_argument("--port-file", type=Path, help="write the port to this file once listening")
-    p.add_argument("--keys-file", type=Path, default=None,
-                   help="API keys, one per line (name:key); default $MODBOT_SERVE_KEYS_FILE; also $MODBOT_SERVE_KEYS")
-    p.add_argument("--rate", type=float, default=50.0, help="requests per second per key (default 50)")
-    p.add_argument("--burst", type=int, default=100, help="requests at once per key (default 100)")
-    p.add_argument("--max-comment-bytes", type=int, default=MAX_COMMENT_BYTES,
-                   help="Perspective's per-comment limit in UTF-8 bytes (default 20480)")
-    p.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body (default 1 MiB)")
-    p.add_argument("--policy", action="append", default=[], metavar="NAME=FILE",
-                   help="a named policy for the native endpoint's \"policy\" field (repeatable)")
-    p.add_argument("--runtime", choices=("auto", "onnx", "torch"), default=None,
-                   help="model runtime (default $MODBOT_RUNTIME or auto)")
-    p.add_argument("--scorer", default=None,
-                   help="module:factory returning a Scorer instead of the model (development and tests; default "
-                        "$MODBOT_SERVE_SCORER)")
-    p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
-    return p
-
-
-def _factory(spec: str) -> Callable[[], Scorer]:
-    """The zero-argument callable ``module:attr`` names."""
-    module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise ValueError(f"--scorer {spec!r}: expected module:factory")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"--scorer {spec!r}: {exc}") from exc
-
-
 def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
-async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Scorer, str]], default_policy: Path,
+async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer, str]], default_policy: Path,
                 port_file: Path | None = None) -> int:
-    """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once), load the model off the
-    event loop, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed to
-    load)."""
+    """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once, ``/readyz`` 503 until the
+    model is loaded), take the model from ``loading`` (a thread started by :func:`bot.serve.options.start_loading`)
+    when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
+    to load)."""
     svc = ScoringService(config, keys, default_policy)
-    runner = web.AppRunner(svc.app(), access_log=None, handle_signals=False)
+    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
@@ -480,8 +508,7 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     code = 0
-    started = time.perf_counter()
-    loader = asyncio.ensure_future(asyncio.to_thread(load))
+    loader = asyncio.wrap_future(loading)
     done, _ = await asyncio.wait({loader, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
     if loader in done:
         try:
@@ -493,8 +520,9 @@ async def serve(config: ServeConfig, keys: KeyRing, load: Callable[[], tuple[Sco
             stop.set()
         else:
             svc.set_scorer(scorer, runtime)
-            _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, "
-                 f"loaded in {time.perf_counter() - started:.2f} s")
+            _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, precision {svc.precision}"
+                 + (f" ({svc.precision_reason})" if svc.precision_reason else "")
+                 + f", {time.perf_counter() - STARTED:.2f} s after start")
     await stop.wait()
     left = await svc.drain()
     await runner.cleanup()
@@ -511,61 +539,38 @@ def _hide_request_line(record: logging.LogRecord) -> bool:
     return True
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config)."""
+def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] | None = None) -> int:
+    """``python -m bot serve``: returns the exit code (2 with one line on stderr for bad options or config).
+
+    Args:
+        argv: The options after ``serve``.
+        loading: The model already loading (:func:`bot.serve.options.preload`, started by ``bot.cli`` before this
+            module was imported); ``None``: loading starts once the options are checked.
+    """
     from bot.settings import Settings, SettingsError
 
     args = build_parser().parse_args(list(argv or []))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     logging.getLogger("aiohttp.server").addFilter(_hide_request_line)
     try:
-        settings = Settings.from_env()
+        settings = serve_settings(args, Settings.from_env())
     except SettingsError as exc:
         print(f"error: serve: {exc}", file=sys.stderr)  # noqa: T201
         return 2
-    if args.runtime:
-        settings = replace(settings, runtime=args.runtime)
-    settings = replace(settings, scorer_url=None)  # the service never scores through another service
     try:
-        keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
-        policies: dict[str, Path] = {}
-        for item in args.policy:
-            name, sep, path = item.partition("=")
-            if not sep or not name or not path:
-                raise ValueError(f"--policy {item!r}: expected NAME=FILE")
-            policies[name] = Path(path)
-        if not keys and args.host not in LOOPBACK:
-            raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
-                             "MODBOT_SERVE_KEYS), so the service listens on localhost only")
-        if not 0 <= args.port <= 65535:
-            raise ValueError(f"--port {args.port}: expected 0 to 65535")
-        for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
-                            ("--max-body-bytes", args.max_body_bytes)):
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{flag} {value}: expected a positive finite number")
-        if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
-            raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
-        spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
-        factory = _factory(spec) if spec else None
+        keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
-                             drain_s=args.drain_s, policies=policies)
+                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
         print(f"error: serve: {msg}", file=sys.stderr)  # noqa: T201
         return 2
-
-    def load() -> tuple[Scorer, str]:
-        if factory is not None:
-            return factory(), f"factory:{spec}"
-        from bot.runtime import load_scorer
-
-        scorer = load_scorer(settings)
-        return scorer, str(getattr(scorer, "runtime", "torch"))
-
+    if loading is None:
+        loading = start_loading(model_loader(args, settings))
     try:
-        return asyncio.run(serve(config, keys, load, settings.default_policy, args.port_file))
+        return asyncio.run(serve(config, keys, loading, settings.default_policy, args.port_file))
     except OSError as exc:  # the port is taken, the address is not ours
         print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2

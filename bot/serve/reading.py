@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.core.language import detect, message_parts, unsupported
+from bot.core.language import check, detect, message_parts
 from bot.core.pieces import scoring_pieces
 from bot.core.policy import Policy
 
@@ -32,35 +32,44 @@ class Reading:
         score_status: ``"ok"``, ``"truncated"``, ``"unsupported_language"`` or ``"not_scored"`` (as
             :attr:`bot.core.models.Verdict.score_status`).
         language: The unsupported language found (ISO 639-1), else ``None``.
+        detected: The language :func:`bot.core.language.detect` calls the text (first 8,000 characters) under
+            the policy's thresholds, when :func:`read_text` was asked for it, else ``None`` (short, code-only or
+            ambiguous text, or not asked).
     """
 
     plan: tuple[str, ...]
     score_status: str
     language: str | None = None
+    detected: str | None = None
 
 
-def read_text(text: str, policy: Policy, languages: Sequence[str] | None, *, check_language: bool = True) -> Reading:
-    """Plan and check ``text`` as the moderation service does.
+def read_text(text: str, policy: Policy, languages: Sequence[str] | None, *, check_language: bool = True,
+              want_detected: bool = False) -> Reading:
+    """Plan and check ``text`` as the moderation service does, running the language detector once per part.
 
     Args:
         text: The raw text (not normalised).
         policy: The policy whose ``[scoring]`` and ``[languages]`` settings apply.
         languages: The languages the scorer reads (``Scorer.languages``), or ``None``: no language check.
         check_language: ``False`` when the caller stated the language (Perspective's ``languages``).
+        want_detected: Also fill :attr:`Reading.detected` (Perspective's ``detectedLanguages``); read from the
+            same detector pass as the language check when that runs (:func:`bot.core.language.check`).
     """
     plan = scoring_pieces(text, sentences=policy.scoring.pieces == "sentences", max_chars=policy.scoring.max_chars)
     if not any(p.strip() for p in plan):
         return Reading((), "not_scored")
-    status, language = "ok", None
+    status, language, detected = "ok", None, None
     if len(text) > policy.scoring.max_chars:
         status = "truncated"
     cfg = policy.languages
     if check_language and cfg.detect and languages:
-        found = unsupported(message_parts(text), languages, min_letters=cfg.min_letters,
-                            min_confidence=cfg.min_confidence)
-        if found is not None:
-            status, language = "unsupported_language", found.language
-    return Reading(plan, status, language)
+        found = check(message_parts(text), languages, min_letters=cfg.min_letters, min_confidence=cfg.min_confidence)
+        detected = found.detected.language
+        if found.unsupported is not None:
+            status, language = "unsupported_language", found.unsupported.language
+    elif want_detected:
+        detected = detected_language(text[:8000], policy)
+    return Reading(plan, status, language, detected if want_detected else None)
 
 
 def detected_language(text: str, policy: Policy) -> str | None:

@@ -1,0 +1,210 @@
+"""``python -m bot serve``'s options and its model loading, kept free of the web stack so the model can start
+loading before aiohttp, prometheus-client and the policy code are imported.
+
+:func:`preload` is called by ``bot.cli`` first thing for ``serve``: it reads the options and the environment and
+starts loading the model in a background thread, so that loading (onnxruntime, numpy and tokenizers imports, the
+ONNX Runtime session, which releases the GIL while it builds) runs while the main thread imports the web stack,
+checks the options and binds the port. ``bot.serve.app.main`` then takes the loading over (and starts one itself
+when called without it). Start-up figures: docs/perspective-migration.md.
+
+Layer: composition root helper (standard library; ``bot.settings`` and ``bot.runtime`` inside the thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.serve.keys import KeyRing
+
+if TYPE_CHECKING:
+    from bot.core.ports import Scorer
+    from bot.settings import Settings
+
+#: Perspective's per-comment limit (UTF-8 bytes), the default of ``--max-comment-bytes``; also
+#: :data:`bot.serve.perspective.MAX_COMMENT_BYTES`.
+MAX_COMMENT_BYTES = 20_480
+#: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
+MAX_BODY_BYTES = 1_048_576
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+#: ``time.perf_counter()`` when this module was imported (first thing ``python -m bot serve`` does): the ready
+#: line's "s after start".
+STARTED = time.perf_counter()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Options of ``python -m bot serve``."""
+    p = argparse.ArgumentParser(prog="python -m bot serve",
+                                description="Perspective-compatible scoring service (docs/perspective-migration.md)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; another address "
+                   "needs an API key)")
+    p.add_argument("--port", type=int, default=8080, help="port (0: any free port; it is printed)")
+    p.add_argument("--port-file", type=Path, help="write the port to this file once listening")
+    p.add_argument("--keys-file", type=Path, default=None,
+                   help="API keys, one per line (name:key); default $MODBOT_SERVE_KEYS_FILE; also $MODBOT_SERVE_KEYS")
+    p.add_argument("--rate", type=float, default=50.0, help="requests per second per key (default 50)")
+    p.add_argument("--burst", type=int, default=100, help="requests at once per key (default 100)")
+    p.add_argument("--max-comment-bytes", type=int, default=MAX_COMMENT_BYTES,
+                   help="Perspective's per-comment limit in UTF-8 bytes (default 20480)")
+    p.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES, help="largest request body (default 1 MiB)")
+    p.add_argument("--policy", action="append", default=[], metavar="NAME=FILE",
+                   help="a named policy for the native endpoint's \"policy\" field (repeatable)")
+    p.add_argument("--runtime", choices=("auto", "onnx", "torch"), default=None,
+                   help="model runtime (default $MODBOT_RUNTIME or auto)")
+    p.add_argument("--precision", choices=("auto", "fp32", "int8"), default=None,
+                   help="precision of the model on ONNX Runtime (default $MODBOT_PRECISION or auto: int8 only where "
+                        "the CPU has VNNI and a recorded paired check changed no verdict; the choice is printed)")
+    p.add_argument("--scorer", default=None,
+                   help="module:factory returning a Scorer instead of the model (development and tests; default "
+                        "$MODBOT_SERVE_SCORER)")
+    p.add_argument("--batch-wait-ms", type=float, default=0.0,
+                   help="milliseconds a batch waits for more requests after its first one (default 0: none; the "
+                        "batch grows by itself while the model works)")
+    p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
+    return p
+
+
+def factory(spec: str) -> Callable[[], Scorer]:
+    """The zero-argument callable ``module:attr`` names.
+
+    Raises:
+        ValueError: ``spec`` is not ``module:attr``, or the module or attribute cannot be imported.
+    """
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ValueError(f"--scorer {spec!r}: expected module:factory")
+    try:
+        made: Callable[[], Scorer] = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"--scorer {spec!r}: {exc}") from exc
+    return made
+
+
+def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing, dict[str, Path]]:
+    """The API keys and the named policy files of ``args``, after the checks that need no policy code (the
+    policy files themselves are read by ``bot.serve.app.main``).
+
+    Raises:
+        bot.serve.keys.KeyConfigError: the keys file or variable is unusable.
+        ValueError: a malformed ``--policy``, a public ``--host`` without keys, a port outside 0-65535, a rate, size
+            or drain that is not a positive (drain: non-negative) finite number, or a ``--scorer`` that cannot be
+            imported; the message names the option.
+    """
+    keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
+    policies: dict[str, Path] = {}
+    for item in args.policy:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--policy {item!r}: expected NAME=FILE")
+        policies[name] = Path(path)
+    if not keys and args.host not in LOOPBACK:
+        raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
+                         "MODBOT_SERVE_KEYS), so the service listens on localhost only")
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port}: expected 0 to 65535")
+    for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
+                        ("--max-body-bytes", args.max_body_bytes)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{flag} {value}: expected a positive finite number")
+    if not (math.isfinite(args.batch_wait_ms) and 0 <= args.batch_wait_ms <= 1000):
+        raise ValueError(f"--batch-wait-ms {args.batch_wait_ms:g}: expected 0 to 1000 milliseconds")
+    if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
+        raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
+    spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
+    if spec:
+        factory(spec)
+    return keys, policies
+
+
+def serve_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``settings`` as the service uses them: ``--runtime`` and ``--precision`` applied, and never a remote scorer
+    (the service does not score through another service)."""
+    if args.runtime:
+        settings = replace(settings, runtime=args.runtime)
+    if args.precision:
+        settings = replace(settings, precision=args.precision)
+    return replace(settings, scorer_url=None)
+
+
+def model_loader(args: argparse.Namespace, settings: Settings) -> Callable[[], tuple[Scorer, str]]:
+    """The blocking call that loads the service's scorer: ``(scorer, runtime name)``; ``--scorer`` (or
+    ``$MODBOT_SERVE_SCORER``) names a factory, else :func:`bot.runtime.load_scorer` with ``settings``.
+
+    Raises (when called): ValueError for a bad ``--scorer``; ``bot.scoring.ScorerLoadError`` when the model cannot
+    be loaded.
+    """
+    spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
+
+    def load() -> tuple[Scorer, str]:
+        if spec:
+            return factory(spec)(), f"factory:{spec}"
+        from bot.runtime import load_scorer
+
+        # one core is left to the event loop (HTTP, JSON, normalisation, language detection): measured on a shared
+        # 2-core AMD, 16 clients got 22-38 msg/s with one ONNX Runtime thread against 15-21 with two, same runs
+        # (docs/perspective-migration.md); MODBOT_ONNX_THREADS overrides
+        os.environ.setdefault("MODBOT_ONNX_THREADS", str(serve_threads()))
+
+        scorer = load_scorer(settings)
+        return scorer, str(getattr(scorer, "runtime", "torch"))
+
+    return load
+
+
+def serve_threads(cpus: int | None = None) -> int:
+    """ONNX Runtime threads of the service's model by default: all CPUs but one (at least one)."""
+    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) - 1)
+
+
+def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer, str]]:
+    """Run ``load`` in a daemon thread; its result (or exception) in the returned future. Once the model is loaded
+    the same thread loads the language detector's model (:func:`bot.core.language.warm`, ~0.9 s of CPU measured
+    inside the first request that needed it, stalling every other request), after readiness so start-up does not
+    wait for it."""
+    fut: Future[tuple[Scorer, str]] = Future()
+
+    def run() -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
+        try:
+            fut.set_result(load())
+        except BaseException as exc:  # noqa: BLE001 - handed to the service, which reports it on one line
+            fut.set_exception(exc)
+            return
+        try:  # then the language detector, which would otherwise load inside the first long request's handler
+            from bot.core.language import warm
+
+            warm()
+        except ImportError:
+            pass
+
+    threading.Thread(target=run, name="modbot-serve-load", daemon=True).start()
+    return fut
+
+
+def preload(argv: Sequence[str]) -> Future[tuple[Scorer, str]] | None:
+    """Start loading the model ``python -m bot serve argv`` would load, before the web stack is imported; ``None``
+    when the options or the environment are unusable (``bot.serve.app.main`` then reports them and loads nothing).
+    """
+    try:
+        args = build_parser().parse_args(list(argv))
+    except SystemExit:  # --help, or bad options: main prints them
+        return None
+    from bot.serve.keys import KeyConfigError
+    from bot.settings import Settings, SettingsError
+
+    try:
+        settings = serve_settings(args, Settings.from_env())
+        check_options(args, settings)
+    except (SettingsError, KeyConfigError, ValueError, OSError):
+        return None
+    return start_loading(model_loader(args, settings))
