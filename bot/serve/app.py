@@ -509,7 +509,8 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
         loop.add_signal_handler(sig, stop.set)
     code = 0
     loader = asyncio.wrap_future(loading)
-    done, _ = await asyncio.wait({loader, asyncio.ensure_future(stop.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    waiters: set[asyncio.Future[Any]] = {loader, asyncio.ensure_future(stop.wait())}  # the model, or a signal
+    done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     if loader in done:
         try:
             scorer, runtime = loader.result()
