@@ -11,8 +11,9 @@ from bot.ingest.discord_csv import iter_discord_csv, parse_dce_date
 from bot.ingest.discord_json import iter_discord_json
 from bot.ingest.errors import ErrorSink, IngestError
 from bot.ingest.jsonl import iter_jsonl
-from bot.ingest.reader import FORMATS, detect_file_format, detect_format, iter_messages, read_messages
+from bot.ingest.reader import FORMATS, detect_file_format, detect_format, iter_messages
 from bot.ingest.slack_export import iter_slack_export
+from bot.ingest.stream import read_messages
 
 __all__ = [
     "FORMATS",

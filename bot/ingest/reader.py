@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -136,50 +136,3 @@ def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = Non
         for source in iter_sources(path, fmt, sink, stack):
             yield from source()
 
-
-def read_messages(
-    paths: Sequence[Path],
-    fmt: str = "auto",
-    on_error: str = "skip",
-    errors: list[IngestError] | None = None,
-    *,
-    mark_first_messages: bool = True,
-) -> list[Message]:
-    """Read every input and return its messages sorted by ``created_at`` (stable: ties keep input order).
-
-    A list of every message: for tests and small inputs. ``scan`` streams the same order without holding it
-    (:class:`bot.ingest.stream.MessageStream`).
-
-    Messages with the same :attr:`Message.key` (the same file given twice, overlapping exports) are kept once
-    (first occurrence). With ``mark_first_messages`` each message whose reader did not say gets
-    ``is_first_message``: True for the author's earliest message per ``(platform, server)`` in the whole input,
-    False for later ones (a first message *in the export*, the best an offline scan can know).
-
-    Args:
-        paths: Files or folders (see :func:`iter_messages`).
-        fmt: One of :data:`FORMATS`; applies to every path.
-        on_error: ``"skip"`` (log, append to ``errors``, continue) or ``"stop"`` (raise the first error).
-        errors: Receives the skipped :class:`IngestError` records.
-        mark_first_messages: Set ``is_first_message`` as described.
-
-    Returns:
-        Messages sorted by time.
-
-    Raises:
-        ValueError: Unknown ``fmt`` or ``on_error``.
-        IngestError: With ``on_error="stop"``, the first malformed input (file and position).
-    """
-    from bot.ingest.stream import MessageStream
-
-    seen: set[tuple[str, str, str]] = set()
-    out: list[Message] = []
-    with MessageStream(paths, fmt, on_error, errors, mark_first_messages=mark_first_messages) as stream:
-        stream.survey()
-        for msg in stream:
-            if msg.key not in seen:  # the stream drops copies at the same time; a list can afford every key
-                seen.add(msg.key)
-                out.append(msg)
-        problems = stream.sink.count
-    if problems:
-        log.warning("read %d messages; skipped %d problem(s)", len(out), problems)
-    return out
