@@ -1,0 +1,40 @@
+"""Hostile input an admin or moderator types (issue 28's "Bad input"): ``--db`` values the store cannot use, and
+more. Each test failed on main before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.cli import main
+from bot.core.errors import StoreRefused
+from bot.settings import Settings, SettingsError
+from bot.store import open_store
+
+
+@pytest.mark.parametrize("url", ["mysql://u:secret@db.example/modlog", "sqlite:///var/lib/modbot.db",
+                                 "MYSQL://u:secret@h/db", "http://example.com/db"])
+def test_db_url_with_an_unsupported_scheme_is_refused_naming_the_supported_ones(tmp_path, capsys, monkeypatch,
+                                                                                url):
+    """``--db mysql://...`` (any ``scheme://`` that is not PostgreSQL) is one line, exit 2, naming the supported
+    forms, and nothing is created under the working directory; the password is never printed."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--db", url, "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "postgresql://" in err[0] and "SQLite file path" in err[0] and "secret" not in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_modbot_db_with_an_unsupported_scheme_is_a_settings_error():
+    """``MODBOT_DB=mysql://...`` is refused as the other settings are (naming the variable), not taken as a file."""
+    with pytest.raises(SettingsError, match="MODBOT_DB.*postgresql://"):
+        Settings.from_env({"MODBOT_DB": "mysql://u:p@h/db"})
+
+
+async def test_open_store_refuses_an_unsupported_url_instead_of_making_a_file(tmp_path, monkeypatch):
+    """The store itself (callers that pass a string, e.g. the runtime) refuses ``mysql://`` rather than opening a
+    SQLite file named ``mysql:/...``; the password is not in the error."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreRefused, match="postgresql://") as caught:
+        await open_store("mysql://u:secret@h/db")
+    assert "secret" not in str(caught.value) and list(tmp_path.iterdir()) == []
