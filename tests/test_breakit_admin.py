@@ -31,6 +31,17 @@ def test_modbot_db_with_an_unsupported_scheme_is_a_settings_error():
         Settings.from_env({"MODBOT_DB": "mysql://u:p@h/db"})
 
 
+@pytest.mark.parametrize("port", ["99999x", "99999", "0", "-5"])
+async def test_postgres_url_with_a_malformed_port_is_refused_naming_the_port(port):
+    """A port that is not a number from 1 to 65535 is refused before any connection, with a sentence naming it
+    (not ``invalid literal for int()``, and never a connection to port 99999 mod 65536)."""
+    with pytest.raises(StoreRefused) as caught:
+        await open_store(f"postgresql://u:secret@127.0.0.1:{port}/db")
+    cause = caught.value.cause
+    assert f"port {port!r}" in cause and "1 to 65535" in cause, cause
+    assert "secret" not in str(caught.value) and "invalid literal" not in cause
+
+
 async def test_open_store_refuses_an_unsupported_url_instead_of_making_a_file(tmp_path, monkeypatch):
     """The store itself (callers that pass a string, e.g. the runtime) refuses ``mysql://`` rather than opening a
     SQLite file named ``mysql:/...``; the password is not in the error."""
