@@ -103,7 +103,7 @@ def page_number(words: Words) -> int:
         Refused: not a whole number from 1.
     """
     raw = words.filters.get("page", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9) or not 1 <= int(raw) <= MAX_PAGE:  # "²".isdigit()
         raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `{blocks.escape(raw[:20])}`.")
     return int(raw)
 
@@ -140,7 +140,7 @@ def page_blocks(text: str, result: CasePage, user: str, sub: str, args: list[str
 
 def _number(raw: str) -> int:
     text = raw.lstrip("#")
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):  # "²".isdigit(), but int("²") raises
         raise Refused(f"`{blocks.escape(raw[:20])}` is not a case number.")
     return int(text)
 

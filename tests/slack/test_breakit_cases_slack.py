@@ -1,0 +1,39 @@
+"""Hostile words in Slack's ``/modcase`` (issue 28's "Bad input"), through the real slack-bolt app against the fake
+Slack: each answer is a clear ephemeral sentence and nothing changes. Each test failed on main before its fix."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.slack.fake_slack import FakeSlack
+from tests.slack.test_app_wire import SlackEnv
+from tests.slack.test_cases_slack import command, note
+
+pytestmark = pytest.mark.slack
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
+    async with FakeSlack() as fake:
+        e = SlackEnv(fake, tmp_path)
+        try:
+            yield e
+        finally:
+            await e.stop()
+
+
+@pytest.mark.parametrize("text,needle", [("list page:²", "`page` must be a whole number"),
+                                         ("show #²", "is not a case number"),
+                                         ("show " + "9" * 4400, "is not a case number"),
+                                         ("reason ³ new words", "is not a case number")])
+async def test_modcase_with_a_digit_that_is_not_ascii_answers_instead_of_crashing(env, text, needle):
+    """``page:²`` or case ``#²`` (Unicode digits that ``str.isdigit`` accepts but ``int`` does not), or a number too
+    long for ``int``, is refused with a sentence; before, the handler raised and the moderator got no answer."""
+    await env.start()
+    await note(env, env.fake.owner.id, "rude")
+    answer = await command(env, "/modcase", text)
+    assert needle in answer, answer
+    assert env.rows("SELECT reason FROM cases") == [("rude",)]
