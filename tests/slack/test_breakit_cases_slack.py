@@ -37,3 +37,14 @@ async def test_modcase_with_a_digit_that_is_not_ascii_answers_instead_of_crashin
     answer = await command(env, "/modcase", text)
     assert needle in answer, answer
     assert env.rows("SELECT reason FROM cases") == [("rude",)]
+
+
+async def test_appeal_of_a_case_number_in_non_ascii_digits_gets_the_usage_line_not_a_modal(env):
+    """``/appeal #²`` answers the usage line at once; before, it opened the modal and the member's submitted appeal
+    failed on ``int('²')`` and was lost."""
+    await env.start()
+    fields = env.fake.command_payload("/appeal", "#²", user=env.fake.member.id, channel=env.fake.general.id)
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    (hook,) = await env.fake.wait_for_hook()
+    assert hook.body["text"].startswith("Usage: /appeal")
+    assert env.rows("SELECT COUNT(*) FROM appeals") == [(0,)]
