@@ -3,6 +3,8 @@ more. Each test failed on main before its fix."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.cli import main
@@ -49,3 +51,29 @@ async def test_open_store_refuses_an_unsupported_url_instead_of_making_a_file(tm
     with pytest.raises(StoreRefused, match="postgresql://") as caught:
         await open_store("mysql://u:secret@h/db")
     assert "secret" not in str(caught.value) and list(tmp_path.iterdir()) == []
+
+
+def test_report_shows_a_long_reason_once_capped_in_the_member_section_with_the_full_text_reachable(tmp_path):
+    """A case whose reason is 20,000 characters: the page holds the full text once (in the case table, behind a
+    short summary that ends with an ellipsis) and the member section shows a capped line linking to the case row;
+    before, the full text was written twice (case table and member section), so long reasons doubled the page."""
+    from bot.core.models import ActionKind, CaseStatus
+    from bot.store.sqlite import SqliteStore
+
+    reason = " ".join(f"word{i}" for i in range(2600))[:20_000]
+    db = tmp_path / "mod.db"
+
+    async def build() -> None:
+        async with await SqliteStore.open(db) as store:
+            await store.open_case("discord", "123456789012345678", "222222222222222222", ActionKind.WARN, reason,
+                                  moderator_id="111111111111111111", status=CaseStatus.APPLIED)
+
+    asyncio.run(build())
+    out = tmp_path / "mod-log.html"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count(reason) == 1
+    assert "<details" in page and "word20 word21" in page.split("<details", 1)[1].split("</summary>", 1)[0]
+    member = page.split('class="member"', 1)[1].split("</div>", 1)[0]
+    assert "…" in member and 'href="#discord-123456789012345678-case-1"' in member and len(member) < 1_000
+    assert len(page) < 60_000 + len(reason)
