@@ -48,3 +48,30 @@ async def test_appeal_of_a_case_number_in_non_ascii_digits_gets_the_usage_line_n
     (hook,) = await env.fake.wait_for_hook()
     assert hook.body["text"].startswith("Usage: /appeal")
     assert env.rows("SELECT COUNT(*) FROM appeals") == [(0,)]
+
+
+async def modpolicy(env: SlackEnv, text: str) -> str:
+    return await command(env, "/modpolicy", text, user=env.fake.admin.id)
+
+
+async def test_modpolicy_set_of_a_channel_the_bot_cannot_post_in_is_refused(env):
+    """``/modpolicy set server.review_channel`` naming a channel the bot is not in (or cannot see) is refused with
+    the reason ``/modsetup`` gives; before, it was stored and review cards silently failed."""
+    await env.start()
+    lobby = env.fake.add_channel("lobby", members=[env.fake.admin.id], bot_member=False)
+    secret = env.fake.add_channel("secret", private=True, members=[env.fake.admin.id], bot_member=False)
+    text = await modpolicy(env, f"set server.review_channel {lobby.id}")
+    assert "the bot is not in this channel" in text and "Nothing was changed" in text, text
+    text = await modpolicy(env, f"set server.mod_log_channel <#{secret.id}|secret>")
+    assert "the bot cannot see this channel" in text and "Nothing was changed" in text, text
+    assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
+
+
+async def test_modpolicy_set_of_a_channel_mention_stores_its_id(env):
+    """``<#C123|name>`` (how Slack sends a channel named in a command) is taken as that channel's id."""
+    await env.start()
+    cards = env.fake.add_channel("cards", members=[env.fake.admin.id])
+    text = await modpolicy(env, f"set server.review_channel <#{cards.id}|cards>")
+    assert text == f'Policy updated: `server.review_channel` = `"{cards.id}"`.', text
+    assert env.bot is not None
+    assert (await env.bot.policies.get("slack", env.fake.team_id)).server.review_channel == cards.id

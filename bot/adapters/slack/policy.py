@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: The slash commands this module listens to (also in ``config/slack-app-manifest.yml``).
 POLICY_COMMANDS = ("/modpolicy", "/modsetup")
+#: A Slack channel id (public ``C…``, private ``G…``): ``/modpolicy set`` of a channel key checks such a value.
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
 #: The setup modal's ``callback_id``.
 SETUP_VIEW = "mod_setup"
 #: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
@@ -86,8 +89,11 @@ async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -
             return shown.inline
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
     if sub == "set" and len(args) >= 3:
+        async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
+            return await channel_problem(bot.app.client, channel) if CHANNEL_ID.match(channel) else None
+
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1],
-                                   parse_value(" ".join(args[2:])))
+                                   parse_value(" ".join(args[2:])), check_channel=check_channel)
     if sub == "reset" and len(args) == 2:
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1], None)
     return POLICY_USAGE
