@@ -129,7 +129,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["bf16"] = True
     if getattr(args, "int8", False):
         changes["int8"] = True
-    if getattr(args, "db", None):
+    if getattr(args, "db", None) is not None:  # --db "" is refused, never read as "the default"
         changes["db_path"] = database(args.db)  # SettingsError (one line) for an unsupported URL
     if getattr(args, "command", None) in ("scan", "discord", "slack"):
         changes["announce_store"] = True

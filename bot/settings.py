@@ -269,10 +269,12 @@ def database(value: str | os.PathLike[str], name: str = "--db") -> Path | str:
     stays a ``str`` (a :class:`Path` would fold its ``//``); anything else is a SQLite file :class:`Path`.
 
     Raises:
-        SettingsError: another URL scheme (``mysql://``, ``sqlite://``...): the message names ``name`` (the option
+        SettingsError: an empty value, or another URL scheme (``mysql://``, ``sqlite://``...): the message names ``name`` (the option
             or variable), the scheme (never the rest of the URL, which may hold a password) and the supported forms.
     """
     text = os.fspath(value)
+    if not text.strip():
+        raise SettingsError(f"{name} is empty: give a SQLite file path or a postgresql:// URL")
     if text.startswith(POSTGRES_SCHEMES):
         return text
     scheme = URL_SCHEME.match(text)

@@ -77,3 +77,15 @@ def test_report_shows_a_long_reason_once_capped_in_the_member_section_with_the_f
     member = page.split('class="member"', 1)[1].split("</div>", 1)[0]
     assert "…" in member and 'href="#discord-123456789012345678-case-1"' in member and len(member) < 1_000
     assert len(page) < 60_000 + len(reason)
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_db_option_is_refused_not_replaced_by_the_default(tmp_path, capsys, monkeypatch, value):
+    """``--db ""`` (a script's ``--db "$DB"`` with ``DB`` unset) is refused in one line; before, it silently fell
+    back to ``MODBOT_DB`` or the default mod log, so ``purge --db "" --days 1`` erased text in another database."""
+    other = tmp_path / "other.db"
+    monkeypatch.setenv("MODBOT_DB", str(other))
+    assert main(["purge", "--db", value, "--days", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--db" in err[0] and "empty" in err[0], err
+    assert str(other) not in err[0] and not other.exists()
