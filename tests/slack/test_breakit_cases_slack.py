@@ -75,3 +75,31 @@ async def test_modpolicy_set_of_a_channel_mention_stores_its_id(env):
     assert text == f'Policy updated: `server.review_channel` = `"{cards.id}"`.', text
     assert env.bot is not None
     assert (await env.bot.policies.get("slack", env.fake.team_id)).server.review_channel == cards.id
+
+
+async def test_mydata_export_pages_escape_slack_markup_so_the_pages_read_as_the_record(env):
+    """A record holding Slack markup (a message with ``<!channel>``, ``<https://x|y>``, ``&``) sent in pages: each
+    page escapes ``&``, ``<`` and ``>`` as Slack requires of message text, so what the member sees (and copies)
+    joins into the record; before, the raw markup went out and Slack showed "@channel" and a link instead of it."""
+    import html
+    import json
+
+    env.fake.bot_scopes.discard("files:write")
+    await env.start()
+    for i in range(12):
+        await env.say(env.fake.member.id, f"identityhate {i} <!channel> look <https://evil.example|here> & "
+                      + "a long rant about nothing " * 8)
+    assert env.bot is not None
+    record = json.loads(json.dumps(await env.bot.workflow.export_member(env.fake.team_id, env.fake.member.id),
+                                   default=str))
+    assert "<!channel>" in json.dumps(record, ensure_ascii=False)
+    fields = env.fake.command_payload("/mydata", "export", user=env.fake.member.id, channel=env.fake.general.id)
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    (hook,) = await env.fake.wait_for_hook()
+    assert "parts" in hook.body["text"]
+    dm = env.fake.channels["D" + env.fake.member.id[1:]]
+    pages = sorted((m for m in dm.messages.values() if "Your record, part" in m["text"]), key=lambda m: m["ts"])
+    assert len(pages) >= 2 and all(len(p["text"]) < 4_000 for p in pages)
+    assert not any("<!channel>" in p["text"] or "<https://" in p["text"] for p in pages)
+    joined = "".join(html.unescape(p["text"].split("```")[1]) for p in pages)
+    assert json.loads(joined) == record
