@@ -103,3 +103,15 @@ async def test_mydata_export_pages_escape_slack_markup_so_the_pages_read_as_the_
     assert not any("<!channel>" in p["text"] or "<https://" in p["text"] for p in pages)
     joined = "".join(html.unescape(p["text"].split("```")[1]) for p in pages)
     assert json.loads(joined) == record
+
+
+async def test_modsetup_opens_its_modal_when_the_user_group_lookup_is_rate_limited(env):
+    """``usergroups.list`` answering 429 with ``Retry-After: 4`` must not spend the 3 seconds a ``trigger_id``
+    lives: the modal opens (offering users only) instead of "That took too long to open"."""
+    await env.start()
+    env.fake.rate_limit("usergroups.list", retry_after=4)
+    before = len(env.fake.calls_of("views.open"))
+    fields = env.fake.command_payload("/modsetup", "", user=env.fake.admin.id, channel=env.fake.general.id)
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    calls = await env.fake.wait_for("views.open", count=before + 1, timeout=8)
+    assert calls[-1].response["ok"], calls[-1].response
