@@ -115,3 +115,16 @@ async def test_modsetup_opens_its_modal_when_the_user_group_lookup_is_rate_limit
     assert (await env.fake.deliver_command(env.url, fields)).status == 200
     calls = await env.fake.wait_for("views.open", count=before + 1, timeout=8)
     assert calls[-1].response["ok"], calls[-1].response
+
+
+async def test_modcase_reason_stores_what_the_moderator_typed_not_slacks_html_entities(env):
+    """Slack sends a command's ``&``, ``<`` and ``>`` as ``&amp;``, ``&lt;``, ``&gt;``: ``/modcase reason 1 Tom &
+    Jerry <3`` arrives as ``Tom &amp; Jerry &lt;3`` and must be stored as typed (before, the entities were stored,
+    and every later view showed ``&amp;``); ``/modcase search`` reads the words the same way."""
+    await env.start()
+    number = await note(env, env.fake.owner.id, "rude")
+    answer = await command(env, "/modcase", f"reason {number} Tom &amp; Jerry &lt;3")
+    assert answer.startswith(f"Case #{number} now reads: Tom &amp; Jerry &lt;3"), answer  # escaped again for display
+    assert env.rows("SELECT reason FROM cases WHERE number = ?", (number,)) == [("Tom & Jerry <3",)]
+    found = await command(env, "/modcase", "search &amp; jerry")
+    assert "(reason has “&amp; jerry”)" in found and f"\n#{number} " in found, found

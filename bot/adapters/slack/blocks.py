@@ -46,6 +46,12 @@ def escape(text: str) -> str:
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def unescape(text: str) -> str:
+    """Undo the escaping Slack applies to the text it sends (a slash command's text, a message): ``&lt;``,
+    ``&gt;`` and ``&amp;`` back to ``<``, ``>``, ``&`` (nothing else is an entity to Slack)."""
+    return (text or "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": cut(text, SECTION_MAX) or " "}}
 

@@ -96,7 +96,7 @@ async def policy_command(handlers: Any, team: str, user: str, args: list[str]) -
             return await channel_problem(bot.app.client, channel) if CHANNEL_ID.match(channel) else None
 
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1],
-                                   parse_value(" ".join(args[2:])), check_channel=check_channel)
+                                   parse_value(blocks.unescape(" ".join(args[2:]))), check_channel=check_channel)
     if sub == "reset" and len(args) == 2:
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1], None)
     return POLICY_USAGE
