@@ -128,3 +128,23 @@ async def test_modcase_reason_stores_what_the_moderator_typed_not_slacks_html_en
     assert env.rows("SELECT reason FROM cases WHERE number = ?", (number,)) == [("Tom & Jerry <3",)]
     found = await command(env, "/modcase", "search &amp; jerry")
     assert "(reason has “&amp; jerry”)" in found and f"\n#{number} " in found, found
+
+
+def test_slack_message_text_is_read_back_from_slacks_html_entities():
+    """A message event's text comes with ``&``, ``<``, ``>`` as entities (``Tom &amp; Jerry &lt;3``): the core
+    message holds what the member typed (scored, recorded as evidence, shown in the report), while real markup
+    (``<!channel>``, ``<@U1>``) still counts as a ping or a mention and a typed ``&lt;!channel&gt;`` does not."""
+    from bot.adapters.slack.translate import to_core
+    from bot.core.models import MemberRef
+
+    author = MemberRef(id="U0000000009", name="ann")
+
+    def core(text: str):
+        event = {"channel": "C0000000001", "user": author.id, "text": text, "ts": "1700000000.000100"}
+        fields = {"user": author.id, "text": text, "ts": event["ts"]}
+        return to_core("T0000000001", event, fields, author=author)
+
+    typed = core("Tom &amp; Jerry &lt;3 &lt;!channel&gt;")
+    assert typed.text == "Tom & Jerry <3 <!channel>" and not typed.mentions_everyone
+    ping = core("<!channel> hi <@U0000000002>")
+    assert ping.mentions_everyone and [m.id for m in ping.mentions] == ["U0000000002"]
