@@ -148,3 +148,28 @@ def test_slack_message_text_is_read_back_from_slacks_html_entities():
     assert typed.text == "Tom & Jerry <3 <!channel>" and not typed.mentions_everyone
     ping = core("<!channel> hi <@U0000000002>")
     assert ping.mentions_everyone and [m.id for m in ping.mentions] == ["U0000000002"]
+
+
+async def test_a_members_report_reason_cannot_ping_the_review_channel(env):
+    """A member reports with the reason ``<!channel> <!here> look`` (typed as is in the modal, which Slack sends
+    raw): the review card's message text (Slack's notification text, parsed for mentions) escapes it; before, the
+    card's ``text`` carried ``<!channel>`` and pinged every moderator in the review channel."""
+    import json
+
+    await env.start()
+    member = env.fake.member
+    fields = env.fake.command_payload("/report", f"<@{member.id}|member>", user=env.fake.owner.id,
+                                      channel=env.fake.general.id)
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    (opened,) = await env.fake.wait_for("views.open")
+    view = opened.params["view"] if isinstance(opened.params["view"], dict) else json.loads(opened.params["view"])
+    sub = env.fake.view_submission_payload(user=env.fake.owner.id, callback_id="mod_report",
+                                           values={"text": {"value": {"type": "plain_text_input",
+                                                                      "value": "<!channel> <!here> look"}}},
+                                           private_metadata=view["private_metadata"])
+    assert (await env.fake.deliver_interaction(env.url, sub)).status == 200
+    await env.fake.wait_until(lambda: env.cards())
+    (call,) = env.posted(env.review)
+    posted = json.dumps(call.params, ensure_ascii=False)
+    assert "<!channel>" not in posted and "<!here>" not in posted, posted
+    assert env.rows("SELECT reason FROM review_items") == [("<!channel> <!here> look",)]

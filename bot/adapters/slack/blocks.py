@@ -119,7 +119,8 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     if card.decision is not None:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
                            + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
-    return cut(f"{title}: {card.reason}", TEXT_MAX), out[:BLOCKS_MAX]
+    # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
+    return cut(escape(f"{title}: {card.reason}"), TEXT_MAX), out[:BLOCKS_MAX]
 
 
 def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
@@ -152,7 +153,7 @@ def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
             line = escape(line)
         lines.append(line)
     icon = ":red_circle: " if entry.failed else ""
-    return cut(f"{entry.title}", TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
+    return cut(escape(entry.title), TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
 
 
 def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
@@ -182,7 +183,7 @@ def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
     if n.appealable:
         out.append({"type": "actions", "block_id": f"notice-{n.case_number}", "elements": [
             button("Appeal", f"mod:appeal:{n.server_id}:{n.case_number}")]})
-    return cut(text, TEXT_MAX), out
+    return cut(escape(text), TEXT_MAX), out
 
 
 def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_length: int = 3,
