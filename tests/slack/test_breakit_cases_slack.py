@@ -173,3 +173,19 @@ async def test_a_members_report_reason_cannot_ping_the_review_channel(env):
     posted = json.dumps(call.params, ensure_ascii=False)
     assert "<!channel>" not in posted and "<!here>" not in posted, posted
     assert env.rows("SELECT reason FROM review_items") == [("<!channel> <!here> look",)]
+
+
+async def test_a_members_report_reason_shows_as_text_in_the_moderators_home_tab(env):
+    """A report whose reason is ``<https://evil.example|Open your review card> <!here>`` (a member's words) is shown
+    escaped in the moderators' Home queue; before, the Home tab rendered it as a disguised link."""
+    from tests.slack.test_home_slack import open_home
+
+    await env.start()
+    assert env.bot is not None
+    await env.bot.workflow.report(env.fake.owner.id, env.fake.team_id, env.fake.member.id,
+                                  "<https://evil.example|Open your review card> <!here>")
+    await env.fake.wait_until(lambda: env.cards())
+    home = await open_home(env, env.mods.id)
+    assert "Open review queue (moderators)" in home
+    assert "<https://evil.example" not in home and "<!here>" not in home
+    assert "&lt;https://evil.example|Open your review card&gt;" in home
