@@ -29,3 +29,20 @@ async def test_mod_warn_with_a_reason_of_exactly_1000_characters_keeps_it_whole(
     cb = await mod_on(env, "warn", env.alice, text_opt("reason", reason))
     assert ephemeral_text(cb).startswith("Case #1: warn")
     assert [tuple(r) for r in env.rows("SELECT reason FROM cases")] == [(reason,)]
+
+
+async def test_appeal_card_of_a_case_with_a_1000_character_reason_is_posted(env):
+    """A warning whose reason has the allowed 1,000 characters is appealed: the appeal card reaches the review
+    channel (its "Case" field, ``#1: warn`` plus the reason, is fitted inside Discord's 1,024 characters per field
+    by ``cards.fit``). Passed before and after: it guards the limit now that 1,000 characters are allowed whole."""
+    reason = "x" * 1000
+    cb = await mod_on(env, "warn", env.alice, text_opt("reason", reason))
+    assert ephemeral_text(cb).startswith("Case #1: warn")
+    cb = await env.fake.slash(env.guild, env.alice, "appeal", [{"name": "case", "type": 4, "value": 1}])
+    assert cb.body["type"] == 9
+    done = await env.fake.submit_modal(env.guild, env.alice, cb, ["it was a quote, sorry"])
+    assert "appeal of case" in ephemeral_text(done)
+    await env.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith("Appeal #")
+                                          for m in env.fake.messages.values()))
+    field = next(f for f in env.card("Appeal #")["embeds"][0]["fields"] if f["name"] == "Case")
+    assert len(field["value"]) <= 1024 and field["value"].startswith("#1: warn")
