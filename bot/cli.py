@@ -24,10 +24,8 @@ from bot.settings import Settings, SettingsError, database
 
 log = logging.getLogger("bot")
 
-DB_HELP = "SQLite mod log (default: $MODBOT_DB, else $XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/...)"
-
-
-DB_HELP = "the mod log: a SQLite file path or a postgresql:// URL (default: $MODBOT_DB or modbot.db)"
+DB_HELP = ("the mod log: a SQLite file path or a postgresql:// URL (default: $MODBOT_DB, else "
+           "$XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/modbot/modlog.db)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -89,3 +89,12 @@ def test_an_empty_db_option_is_refused_not_replaced_by_the_default(tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--db" in err[0] and "empty" in err[0], err
     assert str(other) not in err[0] and not other.exists()
+
+
+def test_db_help_names_the_real_default_location(capsys):
+    """``--help`` says where the mod log goes without ``--db`` (``$MODBOT_DB``, else the XDG data folder); before,
+    a second definition of the help text said ``modbot.db``, a file the bot has not used since the XDG default."""
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "postgresql://" in out and "XDG_DATA_HOME" in out and "or modbot.db" not in out
