@@ -198,6 +198,25 @@ def map_pg_error(where: str, exc: BaseException) -> StoreError | None:
     return None
 
 
+def url_port_problem(url: str) -> str | None:
+    """What is wrong with a PostgreSQL URL's port(s), in words (``port '99999' is not a number from 1 to 65535``),
+    or ``None`` when every port given is one (or none is given). asyncpg would otherwise answer ``invalid literal
+    for int()``, or connect to the port modulo 65536. Hosts may be a comma-separated list, each with its port."""
+    from urllib.parse import urlsplit
+
+    try:
+        netloc = urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:  # "[oops": asyncpg names what is wrong
+        return None
+    for host in netloc.split(","):
+        if host.startswith("["):  # [::1]:5432
+            host = host.partition("]")[2]
+        _, colon, port = host.rpartition(":") if not host.startswith(":") else ("", ":", host[1:])
+        if colon and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+            return f"port {port!r} is not a number from 1 to 65535"
+    return None
+
+
 class PostgresStore(SqliteStore):
     """The mod log on a PostgreSQL database. Open with :meth:`open_url`; the operations are
     :class:`SqliteStore`'s (the port :class:`bot.core.store_port.ModStore`), over :class:`PgConnection`.
@@ -228,6 +247,9 @@ class PostgresStore(SqliteStore):
                 holding another application's tables, a schema newer than this code (``database`` = ``where``).
             StoreBusy: the server refused for now (starting up, too many connections).
         """
+        bad_port = url_port_problem(url)
+        if bad_port:
+            raise StoreRefused(where, f"malformed PostgreSQL URL: {bad_port}")
         try:
             conn = await asyncpg.connect(url, timeout=CONNECT_TIMEOUT_S)
         except (ValueError, asyncpg.ClientConfigurationError) as exc:
