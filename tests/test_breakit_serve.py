@@ -1,6 +1,5 @@
 """Hostile requests to ``python -m bot serve`` (issue 27's "Bad input"), over real HTTP to the service in a
-subprocess with the fake scorer. The defect here lives in ``bot/serve``, which another branch is changing now: it is
-recorded as a strict xfail for that branch to fix, not fixed here."""
+subprocess with the fake scorer."""
 
 from __future__ import annotations
 
@@ -15,12 +14,10 @@ from tests.serve_proc import start_service
 from tests.test_serve import _ready
 
 
-@pytest.mark.xfail(strict=True, reason="bot/serve echoes a NaN/Infinity id into its answer as bare NaN, which is "
-                   "not JSON; bot/serve is being changed on another branch (report: refuse such ids with 400)")
 @pytest.mark.parametrize("ident", ["NaN", "Infinity", "-Infinity"])
 def test_batch_score_with_a_nan_id_answers_json_or_a_400(tmp_path: Path, ident: str):
     """``POST /v1/score`` with ``{"id": NaN}`` (Python's json accepts the literal) gets either a 400 in the error
-    shape or an answer that strict JSON parsers read; today it answers 200 with ``"id": NaN``, which breaks the
+    shape or an answer that strict JSON parsers read; it answered 200 with ``"id": NaN``, which broke the
     caller's parser (the same defect issue 25 found in ``score``)."""
     svc = start_service(tmp_path)
 
