@@ -392,11 +392,15 @@ async def _report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.core.errors import StoreRefused
     from bot.store import open_store
 
     store = await open_store(settings.db_path, create=False)
     try:
         where = await store.backup(str(args.out) if args.out is not None else None)
+    except StoreRefused as exc:  # the copy, not the mod log, was refused: say so (the mod log is untouched)
+        print(f"error: backup of {store.location} to {exc.database} failed: {exc.cause}", file=sys.stderr)  # noqa: T201
+        return 2
     finally:
         await store.close()
     print(f"backed up {store.location} to {where}")  # noqa: T201
