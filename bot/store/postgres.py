@@ -44,6 +44,10 @@ MIGRATION_LOCK = 0x6D6F6462
 ID_TABLES = frozenset({"verdicts", "cases", "strikes", "review_items", "reports", "appeals", "policy_changes",
                        "raids"})
 
+#: Tables ``record_batch`` writes and looks up by key (analyzed once when the planner has no statistics).
+BATCH_TABLES = ("messages", "verdicts", "cases", "case_counters", "strikes", "review_items", "raids",
+                "member_first_seen")
+
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 _JSON_EACH = re.compile(r"json_each\((\w+(?:\.\w+)?)\)\s+(\w+)")
@@ -220,6 +224,7 @@ class PostgresStore(SqliteStore):
         self.path = Path()
         self.location = where
         self._closed = False
+        self._stats_checked = False
 
     @classmethod
     async def open_url(cls, url: str, where: str) -> PostgresStore:
@@ -266,8 +271,29 @@ class PostgresStore(SqliteStore):
         judged_at = to_db_time(utcnow())
         async with self._tx():
             written = await write_verdicts(self._db.conn, records, judged_at, model_version)  # type: ignore[attr-defined]
-            return [await self._record_flagged(record) if ok else RecordResult(inserted=False)
-                    for record, ok in zip(records, written, strict=True)]
+            results = [await self._record_flagged(record) if ok else RecordResult(inserted=False)
+                       for record, ok in zip(records, written, strict=True)]
+        if not self._stats_checked and any(written):
+            await self._analyze_if_no_statistics()
+        return results
+
+    async def _analyze_if_no_statistics(self) -> None:
+        """Once per process, after the first batch that wrote a verdict: ``ANALYZE`` the tables of
+        :data:`BATCH_TABLES` when ``verdicts`` has no planner statistics yet (a new mod log, before autovacuum's
+        first round, by default a minute or more). Without statistics the planner may answer a lookup by full key
+        through another index and filter thousands of rows per key (measured: 335 ms instead of 0.5 ms for 128
+        keys at 20,000 verdicts). A failure is logged, never raised: the batch is already committed."""
+        self._stats_checked = True
+        conn: asyncpg.Connection = self._db.conn  # type: ignore[attr-defined]
+        try:
+            async with self._lock:
+                if await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pg_stats WHERE schemaname = current_schema() "
+                                       "AND tablename = 'verdicts')"):
+                    return
+                await conn.execute(f"ANALYZE {', '.join(BATCH_TABLES)}")
+                log.info("analyzed the new mod log's tables (no planner statistics yet)")
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            log.warning("could not analyze the mod log's tables: %s", exc)
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
