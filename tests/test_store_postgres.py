@@ -288,3 +288,24 @@ async def test_batch_with_copies_records_each_once_like_sqlite(pg_url, tmp_path)
     assert kept["revisions"] == {"m1": 2, "m2": 1, "m3": 1, "m4": 2}
     assert kept["first_seen"] == T0
     assert results["postgresql"] == results["sqlite"]
+
+
+async def test_first_batch_gives_a_new_mod_log_planner_statistics(pg_url):
+    """A new mod log has no planner statistics until autovacuum's first round; the first written batch analyzes
+    its tables, so a lookup by full message key goes through the unique index (not another index and a filter)."""
+    store = await open_store(pg_url)
+    try:
+        conn = await asyncpg.connect(pg_url)
+        try:
+            has_stats = "SELECT count(*) FROM pg_stats WHERE tablename = 'verdicts'"
+            assert await conn.fetchval(has_stats) == 0
+            await store.record_batch([make_record(f"m{i}", author=f"u{i % 3}") for i in range(2000)])
+            assert await conn.fetchval(has_stats) > 0
+            plan = "\n".join(r[0] for r in await conn.fetch(
+                "EXPLAIN SELECT edited_at FROM verdicts WHERE platform = 'discord' AND server_id = 'g1' "
+                "AND message_id = 'm7'"))
+            assert "verdicts_platform_server_id_message_id_key" in plan
+        finally:
+            await conn.close()
+    finally:
+        await store.close()

@@ -9,6 +9,11 @@ asyncio PostgreSQL client, and what Red-DiscordBot's PostgreSQL driver uses); mi
 files in ``bot/store/pg_migrations`` applied each in one transaction with the ``schema_version`` bump, under a
 transaction-level advisory lock so two processes starting at once migrate once.
 
+One operation has its own PostgreSQL code, for speed: :meth:`PostgresStore.record_batch` writes a batch's messages
+and verdicts set-based (:mod:`bot.store.pg_batch`: a few statements per batch instead of 4-8 round trips per
+record) and only the written records' cases, review items, strikes and raids one by one, in one transaction, with
+the same results as SQLite's (docs/scaling.md, "Measured").
+
 Concurrency across processes (PostgreSQL's default READ COMMITTED): per-server case numbers come from
 ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` on ``case_counters`` (the row lock serialises writers and the
 number is rolled back with a failed batch: gap-free); a verdict is one per message key (``ON CONFLICT DO NOTHING``,
