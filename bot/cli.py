@@ -24,10 +24,8 @@ from bot.settings import Settings, SettingsError, database
 
 log = logging.getLogger("bot")
 
-DB_HELP = "SQLite mod log (default: $MODBOT_DB, else $XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/...)"
-
-
-DB_HELP = "the mod log: a SQLite file path or a postgresql:// URL (default: $MODBOT_DB or modbot.db)"
+DB_HELP = ("the mod log: a SQLite file path or a postgresql:// URL (default: $MODBOT_DB, else "
+           "$XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/modbot/modlog.db)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
     s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
-    s.add_argument("--db", type=database, help=DB_HELP)
+    s.add_argument("--db", help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
     s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
@@ -85,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
 
     bk = sub.add_parser("backup", help="write an online copy of the mod log (SQLite: sqlite3 backup API)")
-    bk.add_argument("--db", type=database, help=DB_HELP)
+    bk.add_argument("--db", help=DB_HELP)
     bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
 
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
@@ -95,24 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("rest", nargs=argparse.REMAINDER)
 
     pu = sub.add_parser("purge", help="erase message text older than the retention period (verdicts and cases stay)")
-    pu.add_argument("--db", type=database, help=DB_HELP)
+    pu.add_argument("--db", help=DB_HELP)
     pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
 
     rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
                         "as one self-contained HTML page")
-    rp.add_argument("--db", type=database, help=DB_HELP)
+    rp.add_argument("--db", help=DB_HELP)
     rp.add_argument("--out", type=Path, default=Path("mod-log.html"), help="HTML file to write (default mod-log.html)")
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
-    d.add_argument("--db", type=database, help=DB_HELP)
+    d.add_argument("--db", help=DB_HELP)
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
                         "SLACK_SIGNING_SECRET for the HTTP Events API; see docs/slack-setup.md)",
                         description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
                         "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
-    sl.add_argument("--db", type=database, help=DB_HELP)
+    sl.add_argument("--db", help=DB_HELP)
     return p
 
 
@@ -129,8 +127,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         changes["bf16"] = True
     if getattr(args, "int8", False):
         changes["int8"] = True
-    if getattr(args, "db", None):
-        changes["db_path"] = args.db
+    if getattr(args, "db", None) is not None:  # --db "" is refused, never read as "the default"
+        changes["db_path"] = database(args.db)  # SettingsError (one line) for an unsupported URL
     if getattr(args, "command", None) in ("scan", "discord", "slack"):
         changes["announce_store"] = True
     if changes:
@@ -394,11 +392,15 @@ async def _report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.core.errors import StoreRefused
     from bot.store import open_store
 
     store = await open_store(settings.db_path, create=False)
     try:
         where = await store.backup(str(args.out) if args.out is not None else None)
+    except StoreRefused as exc:  # the copy, not the mod log, was refused: say so (the mod log is untouched)
+        print(f"error: backup of {store.location} to {exc.database} failed: {exc.cause}", file=sys.stderr)  # noqa: T201
+        return 2
     finally:
         await store.close()
     print(f"backed up {store.location} to {where}")  # noqa: T201

@@ -105,6 +105,28 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else ""
 
 
+#: Characters of a reason shown before "…": in the case table's summary (the full text opens below it, once per
+#: page) and in a member section's line (which links to the case row instead of repeating the text).
+REASON_SHOWN = 300
+MEMBER_REASON_SHOWN = 120
+
+
+def _reason_cell(reason: str) -> str:
+    """A case's reason for the case table (escaped): as is when short; else its first :data:`REASON_SHOWN`
+    characters and "…" as a ``<details>`` summary that opens to the whole text (kept once in the page)."""
+    text = words.rule_detail(reason)
+    if len(text) <= REASON_SHOWN:
+        return _esc(text) or "-"
+    return (f"<details><summary>{_esc(text[:REASON_SHOWN])}… ({len(text):,} characters)</summary>{_esc(text)}"
+            "</details>")
+
+
+def _short_reason(reason: str, limit: int = MEMBER_REASON_SHOWN) -> str:
+    """A reason cut to ``limit`` characters with "…" (escaped), for lines that link to the full text."""
+    text = words.rule_detail(reason)
+    return _esc(text if len(text) <= limit else text[:limit] + "…") or "-"
+
+
 def _case_status(c: Any) -> str:
     status = c.status.value
     return status + (f": {c.failure}" if c.failure else "")
@@ -122,7 +144,7 @@ def _open_reviews(log: ServerLog) -> list[str]:
         p.append("<tr>" + _td("", "item", f"#{r.id}" + (" (investigating)" if r.decision.value != "open" else ""))
                  + _td("when", "opened", _esc(_when(log.review_times.get(r.id))))
                  + _td("", "member", f'<a href="#{log.key}-member-{_esc(r.member_id)}">{_id(r.member_id)}</a>')
-                 + _td("", "source", _esc(r.source)) + _td("why", "reason", _esc(words.rule_detail(r.reason)))
+                 + _td("", "source", _esc(r.source)) + _td("why", "reason", _reason_cell(r.reason))
                  + _td("", "case", case) + "</tr>")
     p.append("</tbody></table></div>")
     return p
@@ -162,7 +184,7 @@ def _cases(log: ServerLog) -> list[str]:
         p.append(f"<tr{attrs}>" + _td("", "case", f"#{c.number}") + _td("when", "date", _esc(_when(c.created_at)))
                  + _td("", "member", f'<a href="#{sid}-member-{_esc(c.member_id)}">{_id(c.member_id)}</a>')
                  + _td("act", "action", _esc(c.action.label + dur))
-                 + _td("why", "reason", _esc(words.rule_detail(c.reason)) or "-")
+                 + _td("why", "reason", _reason_cell(c.reason))
                  + _td("", "labels", _esc(", ".join(rec.labels)) or "-")
                  + _td("", "moderator", _id(c.moderator_id)) + _td("", "status", _esc(_case_status(c))) + "</tr>")
     p.append("</tbody></table></div>")
@@ -195,7 +217,7 @@ def _members(log: ServerLog, now: datetime) -> list[str]:
         for rec in d["cases"]:
             c = rec.case
             p.append(f'<li><a href="#{log.key}-case-{c.number}">case #{c.number}</a> {_esc(_when(c.created_at))}: '
-                     f"{_esc(c.action.label)} ({_esc(c.status.value)}), {_esc(words.rule_detail(c.reason)) or '-'}"
+                     f"{_esc(c.action.label)} ({_esc(c.status.value)}), {_short_reason(c.reason)}"
                      f"{' [' + _esc(', '.join(rec.labels)) + ']' if rec.labels else ''}, by "
                      f"{_id(c.moderator_id)}</li>")
         for s in d["strikes"]:

@@ -7,6 +7,7 @@ default policy ships inside the package (``bot/config/default.toml``), per-serve
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -199,7 +200,7 @@ class Settings:
             return Path(e[name]) if e.get(name) else None
 
         return cls(
-            db_path=database(e["MODBOT_DB"]) if e.get("MODBOT_DB") else default_db_path(e),
+            db_path=database(e["MODBOT_DB"], "MODBOT_DB") if e.get("MODBOT_DB") else default_db_path(e),
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
@@ -265,11 +266,28 @@ def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: s
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-def database(value: str | os.PathLike[str]) -> Path | str:
+#: A URL's scheme (``mysql://``): a ``--db`` value that starts so names a server, never a SQLite file.
+URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def database(value: str | os.PathLike[str], name: str = "--db") -> Path | str:
     """The ``--db`` / ``MODBOT_DB`` value as the store expects it: a ``postgresql://`` (or ``postgres://``) URL
-    stays a ``str`` (a :class:`Path` would fold its ``//``); anything else is a SQLite file :class:`Path`."""
+    stays a ``str`` (a :class:`Path` would fold its ``//``); anything else is a SQLite file :class:`Path`.
+
+    Raises:
+        SettingsError: an empty value, or another URL scheme (``mysql://``, ``sqlite://``...): the message names ``name`` (the option
+            or variable), the scheme (never the rest of the URL, which may hold a password) and the supported forms.
+    """
     text = os.fspath(value)
-    return text if text.startswith(POSTGRES_SCHEMES) else Path(text)
+    if not text.strip():
+        raise SettingsError(f"{name} is empty: give a SQLite file path or a postgresql:// URL")
+    if text.startswith(POSTGRES_SCHEMES):
+        return text
+    scheme = URL_SCHEME.match(text)
+    if scheme:
+        raise SettingsError(f"{name}: {scheme.group(1)}:// databases are not supported; use a SQLite file path "
+                            f"or a postgresql:// URL")
+    return Path(text)
 
 
 def with_paths(settings: Settings | None = None, db_path: str | os.PathLike[str] | None = None,

@@ -184,10 +184,22 @@ class Moderation(commands.Cog):
         return [app_commands.Choice(name=k, value=k) for k in matching_keys(policy_keys(doc), current)]
 
     async def _policy_change(self, interaction: discord.Interaction, key: str, value: object) -> None:
+        async def check_channel(channel_id: str) -> str | None:
+            """A channel key names a channel of this server the bot can post in (as ``/modbot setup`` checks)."""
+            from cogs.setup import channel_problem
+
+            guild = interaction.guild
+            if guild is None or not (channel_id.isascii() and channel_id.isdigit() and len(channel_id) <= 20):
+                return None  # not an id: the policy refuses it with its own words
+            channel = guild.get_channel(int(channel_id))
+            if channel is None or isinstance(channel, discord.CategoryChannel):
+                return f"there is no channel {channel_id} in this server"
+            return channel_problem(channel, guild.me)
+
         async def work() -> None:
             await answer(interaction, await change_policy(self.bot.policies, self.bot.desk, PLATFORM,
                                                           await self._actor(interaction), str(interaction.guild_id),
-                                                          key, value))
+                                                          key, value, check_channel=check_channel))
 
         await guarded(interaction, work)
 

@@ -201,6 +201,32 @@ def test_cli_backup_copies_the_mod_log(tmp_path, capsys):
         assert raw.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 2
 
 
+def test_cli_backup_is_owner_only_and_never_overwrites_or_blames_the_mod_log(tmp_path, capsys):
+    """The copy holds members' message text: it is created mode 0600. A second backup to the same name, or one into
+    a folder that does not exist, exits 2 with one line naming the backup (not "cannot be used as the mod-log
+    database"), and the existing copy and the mod log are untouched."""
+    path, out = tmp_path / "m.db", tmp_path / "copy.db"
+
+    async def fill() -> None:
+        async with await SqliteStore.open(path) as store:
+            await store.record_batch([make_record("m1")])
+
+    asyncio.run(fill())
+    assert main(["backup", "--db", str(path), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert out.stat().st_mode & 0o777 == 0o600
+    before = out.read_bytes()
+    assert main(["backup", "--db", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: backup of ") and "already exists" in err[0]
+    assert "mod-log database" not in err[0] and out.read_bytes() == before
+    missing = tmp_path / "no-such-folder" / "copy.db"
+    assert main(["backup", "--db", str(path), "--out", str(missing)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not exist" in err[0] and str(missing.parent) in err[0]
+    assert not missing.parent.exists()
+
+
 @pytest.mark.parametrize("command", [["purge", "--days", "30"], ["backup"]])
 def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command):
     """purge and backup on a 0-byte file: exit 2, one line naming the file, the file untouched."""

@@ -17,6 +17,7 @@ import inspect
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
@@ -231,3 +232,81 @@ async def test_modlog_reads_and_case_reason_on_postgres(store):
     assert alert.reason == "flagged_burst" and raiders == ("u1", "u9")
     updated, note = await store.set_case_reason("discord", "g1", 1, "slur in #general", "mod1")
     assert updated.reason == "slur in #general" and note.number == 3 and note.action is ActionKind.LOG
+
+
+async def _copies_scenario(store) -> tuple[list, list, dict]:
+    """Two batches with copies of recorded messages (batch 2 repeats m1, m2) and copies inside a batch (m3 twice,
+    m4 then its edit); the results and what the store kept."""
+    edit = T0 + timedelta(minutes=1)
+    first = await store.record_batch([
+        make_record("m1", open_case=True, open_review=True, strike_points=1),
+        make_record("m2"),
+    ])
+    second = await store.record_batch([
+        make_record("m1", open_case=True, open_review=True, strike_points=1),  # replay: nothing
+        make_record("m2"),  # replay: nothing
+        make_record("m3", author="u2", open_case=True, strike_points=1),
+        make_record("m3", author="u2", open_case=True, strike_points=1),  # copy in the batch: nothing
+        make_record("m4", author="u3", open_review=True),
+        make_record("m4", author="u3", edited=edit, open_review=True),  # its edit in the same batch
+        make_record("m1", edited=edit, open_case=True, strike_points=1),  # edit of a recorded message
+        make_record("m4", author="u3", edited=edit, open_review=True),  # copy of that edit: nothing
+    ])
+    kept = {
+        "known": await store.known_messages([("discord", "g1", f"m{i}") for i in range(1, 5)]),
+        "revisions": {m: (await store.get_verdict("discord", "g1", m)).revision for m in ("m1", "m2", "m3", "m4")},
+        "first_seen": await store.first_seen("discord", "g1", "u3"),
+    }
+    return first, second, kept
+
+
+async def test_batch_with_copies_records_each_once_like_sqlite(pg_url, tmp_path):
+    """Copies of recorded messages and copies inside one batch are recorded once; an edit (even of a message the
+    same batch inserted) updates the verdict; PostgreSQL's set-based batch gives SQLite's RecordResults."""
+    from bot.core.ports import RecordResult
+
+    results = {}
+    for name, database in (("sqlite", str(tmp_path / "modlog.db")), ("postgresql", pg_url)):
+        s = await open_store(database)
+        try:
+            assert s.backend == name
+            results[name] = await _copies_scenario(s)
+        finally:
+            await s.close()
+    first, second, kept = results["postgresql"]
+    assert first == [RecordResult(inserted=True, case_number=1, review_id=1, strike_added=True),
+                     RecordResult(inserted=True)]
+    assert second == [
+        RecordResult(inserted=False),
+        RecordResult(inserted=False),
+        RecordResult(inserted=True, case_number=2, strike_added=True),
+        RecordResult(inserted=False),
+        RecordResult(inserted=True, review_id=2),
+        RecordResult(inserted=True, review_id=2, review_updated=True),
+        RecordResult(inserted=True, case_number=3, strike_added=False),
+        RecordResult(inserted=False),
+    ]
+    assert kept["revisions"] == {"m1": 2, "m2": 1, "m3": 1, "m4": 2}
+    assert kept["first_seen"] == T0
+    assert results["postgresql"] == results["sqlite"]
+
+
+async def test_first_batch_gives_a_new_mod_log_planner_statistics(pg_url):
+    """A new mod log has no planner statistics until autovacuum's first round; the first written batch analyzes
+    its tables, so a lookup by full message key goes through the unique index (not another index and a filter)."""
+    store = await open_store(pg_url)
+    try:
+        conn = await asyncpg.connect(pg_url)
+        try:
+            has_stats = "SELECT count(*) FROM pg_stats WHERE tablename = 'verdicts'"
+            assert await conn.fetchval(has_stats) == 0
+            await store.record_batch([make_record(f"m{i}", author=f"u{i % 3}") for i in range(2000)])
+            assert await conn.fetchval(has_stats) > 0
+            plan = "\n".join(r[0] for r in await conn.fetch(
+                "EXPLAIN SELECT edited_at FROM verdicts WHERE platform = 'discord' AND server_id = 'g1' "
+                "AND message_id = 'm7'"))
+            assert "verdicts_platform_server_id_message_id_key" in plan
+        finally:
+            await conn.close()
+    finally:
+        await store.close()

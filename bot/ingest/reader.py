@@ -135,3 +135,4 @@ def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = Non
     with ExitStack() as stack:
         for source in iter_sources(path, fmt, sink, stack):
             yield from source()
+

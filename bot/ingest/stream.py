@@ -203,7 +203,7 @@ def read_messages(
     """Read every input and return its messages sorted by ``created_at`` (stable: ties keep input order).
 
     A list of every message: for tests and small inputs. ``scan`` streams the same order without holding it
-    (:class:`bot.ingest.stream.MessageStream`).
+    (:class:`MessageStream`).
 
     Messages with the same :attr:`Message.key` (the same file given twice, overlapping exports) are kept once
     (first occurrence). With ``mark_first_messages`` each message whose reader did not say gets
@@ -211,7 +211,7 @@ def read_messages(
     False for later ones (a first message *in the export*, the best an offline scan can know).
 
     Args:
-        paths: Files or folders (see :func:`iter_messages`).
+        paths: Files or folders (see :func:`bot.ingest.reader.iter_messages`).
         fmt: One of :data:`FORMATS`; applies to every path.
         on_error: ``"skip"`` (log, append to ``errors``, continue) or ``"stop"`` (raise the first error).
         errors: Receives the skipped :class:`IngestError` records.

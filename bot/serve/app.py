@@ -274,6 +274,12 @@ class ScoringService:
                            else f"The model could not be loaded: {self.load_error}", headers={"Retry-After": "1"})
 
     async def _json(self, request: web.Request) -> Any:
+        """The request body as JSON (strict: ``NaN``/``Infinity`` literals, which Python's json accepts but JSON
+        does not, are refused like any other invalid payload, so nothing non-JSON is echoed back in an answer).
+
+        Raises:
+            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply.
+        """
         body = await request.read()
         try:
             text = body.decode("utf-8")
@@ -281,7 +287,7 @@ class ScoringService:
             raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
                            "INVALID_REQUEST") from None
         try:
-            return json.loads(text)
+            return json.loads(text, parse_constant=_not_json)
         except RecursionError:
             raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
         except ValueError as exc:
@@ -575,3 +581,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
     except OSError as exc:  # the port is taken, the address is not ours
         print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _not_json(literal: str) -> Any:
+    """``json.loads``'s ``parse_constant``: refuse ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON, RFC 8259)."""
+    raise ValueError(f"{literal} is not a JSON value")

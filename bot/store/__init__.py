@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.core.errors import StoreError
+from bot.core.errors import StoreError, StoreRefused
 from bot.core.store_port import ModStore
-from bot.settings import POSTGRES_SCHEMES
+from bot.settings import POSTGRES_SCHEMES, URL_SCHEME
 from bot.store.schema import file_location
 
 
@@ -57,6 +57,9 @@ async def open_store(database: str | os.PathLike[str], *, create: bool = True) -
         StoreBusy: locked by another process past the busy timeout while migrating.
     """
     text = os.fspath(database)
+    scheme = URL_SCHEME.match(text)
+    if scheme and not text.startswith(POSTGRES_SCHEMES):  # mysql://... is no file name
+        raise StoreRefused(f"{scheme.group(1)}://***", "only SQLite file paths and postgresql:// URLs are supported")
     if text.startswith(POSTGRES_SCHEMES):
         from bot.store.postgres import PostgresStore
 

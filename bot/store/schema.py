@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -143,9 +144,20 @@ async def schema_version(db: aiosqlite.Connection) -> int:
 
 async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
     """Online copy of ``db`` into the file ``target`` with the sqlite3 backup API (page by page; other processes
-    may keep writing, the copy is a consistent snapshot). Raises ``sqlite3.Error`` when the copy cannot be written."""
-    if target.exists():
-        raise sqlite3.OperationalError(f"{target} already exists; not overwritten")
+    may keep writing, the copy is a consistent snapshot). The copy is created owner-only (mode 0600: it holds
+    members' message text), never over an existing file.
+
+    Raises:
+        sqlite3.Error: the copy cannot be written; the message says why in words (folder missing, file exists).
+    """
+    if not target.parent.is_dir():
+        raise sqlite3.OperationalError(f"the folder {target.parent} does not exist; create it first")
+    try:  # O_EXCL: never overwrite, even when another backup races this one to the same name
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        raise sqlite3.OperationalError(f"{target} already exists; not overwritten (choose another name)") from None
+    except OSError as exc:
+        raise sqlite3.OperationalError(f"cannot create {target}: {exc.strerror}") from None
     dest = await aiosqlite.connect(target)
     try:
         await db.backup(dest)

@@ -60,6 +60,10 @@ from bot.store.workflow import WorkflowMixin
 
 log = logging.getLogger(__name__)
 
+#: ``verdicts`` columns ``channel_id, edited_at, scores, rule_hits, labels, flagged, action, strike_points, exempt,
+#: model_name, model_version, policy_version, latency_ms, shadow, judged_at, score_status, language``.
+VerdictFields = tuple[str, str | None, str | None, str, str, int, str, int, str | None, str, str | None, str, float,
+                      int, str, str, str | None]
 
 
 def verdict_reason(verdict: Verdict) -> str:
@@ -77,6 +81,33 @@ def timeout_end(verdict: Verdict) -> datetime | None:
         if action.kind is ActionKind.TIMEOUT and action.duration_s:
             return verdict.message.event_time + timedelta(seconds=min(action.duration_s, MAX_TIMEOUT_S))
     return None
+
+
+def verdict_fields(verdict: Verdict, judged_at: str, model_version: str | None) -> VerdictFields:
+    """The ``verdicts`` columns after ``member_id`` (``channel_id`` ... ``language``, in the order of the INSERT
+    and UPDATE of :meth:`SqliteStore.record_batch`): JSON text for scores, rule hits and labels, 0/1 for
+    ``flagged``/``shadow``, ``latency_ms`` in milliseconds. Raises ``ValueError`` for a naive edit time."""
+    return (
+        verdict.message.channel.id,
+        opt_db_time(verdict.message.edited_at),
+        dump_json(verdict.scores.as_dict()) if verdict.scores else None,
+        dump_json(
+            [{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action} for h in verdict.rule_hits]
+        ),
+        dump_json(list(verdict.labels)),
+        int(verdict.flagged),
+        verdict.action.label,
+        verdict.strike_points,
+        verdict.exempt,
+        verdict.scores.model if verdict.scores else "",
+        model_version,
+        verdict.policy_version,
+        float(verdict.latency_ms),
+        int(verdict.shadow),
+        judged_at,
+        verdict.score_status,
+        verdict.language,
+    )
 
 
 #: How long a 0-byte file is watched for another process creating the mod log in it (two shard processes or two
@@ -260,27 +291,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         row = await self._one(
             "SELECT edited_at FROM verdicts WHERE platform = ? AND server_id = ? AND message_id = ?", key
         )
-        fields = (
-            msg.channel.id,
-            edited,
-            dump_json(verdict.scores.as_dict()) if verdict.scores else None,
-            dump_json(
-                [{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action} for h in verdict.rule_hits]
-            ),
-            dump_json(list(verdict.labels)),
-            int(verdict.flagged),
-            verdict.action.label,
-            verdict.strike_points,
-            verdict.exempt,
-            verdict.scores.model if verdict.scores else "",
-            model_version,
-            verdict.policy_version,
-            float(verdict.latency_ms),
-            int(verdict.shadow),
-            judged_at,
-            verdict.score_status,
-            verdict.language,
-        )
+        fields = verdict_fields(verdict, judged_at, model_version)
         if row is not None:
             if edited is None or (row["edited_at"] is not None and edited <= row["edited_at"]):
                 return RecordResult(inserted=False)
@@ -325,6 +336,19 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 "THEN excluded.first_message_at ELSE member_first_seen.first_message_at END",
                 (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
             )
+        return await self._record_flagged(record)
+
+    async def _record_flagged(self, record: VerdictRecord) -> RecordResult:
+        """Inside the batch transaction, after ``record``'s verdict was written (``inserted=True``): its case,
+        review item, strike and raid as :meth:`record_batch` describes; the record's :class:`RecordResult`.
+
+        Raises:
+            ValueError: the strike's ``server_id`` differs from its message's server, or a naive datetime.
+        """
+        verdict = record.verdict
+        msg = verdict.message
+        platform, server_id, message_id = msg.key
+        key = msg.key
         case_number = review_id = None
         reason = verdict_reason(verdict)
         if record.open_case:
@@ -470,4 +494,4 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
         return from_db_time(row[0]) if row else None
 
 
-__all__ = ["KEY_CHUNK", "SqliteStore", "timeout_end", "verdict_reason"]
+__all__ = ["KEY_CHUNK", "SqliteStore", "VerdictFields", "timeout_end", "verdict_fields", "verdict_reason"]

@@ -16,7 +16,8 @@ stored), a setup with nothing picked or with problems (nothing is stored).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -112,15 +113,44 @@ def authorize_change(actor: Actor) -> None:
     authorize(actor, ActionKind.REVIEW, permission=Permission.MANAGE_SERVER)
 
 
+#: The keys that name a channel the bot must post in (``policy set`` of one is a setup: checked like one).
+CHANNEL_KEYS = ("server.review_channel", "server.mod_log_channel")
+#: A channel mention as the platforms write it in text: Discord ``<#123>``, Slack ``<#C123|name>``.
+CHANNEL_MENTION = re.compile(r"^<#([A-Za-z0-9]+)(?:\|[^>]*)?>$")
+#: Why the bot cannot post in a channel (the platform's answer: ``the bot lacks send_messages in <#1>``), or
+#: ``None`` when it can.
+ChannelCheck = Callable[[str], Awaitable[str | None]]
+
+
+def channel_value(value: Any) -> Any:
+    """A channel key's value as the policy stores it: a channel mention becomes its id, and a bare Discord id
+    (parsed by :func:`parse_value` as a JSON number) its digits; anything else as given (the policy judges it)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return str(value)
+    if isinstance(value, str) and (m := CHANNEL_MENTION.match(value.strip())):
+        return m.group(1)
+    return value
+
+
 async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
-                        key: str, value: Any) -> str:
+                        key: str, value: Any, *, check_channel: ChannelCheck | None = None) -> str:
     """Set one override (``value=None`` resets ``key`` to the file's value), audited and posted to the mod log.
     Returns the answer (``Policy updated: `key` = `0.9`.``).
 
+    Args:
+        check_channel: For a :data:`CHANNEL_KEYS` key, the platform's check that the bot can post in the channel
+            (the same as the setup's); the value is first read with :func:`channel_value`.
+
     Raises:
-        Refused: not allowed to change the policy, or the key or value is invalid (nothing is stored).
+        Refused: not allowed to change the policy, the key or value is invalid, or the bot cannot post in the
+            channel named (nothing is stored).
     """
     authorize_change(actor)
+    if key in CHANNEL_KEYS and value is not None:
+        value = channel_value(value)
+        problem = await check_channel(value) if check_channel is not None and isinstance(value, str) else None
+        if problem:
+            raise Refused(f"Cannot use that: {problem}. Nothing was changed.")
     try:
         await policies.set_override(platform, server_id, key, value, actor.id)
     except PolicyError as exc:

@@ -17,6 +17,7 @@ from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseSt
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
@@ -116,8 +117,11 @@ class SanctionsMixin(WorkflowParts):
         about; it is deleted too (for a review decision).
 
         Raises:
-            Refused: the actor may not do this to this member (nothing recorded).
+            Refused: the actor may not do this to this member, or a moderator's reason is longer than
+                :data:`MAX_REASON` characters (nothing recorded; before, it was cut silently).
         """
+        if source == "moderator" and len(reason) > MAX_REASON:
+            raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         target = await self.target(server_id, member_id)
         authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
         if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
@@ -128,7 +132,7 @@ class SanctionsMixin(WorkflowParts):
         now = self.clock()
         expires = now + timedelta(seconds=duration_s) if duration_s and kind in (ActionKind.TIMEOUT,
                                                                                   ActionKind.BAN) else None
-        case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:1000],
+        case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:MAX_REASON],
                                           moderator_id=actor.id, message_id=message_id, expires_at=expires, now=now)
         notes: list[str] = []
         if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):

@@ -4,6 +4,7 @@ a real SQLite mod log and a fake scorer."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from collections.abc import Callable
 from typing import Any
@@ -80,7 +81,7 @@ async def test_mydata_export_without_file_scope_sends_pages_that_join_into_the_r
     dm = senv.fake.channels["D" + senv.fake.member.id[1:]]
     pages = sorted((m for m in dm.messages.values() if "Your record, part" in m["text"]), key=lambda m: m["ts"])
     assert len(pages) >= 2 and all(len(p["text"]) < 4_000 for p in pages)
-    joined = "".join(p["text"].split("```")[1] for p in pages)
+    joined = "".join(html.unescape(p["text"].split("```")[1]) for p in pages)  # pages are escaped for Slack
     assert json.loads(joined) == record
 
 

@@ -266,7 +266,8 @@ class SlackHandlers:
                                                            meta), respond)
             return ""
         if name == "/appeal":
-            if len(args) != 1 or not args[0].lstrip("#").isdigit():
+            number = args[0].lstrip("#") if len(args) == 1 else ""
+            if not (number.isascii() and number.isdigit() and len(number) <= 18):  # "²".isdigit(); int("²") raises
                 return "Usage: /appeal <case number> (from your notice or /mystatus)."
             await self._open_modal(body, blocks.text_modal("mod_appeal", "Appeal a case",
                                                            "Why should this case be overturned?",

@@ -56,6 +56,12 @@ def escape(text: str) -> str:
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def unescape(text: str) -> str:
+    """Undo the escaping Slack applies to the text it sends (a slash command's text, a message): ``&lt;``,
+    ``&gt;`` and ``&amp;`` back to ``<``, ``>``, ``&`` (nothing else is an entity to Slack)."""
+    return (text or "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": cut(text, SECTION_MAX) or " "}}
 
@@ -125,7 +131,8 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     if card.decision is not None:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
                            + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
-    return cut(f"{title}: {card.reason}", TEXT_MAX), out[:BLOCKS_MAX]
+    # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
+    return cut(escape(f"{title}: {card.reason}"), TEXT_MAX), out[:BLOCKS_MAX]
 
 
 def external_member(home: str) -> str:
@@ -168,7 +175,7 @@ def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
             line = escape(line)
         lines.append(line)
     icon = ":red_circle: " if entry.failed else ""
-    return cut(f"{entry.title}", TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
+    return cut(escape(entry.title), TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
 
 
 def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
@@ -197,7 +204,7 @@ def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
     if n.appealable:
         out.append({"type": "actions", "block_id": f"notice-{n.case_number}", "elements": [
             button("Appeal", f"mod:appeal:{n.server_id}:{n.case_number}")]})
-    return cut(text, TEXT_MAX), out
+    return cut(escape(text), TEXT_MAX), out
 
 
 def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_length: int = 3,

@@ -104,7 +104,7 @@ def page_number(words: Words) -> int:
         Refused: not a whole number from 1.
     """
     raw = words.filters.get("page", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9) or not 1 <= int(raw) <= MAX_PAGE:  # "²".isdigit()
         raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `{blocks.escape(raw[:20])}`.")
     return int(raw)
 
@@ -141,7 +141,7 @@ def page_blocks(text: str, result: CasePage, user: str, sub: str, args: list[str
 
 def _number(raw: str) -> int:
     text = raw.lstrip("#")
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):  # "²".isdigit(), but int("²") raises
         raise Refused(f"`{blocks.escape(raw[:20])}` is not a case number.")
     return int(text)
 
@@ -162,7 +162,7 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
                           f"{blocks.escape(' '.join(words.rest)[:60])}`.")
         f = words.filters
         filters = case_filter(member=f.get("member"), moderator=f.get("by"), action=f.get("action"),
-                              label=f.get("label"), text=" ".join(words.rest) if sub == "search" else None,
+                              label=f.get("label"), text=blocks.unescape(" ".join(words.rest)) if sub == "search" else None,
                               since=f.get("since"), until=f.get("until"))
         result = await search_cases(bot.store, PLATFORM, actor, team, filters, page=page_number(words),
                                     escape=blocks.escape)
@@ -172,7 +172,7 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
         case = await bot.workflow.case(actor, team, _number(rest[0]))
         return f"*{case_title(case)}*\n" + "\n".join(case_details(case, blocks.escape)), None
     if sub == "reason" and len(rest) >= 2:
-        return await change_reason(bot.store, PLATFORM, actor, team, _number(rest[0]), " ".join(rest[1:]),
+        return await change_reason(bot.store, PLATFORM, actor, team, _number(rest[0]), blocks.unescape(" ".join(rest[1:])),
                                    desk=bot.desk, escape=blocks.escape), None
     return CASE_USAGE, None
 

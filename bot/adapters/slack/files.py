@@ -17,6 +17,7 @@ from typing import Literal
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.blocks import escape
 from bot.adapters.slack.enforcer import describe
 
 log = logging.getLogger(__name__)
@@ -35,10 +36,30 @@ class Sent:
     sent: int = 0
 
 
+def escaped_pages(text: str, page_chars: int) -> list[str]:
+    """``text`` in pages for message text: each escaped for Slack (``&``, ``<``, ``>``: what the member sees, and
+    copies, is ``text``; a record's ``<!channel>`` neither pings nor turns into a link) and at most ``page_chars``
+    characters once escaped. Unescaped and joined, the pages are ``text``."""
+    pages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for ch in text:
+        piece = escape(ch)
+        if size + len(piece) > page_chars and current:
+            pages.append("".join(current))
+            current, size = [], 0
+        current.append(piece)
+        size += len(piece)
+    if current:
+        pages.append("".join(current))
+    return pages
+
+
 async def send_json_to_dm(client: AsyncWebClient, user: str, *, filename: str, content: str, pages: str, label: str,
                           comment: str, page_chars: int = PAGE_CHARS) -> Sent:
     """Send ``content`` (the file's text) to ``user``'s DM as ``filename``; when the upload is refused, ``pages``
-    (the same JSON, compact if wished) in numbered pages headed ``<label>, part n of N``.
+    (the same JSON, compact if wished) in numbered pages headed ``<label>, part n of N``, escaped for Slack's
+    message text (:func:`escaped_pages`).
 
     Args:
         label: What each page calls the document (``Your record``, ```policy-T1.json```).
@@ -56,7 +77,7 @@ async def send_json_to_dm(client: AsyncWebClient, user: str, *, filename: str, c
     except (SlackApiError, SlackRequestError) as exc:
         why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
         log.warning("upload of %s for %s refused (%s): sending it in pages", filename, user, why)
-    chunks = [pages[i:i + page_chars] for i in range(0, len(pages), page_chars)]
+    chunks = escaped_pages(pages, page_chars)
     for n, chunk in enumerate(chunks, 1):
         try:
             await client.chat_postMessage(channel=dm, text=f"{label}, part {n} of {len(chunks)} (join the parts in "

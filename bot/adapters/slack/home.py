@@ -19,6 +19,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack.blocks import escape
 from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM, split
 from bot.workflow import words
@@ -60,12 +61,12 @@ async def home_view(handlers: SlackListeners, team: str, user: str, now: datetim
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Your moderation record"}},
         _section(f"*Active strikes:* {words.strikes(len(strikes), sum(s.points for s in strikes))}"
-                 + "".join(f"\n• {words.plural(s.points, 'point')}: {s.reason or 'no reason'}"
+                 + "".join(f"\n• {words.plural(s.points, 'point')}: {escape(s.reason) or 'no reason'}"
                            f"{f' (case #{s.case_number})' if s.case_number else ''}, expires {s.expires_at:%Y-%m-%d}"
                            for s in strikes)),
         _section("*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals) or "none")),
         _section("*Your newest cases:*" + ("".join(f"\n• #{c.number} {c.created_at:%Y-%m-%d} {c.action.label}: "
-                                                   f"{words.rule_detail(c.reason) or '-'}" for c in cases)
+                                                   f"{escape(words.rule_detail(c.reason)) or '-'}" for c in cases)
                                            or " none") + "\nAppeal a case with `/appeal <case number>`."),
     ]
     actor = await handlers.actor(team, user)
@@ -75,7 +76,7 @@ async def home_view(handlers: SlackListeners, team: str, user: str, now: datetim
         for r in items[:QUEUE_SHOWN]:
             link = await _card_link(bot.app.client, await store.card_of_review(r.id))
             what = f"<{link}|Review #{r.id}>" if link else f"Review #{r.id}"
-            lines.append(f"• {what} ({r.source}) <@{r.member_id}>: {words.rule_detail(r.reason) or '-'}")
+            lines.append(f"• {what} ({r.source}) <@{r.member_id}>: {escape(words.rule_detail(r.reason)) or '-'}")
         more = "\n…and more: see the review channel." if len(items) > QUEUE_SHOWN else ""
         blocks += [{"type": "divider"},
                    {"type": "header", "text": {"type": "plain_text", "text": "Open review queue (moderators)"}},

@@ -21,8 +21,10 @@ Slack's input, checks what only Slack can tell, and renders the answer:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -50,6 +52,10 @@ log = logging.getLogger(__name__)
 
 #: The slash commands this module listens to (also in ``config/slack-app-manifest.yml``).
 POLICY_COMMANDS = ("/modpolicy", "/modsetup")
+#: Longest wait for the user groups before opening the setup modal, in seconds (a ``trigger_id`` lives 3 s).
+GROUPS_LOOKUP_S = 1.0
+#: A Slack channel id (public ``C…``, private ``G…``): ``/modpolicy set`` of a channel key checks such a value.
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
 #: The setup modal's ``callback_id``.
 SETUP_VIEW = "mod_setup"
 #: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
@@ -89,8 +95,11 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
             return shown.inline
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
     if sub == "set" and len(args) >= 3:
+        async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
+            return await channel_problem(bot.app.client, channel) if CHANNEL_ID.match(channel) else None
+
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1],
-                                   parse_value(" ".join(args[2:])))
+                                   parse_value(blocks.unescape(" ".join(args[2:]))), check_channel=check_channel)
     if sub == "reset" and len(args) == 2:
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1], None)
     return POLICY_USAGE
@@ -140,11 +149,14 @@ async def open_setup(handlers: SlackListeners, team: str, user: str, command: di
     ``trigger_id`` gets "try again"). Returns the text to answer ("" when the modal opened)."""
     bot = handlers.bot
     authorize_change(await handlers.actor(team, user))
-    try:
-        groups = [g for g in (await bot.app.client.usergroups_list()).get("usergroups") or []
-                  if not g.get("date_delete")]
+    try:  # bounded: a rate-limited lookup (429, Retry-After) must not spend the trigger_id's 3 seconds
+        listed = await asyncio.wait_for(bot.app.client.usergroups_list(), GROUPS_LOOKUP_S)
+        groups = [g for g in listed.get("usergroups") or [] if not g.get("date_delete")]
     except SlackApiError as exc:  # no usergroups:read, or a plan without user groups: offer users only
         log.info("usergroups.list failed: %s", describe(exc))
+        groups = []
+    except TimeoutError:
+        log.info("usergroups.list took over %.1f s: the setup offers users only", GROUPS_LOOKUP_S)
         groups = []
     meta = json.dumps({"team": team, "channel": command.get("channel_id") or ""})
     await handlers._open_modal(body, setup_view(await bot.policies.get(PLATFORM, team), groups, meta), respond)

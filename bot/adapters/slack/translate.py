@@ -15,6 +15,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.adapters.slack.blocks import unescape
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
 
 PLATFORM = "slack"
@@ -94,7 +95,9 @@ def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, auth
     titles = " ".join(f.get("title") or "" for f in files if f.get("title") and f.get("title") != f.get("name"))
     if titles:
         text = f"{text}\n{titles}".strip()
-    mentions = tuple(Mention(id=u) for u in _MENTION.findall(text))
+    mentions = tuple(Mention(id=u) for u in _MENTION.findall(text))  # real markup, read before unescaping
+    everyone = bool(_EVERYONE.search(text))
+    text = unescape(text)  # what the member typed: Slack sends &, <, > as &amp; &lt; &gt;
     return Message(
         server=ServerRef(PLATFORM, team_id),
         channel=channel_ref(channel, fields.get("thread_ts"), ts, channel_name),
@@ -106,5 +109,5 @@ def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, auth
         reply_to=f"{channel}:{fields['thread_ts']}" if fields.get("thread_ts") and fields["thread_ts"] != ts else None,
         attachments=tuple(Attachment(f.get("url_private") or "", f.get("name") or "") for f in files),
         mentions=mentions,
-        mentions_everyone=bool(_EVERYONE.search(text)),
+        mentions_everyone=everyone,
     )
