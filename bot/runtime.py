@@ -45,6 +45,18 @@ def _int8(settings: Settings, scorer: Scorer) -> None:
         quantize_int8(scorer)
 
 
+def _announce_first_assembly(settings: Settings) -> None:
+    """One stderr line before a first run assembles the embedded model into its cache (tens of seconds with no
+    other output otherwise); nothing when the cache is warm, a remote scorer or another model is used."""
+    if settings.scorer_url or settings.model != "embedded" or settings.checkpoint:
+        return
+    from bot.model.artifact import default_cache_dir, is_assembled
+
+    if not is_assembled():
+        print(f"preparing the embedded model in {default_cache_dir()} (first run only, about 30 s)",  # noqa: T201
+              file=sys.stderr)
+
+
 def load_scorer(settings: Settings) -> Scorer:
     """Load the scorer ``settings`` names (``model``, ``checkpoint``, ``config_dir``, ``bf16``, ``int8``), once;
     with ``route_model``, wrapped with that second model in a :class:`bot.scoring.routing.LanguageRoutedScorer`.
@@ -323,6 +335,8 @@ class Runtime:
                 policies.store = OverrideBridge(store)
             if scorer is None:
                 factory = scorer_factory or (lambda: load_scorer(settings))
+                if settings.announce_store and scorer_factory is None:
+                    _announce_first_assembly(settings)
                 scorer = await asyncio.to_thread(factory)
             service = ModerationService(scorer=scorer, store=store, policies=policies, enforce=enforce,
                                         batch_size=batch_size, stateful_rules=stateful_rules,

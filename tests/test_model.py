@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from bot.core.models import LABELS
-from bot.model.artifact import ARTIFACT_DIR, DELTA_FILE, ModelArtifactError, assemble, read_manifest, read_thresholds
+from bot.model.artifact import (
+    ARTIFACT_DIR,
+    DELTA_FILE,
+    ModelArtifactError,
+    assemble,
+    read_manifest,
+    read_thresholds,
+    sha256_file,
+)
 from bot.scoring import ScorerLoadError
 
 pytestmark = pytest.mark.slow
@@ -224,3 +232,19 @@ def test_verified_checkpoint_is_not_rehashed_but_a_rewrite_is_caught(tmp_path):
     assert ckpt.stat().st_size == st.st_size and ckpt.stat().st_mtime_ns == st.st_mtime_ns
     with pytest.raises(ModelArtifactError, match="missing"):  # rebuild needed; this artifact has no delta
         assemble(tmp_path / "cache", art)
+
+
+@pytest.mark.slow
+def test_processes_assembling_one_cache_at_once_build_it_once_and_all_succeed(tmp_path):
+    """Several evals or shards starting on a cold cache at once: each gets the same assembled checkpoint, none fails
+    (they raced to rename the config folder: ``OSError: Directory not empty``); the build is serialised by a lock
+    on the cache, so the checkpoint is written once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = tmp_path / "cache"
+    with ThreadPoolExecutor(3) as pool:
+        built = list(pool.map(lambda _: assemble(cache), range(3)))
+    assert len({b.checkpoint for b in built}) == 1
+    ckpt = built[0].checkpoint
+    assert (ckpt.parent / "READY").read_text(encoding="utf-8").strip() == sha256_file(ckpt)
+    assert not list(ckpt.parent.glob(".build-*"))

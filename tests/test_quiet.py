@@ -92,3 +92,28 @@ def test_setup_script_hides_the_editable_installation_block():
     env = {**os.environ, "PYTHONWARNINGS": _editable_filter()}
     err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
     assert "Editable installation" not in err and "something else" in err
+
+
+def test_a_first_run_says_it_is_preparing_the_model_and_a_warm_one_says_nothing(tmp_path, monkeypatch, capsys):
+    """On a cold cache the embedded model is assembled for tens of seconds with no other output: the command line
+    says so in one stderr line first; with the cache built (its READY stamp and files), a remote scorer or another
+    model, nothing is printed."""
+    from bot.model.artifact import read_manifest
+    from bot.runtime import _announce_first_assembly
+
+    monkeypatch.setenv("MODBOT_CACHE", str(tmp_path))
+    settings = Settings()
+    _announce_first_assembly(settings)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("preparing the embedded model in ") and str(tmp_path) in err[0]
+
+    _announce_first_assembly(Settings(scorer_url="http://127.0.0.1:1"))
+    _announce_first_assembly(Settings(model="original"))
+    assert capsys.readouterr().err == ""
+
+    cache = tmp_path / read_manifest()["delta_sha256"][:12]
+    (cache / "config").mkdir(parents=True)
+    for name in ("READY", "checkpoint.ckpt", "config/config.json"):
+        (cache / name).write_text("x", encoding="utf-8")
+    _announce_first_assembly(settings)
+    assert capsys.readouterr().err == ""

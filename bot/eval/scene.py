@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.ports import Scorer
+from bot.eval.common import _paired_row, print_paired
 from bot.eval.errors import EvalInputError
 from bot.settings import Settings
 
@@ -135,4 +136,28 @@ def print_scene(m: dict, console, title: str = "Founding scene") -> None:
         console.print(w)
 
 
-__all__ = ["SCENE_CASES", "correct", "judge", "print_scene", "read_cases", "scene_metrics"]
+def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None) -> dict:
+    """Judge the founding-scene probe cases (or any file of this format) under the policy and print them; with
+    ``baseline``, also judge them with it and print the paired comparison (under ``"paired"``)."""
+    cases = read_cases(path)
+    if not cases:
+        raise EvalInputError(f"{path}: no cases (nothing after the header line)")
+    verdicts = judge(cases, scorer, settings)
+    m = scene_metrics(cases, verdicts)
+    print_scene(m, console)
+    if baseline is not None:
+        base = judge(cases, baseline, settings)
+        mb = scene_metrics(cases, base)
+        print_scene(mb, console, title="Founding scene, baseline")
+        a, b = correct(cases, base), correct(cases, verdicts)
+        rows = [_paired_row("overall", a, b)]
+        for name, gold in (("abuse", "flag"), ("others", "allow")):
+            idx = [i for i, c in enumerate(cases) if c["gold"] == gold]
+            if idx:  # a probe file may hold one side only: no row for an empty subset
+                rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
+        print_paired("Founding scene", rows, console)
+        m["paired"] = rows
+    return m
+
+
+__all__ = ["SCENE_CASES", "correct", "eval_scene", "judge", "print_scene", "read_cases", "scene_metrics"]

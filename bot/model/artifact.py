@@ -12,12 +12,14 @@ Cache: ``$MODBOT_CACHE`` or ``~/.cache/modbot/model``; one sub-folder per artifa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,6 +241,19 @@ def rebuild_state_dict(artifact_dir: Path = ARTIFACT_DIR) -> dict:
     return sd
 
 
+def is_assembled(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -> bool:
+    """Whether :func:`assemble` will find the model already built in the cache (its ``READY`` stamp and files are
+    there; the checksum is verified by ``assemble`` itself). False on a first run: assembling then takes tens of
+    seconds (about 30 s on 2 cores), which the command line announces."""
+    try:
+        checksum = read_manifest(artifact_dir)["delta_sha256"]
+    except (OSError, ValueError, KeyError, ModelArtifactError):
+        return True  # nothing to announce: assemble will raise the clear error itself
+    cache = (cache_dir or default_cache_dir()) / checksum[:12]
+    return (cache / "READY").is_file() and (cache / "checkpoint.ckpt").is_file() \
+        and (cache / "config" / "config.json").is_file()
+
+
 def assemble(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -> AssembledModel:
     """Assemble (once) and return the embedded model's checkpoint and config directory.
 
@@ -278,9 +293,39 @@ def assemble(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -
             f"(sha256 {base_sha[:12]}... vs {manifest['base_sha256'][:12]}...). Install the pinned package "
             "version or rebuild the artifact with `python -m bot.training`."
         )
+    cache.mkdir(parents=True, exist_ok=True)
+    with _build_lock(cache):  # several processes starting at once (eval runs, shards) build it once
+        if stamp.is_file() and ckpt.is_file() and (cfg_dir / "config.json").is_file() \
+                and stamp.read_text(encoding="utf-8").strip() == sha256_file(ckpt):
+            return AssembledModel(ckpt, cfg_dir, checksum, labels)
+        _build(cache, artifact_dir, labels, checksum, ckpt, cfg_dir, stamp)
+    log.info("assembled embedded model %s into %s", checksum[:12], cache)
+    return AssembledModel(ckpt, cfg_dir, checksum, labels)
+
+
+@contextlib.contextmanager
+def _build_lock(cache: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``<cache>/.lock`` (``fcntl.flock``; blocks while another process builds the
+    model, released when it exits, even killed). Without ``fcntl`` (not POSIX) no lock is taken."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(cache / ".lock", "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(cache: Path, artifact_dir: Path, labels: tuple[str, ...], checksum: str, ckpt: Path, cfg_dir: Path,
+           stamp: Path) -> None:
+    """Write the config folder, the assembled checkpoint and its ``READY`` stamp (sha256) into ``cache``, through a
+    temporary folder so a killed build leaves no half-written checkpoint under its final name."""
     import torch
 
-    cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
     try:
         write_config_dir(tmp / "config", labels)
@@ -307,5 +352,3 @@ def assemble(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -
         stamp.write_text(sha256_file(ckpt) + "\n", encoding="utf-8")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log.info("assembled embedded model %s into %s", checksum[:12], cache)
-    return AssembledModel(ckpt, cfg_dir, checksum, labels)

@@ -65,11 +65,18 @@ def _counterfactual(seed: int) -> list[Example]:
     return counterfactual_rows(seed)
 
 
+def _stance_twins(seed: int) -> list[Example]:
+    from bot.training.stance_twins import stance_twin_rows
+
+    return stance_twin_rows(seed)
+
+
 #: Data families the loop can add, by name: a function ``seed -> rows`` (every label they set is known).
 FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "counterfactual": _counterfactual,
     "scene": _scene_rows,
     "scene-nobenignevasion": _scene_no_benign_evasions,
+    "stance-twins": _stance_twins,
 }
 
 

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 
 from bot.training.augment import noisy
-from bot.training.data import ZERO, Example, target
+from bot.training.data import ZERO, Example, Target, target
 
 # --- label shorthands -------------------------------------------------------------------------------------------
 HATE = target(0.0, toxicity=1.0, identity_attack=1.0, insult=None)
@@ -444,9 +444,214 @@ def _cap(text: str, rng: random.Random) -> str:
     return text
 
 
+class _Draw:
+    """The state one run of :func:`generate` shares between its families, in draw order: the single random stream
+    ``rng`` (every family draws from it in turn, so the families must run in the order :func:`generate` calls them),
+    the rows so far, and the hateful texts kept for the counter-speech quotes and the character-noise copies."""
+
+    def __init__(self, seed: int, others: tuple[str, ...]) -> None:
+        self.rng = random.Random(seed)
+        self.others = others
+        self.out: list[Example] = []
+        #: (hateful text, the group it attacks)
+        self.hateful: list[tuple[str, Group]] = []
+
+    def fill(self, t: str, g: Group | None = None) -> str:
+        """``t`` with its slots filled (see :func:`_fill`), the non-protected groups being :attr:`others`."""
+        return _fill(t, self.rng, g, self.others)
+
+    def add(self, text: str, tgt: Target, src: str = "hand") -> None:
+        """Append one row; its capitalisation is drawn by :func:`_cap`."""
+        self.out.append(Example(_cap(text, self.rng), tgt, src))
+
+    def add_hate(self, text: str, g: Group, tgt: Target = HATE) -> None:
+        """Append a hateful row and remember it (quoted by counter-speech, copied with character noise)."""
+        self.add(text, tgt)
+        self.hateful.append((text, g))
+
+
+def _group_hate(d: _Draw, g: Group) -> None:
+    """One pass of the core hateful families aimed at group ``g``: hate, threats, severe hate, slurs, profane
+    hate (each template drawn with its own probability)."""
+    rng = d.rng
+    for t in HATE_T:
+        if rng.random() < 0.6:
+            d.add_hate(d.fill(t, g), g)
+    for t in THREAT_T:
+        if rng.random() < 0.5:
+            d.add(d.fill(t, g), HATE_THREAT)
+    for t in SEVERE_T:
+        if rng.random() < 0.3:
+            d.add(d.fill(t, g), HATE_SEVERE)
+    if g.slurs:
+        for t in SLUR_T:
+            d.add(d.fill(t, g), HATE_PROF if "fuck" in t else HATE)
+    for t in PROF_HATE_T:
+        if rng.random() < 0.5:
+            d.add(d.fill(t, g), HATE_PROF)
+
+
+def _group_twins(d: _Draw, g: Group) -> None:
+    """One pass of the twins of :func:`_group_hate` aimed at ``g``, in the same register: neutral, positive and
+    negated lines, "not X but <hate>" (hateful), counter-speech by reference, insults aimed at the hater."""
+    rng = d.rng
+    for t in NEUTRAL_T:
+        d.add(d.fill(t, g), ZERO)
+    for t in POSITIVE_T:
+        if rng.random() < 0.6:
+            d.add(d.fill(t, g), ZERO)
+    for t in NEGATED_T:
+        d.add(d.fill(t, g), ZERO)
+    for t in NEG_POS_HATE_T:
+        if rng.random() < 0.6:
+            d.add_hate(d.fill(t, g), g)
+    for t in COUNTER_REF_T:
+        d.add(d.fill(t, g), ZERO)
+    for t in COUNTER_INSULT_T:
+        d.add(d.fill(t, g), COUNTER_INSULT)
+
+
+def _group_stance(d: _Draw, g: Group) -> None:
+    """One pass of the third-session stance families aimed at ``g`` (``stance_families=True`` only): stance frames
+    and condemnations of hostility (benign) next to endorsements and first-person hostility (hateful)."""
+    rng = d.rng
+    for t in STANCE_FRAME_T:
+        d.add(t.format(c=d.fill(rng.choice(CLAIM_T), g)), ZERO)
+    for t in HOSTILITY_T:
+        d.add(t.replace("{N}", rng.choice(HOSTILITY_N)).format(G=rng.choice(g.plural)), ZERO)
+    for t in NEGATED_MORE_T + POSITIVE_MORE_T + NEUTRAL_MORE_T:
+        d.add(d.fill(t, g), ZERO)
+    for t in ENDORSE_FRAME_T:
+        d.add_hate(t.format(c=d.fill(rng.choice(CLAIM_T), g)), g)
+    for t in HOSTILITY_HATE_T:
+        h = t.replace("{N}", rng.choice(HOSTILE_N)).replace("{E}", rng.choice(HOSTILE_E))
+        d.add(h.format(G=rng.choice(g.plural)), HATE)
+    for t in NEGATED_MORE_HATE_T + POSITIVE_MORE_HATE_T:
+        d.add(d.fill(t, g), HATE)
+
+
+def _non_protected(d: _Draw) -> None:
+    """Casual mentions of nationalities, and the hateful templates aimed at non-protected groups: insult or
+    threat, never identity_attack."""
+    rng = d.rng
+    for _ in range(3):
+        for t in NATION_NEUTRAL_T:
+            d.add(t.format(G=rng.choice(NATIONALITIES)), ZERO)
+    for t in HATE_T + NEG_POS_HATE_T + PROF_HATE_T:
+        for _ in range(5):
+            og = rng.choice(d.others)
+            text = d.fill(t, Group("other", (og,), (og,), og))
+            d.add(text, target(0.0, toxicity=1.0, insult=1.0, obscene=1.0 if "fuck" in t or "shit" in t else 0.0))
+    for t in THREAT_T:
+        for _ in range(2):
+            og = rng.choice(d.others)
+            d.add(d.fill(t, Group("other", (og,), (og,), og)), INSULT_THREAT)
+
+
+def _counter_quotes(d: _Draw) -> None:
+    """Counter-speech quoting up to 1,100 of the hateful lines drawn so far (the quoted hate is the pair's hateful
+    half)."""
+    rng = d.rng
+    for h, _g in rng.sample(d.hateful, k=min(len(d.hateful), 1100)):
+        d.add(rng.choice(COUNTER_QUOTE_T).format(H=h), ZERO)
+
+
+def _trans_lines(d: _Draw) -> None:
+    """Three passes of the fixed lines about trans people, benign and hateful, the first hateful ones also quoted
+    by counter-speech."""
+    rng = d.rng
+    for _ in range(3):
+        for t in TRANS_BENIGN:
+            d.add(t, ZERO)
+        for t in TRANS_HATE:
+            d.add_hate(t, GROUPS[0])
+        for t in TRANS_HATE[:8]:
+            d.add(rng.choice(COUNTER_QUOTE_T).format(H=t), ZERO)
+
+
+def _misgendering_and_women(d: _Draw) -> None:
+    """Misgendering a named trans woman with its respectful twins, and hateful / benign lines about women."""
+    rng = d.rng
+    trans, women = GROUPS[0], GROUPS[2]
+    for _ in range(5):
+        for t in MISGENDER_H:
+            she = rng.choice(("she", "her", "ms", "woman", "lady"))
+            d.add_hate(t.format(N=rng.choice(NAMES), she=she), trans)
+        for t in MISGENDER_NH:
+            d.add(t.format(N=rng.choice(NAMES), she=rng.choice(("she", "her"))), ZERO)
+    for _ in range(3):
+        for t in WOMEN_H:
+            d.add_hate(t, women)
+        for t in WOMEN_NH:
+            d.add(t, ZERO)
+
+
+def _emphatic_endings(d: _Draw) -> None:
+    """Emphatic endings (:data:`EMPHATIC`, "full stop") on benign and hateful lines alike, so they are no cue."""
+    rng = d.rng
+    for _ in range(2):
+        for t in TRANS_BENIGN + MISGENDER_NH[:6] + WOMEN_NH[:4]:
+            d.add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), ZERO)
+        for t in TRANS_HATE + MISGENDER_H[:6] + WOMEN_H[:4]:
+            d.add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), HATE)
+
+
+def _fixed_lines(d: _Draw) -> None:
+    """Four passes of the fixed lines: reclaimed terms, homonyms, self-deprecation, profanity without hate, sexual
+    content and its clinical twins, threats and severe abuse aimed at individuals."""
+    for _ in range(4):
+        for t in RECLAIMED + HOMONYM + SELF_DEP:
+            d.add(t, MILD if t in SELF_DEP and ("bastard" in t or "dumbass" in t) else ZERO)
+        for t in PROF_NH_T:
+            d.add(t, PROF_NH)
+        for t in SEXUAL_T:
+            d.add(t, SEXUAL)
+        for t in SEXUAL_NEG:
+            d.add(t, ZERO)
+        for t in INDIV_THREAT_T:
+            d.add(t, INSULT_THREAT)
+        for t in SEVERE_INDIV_T:
+            d.add(t, SEVERE_INDIV)
+
+
+#: "<person> are" -> "<person> is" for the singular subjects of :data:`PERSON` (and "u are" -> "u r").
+_PERSON_AGREEMENT = (("he are", "he is"), ("she are", "she is"), ("guy are", "guy is"), ("mom are", "mom is"),
+                     ("mod are", "mod is"), ("@someone are", "@someone is"), ("boss are", "boss is"),
+                     ("streamer are", "streamer is"), ("u are", "u r"))
+
+
+def _insults(d: _Draw, per_template: int) -> None:
+    """``per_template`` passes of insults aimed at individuals, non-protected groups and objects (toxic, not
+    identity attacks)."""
+    rng = d.rng
+    for _ in range(per_template):
+        for t in INDIV_T:
+            text = t.format(P=rng.choice(PERSON), I=rng.choice(INSULTS))
+            for wrong, right in _PERSON_AGREEMENT:
+                text = text.replace(wrong, right)
+            d.add(text, INSULT)
+        for t in GROUP_NH_T:
+            d.add(d.fill(t), INSULT)
+        for t in OBJ_T:
+            d.add(d.fill(t), target(0.0, toxicity=0.3, obscene=1.0 if "fuck" in t or "hell" in t else 0.0))
+
+
+def _noisy_copies(d: _Draw) -> None:
+    """Character-noise copies of about half the hateful texts, obfuscating the slur / identity term in them (else
+    a random word); source ``"hand_noisy"``, never recapitalised."""
+    rng = d.rng
+    for h, g in d.hateful:
+        if rng.random() < 0.5:
+            focus = next((w for w in g.slurs + g.plural if w in h), None)
+            d.out.append(Example(noisy(h, rng, focus), HATE, "hand_noisy"))
+
+
 def generate(seed: int, per_template: int = 12, stance_families: bool = False,
              scene: bool = False) -> list[Example]:
     """Generate the hand-written set deterministically.
+
+    The families draw from one random stream in a fixed order (:class:`_Draw`), so the rows for a seed never
+    change (tests/test_handwritten_families.py hashes them).
 
     Args:
         seed: Random seed; the same seed yields the same examples in the same order.
@@ -461,146 +666,24 @@ def generate(seed: int, per_template: int = 12, stance_families: bool = False,
     Returns:
         Examples with every label known (``source="hand"``; ``"hand_noisy"`` for character-noise copies).
     """
-    rng = random.Random(seed)
-    others = OTHER_GROUPS + MORE_OTHER_GROUPS if stance_families else OTHER_GROUPS
-
-    def fill(t: str, rng: random.Random, g: Group | None = None) -> str:
-        return _fill(t, rng, g, others)
-
-    out: list[Example] = []
-    hateful_texts: list[tuple[str, Group]] = []
-
-    def add(text: str, tgt, src: str = "hand") -> None:
-        out.append(Example(_cap(text, rng), tgt, src))
-
+    d = _Draw(seed, OTHER_GROUPS + MORE_OTHER_GROUPS if stance_families else OTHER_GROUPS)
     for g in GROUPS:
-        weight = 4 if g.key == "trans" else 2
-        for _ in range(weight):
-            for t in HATE_T:
-                if rng.random() < 0.6:
-                    h = fill(t, rng, g)
-                    add(h, HATE)
-                    hateful_texts.append((h, g))
-            for t in THREAT_T:
-                if rng.random() < 0.5:
-                    add(fill(t, rng, g), HATE_THREAT)
-            for t in SEVERE_T:
-                if rng.random() < 0.3:
-                    add(fill(t, rng, g), HATE_SEVERE)
-            if g.slurs:
-                for t in SLUR_T:
-                    add(fill(t, rng, g), HATE_PROF if "fuck" in t else HATE)
-            for t in PROF_HATE_T:
-                if rng.random() < 0.5:
-                    add(fill(t, rng, g), HATE_PROF)
-            for t in NEUTRAL_T:
-                add(fill(t, rng, g), ZERO)
-            for t in POSITIVE_T:
-                if rng.random() < 0.6:
-                    add(fill(t, rng, g), ZERO)
-            for t in NEGATED_T:
-                add(fill(t, rng, g), ZERO)
-            for t in NEG_POS_HATE_T:
-                if rng.random() < 0.6:
-                    h = fill(t, rng, g)
-                    add(h, HATE)
-                    hateful_texts.append((h, g))
-            for t in COUNTER_REF_T:
-                add(fill(t, rng, g), ZERO)
-            for t in COUNTER_INSULT_T:
-                add(fill(t, rng, g), COUNTER_INSULT)
-            if not stance_families:
-                continue
-            for t in STANCE_FRAME_T:
-                add(t.format(c=fill(rng.choice(CLAIM_T), rng, g)), ZERO)
-            for t in HOSTILITY_T:
-                add(t.replace("{N}", rng.choice(HOSTILITY_N)).format(G=rng.choice(g.plural)), ZERO)
-            for t in NEGATED_MORE_T + POSITIVE_MORE_T + NEUTRAL_MORE_T:
-                add(fill(t, rng, g), ZERO)
-            for t in ENDORSE_FRAME_T:
-                h = t.format(c=fill(rng.choice(CLAIM_T), rng, g))
-                add(h, HATE)
-                hateful_texts.append((h, g))
-            for t in HOSTILITY_HATE_T:
-                h = t.replace("{N}", rng.choice(HOSTILE_N)).replace("{E}", rng.choice(HOSTILE_E))
-                add(h.format(G=rng.choice(g.plural)), HATE)
-            for t in NEGATED_MORE_HATE_T + POSITIVE_MORE_HATE_T:
-                add(fill(t, rng, g), HATE)
-    for _ in range(3):
-        for t in NATION_NEUTRAL_T:
-            add(t.format(G=rng.choice(NATIONALITIES)), ZERO)
-    # the same hateful templates aimed at non-protected groups / individuals: insult, not identity_attack
-    for t in HATE_T + NEG_POS_HATE_T + PROF_HATE_T:
-        for _ in range(5):
-            og = rng.choice(others)
-            text = fill(t, rng, Group("other", (og,), (og,), og))
-            add(text, target(0.0, toxicity=1.0, insult=1.0, obscene=1.0 if "fuck" in t or "shit" in t else 0.0))
-    for t in THREAT_T:
-        for _ in range(2):
-            og = rng.choice(others)
-            add(fill(t, rng, Group("other", (og,), (og,), og)), INSULT_THREAT)
-    # counter-speech quoting real hateful lines from above (the quoted hate is the pair's hateful half)
-    for h, _g in rng.sample(hateful_texts, k=min(len(hateful_texts), 1100)):
-        add(rng.choice(COUNTER_QUOTE_T).format(H=h), ZERO)
-    for _ in range(3):
-        for t in TRANS_BENIGN:
-            add(t, ZERO)
-        for t in TRANS_HATE:
-            add(t, HATE)
-            hateful_texts.append((t, GROUPS[0]))
-        for t in TRANS_HATE[:8]:
-            add(rng.choice(COUNTER_QUOTE_T).format(H=t), ZERO)
-    for _ in range(5):
-        for t in MISGENDER_H:
-            she = rng.choice(("she", "her", "ms", "woman", "lady"))
-            h = t.format(N=rng.choice(NAMES), she=she)
-            add(h, HATE)
-            hateful_texts.append((h, GROUPS[0]))
-        for t in MISGENDER_NH:
-            add(t.format(N=rng.choice(NAMES), she=rng.choice(("she", "her"))), ZERO)
-    for _ in range(3):
-        for t in WOMEN_H:
-            add(t, HATE)
-            hateful_texts.append((t, GROUPS[2]))
-        for t in WOMEN_NH:
-            add(t, ZERO)
-    # emphatic endings on both sides of the line
-    for _ in range(2):
-        for t in TRANS_BENIGN + MISGENDER_NH[:6] + WOMEN_NH[:4]:
-            add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), ZERO)
-        for t in TRANS_HATE + MISGENDER_H[:6] + WOMEN_H[:4]:
-            add(t.format(N=rng.choice(NAMES), she="she").rstrip(".") + rng.choice(EMPHATIC), HATE)
-    for _ in range(4):
-        for t in RECLAIMED + HOMONYM + SELF_DEP:
-            add(t, MILD if t in SELF_DEP and ("bastard" in t or "dumbass" in t) else ZERO)
-        for t in PROF_NH_T:
-            add(t, PROF_NH)
-        for t in SEXUAL_T:
-            add(t, SEXUAL)
-        for t in SEXUAL_NEG:
-            add(t, ZERO)
-        for t in INDIV_THREAT_T:
-            add(t, INSULT_THREAT)
-        for t in SEVERE_INDIV_T:
-            add(t, SEVERE_INDIV)
-    for _ in range(per_template):
-        for t in INDIV_T:
-            add(t.format(P=rng.choice(PERSON), I=rng.choice(INSULTS)).replace("he are", "he is").replace(
-                "she are", "she is").replace("guy are", "guy is").replace("mom are", "mom is").replace(
-                "mod are", "mod is").replace("@someone are", "@someone is").replace("boss are", "boss is").replace(
-                "streamer are", "streamer is").replace("u are", "u r"), INSULT)
-        for t in GROUP_NH_T:
-            add(fill(t, rng), INSULT)
-        for t in OBJ_T:
-            add(fill(t, rng), target(0.0, toxicity=0.3, obscene=1.0 if "fuck" in t or "hell" in t else 0.0))
-    # character-noise copies of hateful texts, obfuscating the slur / identity term / a random word
-    for h, g in hateful_texts:
-        if rng.random() < 0.5:
-            focus = next((w for w in g.slurs + g.plural if w in h), None)
-            out.append(Example(noisy(h, rng, focus), HATE, "hand_noisy"))
+        for _ in range(4 if g.key == "trans" else 2):
+            _group_hate(d, g)
+            _group_twins(d, g)
+            if stance_families:
+                _group_stance(d, g)
+    _non_protected(d)
+    _counter_quotes(d)
+    _trans_lines(d)
+    _misgendering_and_women(d)
+    _emphatic_endings(d)
+    _fixed_lines(d)
+    _insults(d, per_template)
+    _noisy_copies(d)
     if scene:
-        out += scene_families(seed)
-    return out
+        d.out += scene_families(seed)
+    return d.out
 
 
 # --- the founding scene (issue 19): written for this project, in the register of comments under a post that
@@ -786,6 +869,75 @@ def _evasion(text: str, rng: random.Random, words: tuple[str, ...]) -> str:
     return text.replace(w, _delete_one(w, rng), 1)
 
 
+class _SceneDraw:
+    """The state one run of :func:`scene_families` shares between its parts: its random stream, the rows so far,
+    and the hateful and benign rows (text, target) that get evasion copies."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed * 7919 + 19)
+        self.out: list[Example] = []
+        self.hateful: list[tuple[str, Target]] = []
+        self.benign: list[tuple[str, Target]] = []
+
+    def add(self, text: str, tgt: Target, *, hate: bool) -> None:
+        """Append one row (recapitalised by :func:`_cap` unless it is all capitals) and remember it by side."""
+        text = _cap(text, self.rng) if not text.isupper() else text
+        self.out.append(Example(text, tgt, "hand"))
+        (self.hateful if hate else self.benign).append((text, tgt))
+
+    def name(self, t: str) -> str:
+        """``t`` with ``{N}`` replaced by a drawn name."""
+        return t.replace("{N}", self.rng.choice(NAMES))
+
+
+def _scene_lines(d: _SceneDraw) -> None:
+    """Four passes of the scene's fixed families with their twins: pathologising denial, costume imagery, compound
+    nicknames, "for existing", angry hate / angry support, veiled and real threats, game and tech violence,
+    reclaimed terms and homonyms."""
+    for _ in range(4):
+        for t in PATHOLOGISE_H + COSTUME_H + NICKNAME_H + EXIST_H + ANGRY_HATE:
+            d.add(d.name(t), HATE_PROF if "fuck" in t else HATE, hate=True)
+        for t in PATHOLOGISE_NH + COSTUME_NH + NICKNAME_NH + EXIST_NH:
+            d.add(d.name(t), ZERO, hate=False)
+        for t in ANGRY_SUPPORT:
+            # strong words aimed at the abuse, not at a group: no identity attack; profanity is obscene, not hate
+            d.add(d.name(t), PROF_NH if "fuck" in t or "screw" in t else ZERO, hate=False)
+        for t in VEILED_THREAT_H:
+            d.add(d.name(t), INSULT_THREAT, hate=True)
+        for t in VEILED_THREAT_NH + GAME_TECH_NH + RECLAIMED_MORE + HOMONYM_MORE:
+            d.add(d.name(t), ZERO, hate=False)
+        for t in REAL_THREAT_H:
+            d.add(t, INSULT_THREAT, hate=True)
+
+
+def _scene_verbs(d: _SceneDraw) -> None:
+    """Negated hate verbs ("I don't hate X", benign) next to the same verbs affirmed (hateful), for every group
+    (trans twice)."""
+    rng = d.rng
+    for g in GROUPS:
+        for _ in range(2 if g.key == "trans" else 1):
+            for t in NEGATED_VERB_T:
+                v, vpp, vs = rng.choice(HATE_VERBS)
+                d.add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), ZERO, hate=False)
+            for t in VERB_HATE_T:
+                v, vpp, vs = rng.choice(HATE_VERBS)
+                d.add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), HATE, hate=True)
+
+
+def _scene_evasions(d: _SceneDraw) -> None:
+    """Evasion copies (:func:`_evasion`, source ``"hand_noisy"``) of about 60% of the hateful rows and 30% of the
+    benign ones, each keeping its row's labels (profane support stays obscene, never hateful)."""
+    rng = d.rng
+    focus_words = tuple(w for g in GROUPS for w in g.plural + g.slurs) + NEG_ATTR + DEHUM + (
+        "hate", "disgusting", "women", "woman", "man", "men")
+    for text, tgt in d.hateful:
+        if rng.random() < 0.6:
+            d.out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
+    for text, tgt in d.benign:
+        if rng.random() < 0.3:
+            d.out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
+
+
 def scene_families(seed: int) -> list[Example]:
     """The founding-scene families (issue 19), deterministic for ``seed``: each hateful family with its benign
     twins, negated hate with verb twins, reclaimed terms and homonyms, and dropped-letter / run-together evasions
@@ -794,47 +946,8 @@ def scene_families(seed: int) -> list[Example]:
     Returns:
         Examples with every label known (source ``"hand"``; ``"hand_noisy"`` for the evasion copies).
     """
-    rng = random.Random(seed * 7919 + 19)
-    out: list[Example] = []
-    hateful: list[tuple[str, tuple]] = []
-    benign: list[tuple[str, tuple]] = []
-
-    def add(text: str, tgt, *, hate: bool) -> None:
-        text = _cap(text, rng) if not text.isupper() else text
-        out.append(Example(text, tgt, "hand"))
-        (hateful if hate else benign).append((text, tgt))
-
-    def name(t: str) -> str:
-        return t.replace("{N}", rng.choice(NAMES))
-
-    for _ in range(4):
-        for t in PATHOLOGISE_H + COSTUME_H + NICKNAME_H + EXIST_H + ANGRY_HATE:
-            add(name(t), HATE_PROF if "fuck" in t else HATE, hate=True)
-        for t in PATHOLOGISE_NH + COSTUME_NH + NICKNAME_NH + EXIST_NH:
-            add(name(t), ZERO, hate=False)
-        for t in ANGRY_SUPPORT:
-            # strong words aimed at the abuse, not at a group: no identity attack; profanity is obscene, not hate
-            add(name(t), PROF_NH if "fuck" in t or "screw" in t else ZERO, hate=False)
-        for t in VEILED_THREAT_H:
-            add(name(t), INSULT_THREAT, hate=True)
-        for t in VEILED_THREAT_NH + GAME_TECH_NH + RECLAIMED_MORE + HOMONYM_MORE:
-            add(name(t), ZERO, hate=False)
-        for t in REAL_THREAT_H:
-            add(t, INSULT_THREAT, hate=True)
-    for g in GROUPS:
-        for _ in range(2 if g.key == "trans" else 1):
-            for t in NEGATED_VERB_T:
-                v, vpp, vs = rng.choice(HATE_VERBS)
-                add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), ZERO, hate=False)
-            for t in VERB_HATE_T:
-                v, vpp, vs = rng.choice(HATE_VERBS)
-                add(t.format(V=v, Vpp=vpp, Vs=vs, G=rng.choice(g.plural)), HATE, hate=True)
-    focus_words = tuple(w for g in GROUPS for w in g.plural + g.slurs) + NEG_ATTR + DEHUM + (
-        "hate", "disgusting", "women", "woman", "man", "men")
-    for text, tgt in hateful:
-        if rng.random() < 0.6:
-            out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
-    for text, tgt in benign:
-        if rng.random() < 0.3:  # keeps its source's labels (profane support stays obscene, never hateful)
-            out.append(Example(_evasion(text, rng, focus_words), tgt, "hand_noisy"))
-    return out
+    d = _SceneDraw(seed)
+    _scene_lines(d)
+    _scene_verbs(d)
+    _scene_evasions(d)
+    return d.out
