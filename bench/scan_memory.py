@@ -6,7 +6,10 @@ suite's keyword FakeScorer, so the figures are the pipeline's and the readers', 
 RSS of each child (``ru_maxrss``), and the slope (bytes per extra message) between the two sizes: flat memory per
 message means a small slope. Input: JSON lines of ~200 characters, 40 authors, one message per second.
 
-Figures, the design, and what still grows (fixed-size caches filling, up to about 65,000 messages) are in
+The fake is built with ``record_calls=False``: a recording fake keeps every scored text, about 256 bytes a message,
+which was most of the slope measured before (367 -> 99 bytes per extra message at ``--n 40000``). What still grows
+is fixed-size memories filling (the service's 65,536 judged keys at 245 bytes each, the normaliser's caches); use
+``--n 70000`` or more to measure past them. Figures, the tracemalloc breakdown and the design are in
 docs/scaling.md, "Scanning large exports".
 """
 
@@ -31,7 +34,8 @@ from bot.settings import Settings
 from tests.fakes import FakeScorer
 args = Namespace(paths=[Path(sys.argv[1])], policy=[], out=None, report=None, format="auto", on_error="skip",
                  batch_size=64, no_progress=True)
-rc = asyncio.run(run_scan(args, Settings(db_path=Path(sys.argv[2])), scorer=FakeScorer()))
+scorer = FakeScorer(record_calls=False)  # a recording fake keeps every scored text (about 260 bytes a message)
+rc = asyncio.run(run_scan(args, Settings(db_path=Path(sys.argv[2])), scorer=scorer))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 sys.exit(rc)
 """
