@@ -149,9 +149,8 @@ def model_loader(args: argparse.Namespace, settings: Settings) -> Callable[[], t
             return factory(spec)(), f"factory:{spec}"
         from bot.runtime import load_scorer
 
-        # one core is left to the event loop (HTTP, JSON, normalisation, language detection): measured on a shared
-        # 2-core AMD, 16 clients got 22-38 msg/s with one ONNX Runtime thread against 15-21 with two, same runs
-        # (docs/perspective-migration.md); MODBOT_ONNX_THREADS overrides
+        # threads of the model: see serve_threads (measured both ways, docs/perspective-migration.md);
+        # MODBOT_ONNX_THREADS overrides
         os.environ.setdefault("MODBOT_ONNX_THREADS", str(serve_threads()))
 
         scorer = load_scorer(settings)
@@ -161,8 +160,17 @@ def model_loader(args: argparse.Namespace, settings: Settings) -> Callable[[], t
 
 
 def serve_threads(cpus: int | None = None) -> int:
-    """ONNX Runtime threads of the service's model by default: all CPUs but one (at least one)."""
-    return max(1, (cpus if cpus is not None else os.cpu_count() or 1) - 1)
+    """ONNX Runtime threads of the service's model by default: every CPU up to two, all but one from three CPUs
+    (one core left to the event loop: HTTP, JSON, normalisation, language detection).
+
+    Where the numbers come from (``bench/serve.py --runtimes onnx --messages 1000 --seconds 10``, 2-core AMD EPYC
+    with AVX-512, back to back): on an idle machine (load average 1.5) two threads served 16 clients at 76 msg/s
+    (p99 at half load 353 ms) against 47 msg/s (p99 518 ms) with one, so a 2-core host keeps both; on the same
+    machine shared with other jobs (load 10) one thread had done better (22-38 against 15-21 msg/s), the case of a
+    host where other processes already take a core. ``MODBOT_ONNX_THREADS`` overrides.
+    """
+    n = cpus if cpus is not None else os.cpu_count() or 1
+    return n if n <= 2 else n - 1
 
 
 def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer, str]]:
