@@ -1,9 +1,12 @@
-"""Fixtures: a fresh :class:`FakeSlack` per test, and a helper serving a bolt ``AsyncApp`` on 127.0.0.1:0."""
+"""Fixtures: a fresh :class:`FakeSlack` per test, the bot on it (``env``), and a helper serving a bolt ``AsyncApp``
+on 127.0.0.1:0."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
@@ -12,12 +15,29 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.slack.fake_slack import FakeSlack
 
+if TYPE_CHECKING:
+    from tests.slack.test_app_wire import SlackEnv
+
 
 @pytest.fixture
 async def fake_slack() -> AsyncIterator[FakeSlack]:
     """A running fake Slack on 127.0.0.1 (port 0), closed after the test."""
     async with FakeSlack() as fake:
         yield fake
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
+    """The Slack bot (:class:`tests.slack.test_app_wire.SlackEnv`: the real app, a real SQLite mod log) on a fresh
+    fake Slack, stopped after the test. A test module may define its own ``env`` (it then takes precedence)."""
+    from tests.slack.test_app_wire import SlackEnv
+
+    async with FakeSlack() as fake:
+        e = SlackEnv(fake, tmp_path)
+        try:
+            yield e
+        finally:
+            await e.stop()
 
 
 def bolt_app(fake: FakeSlack, **kwargs: object) -> AsyncApp:

@@ -3,26 +3,12 @@ Slack: each answer is a clear ephemeral sentence and nothing changes. Each test 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from tests.slack.fake_slack import FakeSlack
 from tests.slack.test_app_wire import SlackEnv
 from tests.slack.test_cases_slack import command, note
 
 pytestmark = pytest.mark.slack
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
-    async with FakeSlack() as fake:
-        e = SlackEnv(fake, tmp_path)
-        try:
-            yield e
-        finally:
-            await e.stop()
 
 
 @pytest.mark.parametrize("text,needle", [("list page:²", "`page` must be a whole number"),

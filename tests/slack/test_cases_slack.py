@@ -5,26 +5,13 @@ audited reason change, and refusals for members, unknown and other workspaces' c
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from bot.workflow.authz import Actor, Permission
-from tests.slack.fake_slack import FakeSlack
 from tests.slack.test_app_wire import SlackEnv
 
 pytestmark = pytest.mark.slack
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
-    async with FakeSlack() as fake:
-        e = SlackEnv(fake, tmp_path)
-        try:
-            yield e
-        finally:
-            await e.stop()
 
 
 async def command(env: SlackEnv, name: str, text: str, user: str | None = None) -> str:

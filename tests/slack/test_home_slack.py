@@ -4,25 +4,12 @@ links to the cards (real slack-bolt app against the local fake Slack)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from tests.slack.fake_slack import FakeSlack
 from tests.slack.test_app_wire import SlackEnv
 
 pytestmark = pytest.mark.slack
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
-    async with FakeSlack() as fake:
-        e = SlackEnv(fake, tmp_path)
-        try:
-            yield e
-        finally:
-            await e.stop()
 
 
 async def open_home(env: SlackEnv, user: str) -> str:

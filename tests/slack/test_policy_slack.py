@@ -5,27 +5,14 @@ slack_sdk client against the fake Slack."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.core.policy import load_policy
-from tests.slack.fake_slack import FakeSlack
 from tests.slack.test_app_wire import SlackEnv
 
 pytestmark = pytest.mark.slack
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
-    async with FakeSlack() as fake:
-        e = SlackEnv(fake, tmp_path)
-        try:
-            yield e
-        finally:
-            await e.stop()
 
 
 async def command(env: SlackEnv, name: str, text: str, user: str) -> str:

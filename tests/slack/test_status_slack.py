@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from bot.logs import READY_LOGGER
-from tests.slack.fake_slack import FakeSlack
 from tests.slack.test_app_wire import SlackEnv
 
 pytestmark = pytest.mark.slack
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[SlackEnv]:
-    async with FakeSlack() as fake:
-        e = SlackEnv(fake, tmp_path)
-        try:
-            yield e
-        finally:
-            await e.stop()
 
 
 async def modstatus(env: SlackEnv, user: str) -> str:
