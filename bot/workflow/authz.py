@@ -18,6 +18,7 @@ The rules follow Discord's own (and python-discord's and Zeppelin's practice):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.core.models import ActionKind
@@ -75,8 +76,35 @@ class Actor:
         return self.has(Permission.MANAGE_MESSAGES)
 
 
+class Said(str):
+    """Words a person typed (a key, a value, a filter, a name), quoted inside a workflow sentence.
+
+    A plain ``str`` to everything else; a platform that renders markup escapes it when it shows the sentence
+    (:meth:`Refused.render`; Slack: ``&``, ``<``, ``>`` as entities, so ``<!channel>`` or ``<@U1>`` typed by a
+    member can neither ping nor link), while the sentence's own mentions (``<@U1>`` the workflow writes) stay
+    mentions."""
+
+    __slots__ = ()
+
+
+#: Makes typed text safe in a platform's markup (Slack: ``bot.adapters.slack.blocks.escape``).
+Escape = Callable[[str], str]
+
+
 class Refused(Exception):  # noqa: N818 - a refusal is an outcome, shown to the moderator as is
-    """An action was refused; ``str(self)`` is the sentence shown to the moderator. Nothing was changed."""
+    """An action was refused; ``str(self)`` is the sentence shown to the moderator. Nothing was changed.
+
+    Built from one sentence, or from pieces where what the person typed is a :class:`Said`
+    (``Refused("Unknown policy key `", Said(key), "`.")``): ``str(self)`` joins the pieces as they are, and
+    :meth:`render` escapes the typed ones for a platform's markup."""
+
+    def __init__(self, *parts: str) -> None:
+        super().__init__("".join(parts))
+        self.parts: tuple[str, ...] = parts
+
+    def render(self, escape: Escape) -> str:
+        """The sentence with every :class:`Said` piece passed through ``escape`` (the rest as written)."""
+        return "".join(escape(p) if isinstance(p, Said) else p for p in self.parts)
 
 
 def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, *,
@@ -105,10 +133,11 @@ def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, 
     if target.is_owner:
         raise Refused("Nobody can act on the server's owner. Nothing was changed.")
     if kind >= ActionKind.WARN and not actor.is_owner and target.rank >= actor.rank:
-        raise Refused(f"{target.name or target.id} ranks at or above you (role hierarchy). Nothing was changed.")
+        raise Refused(Said(target.name or target.id), " ranks at or above you (role hierarchy). Nothing was changed.")
     if kind >= ActionKind.TIMEOUT and bot is not None and target.rank >= bot.rank:
-        raise Refused(f"{target.name or target.id} ranks at or above the bot's highest role (role hierarchy): "
+        raise Refused(Said(target.name or target.id), " ranks at or above the bot's highest role (role hierarchy): "
                       "move the bot's role higher. Nothing was changed.")
 
 
-__all__ = ["MODERATOR_ROLE_GRANTS", "PERMISSION_NAMES", "REQUIRED", "Actor", "Permission", "Refused", "authorize"]
+__all__ = ["MODERATOR_ROLE_GRANTS", "PERMISSION_NAMES", "REQUIRED", "Actor", "Escape", "Permission", "Refused", "Said",
+           "authorize"]

@@ -13,7 +13,6 @@ ends before it starts, an unknown case, another server's case, a reason too long
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 
@@ -21,7 +20,7 @@ from bot.core.models import ActionKind, Case
 from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
-from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.authz import Actor, Escape, Refused, Said, authorize
 from bot.workflow.ports import ModDesk
 from bot.workflow.views import LogEntry
 
@@ -30,8 +29,6 @@ from bot.workflow.views import LogEntry
 PER_PAGE = 10
 #: Longest case reason, in characters (the same cap as ``/mod note``).
 MAX_REASON = 1000
-#: Makes a member's text safe in the platform's markup (Slack: ``blocks.escape``; Discord shows it as is).
-Escape = Callable[[str], str]
 
 
 def _as_is(text: str) -> str:
@@ -103,8 +100,8 @@ def parse_day(value: str | None, name: str) -> date | None:
     try:
         return date.fromisoformat(value.strip())
     except ValueError:
-        raise Refused(f"`{name}` must be a date like 2026-06-01 (year-month-day), not `{value.strip()[:40]}`."
-                      ) from None
+        raise Refused(f"`{name}` must be a date like 2026-06-01 (year-month-day), not `", Said(value.strip()[:40]),
+                      "`.") from None
 
 
 def case_filter(*, member: str | None = None, moderator: str | None = None, action: str | None = None,
@@ -121,7 +118,7 @@ def case_filter(*, member: str | None = None, moderator: str | None = None, acti
             action = ActionKind.parse(action).label
         except (KeyError, ValueError):
             allowed = ", ".join(k.label for k in ActionKind if k is not ActionKind.NONE)
-            raise Refused(f"Unknown action `{action.strip()[:40]}` (one of: {allowed}).") from None
+            raise Refused("Unknown action `", Said(action.strip()[:40]), f"` (one of: {allowed}).") from None
     else:
         action = None
     first = since if isinstance(since, date) or since is None else parse_day(since, "since")

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from bot.core.models import ActionKind
 from bot.core.policy import Policy, PolicyError
-from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.authz import Actor, Escape, Permission, Refused, Said, authorize
 from bot.workflow.views import LogEntry
 
 
@@ -69,7 +69,7 @@ def policy_part(policy: Policy, key: str | None) -> Any:
     doc: Any = policy.model_dump(mode="json")
     for part in (key.split(".") if key else []):
         if not isinstance(doc, dict) or part not in doc:
-            raise Refused(f"Unknown policy key `{key}`.")
+            raise Refused("Unknown policy key `", Said(key or ""), "`.")
         doc = doc[part]
     return doc
 
@@ -133,13 +133,16 @@ def channel_value(value: Any) -> Any:
 
 
 async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
-                        key: str, value: Any, *, check_channel: ChannelCheck | None = None) -> str:
+                        key: str, value: Any, *, check_channel: ChannelCheck | None = None,
+                        escape: Escape = str) -> str:
     """Set one override (``value=None`` resets ``key`` to the file's value), audited and posted to the mod log.
     Returns the answer (``Policy updated: `key` = `0.9`.``).
 
     Args:
         check_channel: For a :data:`CHANNEL_KEYS` key, the platform's check that the bot can post in the channel
             (the same as the setup's); the value is first read with :func:`channel_value`.
+        escape: Makes the key and value typed safe in the answer's markup (Slack: ``blocks.escape``); the mod
+            log gets them as plain text (each desk escapes its own).
 
     Raises:
         Refused: not allowed to change the policy, the key or value is invalid, or the bot cannot post in the
@@ -154,12 +157,14 @@ async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str,
     try:
         await policies.set_override(platform, server_id, key, value, actor.id)
     except PolicyError as exc:
-        raise Refused(f"Refused `{exc.key}`: {exc.reason}. Nothing was changed.") from None
+        raise Refused("Refused `", Said(exc.key), "`: ", Said(exc.reason), ". Nothing was changed.") from None
     desk.forget_problems()
-    what = f"`{key}` = `{json.dumps(value)}`" if value is not None else f"`{key}` reset"
-    await desk.post_mod_log(server_id, LogEntry(title="Policy change", lines=(what, f"Moderator: {actor.id}"),
+    def what(show: Escape) -> str:
+        return f"`{show(key)}` = `{show(json.dumps(value))}`" if value is not None else f"`{show(key)}` reset"
+
+    await desk.post_mod_log(server_id, LogEntry(title="Policy change", lines=(what(str), f"Moderator: {actor.id}"),
                                                 moderator_id=actor.id, kind="policy"))
-    return f"Policy updated: {what}."
+    return f"Policy updated: {what(escape)}."
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +205,7 @@ async def apply_setup(policies: PolicyWriter, desk: PolicyDesk, platform: str, a
         try:
             await policies.set_override(platform, server_id, change.key, change.value, actor.id)
         except PolicyError as exc:
-            raise Refused(f"Refused `{exc.key}`: {exc.reason}. "
+            raise Refused("Refused `", Said(exc.key), "`: ", Said(exc.reason), ". "
                           + (f"Done before it: {', '.join(done)}." if done else "Nothing was changed.")) from None
         done.append(change.key)
     desk.forget_problems()

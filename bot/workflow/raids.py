@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.policy import Policy
 from bot.core.rules.raid import place_of
-from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.authz import Actor, Permission, Refused, Said, authorize
 from bot.workflow.common import WorkflowParts
 from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -356,7 +356,7 @@ class RaidResponse(WorkflowParts):
         """
         entry = _raid_kind(action)
         if entry is None or not raid_asks_first(action):
-            raise Refused(f"Raid action {action!r} does not ask for a reason.")
+            raise Refused("Raid action ", Said(repr(action)), " does not ask for a reason.")
         kind = entry.action
         raid = await self.store.get_raid(self.platform, server_id, raid_id)
         if raid is None:
@@ -415,7 +415,7 @@ class RaidResponse(WorkflowParts):
             return text
         bulk = _raid_kind(action)
         if bulk is None:
-            raise Refused(f"Unknown raid action {action!r}.")
+            raise Refused("Unknown raid action ", Said(repr(action)), ".")
         kind = bulk.action
         authorize(actor, kind)
         # one bulk action per raid at a time; a raider already given this sanction in this raid is not given it

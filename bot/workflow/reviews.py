@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
-from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.authz import Actor, Refused, Said, authorize
 from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -114,7 +114,7 @@ class ReviewsMixin(WorkflowParts):
             Refused: a decision that does not ask first, unknown item, missing permission, or already decided.
         """
         if not asks_first(choice):
-            raise Refused(f"Decision {choice!r} does not ask for a reason.")
+            raise Refused("Decision ", Said(repr(choice)), " does not ask for a reason.")
         entry = REGISTRY.get(choice)
         assert entry is not None  # asks_first() only says yes for registered kinds
         kind = entry.action
@@ -156,7 +156,7 @@ class ReviewsMixin(WorkflowParts):
                 hierarchy, a target who left, or already decided.
         """
         if choice not in DECISIONS:
-            raise Refused(f"Unknown decision {choice!r}.")
+            raise Refused("Unknown decision ", Said(repr(choice)), ".")
         rdecision, kind, outcome = DECISIONS[choice]
         if asks_first(choice) or reason is not None:
             reason = check_reason(reason, kind.label.capitalize())

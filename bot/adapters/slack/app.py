@@ -181,7 +181,7 @@ class SlackHandlers:
             else:
                 raise Refused("Unknown button.")
         except Refused as exc:
-            await respond(text=str(exc), response_type="ephemeral", replace_original=False)
+            await respond(text=blocks.refusal(exc), response_type="ephemeral", replace_original=False)
 
     async def _open_modal(self, body: dict[str, Any], view: dict[str, Any], respond: AsyncRespond | None) -> None:
         """Open a modal with the request's ``trigger_id`` (valid for 3 seconds); an expired one gets an answer."""
@@ -221,7 +221,7 @@ class SlackHandlers:
                                                     excerpt=meta.get("excerpt", ""))
             text = result.text
         except Refused as exc:
-            text = str(exc)
+            text = blocks.refusal(exc)
         await self.tell(user, text, meta.get("channel") or None)
 
     async def on_appeal_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -234,7 +234,7 @@ class SlackHandlers:
             result = await self.bot.workflow.appeal(user, team, int(case), text)
             answer = result.text
         except (Refused, ValueError) as exc:
-            answer = str(exc) if isinstance(exc, Refused) else "That appeal names no case."
+            answer = blocks.refusal(exc) if isinstance(exc, Refused) else "That appeal names no case."
         await self.tell(user, answer)
 
     # ------------------------------------------------------------------ slash commands
@@ -248,7 +248,7 @@ class SlackHandlers:
         try:
             text = await self._command(name, team, user, args, command, body, respond)
         except Refused as exc:
-            text = str(exc)
+            text = blocks.refusal(exc)
         if text:
             await respond(text=text, response_type="ephemeral")
 
@@ -276,8 +276,8 @@ class SlackHandlers:
             return ""
         if name == "/mystatus":
             strikes, appeals = await wf.member_status(team, user)
-            lines = [f"{words.plural(s.points, 'point')}: {s.reason or 'no reason'}" + (f" (case #{s.case_number})"
-                                                                           if s.case_number else "")
+            lines = [f"{words.plural(s.points, 'point')}: {blocks.escape(s.reason) or 'no reason'}"
+                     + (f" (case #{s.case_number})" if s.case_number else "")
                      + f", expires {s.expires_at:%Y-%m-%d}" for s in strikes]
             return (f"*Active strikes:* {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}\n"
                     + "\n".join(lines)

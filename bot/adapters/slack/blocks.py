@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
+from bot.workflow.authz import Refused
 from bot.workflow.confirm import Confirmation
 from bot.workflow.ports import Capability, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, Style
@@ -54,6 +55,12 @@ def cut(text: str, limit: int) -> str:
 def escape(text: str) -> str:
     """Escape Slack's mrkdwn control characters (``&``, ``<``, ``>``) so a member's text cannot ping or link."""
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def refusal(exc: Refused) -> str:
+    """A refusal's sentence as mrkdwn: what the person typed (its :class:`~bot.workflow.authz.Said` pieces)
+    through :func:`escape`, the workflow's own mentions (``<@U1>``, ``<#C1>``) kept."""
+    return exc.render(escape)
 
 
 def unescape(text: str) -> str:

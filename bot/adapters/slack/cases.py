@@ -29,7 +29,7 @@ from slack_bolt.async_app import AsyncApp
 from bot.adapters.slack import blocks
 from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM
-from bot.workflow.authz import Refused
+from bot.workflow.authz import Refused, Said
 from bot.workflow.cases import (
     MAX_PAGE,
     CasePage,
@@ -93,6 +93,8 @@ def read_words(args: list[str]) -> Words:
             if uid is None:
                 raise Refused(f"`{key}:` takes a mention (`{key}:@name`){' or `automod`' if key == 'by' else ''}.")
             value = uid
+        if key not in ("member", "by"):
+            value = blocks.unescape(value)  # Slack sends & < > as entities: the filter as typed
         out.filters[key] = value.lower() if key == "by" and value.lower() == "automod" else value
     return out
 
@@ -105,7 +107,7 @@ def page_number(words: Words) -> int:
     """
     raw = words.filters.get("page", "1")
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 9) or not 1 <= int(raw) <= MAX_PAGE:  # "²".isdigit()
-        raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `{blocks.escape(raw[:20])}`.")
+        raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `", Said(blocks.unescape(raw)[:20]), "`.")
     return int(raw)
 
 
@@ -142,7 +144,7 @@ def page_blocks(text: str, result: CasePage, user: str, sub: str, args: list[str
 def _number(raw: str) -> int:
     text = raw.lstrip("#")
     if not (text.isascii() and text.isdigit() and len(text) <= 18):  # "²".isdigit(), but int("²") raises
-        raise Refused(f"`{blocks.escape(raw[:20])}` is not a case number.")
+        raise Refused("`", Said(blocks.unescape(raw)[:20]), "` is not a case number.")
     return int(text)
 
 
@@ -158,8 +160,8 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
     if sub in ("list", "search"):
         words = read_words(rest)
         if sub == "list" and words.rest:
-            raise Refused(f"`/modcase list` takes filters only; to search reasons use `/modcase search "
-                          f"{blocks.escape(' '.join(words.rest)[:60])}`.")
+            raise Refused("`/modcase list` takes filters only; to search reasons use `/modcase search ",
+                          Said(' '.join(words.rest)[:60]), "`.")
         f = words.filters
         filters = case_filter(member=f.get("member"), moderator=f.get("by"), action=f.get("action"),
                               label=f.get("label"), text=blocks.unescape(" ".join(words.rest)) if sub == "search" else None,
@@ -203,7 +205,7 @@ def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
         try:
             text, content = await run(handlers, team, user, args)
         except Refused as exc:
-            text, content = str(exc), None
+            text, content = blocks.refusal(exc), None
         await respond(text=blocks.cut(text, TEXT_MAX), response_type="ephemeral",
                       **({"blocks": content} if content else {}))
 
@@ -227,7 +229,7 @@ def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
         try:
             text, content = await case_command(handlers, team, user, [sub, *args, f"page:{page}"])
         except Refused as exc:
-            await respond(text=str(exc), response_type="ephemeral", replace_original=False)
+            await respond(text=blocks.refusal(exc), response_type="ephemeral", replace_original=False)
             return
         await respond(text=blocks.cut(text, TEXT_MAX), replace_original=True,
                       blocks=content or [blocks.section(text)])

@@ -89,7 +89,7 @@ async def on_submit(handlers: Any, ack: Any, body: dict[str, Any], view: dict[st
         else:
             text = await wf.raid_action(actor, team, number, choice, reason=reason)
     except Refused as exc:
-        text = str(exc)
+        text = blocks.refusal(exc)
     if text:
         await handlers.tell(user, text, channel)
 

@@ -88,20 +88,23 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
     bot = handlers.bot
     actor = await handlers.actor(team, user)
     sub = args[0].lower() if args else ""
+    key = blocks.unescape(args[1]) if len(args) > 1 else None  # Slack sends & < > as entities: the key as typed
     if sub == "show" and len(args) <= 2:
-        shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, args[1] if len(args) > 1 else None,
+        shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, key,
                             inline_max=INLINE_POLICY_MAX, place="workspace", fence="```")
         if shown.inline is not None:
-            return shown.inline
+            return blocks.escape(shown.inline)  # JSON in a code block: nothing in it is markup
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
     if sub == "set" and len(args) >= 3:
         async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
             return await channel_problem(bot.app.client, channel) if CHANNEL_ID.match(channel) else None
 
-        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1],
-                                   parse_value(blocks.unescape(" ".join(args[2:]))), check_channel=check_channel)
+        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, key or "",
+                                   parse_value(blocks.unescape(" ".join(args[2:]))), check_channel=check_channel,
+                                   escape=blocks.escape)
     if sub == "reset" and len(args) == 2:
-        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, args[1], None)
+        return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, key or "", None,
+                                   escape=blocks.escape)
     return POLICY_USAGE
 
 
@@ -198,7 +201,7 @@ def register_policy(app: AsyncApp, handlers: SlackListeners) -> None:
             else:
                 text = await policy_command(handlers, team, user, (command.get("text") or "").split())
         except Refused as exc:
-            text = str(exc)
+            text = blocks.refusal(exc)
         if text:
             await respond(text=text, response_type="ephemeral")
 
@@ -220,7 +223,7 @@ def register_policy(app: AsyncApp, handlers: SlackListeners) -> None:
             authorize_change(actor)  # again on submit (rights change; a submission can be forged)
         except Refused as exc:
             await ack()
-            await handlers.tell(user, str(exc), meta.get("channel") or None)
+            await handlers.tell(user, blocks.refusal(exc), meta.get("channel") or None)
             return
         errors = {block: why for block, channel in (("review", review), ("modlog", modlog)) if channel
                   and (why := await channel_problem(bot.app.client, channel))}
@@ -242,7 +245,7 @@ def register_policy(app: AsyncApp, handlers: SlackListeners) -> None:
         try:
             text = await apply_setup(bot.policies, bot.desk, PLATFORM, actor, team, changes)
         except Refused as exc:
-            text = str(exc)
+            text = blocks.refusal(exc)
         await handlers.tell(user, text, meta.get("channel") or None)
 
     for name in POLICY_COMMANDS:

@@ -17,6 +17,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
+from bot.adapters.slack import blocks
 from bot.adapters.slack.parts import SlackBotParts, SlackListeners
 from bot.adapters.slack.translate import PLATFORM
 from bot.logs import READY_LOGGER
@@ -79,7 +80,7 @@ def register_status(app: AsyncApp, handlers: SlackListeners) -> None:
                 service_stats=getattr(bot.service, "stats", None))
             text = "*ModBot in this workspace*\n" + "\n".join(lines)
         except Refused as exc:
-            text = str(exc)
+            text = blocks.refusal(exc)
         await respond(text=text, response_type="ephemeral")
 
     for name in STATUS_COMMANDS:

@@ -1,0 +1,114 @@
+"""Wire tests: what a person typed never becomes Slack markup in the bot's answers.
+
+Slack parses ``<!channel>``, ``<!here>``, ``<@U…>``, ``<#C…>`` and ``<url|label>`` in a message's mrkdwn text and
+decodes ``&amp;``, ``&lt;``, ``&gt;`` (https://api.slack.com/reference/surfaces/formatting#escaping: those three
+are the only characters to escape). A refusal that echoes a key, a value or a filter, and a member's record that
+shows a strike's reason, must show the words as typed: escaped, so they can neither ping the channel nor mention
+someone nor render a link. The real slack-bolt app and slack_sdk client run against the fake Slack.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from bot.adapters.slack import blocks
+from bot.adapters.slack.app import SlackHandlers
+from bot.core.models import ActionKind
+from bot.workflow.authz import Refused, Said
+from tests.slack.test_app_wire import SlackEnv
+
+pytestmark = pytest.mark.slack
+
+#: Markup Slack would act on: a special mention, a user / channel / user-group mention or a link.
+MARKUP = re.compile(r"<[!@#][^>]*>|<https?:[^>]*>")
+
+
+async def command(env: SlackEnv, name: str, text: str, user: str) -> str:
+    """Deliver a slash command over HTTP; the ephemeral answer's text."""
+    fields = env.fake.command_payload(name, text, user=user, channel=env.fake.general.id)
+    count = len(env.fake.hook_posts) + 1
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    hook = (await env.fake.wait_for_hook(count=count))[-1]
+    return str(hook.body["text"])
+
+
+def test_a_refusal_escapes_what_was_typed_and_keeps_its_own_mentions():
+    """Refused.render escapes only the Said pieces: the workflow's own <@U1> stays a mention."""
+    exc = Refused("<@U1> asked for `", Said("<!channel> & <@U2>"), "`.")
+    assert str(exc) == "<@U1> asked for `<!channel> & <@U2>`."
+    assert blocks.refusal(exc) == "<@U1> asked for `&lt;!channel&gt; &amp; &lt;@U2&gt;`."
+
+
+async def test_modpolicy_refusals_show_the_typed_key_and_value_escaped(env):
+    """/modpolicy show|set of an unknown key, and a value the policy refuses, echo the words escaped; nothing is
+    stored. Slack sends a command's text with & < > escaped (should_escape false): the answer shows the same
+    characters the admin typed, not their entities twice."""
+    await env.start()
+    admin = env.fake.admin.id
+    text = await command(env, "/modpolicy", "show <!channel>", admin)
+    assert text == "Unknown policy key `&lt;!channel&gt;`."
+    text = await command(env, "/modpolicy", "show &lt;!here&gt;", admin)  # what Slack sends for a typed <!here>
+    assert text == "Unknown policy key `&lt;!here&gt;`."
+    text = await command(env, "/modpolicy", "set <@U0BOSS>.x 1", admin)
+    assert "&lt;@U0BOSS&gt;" in text and not MARKUP.search(text)
+    text = await command(env, "/modpolicy", "set server.mod_log_channel &lt;!channel&gt; &amp; *bold*", admin)
+    assert text.startswith("Refused `server.mod_log_channel`") and not MARKUP.search(text), text
+    assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
+
+
+async def test_modcase_refusals_show_bad_filters_escaped(env):
+    """/modcase list with a date or an action that is no such thing (Slack sends a typed @here as <!here>, since
+    the command escapes mentions) answers with the value escaped."""
+    await env.start()
+    mod = env.mods.id
+    text = await command(env, "/modcase", "list since:<!here>", mod)
+    assert text == "`since` must be a date like 2026-06-01 (year-month-day), not `&lt;!here&gt;`."
+    text = await command(env, "/modcase", "list action:<!channel>", mod)
+    assert text.startswith("Unknown action `&lt;!channel&gt;` (one of:") and not MARKUP.search(text)
+    text = await command(env, "/modcase", "list until:<https://evil.example|click>", mod)
+    assert "&lt;https://evil.example|click&gt;" in text and not MARKUP.search(text)
+    text = await command(env, "/modcase", "show <!channel>", mod)
+    assert text == "`&lt;!channel&gt;` is not a case number."
+
+
+async def test_a_forged_button_is_refused_with_its_words_escaped(env):
+    """A block_actions payload can be forged: a review button whose action names no decision is refused with the
+    name escaped; the card stays open."""
+    await env.start()
+    await env.say(env.fake.member.id, "borderline take")
+    (card,) = env.cards()
+    for action_id in ("mod:review:1:<!channel>", "mod:review:1:<@U0BOSS>"):
+        payload = env.fake.block_actions_payload(user=env.mods.id, channel=env.review.id, message_ts=card["ts"],
+                                                 action_id=action_id)
+        count = len(env.fake.hook_posts) + 1
+        assert (await env.fake.deliver_interaction(env.url, payload)).status == 200
+        text = str((await env.fake.wait_for_hook(count=count))[-1].body["text"])
+        assert text.startswith("Unknown decision '&lt;") and not MARKUP.search(text), text
+    assert env.rows("SELECT decision FROM review_items") == [("open",)]
+
+
+async def strike_with_reason(env: SlackEnv, reason: str) -> None:
+    """A moderator's warning of the member with ``reason`` (the real workflow and enforcer: DM, case, strike)."""
+    assert env.bot is not None
+    team = env.fake.team_id
+    actor = await SlackHandlers(env.bot).actor(team, env.fake.admin.id)
+    result = await env.bot.workflow.sanction(actor, team, env.fake.member.id, ActionKind.WARN, reason)
+    assert result.ok, result.text
+
+
+async def test_mystatus_shows_a_strike_reason_escaped(env):
+    """/mystatus shows the member's strikes with their reasons as text: a reason with <!channel>, a mention and
+    a link pings nobody and links nowhere."""
+    await env.start()
+    reason = "<!channel> see <@U0BOSS> at <https://evil.example|this> & *more*"
+    await strike_with_reason(env, reason)
+    text = await command(env, "/mystatus", "", env.fake.member.id)
+    assert "*Active strikes:* 1" in text
+    assert blocks.escape(reason) in text and not MARKUP.search(text), text
+    dm = [m for m in env.fake.calls_of("chat.postMessage") if m.params.get("channel", "").startswith("D")]
+    assert dm and all(not MARKUP.search(json.dumps(m.params.get("blocks") or []) + str(m.params.get("text")))
+                      for m in dm)
+
