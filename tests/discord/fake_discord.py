@@ -18,6 +18,9 @@ What it enforces, with Discord's status codes and JSON error codes:
   Missing Access, role hierarchy);
 * DMs (50007 when the user shares no guild with the bot or closed DMs), bans (stored; 10026 Unknown Ban),
   bulk delete (2-100 ids, 50034 for ids older than 14 days), timeouts at most 28 days ahead;
+* mentions computed as Discord does from a message's ``content`` and ``allowed_mentions`` (absent: everything
+  parses; ``@everyone``/``@here`` and unmentionable roles only with Mention Everyone; embeds never ping), stored on
+  the message as ``mention_everyone``, ``mentions`` and ``mention_roles``, and every ping in :attr:`FakeDiscord.pings`;
 * gateway events after the bot's own actions (MESSAGE_CREATE/UPDATE/DELETE(_BULK), GUILD_BAN_ADD/REMOVE,
   GUILD_MEMBER_REMOVE/UPDATE, CHANNEL_UPDATE, THREAD_CREATE/UPDATE, GUILD_UPDATE), filtered by the session's
   intents (MESSAGE_CONTENT stripped without the privileged intent);
@@ -64,6 +67,7 @@ MANAGE_THREADS = 1 << 34
 CREATE_PUBLIC_THREADS = 1 << 35
 SEND_MESSAGES_IN_THREADS = 1 << 38
 MODERATE_MEMBERS = 1 << 40
+MENTION_EVERYONE = 1 << 17
 #: Every permission bit Discord defines today (bits 0-50); what administrators and the owner get.
 ALL_PERMISSIONS = (1 << 51) - 1
 #: What the ``@everyone`` role allows in a new server (the subset a moderation bot's tests touch).
@@ -266,6 +270,8 @@ class FakeDiscord:
         self.clock_behind = timedelta(0)
         self.guilds: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
+        #: Every ping a bot message made (``{"channel_id", "everyone", "users", "roles", "content"}``).
+        self.pings: list[dict[str, Any]] = []
         self.deleted_channels: set[str] = set()
         self.bans: dict[str, dict[str, dict[str, Any]]] = {}
         self.incidents: dict[str, dict[str, Any]] = {}
@@ -1363,6 +1369,8 @@ class FakeDiscord:
                 msg = self.messages[inter.response_message_id]
                 msg.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")},
                            flags=msg["flags"] & ~128)
+                msg.update(self._pings(self.find_channel(msg["channel_id"])[0], msg["channel_id"], body,
+                                       msg["content"]))
                 return self._respond(msg)
             return self._respond(self._bot_message(inter.channel_id, body, rec.files, flags=flags,
                                                    announce=not flags & 64))
@@ -1383,6 +1391,9 @@ class FakeDiscord:
                 merged = {**msg, **{k: v for k, v in body.items() if k in ("content", "embeds", "components")}}
                 self._validate_message(merged, rec.files)
                 msg.update(merged, flags=msg["flags"] & ~128, edited_timestamp=iso())
+                if "content" in body:  # an edit pings those newly allowed (Discord re-parses edited content)
+                    msg.update(self._pings(self.find_channel(msg["channel_id"])[0], msg["channel_id"], body,
+                                           msg["content"]))
                 if not msg["flags"] & 64:
                     self._emit("MESSAGE_UPDATE", msg)
                 return self._respond(msg)
@@ -1397,7 +1408,7 @@ class FakeDiscord:
             embeds = []  # Discord drops embeds silently without Embed Links
         msg = {"id": mid or snowflake(), "type": 0, "content": body.get("content") or "", "channel_id": channel_id,
                "author": self.bot_user, "timestamp": iso(), "edited_timestamp": None, "tts": False,
-               "mention_everyone": False, "mentions": [], "mention_roles": [],
+               **self._pings(guild, channel_id, body, body.get("content") or ""),
                "attachments": [{"id": snowflake(), "filename": name, "size": len(blob), "url": f"https://x/{name}",
                                 "proxy_url": f"https://x/{name}"} for name, blob in files.items()],
                "embeds": embeds, "components": body.get("components") or [], "pinned": False,
@@ -1412,6 +1423,34 @@ class FakeDiscord:
         if announce:
             self._emit("MESSAGE_CREATE", msg)
         return msg
+
+    def _pings(self, guild: dict[str, Any] | None, channel_id: str, body: dict[str, Any],
+               content: str) -> dict[str, Any]:
+        """Who a message with ``content`` pings, as Discord decides ("Allowed Mentions Object"): without
+        ``allowed_mentions`` every kind parses; with it, a kind parses when in ``parse`` or its id is listed.
+        ``@everyone``/``@here`` need Mention Everyone in the channel, as does a role that is not mentionable.
+        Returns the message fields (``mention_everyone``, ``mentions``, ``mention_roles``) and records every ping
+        in :attr:`pings`."""
+        allowed = body.get("allowed_mentions")
+        parse = {"users", "roles", "everyone"} if allowed is None else set(allowed.get("parse") or [])
+        users = set() if allowed is None else {str(u) for u in allowed.get("users") or []}
+        roles = set() if allowed is None else {str(r) for r in allowed.get("roles") or []}
+        may_all = guild is not None and bool(self.permissions(guild, self.bot_user["id"], channel_id)
+                                             & MENTION_EVERYONE)
+        everyone = "everyone" in parse and may_all and bool(re.search(r"@(everyone|here)\b", content))
+        mentioned = []
+        for uid in dict.fromkeys(re.findall(r"<@!?(\d+)>", content)):
+            if ("users" in parse or uid in users) and uid in self.users:
+                mentioned.append(self.users[uid])
+        mention_roles = []
+        for rid in dict.fromkeys(re.findall(r"<@&(\d+)>", content)):
+            role = next((r for r in (guild or {}).get("roles", []) if r["id"] == rid), None)
+            if role is not None and ("roles" in parse or rid in roles) and (role.get("mentionable") or may_all):
+                mention_roles.append(rid)
+        if everyone or mentioned or mention_roles:
+            self.pings.append({"channel_id": channel_id, "everyone": everyone,
+                               "users": [u["id"] for u in mentioned], "roles": mention_roles, "content": content})
+        return {"mention_everyone": everyone, "mentions": mentioned, "mention_roles": mention_roles}
 
     # ------------------------------------------------------------------ validation
     def _validate_message(self, body: dict[str, Any], files: dict[str, bytes], *,
