@@ -196,10 +196,22 @@ class Moderation(commands.Cog):
                 return f"there is no channel {channel_id} in this server"
             return channel_problem(channel, guild.me)
 
+        async def lookup_role(ref: str) -> list[str]:
+            """This server's roles that ``ref`` names: the role with that id, else those whose name it is (any
+            case, ``@`` optional; ``@everyone`` is the server's own id, which the policy refuses)."""
+            guild = interaction.guild
+            if guild is None:
+                return []
+            if ref.isascii() and ref.isdigit() and len(ref) <= 20 and (role := guild.get_role(int(ref))):
+                return [str(role.id)]
+            wanted = {ref.casefold(), ref.removeprefix("@").casefold()}
+            return [str(r.id) for r in guild.roles if r.name.casefold() in wanted]
+
         async def work() -> None:
             await answer(interaction, await change_policy(self.bot.policies, self.bot.desk, PLATFORM,
                                                           await self._actor(interaction), str(interaction.guild_id),
-                                                          key, value, check_channel=check_channel))
+                                                          key, value, check_channel=check_channel,
+                                                          lookup_role=lookup_role))
 
         await guarded(interaction, work)
 

@@ -132,23 +132,67 @@ def channel_value(value: Any) -> Any:
     return value
 
 
+#: The keys that name roles (Discord role ids; Slack user-group and user ids): ``policy set`` of one reads mentions
+#: and names through the platform's :data:`RoleLookup`.
+ROLE_KEYS = ("server.moderator_roles",)
+#: A role mention as Discord writes it in text (also what a string option holds when a role is picked): ``<@&123>``.
+ROLE_MENTION = re.compile(r"<@&(\d+)>")
+#: The ids of the server's roles that a reference names: a role id (from a mention or typed), else a role name
+#: (the platform decides how names match; Discord: case-insensitive, ``@`` optional). Empty: no such role.
+RoleLookup = Callable[[str], Awaitable[list[str]]]
+
+
+async def role_ids(value: Any, lookup: RoleLookup) -> list[str]:
+    """A roles key's value as the policy stores it: the ids, once each and in order, of the roles named by role
+    mentions, ids and names (``<@&1> <@&2>, Senior Mods, 3`` or a JSON list of them); names are separated by
+    commas (a name may hold spaces), mentions need no separator. ``[]`` stays empty (no moderator roles).
+
+    Raises:
+        Refused: a value that is not text or a list of texts and ids, a reference no role of the server has, or a
+            name two roles share (the words typed are quoted; nothing is stored).
+    """
+    items = value if isinstance(value, list) else [value]
+    refs: list[str] = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int)):
+            raise Refused("`server.moderator_roles` takes roles: mentions (@role), ids or names. Nothing was "
+                          "changed.")
+        text = str(item)
+        refs += ROLE_MENTION.findall(text)
+        refs += [part.strip() for part in ROLE_MENTION.sub(",", text).split(",") if part.strip()]
+    found: list[str] = []
+    for ref in refs:
+        ids = list(dict.fromkeys(await lookup(ref)))
+        if not ids:
+            raise Refused("There is no role `", Said(ref), "` in this server. Nothing was changed.")
+        if len(ids) > 1:
+            raise Refused(f"{len(ids)} roles are called `", Said(ref), "`: pick the role (@",
+                          Said(ref.removeprefix("@")), ") or give its id. Nothing was changed.")
+        found.append(ids[0])
+    return list(dict.fromkeys(found))
+
+
 async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
                         key: str, value: Any, *, check_channel: ChannelCheck | None = None,
-                        escape: Escape = str) -> str:
+                        lookup_role: RoleLookup | None = None, escape: Escape = str) -> str:
     """Set one override (``value=None`` resets ``key`` to the file's value), audited and posted to the mod log.
     Returns the answer (``Policy updated: `key` = `0.9`.``).
 
     Args:
         check_channel: For a :data:`CHANNEL_KEYS` key, the platform's check that the bot can post in the channel
             (the same as the setup's); the value is first read with :func:`channel_value`.
+        lookup_role: For a :data:`ROLE_KEYS` key, the platform's roles by mention, id or name; the value is read
+            with :func:`role_ids` (without it, the value goes to the policy as given).
         escape: Makes the key and value typed safe in the answer's markup (Slack: ``blocks.escape``); the mod
             log gets them as plain text (each desk escapes its own).
 
     Raises:
-        Refused: not allowed to change the policy, the key or value is invalid, or the bot cannot post in the
-            channel named (nothing is stored).
+        Refused: not allowed to change the policy, the key or value is invalid, the bot cannot post in the
+            channel named, or a role named is not the server's (nothing is stored).
     """
     authorize_change(actor)
+    if key in ROLE_KEYS and value is not None and lookup_role is not None:
+        value = await role_ids(value, lookup_role)
     if key in CHANNEL_KEYS and value is not None:
         value = channel_value(value)
         problem = await check_channel(value) if check_channel is not None and isinstance(value, str) else None

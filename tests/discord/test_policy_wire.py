@@ -53,3 +53,63 @@ async def test_policy_show_of_one_key_stays_inline(env):
     """/policy show with a small key answers its JSON inline, without a file."""
     cb = await mod_cmd(env, "show", text_opt("key", "server.retention_days"), group="policy")
     assert cb.body["data"]["content"] == "```json\n30\n```" and not cb.files
+
+
+async def new_role(env, name: str) -> str:
+    """A role called ``name`` (no permissions, position 1) that the bot's cache knows; its id."""
+    role = {"id": snowflake(), "name": name, "permissions": "0", "position": 1, "color": 0, "hoist": False,
+            "managed": False, "mentionable": False, "flags": 0}
+    env.guild["roles"].append(role)
+    created = env.bot.wait_for("guild_role_create", check=lambda r: str(r.id) == role["id"], timeout=5)
+    await env.fake.dispatch("GUILD_ROLE_CREATE", {"guild_id": env.guild["id"], "role": role})
+    await created
+    return role["id"]
+
+
+async def set_moderators(env, admin, value: str) -> str:
+    from tests.discord.helpers import ephemeral_text
+
+    cb = await mod_cmd(env, "set", text_opt("key", "server.moderator_roles"), text_opt("value", value),
+                       group="policy", user=admin)
+    return ephemeral_text(cb)
+
+
+async def test_policy_set_moderator_roles_takes_mentions_ids_and_names(env):
+    """/policy set server.moderator_roles reads what Discord puts in a string option when a role is picked
+    (``<@&id>``), a bare id, a role's name (any case, with or without @) and several of them; the policy stores
+    the role ids, once each."""
+    from tests.discord.replies import server_admin
+
+    admin = await server_admin(env)
+    helpers = await new_role(env, "Helpers")
+    senior = await new_role(env, "Senior Mods")
+    mods = env.mod_role
+    assert await set_moderators(env, admin, f"<@&{helpers}>") == \
+        f'Policy updated: `server.moderator_roles` = `["{helpers}"]`.'
+    assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [helpers]
+    await set_moderators(env, admin, f"<@&{helpers}> <@&{mods}>, @senior mods, {helpers}")
+    assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [helpers, mods, senior]
+    await set_moderators(env, admin, "Senior Mods")
+    assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [senior]
+    await set_moderators(env, admin, json.dumps([mods, "helpers"]))
+    assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [mods, helpers]
+
+
+async def test_policy_set_moderator_roles_refuses_roles_the_server_does_not_have(env):
+    """A name no role has, a mention or id of no role here, and a name two roles share are refused with the words
+    typed; nothing is stored."""
+    from tests.discord.replies import server_admin
+
+    admin = await server_admin(env)
+    await new_role(env, "Twins")
+    await new_role(env, "twins")
+    before = (await env.bot.policy(env.guild["id"])).server.moderator_roles
+    assert await set_moderators(env, admin, "Nobody Here") == \
+        "There is no role `Nobody Here` in this server. Nothing was changed."
+    assert await set_moderators(env, admin, "<@&123456789012345678>") == \
+        "There is no role `123456789012345678` in this server. Nothing was changed."
+    assert await set_moderators(env, admin, "twins") == \
+        "2 roles are called `twins`: pick the role (@twins) or give its id. Nothing was changed."
+    assert (await set_moderators(env, admin, "@everyone")).startswith("Refused `server.moderator_roles`")
+    assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == before
+    assert env.rows("SELECT COUNT(*) FROM policy_overrides")[0][0] == 0
