@@ -141,7 +141,8 @@ def _open_reviews(log: ServerLog) -> list[str]:
              "<th>source</th><th>reason</th><th>case</th></tr></thead><tbody>")
     for r in items:
         case = f'<a href="#{log.key}-case-{r.case_number}">#{r.case_number}</a>' if r.case_number else "-"
-        p.append("<tr>" + _td("", "item", f"#{r.id}" + (" (investigating)" if r.decision.value != "open" else ""))
+        p.append("<tr>" + _td("", "item", f"Review #{r.id}" + (" (investigating)" if r.decision.value != "open"
+                                                                else ""))
                  + _td("when", "opened", _esc(_when(log.review_times.get(r.id))))
                  + _td("", "member", f'<a href="#{log.key}-member-{_esc(r.member_id)}">{_id(r.member_id)}</a>')
                  + _td("", "source", _esc(r.source)) + _td("why", "reason", _reason_cell(r.reason))
@@ -252,7 +253,7 @@ def _appeals(log: ServerLog) -> list[str]:
     p.append('<div class="scroll"><table class="msgs"><thead><tr><th>appeal</th><th>filed</th><th>member</th>'
              "<th>case</th><th>status</th><th>decided by</th></tr></thead><tbody>")
     for a in log.appeals:
-        p.append("<tr>" + _td("", "appeal", f"#{a.id}") + _td("when", "filed", _esc(_when(a.created_at)))
+        p.append("<tr>" + _td("", "appeal", f"Appeal #{a.id}") + _td("when", "filed", _esc(_when(a.created_at)))
                  + _td("", "member", _id(a.member_id))
                  + _td("", "case", f'<a href="#{log.key}-case-{a.case_number}">#{a.case_number}</a>')
                  + _td("", "status", _esc(a.status)) + _td("", "decided by", _id(a.moderator_id) if a.moderator_id
@@ -276,6 +277,13 @@ def _stats(log: ServerLog) -> list[str]:
     return p
 
 
+#: Which numbers the page shows: the ones the platforms show (a review card's title, a case reason's "review #12",
+#: the reporter's "Your report (review #12)"), so a moderator can match the page to the review channel. The store
+#: numbers review items, appeals and raids across the whole mod log and cases per server.
+NUMBERING = ("Review items, appeals and raids keep the number their card shows in the server (Review #12), counted "
+             "across every server of this mod log, so one server's numbers skip; cases are numbered per server.")
+
+
 def render_modlog(logs: Sequence[ServerLog], *, title: str = "Mod log", now: datetime | None = None) -> str:
     """The whole page (``str``); one section per server, in ``logs`` order."""
     now = now or datetime.now(UTC)
@@ -286,7 +294,7 @@ def render_modlog(logs: Sequence[ServerLog], *, title: str = "Mod log", now: dat
          f"<title>{_esc(title)}</title><style>{_CSS}{_LIVE_CSS}</style></head><body>",
          f"<h1>{_esc(title)}</h1>",
          f"<p>Generated {_esc(now.strftime('%Y-%m-%d %H:%M:%S'))} UTC from the mod log. All times are UTC. "
-         "Members and moderators are shown by id.</p>"]
+         "Members and moderators are shown by id.</p>", f"<p>{NUMBERING}</p>"]
     if not logs:
         p.append("<p>The mod log is empty: no server has a verdict, a case or a review item yet.</p>")
     for log in logs:

@@ -4,6 +4,7 @@ headless Chromium at desktop and phone widths (filters, member sections, raids, 
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -142,3 +143,36 @@ def test_mod_log_is_readable_at_desktop_and_phone_widths(browser, modlog, width)
     box = first.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
     page.close()
+
+
+async def _two_servers(tmp: Path) -> Path:
+    """One mod log with two Discord servers whose review items (and appeals) were queued in turn: server A holds
+    reviews 1 and 3, server B reviews 2 and 4 (the ids their cards show)."""
+    db = tmp / "two.db"
+    async with await SqliteStore.open(db) as store:
+        for n in range(4):
+            server = "100000000000000001" if n % 2 == 0 else "100000000000000002"
+            await store.open_review("discord", server, ALICE, "report", f"report {n + 1}", now=NOW)
+        case = await store.open_case("discord", "100000000000000002", ALICE, ActionKind.WARN, "rude",
+                                     moderator_id=MOD, status=CaseStatus.APPLIED, now=NOW)
+        await store.open_appeal("discord", "100000000000000002", case.number, ALICE, "please", now=NOW)
+    return db
+
+
+def test_report_numbers_review_items_as_their_cards_and_says_so(tmp_path):
+    """With two servers in one mod log, each server's review items carry the number their card and the case
+    reasons show (Review #2, #4 in server B: the mod log counts them across servers), and the page says which
+    numbering each kind of item uses, so a moderator of one server is not left wondering where #1 and #3 went."""
+    # in a thread of its own: the browser tests of this module leave an event loop running in this one
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, _two_servers(tmp_path)).result()
+        out = tmp_path / "two.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = out.read_text(encoding="utf-8")
+    a, b = page.split('<section class="server" id="discord-100000000000000002">')
+    assert ">Review #1<" in a and ">Review #3<" in a and ">Review #2<" not in a
+    assert ">Review #2<" in b and ">Review #4<" in b and ">Review #1<" not in b
+    note = ("Review items, appeals and raids keep the number their card shows in the server (Review #12), counted "
+            "across every server of this mod log, so one server's numbers skip; cases are numbered per server.")
+    assert page.count(note) == 1
+    assert ">Appeal #1<" in b and "case #1" in b
