@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,10 @@ nav.toc{display:flex;flex-wrap:wrap;gap:.3em 1em}
 """
 
 
+#: Characters an HTML id made from a server id may not hold (see :attr:`ServerLog.key`).
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
+
+
 @dataclass(slots=True)
 class ServerLog:
     """One server's mod log, as read from the store (see :func:`read_modlog`)."""
@@ -72,8 +77,12 @@ class ServerLog:
 
     @property
     def key(self) -> str:
-        """``platform-serverid``, safe in HTML ids."""
-        return f"{self.platform}-{self.server_id}".replace(" ", "_")
+        """``platform-serverid`` for the section's HTML ids and links: letters, digits, ``_``, ``.`` and ``-`` only
+        (an id from an imported export is any string: quotes or ``>`` in it must not end the attribute); an id
+        with other characters gets them as ``_`` and 8 hex digits of its SHA-256, so two servers stay apart."""
+        raw = f"{self.platform}-{self.server_id}"
+        safe = _UNSAFE_ID.sub("_", raw)
+        return safe if safe == raw else f"{safe}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}"
 
 
 async def read_modlog(store: Any, servers: Sequence[tuple[str, str]] | None = None) -> list[ServerLog]:

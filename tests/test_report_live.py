@@ -176,3 +176,31 @@ def test_report_numbers_review_items_as_their_cards_and_says_so(tmp_path):
             "across every server of this mod log, so one server's numbers skip; cases are numbered per server.")
     assert page.count(note) == 1
     assert ">Appeal #1<" in b and "case #1" in b
+
+
+def test_a_server_or_member_id_with_markup_cannot_break_out_of_the_page(tmp_path):
+    """Ids come from the platform or from an imported export, where they are any string: a server id and a member
+    id holding quotes and tags become neither attributes nor elements (the server's anchors are made of safe
+    characters and stay distinct; the ids are shown escaped)."""
+    evil_server = '9"><img src=x onerror=alert(1)>'
+    evil_member = "7' onmouseover='alert(2)"
+
+    async def build() -> Path:
+        db = tmp_path / "evil.db"
+        async with await SqliteStore.open(db) as store:
+            for server in (evil_server, '9"><img src=x onerror=alert(1)?'):
+                await store.open_case("discord", server, evil_member, ActionKind.WARN, "<b>rude</b>",
+                                      moderator_id=MOD, status=CaseStatus.APPLIED, now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "evil.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<img" not in page and "<b>rude" not in page and "onmouseover='" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    import re
+
+    keys = re.findall(r'<section class="server" id="([^"]*)"', page)
+    assert len(keys) == 2 and len(set(keys)) == 2 and all(re.fullmatch(r"[A-Za-z0-9_.-]+", k) for k in keys)
