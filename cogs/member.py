@@ -15,9 +15,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.discord.cards import FIELD_VALUE_MAX
 from bot.adapters.discord.interact import answer, guarded
 from bot.adapters.discord.views import AppealModal, ReportModal
 from bot.workflow import words
+from bot.workflow.cases import strike_lines
 
 if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
@@ -81,11 +83,10 @@ class Member(commands.Cog):
                                                                      str(interaction.user.id))
             embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
             if strikes:
-                lines = [f"{words.plural(s.points, 'point')}: {s.reason or 'no reason'}"
-                         + (f" (case #{s.case_number})" if s.case_number else "")
-                         + f", expires {discord.utils.format_dt(s.expires_at, 'R')}" for s in strikes]
+                lines = strike_lines(strikes, room=FIELD_VALUE_MAX,
+                                     when=lambda at: discord.utils.format_dt(at, "R"))
                 embed.add_field(name=f"Active strikes: {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}",
-                                value="\n".join(lines)[:1024], inline=False)
+                                value="\n".join(lines), inline=False)
             else:
                 embed.add_field(name="Active strikes", value="none", inline=False)
             embed.add_field(name="Open appeals", value="\n".join(

@@ -13,10 +13,11 @@ ends before it starts, an unknown case, another server's case, a reason too long
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 
-from bot.core.models import ActionKind, Case
+from bot.core.models import ActionKind, Case, Strike
 from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
@@ -265,3 +266,56 @@ async def member_info(store: ModStore, platform: str, actor: Actor, server_id: s
         lines.append("Newest cases:")
         lines += [case_line(r, escape) for r in reversed(cases[-recent:])]
     return lines
+
+
+def strike_lines(strikes: Sequence[Strike], *, room: int, when: Callable[[datetime], str],
+                 escape: Escape = _as_is) -> list[str]:
+    """A member's active strikes as ``/mystatus`` lines (``2 points: <reason> (case #3), expires <when>``) that,
+    joined by newlines, fit ``room`` characters (Discord: an embed field's 1,024; Slack: a section's 3,000).
+
+    Every strike keeps its line, with its points, case number and expiry: the reasons (through ``escape``, which is
+    counted) share the room left, each cut with "…" to an equal share (a short one leaves its rest to the others).
+    Only when even the lines without reasons do not fit, the last strikes give way to ``…and N more``.
+    ``when`` renders an expiry (Discord: a relative timestamp; Slack: a date).
+    """
+    def frame(s: Strike, reason: str) -> str:
+        return (f"{words.plural(s.points, 'point')}: {reason}" + (f" (case #{s.case_number})" if s.case_number else "")
+                + f", expires {when(s.expires_at)}")
+
+    reasons = [escape(s.reason) or "no reason" for s in strikes]
+    bare = [len(frame(s, "")) for s in strikes]
+    left = room - sum(bare) - max(0, len(strikes) - 1)
+    if strikes and left < len(strikes):  # not even one character of reason each: as many bare lines as fit
+        lines: list[str] = []
+        for i, s in enumerate(strikes):
+            line, rest = frame(s, "…"), len(strikes) - i - 1
+            if len("\n".join([*lines, line, *([f"…and {rest} more"] if rest else [])])) > room:
+                return [*lines, f"…and {rest + 1} more"]
+            lines.append(line)
+        return lines
+    budget = {i: len(r) for i, r in enumerate(reasons)}
+    while sum(budget.values()) > left:  # share the room: the longest reasons give way first, evenly
+        over = sum(budget.values()) - left
+        longest = max(budget.values())
+        second = max((b for b in budget.values() if b < longest), default=0)
+        tied = [i for i, b in budget.items() if b == longest]
+        cut_each = min(longest - second, -(-over // len(tied)))
+        for i in tied:
+            budget[i] -= cut_each
+    return [frame(s, fit_escaped(s.reason, budget[i], escape)) for i, s in enumerate(strikes)]
+
+
+def fit_escaped(raw: str, limit: int, escape: Escape = _as_is) -> str:
+    """``raw`` through ``escape`` in at most ``limit`` characters: as is when it fits, else ``raw`` cut with "…"
+    until its escaped form fits (so an entity such as ``&amp;`` is never cut in half). ``"no reason"`` for an
+    empty ``raw``, cut likewise."""
+    shown = escape(raw) or "no reason"
+    if not raw:
+        raw = shown
+    if len(shown) <= limit:
+        return shown
+    lo, hi = 0, min(len(raw), max(0, limit - 1))  # the longest start of raw whose escaped form leaves room for "…"
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if len(escape(raw[:mid])) <= limit - 1 else (lo, mid - 1)
+    return escape(raw[:lo]) + "…"

@@ -54,3 +54,18 @@ async def test_a_warning_reason_pings_nobody_in_the_notice_the_answer_or_the_mod
     shown = await mod_cmd(env, "show", text_opt("number", 1, 4), group="case")
     assert reason in str(shown.body["data"])
     assert env.fake.pings == []
+
+
+async def test_mystatus_shows_every_strike_when_a_reason_is_long(env):
+    """A strike whose reason is 990 characters no longer pushes the next strike (and its own case number and
+    expiry) out of /mystatus's 1,024-character field: each strike keeps its line, reasons are shortened to fit."""
+    long = "spamming the same link again and again " * 25
+    await mod_on(env, "warn", env.alice, text_opt("reason", long[:990]))
+    await mod_on(env, "warn", env.alice, text_opt("reason", "second warning"))
+    status = await env.fake.slash(env.guild, env.alice, "mystatus", [])
+    field = status.body["data"]["embeds"][0]["fields"][0]
+    assert field["name"].startswith("Active strikes: 2")
+    lines = field["value"].split("\n")
+    assert len(field["value"]) <= 1024 and len(lines) == 2
+    assert lines[0].startswith("1 point: spamming the same link") and "\u2026 (case #1), expires <t:" in lines[0]
+    assert lines[1].startswith("1 point: second warning (case #2), expires <t:")

@@ -112,3 +112,18 @@ async def test_mystatus_shows_a_strike_reason_escaped(env):
     assert dm and all(not MARKUP.search(json.dumps(m.params.get("blocks") or []) + str(m.params.get("text")))
                       for m in dm)
 
+
+
+async def test_mystatus_shows_every_strike_when_reasons_are_long(env):
+    """Thirty strikes with reasons of 1,000 characters: /mystatus keeps a line for each (case number and expiry
+    included) within one section's 3,000 characters, reasons shortened; none is dropped."""
+    await env.start()
+    for n in range(30):
+        await strike_with_reason(env, f"reason {n} " + "x & y " * 160)
+    text = await command(env, "/mystatus", "", env.fake.member.id)
+    lines = text.split("\n")
+    assert lines[0].startswith("*Active strikes:* 30") and lines[-1] == "*Open appeals:* none"
+    strikes = lines[1:-1]
+    assert len(strikes) == 30 and all(re.search(r"… \(case #\d+\), expires 20\d\d-", line) for line in strikes)
+    assert [line.split()[3] for line in strikes] == [str(n) for n in range(30)]  # "1 point: reason <n> ..."
+    assert len("\n".join(strikes)) <= 3000 and "&amp;" in strikes[0] and " & " not in text

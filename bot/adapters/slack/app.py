@@ -39,6 +39,7 @@ from bot.adapters.slack.status import register_status
 from bot.adapters.slack.translate import member_ref, message_fields, split, to_core
 from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
+from bot.workflow.cases import strike_lines
 
 log = logging.getLogger(__name__)
 
@@ -276,9 +277,8 @@ class SlackHandlers:
             return ""
         if name == "/mystatus":
             strikes, appeals = await wf.member_status(team, user)
-            lines = [f"{words.plural(s.points, 'point')}: {blocks.escape(s.reason) or 'no reason'}"
-                     + (f" (case #{s.case_number})" if s.case_number else "")
-                     + f", expires {s.expires_at:%Y-%m-%d}" for s in strikes]
+            lines = strike_lines(strikes, room=blocks.SECTION_MAX, when=lambda at: f"{at:%Y-%m-%d}",
+                                 escape=blocks.escape)
             return (f"*Active strikes:* {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}\n"
                     + "\n".join(lines)
                     + "\n*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals)

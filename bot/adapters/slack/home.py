@@ -19,10 +19,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.slack.blocks import escape
+from bot.adapters.slack.blocks import SECTION_MAX, escape
 from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM, split
 from bot.workflow import words
+from bot.workflow.cases import fit_escaped, strike_lines
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 QUEUE_SHOWN = 20
 #: The member's newest cases listed.
 CASES_SHOWN = 10
+#: Characters of a case's reason on the Home tab, counted escaped (ten cases of 1,000-character reasons would pass
+#: a section's 3,000, and the later cases would be cut off).
+CASE_REASON_SHOWN = 200
 
 
 def _section(text: str) -> dict[str, Any]:
@@ -58,15 +62,17 @@ async def home_view(handlers: SlackListeners, team: str, user: str, now: datetim
     strikes = await store.active_strikes(PLATFORM, team, user, now)
     appeals = await store.open_appeals(PLATFORM, team, user)
     cases = await store.list_cases(PLATFORM, team, user, limit=CASES_SHOWN)
+    head = f"*Active strikes:* {words.strikes(len(strikes), sum(s.points for s in strikes))}"
+    # every strike keeps its line within the section (reasons shortened), as in /mystatus; "\n• " per line
+    lines = strike_lines(strikes, room=max(0, SECTION_MAX - len(head) - 3 * len(strikes)),
+                         when=lambda at: f"{at:%Y-%m-%d}", escape=escape)
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Your moderation record"}},
-        _section(f"*Active strikes:* {words.strikes(len(strikes), sum(s.points for s in strikes))}"
-                 + "".join(f"\n• {words.plural(s.points, 'point')}: {escape(s.reason) or 'no reason'}"
-                           f"{f' (case #{s.case_number})' if s.case_number else ''}, expires {s.expires_at:%Y-%m-%d}"
-                           for s in strikes)),
+        _section(head + "".join(f"\n• {line}" for line in lines)),
         _section("*Open appeals:* " + (", ".join(f"#{a.id} of case #{a.case_number}" for a in appeals) or "none")),
         _section("*Your newest cases:*" + ("".join(f"\n• #{c.number} {c.created_at:%Y-%m-%d} {c.action.label}: "
-                                                   f"{escape(words.rule_detail(c.reason)) or '-'}" for c in cases)
+                                                   + (fit_escaped(words.rule_detail(c.reason), CASE_REASON_SHOWN,
+                                                                  escape) if c.reason else "-") for c in cases)
                                            or " none") + "\nAppeal a case with `/appeal <case number>`."),
     ]
     actor = await handlers.actor(team, user)
