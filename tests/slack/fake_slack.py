@@ -34,7 +34,9 @@ The world model: one workspace (``team_id``, ``domain``), users (``U…``; admin
 (``C…`` public, ``G…`` private, ``D…`` direct messages) with members, and messages per channel keyed by ``ts``.
 Rules enforced as Slack does: a bot token deletes only the bot's own messages (``cant_delete_message``), an admin
 or owner user token (``xoxp-…``) deletes any; ``chat.postEphemeral`` needs the user in the channel; ``views.open``
-needs a known ``trigger_id`` at most 3 s old and used once; a ``response_url`` works 5 times within 30 minutes,
+needs a known ``trigger_id`` at most 3 s old and used once; Block Kit's limits (:func:`_block_problems`: 50 blocks a
+message, 100 a view, section text 3,000 characters, header 150, button text 75...) answer ``invalid_blocks`` on
+``chat.postMessage|update|postEphemeral`` and 400 ``invalid_blocks`` on a ``response_url``, and nothing is posted; a ``response_url`` works 5 times within 30 minutes,
 then answers 404 ``expired_url``; private channels need the ``groups:*`` scopes; posting in a channel the bot is
 not in needs ``chat:write.public``.
 Time is the fake's clock (:meth:`FakeSlack.now`), which :meth:`FakeSlack.advance` moves forward, so expiry is tested
@@ -537,6 +539,8 @@ class FakeSlack:
             return _err("not_in_channel")
         if not params.get("text") and not params.get("blocks") and not params.get("attachments"):
             return _err("no_text")
+        if problems := _block_problems(params.get("blocks")):
+            return _err("invalid_blocks", errors=problems, response_metadata={"messages": problems})
         msg = self.add_message(chan.id, actor.id, str(params.get("text") or ""), thread_ts=params.get("thread_ts"),
                                bot_id=actor.bot_id, blocks=params.get("blocks"))
         return {"ok": True, "channel": chan.id, "ts": msg["ts"], "message": dict(msg)}
@@ -555,6 +559,8 @@ class FakeSlack:
             return _err("message_not_found")
         if not self._may_change(actor, msg, delete=False):
             return _err("cant_update_message")
+        if problems := _block_problems(params.get("blocks")):
+            return _err("invalid_blocks", errors=problems, response_metadata={"messages": problems})
         if "text" in params:
             msg["text"] = params["text"]
         if "blocks" in params:
@@ -588,6 +594,8 @@ class FakeSlack:
             return _err("user_not_in_channel")
         if not params.get("text") and not params.get("blocks"):
             return _err("no_text")
+        if problems := _block_problems(params.get("blocks")):
+            return _err("invalid_blocks", errors=problems, response_metadata={"messages": problems})
         ts = self.new_ts()
         self.ephemerals.append({"channel": chan.id, "user": user.id, "text": params.get("text"),
                                 "blocks": params.get("blocks"), "message_ts": ts,
@@ -821,6 +829,8 @@ class FakeSlack:
         user = self._user(params.get("user_id"))
         if user is None:
             return _err("user_not_found")
+        if problems := _block_problems(view.get("blocks"), "/view/blocks", VIEW_BLOCKS_MAX):
+            return _err("invalid_arguments", response_metadata={"messages": problems})
         self.home_tabs[user.id] = view
         return {"ok": True, "view": self._view_json(_new_id("V"), view, None)}
 
@@ -908,6 +918,8 @@ class FakeSlack:
             status, text = 404, "no_service"
         elif self.now() - hook.created > RESPONSE_URL_TTL_S or hook.uses >= RESPONSE_URL_MAX_USES:
             status, text = 404, "expired_url"
+        elif isinstance(body, dict) and _block_problems(body.get("blocks")):
+            status, text = 400, "invalid_blocks"  # Slack refuses the post; the message stays as it was
         else:
             hook.uses += 1
             status, text = 200, "ok"
@@ -1247,7 +1259,8 @@ def _view_problems(view: dict[str, Any]) -> list[str]:
     if len(view.get("private_metadata") or "") > 3000:
         out.append("[ERROR] must be less than 3001 characters [json-pointer:/view/private_metadata]")
     blocks = view.get("blocks") or []
-    if len(blocks) > 100:
+    out += _block_problems([b for b in blocks if b.get("type") != "input"], "/view/blocks", VIEW_BLOCKS_MAX)
+    if len(blocks) > VIEW_BLOCKS_MAX and not any("no more than" in m for m in out):
         out.append("[ERROR] no more than 100 items allowed [json-pointer:/view/blocks]")
     for i, block in enumerate(blocks):
         if block.get("type") != "input":
@@ -1267,6 +1280,106 @@ def _view_problems(view: dict[str, Any]) -> list[str]:
             out.append(f"[ERROR] must be less than 151 characters [json-pointer:{where}/element/placeholder/text]")
         if len(element.get("initial_value") or "") > hi:
             out.append(f"[ERROR] must be at most max_length [json-pointer:{where}/element/initial_value]")
+    return out
+
+
+#: Block Kit's limits (Slack's "Blocks" and "Block elements" reference pages), in items or characters.
+MESSAGE_BLOCKS_MAX = 50
+VIEW_BLOCKS_MAX = 100
+SECTION_TEXT_MAX = 3000
+SECTION_FIELDS_MAX = 10
+SECTION_FIELD_MAX = 2000
+HEADER_TEXT_MAX = 150
+CONTEXT_ELEMENTS_MAX = 10
+ACTIONS_ELEMENTS_MAX = 25
+BUTTON_TEXT_MAX = 75
+ACTION_ID_MAX = 255
+BUTTON_VALUE_MAX = 2000
+BLOCK_ID_MAX = 255
+OPTIONS_MAX = 100
+OPTION_TEXT_MAX = 75
+
+
+def _text_problem(obj: Any, where: str, limit: int, *, plain: bool = False) -> str | None:
+    """A text object that is missing, empty, over ``limit`` characters, or not ``plain_text`` where it must be."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        return f"[ERROR] missing required field: text [json-pointer:{where}]"
+    if plain and obj.get("type") != "plain_text":
+        return f"[ERROR] must be plain_text [json-pointer:{where}/type]"
+    if not 1 <= len(obj["text"]) <= limit:
+        return f"[ERROR] must be between 1 and {limit} characters [json-pointer:{where}/text]"
+    return None
+
+
+def _element_problems(e: Any, where: str) -> list[str]:
+    """A button's or select's limits: text 75, ``action_id`` 255, ``value`` 2,000, at most 100 options of 75."""
+    if not isinstance(e, dict):
+        return [f"[ERROR] must be an object [json-pointer:{where}]"]
+    out = []
+    if len(e.get("action_id") or "") > ACTION_ID_MAX:
+        out.append(f"[ERROR] must be less than {ACTION_ID_MAX + 1} characters [json-pointer:{where}/action_id]")
+    if e.get("type") == "button":
+        out += [m for m in [_text_problem(e.get("text"), f"{where}/text", BUTTON_TEXT_MAX, plain=True)] if m]
+        if len(e.get("value") or "") > BUTTON_VALUE_MAX:
+            out.append(f"[ERROR] must be less than {BUTTON_VALUE_MAX + 1} characters [json-pointer:{where}/value]")
+    options = e.get("options")
+    if isinstance(options, list):
+        if len(options) > OPTIONS_MAX:
+            out.append(f"[ERROR] no more than {OPTIONS_MAX} items allowed [json-pointer:{where}/options]")
+        for j, o in enumerate(options):
+            out += [m for m in [_text_problem((o or {}).get("text"), f"{where}/options/{j}/text", OPTION_TEXT_MAX,
+                                              plain=True)] if m]
+    return out
+
+
+def _block_problems(blocks: Any, where: str = "/blocks", max_blocks: int = MESSAGE_BLOCKS_MAX) -> list[str]:
+    """Slack's limits for ``blocks`` as ``[ERROR] ... [json-pointer:...]`` messages (empty: valid): at most 50
+    blocks in a message (100 in a view); a section's text 1-3,000 characters (or 1-10 fields of 2,000); a header's
+    ``plain_text`` 1-150; a context's 1-10 elements of 3,000; an actions block's 1-25 elements; ``block_id`` 255;
+    buttons and selects as :func:`_element_problems`."""
+    if blocks is None:
+        return []
+    if not isinstance(blocks, list):
+        return [f"[ERROR] must be an array [json-pointer:{where}]"]
+    out: list[str] = []
+    if len(blocks) > max_blocks:
+        out.append(f"[ERROR] no more than {max_blocks} items allowed [json-pointer:{where}]")
+    for i, b in enumerate(blocks):
+        w = f"{where}/{i}"
+        if not isinstance(b, dict):
+            out.append(f"[ERROR] must be an object [json-pointer:{w}]")
+            continue
+        if len(b.get("block_id") or "") > BLOCK_ID_MAX:
+            out.append(f"[ERROR] must be less than {BLOCK_ID_MAX + 1} characters [json-pointer:{w}/block_id]")
+        kind = b.get("type")
+        if kind == "section":
+            fields = b.get("fields")
+            if b.get("text") is not None or not fields:
+                out += [m for m in [_text_problem(b.get("text"), f"{w}/text", SECTION_TEXT_MAX)] if m]
+            if fields is not None:
+                if not isinstance(fields, list) or not 1 <= len(fields) <= SECTION_FIELDS_MAX:
+                    out.append(f"[ERROR] must hold 1 to {SECTION_FIELDS_MAX} items [json-pointer:{w}/fields]")
+                else:
+                    out += [m for j, f in enumerate(fields)
+                            if (m := _text_problem(f, f"{w}/fields/{j}", SECTION_FIELD_MAX))]
+            if b.get("accessory") is not None:
+                out += _element_problems(b["accessory"], f"{w}/accessory")
+        elif kind == "header":
+            out += [m for m in [_text_problem(b.get("text"), f"{w}/text", HEADER_TEXT_MAX, plain=True)] if m]
+        elif kind == "context":
+            elements = b.get("elements")
+            if not isinstance(elements, list) or not 1 <= len(elements) <= CONTEXT_ELEMENTS_MAX:
+                out.append(f"[ERROR] must hold 1 to {CONTEXT_ELEMENTS_MAX} items [json-pointer:{w}/elements]")
+            else:
+                out += [m for j, e in enumerate(elements) if isinstance(e, dict) and e.get("type") != "image"
+                        and (m := _text_problem(e, f"{w}/elements/{j}", SECTION_TEXT_MAX))]
+        elif kind == "actions":
+            elements = b.get("elements")
+            if not isinstance(elements, list) or not 1 <= len(elements) <= ACTIONS_ELEMENTS_MAX:
+                out.append(f"[ERROR] must hold 1 to {ACTIONS_ELEMENTS_MAX} items [json-pointer:{w}/elements]")
+            else:
+                for j, e in enumerate(elements):
+                    out += _element_problems(e, f"{w}/elements/{j}")
     return out
 
 

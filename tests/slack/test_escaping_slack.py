@@ -127,3 +127,39 @@ async def test_mystatus_shows_every_strike_when_reasons_are_long(env):
     assert len(strikes) == 30 and all(re.search(r"… \(case #\d+\), expires 20\d\d-", line) for line in strikes)
     assert [line.split()[3] for line in strikes] == [str(n) for n in range(30)]  # "1 point: reason <n> ..."
     assert len("\n".join(strikes)) <= 3000 and "&amp;" in strikes[0] and " & " not in text
+
+
+PARTIAL_ENTITY = re.compile(r"&(?!amp;|lt;|gt;)")
+
+
+async def test_a_review_card_for_a_long_message_of_markup_stays_within_block_kit(env):
+    """A flagged message of 3,000 ``&``/``<`` characters (each 4-5 once escaped) gets its review card: the fake
+    refuses blocks over Block Kit's limits, so the card posting at all shows the sections fit; the quoted text is
+    shortened between entities, never inside one (no ``&am…``)."""
+    await env.start()
+    await env.say(env.fake.member.id, "identityhate " + "&<" * 1500)
+    (card,) = env.cards()
+    assert all(c.ok for c in env.fake.calls_of("chat.postMessage"))
+    (text,) = [b["text"]["text"] for b in card["blocks"] if b["type"] == "section"
+               and b["text"]["text"].startswith("*Text:*")]
+    assert len(text) <= 3000 and text.endswith("\u2026") and not PARTIAL_ENTITY.search(text), text[-20:]
+    assert "identityhate &amp;&lt;" in text
+
+
+async def test_an_appeal_card_with_a_long_reason_and_appeal_of_markup_stays_within_block_kit(env):
+    """A warning whose reason is 1,000 ``&`` and an appeal of 1,500 ``<&>`` characters: the appeal card posts (the
+    fake refuses blocks over the limits), both texts shortened between entities, nothing markup."""
+    await env.start()
+    await strike_with_reason(env, "&" * 1000)
+    sub = env.fake.view_submission_payload(user=env.fake.member.id, callback_id="mod_appeal",
+                                           values={"text": {"value": {"type": "plain_text_input",
+                                                                      "value": "<&>" * 500}}},
+                                           private_metadata=f"{env.fake.team_id}:1")
+    assert (await env.fake.deliver_interaction(env.url, sub)).status == 200
+    await env.fake.wait_until(lambda: any("Appeal #1" in json.dumps(c.get("blocks")) for c in env.cards()))
+    (card,) = [c for c in env.cards() if "Appeal #1" in json.dumps(c.get("blocks"))]
+    texts = [b["text"]["text"] for b in card["blocks"] if b["type"] == "section"]
+    assert texts[0].startswith(f"*Member:* <@{env.fake.member.id}>\n")  # the card's own mention
+    assert all(len(t) <= 3000 and not PARTIAL_ENTITY.search(t) and not MARKUP.search(t.split("\n", 1)[1])
+               for t in texts)
+    assert texts[0].endswith("&amp;\u2026") and texts[1].startswith("*Appeal:*\n>&lt;&amp;&gt;")

@@ -310,6 +310,40 @@ async def test_response_url_replaces_deletes_or_posts_like_slack(fake_slack: Fak
     assert [m["text"] for m in fake_slack.random.messages.values()] == ["for all"]
 
 
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+@pytest.mark.parametrize("blocks,pointer", [
+    ([_section("x" * 3001)], "/blocks/0/text"),
+    ([_section("x")] * 51, "/blocks"),
+    ([{"type": "header", "text": {"type": "plain_text", "text": "h" * 151}}], "/blocks/0/text"),
+    ([{"type": "actions", "elements": [{"type": "button", "action_id": "a",
+                                        "text": {"type": "plain_text", "text": "b" * 76}}]}], "/blocks/0/elements/0/text"),
+    ([{"type": "section", "fields": [{"type": "mrkdwn", "text": "f"}] * 11}], "/blocks/0/fields"),
+    ([{"type": "context", "elements": [{"type": "mrkdwn", "text": "c" * 3001}]}], "/blocks/0/elements/0"),
+])
+async def test_messages_over_block_kits_limits_are_refused(fake_slack: FakeSlack, blocks, pointer) -> None:
+    """chat.postMessage, chat.update and chat.postEphemeral refuse blocks over Block Kit's limits with
+    invalid_blocks (naming the json-pointer) and post nothing; a response_url answers 400 invalid_blocks and leaves
+    the message as it was; exactly at the limits is accepted."""
+    web = client(fake_slack)
+    chan = fake_slack.random.id
+    body = await api_error(web.chat_postMessage(channel=chan, text="t", blocks=blocks))
+    assert body["error"] == "invalid_blocks" and any(f"[json-pointer:{pointer}" in m for m in body["errors"])
+    assert fake_slack.random.messages == {}
+    ok = await web.chat_postMessage(channel=chan, text="t", blocks=[_section("x" * 3000)] * 50)
+    body = await api_error(web.chat_update(channel=chan, ts=ok["ts"], text="t", blocks=blocks))
+    assert body["error"] == "invalid_blocks"
+    body = await api_error(web.chat_postEphemeral(channel=chan, user=fake_slack.member.id, text="t", blocks=blocks))
+    assert body["error"] == "invalid_blocks" and fake_slack.ephemerals == []
+    click = fake_slack.block_actions_payload(user=fake_slack.admin.id, channel=chan, message_ts=ok["ts"],
+                                             action_id="x")
+    reply = await AsyncWebhookClient(click["response_url"]).send(text="new", blocks=blocks, replace_original=True)
+    assert (reply.status_code, reply.body) == (400, "invalid_blocks")
+    assert fake_slack.message(chan, ok["ts"])["text"] == "t"  # type: ignore[index]
+
+
 # --------------------------------------------------------------------------- HTTP Events API with bolt
 
 

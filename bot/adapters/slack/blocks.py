@@ -17,6 +17,7 @@ from typing import Any
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
 from bot.workflow.authz import Refused
+from bot.workflow.cases import fit_escaped
 from bot.workflow.confirm import Confirmation
 from bot.workflow.ports import Capability, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, Style
@@ -27,6 +28,11 @@ HEADER_MAX = 150
 BUTTON_TEXT_MAX = 75
 BLOCKS_MAX = 50
 TEXT_MAX = 4000
+#: Characters of a case's or flag's reason on a card, escaped (a moderator's reason holds up to 1,000 characters,
+#: which ``&`` or ``<`` make up to 5,000 once escaped).
+REASON_SHOWN_MAX = 1400
+#: Characters of a quoted member's text on a card (escaped, with its ``>`` marks), inside a section's 3,000.
+TEXT_QUOTE_MAX = 2600
 
 #: What a Slack app can always do (the enforcer adds ``DELETE`` with an admin token): no kick from the workspace,
 #: no ban or timeout; removing from a channel stands in for a kick.
@@ -67,6 +73,17 @@ def unescape(text: str) -> str:
     """Undo the escaping Slack applies to the text it sends (a slash command's text, a message): ``&lt;``,
     ``&gt;`` and ``&amp;`` back to ``<``, ``>``, ``&`` (nothing else is an entity to Slack)."""
     return (text or "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _quoted(text: str) -> str:
+    return escape(text).replace("\n", "\n>")
+
+
+def quote(label: str, text: str, limit: int = SECTION_MAX) -> str:
+    """``*label:*`` and a member's ``text`` as a mrkdwn block quote, escaped, in at most ``limit`` characters: a
+    long text is cut with "…" between characters, never inside an entity (``&amp;``) or after a ``>``."""
+    head = f"*{label}:*\n>"
+    return head + fit_escaped(text, limit - len(head), _quoted)
 
 
 def section(text: str) -> dict[str, Any]:
@@ -111,7 +128,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     out = [header(title),
            section(f"*Member:* <@{card.member_id}> (`{card.member_id}`), first seen {_age(card.member_joined_at)} "
                    f"ago, prior strikes: {words.strikes(card.strikes, card.points)}\n*Channel:* {_channel(card.channel_id)}"),
-           section("*Text:*\n>" + escape(cut(ev.text, 2500)).replace("\n", "\n>") if ev.text else "*Text:* _(none)_")]
+           section(quote("Text", ev.text, TEXT_QUOTE_MAX) if ev.text else "*Text:* _(none)_")]
     if card.member_home_server:
         out.append(context(external_member(card.member_home_server)))
     if ev.scores:
@@ -127,7 +144,9 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
         out.append(section("*Scores (tier applied):*\n" + "\n".join(lines)))
     if ev.score_status not in ("ok", ""):
         out.append(context(f"model: `{ev.score_status}`: the model's labels are not a full reading"))
-    out.append(section(f"*Rules fired:* {escape(', '.join(map(words.rule_hit, ev.rules))) or 'none'}\n*Reason:* {escape(card.reason) or '-'}"
+    fired = fit_escaped(", ".join(map(words.rule_hit, ev.rules)), REASON_SHOWN_MAX, escape) if ev.rules else "none"
+    why = fit_escaped(card.reason, REASON_SHOWN_MAX, escape) if card.reason else "-"
+    out.append(section(f"*Rules fired:* {fired}\n*Reason:* {why}"
                        + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
     if card.notes and card.decision is None:
         out.append(context("Notes: " + "; ".join(escape(n) for n in card.notes)))
@@ -157,8 +176,9 @@ def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     action = card.case_action.label if card.case_action is not None else "?"
     title = f"Appeal #{card.appeal_id} of case #{card.case_number}"
     out = [header(title),
-           section(f"*Member:* <@{card.member_id}>\n*Case:* #{card.case_number}: {action}\n{escape(card.reason)}"),
-           section("*Appeal:*\n>" + escape(cut(card.evidence.text, 2500)).replace("\n", "\n>"))]
+           section(f"*Member:* <@{card.member_id}>\n*Case:* #{card.case_number}: {action}\n"
+                   + (fit_escaped(card.reason, REASON_SHOWN_MAX, escape) if card.reason else "")),
+           section(quote("Appeal", card.evidence.text, TEXT_QUOTE_MAX))]
     if card.decision is None:
         out.append({"type": "actions", "block_id": f"appeal-{card.appeal_id}", "elements": [
             button("Uphold", f"mod:appealdecide:{card.appeal_id}:uphold"),
