@@ -30,6 +30,8 @@ from bot.workflow.views import LogEntry
 PER_PAGE = 10
 #: Longest case reason, in characters (the same cap as ``/mod note``).
 MAX_REASON = 1000
+#: Characters of a reason in one line of a case list, as shown (escaped for the platform).
+LINE_REASON_MAX = 80
 
 
 def _as_is(text: str) -> str:
@@ -170,9 +172,9 @@ def case_line(rec: CaseRecord, escape: Escape = _as_is) -> str:
     by = f"<@{c.moderator_id}>" if c.moderator_id else "automod"
     labels = f" [{', '.join(rec.labels)}]" if rec.labels else ""
     reason = words.rule_detail(c.reason)
-    reason = reason if len(reason) <= 80 else reason[:79] + "…"
-    return (f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: "
-            f"{escape(reason) or '-'}{labels}")
+    # 80 characters as shown (escaped: "&" is "&amp;" on Slack), so ten lines always fit one answer
+    shown = fit_escaped(reason, LINE_REASON_MAX, escape) if reason else "-"
+    return f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: {shown}{labels}"
 
 
 async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, filters: CaseFilter | None = None,

@@ -163,3 +163,18 @@ async def test_an_appeal_card_with_a_long_reason_and_appeal_of_markup_stays_with
     assert all(len(t) <= 3000 and not PARTIAL_ENTITY.search(t) and not MARKUP.search(t.split("\n", 1)[1])
                for t in texts)
     assert texts[0].endswith("&amp;\u2026") and texts[1].startswith("*Appeal:*\n>&lt;&amp;&gt;")
+
+
+async def test_a_case_list_of_reasons_full_of_markup_keeps_every_line(env):
+    """/modcase list: ten cases whose reasons are 200 ``&``: each line's reason is shortened to 80 characters as
+    shown (escaped), so all ten lines and the page hint fit the answer; none is cut off."""
+    await env.start()
+    for _ in range(12):
+        await strike_with_reason(env, "&" * 200)
+    text = await command(env, "/modcase", "list", env.mods.id)
+    lines = text.split("\n")
+    assert lines[0].endswith("page 1 of 2:") and lines[-1] == "Next page: the same command with `page:2`."
+    cases = lines[1:-1]
+    warned = [line for line in cases if " warn <@" in line]  # the ladder adds its own cases in between
+    assert len(cases) == 10 and warned and all(line.endswith(": " + "&amp;" * 15 + "\u2026") for line in warned)
+    assert not any(PARTIAL_ENTITY.search(line) for line in cases)
