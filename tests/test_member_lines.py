@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from bot.adapters.slack.blocks import escape
 from bot.core.models import Strike
-from bot.workflow.cases import fit_escaped, strike_lines
+from bot.workflow.cases import strike_lines
+from bot.workflow.fit import fit_escaped
 
 AT = datetime(2027, 1, 1, tzinfo=UTC)
 

@@ -22,6 +22,7 @@ from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
 from bot.workflow.authz import Actor, Escape, Refused, Said, authorize
+from bot.workflow.fit import fit_escaped, fit_texts
 from bot.workflow.ports import ModDesk
 from bot.workflow.views import LogEntry
 
@@ -284,7 +285,6 @@ def strike_lines(strikes: Sequence[Strike], *, room: int, when: Callable[[dateti
         return (f"{words.plural(s.points, 'point')}: {reason}" + (f" (case #{s.case_number})" if s.case_number else "")
                 + f", expires {when(s.expires_at)}")
 
-    reasons = [escape(s.reason) or "no reason" for s in strikes]
     bare = [len(frame(s, "")) for s in strikes]
     left = room - sum(bare) - max(0, len(strikes) - 1)
     if strikes and left < len(strikes):  # not even one character of reason each: as many bare lines as fit
@@ -295,29 +295,5 @@ def strike_lines(strikes: Sequence[Strike], *, room: int, when: Callable[[dateti
                 return [*lines, f"…and {rest + 1} more"]
             lines.append(line)
         return lines
-    budget = {i: len(r) for i, r in enumerate(reasons)}
-    while sum(budget.values()) > left:  # share the room: the longest reasons give way first, evenly
-        over = sum(budget.values()) - left
-        longest = max(budget.values())
-        second = max((b for b in budget.values() if b < longest), default=0)
-        tied = [i for i, b in budget.items() if b == longest]
-        cut_each = min(longest - second, -(-over // len(tied)))
-        for i in tied:
-            budget[i] -= cut_each
-    return [frame(s, fit_escaped(s.reason, budget[i], escape)) for i, s in enumerate(strikes)]
-
-
-def fit_escaped(raw: str, limit: int, escape: Escape = _as_is) -> str:
-    """``raw`` through ``escape`` in at most ``limit`` characters: as is when it fits, else ``raw`` cut with "…"
-    until its escaped form fits (so an entity such as ``&amp;`` is never cut in half). ``"no reason"`` for an
-    empty ``raw``, cut likewise."""
-    shown = escape(raw) or "no reason"
-    if not raw:
-        raw = shown
-    if len(shown) <= limit:
-        return shown
-    lo, hi = 0, min(len(raw), max(0, limit - 1))  # the longest start of raw whose escaped form leaves room for "…"
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if len(escape(raw[:mid])) <= limit - 1 else (lo, mid - 1)
-    return escape(raw[:lo]) + "…"
+    shown = fit_texts([s.reason for s in strikes], left, escape, empty="no reason")
+    return [frame(s, shown[i]) for i, s in enumerate(strikes)]

@@ -178,3 +178,19 @@ async def test_a_case_list_of_reasons_full_of_markup_keeps_every_line(env):
     warned = [line for line in cases if " warn <@" in line]  # the ladder adds its own cases in between
     assert len(cases) == 10 and warned and all(line.endswith(": " + "&amp;" * 15 + "\u2026") for line in warned)
     assert not any(PARTIAL_ENTITY.search(line) for line in cases)
+
+
+async def test_a_mod_log_entry_with_a_long_reason_keeps_its_moderator_line(env):
+    """/modcase reason with 1,000 ``&`` (5,000 characters escaped): the mod-log post keeps every line, the
+    moderator's mention included, within a section's 3,000 characters; the reason is shortened between entities."""
+    await env.start()
+    await strike_with_reason(env, "rude")
+    text = await command(env, "/modcase", "reason 1 " + "&amp;" * 1000, env.mods.id)  # Slack sends & as &amp;
+    assert text.startswith("Case #1 now reads: &amp;&amp;")
+    assert env.rows("SELECT reason FROM cases WHERE number = 1") == [("&" * 1000,)]
+    await env.fake.wait_until(lambda: any("reason changed" in (m.get("text") or "")
+                                          for m in env.modlog.messages.values()))
+    (post,) = [m for m in env.modlog.messages.values() if "reason changed" in (m.get("text") or "")]
+    (section,) = [b["text"]["text"] for b in post["blocks"]]
+    assert len(section) <= 3000 and not PARTIAL_ENTITY.search(section)
+    assert section.endswith(f"\nModerator: <@{env.mods.id}>") and "&amp;\u2026" in section

@@ -17,8 +17,8 @@ from typing import Any
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
 from bot.workflow.authz import Refused
-from bot.workflow.cases import fit_escaped
 from bot.workflow.confirm import Confirmation
+from bot.workflow.fit import fit_escaped, fit_texts
 from bot.workflow.ports import Capability, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, Style
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
@@ -83,7 +83,7 @@ def quote(label: str, text: str, limit: int = SECTION_MAX) -> str:
     """``*label:*`` and a member's ``text`` as a mrkdwn block quote, escaped, in at most ``limit`` characters: a
     long text is cut with "…" between characters, never inside an entity (``&amp;``) or after a ``>``."""
     head = f"*{label}:*\n>"
-    return head + fit_escaped(text, limit - len(head), _quoted)
+    return head + fit_escaped(text, limit - len(head), _quoted, empty="")
 
 
 def section(text: str) -> dict[str, Any]:
@@ -190,19 +190,23 @@ def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
 
 
 def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
-    """A mod-log post; member and moderator ids become mentions."""
-    lines = []
-    for line in entry.lines:
+    """A mod-log post; member and moderator ids become mentions. Every line is kept within the section's 3,000
+    characters: the text lines (escaped) share the room the title and the mention lines leave, the longest
+    shortened first, between entities."""
+    fixed: dict[int, str] = {}
+    for i, line in enumerate(entry.lines):
         head, _, rest = line.partition(": ")
         if head in ("Member", "Moderator") and rest[:1] in ("U", "W") and rest.isalnum():
-            line = f"{head}: <@{rest}>"
+            fixed[i] = f"{head}: <@{rest}>"
         elif head == "Channel" and rest[:1] in ("C", "G"):
-            line = f"{head}: {_channel(rest)}"
-        else:
-            line = escape(line)
-        lines.append(line)
+            fixed[i] = f"{head}: {_channel(rest)}"
     icon = ":red_circle: " if entry.failed else ""
-    return cut(escape(entry.title), TEXT_MAX), [section(f"{icon}*{escape(entry.title)}*\n" + "\n".join(lines))]
+    title = f"{icon}*{fit_escaped(entry.title, HEADER_MAX, escape)}*"
+    texts = [line for i, line in enumerate(entry.lines) if i not in fixed]
+    room = SECTION_MAX - len(title) - sum(map(len, fixed.values())) - len(entry.lines)  # a newline before each
+    shown = iter(fit_texts(texts, max(room, len(texts)), escape, empty=""))
+    lines = [fixed[i] if i in fixed else next(shown) for i in range(len(entry.lines))]
+    return cut(escape(entry.title), TEXT_MAX), [section("\n".join([title, *lines]))]
 
 
 def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:

@@ -23,7 +23,8 @@ from bot.adapters.slack.blocks import SECTION_MAX, escape
 from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM, split
 from bot.workflow import words
-from bot.workflow.cases import fit_escaped, strike_lines
+from bot.workflow.cases import strike_lines
+from bot.workflow.fit import fit_escaped
 
 log = logging.getLogger(__name__)
 
