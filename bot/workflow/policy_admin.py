@@ -134,7 +134,7 @@ def channel_value(value: Any) -> Any:
 
 #: The keys that name roles (Discord role ids; Slack user-group and user ids): ``policy set`` of one reads mentions
 #: and names through the platform's :data:`RoleLookup`.
-ROLE_KEYS = ("server.moderator_roles",)
+ROLE_KEYS = ("server.moderator_roles", "exempt.roles")
 #: A role mention as Discord writes it in text (also what a string option holds when a role is picked): ``<@&123>``.
 ROLE_MENTION = re.compile(r"<@&(\d+)>")
 #: The ids of the server's roles that a reference names: a role id (from a mention or typed), else a role name
@@ -142,7 +142,7 @@ ROLE_MENTION = re.compile(r"<@&(\d+)>")
 RoleLookup = Callable[[str], Awaitable[list[str]]]
 
 
-async def role_ids(value: Any, lookup: RoleLookup) -> list[str]:
+async def role_ids(value: Any, lookup: RoleLookup, key: str = "server.moderator_roles") -> list[str]:
     """A roles key's value as the policy stores it: the ids, once each and in order, of the roles named by role
     mentions, ids and names (``<@&1> <@&2>, Senior Mods, 3`` or a JSON list of them); names are separated by
     commas (a name may hold spaces), mentions need no separator. ``[]`` stays empty (no moderator roles).
@@ -155,8 +155,7 @@ async def role_ids(value: Any, lookup: RoleLookup) -> list[str]:
     refs: list[str] = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (str, int)):
-            raise Refused("`server.moderator_roles` takes roles: mentions (@role), ids or names. Nothing was "
-                          "changed.")
+            raise Refused(f"`{key}` takes roles: mentions (@role), ids or names. Nothing was changed.")
         text = str(item)
         refs += ROLE_MENTION.findall(text)
         refs += [part.strip() for part in ROLE_MENTION.sub(",", text).split(",") if part.strip()]
@@ -192,7 +191,7 @@ async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str,
     """
     authorize_change(actor)
     if key in ROLE_KEYS and value is not None and lookup_role is not None:
-        value = await role_ids(value, lookup_role)
+        value = await role_ids(value, lookup_role, key)
     if key in CHANNEL_KEYS and value is not None:
         value = channel_value(value)
         problem = await check_channel(value) if check_channel is not None and isinstance(value, str) else None

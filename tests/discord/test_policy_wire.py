@@ -75,9 +75,9 @@ async def set_moderators(env, admin, value: str) -> str:
 
 
 async def test_policy_set_moderator_roles_takes_mentions_ids_and_names(env):
-    """/policy set server.moderator_roles reads what Discord puts in a string option when a role is picked
-    (``<@&id>``), a bare id, a role's name (any case, with or without @) and several of them; the policy stores
-    the role ids, once each."""
+    """/policy set server.moderator_roles (and exempt.roles) reads what Discord puts in a string option when a role
+    is picked (``<@&id>``), a bare id, a role's name (any case, with or without @) and several of them; the policy
+    stores the role ids, once each."""
     from tests.discord.replies import server_admin
 
     admin = await server_admin(env)
@@ -93,6 +93,12 @@ async def test_policy_set_moderator_roles_takes_mentions_ids_and_names(env):
     assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [senior]
     await set_moderators(env, admin, json.dumps([mods, "helpers"]))
     assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == [mods, helpers]
+    cb = await mod_cmd(env, "set", text_opt("key", "exempt.roles"), text_opt("value", f"<@&{senior}>"),
+                       group="policy", user=admin)
+    from tests.discord.helpers import ephemeral_text
+
+    assert ephemeral_text(cb) == f'Policy updated: `exempt.roles` = `["{senior}"]`.'
+    assert (await env.bot.policy(env.guild["id"])).exempt.roles == [senior]
 
 
 async def test_policy_set_moderator_roles_refuses_roles_the_server_does_not_have(env):
