@@ -194,3 +194,15 @@ async def test_a_mod_log_entry_with_a_long_reason_keeps_its_moderator_line(env):
     (section,) = [b["text"]["text"] for b in post["blocks"]]
     assert len(section) <= 3000 and not PARTIAL_ENTITY.search(section)
     assert section.endswith(f"\nModerator: <@{env.mods.id}>") and "&amp;\u2026" in section
+
+
+async def test_the_members_notice_of_a_long_reason_of_markup_is_cut_between_entities(env):
+    """The DM a member gets about a warning whose reason is 1,000 ``&``: its section and notification text fit
+    Slack's limits, shortened between entities, and the Appeal button is there."""
+    await env.start()
+    await strike_with_reason(env, "&" * 1000)
+    (notice,) = [c.params for c in env.fake.calls_of("chat.postMessage") if c.params["channel"].startswith("D")]
+    section = notice["blocks"][0]["text"]["text"]
+    assert len(section) <= 3000 and section.endswith("&amp;\u2026") and not PARTIAL_ENTITY.search(section)
+    assert len(notice["text"]) <= 4000 and not PARTIAL_ENTITY.search(notice["text"])
+    assert notice["blocks"][1]["elements"][0]["action_id"].startswith("mod:appeal:")

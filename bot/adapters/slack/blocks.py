@@ -231,11 +231,11 @@ def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
     what = {ActionKind.WARN: "You were warned", ActionKind.KICK: "You were removed from a channel"}.get(
         n.action, f"Moderation action: {n.action.label}")
     text = f"{what} in {n.server_name or 'this workspace'} (case #{n.case_number}): {n.reason or 'no reason given'}"
-    out = [section(escape(text))]
+    out = [section(fit_escaped(text, SECTION_MAX, escape))]
     if n.appealable:
         out.append({"type": "actions", "block_id": f"notice-{n.case_number}", "elements": [
             button("Appeal", f"mod:appeal:{n.server_id}:{n.case_number}")]})
-    return cut(escape(text), TEXT_MAX), out
+    return fit_escaped(text, TEXT_MAX, escape), out
 
 
 def text_modal(callback_id: str, title: str, label: str, metadata: str, *, min_length: int = 3,
