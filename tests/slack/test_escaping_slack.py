@@ -206,3 +206,13 @@ async def test_the_members_notice_of_a_long_reason_of_markup_is_cut_between_enti
     assert len(section) <= 3000 and section.endswith("&amp;\u2026") and not PARTIAL_ENTITY.search(section)
     assert len(notice["text"]) <= 4000 and not PARTIAL_ENTITY.search(notice["text"])
     assert notice["blocks"][1]["elements"][0]["action_id"].startswith("mod:appeal:")
+
+
+async def test_modcase_echoes_a_bad_page_and_stray_words_as_typed(env):
+    """Slack sends ``<`` typed in a command as ``&lt;``: a bad ``page:`` and the words /modcase list does not take
+    are echoed as typed (``&lt;`` once, never ``&amp;lt;``), without markup."""
+    await env.start()
+    text = await command(env, "/modcase", "list page:&lt;b&gt;", env.mods.id)
+    assert text == "`page` must be a whole number from 1 to 100,000, not `&lt;b&gt;`."
+    text = await command(env, "/modcase", "list &lt;!channel&gt; hello", env.mods.id)
+    assert text.endswith("use `/modcase search &lt;!channel&gt; hello`.") and not MARKUP.search(text)

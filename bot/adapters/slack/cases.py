@@ -107,7 +107,7 @@ def page_number(words: Words) -> int:
     """
     raw = words.filters.get("page", "1")
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 9) or not 1 <= int(raw) <= MAX_PAGE:  # "²".isdigit()
-        raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `", Said(blocks.unescape(raw)[:20]), "`.")
+        raise Refused(f"`page` must be a whole number from 1 to {MAX_PAGE:,}, not `", Said(raw[:20]), "`.")
     return int(raw)
 
 
@@ -161,7 +161,7 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
         words = read_words(rest)
         if sub == "list" and words.rest:
             raise Refused("`/modcase list` takes filters only; to search reasons use `/modcase search ",
-                          Said(' '.join(words.rest)[:60]), "`.")
+                          Said(blocks.unescape(" ".join(words.rest))[:60]), "`.")
         f = words.filters
         filters = case_filter(member=f.get("member"), moderator=f.get("by"), action=f.get("action"),
                               label=f.get("label"), text=blocks.unescape(" ".join(words.rest)) if sub == "search" else None,
