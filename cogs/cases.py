@@ -80,7 +80,7 @@ class CasePager(discord.ui.View):
         async def work() -> None:
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
             self.result = await search_cases(self.bot.store, PLATFORM, actor, str(interaction.guild_id),
-                                             self.filters, page=self.result.page + step)
+                                             self.filters, page=self.result.page + step, room=CONTENT_MAX)
             self._show_page_buttons()
             await interaction.edit_original_response(content=cut(self.result.text(), CONTENT_MAX), view=self)
 
@@ -105,7 +105,8 @@ class CasePager(discord.ui.View):
 async def send_page(bot: ModBot, interaction: discord.Interaction, filters: CaseFilter, page: int) -> None:
     """Answer with one page of cases and, when there is more than one page, Previous/Next buttons."""
     actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
-    result = await search_cases(bot.store, PLATFORM, actor, str(interaction.guild_id), filters, page=page)
+    result = await search_cases(bot.store, PLATFORM, actor, str(interaction.guild_id), filters, page=page,
+                                room=CONTENT_MAX)
     if result.pages < 2:
         await answer(interaction, result.text())
         return
@@ -184,7 +185,8 @@ class Cases(commands.Cog):
     async def info(self, interaction: discord.Interaction, member: discord.User) -> None:
         async def work() -> None:
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
-            lines = await member_info(self.bot.store, PLATFORM, actor, str(interaction.guild_id), str(member.id))
+            lines = await member_info(self.bot.store, PLATFORM, actor, str(interaction.guild_id), str(member.id),
+                                      room=CONTENT_MAX)
             await answer(interaction, "\n".join(lines))
 
         await guarded(interaction, work)

@@ -45,3 +45,29 @@ def test_an_escaped_reason_is_cut_between_entities():
     assert fit_escaped("<<<<", 8, escape) == "&lt;…"
     assert fit_escaped("fine", 10, escape) == "fine"
     assert fit_escaped("", 3, escape) == "no…"
+
+
+async def test_case_lists_shorten_reasons_until_every_line_fits_the_room(tmp_path):
+    """/case list and /member info on a real SQLite mod log: ten cases with 300-character reasons. Without a room
+    each line shows 80 characters of its reason; with a platform's room too small for that, the reasons are
+    shortened further, and every one of the ten lines is still there, within the room."""
+    from bot.core.models import ActionKind, CaseStatus
+    from bot.store.sqlite import SqliteStore
+    from bot.workflow.authz import Actor, Permission
+    from bot.workflow.cases import member_info, search_cases
+
+    mod = Actor("111111111111111111", permissions=frozenset({Permission.MANAGE_MESSAGES}))
+    member = "222222222222222222"
+    async with await SqliteStore.open(tmp_path / "mod.db") as store:
+        for n in range(12):
+            await store.open_case("discord", "1", member, ActionKind.WARN, f"case {n} " + "r" * 300,
+                                  moderator_id=mod.id, status=CaseStatus.APPLIED)
+        wide = await search_cases(store, "discord", mod, "1")
+        assert len(wide.lines) == 10 and all(line.endswith("r\u2026") and len(line.split(": ", 1)[1]) == 80
+                                             for line in wide.lines)
+        narrow = await search_cases(store, "discord", mod, "1", room=1000)
+        assert len(narrow.lines) == 10 and len(narrow.text()) <= 1000 < len(wide.text())
+        assert [line.split()[0] for line in narrow.lines] == [line.split()[0] for line in wide.lines]
+        info = await member_info(store, "discord", mod, "1", member, room=1200)
+        assert len("\n".join(info)) <= 1200 and info[3] == "Newest cases:" and len(info[4:]) == 10
+        assert info[4].startswith("#12 ") and info[-1].startswith("#3 ")

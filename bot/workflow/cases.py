@@ -33,6 +33,8 @@ PER_PAGE = 10
 MAX_REASON = 1000
 #: Characters of a reason in one line of a case list, as shown (escaped for the platform).
 LINE_REASON_MAX = 80
+#: Shorter reasons tried, in turn, when a list's lines do not fit the platform's room (long labels, many lines).
+SHORTER_REASONS = (60, 40, 20, 1)
 
 
 def _as_is(text: str) -> str:
@@ -166,22 +168,24 @@ class CasePage:
         return head + "\n" + "\n".join(self.lines)
 
 
-def case_line(rec: CaseRecord, escape: Escape = _as_is) -> str:
+def case_line(rec: CaseRecord, escape: Escape = _as_is, reason_max: int = LINE_REASON_MAX) -> str:
     """``#12 2026-06-01 warn <@member> by <@moderator>: reason [identity_attack]`` (one line of a list; the reason
-    passes through ``escape``)."""
+    passes through ``escape`` and is cut to ``reason_max`` characters as shown)."""
     c = rec.case
     by = f"<@{c.moderator_id}>" if c.moderator_id else "automod"
     labels = f" [{', '.join(rec.labels)}]" if rec.labels else ""
     reason = words.rule_detail(c.reason)
-    # 80 characters as shown (escaped: "&" is "&amp;" on Slack), so ten lines always fit one answer
-    shown = fit_escaped(reason, LINE_REASON_MAX, escape) if reason else "-"
+    # counted as shown (escaped: "&" is "&amp;" on Slack)
+    shown = fit_escaped(reason, reason_max, escape) if reason else "-"
     return f"#{c.number} {c.created_at:%Y-%m-%d} {c.action.label} <@{c.member_id}> by {by}: {shown}{labels}"
 
 
 async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, filters: CaseFilter | None = None,
-                       *, page: int = 1, per_page: int = PER_PAGE, escape: Escape = _as_is) -> CasePage:
+                       *, page: int = 1, per_page: int = PER_PAGE, escape: Escape = _as_is,
+                       room: int | None = None) -> CasePage:
     """The server's cases matching ``filters``, newest first, one page of ``per_page`` (reasons through
-    ``escape``).
+    ``escape``). ``room``: the platform's characters for the answer (Discord 2,000); when the page's
+    :meth:`CasePage.text` would not fit, the reasons are shortened (:data:`SHORTER_REASONS`) so every line stays.
 
     Raises:
         Refused: not a moderator, or a page past the last one (nothing matching is one empty page 1).
@@ -193,7 +197,11 @@ async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: 
     if not 1 <= page <= pages:
         raise Refused(f"There {'is' if pages == 1 else 'are'} only {words.plural(pages, 'page')} of results.")
     chunk = found[(page - 1) * per_page:page * per_page]
-    return CasePage(tuple(case_line(r, escape) for r in chunk), page, pages, len(found), filters)
+    for reason_max in (LINE_REASON_MAX, *SHORTER_REASONS):
+        result = CasePage(tuple(case_line(r, escape, reason_max) for r in chunk), page, pages, len(found), filters)
+        if room is None or len(result.text(escape)) <= room:
+            break
+    return result
 
 
 def case_title(case: Case) -> str:
@@ -241,9 +249,11 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
 
 
 async def member_info(store: ModStore, platform: str, actor: Actor, server_id: str, member_id: str,
-                      now: datetime | None = None, recent: int = 10, escape: Escape = _as_is) -> list[str]:
+                      now: datetime | None = None, recent: int = 10, escape: Escape = _as_is,
+                      room: int | None = None) -> list[str]:
     """A member's record for moderators: cases by action, active strikes and points, notes, appeals, the
-    ``recent`` newest cases.
+    ``recent`` newest cases. ``room``: the platform's characters for the answer; the case lines' reasons are
+    shortened (:data:`SHORTER_REASONS`) until the lines joined by newlines fit, so no case is cut off.
 
     Raises:
         Refused: not a moderator.
@@ -267,7 +277,11 @@ async def member_info(store: ModStore, platform: str, actor: Actor, server_id: s
              + (f" ({', '.join(f'#{a.id} {a.status}' for a in appeals)})" if appeals else "")]
     if cases:
         lines.append("Newest cases:")
-        lines += [case_line(r, escape) for r in reversed(cases[-recent:])]
+        for reason_max in (LINE_REASON_MAX, *SHORTER_REASONS):
+            newest = [case_line(r, escape, reason_max) for r in reversed(cases[-recent:])]
+            if room is None or len("\n".join([*lines, *newest])) <= room:
+                break
+        lines += newest
     return lines
 
 

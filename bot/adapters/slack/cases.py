@@ -166,8 +166,9 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
         filters = case_filter(member=f.get("member"), moderator=f.get("by"), action=f.get("action"),
                               label=f.get("label"), text=blocks.unescape(" ".join(words.rest)) if sub == "search" else None,
                               since=f.get("since"), until=f.get("until"))
+        # a page with neighbours is shown in a section (page_blocks): its 3,000 characters bound the page's text
         result = await search_cases(bot.store, PLATFORM, actor, team, filters, page=page_number(words),
-                                    escape=blocks.escape)
+                                    escape=blocks.escape, room=blocks.SECTION_MAX)
         text = result.text(blocks.escape)
         return text + next_hint(result), page_blocks(text, result, user, sub, rest)
     if sub == "show" and len(rest) == 1:
@@ -188,7 +189,7 @@ async def member_command(handlers: SlackListeners, team: str, user: str, args: l
     if len(args) != 2 or args[0].lower() != "info" or user_id(args[1]) is None:
         return MEMBER_USAGE, None
     actor = await handlers.actor(team, user)
-    lines = await member_info(handlers.bot.store, PLATFORM, actor, team, user_id(args[1]) or "",
+    lines = await member_info(handlers.bot.store, PLATFORM, actor, team, user_id(args[1]) or "", room=TEXT_MAX,
                               escape=blocks.escape)
     return "\n".join(lines), None
 
@@ -239,5 +240,5 @@ def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
     app.action(re.compile(rf"^{PAGE_ACTION}:"))(on_page)
 
 
-#: Longest answer text, in characters (Slack's advice for a message's text; ten case lines stay far below it).
+#: Longest answer text, in characters (Slack's advice for a message's text; a page's lines are fitted within it).
 TEXT_MAX = 3_900
