@@ -80,8 +80,9 @@ def _quoted(text: str) -> str:
 
 
 def quote(label: str, text: str, limit: int = SECTION_MAX) -> str:
-    """``*label:*`` and a member's ``text`` as a mrkdwn block quote, escaped, in at most ``limit`` characters: a
-    long text is cut with "…" between characters, never inside an entity (``&amp;``) or after a ``>``."""
+    """``*label:*`` and a member's ``text`` as a mrkdwn block quote (each line opens with ``>``), escaped, in at
+    most ``limit`` characters: a long text is cut with "…" between its characters, never inside an entity
+    (``&amp;``)."""
     head = f"*{label}:*\n>"
     return head + fit_escaped(text, limit - len(head), _quoted, empty="")
 
