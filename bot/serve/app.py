@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -76,6 +77,7 @@ MAX_TEXTS_PER_REQUEST = 512
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -396,6 +398,14 @@ class ScoringService:
         """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call)."""
         assert self.scorer is not None
         _, texts = self._texts(await self._json(request), ids=False)
+        for n, text in enumerate(texts):
+            # the texts go to the model as they are, and its tokenizer refuses a lone surrogate (TypeError), which
+            # would fail the whole forward pass, every request batched with this one; for_scoring never leaves one
+            m = _LONE_SURROGATE.search(text)
+            if m is not None:
+                raise ApiError(400, f"texts[{n}]: a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}"
+                               ": not Unicode text; normalise it (bot.core.normalize.for_scoring) first.",
+                               "INVALID_REQUEST")
         scored = await self._score([(t,) for t in texts])
         return web.json_response({"model": scored[0].model or self.scorer.name, "version": self.scorer.version,
                                   "labels": list(self.scorer.labels),

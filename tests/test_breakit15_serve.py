@@ -1,0 +1,47 @@
+"""Hostile requests to ``python -m bot serve`` (fifteenth session's break-it pass), over real HTTP to the service in
+a subprocess with the fake scorer of :mod:`tests.serve_scorers` (as strict as the real model: a batch holding a lone
+surrogate fails as the ``tokenizers`` package fails it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import aiohttp
+
+from tests.serve_proc import start_service
+from tests.test_serve import ANALYZE, _ready
+
+
+async def _call(s: aiohttp.ClientSession, url: str, raw: bytes) -> tuple[int, dict]:
+    async with s.post(url, data=raw, headers={"Content-Type": "application/json"}) as r:
+        return r.status, json.loads(await r.text())
+
+
+async def test_lone_surrogate_sent_to_model_score_is_refused_and_fails_no_other_caller(tmp_path: Path):
+    """``POST /v1/model:score`` takes texts "as given"; ``{"texts": ["\\ud800"]}`` reached the real tokenizer,
+    which refuses a lone surrogate, and failed the whole forward pass: every request batched with it (20
+    concurrent Perspective clients, measured against the real model) got 503. It is a 400 naming the text, and the
+    requests around it are answered."""
+    svc = start_service(tmp_path, env={"MODBOT_TEST_BATCH_DELAY_S": "0.2"})
+    try:
+        await _ready(svc.url)
+        async with aiohttp.ClientSession() as s:
+            good = [json.dumps({"comment": {"text": f"thanks for the help, number {i}"},
+                                "requestedAttributes": {"TOXICITY": {}}}).encode() for i in range(8)]
+            first = asyncio.ensure_future(_call(s, svc.url + ANALYZE, good[0]))  # keeps the model busy
+            await asyncio.sleep(0.05)
+            results = await asyncio.gather(
+                *(_call(s, svc.url + ANALYZE, g) for g in good[1:4]),
+                _call(s, svc.url + "/v1/model:score", b'{"texts": ["fine", "bad \\ud800 text"]}'),
+                *(_call(s, svc.url + ANALYZE, g) for g in good[4:]))
+            results.insert(0, await first)
+    finally:
+        svc.stop()
+    bad = results.pop(4)
+    assert [code for code, _ in results] == [200] * 8
+    assert all(doc["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.01 for _, doc in results)
+    assert bad[0] == 400
+    assert bad[1]["error"]["details"][0]["errorType"] == "INVALID_REQUEST"
+    assert "texts[1]" in bad[1]["error"]["message"] and "surrogate" in bad[1]["error"]["message"]
