@@ -45,3 +45,28 @@ async def test_lone_surrogate_sent_to_model_score_is_refused_and_fails_no_other_
     assert bad[0] == 400
     assert bad[1]["error"]["details"][0]["errorType"] == "INVALID_REQUEST"
     assert "texts[1]" in bad[1]["error"]["message"] and "surrogate" in bad[1]["error"]["message"]
+
+
+async def test_a_text_the_model_fails_on_fails_only_its_own_request(tmp_path: Path):
+    """A forward pass serves every request queued behind the running one; when the model failed on one text of it,
+    every caller of that batch got 503. The batch is scored again request by request, so only the request holding
+    the failing text gets 503 and the others their scores."""
+    svc = start_service(tmp_path, env={"MODBOT_TEST_BATCH_DELAY_S": "0.2", "MODBOT_TEST_FAIL_ON": "explode"})
+
+    def body(text: str) -> bytes:
+        return json.dumps({"comment": {"text": text}, "requestedAttributes": {"INSULT": {}}}).encode()
+
+    try:
+        await _ready(svc.url)
+        async with aiohttp.ClientSession() as s:
+            first = asyncio.ensure_future(_call(s, svc.url + ANALYZE, body("hello there")))
+            await asyncio.sleep(0.05)
+            queued = await asyncio.gather(*(_call(s, svc.url + ANALYZE, body(t)) for t in
+                                            ("you idiot", "please explode now", "see you at the meetup", "idiot")))
+            await first
+    finally:
+        svc.stop()
+    assert [code for code, _ in queued] == [200, 503, 200, 200]
+    assert queued[1][1]["error"]["status"] == "UNAVAILABLE"
+    assert [doc["attributeScores"]["INSULT"]["summaryScore"]["value"] for code, doc in queued if code == 200] == [
+        0.88, 0.01, 0.88]
