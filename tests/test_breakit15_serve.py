@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 from pathlib import Path
 
 import aiohttp
@@ -70,3 +72,54 @@ async def test_a_text_the_model_fails_on_fails_only_its_own_request(tmp_path: Pa
     assert queued[1][1]["error"]["status"] == "UNAVAILABLE"
     assert [doc["attributeScores"]["INSULT"]["summaryScore"]["value"] for code, doc in queued if code == 200] == [
         0.88, 0.01, 0.88]
+
+
+def _open_until_closed(port: int, first: bytes, trickle: bytes, every_s: float, limit_s: float) -> tuple[float, bytes]:
+    """Send ``first``, then ``trickle`` every ``every_s`` until the server answers or closes; ``(seconds, answer)``
+    (``limit_s`` seconds and ``b""`` when it never did)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    started = time.monotonic()
+    try:
+        if first:
+            sock.sendall(first)
+        sock.settimeout(every_s)
+        while time.monotonic() - started < limit_s:
+            try:
+                data = sock.recv(4096)
+                return time.monotonic() - started, data or b"(closed)"
+            except TimeoutError:
+                pass
+            if trickle:
+                try:
+                    sock.sendall(trickle)
+                except OSError:
+                    return time.monotonic() - started, b"(closed)"
+        return limit_s, b""
+    finally:
+        sock.close()
+
+
+def test_slow_and_idle_connections_are_closed_after_their_timeouts(tmp_path: Path):
+    """Slowloris: a connection that sends nothing, one that trickles headers and one that trickles its body were
+    held for ever (aiohttp's default idle timeout is an hour, and nothing bounds a body), so anyone who can reach
+    the port could hold connections until the process ran out of file descriptors. An idle or half-sent request
+    is closed after ``--idle-timeout-s``, a body not received within ``--body-timeout-s`` gets 408, and a normal
+    request is still served."""
+    svc = start_service(tmp_path, "--idle-timeout-s", "2", "--body-timeout-s", "1.5")
+    port = int(svc.url.rsplit(":", 1)[1])
+    body = json.dumps({"comment": {"text": "hello there"}, "requestedAttributes": {"TOXICITY": {}}}).encode()
+    head = (f"POST {ANALYZE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    try:
+        asyncio.run(_ready(svc.url))
+        idle = _open_until_closed(port, b"", b"", 0.25, 15)
+        headers = _open_until_closed(port, f"POST {ANALYZE} HTTP/1.1\r\nHost: x\r\n".encode(), b"X-A: b\r\n", 0.25, 15)
+        slow_body = _open_until_closed(port, head + body[:5], b" ", 0.25, 15)
+        served = _open_until_closed(port, head + body, b"", 0.25, 15)
+    finally:
+        svc.stop()
+    assert idle[1] == b"(closed)" and 1.5 <= idle[0] < 6
+    assert headers[1] == b"(closed)" and 1.5 <= headers[0] < 6
+    assert slow_body[1].startswith(b"HTTP/1.1 408") and 1.0 <= slow_body[0] < 6
+    assert b'"errorType"' not in slow_body[1] and b"DEADLINE_EXCEEDED" in slow_body[1]
+    assert served[1].startswith(b"HTTP/1.1 200") and served[0] < 5

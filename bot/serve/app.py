@@ -50,6 +50,8 @@ from bot.core.ports import Scorer
 from bot.serve.batcher import BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
+    BODY_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     STARTED,
     build_parser,
@@ -93,6 +95,8 @@ class ServeConfig:
         drain_s: Longest SIGTERM waits for in-flight requests.
         policies: Named policies for the native endpoint's ``"policy"`` (``"default"`` is always there).
         max_wait_s: Micro-batching wait after a first request (0: none; the batch grows while the model works).
+        idle_timeout_s: A connection idle this long, or still sending its request line and headers, is closed.
+        body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
     """
 
     host: str = "127.0.0.1"
@@ -105,6 +109,8 @@ class ServeConfig:
     drain_s: float = 20.0
     policies: dict[str, Path] = field(default_factory=dict)
     max_wait_s: float = 0.0
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    body_timeout_s: float = BODY_TIMEOUT_S
 
 
 class Metrics:
@@ -280,9 +286,14 @@ class ScoringService:
         does not, are refused like any other invalid payload, so nothing non-JSON is echoed back in an answer).
 
         Raises:
-            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply.
+            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply; 408
+                when the body has not arrived within ``body_timeout_s``.
         """
-        body = await request.read()
+        try:
+            body = await asyncio.wait_for(request.read(), self.config.body_timeout_s)
+        except TimeoutError:
+            raise ApiError(408, f"The request body did not arrive within {self.config.body_timeout_s:g} s.",
+                           headers={"Connection": "close"}) from None
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -507,7 +518,7 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
     to load)."""
     svc = ScoringService(config, keys, default_policy)
-    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False)
+    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False, keepalive_timeout=config.idle_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
@@ -578,7 +589,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
         keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
-                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000)
+                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
+                             idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
