@@ -123,3 +123,43 @@ def test_slow_and_idle_connections_are_closed_after_their_timeouts(tmp_path: Pat
     assert slow_body[1].startswith(b"HTTP/1.1 408") and 1.0 <= slow_body[0] < 6
     assert b'"errorType"' not in slow_body[1] and b"DEADLINE_EXCEEDED" in slow_body[1]
     assert served[1].startswith(b"HTTP/1.1 200") and served[0] < 5
+
+
+_HOSTILE_ECHOES = [
+    (ANALYZE, b'{"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {}}, "clientToken": "t\\ud800"}', 400),
+    (ANALYZE, b'{"comment": {"text": "hi"}, "requestedAttributes": {"TOX\\udc00": {}}}', 400),
+    (ANALYZE, b'{"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {}}, "languages": ["\\ud800"]}', 400),
+    ("/v1/score", b'{"texts": [{"id": "m\\ud800", "text": "hi"}]}', 400),
+    ("/v1/score", b'{"texts": ["hi"], "policy": "p\\ud800"}', 400),
+    ("/v1/score", b'{"texts": [{"id": "m\\ud83d\\ude00", "text": "hi \\ud800"}]}', 200),
+]
+
+
+def test_every_answer_is_utf8_json_even_when_the_request_holds_lone_surrogates(tmp_path: Path):
+    """A lone surrogate escape (``"\\ud800"``) in a value the service echoes (``clientToken``, a native id, an
+    attribute name, a language, a policy name) came back as ``"\\ud800"``, which is not Unicode text: strict JSON
+    parsers (serde_json, Go's encoding/json replaces it) refuse or alter it, the defect ``score`` already fixed for
+    ids. Such a request is a 400 whose message holds no surrogate; a valid pair (an emoji) in an id is echoed, and
+    a lone surrogate in the text itself is scored as the bots score it (U+FFFD)."""
+    svc = start_service(tmp_path)
+
+    async def calls() -> list[tuple[int, str]]:
+        await _ready(svc.url)
+        out = []
+        async with aiohttp.ClientSession() as s:
+            for path, raw, _ in _HOSTILE_ECHOES:
+                async with s.post(svc.url + path, data=raw, headers={"Content-Type": "application/json"}) as r:
+                    out.append((r.status, await r.text()))
+        return out
+
+    try:
+        answers = asyncio.run(calls())
+    finally:
+        svc.stop()
+    for (_path, raw, status), (code, text) in zip(_HOSTILE_ECHOES, answers, strict=True):
+        doc = json.loads(text)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+        assert code == status, (raw, text)
+        if code == 400:
+            assert doc["error"]["details"][0]["errorType"] in ("INVALID_REQUEST", "ATTRIBUTE_NOT_SUPPORTED")
+    assert json.loads(answers[-1][1])["results"][0]["id"] == "m\U0001f600"

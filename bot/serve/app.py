@@ -327,8 +327,9 @@ class ScoringService:
     async def analyze(self, request: web.Request) -> web.Response:
         """``POST /v1alpha1/comments:analyze``: Perspective's AnalyzeComment."""
         assert self.scorer is not None
-        req = parse_analyze(await self._json(request), self.scorer.labels,
-                            max_comment_bytes=self.config.max_comment_bytes)
+        obj = await self._json(request)
+        _refuse_lone_surrogates(obj, _comment_text)
+        req = parse_analyze(obj, self.scorer.labels, max_comment_bytes=self.config.max_comment_bytes)
         policy = self.policies["default"]
         model_languages = tuple(getattr(self.scorer, "languages", None) or ())
         first_attr = req.attributes[0][0]
@@ -383,6 +384,7 @@ class ScoringService:
         from bot.core.judge import decide
 
         obj = await self._json(request)
+        _refuse_lone_surrogates(obj, _batch_text)
         ids, texts = self._texts(obj, ids=True)
         name = obj.get("policy")
         if name is not None and (not isinstance(name, str) or name not in self.policies):
@@ -603,6 +605,53 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
     except OSError as exc:  # the port is taken, the address is not ours
         print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _lone_surrogate_at(obj: Any, texts: Callable[[tuple[str | int, ...]], bool]) -> str | None:
+    """The path (``clientToken``, ``texts[0].id``, ``requestedAttributes.<key>``) of the first string or object key
+    in ``obj`` holding a lone UTF-16 surrogate (JSON ``"\\ud800"``), leaving out the strings ``texts(path)`` says
+    are texts to score (normalised like the bots' messages); ``None`` when there is none. Iterative: ``obj`` may be
+    nested as deep as the JSON decoder allows."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if not texts(path) and _LONE_SURROGATE.search(value):
+                return _path_name(path)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if _LONE_SURROGATE.search(k):
+                    return _path_name((*path, "<key>"))
+                stack.append(((*path, k), v))
+        elif isinstance(value, list):
+            stack.extend(((*path, n), v) for n, v in enumerate(value))
+    return None
+
+
+def _path_name(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "the body"
+
+
+def _refuse_lone_surrogates(obj: Any, texts: Callable[[tuple[str | int, ...]], bool]) -> None:
+    """Raise a 400 ``INVALID_REQUEST`` naming where ``obj`` holds a lone surrogate outside its texts: such a value is
+    not Unicode text, and echoed back (``clientToken``, an id, a name in an error message) it would make the answer
+    invalid UTF-8 JSON for strict parsers."""
+    where = _lone_surrogate_at(obj, texts)
+    if where is not None:
+        raise ApiError(400, f"Invalid value at '{where}': a lone UTF-16 surrogate (not Unicode text).",
+                       "INVALID_REQUEST")
+
+
+def _comment_text(path: tuple[str | int, ...]) -> bool:
+    return path == ("comment", "text")
+
+
+def _batch_text(path: tuple[str | int, ...]) -> bool:
+    return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
+        len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
 
 
 def _not_json(literal: str) -> Any:
