@@ -144,8 +144,18 @@ def _items(path: Path, sink: ErrorSink | None, data: bytes | None, header: dict[
     report = sink.report
     try:
         with open_binary(path, data) as fh:
-            rd = JsonArrayReader(TextChunks(fh, str(path)))
+            chunks = TextChunks(fh, str(path))
+            rd = JsonArrayReader(chunks)
+
+            def damaged() -> bool:  # a damaged .gz: its damage is the one error, after the items before it
+                if chunks.damage is not None:
+                    report(IngestError(path, "", f"unreadable: {chunks.damage}"))
+                    return True
+                return False
+
             if not rd.find("messages"):
+                if damaged():
+                    return
                 if len(rd.prefix) > MAX_HEADER_CHARS:
                     report(IngestError(path, "", "not a DiscordChatExporter JSON export (no 'messages' array in "
                                        f"its first {MAX_HEADER_CHARS:,} characters)"))
@@ -160,9 +170,12 @@ def _items(path: Path, sink: ErrorSink | None, data: bytes | None, header: dict[
             try:
                 yield from rd.items()
             except JsonBreak as exc:
-                report(IngestError(path, exc.position, exc.reason))
+                if not damaged():
+                    report(IngestError(path, exc.position, exc.reason))
                 return
             tail = rd.rest()
+            if damaged():
+                return
             if tail is not None and (t := tail.strip()) not in ("}", ""):
                 try:
                     json.loads("{" + t[1:] if t.startswith(",") else t)

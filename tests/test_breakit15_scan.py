@@ -1,0 +1,100 @@
+"""Damaged gzipped exports (fifteenth session's break-it pass): real gzip files on ``tmp_path`` read by the real
+readers and the real ``run_scan`` job with real SQLite; the scorer is the suite's keyword FakeScorer."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.ingest import iter_messages
+from bot.ingest.errors import ErrorSink, IngestError
+from bot.settings import Settings
+from tests.fakes import FakeScorer
+from tests.test_scan_stream import _args, _dce_export
+
+
+def _jsonl(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"m{i}", "text": f"line {i} about the weekend plans and the build",
+                                 "author": f"u{i % 7}", "created_at": f"2024-03-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z"})
+                     + "\n")
+    return path
+
+
+def _damaged(plain: Path, how: str) -> Path:
+    """``plain`` gzipped and then damaged: ``truncated`` (the last 10% of the compressed bytes cut), ``crc`` (a
+    flipped bit in the trailer's CRC: every byte of data is intact) or ``corrupt`` (bytes flipped in the first
+    deflate block: zlib refuses the stream, "invalid distance too far back")."""
+    data = bytearray(gzip.compress(plain.read_bytes(), compresslevel=1))
+    if how == "truncated":
+        data = data[: len(data) * 9 // 10]
+    elif how == "crc":
+        data[-8] ^= 1
+    else:
+        for i in range(100, 164):
+            data[i] ^= 0x5A
+    out = plain.with_name(f"{how}-{plain.name}.gz")
+    out.write_bytes(bytes(data))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "discord-json"])
+@pytest.mark.parametrize("how", ["truncated", "crc", "corrupt"])
+def test_damaged_gz_export_keeps_the_messages_before_the_damage_and_reports_the_file(tmp_path, fmt, how):
+    """A damaged ``.gz`` export is reported once, naming the file and the damage, and the messages inflated before
+    it are read, as a truncated plain file is read up to where it ends. A ``.gz`` cut before its end lost every
+    message of its first MiB (all of a chat file of a few thousand messages) and one with a bad CRC lost them all
+    although every byte of data was there; one with corrupt deflate data stopped the scan with a zlib traceback."""
+    n = 3000
+    plain = _jsonl(tmp_path / "chat.jsonl", n) if fmt == "jsonl" else _dce_export(tmp_path / "chat.json", n)
+    damaged = _damaged(plain, how)
+    errors: list[IngestError] = []
+    got = [m.id for m in iter_messages(damaged, sink=ErrorSink("skip", errors))]
+    # the damage, named once; a JSON line cut by it is reported too
+    assert 1 <= len(errors) <= (2 if fmt == "jsonl" and how == "truncated" else 1), errors
+    assert all(e.path == damaged for e in errors) and "unreadable" in errors[-1].reason
+    want = [m.id for m in iter_messages(plain)]
+    assert got == want[: len(got)]  # in order, none invented
+    if how == "crc":
+        assert len(got) == n
+    elif how == "truncated":
+        assert len(got) >= n * 8 // 10
+
+
+def test_scan_of_a_corrupt_gz_reports_it_and_records_the_other_input(tmp_path, capsys):
+    """``scan`` of a corrupt ``.gz`` and a truncated one next to a good export: exit 0, ``skipped:`` lines naming
+    each damaged file and its damage, and every message read before the damage recorded (the corrupt file stopped the scan
+    with a zlib traceback, exit 1)."""
+    from bot.jobs.scan import run_scan
+    from bot.store.sqlite import SqliteStore
+
+    corrupt = _damaged(_dce_export(tmp_path / "chat.json", 50), "corrupt")
+    truncated = _damaged(_jsonl(tmp_path / "chat.jsonl", 3000), "truncated")
+    other = _dce_export(tmp_path / "other.json", 5)
+    read_before = sum(1 for _ in iter_messages(truncated, sink=ErrorSink()))
+    rc = asyncio.run(run_scan(_args([corrupt, truncated, other]), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer()))
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "Traceback" not in err
+    skipped = [ln for ln in err.splitlines() if ln.startswith("skipped:")]
+    assert len(skipped) == 3, skipped  # the corrupt file; the truncated one's cut last line, then its damage
+    assert corrupt.name in skipped[0] and "damaged compressed data" in skipped[0]
+    assert truncated.name in skipped[2] and "ends before its end-of-stream marker" in skipped[2]
+
+    async def recorded() -> int:
+        store = await SqliteStore.open(tmp_path / "m.db")
+        try:
+            keys = [("export", "truncated-chat", f"m{i}") for i in range(3000)] + [
+                ("export", "111", str(10_000 + i)) for i in range(5)]
+            return len(await store.recorded_verdicts(keys))
+        finally:
+            await store.close()
+
+    assert read_before >= 2400
+    assert asyncio.run(recorded()) == read_before + 5
