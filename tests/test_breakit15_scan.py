@@ -98,3 +98,47 @@ def test_scan_of_a_corrupt_gz_reports_it_and_records_the_other_input(tmp_path, c
 
     assert read_before >= 2400
     assert asyncio.run(recorded()) == read_before + 5
+
+
+def _slack_zip(tmp: Path, damage: str) -> tuple[Path, str]:
+    """The bundled Slack example export zipped, with ``general/2026-06-01.json`` damaged: ``corrupt`` (deflate
+    bytes flipped) or ``crc`` (one bit of its last compressed byte flipped); ``(zip, damaged member)``."""
+    import zipfile
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "slack"
+    out = tmp / f"{damage}-slack.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(src.rglob("*.json")):
+            zf.write(f, f.relative_to(src).as_posix())
+    member = "general/2026-06-01.json"
+    with zipfile.ZipFile(out) as zf:
+        info = zf.getinfo(member)
+    data = bytearray(out.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    if damage == "corrupt":
+        for i in range(start + 5, start + 25):
+            data[i] ^= 0x5A
+    else:
+        data[start + info.compress_size - 3] ^= 1
+    out.write_bytes(bytes(data))
+    return out, member
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "crc"])
+def test_slack_zip_with_a_damaged_day_file_reports_it_and_reads_the_other_days(tmp_path, damage, capsys):
+    """A Slack export zip whose day file is damaged (corrupt deflate data, a bad CRC-32) stopped the scan with a
+    zlib / BadZipFile traceback (exit 1); the day file is reported with the damage, the other days are scanned and
+    recorded (exit 0)."""
+    from bot.jobs.scan import run_scan
+
+    export, member = _slack_zip(tmp_path, damage)
+    errors: list[IngestError] = []
+    got = list(iter_messages(export, sink=ErrorSink("skip", errors)))
+    assert [e.path for e in errors] == [export / member]
+    assert "damaged" in errors[0].reason
+    plain = list(iter_messages(Path(__file__).resolve().parents[1] / "examples" / "slack"))
+    others = [m for m in plain if not (m.channel.name == "general" and m.created_at.date().isoformat() == "2026-06-01")]
+    assert {m.id for m in got} == {m.id for m in others} and others
+    rc = asyncio.run(run_scan(_args([export]), Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer()))
+    err = capsys.readouterr().err
+    assert rc == 0 and "Traceback" not in err and member in err
