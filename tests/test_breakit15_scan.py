@@ -13,7 +13,7 @@ import pytest
 from bot.ingest import iter_messages
 from bot.ingest.errors import ErrorSink, IngestError
 from bot.settings import Settings
-from tests.fakes import FakeScorer
+from tests.fakes import ABUSE, FakeScorer
 from tests.test_scan_stream import _args, _dce_export
 
 
@@ -142,3 +142,49 @@ def test_slack_zip_with_a_damaged_day_file_reports_it_and_reads_the_other_days(t
     rc = asyncio.run(run_scan(_args([export]), Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer()))
     err = capsys.readouterr().err
     assert rc == 0 and "Traceback" not in err and member in err
+
+
+def test_times_out_of_datetime_range_are_reported_per_message_not_a_traceback(tmp_path):
+    """A time that parses but cannot be converted to UTC (``0001-01-01T00:00:00+01:00``, .NET's DateTime.MinValue
+    with an offset), Unix seconds past year 9999 (Slack ``ts``), or a Discord snowflake of 30 digits raised
+    OverflowError out of the reader and stopped the scan with a traceback. Each such message is reported with its
+    position and skipped (a member id that is not a real snowflake just has no account age); the others are read."""
+    lines = [{"id": "1", "text": "a", "author": "u1", "created_at": "0001-01-01T00:00:00+01:00"},
+             {"id": "2", "text": "b", "author": "u1", "created_at": "9999-12-31T23:59:59-05:00"},
+             {"id": "3", "text": "c", "author": "u1", "created_at": "2024-01-01T00:00:00Z",
+              "edited_at": "0001-01-01T00:00:00+01:00"},
+             {"id": "4", "text": "d", "author": {"id": "u2", "joined_at": "0001-01-01T00:00:00+01:00"},
+              "created_at": "2024-01-01T00:00:01Z"},
+             {"id": "5", "text": "e", "author": "u1", "created_at": "2024-01-01T00:00:02Z"}]
+    jsonl = tmp_path / "chat.jsonl"
+    jsonl.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    errors: list[IngestError] = []
+    got = [m.id for m in iter_messages(jsonl, sink=ErrorSink("skip", errors))]
+    assert got == ["5"]
+    assert [e.position for e in errors] == ["line 1", "line 2", "line 3", "line 4"]
+    assert all("out of range" in e.reason for e in errors)
+
+    dce = tmp_path / "dce.json"
+    dce.write_text(json.dumps({"guild": {"id": "1", "name": "g"}, "channel": {"id": "2", "name": "c"}, "messages": [
+        {"id": "10", "type": "Default", "timestamp": "0001-01-01T00:00:00+01:00", "content": "x",
+         "author": {"id": "900", "name": "m"}},
+        {"id": "11", "type": "Default", "timestamp": "2024-01-01T00:00:00Z", "content": "y",
+         "author": {"id": "9" * 30, "name": "n"}},
+        {"id": "12", "type": "Default", "timestamp": "2024-01-01T00:00:01Z", "content": "z",
+         "timestampEdited": "0001-01-01T00:00:00+01:00", "author": {"id": "901", "name": "o"}}]}), encoding="utf-8")
+    errors = []
+    got_dce = list(iter_messages(dce, sink=ErrorSink("skip", errors)))
+    assert [m.id for m in got_dce] == ["11"] and got_dce[0].author.created_at is None
+    assert [e.position for e in errors] == ["message 0", "message 2"]
+
+    slack = tmp_path / "slack"
+    (slack / "general").mkdir(parents=True)
+    (slack / "users.json").write_text('[{"id": "U1", "name": "a"}]', encoding="utf-8")
+    (slack / "channels.json").write_text('[{"id": "C1", "name": "general"}]', encoding="utf-8")
+    (slack / "general" / "2024-01-01.json").write_text(json.dumps([
+        {"type": "message", "user": "U1", "text": "far", "ts": "99999999999999999.000100"},
+        {"type": "message", "user": "U1", "text": "fine", "ts": "1704067200.000100"}]), encoding="utf-8")
+    errors = []
+    got_slack = [m.text for m in iter_messages(slack, sink=ErrorSink("skip", errors))]
+    assert got_slack == ["fine"] and len(errors) == 1
+
