@@ -188,3 +188,25 @@ def test_times_out_of_datetime_range_are_reported_per_message_not_a_traceback(tm
     got_slack = [m.text for m in iter_messages(slack, sink=ErrorSink("skip", errors))]
     assert got_slack == ["fine"] and len(errors) == 1
 
+
+def test_scan_report_renders_with_messages_dated_year_1_and_year_9999(tmp_path, capsys):
+    """A DCE CSV row dated ``9999-12-31 23:59`` (.NET's DateTime.MaxValue) or ``0001-01-01`` (MinValue), flagged,
+    crashed the HTML report with OverflowError after the scan (the last timeline bin ends past year 9999, the
+    close-up starts before year 1), so no report was written; it is written, with every message in it."""
+    from bot.jobs.scan import run_scan
+
+    csv_file = tmp_path / "general [121212121212121212].csv"
+    csv_file.write_text(
+        "AuthorID,Author,Date,Content,Attachments,Reactions\r\n"
+        "10001,user1#0001,2024-03-01T10:00:00,hello,,\r\n"
+        "10001,user1#0001,9999-12-31T23:59:00,you freak,,\r\n"
+        "10002,user2#0001,0001-01-01T00:00:00,you freak,,\r\n"
+        "10002,user2#0001,0001-01-01T00:10:00,you idiot,,\r\n", encoding="utf-8")
+    report = tmp_path / "report.html"
+    rc = asyncio.run(run_scan(_args([csv_file], report=report), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer(ABUSE)))
+    capsys.readouterr()
+    assert rc == 0
+    html = report.read_text(encoding="utf-8")
+    assert "Messages and flags over time" in html and "9999-12-31" in html
+    assert "<h2>Flagged messages (3)</h2>" in html
