@@ -210,3 +210,27 @@ def test_scan_report_renders_with_messages_dated_year_1_and_year_9999(tmp_path, 
     html = report.read_text(encoding="utf-8")
     assert "Messages and flags over time" in html and "9999-12-31" in html
     assert "<h2>Flagged messages (3)</h2>" in html
+
+
+def test_csv_row_with_a_field_over_128_kib_is_read_and_the_rows_after_it_too(tmp_path):
+    """A DCE CSV row whose Content is 300,000 characters hit Python's csv field limit (131,072): the row *and every
+    row after it* were skipped, with a message that did not say the rest of the file was lost. The row is read
+    (its text judged as a long text, like a long message anywhere) and so are the rows after it; a file whose
+    quoting breaks says the rest of it is skipped."""
+    head = "AuthorID,Author,Date,Content,Attachments,Reactions\r\n"
+    rows = [f"1000{i},user{i}#0001,2024-03-01T10:0{i}:00,hello {i},," for i in range(5)]
+    long_row = '10009,user9#0001,2024-03-01T10:30:00,"' + "x" * 300_000 + '",,'
+    csv_file = tmp_path / "general [121212121212121212].csv"
+    csv_file.write_text(head + "\r\n".join([rows[0], long_row, *rows[1:]]) + "\r\n", encoding="utf-8")
+    errors: list[IngestError] = []
+    got = list(iter_messages(csv_file, sink=ErrorSink("skip", errors)))
+    assert errors == []
+    assert [m.text[:7] for m in got] == ["hello 0", "xxxxxxx", "hello 1", "hello 2", "hello 3", "hello 4"]
+    assert len(got[1].text) == 300_000
+
+    broken = tmp_path / "random [131313131313131313].csv"
+    broken.write_text(head + rows[0] + '\r\n10001,user1#0001,2024-03-01T10:31:00,"open quote\r\n' + rows[1] + "\r\n",
+                      encoding="utf-8")
+    errors = []
+    assert [m.text for m in iter_messages(broken, sink=ErrorSink("skip", errors))] == ["hello 0"]
+    assert len(errors) == 1 and "the rest of the file is skipped" in errors[0].reason
