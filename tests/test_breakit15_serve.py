@@ -163,3 +163,30 @@ def test_every_answer_is_utf8_json_even_when_the_request_holds_lone_surrogates(t
         if code == 400:
             assert doc["error"]["details"][0]["errorType"] in ("INVALID_REQUEST", "ATTRIBUTE_NOT_SUPPORTED")
     assert json.loads(answers[-1][1])["results"][0]["id"] == "m\U0001f600"
+
+
+def test_span_offsets_count_utf16_code_units_as_perspective_does(tmp_path: Path):
+    """Perspective's API reference (``SpanScore``): begin/end "are the UTF-16 codepoint range", end exclusive: what a
+    JavaScript, Java or .NET client slices its string by. The service counted Unicode code points, so after an
+    emoji (two UTF-16 units) every span of a Perspective client was off by one per emoji before it. The offsets
+    slice the text's UTF-16 form; a lone surrogate counts one unit, as it does in the client's string."""
+    svc = start_service(tmp_path)
+    text = "\U0001f600\U0001f600 hello there \U0001f44b. You are an idiot!\n\U0001f308 see you tomorrow at the meetup."
+
+    async def call() -> tuple[int, dict]:
+        await _ready(svc.url)
+        body = {"comment": {"text": text}, "requestedAttributes": {"INSULT": {}}, "spanAnnotations": True}
+        async with aiohttp.ClientSession() as s:
+            return await _call(s, svc.url + ANALYZE, json.dumps(body).encode())
+
+    try:
+        status, doc = asyncio.run(call())
+    finally:
+        svc.stop()
+    assert status == 200
+    units = text.encode("utf-16-le")
+    spans = doc["attributeScores"]["INSULT"]["spanScores"]
+    assert [units[2 * s["begin"]:2 * s["end"]].decode("utf-16-le") for s in spans] == [
+        "\U0001f600\U0001f600 hello there \U0001f44b.", "You are an idiot!", "\U0001f308 see you tomorrow at the meetup."]
+    assert [s["score"]["value"] for s in spans] == [0.01, 0.88, 0.01]
+    assert spans[-1]["end"] == len(units) // 2

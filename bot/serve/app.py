@@ -68,6 +68,7 @@ from bot.serve.perspective import (
     analyze_response,
     language_error,
     parse_analyze,
+    utf16_spans,
 )
 from bot.serve.reading import read_text, sentence_spans
 
@@ -349,7 +350,8 @@ class ScoringService:
         scored = await self._score(plans)
         languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
         body = analyze_response(req, scored[0].values,
-                                [(b, e, s.values) for (b, e), s in zip(spans, scored[1:], strict=True)],
+                                [(b, e, s.values) for (b, e), s in zip(utf16_spans(req.text, spans), scored[1:],
+                                                                       strict=True)],
                                 languages, [detected] if detected else [])
         return web.json_response(body)
 
