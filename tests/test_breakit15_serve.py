@@ -190,3 +190,22 @@ def test_span_offsets_count_utf16_code_units_as_perspective_does(tmp_path: Path)
         "\U0001f600\U0001f600 hello there \U0001f44b.", "You are an idiot!", "\U0001f308 see you tomorrow at the meetup."]
     assert [s["score"]["value"] for s in spans] == [0.01, 0.88, 0.01]
     assert spans[-1]["end"] == len(units) // 2
+
+
+def test_rate_limiter_forgets_idle_clients_so_many_addresses_cannot_grow_it_without_bound():
+    """Wrong-key requests are limited per client address, and the limiter kept a bucket for every name it ever saw:
+    one request from each of a million IPv6 addresses (a /64 holds 2**64) kept a million buckets for the life of
+    the process. Buckets that have refilled (idle clients, which lose nothing by being forgotten) are dropped once
+    there are more than ``max_names``; a client that is being limited stays limited."""
+    from bot.serve.keys import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(rate=1.0, burst=2, clock=lambda: now[0], max_names=1000)
+    assert limiter.take("address:flooder") == 0.0 and limiter.take("address:flooder") == 0.0
+    assert limiter.take("address:flooder") > 0  # limited now
+    for i in range(50_000):
+        limiter.take(f"address:2001:db8::{i:x}")
+        now[0] += 0.002  # 50,000 addresses in 100 s; a bucket is full again 1 s after its one request
+        if i == 200:
+            assert limiter.take("address:flooder") > 0  # still limited: its bucket is not full, so it is kept
+    assert len(limiter) <= 2000
