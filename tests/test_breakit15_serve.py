@@ -209,3 +209,20 @@ def test_rate_limiter_forgets_idle_clients_so_many_addresses_cannot_grow_it_with
         if i == 200:
             assert limiter.take("address:flooder") > 0  # still limited: its bucket is not full, so it is kept
     assert len(limiter) <= 2000
+
+
+def test_a_language_code_with_no_language_in_it_is_an_invalid_request():
+    """``languages: ["-en"]`` or ``["-"]`` became the language ``""``, answered as LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE
+    with an empty language list ("does not support request languages: "); it is INVALID_REQUEST naming the entry.
+    Region subtags and case are still read (``"EN-us"`` is English)."""
+    from bot.serve.perspective import ApiError, parse_analyze
+
+    base = {"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {}}}
+    for bad in (["-en"], ["en", "-"], ["_"]):
+        try:
+            parse_analyze({**base, "languages": bad}, ("toxicity",))
+        except ApiError as exc:
+            assert exc.code == 400 and exc.error_type == "INVALID_REQUEST" and "languages[" in exc.message
+        else:
+            raise AssertionError(f"{bad} was accepted")
+    assert parse_analyze({**base, "languages": ["EN-us", " "]}, ("toxicity",)).languages == ("en",)

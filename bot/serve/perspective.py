@@ -170,13 +170,22 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
     langs = obj.get("languages", [])
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         raise ApiError(400, "Invalid value at 'languages': expected a list of ISO 639-1 codes.", "INVALID_REQUEST")
+    codes: list[str] = []
+    for n, raw in enumerate(langs):
+        if not raw.strip():
+            continue
+        code = raw.strip().lower().replace("_", "-").split("-")[0]  # "en-US", "zh_Hant": the language subtag
+        if not (code.isascii() and code.isalpha() and 2 <= len(code) <= 3):
+            raise ApiError(400, f"Invalid value at 'languages[{n}]': {raw[:20]!r} is not a language code "
+                           "(ISO 639-1, e.g. \"en\" or \"en-US\").", "INVALID_REQUEST")
+        codes.append(code)
     token = obj.get("clientToken")
     if token is not None and not isinstance(token, str):
         raise ApiError(400, "Invalid value at 'clientToken': expected a string.", "INVALID_REQUEST")
     return AnalyzeRequest(
         text=text,
         attributes=tuple(attributes),
-        languages=tuple(x.strip().lower().split("-")[0] for x in langs if x.strip()),
+        languages=tuple(codes),
         span_annotations=_bool(obj, "spanAnnotations"),
         do_not_store=_bool(obj, "doNotStore"),
         client_token=token,
