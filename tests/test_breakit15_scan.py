@@ -234,3 +234,30 @@ def test_csv_row_with_a_field_over_128_kib_is_read_and_the_rows_after_it_too(tmp
     errors = []
     assert [m.text for m in iter_messages(broken, sink=ErrorSink("skip", errors))] == ["hello 0"]
     assert len(errors) == 1 and "the rest of the file is skipped" in errors[0].reason
+
+
+@pytest.mark.parametrize("flag", ["out", "report"])
+@pytest.mark.parametrize("where", ["the-input", "inside-an-input-folder", "the-other-output"])
+def test_scan_output_that_is_an_input_is_refused_before_anything_is_written(tmp_path, capsys, flag, where):
+    """``scan chat.jsonl --out chat.jsonl`` truncated the export after the survey had read it, then judged the
+    empty file ("0 messages in input"): the export was lost. ``--report chat.jsonl`` replaced it with the HTML
+    report. An output in an input folder was read back as input by the judging pass. Each is refused with exit 2
+    and one line naming the option, before anything is written; the input is unchanged."""
+    from bot.jobs.scan import run_scan
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    src = _jsonl(folder / "chat.jsonl", 20)
+    before = src.read_bytes()
+    target = {"the-input": src, "inside-an-input-folder": folder / "verdicts.out",
+              "the-other-output": tmp_path / "same.file"}[where]
+    other = {"out": "report", "report": "out"}[flag]
+    kw = {flag: target, **({other: tmp_path / "same.file"} if where == "the-other-output" else {})}
+    rc = asyncio.run(run_scan(_args([folder if where == "inside-an-input-folder" else src], **kw),
+                              Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer()))
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("error: ") and f"--{flag}" in err and len(err.strip().splitlines()) == 1
+    assert src.read_bytes() == before
+    assert not (tmp_path / "m.db").exists()
+    assert where == "the-input" or not target.exists()

@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -47,6 +48,27 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def output_clash(paths: list[Path], *, out: Path | None, report: Path | None) -> str | None:
+    """Why ``--out`` / ``--report`` cannot be written where asked, or ``None``: an output that is one of the inputs
+    would be truncated (``--out``, after the survey read it: the export lost) or replaced by the report; one inside an
+    input folder would be read back as input by the judging pass; the two outputs on one file would overwrite each
+    other. Symbolic links and ``..`` are resolved first."""
+    inputs = [Path(p).resolve() for p in paths]
+    outputs = [(flag, Path(o)) for flag, o in (("--out", out), ("--report", report)) if o is not None]
+    for flag, given in outputs:
+        target = given.resolve()
+        for src in inputs:
+            same = target == src or (target.exists() and src.exists() and os.path.samefile(target, src))
+            if same:
+                return f"{flag} {given} is an input of this scan (it would be overwritten); choose another file"
+            if src.is_dir() and target.is_relative_to(src):
+                return (f"{flag} {given} is inside the input folder {src} (the scan would read it back as input); "
+                        "choose a file outside it")
+    if len(outputs) == 2 and outputs[0][1].resolve() == outputs[1][1].resolve():
+        return f"--out and --report name the same file ({outputs[0][1]}); choose two"
+    return None
+
+
 async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
                    scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
@@ -54,8 +76,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     the input is read and only when some message needs scoring (not for a replay from stored scores, nor for a
     re-run over messages all recorded under the same policy).
 
-    Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
-    at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
+    Every input is validated before the model loads: a missing path, an ``--out`` or ``--report`` that is an input
+    (or inside an input folder: :func:`output_clash`), an invalid policy or input with no messages at all exits 2
+    with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
     ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
     off, with one warning: on such input they would only see one "unknown" member posting everything at once.
     """
@@ -68,6 +91,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     if missing:
         console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
                       highlight=False)
+        return 2
+    clash = output_clash(args.paths, out=getattr(args, "out", None), report=getattr(args, "report", None))
+    if clash:
+        console.print(f"[red]error:[/red] {clash}", highlight=False)
         return 2
     registry = build_policies(settings, extra_policy_files=tuple(args.policy))  # PolicyError before reading
     errors: list[IngestError] = []
