@@ -261,3 +261,47 @@ def test_scan_output_that_is_an_input_is_refused_before_anything_is_written(tmp_
     assert src.read_bytes() == before
     assert not (tmp_path / "m.db").exists()
     assert where == "the-input" or not target.exists()
+
+
+def _recorded_count(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM verdicts").fetchone()[0])
+
+
+@pytest.mark.parametrize("flag", ["out", "report"])
+def test_scan_output_on_the_mod_log_is_refused_and_the_mod_log_is_kept(tmp_path, capsys, flag):
+    """``scan ... --db modlog.db --out modlog.db`` (or ``--report``) truncated the mod log and the scan stopped
+    with "database disk image is malformed", saying "what was recorded is kept": it was not. Refused with exit 2
+    before anything is written; every recorded verdict is still there."""
+    from bot.jobs.scan import run_scan
+
+    src = _jsonl(tmp_path / "chat.jsonl", 20)
+    db = tmp_path / "modlog.db"
+    assert asyncio.run(run_scan(_args([src]), Settings(db_path=db), scorer=FakeScorer())) == 0
+    capsys.readouterr()
+    for target in (db, db.with_name(db.name + "-wal")):
+        rc = asyncio.run(run_scan(_args([src], **{flag: target}), Settings(db_path=db), scorer=FakeScorer()))
+        err = capsys.readouterr().err
+        assert rc == 2 and err.startswith("error: ") and f"--{flag}" in err and "mod log" in err
+    assert _recorded_count(db) == 20
+
+
+def test_report_out_on_its_own_database_is_refused_and_the_mod_log_is_kept(tmp_path):
+    """``python -m bot report --db modlog.db --out modlog.db`` replaced the SQLite mod log with the HTML page (every
+    verdict, case and strike gone). Refused with exit 2 and one line; the mod log is unchanged."""
+    import subprocess
+    import sys
+
+    from bot.jobs.scan import run_scan
+
+    db = tmp_path / "modlog.db"
+    assert asyncio.run(run_scan(_args([_jsonl(tmp_path / "chat.jsonl", 20)]), Settings(db_path=db),
+                                scorer=FakeScorer())) == 0
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "bot", "report", "--db", str(db), "--out", str(db)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(root), "PATH": ""})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: ") and "--out" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert _recorded_count(db) == 20

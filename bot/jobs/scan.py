@@ -48,14 +48,20 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def output_clash(paths: list[Path], *, out: Path | None, report: Path | None) -> str | None:
+def output_clash(paths: list[Path], *, out: Path | None, report: Path | None,
+                 database: str | os.PathLike[str] | None = None) -> str | None:
     """Why ``--out`` / ``--report`` cannot be written where asked, or ``None``: an output that is one of the inputs
-    would be truncated (``--out``, after the survey read it: the export lost) or replaced by the report; one inside an
-    input folder would be read back as input by the judging pass; the two outputs on one file would overwrite each
-    other. Symbolic links and ``..`` are resolved first."""
+    would be truncated (``--out``, after the survey read it: the export lost) or replaced by the report; one on a
+    file of the mod log ``database`` would destroy it; one inside an input folder would be read back as input by
+    the judging pass; the two outputs on one file would overwrite each other. Symbolic links and ``..`` are
+    resolved first."""
+    from bot.store import describe, overwrites_database
+
     inputs = [Path(p).resolve() for p in paths]
     outputs = [(flag, Path(o)) for flag, o in (("--out", out), ("--report", report)) if o is not None]
     for flag, given in outputs:
+        if database is not None and overwrites_database(given, database):
+            return f"{flag} {given} is the mod log {describe(database)} (it would be overwritten); choose another file"
         target = given.resolve()
         for src in inputs:
             same = target == src or (target.exists() and src.exists() and os.path.samefile(target, src))
@@ -92,7 +98,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
                       highlight=False)
         return 2
-    clash = output_clash(args.paths, out=getattr(args, "out", None), report=getattr(args, "report", None))
+    clash = output_clash(args.paths, out=getattr(args, "out", None), report=getattr(args, "report", None),
+                         database=settings.db_path)
     if clash:
         console.print(f"[red]error:[/red] {clash}", highlight=False)
         return 2
