@@ -305,3 +305,23 @@ def test_report_out_on_its_own_database_is_refused_and_the_mod_log_is_kept(tmp_p
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("error: ") and "--out" in done.stderr and len(done.stderr.splitlines()) == 1
     assert _recorded_count(db) == 20
+
+
+@pytest.mark.parametrize("flag", ["out", "report"])
+@pytest.mark.parametrize("where", ["a-folder", "under-a-file"])
+def test_scan_output_that_cannot_be_written_is_an_error_before_the_scan(tmp_path, capsys, flag, where):
+    """``--out`` or ``--report`` naming a folder, or a path under a regular file, stopped the scan with an
+    IsADirectoryError / NotADirectoryError traceback (``--report`` only after the whole scan had run). Exit 2 with
+    one line naming the option, before anything is read or recorded."""
+    from bot.jobs.scan import run_scan
+
+    src = _jsonl(tmp_path / "chat.jsonl", 20)
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    target = tmp_path / "a-folder" if where == "a-folder" else tmp_path / "a-file" / "sub" / "out.html"
+    rc = asyncio.run(run_scan(_args([src], **{flag: target}), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer()))
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert err.startswith("error: ") and f"--{flag}" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m.db").exists()

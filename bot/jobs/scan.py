@@ -75,6 +75,24 @@ def output_clash(paths: list[Path], *, out: Path | None, report: Path | None,
     return None
 
 
+def output_problem(flag: str, path: Path) -> str | None:
+    """Why the scan could not write ``path`` (``--out`` / ``--report``), found before anything is read: a folder,
+    a missing folder that cannot be made, no permission. Probes by opening the file for appending (a file created
+    by the probe is removed again) and makes missing parent folders, as the scan would."""
+    if path.is_dir():
+        return f"{flag} {path} is a folder; give a file name"
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as exc:
+        return f"{flag} {path} cannot be written: {exc.strerror or exc}"
+    return None
+
+
 async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
                    scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
@@ -100,6 +118,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         return 2
     clash = output_clash(args.paths, out=getattr(args, "out", None), report=getattr(args, "report", None),
                          database=settings.db_path)
+    for flag, target in (("--out", getattr(args, "out", None)), ("--report", getattr(args, "report", None))):
+        clash = clash or (output_problem(flag, Path(target)) if target is not None else None)
     if clash:
         console.print(f"[red]error:[/red] {clash}", highlight=False)
         return 2
