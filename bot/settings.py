@@ -230,11 +230,12 @@ class Settings:
         )
 
 
-def _seconds(env: dict[str, str], name: str, default: float) -> float:
-    """A positive number of seconds from ``env[name]``.
+def _seconds(env: dict[str, str], name: str, default: float, maximum: float = 86_400.0) -> float:
+    """A positive number of seconds from ``env[name]``, at most ``maximum`` (a day: ``inf`` or ``1e300`` would
+    reach a socket timeout that overflows the platform's ``time_t``).
 
     Raises:
-        SettingsError: not a positive number (the message names the variable).
+        SettingsError: not a positive number up to ``maximum`` (the message names the variable).
     """
     raw = env.get(name, "").strip()
     if not raw:
@@ -243,8 +244,8 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds")
+    if not 0 < value <= maximum:  # NaN fails too
+        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds, at most {maximum:g}")
     return value
 
 
