@@ -18,3 +18,16 @@ def test_scorer_timeout_that_no_socket_can_wait_is_refused_naming_the_variable(r
         Settings.from_env({"MODBOT_SCORER_TIMEOUT_S": raw})
     assert Settings.from_env({"MODBOT_SCORER_TIMEOUT_S": "2.5"}).scorer_timeout_s == 2.5
 
+
+@pytest.mark.parametrize("raw", ["abc", "-1", "1.5", "99999"])
+def test_onnx_threads_that_are_not_a_thread_count_are_a_load_error_naming_the_variable(raw):
+    """``MODBOT_ONNX_THREADS=abc`` raised ``ValueError: invalid literal for int()`` out of the ONNX scorer's
+    constructor, a traceback at start; ``-1`` or ``99999`` went to ONNX Runtime as they were. Each is a
+    ScorerLoadError naming the variable (the one-line "the model could not be loaded" error)."""
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.onnx_scorer import onnx_threads
+
+    with pytest.raises(ScorerLoadError, match=r"^MODBOT_ONNX_THREADS="):
+        onnx_threads({"MODBOT_ONNX_THREADS": raw})
+    assert onnx_threads({"MODBOT_ONNX_THREADS": "3"}) == 3
+    assert onnx_threads({}) >= 1
