@@ -31,3 +31,18 @@ def test_onnx_threads_that_are_not_a_thread_count_are_a_load_error_naming_the_va
         onnx_threads({"MODBOT_ONNX_THREADS": raw})
     assert onnx_threads({"MODBOT_ONNX_THREADS": "3"}) == 3
     assert onnx_threads({}) >= 1
+
+
+@pytest.mark.parametrize(("ids", "count"), [("0-999999999", "2"), ("0-999999999", "1000000000"),
+                                            ("0", "99999999999999999999")])
+def test_shard_settings_out_of_range_are_refused_at_once(ids, count):
+    """``MODBOT_SHARD_IDS=0-999999999`` (a typo) built a list of a billion shard numbers before checking it
+    against ``MODBOT_SHARD_COUNT``: the process ate gigabytes and did not start within 30 s. A count past
+    65,536 shards was accepted. Both are refused at once, naming the variable."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(SettingsError, match="MODBOT_SHARD_"):
+        Settings.from_env({"MODBOT_SHARD_IDS": ids, "MODBOT_SHARD_COUNT": count})
+    assert time.monotonic() - started < 1.0
+    assert Settings.from_env({"MODBOT_SHARD_IDS": "0-3,5", "MODBOT_SHARD_COUNT": "8"}).shard_ids == (0, 1, 2, 3, 5)
