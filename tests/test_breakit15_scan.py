@@ -325,3 +325,52 @@ def test_scan_output_that_cannot_be_written_is_an_error_before_the_scan(tmp_path
     assert rc == 2 and "Traceback" not in err
     assert err.startswith("error: ") and f"--{flag}" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "m.db").exists()
+
+
+_DCE_MESSAGE = {"id": "10", "type": "Default", "timestamp": "2024-01-01T00:00:00Z", "content": "x",
+                "author": {"id": "900", "name": "m", "roles": [{"id": "1"}]}, "mentions": [], "attachments": []}
+
+
+@pytest.mark.parametrize(("field", "value"), [("type", []), ("type", {}), ("author.roles", 5), ("mentions", 5),
+                                              ("attachments", True), ("channel.type", ["GuildTextChat"])])
+def test_dce_field_of_the_wrong_type_is_reported_and_the_other_messages_read(tmp_path, field, value):
+    """A DCE JSON message whose ``type`` is a list, whose ``author.roles``, ``mentions`` or ``attachments`` is a
+    number, or a channel ``type`` that is a list, raised TypeError ("unhashable type", "not iterable") out of the
+    reader: the scan stopped with a traceback. The message is reported with its position and skipped (a
+    header field of the wrong type is ignored), and every other message is read."""
+    bad = json.loads(json.dumps(_DCE_MESSAGE))
+    channel: dict[str, object] = {"id": "2", "name": "c"}
+    if field == "channel.type":
+        channel["type"] = value
+    elif "." in field:
+        bad["author"]["roles"] = value
+    else:
+        bad[field] = value
+    path = tmp_path / "dce.json"
+    path.write_text(json.dumps({"guild": {"id": "1", "name": "g"}, "channel": channel,
+                                "messages": [bad, {**_DCE_MESSAGE, "id": "11"}]}), encoding="utf-8")
+    errors: list[IngestError] = []
+    got = [m.id for m in iter_messages(path, sink=ErrorSink("skip", errors))]
+    if field == "channel.type":
+        assert got == ["10", "11"] and errors == []
+    else:
+        assert got == ["11"]
+        assert [e.position for e in errors] == ["message 0"] and "malformed message" in errors[0].reason
+
+
+@pytest.mark.parametrize(("field", "value"), [("files", 5), ("subtype", []), ("subtype", {"a": 1})])
+def test_slack_field_of_the_wrong_type_is_reported_and_the_other_messages_read(tmp_path, field, value):
+    """A Slack day file's message whose ``files`` is a number or whose ``subtype`` is a list or an object raised
+    TypeError out of the reader (the join-time pass or the conversion): the scan stopped with a traceback. The
+    message is reported with its position and skipped; the day's other messages are read."""
+    root = tmp_path / "slack"
+    (root / "general").mkdir(parents=True)
+    (root / "users.json").write_text('[{"id": "U1", "name": "a"}]', encoding="utf-8")
+    (root / "channels.json").write_text('[{"id": "C1", "name": "general"}]', encoding="utf-8")
+    first = {"type": "message", "user": "U1", "text": "first", "ts": "1704067200.000100", field: value}
+    second = {"type": "message", "user": "U1", "text": "second", "ts": "1704067201.000200"}
+    (root / "general" / "2024-01-01.json").write_text(json.dumps([first, second]), encoding="utf-8")
+    errors: list[IngestError] = []
+    got = [m.text for m in iter_messages(root, sink=ErrorSink("skip", errors))]
+    assert got == ["second"]
+    assert [e.position for e in errors] == ["message 0"] and "malformed message" in errors[0].reason

@@ -260,7 +260,7 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
     chan = found if isinstance(found := doc.get("channel"), dict) else {}
     server = ServerRef("export", get_str(guild, "id") or path.parent.name or "export", clean_text(guild.get("name")))
     chan_id = get_str(chan, "id") or inner_name(path).stem
-    if chan.get("type") in _THREAD_KINDS:
+    if isinstance(kind := chan.get("type"), str) and kind in _THREAD_KINDS:
         channel = ChannelRef(
             chan_id, clean_text(chan.get("name")), parent_id=get_str(chan, "categoryId"), is_thread=True
         )
@@ -270,7 +270,11 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
     if first is None:
         return
     for i, m in itertools.chain((first,), items):
-        msg = _convert(m, i, path, sink, server, channel, joins, author_of)
+        try:
+            msg = _convert(m, i, path, sink, server, channel, joins, author_of)
+        except (TypeError, AttributeError) as exc:  # a field of the wrong type ("mentions": 5, "type": [])
+            sink.report(IngestError(path, f"message {i}", f"malformed message (a field of the wrong type: {exc})"))
+            msg = None
         if isinstance(m, dict):
             author_of[str(m.get("id"))] = get_str(m, "author", "id")
             if len(author_of) > REPLY_WINDOW:

@@ -301,7 +301,7 @@ class SlackExport:
                 if m.get("team"):
                     msg_teams[str(m["team"])] += 1
                 uid, ts = get_str(m, "user"), get_str(m, "ts")
-                if m.get("subtype") in _JOIN_SUBTYPES and uid and ts:
+                if isinstance(sub := m.get("subtype"), str) and sub in _JOIN_SUBTYPES and uid and ts:
                     try:
                         t = from_unix(ts)
                     except ValueError:
@@ -322,7 +322,13 @@ class SlackExport:
             if name.split("/", 1)[0] != folder:
                 continue
             for i, m in enumerate(_load_day(self.tree, name, self.sink)):
-                msg = _convert(m, i, self.tree.where(name), self.sink, self.server, channel, self.users, self.joins)
+                try:
+                    msg = _convert(m, i, self.tree.where(name), self.sink, self.server, channel, self.users,
+                                   self.joins)
+                except (TypeError, AttributeError) as exc:  # a field of the wrong type ("files": 5, "subtype": [])
+                    self.sink.report(IngestError(self.tree.where(name), f"message {i}",
+                                                 f"malformed message (a field of the wrong type: {exc})"))
+                    msg = None
                 if msg is not None:
                     yield msg
 
