@@ -374,3 +374,26 @@ def test_slack_field_of_the_wrong_type_is_reported_and_the_other_messages_read(t
     got = [m.text for m in iter_messages(root, sink=ErrorSink("skip", errors))]
     assert got == ["second"]
     assert [e.position for e in errors] == ["message 0"] and "malformed message" in errors[0].reason
+
+
+def test_report_of_a_raid_replying_to_a_message_outside_the_export_is_written(tmp_path, capsys):
+    """Six new accounts post abuse within seconds, each a reply to a post that is not in the export (deleted, or
+    before the export's range): a raid whose every flagged reply is shown under the raid, in a reply chain whose
+    root is unknown. Sorting the threads took ``t.replies[0]`` of that empty chain: IndexError after the scan,
+    and no report. The report is written with the raid."""
+    from bot.jobs.scan import run_scan
+
+    messages = [{"id": str(1511039875153920000 + i), "type": "Default", "timestamp": f"2024-01-01T00:00:0{i}Z",
+                 "content": f"you freak number {i}", "author": {"id": str(1511039875153920100 + i), "name": f"new{i}"},
+                 "reference": {"messageId": "1511039875153919999"}} for i in range(6)]
+    path = tmp_path / "raid.json"
+    path.write_text(json.dumps({"guild": {"id": "1511039875153920999", "name": "g"},
+                                "channel": {"id": "1511039875153920998", "name": "celebration"},
+                                "messages": messages}), encoding="utf-8")
+    report = tmp_path / "report.html"
+    rc = asyncio.run(run_scan(_args([path], report=report), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer(ABUSE)))
+    capsys.readouterr()
+    assert rc == 0
+    html = report.read_text(encoding="utf-8")
+    assert "<h2>Incidents (1 raids" in html and "you freak number 5" in html
