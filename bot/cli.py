@@ -374,8 +374,12 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 async def _report(args: argparse.Namespace, settings: Settings) -> int:
     """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
     from bot.report_live import write_modlog_report
-    from bot.store import describe, exists, open_store
+    from bot.store import describe, exists, open_store, overwrites_database
 
+    if overwrites_database(args.out, settings.db_path):
+        print(f"error: --out {args.out} is the mod log {describe(settings.db_path)} (the report would overwrite it); "  # noqa: T201
+              "choose another file", file=sys.stderr)
+        return 2
     if not exists(settings.db_path):
         print(f"error: {describe(settings.db_path)}: no such database; nothing to report", file=sys.stderr)  # noqa: T201
         return 2

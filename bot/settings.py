@@ -54,26 +54,33 @@ def _float_env(e: dict[str, str], name: str, default: float, minimum: float) -> 
     return value
 
 
+#: Most shards ``MODBOT_SHARD_COUNT`` may name (Discord's largest bots run a few thousand).
+MAX_SHARDS = 65_536
+
+
 def _shards(e: dict[str, str]) -> tuple[tuple[int, ...] | None, int | None]:
-    """``MODBOT_SHARD_IDS`` (``0,1`` or a range ``0-3``) and ``MODBOT_SHARD_COUNT``; ids need a count."""
+    """``MODBOT_SHARD_IDS`` (``0,1`` or a range ``0-3``) and ``MODBOT_SHARD_COUNT`` (at most :data:`MAX_SHARDS`);
+    ids need a count. Each range is checked against the count before it is expanded (a typo such as
+    ``0-999999999`` is an error, not a billion shard numbers)."""
     count = _int_env(e, "MODBOT_SHARD_COUNT", 0, 1) or None
+    if count is not None and count > MAX_SHARDS:
+        raise SettingsError(f"MODBOT_SHARD_COUNT must be at most {MAX_SHARDS}, not {count}")
     raw = e.get("MODBOT_SHARD_IDS", "").strip()
     if not raw:
         return None, count
-    ids: list[int] = []
+    ranges: list[tuple[int, int]] = []
     try:
         for part in raw.split(","):
             lo, _, hi = part.strip().partition("-")
-            ids.extend(range(int(lo), int(hi or lo) + 1))
+            ranges.append((int(lo), int(hi or lo)))
     except ValueError:
         raise SettingsError(f"MODBOT_SHARD_IDS must be shard numbers like 0,1 or 0-3, not {raw!r}") from None
     if count is None:
         raise SettingsError("MODBOT_SHARD_IDS needs MODBOT_SHARD_COUNT (the total number of shards of the bot)")
-    bad = [i for i in ids if not 0 <= i < count]
-    if bad or not ids:
+    if any(not 0 <= lo <= hi < count for lo, hi in ranges):
         raise SettingsError(f"MODBOT_SHARD_IDS {raw!r}: each shard must be in 0..{count - 1} "
                             f"(MODBOT_SHARD_COUNT={count})")
-    return tuple(sorted(set(ids))), count
+    return tuple(sorted({i for lo, hi in ranges for i in range(lo, hi + 1)})), count
 
 
 def default_servers_dir() -> Path:
@@ -230,11 +237,12 @@ class Settings:
         )
 
 
-def _seconds(env: dict[str, str], name: str, default: float) -> float:
-    """A positive number of seconds from ``env[name]``.
+def _seconds(env: dict[str, str], name: str, default: float, maximum: float = 86_400.0) -> float:
+    """A positive number of seconds from ``env[name]``, at most ``maximum`` (a day: ``inf`` or ``1e300`` would
+    reach a socket timeout that overflows the platform's ``time_t``).
 
     Raises:
-        SettingsError: not a positive number (the message names the variable).
+        SettingsError: not a positive number up to ``maximum`` (the message names the variable).
     """
     raw = env.get(name, "").strip()
     if not raw:
@@ -243,8 +251,8 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds")
+    if not 0 < value <= maximum:  # NaN fails too
+        raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds, at most {maximum:g}")
     return value
 
 

@@ -3,19 +3,24 @@
 Each is a zero-argument callable returning a :class:`bot.core.ports.Scorer` built on :class:`tests.fakes.FakeScorer`,
 so a service subprocess starts in well under a second on two cores. ``MODBOT_TEST_BATCH_DELAY_S`` makes every
 forward pass take that long (default 0.05 s), so concurrent requests queue up behind a running batch as they do
-behind the real model.
+behind the real model. As strict as the real model: a batch holding a text that is not valid Unicode (a lone
+surrogate) fails as a whole, as the ``tokenizers`` package refuses it (``TypeError``, wrapped in ``ScorerError``),
+and so does a batch holding ``MODBOT_TEST_FAIL_ON`` (when set), a model that fails on one input.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Sequence
 
 from bot.core.models import LABELS, Scores
+from bot.scoring import ScorerError
 from tests.fakes import ABUSE, FakeScorer
 
 RULES = {**ABUSE, "kill you": {"toxicity": 0.93, "threat": 0.96}}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SlowFakeScorer(FakeScorer):
@@ -28,9 +33,15 @@ class SlowFakeScorer(FakeScorer):
         super().__init__(RULES, languages=("en",))
         self.labels = labels
         self.delay_s = float(os.environ.get("MODBOT_TEST_BATCH_DELAY_S", "0.05"))
+        self.fail_on_text = os.environ.get("MODBOT_TEST_FAIL_ON") or None
 
     def score_batch(self, texts: Sequence[str]) -> list[Scores]:
         time.sleep(self.delay_s)
+        if any(_SURROGATE.search(t) for t in texts):  # the real tokenizer's TypeError, as the ONNX scorer wraps it
+            raise ScorerError(f"{self.name} failed to score {len(texts)} texts: TypeError: TextEncodeInput must be "
+                              "Union[TextInputSequence, Tuple[InputSequence, InputSequence]]")
+        if self.fail_on_text and any(self.fail_on_text in t for t in texts):
+            raise ScorerError(f"{self.name} failed to score {len(texts)} texts: RuntimeError: fake model failure")
         out = super().score_batch(texts)
         missing = tuple(label for label in LABELS if label not in self.labels)
         return [Scores(values={k: v for k, v in s.values.items() if k in self.labels}, missing=missing,

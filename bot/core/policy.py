@@ -511,7 +511,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
     Raises:
         PolicyError: the file is missing, unreadable (a folder, no permission), not UTF-8, or not valid TOML (the
-            reason carries TOML's line and column).
+            reason carries TOML's line and column), or nested too deeply for the parser.
     """
     try:
         with path.open("rb") as fh:
@@ -526,6 +526,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise PolicyError(str(path), "(syntax)", f"not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(str(path), "(syntax)", str(exc)) from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise PolicyError(str(path), "(syntax)", "arrays or inline tables nested too deeply to parse") from None
 
 
 def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Policy:

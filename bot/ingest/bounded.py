@@ -15,6 +15,7 @@ import io
 import json
 import logging
 import re
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,9 +48,20 @@ class TooLarge(ValueError):
     and keep what came before."""
 
 
+class Damaged(OSError):
+    """A compressed file is damaged (cut before its end, a bad CRC, corrupt deflate data): raised once everything
+    inflated before the damage has been read; the message says what and after how many inflated bytes. An
+    :class:`OSError`, so readers report it as an unreadable file after keeping what came before."""
+
+
 class CappedStream(io.RawIOBase):
     """A read-only binary stream over ``raw`` (an inflating stream) that raises :class:`TooLarge` once more than
     ``limit`` bytes, or more than ``max_ratio * compressed`` bytes past ``floor``, have come out of it.
+
+    Damage (gzip's ``EOFError`` for a cut file, ``BadGzipFile`` for a bad CRC or header, ``zlib.error`` for corrupt
+    data) is held back as :class:`Damaged`: the read that meets it ends the stream there (0 bytes, so a buffered
+    reader above hands out everything inflated so far rather than dropping its partial buffer with the exception),
+    and :meth:`raise_damage` (called by :class:`_InflatedReader` at that end) raises it.
 
     Args:
         raw: The inflating stream (``gzip.GzipFile``, ``zipfile.ZipExtFile``); closed with this one.
@@ -69,12 +81,30 @@ class CappedStream(io.RawIOBase):
         self.ratio_cap = max(floor, max_ratio * max(compressed, 1))
         self.total = 0
         self._on_bytes = on_bytes
+        self.damage: Damaged | None = None
+        self._done = False
+
+    def raise_damage(self) -> None:
+        """Raise the :class:`Damaged` met by a read, if any (once)."""
+        if self.damage is not None:
+            exc, self.damage = self.damage, None
+            self._done = True
+            raise exc
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
-        data = self._raw.read(min(len(b), CHUNK))
+        if self.damage is not None or self._done:
+            return 0
+        read1 = getattr(self._raw, "read1", None)  # one step of inflation: what came out before damage is kept
+        try:
+            data = read1(min(len(b), CHUNK)) if read1 is not None else self._raw.read(min(len(b), CHUNK))
+        except (EOFError, OSError, zlib.error) as exc:
+            what = "ends before its end-of-stream marker (cut short?)" if isinstance(exc, EOFError) else (
+                f"damaged compressed data ({exc})")
+            self.damage = Damaged(f"{what}, after {self.total:,} inflated bytes; read up to there")
+            return 0
         n = len(data)
         self.total += n
         if self.total > self.limit:
@@ -94,6 +124,28 @@ class CappedStream(io.RawIOBase):
             super().close()
 
 
+class _InflatedReader(io.BufferedReader):
+    """The buffered reader over a :class:`CappedStream`: at the end of the data (an empty ``read``/``readline``)
+    it raises the stream's :class:`Damaged`, if any, so a damaged file ends with its error, after its data."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        if not data and size != 0:
+            self._check()
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        data = super().readline(size)
+        if not data and size != 0:
+            self._check()
+        return data
+
+    def _check(self) -> None:
+        raw = self.raw
+        if isinstance(raw, CappedStream):
+            raw.raise_damage()
+
+
 def inner_name(path: Path) -> Path:
     """The name a ``.gz`` file had before compression (``chat.jsonl.gz`` -> ``chat.jsonl``); other paths as is."""
     return path.with_suffix("") if path.suffix.lower() == ".gz" else path
@@ -103,13 +155,14 @@ def inner_name(path: Path) -> Path:
 def open_binary(path: Path, data: bytes | None = None) -> Iterator[IO[bytes]]:
     """Open an export file for streamed reading: ``data`` if given, a ``.gz`` file through a
     :class:`CappedStream` (bounded by :data:`MAX_INFLATED_BYTES` and :data:`MAX_RATIO`), else the file itself.
-    Reading may raise :class:`TooLarge` (a ``.gz`` bomb) or ``gzip.BadGzipFile``/``EOFError`` (a damaged one)."""
+    Reading may raise :class:`TooLarge` (a ``.gz`` bomb) or :class:`Damaged` (a damaged one, once everything
+    inflated before the damage has been read)."""
     if data is not None:
         yield io.BytesIO(data)
         return
     if path.suffix.lower() == ".gz":
         raw = CappedStream(gzip.open(path, "rb"), limit=MAX_INFLATED_BYTES, compressed=path.stat().st_size)
-        with io.BufferedReader(raw, CHUNK) as fh:
+        with _InflatedReader(raw, CHUNK) as fh:
             yield fh
         return
     with path.open("rb") as fh:
@@ -123,6 +176,22 @@ def read_head(path: Path, n: int = 4096) -> bytes:
             return fh.read(n)
     except (OSError, EOFError, TooLarge):
         return b""
+
+
+def damage_of(path: Path, n: int = 4096) -> Damaged | None:
+    """The :class:`Damaged` error met inflating the first ``n`` bytes of a ``.gz`` file (``None``: not a ``.gz``,
+    or its start inflates): says why a damaged file's format could not be detected."""
+    if path.suffix.lower() != ".gz":
+        return None
+    try:
+        with open_binary(path) as fh:
+            fh.read(n)
+            fh.read(n)  # at the end of what inflates, the damage is raised
+    except Damaged as exc:
+        return exc
+    except (OSError, TooLarge):
+        return None
+    return None
 
 
 def iter_lines(fh: IO[bytes], where: str, max_bytes: int = MAX_LINE_BYTES) -> Iterator[str | None]:
@@ -150,7 +219,9 @@ def iter_lines(fh: IO[bytes], where: str, max_bytes: int = MAX_LINE_BYTES) -> It
 
 class TextChunks:
     """Decoded text of a binary stream, :data:`CHUNK` bytes at a time (UTF-8, BOM dropped; invalid bytes become
-    U+FFFD with one warning naming ``where``)."""
+    U+FFFD with one warning naming ``where``). A damaged compressed stream ends the text where the damage is, and
+    :attr:`damage` holds the :class:`Damaged` error (the reader reports it once it has used the text before it:
+    :class:`JsonArrayReader` reads a chunk ahead of the item it parses)."""
 
     def __init__(self, fh: IO[bytes], where: str) -> None:
         self._fh = fh
@@ -158,11 +229,15 @@ class TextChunks:
         self._dec = codecs.getincrementaldecoder("utf-8-sig")("strict")
         self._warned = False
         self.eof = False
+        self.damage: Damaged | None = None
 
     def read(self) -> str:
-        """The next piece of text (``""`` at the end)."""
+        """The next piece of text (``""`` at the end, or at the damage of a damaged compressed stream)."""
         while not self.eof:
-            data = self._fh.read(CHUNK)
+            try:
+                data = self._fh.read(CHUNK)
+            except Damaged as exc:
+                self.damage, data = exc, b""
             final = not data
             self.eof = final
             try:

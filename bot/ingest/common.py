@@ -41,7 +41,8 @@ def clean_text(text: object) -> str:
 def parse_iso(value: str) -> datetime:
     """Parse an ISO-8601 time (``Z`` or offset; any number of fraction digits) into aware UTC.
 
-    A time without an offset is taken as UTC. Raises ``ValueError`` on anything else.
+    A time without an offset is taken as UTC. Raises ``ValueError`` on anything else, also for a time whose UTC
+    equivalent is outside years 1-9999 (``0001-01-01T00:00:00+01:00``: .NET's ``DateTime.MinValue`` with an offset).
     """
     s = value.strip()
     m = re.match(r"^(.*T\d\d:\d\d:\d\d)\.(\d+)(.*)$", s)
@@ -50,22 +51,28 @@ def parse_iso(value: str) -> datetime:
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    try:
+        return dt.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"time {value.strip()[:40]!r} is out of range in UTC (years 1 to 9999)") from None
 
 
 def from_unix(value: str | float | int) -> datetime:
     """Unix seconds to aware UTC; strings such as Slack ``ts`` ``"1608128074.295700"`` are read exactly
-    (microseconds, no float rounding). Raises ``ValueError``."""
-    if isinstance(value, str):
-        whole, _, frac = value.strip().partition(".")
-        if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
-            return EPOCH + timedelta(seconds=int(whole), microseconds=int((frac + "000000")[:6]))
-    return EPOCH + timedelta(seconds=float(value))
+    (microseconds, no float rounding). Raises ``ValueError``, also for a time outside years 1-9999."""
+    try:
+        if isinstance(value, str):
+            whole, _, frac = value.strip().partition(".")
+            if whole.lstrip("-").isdigit() and (not frac or frac.isdigit()):
+                return EPOCH + timedelta(seconds=int(whole), microseconds=int((frac + "000000")[:6]))
+        return EPOCH + timedelta(seconds=float(value))
+    except OverflowError:
+        raise ValueError(f"time {str(value)[:40]!r} is out of range (years 1 to 9999)") from None
 
 
 def snowflake_time(snowflake: str) -> datetime | None:
     """Creation time encoded in a Discord snowflake (``id >> 22`` ms after 2015-01-01), or ``None`` if not one."""
-    if not snowflake.isdigit() or len(snowflake) < 15:
+    if not snowflake.isdigit() or not 15 <= len(snowflake) <= 20:  # a snowflake is a 64-bit integer
         return None
     ms = (int(snowflake) >> 22) + DISCORD_EPOCH_MS
     return EPOCH + timedelta(milliseconds=ms)

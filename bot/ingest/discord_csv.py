@@ -52,6 +52,10 @@ from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
 
+# Python's csv refuses a field over 131,072 characters (its default limit) and cannot go on after it, so one long
+# Content cell lost the rest of the file; allow a field as long as the longest line read (its lines are bounded).
+csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
+
 #: Fallback ``strptime`` formats tried after the 2019 format and ISO-8601 (all read as UTC).
 DATE_FORMATS = (
     "%d-%b-%Y %I:%M %p",
@@ -250,7 +254,8 @@ def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) ->
         except StopIteration:
             break
         except csv.Error as exc:
-            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num})", f"bad CSV: {exc}"))
+            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num})",
+                                    f"bad CSV: {exc}; the rest of the file is skipped"))
             break
         except _LineTooLong:
             sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num + 1})",

@@ -144,8 +144,18 @@ def _items(path: Path, sink: ErrorSink | None, data: bytes | None, header: dict[
     report = sink.report
     try:
         with open_binary(path, data) as fh:
-            rd = JsonArrayReader(TextChunks(fh, str(path)))
+            chunks = TextChunks(fh, str(path))
+            rd = JsonArrayReader(chunks)
+
+            def damaged() -> bool:  # a damaged .gz: its damage is the one error, after the items before it
+                if chunks.damage is not None:
+                    report(IngestError(path, "", f"unreadable: {chunks.damage}"))
+                    return True
+                return False
+
             if not rd.find("messages"):
+                if damaged():
+                    return
                 if len(rd.prefix) > MAX_HEADER_CHARS:
                     report(IngestError(path, "", "not a DiscordChatExporter JSON export (no 'messages' array in "
                                        f"its first {MAX_HEADER_CHARS:,} characters)"))
@@ -160,9 +170,12 @@ def _items(path: Path, sink: ErrorSink | None, data: bytes | None, header: dict[
             try:
                 yield from rd.items()
             except JsonBreak as exc:
-                report(IngestError(path, exc.position, exc.reason))
+                if not damaged():
+                    report(IngestError(path, exc.position, exc.reason))
                 return
             tail = rd.rest()
+            if damaged():
+                return
             if tail is not None and (t := tail.strip()) not in ("}", ""):
                 try:
                     json.loads("{" + t[1:] if t.startswith(",") else t)
@@ -247,7 +260,7 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
     chan = found if isinstance(found := doc.get("channel"), dict) else {}
     server = ServerRef("export", get_str(guild, "id") or path.parent.name or "export", clean_text(guild.get("name")))
     chan_id = get_str(chan, "id") or inner_name(path).stem
-    if chan.get("type") in _THREAD_KINDS:
+    if isinstance(kind := chan.get("type"), str) and kind in _THREAD_KINDS:
         channel = ChannelRef(
             chan_id, clean_text(chan.get("name")), parent_id=get_str(chan, "categoryId"), is_thread=True
         )
@@ -257,7 +270,11 @@ def iter_discord_json(path: Path, *, sink: ErrorSink | None = None, data: bytes 
     if first is None:
         return
     for i, m in itertools.chain((first,), items):
-        msg = _convert(m, i, path, sink, server, channel, joins, author_of)
+        try:
+            msg = _convert(m, i, path, sink, server, channel, joins, author_of)
+        except (TypeError, AttributeError) as exc:  # a field of the wrong type ("mentions": 5, "type": [])
+            sink.report(IngestError(path, f"message {i}", f"malformed message (a field of the wrong type: {exc})"))
+            msg = None
         if isinstance(m, dict):
             author_of[str(m.get("id"))] = get_str(m, "author", "id")
             if len(author_of) > REPLY_WINDOW:

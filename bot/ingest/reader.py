@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bot.core.models import Message
-from bot.ingest.bounded import inner_name, read_head
+from bot.ingest.bounded import damage_of, inner_name, read_head
 from bot.ingest.common import natural_key
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.ingest.discord_json import iter_discord_json, sniff_discord_json
@@ -94,7 +94,9 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
     if path.is_file():
         file_fmt = fmt if fmt != "auto" else detect_file_format(path)
         if file_fmt is None:
-            sink.report(IngestError(path, "", "cannot detect the export format (give --format)"))
+            damage = damage_of(path)
+            sink.report(IngestError(path, "", f"unreadable: {damage}" if damage is not None
+                                    else "cannot detect the export format (give --format)"))
             return
         yield functools.partial(_iter_file, path, file_fmt, sink, None)
         return
@@ -107,6 +109,9 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
                 child_fmt = None
         else:
             child_fmt = None
+        if child_fmt is None and (damage := damage_of(child)) is not None:
+            sink.report(IngestError(child, "", f"unreadable: {damage}"))  # a damaged .gz is not "not an export"
+            continue
         if child_fmt is None or child_fmt == "slack-export":
             log.debug("skipping %s (not a %s export)", child, fmt)
             continue

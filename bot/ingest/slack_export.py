@@ -30,6 +30,7 @@ import json
 import logging
 import re
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
@@ -37,7 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
-from bot.ingest.bounded import CHUNK, MAX_RATIO, RATIO_FLOOR, TooLarge
+from bot.ingest.bounded import CHUNK, MAX_RATIO, RATIO_FLOOR, Damaged, TooLarge
 from bot.ingest.common import (
     TOO_DEEP,
     TOO_DEEP_REASON,
@@ -104,7 +105,8 @@ class _Tree:
         return self.path / name
 
     def read(self, name: str) -> str:
-        """The file's text. Raises :class:`TooLarge` past a bound (see the class docstring)."""
+        """The file's text. Raises :class:`TooLarge` past a bound (see the class docstring), or
+        :class:`bot.ingest.bounded.Damaged` for a zip member that does not inflate (corrupt, a bad CRC-32)."""
         return decode_bytes(self._bytes(name), str(self.where(name)))
 
     def _bytes(self, name: str) -> bytes:
@@ -117,6 +119,13 @@ class _Tree:
         info = self.zip.getinfo(self.prefix + name)
         if info.file_size > limit:
             raise TooLarge(f"member declares {info.file_size:,} bytes, past the {limit:,}-byte bound; skipped")
+        try:
+            return self._inflate(info, limit)
+        except (zlib.error, zipfile.BadZipFile, EOFError) as exc:  # corrupt deflate data, a bad CRC-32, cut short
+            raise Damaged(f"damaged compressed data ({exc}); skipped") from None
+
+    def _inflate(self, info: zipfile.ZipInfo, limit: int) -> bytes:
+        assert self.zip is not None
         ratio_cap = max(RATIO_FLOOR, self.max_ratio * max(info.compress_size, 1))
         parts: list[bytes] = []
         total = 0
@@ -163,6 +172,9 @@ def _load_list(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
     except TooLarge as exc:
         sink.report(IngestError(tree.where(name), "", str(exc)))
         return []
+    except Damaged as exc:
+        sink.report(IngestError(tree.where(name), "", f"unreadable: {exc}"))
+        return []
     except json.JSONDecodeError as exc:
         sink.report(IngestError(tree.where(name), json_error_position(exc), f"malformed JSON: {exc.msg}"))
         return []
@@ -180,6 +192,9 @@ def _load_day(tree: _Tree, name: str, sink: ErrorSink) -> list[dict[str, Any]]:
         text = tree.read(name)
     except TooLarge as exc:
         sink.report(IngestError(tree.where(name), "", str(exc)))
+        return []
+    except Damaged as exc:
+        sink.report(IngestError(tree.where(name), "", f"unreadable: {exc}"))
         return []
     try:
         doc = json.loads(text)
@@ -286,7 +301,7 @@ class SlackExport:
                 if m.get("team"):
                     msg_teams[str(m["team"])] += 1
                 uid, ts = get_str(m, "user"), get_str(m, "ts")
-                if m.get("subtype") in _JOIN_SUBTYPES and uid and ts:
+                if isinstance(sub := m.get("subtype"), str) and sub in _JOIN_SUBTYPES and uid and ts:
                     try:
                         t = from_unix(ts)
                     except ValueError:
@@ -307,7 +322,13 @@ class SlackExport:
             if name.split("/", 1)[0] != folder:
                 continue
             for i, m in enumerate(_load_day(self.tree, name, self.sink)):
-                msg = _convert(m, i, self.tree.where(name), self.sink, self.server, channel, self.users, self.joins)
+                try:
+                    msg = _convert(m, i, self.tree.where(name), self.sink, self.server, channel, self.users,
+                                   self.joins)
+                except (TypeError, AttributeError) as exc:  # a field of the wrong type ("files": 5, "subtype": [])
+                    self.sink.report(IngestError(self.tree.where(name), f"message {i}",
+                                                 f"malformed message (a field of the wrong type: {exc})"))
+                    msg = None
                 if msg is not None:
                     yield msg
 

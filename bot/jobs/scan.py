@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -47,6 +48,51 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def output_clash(paths: list[Path], *, out: Path | None, report: Path | None,
+                 database: str | os.PathLike[str] | None = None) -> str | None:
+    """Why ``--out`` / ``--report`` cannot be written where asked, or ``None``: an output that is one of the inputs
+    would be truncated (``--out``, after the survey read it: the export lost) or replaced by the report; one on a
+    file of the mod log ``database`` would destroy it; one inside an input folder would be read back as input by
+    the judging pass; the two outputs on one file would overwrite each other. Symbolic links and ``..`` are
+    resolved first."""
+    from bot.store import describe, overwrites_database
+
+    inputs = [Path(p).resolve() for p in paths]
+    outputs = [(flag, Path(o)) for flag, o in (("--out", out), ("--report", report)) if o is not None]
+    for flag, given in outputs:
+        if database is not None and overwrites_database(given, database):
+            return f"{flag} {given} is the mod log {describe(database)} (it would be overwritten); choose another file"
+        target = given.resolve()
+        for src in inputs:
+            same = target == src or (target.exists() and src.exists() and os.path.samefile(target, src))
+            if same:
+                return f"{flag} {given} is an input of this scan (it would be overwritten); choose another file"
+            if src.is_dir() and target.is_relative_to(src):
+                return (f"{flag} {given} is inside the input folder {src} (the scan would read it back as input); "
+                        "choose a file outside it")
+    if len(outputs) == 2 and outputs[0][1].resolve() == outputs[1][1].resolve():
+        return f"--out and --report name the same file ({outputs[0][1]}); choose two"
+    return None
+
+
+def output_problem(flag: str, path: Path) -> str | None:
+    """Why the scan could not write ``path`` (``--out`` / ``--report``), found before anything is read: a folder,
+    a missing folder that cannot be made, no permission. Probes by opening the file for appending (a file created
+    by the probe is removed again) and makes missing parent folders, as the scan would."""
+    if path.is_dir():
+        return f"{flag} {path} is a folder; give a file name"
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as exc:
+        return f"{flag} {path} cannot be written: {exc.strerror or exc}"
+    return None
+
+
 async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
                    scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
@@ -54,8 +100,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     the input is read and only when some message needs scoring (not for a replay from stored scores, nor for a
     re-run over messages all recorded under the same policy).
 
-    Every input is validated before the model loads: a missing path, an invalid policy or input with no messages
-    at all exits 2 with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
+    Every input is validated before the model loads: a missing path, an ``--out`` or ``--report`` that is an input
+    (or inside an input folder: :func:`output_clash`), an invalid policy or input with no messages at all exits 2
+    with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
     ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
     off, with one warning: on such input they would only see one "unknown" member posting everything at once.
     """
@@ -68,6 +115,13 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     if missing:
         console.print(f"[red]error:[/red] no such file or folder: {', '.join(str(p) for p in missing)}",
                       highlight=False)
+        return 2
+    clash = output_clash(args.paths, out=getattr(args, "out", None), report=getattr(args, "report", None),
+                         database=settings.db_path)
+    for flag, target in (("--out", getattr(args, "out", None)), ("--report", getattr(args, "report", None))):
+        clash = clash or (output_problem(flag, Path(target)) if target is not None else None)
+    if clash:
+        console.print(f"[red]error:[/red] {clash}", highlight=False)
         return 2
     registry = build_policies(settings, extra_policy_files=tuple(args.policy))  # PolicyError before reading
     errors: list[IngestError] = []

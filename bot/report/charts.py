@@ -71,9 +71,20 @@ def zoom_window(all_times: Sequence[datetime], flagged_times: Sequence[datetime]
         return None
     hours = Counter(_floor(t, 3600) for t in flagged_times)
     peak = min(hours, key=lambda h: (-hours[h], h))
-    lo = peak - timedelta(minutes=30)
-    lo = _floor(lo, 1800)
-    return lo, lo + timedelta(hours=2)
+    lo = _floor(_add(peak, -1800), 1800)
+    return lo, _add(lo, 7200)
+
+
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
+
+
+def _add(t: datetime, seconds: float) -> datetime:
+    """``t`` plus ``seconds``, kept within years 1-9999 (an export may hold .NET's DateTime.MinValue / MaxValue)."""
+    try:
+        return t + timedelta(seconds=seconds)
+    except OverflowError:
+        return _LAST if seconds > 0 else _FIRST
 
 
 def _floor(t: datetime, width: int) -> datetime:
@@ -108,8 +119,8 @@ def _timeline_svg(all_times: Sequence[datetime], flagged_times: Sequence[datetim
     ]
     for i in range(n):
         x = left + i * bw
-        b0 = start + timedelta(seconds=i * width_s)
-        b1 = b0 + timedelta(seconds=width_s)
+        b0 = _add(start, i * width_s)
+        b1 = _add(b0, width_s)
         fmt = "%Y-%m-%d %H:%M" if width_s < 86400 else "%Y-%m-%d"
         tip = f"{b0.strftime(fmt)} to {b1.strftime(fmt)} UTC: {vol[i]} messages, {flg[i]} flagged"
         for value, colour, cls in ((vol[i], "#9aa5b1", "vol"), (flg[i], "#c0392b", "flag")):
@@ -125,7 +136,8 @@ def _timeline_svg(all_times: Sequence[datetime], flagged_times: Sequence[datetim
     first = first if first % tick_s == 0 else first + tick_s - first % tick_s
     prev_date = None
     t = datetime.fromtimestamp(first, UTC)
-    while t <= start + timedelta(seconds=total):
+    end = _add(start, total)
+    while t <= end:
         x = left + (t - start).total_seconds() / width_s * bw
         if tick_s >= 86400:
             line1, line2 = t.strftime("%Y-%m-%d"), ""
@@ -139,7 +151,9 @@ def _timeline_svg(all_times: Sequence[datetime], flagged_times: Sequence[datetim
         parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 17}" text-anchor="middle">{_esc(line1)}</text>')
         if line2:
             parts.append(f'<text x="{x:.1f}" y="{bottom + 31}" text-anchor="middle">{_esc(line2)}</text>')
-        t += timedelta(seconds=tick_s)
+        if t == _LAST:
+            break
+        t = _add(t, tick_s)
     parts.append(
         f'<rect x="{left}" y="{height - 14}" width="10" height="10" fill="#9aa5b1"/>'
         f'<text x="{left + 14}" y="{height - 5}">messages</text>'

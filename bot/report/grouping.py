@@ -71,17 +71,19 @@ def _group_threads(rows: Sequence[Row], raids: Sequence[Raid] = ()) -> list[Thre
         root = root_of(r)
         if root is not None and root != r.id:
             groups[(r.server_id, root)].append(r)
-    out = []
+    out: list[tuple[Row, Thread]] = []  # (the row the thread sorts by: its root, else its first flagged reply)
     for (server, root_id), replies in groups.items():
         flagged = sorted((r for r in replies if r.flagged), key=_by_time)
         if not flagged:
             continue
         own = tuple(r for r in flagged if (r.server_id, r.id) not in raid_of)
         in_raids = sorted({raid_of[(r.server_id, r.id)] for r in flagged if (r.server_id, r.id) in raid_of})
-        out.append(Thread(root_id, by_id.get((server, root_id)), own, len(replies) - len(flagged),
-                          len(flagged) - len(own), tuple(in_raids)))
-    out.sort(key=lambda t: _by_time(t.root or t.replies[0]))
-    return out
+        root_row = by_id.get((server, root_id))
+        # every flagged reply may be shown under a raid (own is empty) while the root is not in the export
+        out.append((root_row or flagged[0], Thread(root_id, root_row, own, len(replies) - len(flagged),
+                                                   len(flagged) - len(own), tuple(in_raids))))
+    out.sort(key=lambda pair: _by_time(pair[0]))
+    return [thread for _, thread in out]
 
 
 def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping[str, Any]]) -> ReportData:

@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,7 +244,7 @@ class OnnxScorer:
         self._np = np
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = threads or int(os.environ.get("MODBOT_ONNX_THREADS", "0")) or os.cpu_count() or 1
+        opts.intra_op_num_threads = threads or onnx_threads()
         if os.environ.get("MODBOT_ONNX_SPIN", "1") == "0":  # idle threads sleep instead of spinning between calls
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
@@ -317,6 +317,28 @@ class OnnxScorer:
             raise ScorerError(f"ONNX model returned shape {logits.shape} for {len(texts)} texts")
         probs = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
         return {label: probs[:, i].tolist() for i, label in enumerate(self._model_labels)}
+
+
+#: Most ONNX Runtime threads ``MODBOT_ONNX_THREADS`` may ask for.
+MAX_THREADS = 1024
+
+
+def onnx_threads(env: Mapping[str, str] | None = None) -> int:
+    """ONNX Runtime intra-op threads: ``MODBOT_ONNX_THREADS`` (a whole number from 1 to :data:`MAX_THREADS`; 0
+    or unset: every CPU).
+
+    Raises:
+        ScorerLoadError: the variable is not such a number (the message names it).
+    """
+    raw = (os.environ if env is None else env).get("MODBOT_ONNX_THREADS", "").strip()
+    try:
+        value = int(raw) if raw else 0
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_THREADS:
+        raise ScorerLoadError(f"MODBOT_ONNX_THREADS={raw!r}: expected a whole number of threads from 1 to "
+                              f"{MAX_THREADS} (0 or unset: every CPU)")
+    return value or os.cpu_count() or 1
 
 
 def candidate_sha256(exported: OnnxExport, precision: str) -> str | None:

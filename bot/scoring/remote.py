@@ -148,7 +148,8 @@ class RemoteScorer:
 
         Raises:
             ScorerError: the service did not answer within ``timeout_s`` (retries included), refused the request,
-                or answered something malformed.
+                or answered something malformed (the wrong number of scores, a score that is not a number in
+                [0, 1]: ``NaN``, an infinity, a boolean); labels the bot does not know are left out.
         """
         if not texts:
             return []
@@ -167,9 +168,14 @@ class RemoteScorer:
             self._learn(answer)
             missing = tuple(answer.get("missing") or ())
             for values in scores:
-                if not isinstance(values, dict) or not all(isinstance(v, int | float) for v in values.values()):
-                    raise ScorerError(f"scoring service {self.url}: malformed scores")
-                out.append(Scores(values={k: float(v) for k, v in values.items()}, missing=missing,
+                # a probability in [0, 1] per known label: NaN is under every threshold (a clean verdict made
+                # up), and a boolean, an infinity or 1.5 is no score either
+                if not isinstance(values, dict) or not all(
+                        isinstance(v, int | float) and not isinstance(v, bool) and 0.0 <= v <= 1.0
+                        for v in values.values()):
+                    raise ScorerError(f"scoring service {self.url}: malformed scores (each must be a number in "
+                                      "[0, 1])")
+                out.append(Scores(values={k: float(v) for k, v in values.items() if k in LABELS}, missing=missing,
                                   model=self.name))
         return out
 

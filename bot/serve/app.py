@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -49,6 +50,8 @@ from bot.core.ports import Scorer
 from bot.serve.batcher import BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
+    BODY_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     STARTED,
     build_parser,
@@ -65,6 +68,7 @@ from bot.serve.perspective import (
     analyze_response,
     language_error,
     parse_analyze,
+    utf16_spans,
 )
 from bot.serve.reading import read_text, sentence_spans
 
@@ -76,6 +80,7 @@ MAX_TEXTS_PER_REQUEST = 512
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -91,6 +96,8 @@ class ServeConfig:
         drain_s: Longest SIGTERM waits for in-flight requests.
         policies: Named policies for the native endpoint's ``"policy"`` (``"default"`` is always there).
         max_wait_s: Micro-batching wait after a first request (0: none; the batch grows while the model works).
+        idle_timeout_s: A connection idle this long, or still sending its request line and headers, is closed.
+        body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
     """
 
     host: str = "127.0.0.1"
@@ -103,6 +110,8 @@ class ServeConfig:
     drain_s: float = 20.0
     policies: dict[str, Path] = field(default_factory=dict)
     max_wait_s: float = 0.0
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    body_timeout_s: float = BODY_TIMEOUT_S
 
 
 class Metrics:
@@ -278,9 +287,14 @@ class ScoringService:
         does not, are refused like any other invalid payload, so nothing non-JSON is echoed back in an answer).
 
         Raises:
-            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply.
+            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply; 408
+                when the body has not arrived within ``body_timeout_s``.
         """
-        body = await request.read()
+        try:
+            body = await asyncio.wait_for(request.read(), self.config.body_timeout_s)
+        except TimeoutError:
+            raise ApiError(408, f"The request body did not arrive within {self.config.body_timeout_s:g} s.",
+                           headers={"Connection": "close"}) from None
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -314,8 +328,9 @@ class ScoringService:
     async def analyze(self, request: web.Request) -> web.Response:
         """``POST /v1alpha1/comments:analyze``: Perspective's AnalyzeComment."""
         assert self.scorer is not None
-        req = parse_analyze(await self._json(request), self.scorer.labels,
-                            max_comment_bytes=self.config.max_comment_bytes)
+        obj = await self._json(request)
+        _refuse_lone_surrogates(obj, _comment_text)
+        req = parse_analyze(obj, self.scorer.labels, max_comment_bytes=self.config.max_comment_bytes)
         policy = self.policies["default"]
         model_languages = tuple(getattr(self.scorer, "languages", None) or ())
         first_attr = req.attributes[0][0]
@@ -335,7 +350,8 @@ class ScoringService:
         scored = await self._score(plans)
         languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
         body = analyze_response(req, scored[0].values,
-                                [(b, e, s.values) for (b, e), s in zip(spans, scored[1:], strict=True)],
+                                [(b, e, s.values) for (b, e), s in zip(utf16_spans(req.text, spans), scored[1:],
+                                                                       strict=True)],
                                 languages, [detected] if detected else [])
         return web.json_response(body)
 
@@ -370,6 +386,7 @@ class ScoringService:
         from bot.core.judge import decide
 
         obj = await self._json(request)
+        _refuse_lone_surrogates(obj, _batch_text)
         ids, texts = self._texts(obj, ids=True)
         name = obj.get("policy")
         if name is not None and (not isinstance(name, str) or name not in self.policies):
@@ -396,6 +413,14 @@ class ScoringService:
         """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call)."""
         assert self.scorer is not None
         _, texts = self._texts(await self._json(request), ids=False)
+        for n, text in enumerate(texts):
+            # the texts go to the model as they are, and its tokenizer refuses a lone surrogate (TypeError), which
+            # would fail the whole forward pass, every request batched with this one; for_scoring never leaves one
+            m = _LONE_SURROGATE.search(text)
+            if m is not None:
+                raise ApiError(400, f"texts[{n}]: a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}"
+                               ": not Unicode text; normalise it (bot.core.normalize.for_scoring) first.",
+                               "INVALID_REQUEST")
         scored = await self._score([(t,) for t in texts])
         return web.json_response({"model": scored[0].model or self.scorer.name, "version": self.scorer.version,
                                   "labels": list(self.scorer.labels),
@@ -497,7 +522,7 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
     to load)."""
     svc = ScoringService(config, keys, default_policy)
-    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False)
+    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False, keepalive_timeout=config.idle_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
@@ -568,7 +593,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
         keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
-                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000)
+                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
+                             idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
@@ -581,6 +607,53 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
     except OSError as exc:  # the port is taken, the address is not ours
         print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _lone_surrogate_at(obj: Any, texts: Callable[[tuple[str | int, ...]], bool]) -> str | None:
+    """The path (``clientToken``, ``texts[0].id``, ``requestedAttributes.<key>``) of the first string or object key
+    in ``obj`` holding a lone UTF-16 surrogate (JSON ``"\\ud800"``), leaving out the strings ``texts(path)`` says
+    are texts to score (normalised like the bots' messages); ``None`` when there is none. Iterative: ``obj`` may be
+    nested as deep as the JSON decoder allows."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if not texts(path) and _LONE_SURROGATE.search(value):
+                return _path_name(path)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if _LONE_SURROGATE.search(k):
+                    return _path_name((*path, "<key>"))
+                stack.append(((*path, k), v))
+        elif isinstance(value, list):
+            stack.extend(((*path, n), v) for n, v in enumerate(value))
+    return None
+
+
+def _path_name(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "the body"
+
+
+def _refuse_lone_surrogates(obj: Any, texts: Callable[[tuple[str | int, ...]], bool]) -> None:
+    """Raise a 400 ``INVALID_REQUEST`` naming where ``obj`` holds a lone surrogate outside its texts: such a value is
+    not Unicode text, and echoed back (``clientToken``, an id, a name in an error message) it would make the answer
+    invalid UTF-8 JSON for strict parsers."""
+    where = _lone_surrogate_at(obj, texts)
+    if where is not None:
+        raise ApiError(400, f"Invalid value at '{where}': a lone UTF-16 surrogate (not Unicode text).",
+                       "INVALID_REQUEST")
+
+
+def _comment_text(path: tuple[str | int, ...]) -> bool:
+    return path == ("comment", "text")
+
+
+def _batch_text(path: tuple[str | int, ...]) -> bool:
+    return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
+        len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
 
 
 def _not_json(literal: str) -> Any:

@@ -4,7 +4,9 @@ Every request puts its plans (:func:`bot.core.pieces.scoring_pieces` tuples) on 
 takes everything queued (up to ``max_texts`` distinct texts), scores it with one
 :func:`bot.core.pieces.score_plans` call in one worker thread, and resolves each request's future. While that call
 runs, new requests queue up and form the next batch: under load the batch grows by itself, and a lone request waits
-for no timer (``max_wait_s`` defaults to 0). The scorer is only ever called from that one thread.
+for no timer (``max_wait_s`` defaults to 0). The scorer is only ever called from that one thread. When the scorer
+fails on a batch of several requests, each request is scored again on its own, so a text the model fails on fails
+only the request that sent it.
 
 Layer: composition root helper (``bot.core`` only; the scorer is any :class:`bot.core.ports.Scorer`).
 """
@@ -150,9 +152,13 @@ class MicroBatcher:
             scored = await loop.run_in_executor(self._executor, score_plans, self.scorer, plans)
         except Exception as exc:  # noqa: BLE001 - each caller answers it (503 / on_scorer_error)
             log.error("scorer failed on a batch of %d texts: %s: %s", texts, type(exc).__name__, exc)
+            if len(jobs) == 1:
+                if not jobs[0].future.done():
+                    jobs[0].future.set_exception(exc)
+                return
+            # one caller's text must not fail the callers batched with it: score each request on its own
             for j in jobs:
-                if not j.future.done():
-                    j.future.set_exception(exc)
+                await self._run(loop, [j])
             return
         seconds = time.perf_counter() - started
         self.stats.batches += 1

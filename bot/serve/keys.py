@@ -97,15 +97,33 @@ class RateLimiter:
         rate: Requests per second refilled (``> 0``).
         burst: Bucket size: requests allowed at once (``>= 1``).
         clock: Monotonic seconds (tests pass a fake clock).
+        max_names: Past this many buckets, those that have refilled are forgotten (a full bucket is what a new
+            name gets, so nothing changes for them): wrong-key requests are limited per client address, and
+            without it one request from each of many addresses would keep a bucket each for ever. Memory is then
+            bounded by the names seen within ``burst / rate`` seconds.
     """
 
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic,
+                 max_names: int = 10_000) -> None:
         if rate <= 0 or burst < 1:
             raise ValueError("rate must be > 0 and burst >= 1")
         self.rate = rate
         self.burst = burst
         self.clock = clock
+        self.max_names = max_names
+        self._prune_at = max_names
         self._buckets: dict[str, tuple[float, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def _prune(self, now: float) -> None:
+        """Forget the buckets that have refilled; prune again only once there are twice as many as are left (so a
+        flood of active names costs amortised constant time per request)."""
+        full = float(self.burst)
+        self._buckets = {name: (tokens, at) for name, (tokens, at) in self._buckets.items()
+                         if tokens + (now - at) * self.rate < full}
+        self._prune_at = max(self.max_names, 2 * len(self._buckets))
 
     def take(self, name: str, cost: float = 1.0) -> float:
         """Take ``cost`` tokens from ``name``'s bucket: ``0.0`` when allowed, else the seconds until it would be
@@ -115,9 +133,13 @@ class RateLimiter:
         tokens = min(float(self.burst), tokens + (now - at) * self.rate)
         if tokens >= cost:
             self._buckets[name] = (tokens - cost, now)
-            return 0.0
-        self._buckets[name] = (tokens, now)
-        return (cost - tokens) / self.rate
+            wait = 0.0
+        else:
+            self._buckets[name] = (tokens, now)
+            wait = (cost - tokens) / self.rate
+        if len(self._buckets) > self._prune_at:
+            self._prune(now)
+        return wait
 
     @staticmethod
     def retry_after(seconds: float) -> str:

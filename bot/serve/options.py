@@ -36,6 +36,13 @@ MAX_COMMENT_BYTES = 20_480
 #: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
 MAX_BODY_BYTES = 1_048_576
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+#: Seconds a connection may stay idle, or take to send a request line and headers, before it is closed: aiohttp's
+#: own ``run_app`` default (its connection handler's default is an hour, so a slowloris client that opens connections
+#: and sends nothing would hold them, and file descriptors, for that long). Longer than nginx's 60 s upstream
+#: keep-alive, so a proxy never reuses a connection the service is closing.
+IDLE_TIMEOUT_S = 75.0
+#: Seconds a request's body may take to arrive after its headers (408 after it): a 1 MiB body at 1 Mbit/s.
+BODY_TIMEOUT_S = 10.0
 #: ``time.perf_counter()`` when this module was imported (first thing ``python -m bot serve`` does): the ready
 #: line's "s after start".
 STARTED = time.perf_counter()
@@ -70,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="milliseconds a batch waits for more requests after its first one (default 0: none; the "
                         "batch grows by itself while the model works)")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
+    p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
+                   help="close a connection idle (or still sending its request line and headers) this long "
+                        f"(default {IDLE_TIMEOUT_S:g} s; keep it longer than a proxy's upstream keep-alive)")
+    p.add_argument("--body-timeout-s", type=float, default=BODY_TIMEOUT_S,
+                   help=f"answer 408 to a request whose body has not arrived this long after its headers "
+                        f"(default {BODY_TIMEOUT_S:g} s)")
     return p
 
 
@@ -96,7 +109,7 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     Raises:
         bot.serve.keys.KeyConfigError: the keys file or variable is unusable.
         ValueError: a malformed ``--policy``, a public ``--host`` without keys, a port outside 0-65535, a rate, size
-            or drain that is not a positive (drain: non-negative) finite number, or a ``--scorer`` that cannot be
+            drain or timeout that is not a positive (drain: non-negative) finite number, or a ``--scorer`` that cannot be
             imported; the message names the option.
     """
     keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
@@ -119,6 +132,9 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
         raise ValueError(f"--batch-wait-ms {args.batch_wait_ms:g}: expected 0 to 1000 milliseconds")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
+    for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
+        if not (math.isfinite(value) and 0 < value <= 86_400):
+            raise ValueError(f"{flag} {value:g}: expected a number of seconds above 0, at most a day")
     spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
     if spec:
         factory(spec)

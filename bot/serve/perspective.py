@@ -16,9 +16,10 @@ Shapes (from Perspective's public API reference)::
                             "errorType": "LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE", ...}]}}
 
 Differences (docs/perspective-migration.md): only the seven attributes the model has; ``scoreThreshold`` and
-``scoreType`` ``PROBABILITY`` are honoured, no other score type; span offsets count Unicode code points; the
-non-standard request field ``allowUnsupportedLanguages: true`` scores a text in a language the model does not read
-(its scores are then unreliable) instead of answering ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``.
+``scoreType`` ``PROBABILITY`` are honoured, no other score type; the non-standard request field
+``allowUnsupportedLanguages: true`` scores a text in a language the model does not read (its scores are then
+unreliable) instead of answering ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``. Span offsets count UTF-16 code units, as
+Perspective's do (its reference: "the UTF-16 codepoint range"; what a JavaScript, Java or .NET client slices by).
 
 Layer: composition root helper (pure functions, standard library only).
 """
@@ -44,7 +45,7 @@ MAX_COMMENT_BYTES = 20_480
 ERROR_TYPE_URL = "type.googleapis.com/google.commentanalyzer.v1alpha1.Error"
 #: HTTP status -> Google API ``status`` string.
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-          405: "INVALID_ARGUMENT", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+          405: "INVALID_ARGUMENT", 408: "DEADLINE_EXCEEDED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
           503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 
 
@@ -169,13 +170,22 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
     langs = obj.get("languages", [])
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         raise ApiError(400, "Invalid value at 'languages': expected a list of ISO 639-1 codes.", "INVALID_REQUEST")
+    codes: list[str] = []
+    for n, raw in enumerate(langs):
+        if not raw.strip():
+            continue
+        code = raw.strip().lower().replace("_", "-").split("-")[0]  # "en-US", "zh_Hant": the language subtag
+        if not (code.isascii() and code.isalpha() and 2 <= len(code) <= 3):
+            raise ApiError(400, f"Invalid value at 'languages[{n}]': {raw[:20]!r} is not a language code "
+                           "(ISO 639-1, e.g. \"en\" or \"en-US\").", "INVALID_REQUEST")
+        codes.append(code)
     token = obj.get("clientToken")
     if token is not None and not isinstance(token, str):
         raise ApiError(400, "Invalid value at 'clientToken': expected a string.", "INVALID_REQUEST")
     return AnalyzeRequest(
         text=text,
         attributes=tuple(attributes),
-        languages=tuple(x.strip().lower().split("-")[0] for x in langs if x.strip()),
+        languages=tuple(codes),
         span_annotations=_bool(obj, "spanAnnotations"),
         do_not_store=_bool(obj, "doNotStore"),
         client_token=token,
@@ -195,6 +205,21 @@ def language_error(attribute: str, languages: Sequence[str], detected: bool) -> 
     )
 
 
+def utf16_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (code-point ``(begin, end)`` offsets into ``text``, in order) as UTF-16 code-unit offsets, which
+    Perspective's ``SpanScore.begin``/``end`` count ("the UTF-16 codepoint range"): a character past U+FFFF (an
+    emoji) is two units, a lone surrogate one."""
+    out: list[tuple[int, int]] = []
+    pos = extra = 0  # code points counted so far, and the astral characters among them
+    for begin, end in spans:
+        extra += sum(1 for c in text[pos:begin] if ord(c) > 0xFFFF)
+        inner = sum(1 for c in text[begin:end] if ord(c) > 0xFFFF)
+        out.append((begin + extra, end + extra + inner))
+        extra += inner
+        pos = end
+    return out
+
+
 def _score(value: float) -> dict[str, Any]:
     return {"value": round(float(value), 6), "type": "PROBABILITY"}
 
@@ -207,8 +232,8 @@ def analyze_response(req: AnalyzeRequest, summary: Mapping[str, float],
     Args:
         req: The parsed request.
         summary: Label -> score in [0, 1] of the whole comment (every requested attribute's label present).
-        spans: ``(begin, end, {label: score})`` per sentence (code-point offsets in ``comment.text``); used when
-            ``req.span_annotations``.
+        spans: ``(begin, end, {label: score})`` per sentence (UTF-16 code-unit offsets in ``comment.text``, as
+            Perspective counts them: :func:`utf16_spans`); used when ``req.span_annotations``.
         languages: The languages the text was scored as (``languages`` in the answer).
         detected: The detected languages (``detectedLanguages``), possibly empty.
 

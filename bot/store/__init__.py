@@ -43,6 +43,26 @@ def exists(database: str | os.PathLike[str]) -> bool:
     return text.startswith(POSTGRES_SCHEMES) or Path(text).exists()
 
 
+def database_files(database: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The files a SQLite mod log is made of (the database and its ``-wal``, ``-shm`` and ``-journal``), resolved;
+    ``()`` for a server URL. An output written over one of them destroys the mod log."""
+    text = os.fspath(database)
+    if text.startswith(POSTGRES_SCHEMES):
+        return ()
+    base = Path(text).resolve()
+    return (base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")))
+
+
+def overwrites_database(output: str | os.PathLike[str], database: str | os.PathLike[str]) -> bool:
+    """Whether writing ``output`` would write over a file of the mod log ``database`` (:func:`database_files`;
+    links resolved, and the same file under another name, a hard link, counted too)."""
+    target = Path(output).resolve()
+    for f in database_files(database):
+        if target == f or (target.exists() and f.exists() and os.path.samefile(target, f)):
+            return True
+    return False
+
+
 async def open_store(database: str | os.PathLike[str], *, create: bool = True) -> ModStore:
     """Open (and migrate) the mod log named by ``database``: a SQLite file path, or a ``postgresql://`` URL.
 

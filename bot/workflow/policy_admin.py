@@ -53,10 +53,11 @@ class PolicyDesk(Protocol):
 
 
 def parse_value(raw: str) -> Any:
-    """A typed override value: JSON when it parses (``0.9``, ``true``, ``["123"]``), else the plain string."""
+    """A typed override value: JSON when it parses (``0.9``, ``true``, ``["123"]``), else the plain string (also
+    for JSON nested too deeply to parse, which the policy then refuses like any other wrong value)."""
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 

@@ -58,6 +58,24 @@ log = logging.getLogger(__name__)
 GROUP_CACHE_S = 300.0
 
 
+def _body_deadline(seconds: float) -> Any:
+    """An aiohttp middleware that reads the request body within ``seconds`` of its headers (bolt's handler then
+    reads it from aiohttp's cache) and answers 408, closing the connection, when it has not arrived."""
+
+    @web.middleware
+    async def deadline(request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+        try:
+            await asyncio.wait_for(request.read(), seconds)
+        except TimeoutError:
+            resp = web.Response(status=408, text=f"the request body did not arrive within {seconds:g} s")
+            resp.force_close()
+            return resp
+        result: web.StreamResponse = await handler(request)
+        return result
+
+    return deadline
+
+
 @dataclass(frozen=True)
 class SlackSettings:
     """Credentials and transport of one Slack process (read from the environment by :meth:`from_env`).
@@ -68,6 +86,11 @@ class SlackSettings:
         mode: ``"socket"`` or ``"http"``.
         host, port: Where the HTTP Events API listens (port 0: any free port, for tests).
         api_url: Web API root (``None``: Slack's own).
+        idle_timeout_s: The HTTP Events API closes a connection idle this long, or still sending its request line
+            and headers (75 s, aiohttp's ``run_app`` default; its connection handler's own is an hour, which let
+            slow clients hold the public endpoint's connections and file descriptors).
+        body_timeout_s: A request whose body has not arrived this long after its headers gets 408 (Slack sends
+            an event's body at once; a slowloris client trickles it).
     """
 
     bot_token: str
@@ -78,6 +101,8 @@ class SlackSettings:
     host: str = "0.0.0.0"  # noqa: S104 - the HTTP Events API must be reachable by Slack
     port: int = 3000
     api_url: str | None = None
+    idle_timeout_s: float = 75.0
+    body_timeout_s: float = 10.0
 
     def __repr__(self) -> str:
         return f"SlackSettings(mode={self.mode!r}, port={self.port}, admin_token={'set' if self.admin_token else None})"
@@ -270,7 +295,9 @@ class SlackBot:
             self._socket = AsyncSocketModeHandler(self.app, self.slack.app_token, web_client=client)
             await self._socket.connect_async()
         else:
-            self._runner = web.AppRunner(self.app.web_app(path="/slack/events"))
+            web_app = self.app.web_app(path="/slack/events")
+            web_app.middlewares.append(_body_deadline(self.slack.body_timeout_s))
+            self._runner = web.AppRunner(web_app, keepalive_timeout=self.slack.idle_timeout_s)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.slack.host, self.slack.port)
             await site.start()
