@@ -86,7 +86,7 @@ class PolicyShow:
 
 
 def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = None, *,
-                inline_max: int, place: str = "server", fence: str = "```json") -> PolicyShow:
+                inline_max: int, place: str = "server", fence: str = "```json", code: Escape = str) -> PolicyShow:
     """The effective policy (or one key) for a moderator: one key whose JSON has at most ``inline_max`` characters
     is shown inline; the whole policy (about 5,000 characters) or a large section goes as a file.
 
@@ -94,13 +94,15 @@ def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = 
         inline_max: The platform's room for a code block (Discord 1,900, Slack 2,900 characters).
         place: What the platform calls a server, for the caption (``"workspace"`` on Slack).
         fence: How the inline code block opens (Slack shows a language word as text: ``"```"`` there).
+        code: Makes the inline JSON safe inside the platform's code block (Slack: ``blocks.code_json``, which
+            escapes it and writes backticks as ``\\u0060``); ``inline_max`` counts the JSON as shown.
 
     Raises:
         Refused: not a moderator, or an unknown key.
     """
     authorize(actor, ActionKind.LOG)
     doc = policy_part(policy, key)
-    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    text = code(json.dumps(doc, indent=1, ensure_ascii=False))
     name = f"policy-{server_id}{'-' + key if key else ''}.json"
     data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     caption = f"The effective policy{f' `{key}`' if key else ''} of this {place} ({len(data):,} bytes):"

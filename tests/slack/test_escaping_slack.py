@@ -216,3 +216,57 @@ async def test_modcase_echoes_a_bad_page_and_stray_words_as_typed(env):
     assert text == "`page` must be a whole number from 1 to 100,000, not `&lt;b&gt;`."
     text = await command(env, "/modcase", "list &lt;!channel&gt; hello", env.mods.id)
     assert text.endswith("use `/modcase search &lt;!channel&gt; hello`.") and not MARKUP.search(text)
+
+
+def code_block(text: str) -> str:
+    """The one ``` block of an answer (exactly two fences: nothing inside closed it early), unescaped as Slack
+    shows it."""
+    assert text.count("```") == 2, text
+    return blocks.unescape(text.split("```")[1])
+
+
+async def test_mydata_export_inline_shows_the_record_escaped_in_one_code_block(env):
+    """/mydata export of a short record answers inline: a flagged message holding ``<!channel>``, a mention, a link
+    and a ``` (which would close the code block, so the rest rendered as mrkdwn) is shown escaped in one code
+    block whose text, as Slack shows it, parses into the record (backticks written ``\\u0060``, the same JSON)."""
+    await env.start()
+    said = "identityhate <!channel> ``` *bold* <@U0BOSS> <https://evil.example|here> & done"
+    await env.say(env.fake.member.id, said)
+    assert env.bot is not None
+    record = json.loads(json.dumps(await env.bot.workflow.export_member(env.fake.team_id, env.fake.member.id),
+                                   default=str))
+    assert said in json.dumps(record, ensure_ascii=False)
+    text = await command(env, "/mydata", "export", env.fake.member.id)
+    assert text.startswith("Everything this bot stores about you here:\n```") and not MARKUP.search(text), text
+    assert json.loads(code_block(text)) == record
+
+
+async def test_mydata_export_pages_keep_one_code_block_each_when_the_record_holds_backticks(env):
+    """Without files:write a long record goes in pages: a message with ``` in it does not close a page's code
+    block (each page has exactly its two fences), and the pages still join into the record."""
+    env.fake.bot_scopes.discard("files:write")
+    await env.start()
+    for i in range(12):
+        await env.say(env.fake.member.id, f"identityhate {i} ``` <!here> " + "a long rant about nothing " * 8)
+    assert env.bot is not None
+    record = json.loads(json.dumps(await env.bot.workflow.export_member(env.fake.team_id, env.fake.member.id),
+                                   default=str))
+    text = await command(env, "/mydata", "export", env.fake.member.id)
+    assert "parts" in text
+    dm = env.fake.channels["D" + env.fake.member.id[1:]]
+    pages = sorted((m for m in dm.messages.values() if "Your record, part" in m["text"]), key=lambda m: m["ts"])
+    assert len(pages) >= 2 and not any(MARKUP.search(p["text"]) for p in pages)
+    assert json.loads("".join(code_block(p["text"]) for p in pages)) == record
+
+
+async def test_modpolicy_show_of_a_value_with_backticks_and_markup_stays_one_code_block(env):
+    """A policy value an admin typed with ``` and ``<!channel>`` in it: ``/modpolicy show`` of its key answers one
+    code block (the value cannot close it) without markup, and it parses into the stored value."""
+    await env.start()
+    value = ["a```b", "<!channel> & <@U0BOSS>"]
+    text = await command(env, "/modpolicy", "set identity_target.extra_terms " + json.dumps(value),
+                         env.fake.admin.id)
+    assert text.startswith("Policy updated") and not MARKUP.search(text), text
+    text = await command(env, "/modpolicy", "show identity_target.extra_terms", env.mods.id)
+    assert not MARKUP.search(text)
+    assert json.loads(code_block(text)) == value

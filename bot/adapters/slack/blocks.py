@@ -63,6 +63,15 @@ def escape(text: str) -> str:
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def code_json(text: str) -> str:
+    """JSON ``text`` for inside a mrkdwn ``` block: a backtick as ``\\u0060`` (the same JSON value; backticks occur
+    only inside JSON strings, and a typed ``` there would close the block, so the rest rendered as mrkdwn), then
+    :func:`escape`: Slack's formatting reference asks for ``&``, ``<`` and ``>`` escaped in all message text and
+    does not promise that a code block stops ``<!channel>``, a mention or a link, so they are escaped there too;
+    Slack shows the entities as the characters, so what the member sees and copies is the JSON."""
+    return escape(text.replace("`", "\\u0060"))
+
+
 def refusal(exc: Refused) -> str:
     """A refusal's sentence as mrkdwn: what the person typed (its :class:`~bot.workflow.authz.Said` pieces)
     through :func:`escape`, the workflow's own mentions (``<@U1>``, ``<#C1>``) kept."""

@@ -91,9 +91,9 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
     key = blocks.unescape(args[1]) if len(args) > 1 else None  # Slack sends & < > as entities: the key as typed
     if sub == "show" and len(args) <= 2:
         shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, key,
-                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```")
+                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```", code=blocks.code_json)
         if shown.inline is not None:
-            return blocks.escape(shown.inline)  # JSON in a code block: nothing in it is markup
+            return shown.inline  # JSON in one code block, escaped: nothing in it is markup
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
     if sub == "set" and len(args) >= 3:
         async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
