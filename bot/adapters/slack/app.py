@@ -178,7 +178,7 @@ class SlackHandlers:
                     await self.bot.desk.update_review(result.card, card_id)
             elif parts[:2] == ["mod", "raid"] and len(parts) == 5 and parts[3].isdigit():
                 text = await self.bot.workflow.raid_action(actor, team, int(parts[3]), parts[4])
-                await respond(text=text, response_type="ephemeral", replace_original=False)
+                await respond(text=blocks.said(text), response_type="ephemeral", replace_original=False)
             else:
                 raise Refused("Unknown button.")
         except Refused as exc:
