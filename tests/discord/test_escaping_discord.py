@@ -1,0 +1,82 @@
+"""Wire tests: on Discord, what a member typed (a report's reason, a message, a display name) is shown as text on the
+moderators' review card, never as Discord markdown: a masked link ``[prize](https://…)`` would render as a link
+in an embed (mentions cannot ping: the bot sends with ``allowed_mentions`` none). The real discord.py client
+against the fake Discord; the escaping is ``discord.utils.escape_markdown(as_needed=True)``, so a plain reason
+(``identity_attack 0.97 >= 0.95``) reads as before."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.discord.test_commands_wire import ephemeral_text
+
+pytestmark = pytest.mark.discord
+
+#: Markdown Discord would render from a member's words: a masked link, or a bold pair, whose opening is not
+#: escaped by a backslash.
+RENDERED = re.compile(r"(?<!\\)\[[^\]]*\]\(https?://|(?<!\\)\*\*[^*]+\*\*")
+
+
+async def test_a_report_card_shows_the_reporters_words_and_the_members_name_as_text(env):
+    """A report whose reason is a masked link and bold, about a member whose display name is a masked link, and a
+    message of the same: the card's Reason, Member and Text fields show them escaped (no link renders)."""
+    bait = "[claim your prize](https://evil.example) **now**"
+    target = env.fake.new_user(env.guild, "[support](https://evil.example)",
+                               created=datetime.now(UTC) - timedelta(days=400))
+    msg, _ = await env.post(target, f"hello {bait}")
+    cb = await env.fake.slash(env.guild, env.alice, "Report to moderators", [], cmd_type=3, target_id=msg["id"],
+                              resolved={"messages": {msg["id"]: msg}})
+    done = await env.fake.submit_modal(env.guild, env.alice, cb, [bait])
+    assert "was sent to the moderators" in ephemeral_text(done)
+    card = await env.fake.wait_for("POST", rf"/channels/{env.review}/messages")
+    fields = {f["name"]: f["value"] for f in card.body["embeds"][0]["fields"]}
+    assert fields["Reason"] == r"\[claim your prize](https://evil.example) \*\*now**"
+    assert fields["Member"].startswith(r"\[support](https://evil.example) <@")
+    assert fields["Text"] == r"||hello \[claim your prize](https://evil.example) \*\*now**||"
+    assert not [v for k, v in fields.items() if k in ("Reason", "Member", "Text") and RENDERED.search(v)], fields
+    assert [tuple(r) for r in env.rows("SELECT reason FROM review_items")] == [(bait,)]  # stored as typed
+
+
+async def test_a_raid_summary_shows_a_skipped_raiders_name_as_text(env):
+    """"Ban all" on a raid where one raider ranks above the moderator and is named with a masked link: that raider
+    is skipped with the hierarchy refusal; the answer, the raid card's "Done" note and the mod-log summary show
+    the name escaped (no link renders) and keep the summary's own mentions."""
+    from bot.adapters.discord.cards import md
+    from tests.discord.helpers import confirm
+
+    senior = await env.fake.add_role(env.guild, "Senior", 0, 4)  # above the Moderators role (position 3)
+    boss = env.fake.new_user(env.guild, "[support](https://evil.example)", roles=[senior["id"]])
+    raiders = [*(env.fake.new_user(env.guild, f"raider{i}") for i in range(5)), boss]
+    for user in raiders:
+        await env.post(user, f"identityhate raid {user['id']}")
+    await env.bot.workflow.drain()
+    card = next(m for m in env.fake.messages.values() if m["embeds"] and m["embeds"][0]["title"].startswith("Raid #"))
+    _, answer = await confirm(env, card, f"mod:raid:{env.guild['id']}:1:ban", "coordinated hate raid")
+    text = answer.body["data"]["content"]
+    shown = f"<@{boss['id']}>: {md(boss['username'])} ranks at or above you (role hierarchy)."
+    assert text.startswith("ban: 5 of 6 raider(s). Not done: ") and shown in text and not RENDERED.search(text), text
+    summary = [p.body["embeds"][0] for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Raid #1: ban all"]
+    assert len(summary) == 1 and shown in summary[0]["description"], summary
+    assert not RENDERED.search(summary[0]["description"])
+    await env.fake.wait_until(lambda: any(shown in f["value"] for m in env.fake.messages.values() if m["embeds"]
+                                          and m["embeds"][0]["title"].startswith("Raid #1")
+                                          for f in m["embeds"][0].get("fields", [])))
+
+
+async def test_a_refusal_shows_a_members_name_as_text_and_a_typed_key_as_typed(env):
+    """``/mod warn`` of a member who ranks above the moderator and is named with a masked link: the refusal shows
+    the name escaped; a typed policy key inside the sentence's inline code is shown as typed (Discord shows a
+    backslash in code as is, so only a backtick, which would close the code, is replaced)."""
+    from bot.adapters.discord.cards import md, refusal
+    from bot.workflow.authz import Refused, Said
+    from tests.discord.helpers import mod_on, text_opt
+
+    senior = await env.fake.add_role(env.guild, "Senior", 0, 4)
+    boss = env.fake.new_user(env.guild, "[support](https://evil.example)", roles=[senior["id"]])
+    text = ephemeral_text(await mod_on(env, "warn", boss, text_opt("reason", "rude")))
+    assert text == f"{md(boss['username'])} ranks at or above you (role hierarchy). Nothing was changed.", text
+    assert refusal(Refused("Unknown policy key `", Said("server.mod_log_channel`[x](https://e.x)"), "`.")) == \
+        "Unknown policy key `server.mod_log_channel\u02cb[x](https://e.x)`."
