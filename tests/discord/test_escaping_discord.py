@@ -80,3 +80,21 @@ async def test_a_refusal_shows_a_members_name_as_text_and_a_typed_key_as_typed(e
     assert text == f"{md(boss['username'])} ranks at or above you (role hierarchy). Nothing was changed.", text
     assert refusal(Refused("Unknown policy key `", Said("server.mod_log_channel`[x](https://e.x)"), "`.")) == \
         "Unknown policy key `server.mod_log_channel\u02cb[x](https://e.x)`."
+
+
+async def test_a_flagged_name_in_the_mod_log_is_shown_as_text(env):
+    """A nickname the model flags that is also a masked link and bold: the mod log's "Flagged name" entry and the
+    card's Reason show it escaped (no link renders); the case keeps the name as it is."""
+    from tests.discord.test_names_wire import join
+
+    member = await join(env, "quietperson")
+    nick = "[identityhate](https://evil.example) **x**"
+    await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "nick": nick, "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: any(p.body["embeds"][0]["title"] == "Flagged name" for p in env.modlog_posts()))
+    (entry,) = [p.body["embeds"][0] for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Flagged name"]
+    assert r"'\[identityhate](https://evil.example) \*\*x**'" in entry["description"], entry["description"]
+    assert not RENDERED.search(entry["description"])
+    await env.fake.wait_until(lambda: len(env.review_posts()) == 1)
+    fields = {f["name"]: f["value"] for f in env.review_posts()[0].body["embeds"][0]["fields"]}
+    assert not RENDERED.search(fields["Reason"]) and not RENDERED.search(fields["Text"]), fields
+    assert [tuple(r) for r in env.rows("SELECT reason FROM cases")][0][0].startswith(f"nickname {nick!r}: ")
