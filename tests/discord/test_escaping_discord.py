@@ -98,3 +98,21 @@ async def test_a_flagged_name_in_the_mod_log_is_shown_as_text(env):
     fields = {f["name"]: f["value"] for f in env.review_posts()[0].body["embeds"][0]["fields"]}
     assert not RENDERED.search(fields["Reason"]) and not RENDERED.search(fields["Text"]), fields
     assert [tuple(r) for r in env.rows("SELECT reason FROM cases")][0][0].startswith(f"nickname {nick!r}: ")
+
+
+async def test_case_list_and_member_info_show_a_named_members_words_as_text(env):
+    """A flagged nickname that is a masked link opens a case whose reason quotes it: ``/case list`` and ``/member
+    info`` show that reason escaped (no link renders), the rest of the line as before."""
+    from tests.discord.helpers import mod_cmd, user_opt
+    from tests.discord.test_names_wire import join
+
+    member = await join(env, "quietperson")
+    nick = "[identityhate](https://evil.example)"
+    await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "nick": nick, "guild_id": env.guild["id"]})
+    await env.fake.wait_until(lambda: len(env.review_posts()) == 1)
+    listed = ephemeral_text(await mod_cmd(env, "list", group="case"))
+    assert r"nickname '\[identityhate](https://evil.example)': identity_attack" in listed, listed
+    opt, resolved = user_opt(env, "member", member["user"])
+    info = ephemeral_text(await mod_cmd(env, "info", opt, resolved=resolved, group="member"))
+    assert r"nickname '\[identityhate](https://evil.example)'" in info, info
+    assert not RENDERED.search(listed) and not RENDERED.search(info)
