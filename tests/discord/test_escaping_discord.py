@@ -116,3 +116,19 @@ async def test_case_list_and_member_info_show_a_named_members_words_as_text(env)
     info = ephemeral_text(await mod_cmd(env, "info", opt, resolved=resolved, group="member"))
     assert r"nickname '\[identityhate](https://evil.example)'" in info, info
     assert not RENDERED.search(listed) and not RENDERED.search(info)
+
+
+def test_an_appeal_card_shows_the_cases_reason_and_the_appeal_as_text():
+    """The appeal card (a pure rendering): the appealed case's reason quoting a flagged name, and the member's
+    appeal, are shown escaped; the field keeps Discord's 1,024 characters."""
+    from bot.adapters.discord.cards import appeal_embed
+    from bot.core.models import ActionKind
+    from bot.workflow.views import Evidence, ReviewCard
+
+    card = ReviewCard(review_id=3, server_id="1", source="appeal", member_id="2", appeal_id=1, case_number=7,
+                      case_action=ActionKind.REVIEW, reason="nickname '[x](https://evil.example)': insult " + "*" * 2000,
+                      evidence=Evidence(text="please [read this](https://evil.example)"))
+    fields = {f.name: f.value for f in appeal_embed(card).fields}
+    assert fields["Case"].startswith("#7: review\nnickname '\\[x](https://evil.example)': insult *")
+    assert len(fields["Case"]) <= 1024 and fields["Appeal"] == "||please \\[read this](https://evil.example)||"
+    assert not RENDERED.search(fields["Case"]) and not RENDERED.search(fields["Appeal"])

@@ -180,7 +180,9 @@ def appeal_embed(card: ReviewCard) -> discord.Embed:
                           timestamp=datetime.now(UTC))
     embed.add_field(name="Member", value=f"<@{card.member_id}> (`{card.member_id}`)")
     action = card.case_action.label if card.case_action is not None else "?"
-    embed.add_field(name="Case", value=f"#{card.case_number}: {action}\n{card.reason}", inline=False)
+    head = f"#{card.case_number}: {action}\n"  # the case's reason may quote the member (a flagged name)
+    embed.add_field(name="Case", value=head + fit_escaped(card.reason, FIELD_VALUE_MAX - len(head), md, empty=""),
+                    inline=False)
     embed.add_field(name="Appeal", value=spoiler(card.evidence.text, 1000), inline=False)
     _decision(embed, card)
     return fit(embed)
