@@ -197,13 +197,15 @@ async def test_modpolicy_set_moderator_roles_reads_user_group_names_handles_ment
     helpers = env.fake.add_usergroup("helpers", [env.fake.member.id])
     await env.start()
     admin, mod2 = env.fake.admin.id, env.mod2.id
-    text = await command(env, "/modpolicy", f"set server.moderator_roles @helpers, <@{mod2}>, {env.group}", admin)
+    # /modpolicy has should_escape false: Slack sends what was typed, its & < > as entities (a pasted <@U…> too)
+    text = await command(env, "/modpolicy", f"set server.moderator_roles @helpers, &lt;@{mod2}&gt;, {env.group}",
+                         admin)
     assert text == f'Policy updated: `server.moderator_roles` = `["{helpers}", "{mod2}", "{env.group}"]`.', text
     assert env.bot is not None
     assert (await env.bot.policies.get("slack", env.fake.team_id)).server.moderator_roles == [helpers, mod2, env.group]
     assert (await command(env, "/modcase", "list", env.fake.member.id)) == "No cases in this server yet."
     text = await command(env, "/modpolicy", 'set server.moderator_roles ["Moderators", "helpers", '
-                         f'"<!subteam^{helpers}|@helpers>"]', admin)
+                         f'"&lt;!subteam^{helpers}|@helpers&gt;"]', admin)
     assert text == f'Policy updated: `server.moderator_roles` = `["{env.group}", "{helpers}"]`.', text
 
 
