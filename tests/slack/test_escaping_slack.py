@@ -320,3 +320,16 @@ async def test_a_raid_summary_shows_a_skipped_raiders_name_escaped_and_keeps_its
     await env.fake.wait_until(lambda: any("kick all" in (m.get("text") or "") for m in env.modlog.messages.values()))
     (post,) = [m for m in env.modlog.messages.values() if "kick all" in (m.get("text") or "")]
     assert blocks.escape(boss.name) in card_text(post) and not NOT_OURS.search(card_text(post))
+
+
+async def test_a_report_cards_notification_text_of_markup_is_cut_between_entities(env):
+    """A report whose reason is 1,000 ``&`` (5,000 characters escaped): the card's notification text (``text``,
+    which Slack parses for mentions) stays within 4,000 characters and is shortened between entities."""
+    await env.start()
+    assert env.bot is not None
+    result = await env.bot.workflow.report(env.fake.admin.id, env.fake.team_id, env.fake.member.id, "&" * 1000,
+                                           channel_id=env.fake.general.id)
+    assert result.ok, result.text
+    (card,) = env.cards()
+    assert len(card["text"]) <= 4000 and card["text"].endswith("&amp;\u2026"), card["text"][-12:]
+    assert not PARTIAL_ENTITY.search(card["text"])

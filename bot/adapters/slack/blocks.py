@@ -180,7 +180,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
                            + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
     # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
-    return cut(escape(f"{title}: {card.reason}"), TEXT_MAX), out[:BLOCKS_MAX]
+    return fit_escaped(f"{title}: {card.reason}", TEXT_MAX, escape), out[:BLOCKS_MAX]
 
 
 def external_member(home: str) -> str:
@@ -228,7 +228,7 @@ def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
     room = SECTION_MAX - len(title) - sum(map(len, fixed.values())) - len(entry.lines)  # a newline before each
     shown = iter(fit_texts(texts, max(room, len(texts)), as_line, empty=""))
     lines = [fixed[i] if i in fixed else next(shown) for i in range(len(entry.lines))]
-    return cut(escape(entry.title), TEXT_MAX), [section("\n".join([title, *lines]))]
+    return fit_escaped(entry.title, TEXT_MAX, escape), [section("\n".join([title, *lines]))]
 
 
 def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
