@@ -21,7 +21,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.discord.cards import CONTENT_MAX, cut
+from bot.adapters.discord.cards import CONTENT_MAX, cut, md
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.workflow.cases import (
@@ -80,7 +80,8 @@ class CasePager(discord.ui.View):
         async def work() -> None:
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
             self.result = await search_cases(self.bot.store, PLATFORM, actor, str(interaction.guild_id),
-                                             self.filters, page=self.result.page + step, room=CONTENT_MAX)
+                                             self.filters, page=self.result.page + step, room=CONTENT_MAX,
+                                             escape=md)
             self._show_page_buttons()
             await interaction.edit_original_response(content=cut(self.result.text(), CONTENT_MAX), view=self)
 
@@ -106,7 +107,7 @@ async def send_page(bot: ModBot, interaction: discord.Interaction, filters: Case
     """Answer with one page of cases and, when there is more than one page, Previous/Next buttons."""
     actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
     result = await search_cases(bot.store, PLATFORM, actor, str(interaction.guild_id), filters, page=page,
-                                room=CONTENT_MAX)
+                                room=CONTENT_MAX, escape=md)  # a reason may quote a member (a flagged name)
     if result.pages < 2:
         await answer(interaction, result.text())
         return
@@ -165,7 +166,7 @@ def reason_command(bot: ModBot) -> app_commands.Command:
         async def work() -> None:
             actor = actor_of(interaction, await bot.policy(interaction.guild_id or 0))
             await answer(interaction, await change_reason(bot.store, PLATFORM, actor, str(interaction.guild_id),
-                                                          number, reason, desk=bot.desk))
+                                                          number, reason, desk=bot.desk, escape=md))
 
         await guarded(interaction, work)
 
@@ -186,7 +187,7 @@ class Cases(commands.Cog):
         async def work() -> None:
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
             lines = await member_info(self.bot.store, PLATFORM, actor, str(interaction.guild_id), str(member.id),
-                                      room=CONTENT_MAX)
+                                      room=CONTENT_MAX, escape=md)
             await answer(interaction, "\n".join(lines))
 
         await guarded(interaction, work)

@@ -15,7 +15,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.discord.cards import FIELD_VALUE_MAX
+from bot.adapters.discord.cards import FIELD_VALUE_MAX, md
 from bot.adapters.discord.interact import answer, guarded
 from bot.adapters.discord.views import AppealModal, ReportModal
 from bot.workflow import words
@@ -84,7 +84,7 @@ class Member(commands.Cog):
             embed = discord.Embed(title="Your moderation status", colour=discord.Colour.blurple())
             if strikes:
                 lines = strike_lines(strikes, room=FIELD_VALUE_MAX,
-                                     when=lambda at: discord.utils.format_dt(at, "R"))
+                                     when=lambda at: discord.utils.format_dt(at, "R"), escape=md)
                 embed.add_field(name=f"Active strikes: {len(strikes)}{words.worth(len(strikes), sum(s.points for s in strikes))}",
                                 value="\n".join(lines), inline=False)
             else:

@@ -92,7 +92,7 @@ class Review(commands.Cog):
             actor = await self._actor(interaction)
             asked = await confirmation(actor)
         except Refused as exc:
-            await answer(interaction, str(exc))
+            await answer(interaction, cards.refusal(exc))
             return
         except Exception:
             log.exception("confirmation failed", extra={"server": interaction.guild_id})
@@ -162,7 +162,7 @@ class Review(commands.Cog):
         async def work() -> None:
             actor = await self._actor(interaction)
             text = await self.bot.workflow.raid_action(actor, gid, raid_id, action)
-            await answer(interaction, text)
+            await answer(interaction, cards.said(text))
 
         await guarded(interaction, work)
 
@@ -173,7 +173,7 @@ class Review(commands.Cog):
             actor = await self._actor(interaction)
             text = await self.bot.workflow.raid_action(actor, str(interaction.guild_id), raid_id, action,
                                                        reason=reason)
-            await answer(interaction, text)
+            await answer(interaction, cards.said(text))
 
         await guarded(interaction, work)
 

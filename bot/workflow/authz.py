@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 from bot.core.models import ActionKind
 from bot.workflow.permissions import PERMISSION_NAMES, Permission
@@ -91,6 +92,51 @@ class Said(str):
 Escape = Callable[[str], str]
 
 
+def _render(parts: tuple[str, ...], escape: Escape) -> str:
+    return "".join(escape(p) if isinstance(p, Said) else p for p in parts)
+
+
+class Sentence(str):
+    """A sentence of the workflow's (an answer, a summary, a card's note, a mod-log line) built from pieces where
+    what a person typed or chose is a :class:`Said` (a member's display name in a refusal): ``str(self)`` is the
+    pieces joined, :meth:`render` escapes the typed ones for a platform's markup, the rest (the workflow's own
+    ``<@U1>``) as written.
+
+    ``sentence[:n]`` (a start, as a card's room cuts it) is a :class:`Sentence` of the first ``n`` characters with
+    its pieces kept; a cut inside the workflow's own words drops an unclosed ``<…`` there, so a mention is kept
+    whole or left out, never half (so the start may be shorter than ``n``). Any other index or slice is plain
+    text. Joining with ``+`` gives plain text: build a longer sentence from pieces (``Sentence(*a.parts, …)``)."""
+
+    parts: tuple[str, ...]
+
+    def __new__(cls, *parts: str) -> Sentence:
+        self = super().__new__(cls, "".join(parts))
+        self.parts = tuple(p for p in parts if p)
+        return self
+
+    def render(self, escape: Escape) -> str:
+        """The sentence with every :class:`Said` piece passed through ``escape`` (the rest as written)."""
+        return _render(self.parts, escape)
+
+    def __getitem__(self, key: SupportsIndex | slice, /) -> str:
+        if not isinstance(key, slice) or key.start not in (None, 0) or key.step not in (None, 1) or key.stop is None \
+                or key.stop < 0:
+            return str.__getitem__(self, key)
+        room, kept = key.stop, list[str]()
+        for part in self.parts:
+            if len(part) <= room:
+                kept.append(part)
+                room -= len(part)
+                continue
+            if room > 0:
+                head = part[:room]
+                if not isinstance(part, Said) and head.rfind("<") > head.rfind(">"):
+                    head = head[:head.rfind("<")]
+                kept.append(Said(head) if isinstance(part, Said) else head)
+            break
+        return Sentence(*kept)
+
+
 class Refused(Exception):  # noqa: N818 - a refusal is an outcome, shown to the moderator as is
     """An action was refused; ``str(self)`` is the sentence shown to the moderator. Nothing was changed.
 
@@ -104,7 +150,7 @@ class Refused(Exception):  # noqa: N818 - a refusal is an outcome, shown to the 
 
     def render(self, escape: Escape) -> str:
         """The sentence with every :class:`Said` piece passed through ``escape`` (the rest as written)."""
-        return "".join(escape(p) if isinstance(p, Said) else p for p in self.parts)
+        return _render(self.parts, escape)
 
 
 def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, *,
@@ -140,4 +186,4 @@ def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, 
 
 
 __all__ = ["MODERATOR_ROLE_GRANTS", "PERMISSION_NAMES", "REQUIRED", "Actor", "Escape", "Permission", "Refused", "Said",
-           "authorize"]
+           "Sentence", "authorize"]

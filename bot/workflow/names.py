@@ -32,6 +32,7 @@ from bot.core.normalize import normalize
 from bot.core.policy import Policy
 from bot.core.rules import ContentRules
 from bot.core.store_port import ModStore
+from bot.workflow.authz import Said, Sentence
 from bot.workflow.common import PolicySource
 from bot.workflow.ports import ModDesk, RaidControl
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
@@ -123,6 +124,12 @@ class NameVerdict:
         why = "; ".join([*self.hits, *self.labels])
         return f"{self.kind} {self.name!r}: {why}"
 
+    @property
+    def reason_line(self) -> Sentence:
+        """:attr:`reason` as a mod-log line: all of it a member's words (the name, and rule details quoting it),
+        so each platform shows it as text (Slack escapes it, Discord escapes its markdown)."""
+        return Sentence(Said(self.reason))
+
 
 class NameWatch:
     """Judges members' names for one :class:`~bot.workflow.workflow.ModerationWorkflow` (``workflow.names``).
@@ -199,7 +206,7 @@ class NameWatch:
         scores: dict[str, float | None] = verdict.scores.as_dict() if verdict.scores else {}
         if policy.names.action == "none" or policy.shadow_mode:
             await wf.desk.post_mod_log(server_id, LogEntry(
-                title="Flagged name", lines=(verdict.reason,), member_id=member_id, kind="review"))
+                title="Flagged name", lines=(verdict.reason_line,), member_id=member_id, kind="review"))
             return verdict
         case = await wf.store.open_case(wf.platform, server_id, member_id, ActionKind.REVIEW,
                                         verdict.reason[:1000], status=CaseStatus.APPLIED, now=wf.clock())
@@ -211,6 +218,6 @@ class NameWatch:
                                                    + verdict.labels))
             await wf._show_card(card)  # noqa: SLF001 - the one review card path, shared with the workflow
         await wf.desk.post_mod_log(server_id, LogEntry(
-            title="Flagged name", lines=(verdict.reason,), member_id=member_id, case_number=case.number,
+            title="Flagged name", lines=(verdict.reason_line,), member_id=member_id, case_number=case.number,
             kind="review"))
         return replace(verdict, case_number=case.number, review_id=item.id)

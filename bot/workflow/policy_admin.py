@@ -87,7 +87,7 @@ class PolicyShow:
 
 
 def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = None, *,
-                inline_max: int, place: str = "server", fence: str = "```json") -> PolicyShow:
+                inline_max: int, place: str = "server", fence: str = "```json", code: Escape = str) -> PolicyShow:
     """The effective policy (or one key) for a moderator: one key whose JSON has at most ``inline_max`` characters
     is shown inline; the whole policy (about 5,000 characters) or a large section goes as a file.
 
@@ -95,13 +95,15 @@ def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = 
         inline_max: The platform's room for a code block (Discord 1,900, Slack 2,900 characters).
         place: What the platform calls a server, for the caption (``"workspace"`` on Slack).
         fence: How the inline code block opens (Slack shows a language word as text: ``"```"`` there).
+        code: Makes the inline JSON safe inside the platform's code block (Slack: ``blocks.code_json``, which
+            escapes it and writes backticks as ``\\u0060``); ``inline_max`` counts the JSON as shown.
 
     Raises:
         Refused: not a moderator, or an unknown key.
     """
     authorize(actor, ActionKind.LOG)
     doc = policy_part(policy, key)
-    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    text = code(json.dumps(doc, indent=1, ensure_ascii=False))
     name = f"policy-{server_id}{'-' + key if key else ''}.json"
     data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     caption = f"The effective policy{f' `{key}`' if key else ''} of this {place} ({len(data):,} bytes):"
@@ -143,30 +145,62 @@ ROLE_MENTION = re.compile(r"<@&(\d+)>")
 RoleLookup = Callable[[str], Awaitable[list[str]]]
 
 
-async def role_ids(value: Any, lookup: RoleLookup, key: str = "server.moderator_roles") -> list[str]:
+@dataclass(frozen=True, slots=True)
+class RoleWords:
+    """How a platform's roles keys are written and named (:func:`role_ids`).
+
+    Attributes:
+        mention: A mention in text, its id in group 1 (Discord ``<@&123>``; Slack ``<!subteam^S1|@mods>`` and
+            ``<@U1>``).
+        noun: What a name names, in a refusal of a name two share ("role"; Slack "user group"), ``many`` its
+            plural.
+        missing: What a reference names, in a refusal of one that names nothing ("role"; Slack "user group or
+            member").
+        place: What the platform calls a server ("server"; Slack "workspace").
+        takes: What the value may be, in a refusal.
+    """
+
+    mention: re.Pattern[str] = ROLE_MENTION
+    noun: str = "role"
+    many: str = "roles"
+    missing: str = "role"
+    place: str = "server"
+    takes: str = "roles: mentions (@role), ids or names"
+
+
+#: Discord's words (the default).
+DISCORD_ROLES = RoleWords()
+
+
+async def role_ids(value: Any, lookup: RoleLookup, key: str = "server.moderator_roles", *,
+                   words: RoleWords = DISCORD_ROLES) -> list[str]:
     """A roles key's value as the policy stores it: the ids, once each and in order, of the roles named by role
     mentions, ids and names (``<@&1> <@&2>, Senior Mods, 3`` or a JSON list of them); names are separated by
     commas (a name may hold spaces), mentions need no separator. ``[]`` stays empty (no moderator roles).
+    ``words``: the platform's mention syntax and nouns (Slack: user groups and members, :class:`RoleWords`).
 
     Raises:
         Refused: a value that is not text or a list of texts and ids, a reference no role of the server has, or a
-            name two roles share (the words typed are quoted; nothing is stored).
+            name two roles share (the words typed are quoted; nothing is stored); or what ``lookup`` raises.
     """
     items = value if isinstance(value, list) else [value]
     refs: list[str] = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (str, int)):
-            raise Refused(f"`{key}` takes roles: mentions (@role), ids or names. Nothing was changed.")
-        text = str(item)
-        refs += ROLE_MENTION.findall(text)
-        refs += [part.strip() for part in ROLE_MENTION.sub(",", text).split(",") if part.strip()]
+            raise Refused(f"`{key}` takes {words.takes}. Nothing was changed.")
+        text, start = str(item), 0
+        for m in words.mention.finditer(text):  # in the order typed: names before, the mention, then on
+            refs += [part.strip() for part in text[start:m.start()].split(",") if part.strip()]
+            refs.append(m.group(1))
+            start = m.end()
+        refs += [part.strip() for part in text[start:].split(",") if part.strip()]
     found: list[str] = []
     for ref in refs:
         ids = list(dict.fromkeys(await lookup(ref)))
         if not ids:
-            raise Refused("There is no role `", Said(ref), "` in this server. Nothing was changed.")
+            raise Refused(f"There is no {words.missing} `", Said(ref), f"` in this {words.place}. Nothing was changed.")
         if len(ids) > 1:
-            raise Refused(f"{len(ids)} roles are called `", Said(ref), "`: pick the role (@",
+            raise Refused(f"{len(ids)} {words.many} are called `", Said(ref), f"`: pick the {words.noun} (@",
                           Said(ref.removeprefix("@")), ") or give its id. Nothing was changed.")
         found.append(ids[0])
     return list(dict.fromkeys(found))
@@ -174,7 +208,8 @@ async def role_ids(value: Any, lookup: RoleLookup, key: str = "server.moderator_
 
 async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str, actor: Actor, server_id: str,
                         key: str, value: Any, *, check_channel: ChannelCheck | None = None,
-                        lookup_role: RoleLookup | None = None, escape: Escape = str) -> str:
+                        lookup_role: RoleLookup | None = None, role_words: RoleWords = DISCORD_ROLES,
+                        escape: Escape = str) -> str:
     """Set one override (``value=None`` resets ``key`` to the file's value), audited and posted to the mod log.
     Returns the answer (``Policy updated: `key` = `0.9`.``).
 
@@ -182,7 +217,8 @@ async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str,
         check_channel: For a :data:`CHANNEL_KEYS` key, the platform's check that the bot can post in the channel
             (the same as the setup's); the value is first read with :func:`channel_value`.
         lookup_role: For a :data:`ROLE_KEYS` key, the platform's roles by mention, id or name; the value is read
-            with :func:`role_ids` (without it, the value goes to the policy as given).
+            with :func:`role_ids` (without it, the value goes to the policy as given); ``role_words``: how the
+            platform writes and names them.
         escape: Makes the key and value typed safe in the answer's markup (Slack: ``blocks.escape``); the mod
             log gets them as plain text (each desk escapes its own).
 
@@ -192,7 +228,7 @@ async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str,
     """
     authorize_change(actor)
     if key in ROLE_KEYS and value is not None and lookup_role is not None:
-        value = await role_ids(value, lookup_role, key)
+        value = await role_ids(value, lookup_role, key, words=role_words)
     if key in CHANNEL_KEYS and value is not None:
         value = channel_value(value)
         problem = await check_channel(value) if check_channel is not None and isinstance(value, str) else None

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.policy import Policy
 from bot.core.rules.raid import place_of
-from bot.workflow.authz import Actor, Permission, Refused, Said, authorize
+from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.common import WorkflowParts
 from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -376,7 +376,10 @@ class RaidResponse(WorkflowParts):
                           duration_s: int = 3600, reason: str | None = None) -> str:
         """A raid card button: ``"timeout"``, ``"kick"`` or ``"ban"`` every raider; ``"pause_invites"``;
         ``"end"`` raid mode. Each member is authorized on their own (a raider ranked above the moderator is
-        skipped, with the reason). Returns the summary shown to the moderator.
+        skipped, with the reason). Returns the summary shown to the moderator: for a bulk sanction a
+        :class:`~bot.workflow.authz.Sentence` whose skipped raiders' refusals keep their typed pieces (a display
+        name), so a platform escapes those and keeps the summary's own mentions; the card's note and the mod-log
+        line are the same sentence.
 
         ``reason``: the moderator's reason (:mod:`bot.workflow.confirm`), required for the bulk sanctions (they
         ask first); each raider's case gets it as typed.
@@ -422,7 +425,8 @@ class RaidResponse(WorkflowParts):
         # again (a double click or two moderators pressing "Ban all")
         async with self._raid_locks.setdefault(raid_id, asyncio.Lock()):
             acted = self._raid_acted.setdefault((raid_id, kind), set())
-            done, already, skipped = 0, 0, []
+            done, already = 0, 0
+            skipped: list[tuple[str, ...]] = []  # each raider's refusal, its typed pieces (a name) kept
             for member_id in list(board.members):
                 if member_id in acted:
                     already += 1
@@ -432,18 +436,23 @@ class RaidResponse(WorkflowParts):
                                                  duration_s=duration_s if kind is ActionKind.TIMEOUT else None,
                                                  channel_id=board.channel_id or None, source="raid", quiet=True)
                 except Refused as exc:
-                    skipped.append(f"<@{member_id}>: {exc}".replace(" Nothing was changed.", ""))
+                    skipped.append((f"<@{member_id}>: ", *(p if isinstance(p, Said) else
+                                                             p.replace(" Nothing was changed.", "")
+                                                             for p in exc.parts)))
                     continue
                 if result.ok:
                     done += 1
                     acted.add(member_id)
                 else:
-                    skipped.append(f"<@{member_id}>: FAILED {result.failure or ''}".strip())
-        text = f"{kind.label}: {done} of {len(board.members)} raider(s)."
+                    skipped.append((f"<@{member_id}>: FAILED {result.failure or ''}".strip(),))
+        parts = [f"{kind.label}: {done} of {len(board.members)} raider(s)."]
         if already:
-            text += f" {already} already done before."
+            parts.append(f" {already} already done before.")
         if skipped:
-            text += " Not done: " + "; ".join(skipped)
+            parts.append(" Not done: ")
+            for i, refusal in enumerate(skipped):
+                parts += ["; "] * bool(i) + list(refusal)
+        text = Sentence(*parts)  # a skipped raider's name stays a typed piece: each platform escapes it
         board.notes.append(text[:300])
         # one mod-log summary for the whole bulk action (not one post per raider: the channel's rate limit would
         # hold the raid response back)

@@ -42,6 +42,20 @@ def test_a_refusal_escapes_what_was_typed_and_keeps_its_own_mentions():
     assert blocks.refusal(exc) == "<@U1> asked for `&lt;!channel&gt; &amp; &lt;@U2&gt;`."
 
 
+def test_a_sentence_keeps_its_typed_pieces_when_cut_and_never_half_a_mention():
+    """Sentence: str() joins the pieces; a start (``[:n]``) keeps the Said pieces (escaped when rendered) and drops
+    a mention of its own that the cut would halve; other slices are plain text."""
+    from bot.workflow.authz import Sentence
+
+    s = Sentence("kick: 1 of 2. Not done: ", "<@U1>: ", Said("<!channel>"), " ranks at or above you.")
+    assert str(s) == "kick: 1 of 2. Not done: <@U1>: <!channel> ranks at or above you."
+    assert blocks.said(s) == "kick: 1 of 2. Not done: <@U1>: &lt;!channel&gt; ranks at or above you."
+    assert blocks.said(s[:27]) == "kick: 1 of 2. Not done: "  # "<@U" would be half a mention
+    assert blocks.said(s[:36]) == "kick: 1 of 2. Not done: <@U1>: &lt;!cha"
+    assert type(s[1:4]) is str and s[1:4] == "ick"
+    assert blocks.as_line("<!here> & <@U2>") == "&lt;!here&gt; &amp; &lt;@U2&gt;"  # plain text: escaped whole
+
+
 async def test_modpolicy_refusals_show_the_typed_key_and_value_escaped(env):
     """/modpolicy show|set of an unknown key, and a value the policy refuses, echo the words escaped; nothing is
     stored. Slack sends a command's text with & < > escaped (should_escape false): the answer shows the same
@@ -216,3 +230,106 @@ async def test_modcase_echoes_a_bad_page_and_stray_words_as_typed(env):
     assert text == "`page` must be a whole number from 1 to 100,000, not `&lt;b&gt;`."
     text = await command(env, "/modcase", "list &lt;!channel&gt; hello", env.mods.id)
     assert text.endswith("use `/modcase search &lt;!channel&gt; hello`.") and not MARKUP.search(text)
+
+
+def code_block(text: str) -> str:
+    """The one ``` block of an answer (exactly two fences: nothing inside closed it early), unescaped as Slack
+    shows it."""
+    assert text.count("```") == 2, text
+    return blocks.unescape(text.split("```")[1])
+
+
+async def test_mydata_export_inline_shows_the_record_escaped_in_one_code_block(env):
+    """/mydata export of a short record answers inline: a flagged message holding ``<!channel>``, a mention, a link
+    and a ``` (which would close the code block, so the rest rendered as mrkdwn) is shown escaped in one code
+    block whose text, as Slack shows it, parses into the record (backticks written ``\\u0060``, the same JSON)."""
+    await env.start()
+    said = "identityhate <!channel> ``` *bold* <@U0BOSS> <https://evil.example|here> & done"
+    await env.say(env.fake.member.id, said)
+    assert env.bot is not None
+    record = json.loads(json.dumps(await env.bot.workflow.export_member(env.fake.team_id, env.fake.member.id),
+                                   default=str))
+    assert said in json.dumps(record, ensure_ascii=False)
+    text = await command(env, "/mydata", "export", env.fake.member.id)
+    assert text.startswith("Everything this bot stores about you here:\n```") and not MARKUP.search(text), text
+    assert json.loads(code_block(text)) == record
+
+
+async def test_mydata_export_pages_keep_one_code_block_each_when_the_record_holds_backticks(env):
+    """Without files:write a long record goes in pages: a message with ``` in it does not close a page's code
+    block (each page has exactly its two fences), and the pages still join into the record."""
+    env.fake.bot_scopes.discard("files:write")
+    await env.start()
+    for i in range(12):
+        await env.say(env.fake.member.id, f"identityhate {i} ``` <!here> " + "a long rant about nothing " * 8)
+    assert env.bot is not None
+    record = json.loads(json.dumps(await env.bot.workflow.export_member(env.fake.team_id, env.fake.member.id),
+                                   default=str))
+    text = await command(env, "/mydata", "export", env.fake.member.id)
+    assert "parts" in text
+    dm = env.fake.channels["D" + env.fake.member.id[1:]]
+    pages = sorted((m for m in dm.messages.values() if "Your record, part" in m["text"]), key=lambda m: m["ts"])
+    assert len(pages) >= 2 and not any(MARKUP.search(p["text"]) for p in pages)
+    assert json.loads("".join(code_block(p["text"]) for p in pages)) == record
+
+
+async def test_modpolicy_show_of_a_value_with_backticks_and_markup_stays_one_code_block(env):
+    """A policy value an admin typed with ``` and ``<!channel>`` in it: ``/modpolicy show`` of its key answers one
+    code block (the value cannot close it) without markup, and it parses into the stored value."""
+    await env.start()
+    value = ["a```b", "<!channel> & <@U0BOSS>"]
+    text = await command(env, "/modpolicy", "set identity_target.extra_terms " + json.dumps(value),
+                         env.fake.admin.id)
+    assert text.startswith("Policy updated") and not MARKUP.search(text), text
+    text = await command(env, "/modpolicy", "show identity_target.extra_terms", env.mods.id)
+    assert not MARKUP.search(text)
+    assert json.loads(code_block(text)) == value
+
+
+NOT_OURS = re.compile(r"<![^>]*>|<https?:[^>]*>")  # markup the bot never writes itself: a special mention, a link
+
+
+async def test_a_raid_summary_shows_a_skipped_raiders_name_escaped_and_keeps_its_mentions(env):
+    """"Remove all from channel" on a raid where one raider is a workspace admin named ``<!channel>`` and a link:
+    that raider is skipped with the hierarchy refusal, whose name is shown escaped in the answer, on the raid
+    card and in the mod log, while the summary's own mention of each raider (``<@U…>``) stays a mention."""
+    from tests.slack.test_app_wire import card_text
+    from tests.slack.test_confirm_slack import open_reason_modal, submit, told
+
+    await env.start()
+    boss = env.fake.add_user("<!channel> <https://evil.example|boss>", is_admin=True)
+    raiders = [*(env.fake.add_user(f"raider{i}") for i in range(9)), boss]
+    for user in raiders:
+        env.fake.random.members.add(user.id)
+        assert (await env.fake.deliver_event(env.url, env.fake.team_join_event(user))).status == 200
+    await env.fake.wait_until(lambda: env.rows("SELECT COUNT(*) FROM raids")[0][0] >= 1)
+    for user in raiders[:6]:
+        await env.say(user.id, f"identityhate from {user.name}", channel=env.fake.random.id)
+    await env.fake.wait_until(lambda: any("Remove all from channel" in card_text(c) for c in env.cards()))
+    card = next(c for c in env.cards() if "Raid #" in card_text(c))
+    admin = env.fake.admin.id
+    view = await open_reason_modal(env, admin, card, f"mod:raid:{env.fake.team_id}:1:kick")
+    assert (await submit(env, admin, view, "join raid")).status == 200
+    await env.fake.wait_until(lambda: any(t.startswith("kick:") for t in told(env, admin)))
+    (text,) = [t for t in told(env, admin) if t.startswith("kick:")]
+    shown = f"<@{boss.id}>: {blocks.escape(boss.name)} ranks at or above you (role hierarchy)."
+    assert text.startswith("kick: 9 of 10 raider(s). Not done: ") and shown in text, text
+    assert not NOT_OURS.search(text)
+    await env.fake.wait_until(lambda: any(shown in card_text(c) for c in env.cards()))  # the card's "Done" note
+    assert not NOT_OURS.search(card_text(next(c for c in env.cards() if "Raid #" in card_text(c))))
+    await env.fake.wait_until(lambda: any("kick all" in (m.get("text") or "") for m in env.modlog.messages.values()))
+    (post,) = [m for m in env.modlog.messages.values() if "kick all" in (m.get("text") or "")]
+    assert blocks.escape(boss.name) in card_text(post) and not NOT_OURS.search(card_text(post))
+
+
+async def test_a_report_cards_notification_text_of_markup_is_cut_between_entities(env):
+    """A report whose reason is 1,000 ``&`` (5,000 characters escaped): the card's notification text (``text``,
+    which Slack parses for mentions) stays within 4,000 characters and is shortened between entities."""
+    await env.start()
+    assert env.bot is not None
+    result = await env.bot.workflow.report(env.fake.admin.id, env.fake.team_id, env.fake.member.id, "&" * 1000,
+                                           channel_id=env.fake.general.id)
+    assert result.ok, result.text
+    (card,) = env.cards()
+    assert len(card["text"]) <= 4000 and card["text"].endswith("&amp;\u2026"), card["text"][-12:]
+    assert not PARTIAL_ENTITY.search(card["text"])

@@ -41,3 +41,28 @@ async def test_home_shows_moderators_the_queue_with_card_links(env):
     link = f"https://{env.fake.domain}.slack.com/archives/{env.review.id}/p{card['ts'].replace('.', '')}"
     assert f"<{link}|Review #1>" in home and f"<@{env.fake.member.id}>" in home
     assert "Your moderation record" in home and "Active strikes:* no strikes" in home
+
+
+async def test_home_queue_of_long_reports_full_of_markup_keeps_every_item(env):
+    """Twelve open reports whose reasons are 1,000 ``&`` (5,000 characters each once escaped): the moderator's
+    queue keeps a line for every item, card link and member mention included, within the section's 3,000
+    characters (the fake refuses more); the reasons share the room, shortened between entities."""
+    import re
+
+    await env.start()
+    assert env.bot is not None
+    for i in range(12):
+        reporter = env.fake.add_user(f"reporter{i}")
+        result = await env.bot.workflow.report(reporter.id, env.fake.team_id, env.fake.member.id, "&" * 1000,
+                                               message_id=f"{env.fake.general.id}:17000000{i:02d}.000001",
+                                               channel_id=env.fake.general.id)
+        assert result.ok, result.text
+    await open_home(env, env.mods.id)
+    (call,) = env.fake.calls_of("views.publish")
+    assert call.response["ok"], call.response
+    sections = [b["text"]["text"] for b in env.fake.home_tabs[env.mods.id]["blocks"] if b["type"] == "section"]
+    queue = sections[-1]
+    lines = queue.split("\n")
+    assert len(queue) <= 3000 and len(lines) == 12, queue[-200:]
+    assert all(re.search(rf"^• <https://[^|]+\|Review #\d+> \(report\) <@{env.fake.member.id}>: (&amp;)+…$", line)
+               for line in lines), lines[-1]

@@ -188,3 +188,41 @@ async def test_modsetup_is_for_admins_and_an_empty_submission_changes_nothing(en
     assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
     env.fake.fail("views.open", "expired_trigger_id")
     assert "try again" in await command(env, "/modsetup", "", admin)
+
+
+async def test_modpolicy_set_moderator_roles_reads_user_group_names_handles_mentions_and_ids(env):
+    """``/modpolicy set server.moderator_roles`` takes what ``/modsetup`` offers, typed: a user group by ``@handle``,
+    handle or name (any case; ``usergroups.list``, as the setup reads it), by mention or id, and members by
+    mention or id; the policy stores the ids, once each, in order, and a member of the named group may moderate."""
+    helpers = env.fake.add_usergroup("helpers", [env.fake.member.id])
+    await env.start()
+    admin, mod2 = env.fake.admin.id, env.mod2.id
+    # /modpolicy has should_escape false: Slack sends what was typed, its & < > as entities (a pasted <@U…> too)
+    text = await command(env, "/modpolicy", f"set server.moderator_roles @helpers, &lt;@{mod2}&gt;, {env.group}",
+                         admin)
+    assert text == f'Policy updated: `server.moderator_roles` = `["{helpers}", "{mod2}", "{env.group}"]`.', text
+    assert env.bot is not None
+    assert (await env.bot.policies.get("slack", env.fake.team_id)).server.moderator_roles == [helpers, mod2, env.group]
+    assert (await command(env, "/modcase", "list", env.fake.member.id)) == "No cases in this server yet."
+    text = await command(env, "/modpolicy", 'set server.moderator_roles ["Moderators", "helpers", '
+                         f'"&lt;!subteam^{helpers}|@helpers&gt;"]', admin)
+    assert text == f'Policy updated: `server.moderator_roles` = `["{env.group}", "{helpers}"]`.', text
+
+
+async def test_modpolicy_set_moderator_roles_refuses_what_names_no_group_or_member(env):
+    """A name no user group has (``@nobody``, or markup such as ``<!channel>``: shown escaped), a user id Slack does
+    not know, and a workspace whose user groups Slack will not list: each is refused with the reason and nothing
+    is stored (before, the words were stored as given and named nobody)."""
+    await env.start()
+    admin = env.fake.admin.id
+    text = await command(env, "/modpolicy", "set server.moderator_roles @nobody", admin)
+    assert text.startswith("There is no user group or member `@nobody` in this workspace") and text.endswith(
+        "Nothing was changed."), text
+    text = await command(env, "/modpolicy", "set server.moderator_roles &lt;!channel&gt;", admin)
+    assert text.startswith("There is no user group or member `&lt;!channel&gt;` in this workspace"), text
+    text = await command(env, "/modpolicy", "set server.moderator_roles U0NOSUCH", admin)
+    assert text.startswith("There is no user group or member `U0NOSUCH` in this workspace"), text
+    env.fake.fail("usergroups.list", "missing_scope", needed="usergroups:read")
+    text = await command(env, "/modpolicy", "set server.moderator_roles @moderators", admin)
+    assert text.startswith("Slack would not list this workspace's user groups") and "missing_scope" in text, text
+    assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]

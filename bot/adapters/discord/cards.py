@@ -16,6 +16,8 @@ import discord
 
 from bot.core.models import LABELS
 from bot.workflow import words
+from bot.workflow.authz import Refused, Said, Sentence
+from bot.workflow.fit import fit_escaped
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 CONTENT_MAX = 2000
@@ -61,10 +63,45 @@ def fit(embed: discord.Embed) -> discord.Embed:
     return embed
 
 
+def md(text: str) -> str:
+    """What a person typed (a member's message, a report's reason, a display name) as Discord markdown that shows
+    it as text: ``discord.utils.escape_markdown(as_needed=True)`` (discord.py's own: a masked link
+    ``[prize](https://…)``, bold, headers and quotes are escaped, a lone ``_`` as in ``identity_attack`` is left).
+    Mentions are not escaped: the bot sends with ``allowed_mentions`` none, so they cannot ping."""
+    return discord.utils.escape_markdown(text or "", as_needed=True)
+
+
+def _markdown(parts: tuple[str, ...]) -> str:
+    out: list[str] = []
+    code = False  # inside the sentence's own inline code (`…`): Discord shows a backslash there as typed
+    for part in parts:
+        if isinstance(part, Said):
+            out.append(part.replace("`", "\u02cb") if code else md(part))
+        else:
+            out.append(part)
+            code ^= part.count("`") % 2 == 1
+    return "".join(out)
+
+
+def refusal(exc: Refused) -> str:
+    """A refusal's sentence as Discord markdown: what the person typed or is called (its
+    :class:`~bot.workflow.authz.Said` pieces) through :func:`md`, or, inside the sentence's own inline code, as
+    typed with a backtick (which would close the code) shown as ``ˋ``; the workflow's own words as written."""
+    return _markdown(exc.parts)
+
+
+def said(text: str) -> str:
+    """A workflow sentence as Discord markdown: a :class:`~bot.workflow.authz.Sentence`'s typed pieces (a raider's
+    display name in a raid summary) as :func:`refusal` shows them; plain text as is."""
+    return _markdown(text.parts) if isinstance(text, Sentence) else text
+
+
 def spoiler(text: str, limit: int = 900) -> str:
-    """Text hidden behind a spoiler (``||...||``), cut to ``limit`` characters; ``|`` escaped."""
+    """A member's text hidden behind a spoiler (``||...||``): ``|`` replaced (so it cannot close the spoiler), the
+    rest through :func:`md`, in at most ``limit`` characters as shown (cut between escapes, never after a lone
+    backslash)."""
     text = (text or "").replace("|", "\u2758")
-    text = cut(text, limit)
+    text = fit_escaped(text, limit, md, empty="")
     return f"||{text}||" if text.strip() else "*(no text)*"
 
 
@@ -108,7 +145,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
                           timestamp=datetime.now(UTC))
     created = card.member_created_at or (discord.utils.snowflake_time(int(card.member_id))
                                          if card.member_id.isdigit() else None)
-    name = f"{card.member_name} " if card.member_name else ""
+    name = f"{md(card.member_name)} " if card.member_name else ""
     embed.add_field(name="Member", value=f"{name}<@{card.member_id}> (`{card.member_id}`)\naccount {age(created)} "
                     f"old, joined {age(card.member_joined_at)} ago\nprior strikes: "
                     f"{words.strikes(card.strikes, card.points)}", inline=False)
@@ -126,7 +163,8 @@ def review_embed(card: ReviewCard) -> discord.Embed:
         embed.add_field(name="Model", value=f"`{ev.score_status}`: the model's labels are not a full reading",
                         inline=False)
     embed.add_field(name="Rules fired", value=", ".join(map(words.rule_hit, ev.rules)) or "none", inline=False)
-    embed.add_field(name="Reason", value=card.reason or "-", inline=False)
+    embed.add_field(name="Reason", value=fit_escaped(card.reason, FIELD_VALUE_MAX, md) if card.reason else "-",
+                    inline=False)  # a report's reason is a member's words
     if card.case_number is not None:
         embed.add_field(name="Case", value=f"#{card.case_number}")
     if card.notes and card.decision is None:
@@ -142,7 +180,9 @@ def appeal_embed(card: ReviewCard) -> discord.Embed:
                           timestamp=datetime.now(UTC))
     embed.add_field(name="Member", value=f"<@{card.member_id}> (`{card.member_id}`)")
     action = card.case_action.label if card.case_action is not None else "?"
-    embed.add_field(name="Case", value=f"#{card.case_number}: {action}\n{card.reason}", inline=False)
+    head = f"#{card.case_number}: {action}\n"  # the case's reason may quote the member (a flagged name)
+    embed.add_field(name="Case", value=head + fit_escaped(card.reason, FIELD_VALUE_MAX - len(head), md, empty=""),
+                    inline=False)
     embed.add_field(name="Appeal", value=spoiler(card.evidence.text, 1000), inline=False)
     _decision(embed, card)
     return fit(embed)
@@ -173,7 +213,7 @@ def log_embed(entry: LogEntry) -> discord.Embed:
             line = f"{head}: <@{rest}> ({rest})"
         elif head == "Channel" and rest.isdigit():
             line = f"{head}: <#{rest}>"
-        lines.append(line)
+        lines.append(said(line))
     embed.description = "\n".join(lines)
     return fit(embed)
 
@@ -197,5 +237,5 @@ def raid_embed(card: RaidCard) -> discord.Embed:
     if card.invites_paused:
         embed.add_field(name="Invites", value="paused")
     if card.notes:
-        embed.add_field(name="Done", value="\n".join(card.notes[-8:]), inline=False)
+        embed.add_field(name="Done", value="\n".join(map(said, card.notes[-8:])), inline=False)
     return fit(embed)

@@ -19,7 +19,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.adapters.discord.cards import CONTENT_MAX, cut
+from bot.adapters.discord.cards import CONTENT_MAX, cut, refusal
 from bot.core.policy import Policy
 from bot.workflow.authz import Actor, Permission, Refused
 
@@ -84,7 +84,7 @@ async def guarded(interaction: discord.Interaction, work: Callable[[], Awaitable
     try:
         await work()
     except Refused as exc:
-        await answer(interaction, str(exc))
+        await answer(interaction, refusal(exc))
     except Exception:
         log.exception("interaction failed", extra={"server": interaction.guild_id})
         await answer(interaction, "Something went wrong; it was logged.")

@@ -91,8 +91,8 @@ class SlackHandlers:
         upload is refused (no ``files:write`` scope, a failed upload), in DM pages of at most
         :data:`EXPORT_PAGE_CHARS` characters that join into the JSON. Returns the answer to show the member."""
         compact = json.dumps(record, default=str, ensure_ascii=False)
-        if len(compact) <= EXPORT_INLINE_CHARS:
-            return "Everything this bot stores about you here:\n```" + compact + "```"
+        if len(blocks.code_json(compact)) <= EXPORT_INLINE_CHARS:
+            return "Everything this bot stores about you here:\n```" + blocks.code_json(compact) + "```"
         name = f"mydata-{team}.json"
         sent = await send_json_to_dm(self.bot.app.client, user, filename=name,
                                      content=json.dumps(record, indent=2, default=str, ensure_ascii=False),
@@ -178,7 +178,7 @@ class SlackHandlers:
                     await self.bot.desk.update_review(result.card, card_id)
             elif parts[:2] == ["mod", "raid"] and len(parts) == 5 and parts[3].isdigit():
                 text = await self.bot.workflow.raid_action(actor, team, int(parts[3]), parts[4])
-                await respond(text=text, response_type="ephemeral", replace_original=False)
+                await respond(text=blocks.said(text), response_type="ephemeral", replace_original=False)
             else:
                 raise Refused("Unknown button.")
         except Refused as exc:

@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
-from bot.workflow.authz import Refused
+from bot.workflow.authz import Refused, Sentence
 from bot.workflow.confirm import Confirmation
 from bot.workflow.fit import fit_escaped, fit_texts
 from bot.workflow.ports import Capability, MemberNotice
@@ -63,10 +63,31 @@ def escape(text: str) -> str:
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def code_json(text: str) -> str:
+    """JSON ``text`` for inside a mrkdwn ``` block: a backtick as ``\\u0060`` (the same JSON value; backticks occur
+    only inside JSON strings, and a typed ``` there would close the block, so the rest rendered as mrkdwn), then
+    :func:`escape`: Slack's formatting reference asks for ``&``, ``<`` and ``>`` escaped in all message text and
+    does not promise that a code block stops ``<!channel>``, a mention or a link, so they are escaped there too;
+    Slack shows the entities as the characters, so what the member sees and copies is the JSON."""
+    return escape(text.replace("`", "\\u0060"))
+
+
 def refusal(exc: Refused) -> str:
     """A refusal's sentence as mrkdwn: what the person typed (its :class:`~bot.workflow.authz.Said` pieces)
     through :func:`escape`, the workflow's own mentions (``<@U1>``, ``<#C1>``) kept."""
     return exc.render(escape)
+
+
+def said(text: str) -> str:
+    """A workflow answer as mrkdwn: a :class:`~bot.workflow.authz.Sentence` with its typed pieces through
+    :func:`escape` and its own mentions kept; plain text as written (the workflow's own words)."""
+    return text.render(escape) if isinstance(text, Sentence) else text
+
+
+def as_line(text: str) -> str:
+    """A note or mod-log line as mrkdwn: a :class:`~bot.workflow.authz.Sentence` with its typed pieces through
+    :func:`escape` and its own mentions kept; plain text escaped whole (it may quote a member or the platform)."""
+    return text.render(escape) if isinstance(text, Sentence) else escape(text)
 
 
 def unescape(text: str) -> str:
@@ -159,7 +180,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
                            + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
     # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
-    return cut(escape(f"{title}: {card.reason}"), TEXT_MAX), out[:BLOCKS_MAX]
+    return fit_escaped(f"{title}: {card.reason}", TEXT_MAX, escape), out[:BLOCKS_MAX]
 
 
 def external_member(home: str) -> str:
@@ -205,9 +226,9 @@ def log_entry(entry: LogEntry) -> tuple[str, list[dict[str, Any]]]:
     title = f"{icon}*{fit_escaped(entry.title, HEADER_MAX, escape)}*"
     texts = [line for i, line in enumerate(entry.lines) if i not in fixed]
     room = SECTION_MAX - len(title) - sum(map(len, fixed.values())) - len(entry.lines)  # a newline before each
-    shown = iter(fit_texts(texts, max(room, len(texts)), escape, empty=""))
+    shown = iter(fit_texts(texts, max(room, len(texts)), as_line, empty=""))
     lines = [fixed[i] if i in fixed else next(shown) for i in range(len(entry.lines))]
-    return cut(escape(entry.title), TEXT_MAX), [section("\n".join([title, *lines]))]
+    return fit_escaped(entry.title, TEXT_MAX, escape), [section("\n".join([title, *lines]))]
 
 
 def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
@@ -217,8 +238,9 @@ def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
     out = [header(title),
            section(f"{len(card.members)} member(s), {card.messages} flagged message(s) in {_channel(card.channel_id)};"
                    f" {card.deleted} deleted.\n*Members:* " + " ".join(f"<@{m}>" for m in card.members[:60]))]
-    if card.notes:
-        out.append(context("; ".join(escape(n) for n in card.notes[-8:])))
+    if card.notes:  # the last 8, sharing the context's room, each cut between entities and mentions
+        notes = card.notes[-8:]
+        out.append(context("; ".join(fit_texts(notes, SECTION_MAX - 2 * len(notes), as_line, empty=""))))
     labels = {**{k.key: _label(k, raid=True) for k in REGISTRY.raid_kinds()}, **RAID_EXTRAS}
     if not card.closed:
         out.append({"type": "actions", "block_id": f"raid-{card.raid_id}", "elements": [

@@ -87,7 +87,7 @@ async def on_submit(handlers: Any, ack: Any, body: dict[str, Any], view: dict[st
                 await handlers.bot.desk.update_review(result.card, card_id)
             text = "" if result.ok else result.text
         else:
-            text = await wf.raid_action(actor, team, number, choice, reason=reason)
+            text = blocks.said(await wf.raid_action(actor, team, number, choice, reason=reason))
     except Refused as exc:
         text = blocks.refusal(exc)
     if text:

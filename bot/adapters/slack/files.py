@@ -59,7 +59,8 @@ async def send_json_to_dm(client: AsyncWebClient, user: str, *, filename: str, c
                           comment: str, page_chars: int = PAGE_CHARS) -> Sent:
     """Send ``content`` (the file's text) to ``user``'s DM as ``filename``; when the upload is refused, ``pages``
     (the same JSON, compact if wished) in numbered pages headed ``<label>, part n of N``, escaped for Slack's
-    message text (:func:`escaped_pages`).
+    message text (:func:`escaped_pages`), each one ``` block: a backtick in the JSON is written ``\\u0060`` (the
+    same JSON value) so that a ``` in a string cannot close the block.
 
     Args:
         label: What each page calls the document (``Your record``, ```policy-T1.json```).
@@ -77,7 +78,7 @@ async def send_json_to_dm(client: AsyncWebClient, user: str, *, filename: str, c
     except (SlackApiError, SlackRequestError) as exc:
         why = describe(exc) if isinstance(exc, SlackApiError) else str(exc)
         log.warning("upload of %s for %s refused (%s): sending it in pages", filename, user, why)
-    chunks = escaped_pages(pages, page_chars)
+    chunks = escaped_pages(pages.replace("`", "\\u0060"), page_chars)  # JSON: the same value, no ``` to close a page
     for n, chunk in enumerate(chunks, 1):
         try:
             await client.chat_postMessage(channel=dm, text=f"{label}, part {n} of {len(chunks)} (join the parts in "

@@ -24,7 +24,7 @@ from bot.adapters.slack.parts import SlackListeners
 from bot.adapters.slack.translate import PLATFORM, split
 from bot.workflow import words
 from bot.workflow.cases import strike_lines
-from bot.workflow.fit import fit_escaped
+from bot.workflow.fit import fit_escaped, fit_texts
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +79,18 @@ async def home_view(handlers: SlackListeners, team: str, user: str, now: datetim
     actor = await handlers.actor(team, user)
     if actor.is_moderator:
         items = await store.open_reviews(PLATFORM, team, limit=QUEUE_SHOWN + 1)
-        lines = []
+        heads, reasons = [], []
         for r in items[:QUEUE_SHOWN]:
             link = await _card_link(bot.app.client, await store.card_of_review(r.id))
             what = f"<{link}|Review #{r.id}>" if link else f"Review #{r.id}"
-            lines.append(f"• {what} ({r.source}) <@{r.member_id}>: {escape(words.rule_detail(r.reason)) or '-'}")
+            heads.append(f"• {what} ({r.source}) <@{r.member_id}>: ")
+            reasons.append(words.rule_detail(r.reason))
         more = "\n…and more: see the review channel." if len(items) > QUEUE_SHOWN else ""
+        # every item keeps its line (link and mention whole): the reasons, escaped, share the room the heads leave,
+        # the longest shortened first, between entities
+        room = SECTION_MAX - len(more) - sum(map(len, heads)) - len(heads)
+        lines = [h + r for h, r in zip(heads, fit_texts(reasons, max(room, len(reasons)), escape, empty="-"),
+                                       strict=True)]
         blocks += [{"type": "divider"},
                    {"type": "header", "text": {"type": "plain_text", "text": "Open review queue (moderators)"}},
                    _section("\n".join(lines) + more if lines else "The review queue is empty.")]

@@ -35,10 +35,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack import blocks
 from bot.adapters.slack.enforcer import describe
 from bot.adapters.slack.files import send_json_to_dm
-from bot.adapters.slack.parts import SlackListeners
+from bot.adapters.slack.parts import SlackBotParts, SlackListeners
 from bot.adapters.slack.translate import PLATFORM
 from bot.workflow.authz import Refused
 from bot.workflow.policy_admin import (
+    RoleLookup,
+    RoleWords,
     SetupChange,
     apply_setup,
     authorize_change,
@@ -56,6 +58,17 @@ POLICY_COMMANDS = ("/modpolicy", "/modsetup")
 GROUPS_LOOKUP_S = 1.0
 #: A Slack channel id (public ``C…``, private ``G…``): ``/modpolicy set`` of a channel key checks such a value.
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")
+#: A member's id (``U…``, ``W…`` on Enterprise Grid) and a user group's (``S…``).
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
+#: Longest wait for the user groups when ``/modpolicy set`` names one, in seconds (the command is acknowledged
+#: already; its ``response_url`` lives 30 minutes).
+POLICY_GROUPS_LOOKUP_S = 10.0
+#: How Slack writes what the roles keys hold (``server.moderator_roles``: user groups and members): a user-group
+#: mention ``<!subteam^S1|@mods>`` and a member's ``<@U1>`` / ``<@U1|ann>`` in a command's text.
+SLACK_ROLES = RoleWords(mention=re.compile(r"<(?:!subteam\^|@)([SUW][A-Z0-9]+)(?:\|[^>]*)?>"), noun="user group",
+                        many="user groups", missing="user group or member", place="workspace",
+                        takes="user groups and members: @handle or a user group's name, mentions or ids")
 #: The setup modal's ``callback_id``.
 SETUP_VIEW = "mod_setup"
 #: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
@@ -91,9 +104,9 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
     key = blocks.unescape(args[1]) if len(args) > 1 else None  # Slack sends & < > as entities: the key as typed
     if sub == "show" and len(args) <= 2:
         shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, key,
-                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```")
+                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```", code=blocks.code_json)
         if shown.inline is not None:
-            return blocks.escape(shown.inline)  # JSON in a code block: nothing in it is markup
+            return shown.inline  # JSON in one code block, escaped: nothing in it is markup
         return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
     if sub == "set" and len(args) >= 3:
         async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
@@ -101,7 +114,7 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
 
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, key or "",
                                    parse_value(blocks.unescape(" ".join(args[2:]))), check_channel=check_channel,
-                                   escape=blocks.escape)
+                                   lookup_role=role_lookup(bot), role_words=SLACK_ROLES, escape=blocks.escape)
     if sub == "reset" and len(args) == 2:
         return await change_policy(bot.policies, bot.desk, PLATFORM, actor, team, key or "", None,
                                    escape=blocks.escape)
@@ -146,6 +159,48 @@ def setup_view(policy: Any, groups: list[dict[str, Any]], meta: str) -> dict[str
             "blocks": body}
 
 
+async def list_groups(client: AsyncWebClient, timeout_s: float) -> list[dict[str, Any]]:
+    """The workspace's user groups that are not deleted (``usergroups.list``, scope ``usergroups:read``), waiting
+    at most ``timeout_s`` seconds (a rate-limited answer's ``Retry-After`` included).
+
+    Raises:
+        SlackApiError: Slack refused (no scope, a plan without user groups).
+        TimeoutError: no answer in time.
+    """
+    listed = await asyncio.wait_for(client.usergroups_list(), timeout_s)
+    return [g for g in listed.get("usergroups") or [] if not g.get("date_delete")]
+
+
+def role_lookup(bot: SlackBotParts) -> RoleLookup:
+    """``/modpolicy set``'s reading of a roles key (:func:`bot.workflow.policy_admin.role_ids`): a member's id is
+    theirs when Slack knows them (``users.info``); a user group's id, ``@handle``, handle or name (any case) is
+    that group's, from the user groups ``/modsetup`` offers (:func:`list_groups`, read once per command).
+
+    The returned lookup raises :class:`Refused` when Slack does not list the user groups."""
+    groups: list[dict[str, Any]] | None = None
+
+    async def lookup(ref: str) -> list[str]:
+        nonlocal groups
+        if USER_ID.match(ref):
+            return [ref] if await bot.enforcer.user_info(ref) is not None else []
+        if groups is None:
+            try:
+                groups = await list_groups(bot.app.client, POLICY_GROUPS_LOOKUP_S)
+            except SlackApiError as exc:
+                raise Refused(f"Slack would not list this workspace's user groups ({describe(exc)}). Nothing was "
+                              "changed.") from None
+            except TimeoutError:
+                raise Refused(f"Slack did not list this workspace's user groups within {POLICY_GROUPS_LOOKUP_S:.0f} "
+                              "seconds; please try again. Nothing was changed.") from None
+        if GROUP_ID.match(ref):
+            return [g["id"] for g in groups if g.get("id") == ref]
+        wanted = ref.removeprefix("@").casefold()
+        return [g["id"] for g in groups
+                if wanted in (str(g.get("handle") or "").casefold(), str(g.get("name") or "").casefold())]
+
+    return lookup
+
+
 async def open_setup(handlers: SlackListeners, team: str, user: str, command: dict[str, Any], body: dict[str, Any],
                      respond: AsyncRespond) -> str:
     """``/modsetup``: refuse anyone who may not change the policy, else open the modal (an expired
@@ -153,8 +208,7 @@ async def open_setup(handlers: SlackListeners, team: str, user: str, command: di
     bot = handlers.bot
     authorize_change(await handlers.actor(team, user))
     try:  # bounded: a rate-limited lookup (429, Retry-After) must not spend the trigger_id's 3 seconds
-        listed = await asyncio.wait_for(bot.app.client.usergroups_list(), GROUPS_LOOKUP_S)
-        groups = [g for g in listed.get("usergroups") or [] if not g.get("date_delete")]
+        groups = await list_groups(bot.app.client, GROUPS_LOOKUP_S)
     except SlackApiError as exc:  # no usergroups:read, or a plan without user groups: offer users only
         log.info("usergroups.list failed: %s", describe(exc))
         groups = []
