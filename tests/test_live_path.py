@@ -130,6 +130,7 @@ async def test_refused_write_stops_the_service_with_one_line(tmp_path: Path, cap
         futures = [service.submit(m) for m in ten_messages()]
         results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), 10)
         assert all(isinstance(r, StoreRefused) for r in results)
+        assert service.failure is not None
         failure = await asyncio.wait_for(asyncio.shield(service.failure), 1)
         assert isinstance(failure, StoreRefused) and str(tmp_path / "mod.db") in str(failure)
         lines = [r for r in caplog.records if r.name == "bot.core.service" and r.levelno >= logging.ERROR]

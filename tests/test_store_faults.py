@@ -32,7 +32,8 @@ async def test_raid_is_committed_with_its_batch(tmp_path):
         [plain, raised] = await store.record_batch([make_record("m1"), _with_raid("m2")])
         assert plain.raid_id is None and raised.raid_id is not None
         assert await store.list_raids("discord", "g1") == [BURST]
-        assert (await store.get_raid("discord", "g1", raised.raid_id)).count == 12
+        stored = await store.get_raid("discord", "g1", raised.raid_id)
+        assert stored is not None and stored.count == 12
 
 
 async def test_failed_batch_leaves_neither_verdicts_nor_raid(tmp_path):
@@ -74,7 +75,7 @@ async def test_two_writers_one_verdict_per_message_and_gap_free_cases(tmp_path):
                                          for i in range(0, 40, 5)))
         inserted = [r for batch in results for r in batch if r.inserted]
         assert len(inserted) == 40
-        assert sorted(r.case_number for r in inserted) == list(range(1, 41))
+        assert sorted(r.case_number or 0 for r in inserted) == list(range(1, 41))
     finally:
         await a.close()
         await b.close()
@@ -290,7 +291,9 @@ async def test_full_disk_is_refused_and_keeps_what_was_recorded(tmp_path):
         await store.record_batch([make_record("kept")])
         db = store._db  # noqa: SLF001 - the page limit is per connection: this one plays the full disk
         async with db.execute("PRAGMA page_count") as cur:
-            [pages] = await cur.fetchone()
+            row = await cur.fetchone()
+        assert row is not None
+        [pages] = row
         await db.execute(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(StoreRefused, match="full"):
             await store.record_batch([make_record(f"m{i}", text="x" * 4000) for i in range(50)])
