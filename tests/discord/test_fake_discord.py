@@ -56,6 +56,11 @@ class Probe(discord.Client):
     async def on_ready(self) -> None:
         self.ready.set()
 
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Identify again at once: discord.py's default sleeps 5 s before every IDENTIFY but the first (pacing a
+        real client against Discord's identify limit), which the tests that re-identify would only wait out; the
+        probe's own hook is the documented way to control that pacing."""
+
 
 @asynccontextmanager
 async def serve(monkeypatch: pytest.MonkeyPatch, **kw: Any) -> AsyncIterator[SimpleNamespace]:
