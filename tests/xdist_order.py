@@ -1,0 +1,106 @@
+"""Longest test files first under pytest-xdist: what each file took in the last full run (kept in pytest's cache),
+so the two workers do not end with one of them alone on a long file (the real-model and training files, the ONNX
+export) while the other has nothing left.
+
+xdist's ``--dist loadfile`` hands out whole files, most tests first (``loadscopereorder``): the files with few but
+slow tests (``tests/test_onnx.py``: 7 tests, about a minute; ``tests/test_model_fast.py``) come late. Here the queue
+is ordered by the seconds each file took in the last unfiltered run (setup + call + teardown of its tests, as the
+controller received them), longest first; a file the cache does not know (a first run, a new file) is placed by its
+number of tests times the median seconds per test of the known files. Without a cache this is xdist's own order.
+
+Which tests run, where, and with which fixtures does not change: each file still runs whole on one worker.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import OrderedDict, defaultdict
+
+import pytest
+from xdist.scheduler import LoadFileScheduling
+
+#: The pytest cache key: ``{"tests/test_x.py": seconds, ...}`` (``.pytest_cache/v/modbot/file-seconds``).
+CACHE_KEY = "modbot/file-seconds"
+
+
+def file_of(nodeid: str) -> str:
+    """``tests/test_x.py`` of ``tests/test_x.py::test_y[param]``."""
+    return nodeid.split("::", 1)[0]
+
+
+class LongestFilesFirst(LoadFileScheduling):
+    """``LoadFileScheduling`` whose work queue is ordered by :func:`estimated` seconds, longest first."""
+
+    def __init__(self, config: pytest.Config, log: object = None, *, seconds: dict[str, float]) -> None:
+        super().__init__(config, log)  # log: xdist's Producer, passed through as given
+        self.seconds = seconds
+        self.collection: list[str] | None = None  # as xdist's own __init__ sets it (typed here for mypy)
+
+    def schedule(self) -> None:
+        """xdist's ``LoadScopeScheduling.schedule`` with the queue in :func:`estimated` order (the rest as there:
+        one unit per worker to start, then at least two pending per worker)."""
+        assert self.collection_is_completed
+        if self.collection is not None:
+            for node in self.nodes:
+                self._reschedule(node)
+            return
+        if not self._check_nodes_have_same_collection():
+            self.log("**Different tests collected, aborting run**")
+            return
+        self.collection = list(next(iter(self.registered_collections.values())))
+        if not self.collection:
+            return
+        units: dict[str, dict[str, bool]] = OrderedDict()
+        for nodeid in self.collection:
+            units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+        cost = estimated(self.seconds, {scope: len(ids) for scope, ids in units.items()})
+        for scope in sorted(units, key=lambda s: -cost[s]):
+            self.workqueue[scope] = units[scope]
+        for _ in range(len(self.nodes) - len(self.workqueue)):
+            unused, _assigned = self.assigned_work.popitem()
+            unused.shutdown()
+        for node in self.nodes:
+            self._assign_work_unit(node)
+        for node in self.nodes:
+            self._reschedule(node)
+        if not self.workqueue:
+            for node in self.nodes:
+                node.shutdown()
+
+
+def estimated(seconds: dict[str, float], counts: dict[str, int]) -> dict[str, float]:
+    """Seconds per file: the cached figure, else its test count times the median seconds per test of the files
+    the cache knows (0.3 s per test when it knows none: then the order is xdist's own, most tests first)."""
+    known = [seconds[f] / n for f, n in counts.items() if f in seconds and n]
+    per_test = statistics.median(known) if known else 0.3
+    return {f: seconds.get(f, n * per_test) for f, n in counts.items()}
+
+
+class Recorder:
+    """In the controller: add up each file's seconds from the test reports, and store them at the end of a run
+    that was not filtered (no ``-k``, ``-m``, ``--lf`` or named tests: a part of a file would understate it)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.totals: defaultdict[str, float] = defaultdict(float)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.totals[file_of(report.nodeid)] += report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        opt = self.config.option
+        named = any("::" in str(a) for a in self.config.args)
+        if not self.totals or opt.keyword or opt.markexpr or getattr(opt, "lf", False) or named \
+                or self.config.cache is None:
+            return
+        known: dict[str, float] = dict(self.config.cache.get(CACHE_KEY, {}))
+        known.update({f: round(s, 2) for f, s in self.totals.items()})
+        self.config.cache.set(CACHE_KEY, known)
+
+
+def cached_seconds(config: pytest.Config) -> dict[str, float]:
+    """The file seconds of the last full runs (``{}`` without a cache)."""
+    if config.cache is None:
+        return {}
+    value = config.cache.get(CACHE_KEY, {})
+    return {str(k): float(v) for k, v in value.items()} if isinstance(value, dict) else {}
