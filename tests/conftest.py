@@ -58,6 +58,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return None
 
 
+#: SQLite's busy timeout (ms) in tests that hold a mod log's write lock past it on purpose (``short_busy_timeout``).
+SHORT_BUSY_TIMEOUT_MS = 500
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """SQLite mod logs opened in this test wait :data:`SHORT_BUSY_TIMEOUT_MS` for a lock instead of
+    ``bot.store.schema.BUSY_TIMEOUT_MS`` (5,000): for tests that hold the write lock past the timeout on purpose,
+    which then hold it a few times the short timeout instead of 6-7 s (the same sequence: writes wait, fail busy,
+    are retried, succeed once the lock is released). Request it before a fixture that opens the store. Returns
+    the timeout in seconds."""
+    monkeypatch.setattr("bot.store.schema.BUSY_TIMEOUT_MS", SHORT_BUSY_TIMEOUT_MS)
+    return SHORT_BUSY_TIMEOUT_MS / 1000
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """One throwaway PostgreSQL cluster for the session; skipped (failed under ``CI``) without the binaries."""

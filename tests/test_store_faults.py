@@ -112,8 +112,9 @@ async def test_migration_folds_duplicate_raids(tmp_path):
         assert mode.raid_id == 1
 
 
-async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path):
-    """A write lock held by another process past busy_timeout raises StoreBusy and writes nothing."""
+async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path, short_busy_timeout):
+    """A write lock held by another process past busy_timeout raises StoreBusy and writes nothing (the timeout is
+    the short one of the fixture: what is checked is what happens past it)."""
     path = tmp_path / "m.db"
     async with await SqliteStore.open(path) as store:
         other = sqlite3.connect(path, isolation_level=None)
@@ -129,7 +130,15 @@ async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path):
         assert res.inserted
 
 
-async def test_empty_file_is_refused_and_left_alone(tmp_path):
+@pytest.fixture
+def short_empty_file_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 0-byte mod log is watched 0.2 s for another process filling it instead of ``EMPTY_FILE_WAIT_S`` (2 s):
+    for the tests of a file that stays empty, which would only wait the watch out. Every other test keeps the
+    2 s (two bots starting on one new file, ``tests/discord/test_shards_wire.py``, may meet the watch)."""
+    monkeypatch.setattr("bot.store.sqlite.EMPTY_FILE_WAIT_S", 0.2)
+
+
+async def test_empty_file_is_refused_and_left_alone(tmp_path, short_empty_file_wait):
     """A 0-byte file is never turned into a mod log: StoreRefused naming it, and it stays 0 bytes."""
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
@@ -229,7 +238,7 @@ def test_cli_backup_is_owner_only_and_never_overwrites_or_blames_the_mod_log(tmp
 
 
 @pytest.mark.parametrize("command", [["purge", "--days", "30"], ["backup"]])
-def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command):
+def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command, short_empty_file_wait):
     """purge and backup on a 0-byte file: exit 2, one line naming the file, the file untouched."""
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
