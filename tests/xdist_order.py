@@ -90,17 +90,18 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         opt = self.config.option
         named = any("::" in str(a) for a in self.config.args)
-        if not self.totals or opt.keyword or opt.markexpr or getattr(opt, "lf", False) or named \
-                or self.config.cache is None:
+        cache = getattr(self.config, "cache", None)  # none with -p no:cacheprovider
+        if not self.totals or opt.keyword or opt.markexpr or getattr(opt, "lf", False) or named or cache is None:
             return
-        known: dict[str, float] = dict(self.config.cache.get(CACHE_KEY, {}))
+        known: dict[str, float] = dict(cache.get(CACHE_KEY, {}))
         known.update({f: round(s, 2) for f, s in self.totals.items()})
-        self.config.cache.set(CACHE_KEY, known)
+        cache.set(CACHE_KEY, known)
 
 
 def cached_seconds(config: pytest.Config) -> dict[str, float]:
-    """The file seconds of the last full runs (``{}`` without a cache)."""
-    if config.cache is None:
+    """The file seconds of the last full runs (``{}`` without a cache: a first run, or ``-p no:cacheprovider``)."""
+    cache = getattr(config, "cache", None)  # none with -p no:cacheprovider
+    if cache is None:
         return {}
-    value = config.cache.get(CACHE_KEY, {})
+    value = cache.get(CACHE_KEY, {})
     return {str(k): float(v) for k, v in value.items()} if isinstance(value, dict) else {}
