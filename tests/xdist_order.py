@@ -8,7 +8,10 @@ is ordered by the seconds each file took in the last unfiltered run (setup + cal
 controller received them), longest first; a file the cache does not know (a first run, a new file) is placed by its
 number of tests times the median seconds per test of the known files. Without a cache this is xdist's own order.
 
-Which tests run, where, and with which fixtures does not change: each file still runs whole on one worker.
+Files that share an expensive per-worker session fixture (:data:`SHARED`: the real model of ``embedded_scorer``, about
+6 s of CPU to load; the PostgreSQL server of ``pg_server``) are one unit, so one worker builds it once instead of
+both workers each building it. Which tests run, and with which fixtures, does not change: each file still runs whole
+on one worker.
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ from xdist.scheduler import LoadFileScheduling
 CACHE_KEY = "modbot/file-seconds"
 
 
+#: Test files handed out together (one unit, one worker), by the session fixture they share.
+SHARED: dict[str, str] = {
+    "tests/test_model.py": "embedded_scorer",
+    "tests/test_onnx.py": "embedded_scorer",
+    "tests/test_store_postgres.py": "pg_server",
+    "tests/discord/test_shards_wire.py": "pg_server",
+}
+
+
 def file_of(nodeid: str) -> str:
     """``tests/test_x.py`` of ``tests/test_x.py::test_y[param]``."""
     return nodeid.split("::", 1)[0]
@@ -35,6 +47,11 @@ class LongestFilesFirst(LoadFileScheduling):
         super().__init__(config, log)  # log: xdist's Producer, passed through as given
         self.seconds = seconds
         self.collection: list[str] | None = None  # as xdist's own __init__ sets it (typed here for mypy)
+
+    def _split_scope(self, nodeid: str) -> str:
+        """The unit of a test: its file, or the group of :data:`SHARED` the file belongs to."""
+        path = file_of(nodeid)
+        return SHARED.get(path, path)
 
     def schedule(self) -> None:
         """xdist's ``LoadScopeScheduling.schedule`` with the queue in :func:`estimated` order (the rest as there:
@@ -51,9 +68,14 @@ class LongestFilesFirst(LoadFileScheduling):
         if not self.collection:
             return
         units: dict[str, dict[str, bool]] = OrderedDict()
+        tests_per_file: defaultdict[str, int] = defaultdict(int)
         for nodeid in self.collection:
             units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
-        cost = estimated(self.seconds, {scope: len(ids) for scope, ids in units.items()})
+            tests_per_file[file_of(nodeid)] += 1
+        per_file = estimated(self.seconds, dict(tests_per_file))
+        cost: defaultdict[str, float] = defaultdict(float)
+        for path, seconds in per_file.items():
+            cost[SHARED.get(path, path)] += seconds
         for scope in sorted(units, key=lambda s: -cost[s]):
             self.workqueue[scope] = units[scope]
         for _ in range(len(self.nodes) - len(self.workqueue)):
