@@ -100,7 +100,8 @@ def estimated(seconds: dict[str, float], counts: dict[str, int]) -> dict[str, fl
 
 class Recorder:
     """In the controller: add up each file's seconds from the test reports, and store them at the end of a run
-    that was not filtered (no ``-k``, ``-m``, ``--lf`` or named tests: a part of a file would understate it)."""
+    that was not filtered or stopped early (no ``-k``, ``-m``, ``--lf``, named tests, ``-x`` stop: a part of a
+    file would understate it)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -113,7 +114,9 @@ class Recorder:
         opt = self.config.option
         named = any("::" in str(a) for a in self.config.args)
         cache = getattr(self.config, "cache", None)  # none with -p no:cacheprovider
-        if not self.totals or opt.keyword or opt.markexpr or getattr(opt, "lf", False) or named or cache is None:
+        stopped = bool(session.shouldstop or session.shouldfail)  # -x or --maxfail: the rest of a file never ran
+        if not self.totals or opt.keyword or opt.markexpr or getattr(opt, "lf", False) or named or stopped \
+                or cache is None:
             return
         known: dict[str, float] = dict(cache.get(CACHE_KEY, {}))
         known.update({f: round(s, 2) for f, s in self.totals.items()})
