@@ -17,7 +17,7 @@ import pytest
 
 from tests.pg_server import PgServer, find_bindir, start_server
 from tests.serve_proc import start_service
-from tests.xdist_order import LongestFilesFirst, Recorder, cached_seconds
+from tests.xdist_groups import SharedFixtureFiles
 
 if TYPE_CHECKING:
     from bot.scoring.detoxify_scorer import DetoxifyScorer
@@ -31,20 +31,13 @@ if TYPE_CHECKING:
 sys.dont_write_bytecode = False
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """In the controller (or a run without workers): record each test file's seconds for the next run's order
-    (:mod:`tests.xdist_order`)."""
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(Recorder(config), "modbot-file-seconds")
-
-
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LongestFilesFirst | None:
-    """``--dist loadfile`` (pyproject's ``addopts``) with the longest files first (:mod:`tests.xdist_order`);
-    any other ``--dist`` is xdist's own."""
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> SharedFixtureFiles | None:
+    """``--dist loadfile`` (pyproject's ``addopts``) with the files that share the real model or the PostgreSQL
+    server on one worker (:mod:`tests.xdist_groups`); any other ``--dist`` is xdist's own."""
     if config.getvalue("dist") != "loadfile":
         return None
-    return LongestFilesFirst(config, log, seconds=cached_seconds(config))
+    return SharedFixtureFiles(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
