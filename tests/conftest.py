@@ -7,6 +7,7 @@ session for tests that only read its scores (``embedded_scorer``); how many xdis
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
@@ -16,9 +17,27 @@ import pytest
 
 from tests.pg_server import PgServer, find_bindir, start_server
 from tests.serve_proc import start_service
+from tests.xdist_groups import SharedFixtureFiles
 
 if TYPE_CHECKING:
     from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+# Bytecode caches, even where PYTHONDONTWRITEBYTECODE is set (this development machine sets it): without them every
+# run, and each xdist worker of it, compiles every test module and pytest rewrites its asserts again (about 4.5 s of
+# CPU per process on 2 cores, 7.5 s -> 3 s to collect the suite), and each ``python -m bot`` subprocess compiles the
+# package. Python and pytest only write ``__pycache__`` folders beside the sources (ignored by git), read them back
+# when they match and rewrite them when a file changes; the first run writes them. Only this test process and its
+# workers write: subprocesses keep the environment's setting and read what is there.
+sys.dont_write_bytecode = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> SharedFixtureFiles | None:
+    """``--dist loadfile`` (pyproject's ``addopts``) with the files that share the real model or the PostgreSQL
+    server on one worker (:mod:`tests.xdist_groups`); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return SharedFixtureFiles(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -30,6 +49,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if files and len(files) <= 3 and all(f.endswith(".py") for f in files):
         return 0
     return None
+
+
+#: SQLite's busy timeout (ms) in tests that hold a mod log's write lock past it on purpose (``short_busy_timeout``).
+SHORT_BUSY_TIMEOUT_MS = 500
+
+
+@pytest.fixture
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """SQLite mod logs opened in this test wait :data:`SHORT_BUSY_TIMEOUT_MS` for a lock instead of
+    ``bot.store.schema.BUSY_TIMEOUT_MS`` (5,000): for tests that hold the write lock past the timeout on purpose,
+    which then hold it a few times the short timeout instead of 6-7 s (the same sequence: writes wait, fail busy,
+    are retried, succeed once the lock is released). Request it before a fixture that opens the store. Returns
+    the timeout in seconds."""
+    monkeypatch.setattr("bot.store.schema.BUSY_TIMEOUT_MS", SHORT_BUSY_TIMEOUT_MS)
+    return SHORT_BUSY_TIMEOUT_MS / 1000
 
 
 @pytest.fixture(scope="session")

@@ -273,7 +273,9 @@ def test_a_replay_with_routing_on_rescores_instead_of_reusing_the_english_models
     from bot.scoring.stored import model_identity
     from bot.settings import Settings
 
-    name, version = model_identity("embedded")
+    identity = model_identity("embedded")
+    assert identity is not None
+    name, version = identity
     src = tmp_path / "chat.jsonl"
     t0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     msgs = [("m0", "good morning everyone, coffee is ready"), ("m1", FRENCH_ABUSE)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import aiohttp
 import pytest
@@ -24,7 +25,7 @@ async def _ready(url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Served:
+def served(tmp_path_factory) -> Iterator[Served]:
     cwd = tmp_path_factory.mktemp("breakit-serve")
     svc = start_service(cwd, "--rate", "1000", "--burst", "1000")
     asyncio.run(_ready(svc.url))

@@ -319,7 +319,9 @@ def test_discord_with_a_bad_token_is_one_line_error(tmp_path, capsys, monkeypatc
     loop.run_until_complete(runner.setup())
     site = web.TCPSite(runner, "127.0.0.1", 0)
     loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
+    server = site._server  # noqa: SLF001
+    assert isinstance(server, asyncio.Server)
+    port = server.sockets[0].getsockname()[1]
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:

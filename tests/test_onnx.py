@@ -118,11 +118,14 @@ def test_onnx_scores_equal_detoxify_on_chat_pieces(embedded_scorer):
 def test_precision_is_selectable_and_int8_is_the_quantised_model():
     """MODBOT_PRECISION=fp32 / int8 load that variant: the int8 one is a different model file (its scores move),
     named in the version so verdicts say which variant judged them."""
-    fp32 = load_scorer(Settings(runtime="onnx", precision="fp32"))
-    int8 = load_scorer(Settings(runtime="onnx", precision="int8"))
+    fp32_scorer = load_scorer(Settings(runtime="onnx", precision="fp32"))
+    int8_scorer = load_scorer(Settings(runtime="onnx", precision="int8"))
+    fp32, int8 = fp32_scorer, int8_scorer
+    assert isinstance(fp32, OnnxScorer) and isinstance(int8, OnnxScorer)
     assert (fp32.precision, fp32.precision_reason) == ("fp32", "asked (MODBOT_PRECISION / --precision)")
     assert int8.precision == "int8" and int8.version == f"{fp32.version}+int8"
     assert int8.precision_reason.startswith("asked")
     texts = ["you are an idiot", "thanks, see you tomorrow!", "I will find you and hurt you"]
-    a, b = fp32.score_batch(texts), int8.score_batch(texts)
+    # through the Scorer port: OnnxScorer borrows DetoxifyScorer's score_batch, whose self type mypy holds to it
+    a, b = fp32_scorer.score_batch(texts), int8_scorer.score_batch(texts)
     assert max(abs(x.values[k] - y.values[k]) for x, y in zip(a, b, strict=True) for k in x.values) > 1e-4

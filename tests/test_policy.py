@@ -29,6 +29,26 @@ def test_default_policy_loads_with_every_label():
     assert policy.strikes.ladder[0].points == 3
 
 
+def test_strike_points_default_to_the_documented_table_and_a_server_overrides_one(tmp_path):
+    """Each action's strike points are delete 1, warn 1, timeout 2, kick 3, ban 5 (DEFAULT_STRIKE_POINTS, the one
+    place they are set); default.toml documents exactly that table; a server file naming one action changes that
+    one and keeps the others; an action set to 0 earns nothing."""
+    import tomllib
+
+    from bot.core.policy import DEFAULT_STRIKE_POINTS
+
+    table = {"delete": 1, "warn": 1, "timeout": 2, "kick": 3, "ban": 5}
+    assert dict(DEFAULT_STRIKE_POINTS) == table
+    assert load_policy(DEFAULT_POLICY_PATH).strikes.points == table
+    documented = [ln.removeprefix("# ") for ln in DEFAULT_POLICY_PATH.read_text(encoding="utf-8").splitlines()
+                  if ln.startswith("# points = {")]
+    assert [tomllib.loads(ln)["points"] for ln in documented] == [table]
+    server = _write(tmp_path, "[strikes]\npoints = { ban = 10, warn = 0 }\n")
+    assert load_policy(DEFAULT_POLICY_PATH, server).strikes.points == {**table, "ban": 10, "warn": 0}
+    over = load_policy(DEFAULT_POLICY_PATH, overrides={"strikes.points.kick": 4})
+    assert over.strikes.points == {**table, "kick": 4}
+
+
 @pytest.mark.parametrize(
     ("text", "key", "reason"),
     [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.models import ChannelRef, MemberRef, Message, Scores, ServerRef
 from bot.runtime import Runtime
 from bot.scoring import ScorerError, ScorerLoadError
 from bot.scoring.remote import RemoteScorer
@@ -76,7 +76,7 @@ def test_retries_reach_a_service_that_starts_late(tmp_path):
     """A call made before the service listens succeeds once it is up, within the call's deadline."""
     port = _free_port()
     scorer = RemoteScorer(f"http://127.0.0.1:{port}", timeout_s=15.0)
-    result: list[object] = []
+    result: list[list[Scores]] = []
     worker = threading.Thread(target=lambda: result.append(scorer.score_batch(["you idiot", "hello"])))
     worker.start()
     time.sleep(0.3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -49,7 +50,7 @@ def msg(
     )
 
 
-def feed(tracker: SpamTracker, posts: list[tuple[str, str, float]], **kw) -> list[list[str]]:
+def feed(tracker: SpamTracker, posts: Sequence[tuple[str, str, float]], **kw) -> list[list[str]]:
     """Observe (author, text, seconds) posts; the rules hit per post."""
     out = []
     for author, text, at in posts:

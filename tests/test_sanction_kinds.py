@@ -159,6 +159,10 @@ async def test_a_kind_added_to_the_registry_alone_is_offered_and_carried_out(tmp
         assert res.ok and res.card is not None and res.card.decision == "shunned"
         assert w.enforcer.called("kick") == [("alice",)]
         assert w.rows("SELECT action, reason FROM cases WHERE moderator_id = 'mod'") == [("kick", "shunned for spam")]
+        # A shun is a kick: it earns a kick's strike points (3 by default), recorded on the case.
+        assert shun.strike_points() == 3
+        case = w.rows("SELECT number FROM cases WHERE moderator_id = 'mod'")[0][0]
+        assert w.rows("SELECT member_id, points, case_number FROM strikes") == [("alice", 3, case)]
         board = RaidBoard(raid_id=1, server_id=GUILD, place="c1", channel_id="c1", reason="flagged_burst",
                           started_at=datetime.now(UTC), until=None, members=["bob"])
         raid = w.workflow.raid_view(board)
@@ -168,6 +172,32 @@ async def test_a_kind_added_to_the_registry_alone_is_offered_and_carried_out(tmp
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+async def test_a_kind_added_to_the_registry_earns_the_servers_points_for_its_action(tmp_path: Path, shun):
+    """A server that overrides a kick's points (``[strikes] points = { kick = 4 }``) gives a shun 4 points, and the
+    other actions keep their defaults."""
+    w = await make_world(tmp_path, policy="[strikes]\npoints = { kick = 4 }\n")
+    try:
+        policy = await w.workflow.policies.get("discord", SERVER)
+        assert shun.strike_points(policy) == 4
+        assert {k.key: k.strike_points(policy) for k in REGISTRY} == {
+                "dismiss": 0, "delete": 1, "warn": 1, "timeout": 2, "kick": 4, "ban": 5, "shun": 4, "investigating": 0}
+        outcome = await w.judge(w.message("alice", "borderline stuff"))
+        res = await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "shun", reason="shunned")
+        assert res.ok
+        assert w.rows("SELECT points FROM strikes WHERE member_id = 'alice'") == [(4,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+def test_the_registry_shows_each_kinds_default_strike_points():
+    """Every entry's default points are its action's (delete 1, warn 1, timeout 2, kick 3, ban 5; none for dismiss
+    and investigating), written out here rather than read from the table."""
+    assert {k.key: k.strike_points() for k in REGISTRY} == {
+        "dismiss": 0, "delete": 1, "warn": 1, "timeout": 2, "kick": 3, "ban": 5, "investigating": 0}
 
 
 def test_the_registry_refuses_a_duplicate_or_malformed_kind_or_disagreeing_permission():

@@ -47,7 +47,7 @@ def _dce_export(path: Path, n: int) -> Path:
 
 
 def _args(paths: list[Path], **kw: object) -> Namespace:
-    base = {"paths": paths, "policy": [], "out": None, "report": None, "format": "auto", "on_error": "skip",
+    base: dict[str, object] = {"paths": paths, "policy": [], "out": None, "report": None, "format": "auto", "on_error": "skip",
             "batch_size": 32, "no_progress": True}
     base.update(kw)
     return Namespace(**base)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -36,7 +37,7 @@ async def _ready(url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Served:
+def served(tmp_path_factory) -> Iterator[Served]:
     """One service with two API keys, shared by the tests of this module."""
     cwd = tmp_path_factory.mktemp("serve")
     svc = start_service(cwd, "--rate", "1000", "--burst", "1000", keys=f"red:{KEY}\nforum:{OTHER_KEY}\n")

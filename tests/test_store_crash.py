@@ -96,6 +96,7 @@ async def test_sigkill_mid_run_leaves_consistent_db(tmp_path):
         env=env,
         cwd=ROOT,
     )
+    assert proc.stdout is not None
     try:
         for _ in range(8):  # let eight batches commit, then kill while the next ones are being written
             line = proc.stdout.readline()

@@ -32,7 +32,8 @@ async def test_raid_is_committed_with_its_batch(tmp_path):
         [plain, raised] = await store.record_batch([make_record("m1"), _with_raid("m2")])
         assert plain.raid_id is None and raised.raid_id is not None
         assert await store.list_raids("discord", "g1") == [BURST]
-        assert (await store.get_raid("discord", "g1", raised.raid_id)).count == 12
+        stored = await store.get_raid("discord", "g1", raised.raid_id)
+        assert stored is not None and stored.count == 12
 
 
 async def test_failed_batch_leaves_neither_verdicts_nor_raid(tmp_path):
@@ -74,7 +75,7 @@ async def test_two_writers_one_verdict_per_message_and_gap_free_cases(tmp_path):
                                          for i in range(0, 40, 5)))
         inserted = [r for batch in results for r in batch if r.inserted]
         assert len(inserted) == 40
-        assert sorted(r.case_number for r in inserted) == list(range(1, 41))
+        assert sorted(r.case_number or 0 for r in inserted) == list(range(1, 41))
     finally:
         await a.close()
         await b.close()
@@ -111,8 +112,9 @@ async def test_migration_folds_duplicate_raids(tmp_path):
         assert mode.raid_id == 1
 
 
-async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path):
-    """A write lock held by another process past busy_timeout raises StoreBusy and writes nothing."""
+async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path, short_busy_timeout):
+    """A write lock held by another process past busy_timeout raises StoreBusy and writes nothing (the timeout is
+    the short one of the fixture: what is checked is what happens past it)."""
     path = tmp_path / "m.db"
     async with await SqliteStore.open(path) as store:
         other = sqlite3.connect(path, isolation_level=None)
@@ -128,7 +130,15 @@ async def test_write_locked_past_busy_timeout_is_store_busy(tmp_path):
         assert res.inserted
 
 
-async def test_empty_file_is_refused_and_left_alone(tmp_path):
+@pytest.fixture
+def short_empty_file_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 0-byte mod log is watched 0.2 s for another process filling it instead of ``EMPTY_FILE_WAIT_S`` (2 s):
+    for the tests of a file that stays empty, which would only wait the watch out. Every other test keeps the
+    2 s (two bots starting on one new file, ``tests/discord/test_shards_wire.py``, may meet the watch)."""
+    monkeypatch.setattr("bot.store.sqlite.EMPTY_FILE_WAIT_S", 0.2)
+
+
+async def test_empty_file_is_refused_and_left_alone(tmp_path, short_empty_file_wait):
     """A 0-byte file is never turned into a mod log: StoreRefused naming it, and it stays 0 bytes."""
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
@@ -228,7 +238,7 @@ def test_cli_backup_is_owner_only_and_never_overwrites_or_blames_the_mod_log(tmp
 
 
 @pytest.mark.parametrize("command", [["purge", "--days", "30"], ["backup"]])
-def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command):
+def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command, short_empty_file_wait):
     """purge and backup on a 0-byte file: exit 2, one line naming the file, the file untouched."""
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
@@ -290,7 +300,9 @@ async def test_full_disk_is_refused_and_keeps_what_was_recorded(tmp_path):
         await store.record_batch([make_record("kept")])
         db = store._db  # noqa: SLF001 - the page limit is per connection: this one plays the full disk
         async with db.execute("PRAGMA page_count") as cur:
-            [pages] = await cur.fetchone()
+            row = await cur.fetchone()
+        assert row is not None
+        [pages] = row
         await db.execute(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(StoreRefused, match="full"):
             await store.record_batch([make_record(f"m{i}", text="x" * 4000) for i in range(50)])

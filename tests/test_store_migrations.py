@@ -79,7 +79,7 @@ async def test_migrate_from_version_1(tmp_path):
         [res] = await store.record_batch([make_record("m1", author="u1", created=T0)])
         assert res.inserted
         assert await store.first_seen("discord", "g1", "u1") == first
-    assert first.isoformat() == "2024-01-01T00:00:00+00:00"
+    assert first is not None and first.isoformat() == "2024-01-01T00:00:00+00:00"
 
 
 async def test_newer_database_is_refused(tmp_path):

@@ -33,6 +33,7 @@ async def _flagged(store: SqliteStore, action: ActionKind = ActionKind.DELETE) -
     [res] = await store.record_batch(
         [make_record("m1", action=action, open_case=True, open_review=True, strike_points=1)]
     )
+    assert res.case_number is not None and res.review_id is not None
     return res.case_number, res.review_id
 
 

@@ -90,7 +90,7 @@ async def test_two_writers_one_verdict_per_message_gap_free_cases(pg_url):
         results = await asyncio.gather(*(s.record_batch(records[i:i + 5]) for s in (a, b) for i in range(0, 40, 5)))
         inserted = [r for batch in results for r in batch if r.inserted]
         assert len(inserted) == 40
-        assert sorted(r.case_number for r in inserted) == list(range(1, 41))
+        assert sorted(r.case_number or 0 for r in inserted) == list(range(1, 41))
     finally:
         await a.close()
         await b.close()
@@ -197,8 +197,9 @@ async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url, 
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
     assert all(err.count("mod log: postgresql://modbot:***@") == 1 for _, err in outs)
     conn = await asyncpg.connect(pg_url)
-    total, distinct = await conn.fetchrow("SELECT COUNT(*), COUNT(DISTINCT (platform, server_id, message_id)) "
-                                          "FROM verdicts")
+    counts = await conn.fetchrow("SELECT COUNT(*), COUNT(DISTINCT (platform, server_id, message_id)) FROM verdicts")
+    assert counts is not None
+    total, distinct = counts
     numbers = [r[0] for r in await conn.fetch("SELECT number FROM cases ORDER BY number")]
     raids = await conn.fetchval("SELECT COUNT(*) FROM raids")
     await conn.close()

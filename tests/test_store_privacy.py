@@ -100,6 +100,7 @@ async def _stats_fixture(store: SqliteStore) -> None:
         ]
     )
     a, b, c, d, _ = results
+    assert a.review_id and b.review_id and c.review_id and d.case_number
     await store.decide_review(a.review_id, ReviewDecision.DISMISSED, "mod")
     await store.decide_review(b.review_id, ReviewDecision.DELETED, "mod")
     await store.decide_review(c.review_id, ReviewDecision.INVESTIGATING, "mod")

@@ -106,7 +106,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
 def test_workflow_imports_no_platform_driver_or_model(path):
     """bot/workflow imports neither a platform library, the database driver, the store, an adapter nor the model."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)

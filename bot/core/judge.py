@@ -250,8 +250,8 @@ async def sanction(policy: Policy, decision: Decision, ledger: StrikeLedger, mes
                    stateful: bool = True) -> Sanction:
     """The strike an automatic sanction earns and the escalation it triggers (Red's warnings idea, as data).
 
-    A verdict of ``delete`` or stronger earns ``policy.strikes.points[action]`` points (config/default.toml: delete
-    1, warn 1, timeout 2, kick 3, ban 5) unless the policy is in shadow mode, the judging is stateless (``score``),
+    A verdict of ``delete`` or stronger earns ``policy.strikes.points[action]`` points (by default
+    :data:`bot.core.policy.DEFAULT_STRIKE_POINTS`: delete 1, warn 1, timeout 2, kick 3, ban 5) unless the policy is in shadow mode, the judging is stateless (``score``),
     or the message already has a strike; a ladder step crossed by it is merged into the actions (the strongest wins,
     :func:`union`). Moderators' strikes are the workflow's (``bot.workflow``), through the same ledger.
     """

@@ -18,6 +18,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import (
@@ -41,6 +42,13 @@ from bot.core.rules.settings import RulesSettings
 DEFAULT_POLICY_PATH = PACKAGED_DEFAULT_POLICY
 
 SANCTIONS = ("log", "review", "delete", "warn", "timeout", "kick", "ban")
+
+#: The strike points a sanction earns by default, per action name (``strikes.points``): the one place they are
+#: written. A server's policy overrides any of them (``[strikes] points = { ban = 10 }``: the others keep these
+#: values); ``bot/config/default.toml`` documents them; the sanction registry shows them per kind
+#: (``bot.workflow.sanction_kinds.SanctionKind.strike_points``). An action left out (log, review) earns none.
+DEFAULT_STRIKE_POINTS: Mapping[str, int] = MappingProxyType({"delete": 1, "warn": 1, "timeout": 2, "kick": 3,
+                                                             "ban": 5})
 
 
 class PolicyError(ValueError):
@@ -282,11 +290,15 @@ class LadderStep(_Strict):
 
 
 class StrikeSettings(_Strict):
-    """Strikes: points per sanction, expiry, and the escalation ladder (Red-DiscordBot's warnings idea)."""
+    """Strikes: points per sanction, expiry, and the escalation ladder (Red-DiscordBot's warnings idea).
+
+    ``points`` is every action's points: :data:`DEFAULT_STRIKE_POINTS` with the given ones over them (a policy that
+    names one action keeps the defaults of the others).
+    """
 
     enabled: StrictBool = True
     expire_after_s: StrictInt = Field(default=30 * 86400, ge=60, le=3650 * 86400)
-    points: dict[str, int] = Field(default_factory=lambda: {"delete": 1, "warn": 1, "timeout": 2, "kick": 3, "ban": 5})
+    points: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_STRIKE_POINTS))
     ladder: list[LadderStep] = Field(default_factory=list)
 
     @field_validator("points")
@@ -297,7 +309,7 @@ class StrikeSettings(_Strict):
                 raise ValueError(f"unknown action {k!r} in points")
             if p < 0:
                 raise ValueError(f"points for {k!r} must be >= 0, got {p}")
-        return v
+        return {**DEFAULT_STRIKE_POINTS, **v}
 
     @field_validator("ladder")
     @classmethod

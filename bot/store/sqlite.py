@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import aiosqlite
 
@@ -147,7 +147,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: str | Path, *, create: bool = True) -> SqliteStore:
+    async def open(cls, path: str | Path, *, create: bool = True) -> Self:
         """Open (creating the file and its folders when ``create``) and migrate to the latest schema, after an
         online backup of an existing mod log whose version changes (:func:`bot.store.schema.backup_path`).
 
@@ -212,7 +212,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             self._closed = True
             await self._db.close()
 
-    async def __aenter__(self) -> SqliteStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(

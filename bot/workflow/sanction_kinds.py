@@ -13,10 +13,14 @@ Layer: ``bot.workflow`` (platform-neutral). Before this registry a sanction kind
   (``bot.adapters.slack.blocks``) take their labels, styles and custom-id words from the entries;
 * the report's "would" / "did" words (``bot.report``) are :data:`ACTION_WORDS`.
 
+* the strike points a kind earns are :meth:`SanctionKind.strike_points` (the policy's ``strikes.points`` of its
+  action: :data:`bot.core.policy.DEFAULT_STRIKE_POINTS` unless the server overrides them).
+
 What stays outside: :class:`bot.core.models.ActionKind` (the fixed, ordered set of actions the core judges with;
-an entry names one), the strike points (policy: ``strikes.points`` in ``bot/config/default.toml``, per server, read
-by the action's name), and carrying a sanction out on the platform (``SanctionsMixin._sanction_on_platform``: the
-DM's order and the timeout's cap differ per action).
+an entry names one), the default points per action (:data:`bot.core.policy.DEFAULT_STRIKE_POINTS`: automod's
+strikes are judged in the core, which never imports the workflow, so the table lives there and an entry reads
+its action's), and carrying a sanction out on the platform (``SanctionsMixin._sanction_on_platform``: the DM's order
+and the timeout's cap differ per action).
 
 Adding a kind is one :meth:`SanctionRegistry.register` call (see ``tests/test_sanction_kinds.py``): a new card
 button and custom id on every platform that can, its decision, its confirmation, its raid-card bulk action.
@@ -29,6 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.core.models import ActionKind, ReviewDecision
+from bot.core.policy import DEFAULT_STRIKE_POINTS, Policy
 from bot.workflow.permissions import Permission
 from bot.workflow.ports import Capability
 
@@ -86,6 +91,15 @@ class SanctionKind:
     raid_asks_first: bool = False
     would: str = ""
     did: str = ""
+
+    def strike_points(self, policy: Policy | None = None) -> int:
+        """The strike points this kind earns: its action's ``strikes.points`` in ``policy`` (a server's override
+        included), or :data:`bot.core.policy.DEFAULT_STRIKE_POINTS` without one; 0 for dismiss / investigating
+        and when the policy's strikes are off. A kind sharing an action (a kick by another name) earns that
+        action's points: a case records the action, and the strike is the action's."""
+        if policy is not None:
+            return policy.strikes.points.get(self.action.label, 0) if policy.strikes.enabled else 0
+        return DEFAULT_STRIKE_POINTS.get(self.action.label, 0)
 
 
 class SanctionRegistry:
@@ -155,7 +169,7 @@ class SanctionRegistry:
                 and kind.channel_capability in can)
 
 
-#: The built-in entries. The strike points of each action are policy (``strikes.points``), not registry.
+#: The built-in entries.
 REGISTRY = SanctionRegistry([
     SanctionKind("dismiss", ActionKind.NONE, ReviewDecision.DISMISSED, "dismissed (false positive)",
                  Permission.MANAGE_MESSAGES, "Dismiss (false positive)", Style.SECONDARY),

@@ -190,7 +190,8 @@ class SanctionsMixin(WorkflowParts):
         """Add the strike a moderator's sanction earns and carry out a crossed ladder step.
 
         A message already struck (by automod) is raised to this sanction's points instead of struck again, so a
-        ban decided on a card counts a ban's points (``policy.strikes.points``: config/default.toml).
+        ban decided on a card counts a ban's points (``policy.strikes.points``; the registry's
+        ``SanctionKind.strike_points``).
 
         Returns:
             A note for the moderator (``""`` when nothing escalated).

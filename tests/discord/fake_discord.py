@@ -43,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 DISCORD_EPOCH_MS = 1420070400000
 
@@ -901,10 +901,11 @@ class FakeDiscord:
         if request.content_type.startswith("multipart/"):
             reader = await request.multipart()
             async for part in reader:
+                assert isinstance(part, BodyPartReader), "discord.py sends one flat multipart body"
                 if part.name == "payload_json":
                     body = json.loads(await part.text())
                 else:
-                    files[part.filename or part.name or "file"] = bytes(await part.read())  # type: ignore[union-attr]
+                    files[part.filename or part.name or "file"] = bytes(await part.read())
         elif request.can_read_body:
             raw = await request.read()
             body = json.loads(raw) if raw else None
@@ -1366,12 +1367,12 @@ class FakeDiscord:
             if inter.callback_type == 5 and inter.response_message_id in self.messages and \
                     self.messages[inter.response_message_id]["flags"] & 128:
                 # the first follow-up after a deferred response fills in the "thinking" message
-                msg = self.messages[inter.response_message_id]
-                msg.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")},
-                           flags=msg["flags"] & ~128)
-                msg.update(self._pings(self.find_channel(msg["channel_id"])[0], msg["channel_id"], body,
-                                       msg["content"]))
-                return self._respond(msg)
+                thinking = self.messages[inter.response_message_id]
+                thinking.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")},
+                                flags=thinking["flags"] & ~128)
+                thinking.update(self._pings(self.find_channel(thinking["channel_id"])[0], thinking["channel_id"],
+                                            body, thinking["content"]))
+                return self._respond(thinking)
             return self._respond(self._bot_message(inter.channel_id, body, rec.files, flags=flags,
                                                    announce=not flags & 64))
         if len(seg) == 5 and seg[3] == "messages":
@@ -1406,7 +1407,8 @@ class FakeDiscord:
         if guild is not None and embeds and not self.permissions(guild, self.bot_user["id"], channel_id) \
                 & EMBED_LINKS and not flags & 64:
             embeds = []  # Discord drops embeds silently without Embed Links
-        msg = {"id": mid or snowflake(), "type": 0, "content": body.get("content") or "", "channel_id": channel_id,
+        msg: dict[str, Any] = {"id": mid or snowflake(), "type": 0, "content": body.get("content") or "",
+               "channel_id": channel_id,
                "author": self.bot_user, "timestamp": iso(), "edited_timestamp": None, "tts": False,
                **self._pings(guild, channel_id, body, body.get("content") or ""),
                "attachments": [{"id": snowflake(), "filename": name, "size": len(blob), "url": f"https://x/{name}",

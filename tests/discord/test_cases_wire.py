@@ -218,6 +218,7 @@ async def test_case_pager_survives_discord_refreshing_its_components():
 
     page = CasePage(("#2 ...", "#1 ..."), page=1, pages=2, total=12)
     origin: Any = SimpleNamespace(user=SimpleNamespace(id=1))  # only origin.user.id is read on construction
-    pager = CasePager(bot=None, origin=origin, filters=CaseFilter(), result=page)  # the bot is used on a turn only
+    no_bot: Any = None  # the bot is used on a turn only
+    pager = CasePager(bot=no_bot, origin=origin, filters=CaseFilter(), result=page)
     pager._refresh([])  # discord.py's own call, with the components of the updated message (none here)
     assert pager.previous.disabled and not pager.next.disabled

@@ -56,6 +56,11 @@ class Probe(discord.Client):
     async def on_ready(self) -> None:
         self.ready.set()
 
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Identify again at once: discord.py's default sleeps 5 s before every IDENTIFY but the first (pacing a
+        real client against Discord's identify limit), which the tests that re-identify would only wait out; the
+        probe's own hook is the documented way to control that pacing."""
+
 
 @asynccontextmanager
 async def serve(monkeypatch: pytest.MonkeyPatch, **kw: Any) -> AsyncIterator[SimpleNamespace]:
@@ -70,7 +75,7 @@ async def serve(monkeypatch: pytest.MonkeyPatch, **kw: Any) -> AsyncIterator[Sim
 
 
 @asynccontextmanager
-async def running(w: SimpleNamespace, setup: Callable[[Probe], None] | None = None,
+async def running(w: SimpleNamespace, setup: Callable[[Probe], object] | None = None,
                   intents: discord.Intents = PROBE_INTENTS) -> AsyncIterator[Probe]:
     """Start a :class:`Probe` against the fake (``setup`` adds commands first) and wait for on_ready."""
     client = Probe(intents)
@@ -138,7 +143,7 @@ async def test_late_initial_response_is_unknown_interaction(monkeypatch):
         async def slow(interaction):
             await asyncio.sleep(0.4)
             await interaction.response.send_message("too late")
-        with_setup = {}
+        with_setup: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: with_setup.setdefault("f", command(c, "slow", slow))):
             cb = await w.fake.slash(w.guild, w.alice, "slow", [])
             with pytest.raises(discord.NotFound) as exc:
@@ -154,7 +159,7 @@ async def test_second_response_already_acknowledged(monkeypatch):
         async def twice(interaction):
             await interaction.response.send_message("first")
             await discord.InteractionResponse(interaction).send_message("second")  # bypasses discord.py's guard
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "twice", twice))):
             await w.fake.slash(w.guild, w.alice, "twice", [])
             with pytest.raises(discord.HTTPException) as exc:
@@ -174,7 +179,7 @@ async def test_followup_needs_ack_and_live_token(monkeypatch, ack):
             if ack == "expired":
                 await asyncio.sleep(0.5)
             return await interaction.followup.send("later", wait=True)
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "later", followup))):
             await w.fake.send_interaction(_command_payload(w, "later"))
             if ack == "defer":
@@ -193,7 +198,7 @@ async def test_response_within_deadline_accepted(monkeypatch):
     async with serve(monkeypatch) as w:
         async def quick(interaction):
             await interaction.response.send_message("on time", ephemeral=True)
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "quick", quick))):
             cb = await w.fake.slash(w.guild, w.alice, "quick", [])
             await asyncio.wait_for(futs["f"], 5)
@@ -250,7 +255,7 @@ async def test_rate_limited_interaction_callback_retried(monkeypatch):
         w.fake.rate_limit("POST", r"/interactions/\d+/.*/callback", retry_after=0.3)
         async def reply(interaction):
             await interaction.response.send_message("ok")
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "reply", reply))):
             await w.fake.send_interaction(_command_payload(w, "reply"))
             await asyncio.wait_for(futs["f"], 5)
@@ -346,7 +351,7 @@ async def test_oversized_interaction_reply_and_followup_refused(monkeypatch):
                 except discord.HTTPException as exc:
                     errors.append(code_of(exc))
             return errors
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "big", body))):
             await w.fake.slash(w.guild, w.alice, "big", [])
             errors = await asyncio.wait_for(futs["f"], 5)
@@ -412,8 +417,9 @@ def test_permission_algorithm_order(monkeypatch):
     assert fake.permissions(guild, fake.owner["id"], general) & BAN_MEMBERS
     next(r for r in guild["roles"] if r["id"] == mod_role)["permissions"] = str(ADMINISTRATOR)
     assert fake.permissions(guild, mod["id"], general) & MANAGE_GUILD  # administrator overrides the deny
-    fake.member(guild, mod["id"])["communication_disabled_until"] = (
-        datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    mod_member = fake.member(guild, mod["id"])
+    assert mod_member is not None
+    mod_member["communication_disabled_until"] = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     next(r for r in guild["roles"] if r["id"] == mod_role)["permissions"] = str(MANAGE_MESSAGES)
     ch["permission_overwrites"] = []
     assert fake.permissions(guild, mod["id"], general) == VIEW_CHANNEL | (1 << 16)  # timed out: view and history
@@ -548,9 +554,9 @@ async def test_hidden_and_deleted_channels(world):
         await channel.send("muted")
     assert code_of(exc.value) == (403, 50013)
     world.fake.deleted_channels.add(world.general)
-    with pytest.raises(discord.NotFound) as exc:
+    with pytest.raises(discord.NotFound) as gone:
         await channel.send("gone")
-    assert code_of(exc.value) == (404, 10003)
+    assert code_of(gone.value) == (404, 10003)
 
 
 # ---------------------------------------------------------------- DMs
@@ -652,7 +658,9 @@ async def test_events_filtered_by_intents(monkeypatch):
         got = asyncio.ensure_future(client.wait_for("message", timeout=5))
         await w.fake.post(w.guild, w.general, w.alice, "secret words")
         assert (await got).content == ""
-        await client.get_guild(int(w.guild["id"])).ban(discord.Object(int(w.alice["id"])))
+        guild = client.get_guild(int(w.guild["id"]))
+        assert guild is not None
+        await guild.ban(discord.Object(int(w.alice["id"])))
         (session,) = w.fake.sessions.values()
         sent = [json.loads(f)["t"] for _, f in session.buffer]
     assert "GUILD_MEMBER_REMOVE" in sent and "GUILD_BAN_ADD" not in sent
@@ -716,9 +724,9 @@ async def test_incident_actions_pause_invites_and_dms(world):
     assert datetime.fromisoformat(stored["dms_disabled_until"]) == until
     put = world.fake.find("PUT", rf"/guilds/{world.guild['id']}/incident-actions")[-1]
     assert put.response == 200
-    with pytest.raises(discord.HTTPException) as exc:
+    with pytest.raises(discord.HTTPException) as too_far:
         await world.g.edit(invites_disabled_until=until + timedelta(days=1))
-    assert code_of(exc.value) == (400, 50035)
+    assert code_of(too_far.value) == (400, 50035)
     await world.g.edit(invites_disabled_until=None)
     assert world.fake.incidents[world.guild["id"]]["invites_disabled_until"] is None
 
@@ -808,7 +816,7 @@ async def test_modal_limits_and_no_modal_answering_a_modal(monkeypatch):
                     errors.append(code_of(exc))
             await interaction.response.send_modal(Ask(max_length=10, min_length=2))
             return errors
-        futs = {}
+        futs: dict[str, asyncio.Future[Any]] = {}
         async with running(w, lambda c: futs.setdefault("f", command(c, "ask", body))):
             await w.fake.slash(w.guild, w.alice, "ask", [])
             assert await asyncio.wait_for(futs["f"], 5) == [(400, 50035)] * 2

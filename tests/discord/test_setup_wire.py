@@ -4,6 +4,7 @@ be able to post there) and written as audited server overrides; refused for non-
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,8 @@ async def new_channel(env, name: str, overwrites: list | None = None) -> str:
 
 
 async def setup_cmd(env, user, *opts):
-    options, resolved = [], {}
+    options: list[dict[str, Any]] = []
+    resolved: dict[str, dict[str, Any]] = {}
     for opt, res in opts:
         options.append(opt)
         for k, v in res.items():

@@ -97,11 +97,11 @@ class Shards:
                 return [tuple(r) for r in await con.fetch(re.sub(r"\?", lambda _: f"${next(n)}", sql), *params)]
             finally:
                 await con.close()
-        con = sqlite3.connect(self.db)
+        lite = sqlite3.connect(self.db)
         try:
-            return [tuple(r) for r in con.execute(sql, params).fetchall()]
+            return [tuple(r) for r in lite.execute(sql, params).fetchall()]
         finally:
-            con.close()
+            lite.close()
 
 
 @pytest.fixture

@@ -947,7 +947,7 @@ class FakeSlack:
                 if "blocks" in body:
                     original["blocks"] = body["blocks"]
         elif body.get("response_type") == "in_channel" and hook.channel in self.channels:
-            self.add_message(hook.channel, self.bot_user_id, str(body.get("text", "")),  # type: ignore[arg-type]
+            self.add_message(hook.channel, self.bot_user_id, str(body.get("text", "")),
                              bot_id=self.bot_id, blocks=body.get("blocks"), thread_ts=body.get("thread_ts"))
         elif hook.channel and hook.user:
             self.ephemerals.append({"channel": hook.channel, "user": hook.user, "text": body.get("text"),
@@ -1039,7 +1039,7 @@ class FakeSlack:
                       files: list[dict[str, Any]] | None = None, store: bool = True) -> dict[str, Any]:
         """A ``message`` event (``file_share`` subtype with ``files``); stored in the world unless ``store=False``."""
         chan = self.channels[channel]
-        msg = self.add_message(channel, user, text, thread_ts=thread_ts) if store else {
+        msg: dict[str, Any] = self.add_message(channel, user, text, thread_ts=thread_ts) if store else {
             "type": "message", "user": user, "text": text, "ts": self.new_ts(), "team": self.team_id}
         event = {**msg, "channel": channel, "event_ts": msg["ts"], "client_msg_id": f"cm-{next(_ids)}",
                  "channel_type": _channel_type(chan)}

@@ -90,13 +90,15 @@ class SlackEnv:
         msg = event.get("message") or event
         key = f"{event['channel']}:{msg['ts']}"
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        bot = self.bot
+        assert bot is not None, "start the bot first"
 
         def observe(outcome: Any) -> None:
             if outcome.verdict.message.id == key and not fut.done():
                 fut.set_result(outcome)
-                self.bot.observers.remove(observe)
+                bot.observers.remove(observe)
 
-        self.bot.observers.append(observe)
+        bot.observers.append(observe)
         return fut
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -27,7 +27,7 @@ async def api_error(coro: Any) -> dict[str, Any]:
     """Await a Web API call that must fail; return Slack's answer body."""
     with pytest.raises(SlackApiError) as info:
         await coro
-    return dict(info.value.response.data)  # type: ignore[arg-type]
+    return dict(info.value.response.data)
 
 
 # --------------------------------------------------------------------------- Web API
@@ -40,7 +40,7 @@ async def test_auth_test_answers_bot_and_user_tokens(fake_slack: FakeSlack) -> N
                                                                fake_slack.team_id)
     assert bot["url"] == f"https://{fake_slack.domain}.slack.com/"
     admin = await client(fake_slack, fake_slack.admin.token).auth_test()
-    assert admin["user_id"] == fake_slack.admin.id and "bot_id" not in admin.data  # type: ignore[operator]
+    assert admin["user_id"] == fake_slack.admin.id and "bot_id" not in admin.data
     assert fake_slack.calls[-1].token == fake_slack.admin.token
     assert (await api_error(client(fake_slack, "xoxb-wrong").auth_test()))["error"] == "invalid_auth"
     anonymous = AsyncWebClient(base_url=fake_slack.api_url)
