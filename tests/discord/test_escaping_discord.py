@@ -128,7 +128,7 @@ def test_an_appeal_card_shows_the_cases_reason_and_the_appeal_as_text():
     card = ReviewCard(review_id=3, server_id="1", source="appeal", member_id="2", appeal_id=1, case_number=7,
                       case_action=ActionKind.REVIEW, reason="nickname '[x](https://evil.example)': insult " + "*" * 2000,
                       evidence=Evidence(text="please [read this](https://evil.example)"))
-    fields = {f.name: f.value for f in appeal_embed(card).fields}
+    fields = {f.name: f.value or "" for f in appeal_embed(card).fields}
     assert fields["Case"].startswith("#7: review\nnickname '\\[x](https://evil.example)': insult *")
     assert len(fields["Case"]) <= 1024 and fields["Appeal"] == "||please \\[read this](https://evil.example)||"
     assert not RENDERED.search(fields["Case"]) and not RENDERED.search(fields["Appeal"])

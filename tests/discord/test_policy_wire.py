@@ -63,7 +63,7 @@ async def new_role(env, name: str) -> str:
     created = env.bot.wait_for("guild_role_create", check=lambda r: str(r.id) == role["id"], timeout=5)
     await env.fake.dispatch("GUILD_ROLE_CREATE", {"guild_id": env.guild["id"], "role": role})
     await created
-    return role["id"]
+    return str(role["id"])
 
 
 async def set_moderators(env, admin, value: str) -> str:

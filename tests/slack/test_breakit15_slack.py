@@ -55,6 +55,7 @@ async def test_slow_and_idle_connections_to_the_events_endpoint_are_closed(env: 
     await env.bot.start()
     env.url = f"http://127.0.0.1:{env.bot.port}/slack/events"
     port = env.bot.port
+    assert port is not None
     body = json.dumps({"type": "url_verification", "challenge": "x"}).encode()
     head = (f"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
