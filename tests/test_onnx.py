@@ -198,3 +198,17 @@ def test_scores_do_not_depend_on_how_a_batch_is_cut_into_calls(monkeypatch):
     assert calls == [sum(len(scorer.windows(t)) for t in texts)]  # one call (fewer than CHUNK windows)
     diff = max(abs(a.values[k] - b.values[k]) for a, b in zip(split, whole, strict=True) for k in a.values)
     assert diff <= 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("env", "spinning"), [(None, False), ("0", False), ("1", True)])
+def test_intra_op_threads_sleep_between_calls_unless_asked_to_spin(monkeypatch, env, spinning):
+    """ONNX Runtime's ``session.intra_op.allow_spinning`` is "0" by default and "1" with ``MODBOT_ONNX_SPIN=1``,
+    in the options the session was built with."""
+    if env is None:
+        monkeypatch.delenv("MODBOT_ONNX_SPIN", raising=False)
+    else:
+        monkeypatch.setenv("MODBOT_ONNX_SPIN", env)
+    scorer = load_scorer(Settings(runtime="onnx", precision="fp32"))
+    applied = scorer._session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning")
+    assert (scorer.spinning, applied) == (spinning, "1" if spinning else "0")

@@ -77,3 +77,44 @@ async def test_a_batch_of_one_kind_is_one_pass():
     await asyncio.gather(blocker, *(batcher.score([scoring_pieces(t)]) for t in SHORT))
     await batcher.close()
     assert len(scorer.passes) == 2
+
+
+async def _closed_loop(refill_s: float, clients: int = 8, rounds: int = 6) -> list[int]:
+    """Requests per batch when ``clients`` callers each send again 2 ms after their answer, the first caller
+    starting 10 ms before the others (so the first batches are one request and seven)."""
+    scorer = _Recording()
+    batcher = MicroBatcher(scorer, refill_s=refill_s, refill_share=1.0)
+    batcher.start()
+
+    async def client(n: int) -> None:
+        await asyncio.sleep(0 if n == 0 else 0.01)
+        for _ in range(rounds):
+            await batcher.score([scoring_pieces(f"message {n}: thanks, see you tomorrow")])
+            await asyncio.sleep(0.002)
+
+    await asyncio.gather(*(client(n) for n in range(clients)))
+    await batcher.close()
+    return [requests for requests, _ in batcher.stats.sizes]
+
+
+async def test_a_batch_waits_for_as_many_requests_as_the_last_one_answered():
+    """Callers keeping a fixed number of requests in flight: with the refill wait, batches of one request and seven
+    turn into batches of all eight after the first two; without it they keep alternating."""
+    refilled = await _closed_loop(refill_s=0.5)
+    assert refilled[:2] == [1, 7]
+    assert all(n == 8 for n in refilled[2:-1]), refilled  # the last batch may be the stragglers
+    without = await _closed_loop(refill_s=0.0)
+    assert max(without) < 8 and len(without) > len(refilled)
+
+
+async def test_a_lone_caller_waits_for_no_refill():
+    """One request at a time (the previous batch answered one): no wait, even with a 500 ms refill window."""
+    scorer = _Recording()
+    batcher = MicroBatcher(scorer, refill_s=0.5, refill_share=10.0)
+    batcher.start()
+    for _ in range(3):
+        started = time.monotonic()
+        await batcher.score([scoring_pieces("you are an idiot")])
+        assert time.monotonic() - started < 0.3  # a 50 ms pass, not the 500 ms window
+    await batcher.close()
+    assert [n for n, _ in batcher.stats.sizes] == [1, 1, 1]

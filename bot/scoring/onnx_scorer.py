@@ -228,12 +228,16 @@ class OnnxScorer:
         name / version: As the detoxify scorer names the same model.
         labels: The model's output labels, in output order (detoxify's ``class_names``).
         threads: ONNX Runtime intra-op threads (default: ``$MODBOT_ONNX_THREADS``, else ``os.cpu_count()``; the
-            service sets one fewer: :func:`bot.serve.options.serve_threads`). ``MODBOT_ONNX_SPIN=0`` makes them
-            sleep between calls instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning``), leaving
-            the cores to the event loop between batches.
+            service sets one fewer: :func:`bot.serve.options.serve_threads`). They sleep between parallel
+            sections instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning = 0``) unless
+            ``MODBOT_ONNX_SPIN=1``: on this project's 2-core machine shared with other jobs, spinning threads took
+            16-18 ms of CPU per chat message in process against 10 ms sleeping, and 32-42 against 45-75 msg/s
+            (``bench/serve.py``'s in-process figure, docs/perspective-migration.md); a spinning thread also takes
+            the core the service's event loop needs.
 
     Attributes:
         runtime: ``"onnx"``.
+        spinning: Whether the intra-op threads spin between calls (``MODBOT_ONNX_SPIN``).
     """
 
     runtime = "onnx"
@@ -256,8 +260,9 @@ class OnnxScorer:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = threads or int(os.environ.get("MODBOT_ONNX_THREADS", "0")) or os.cpu_count() or 1
-        if os.environ.get("MODBOT_ONNX_SPIN", "1") == "0":  # idle threads sleep instead of spinning between calls
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # intra-op threads spin while waiting for work only with MODBOT_ONNX_SPIN=1 (see the class docstring)
+        self.spinning = os.environ.get("MODBOT_ONNX_SPIN", "0") == "1"
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
         try:
             self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
             tok = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))

@@ -46,7 +46,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
-from bot.serve.batcher import BatcherClosed, MicroBatcher
+from bot.serve.batcher import REFILL_S, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
     MAX_BODY_BYTES,
@@ -91,6 +91,8 @@ class ServeConfig:
         drain_s: Longest SIGTERM waits for in-flight requests.
         policies: Named policies for the native endpoint's ``"policy"`` (``"default"`` is always there).
         max_wait_s: Micro-batching wait after a first request (0: none; the batch grows while the model works).
+        refill_s: Longest wait for as many requests as the previous batch answered
+            (:data:`bot.serve.batcher.REFILL_S`; 0: never).
     """
 
     host: str = "127.0.0.1"
@@ -103,6 +105,7 @@ class ServeConfig:
     drain_s: float = 20.0
     policies: dict[str, Path] = field(default_factory=dict)
     max_wait_s: float = 0.0
+    refill_s: float = REFILL_S
 
 
 class Metrics:
@@ -171,7 +174,8 @@ class ScoringService:
         self.runtime = runtime
         self.precision, self.precision_reason = precision_of(scorer)
         self.metrics.precision.labels(self.precision).set(1)
-        self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, observe=self.metrics.observe_batch)
+        self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
+                                    observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
         self.metrics.ready.set(1)
@@ -568,7 +572,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
         keys, policies = check_options(args, settings)
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
-                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000)
+                             drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
+                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

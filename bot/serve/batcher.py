@@ -32,6 +32,13 @@ MAX_TEXTS = 256
 #: of its batch, in a pass of its own, so they are answered without waiting for its token windows (about two
 #: 126-token windows of English; 7 of 1,000 real chat messages of the benchmark are longer).
 LONG_CHARS = 1_000
+#: The refill wait (:class:`MicroBatcher`): at most this share of the previous batch's model time, and at most
+#: :data:`REFILL_S` seconds (``--batch-refill-ms``). Measured with ``bench/serve.py``'s 16 clients on real chat, 2-core
+#: AMD EPYC shared with other jobs (docs/perspective-migration.md, 2 December): a fixed 4 ms window changed nothing
+#: (answering 15 requests and reading their callers' next ones takes the event loop longer), 20 ms turned most
+#: batches of 1-8 requests into batches of 9-16.
+REFILL_SHARE = 0.1
+REFILL_S = 0.05
 
 
 class BatcherClosed(RuntimeError):
@@ -64,20 +71,38 @@ class BatchStats:
 
 
 class MicroBatcher:
-    """Scores plans for many concurrent callers, one ``score_plans`` call per batch.
+    """Scores plans for many concurrent callers, one ``score_plans`` call per batch (two when it holds long and
+    short requests: :func:`waves`).
+
+    The refill wait: callers that keep a fixed number of requests in flight (16 clients, each sending again once
+    answered) are answered in alternating groups that nothing evens out, down to one request and fifteen, and a
+    batch of one costs the model several times more per message than a batch of sixteen. So once the first
+    request of a batch is there, the batcher waits for as many requests as the previous batch answered (those
+    callers' next requests), at most ``refill_share`` of the previous batch's model time and at most ``refill_s``,
+    then scores what it has: the model idles at most a tenth of its time when the callers do not come back. A lone
+    caller after a batch of one waits for nothing; under an open stream of requests the wait only follows a larger
+    batch.
 
     Args:
         scorer: The loaded scorer.
         max_texts: Most distinct texts per batch (:data:`MAX_TEXTS`); a single request with more is scored alone.
         max_wait_s: Seconds to wait for more requests after the first one arrives (0: none).
+        refill_s: Seconds to wait, at most, for as many requests as the previous batch answered
+            (:data:`REFILL_S`; 0: never).
+        refill_share: ... and at most this share of the previous batch's model time (:data:`REFILL_SHARE`).
         observe: Called after each batch with ``(requests, texts, seconds)`` (metrics).
     """
 
     def __init__(self, scorer: Scorer, *, max_texts: int = MAX_TEXTS, max_wait_s: float = 0.0,
+                 refill_s: float = REFILL_S, refill_share: float = REFILL_SHARE,
                  observe: Callable[[int, int, float], None] | None = None) -> None:
         self.scorer = scorer
         self.max_texts = max_texts
         self.max_wait_s = max_wait_s
+        self.refill_s = refill_s
+        self.refill_share = refill_share
+        self._answered = 0  # requests the last batch answered: the refill target
+        self._last_s = 0.0  # model seconds of the last batch (all its passes)
         self.observe = observe
         self.stats = BatchStats()
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
@@ -118,12 +143,14 @@ class MicroBatcher:
         first = self._carry or await self._queue.get()
         self._carry = None
         jobs, texts = [first], first.texts
-        deadline = time.monotonic() + self.max_wait_s
+        now = time.monotonic()
+        deadline, refill = now + self.max_wait_s, now + min(self.refill_s, self.refill_share * self._last_s)
         while True:
             try:
                 job = self._queue.get_nowait()
             except asyncio.QueueEmpty:
-                left = deadline - time.monotonic()
+                until = max(deadline, refill) if len(jobs) < self._answered else deadline
+                left = until - time.monotonic()
                 if left <= 0:
                     break
                 try:
@@ -149,8 +176,11 @@ class MicroBatcher:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
         jobs = [j for j in jobs if not j.future.done()]  # a caller that gave up (timeout) costs nothing
+        self._answered = len(jobs)
+        started = time.perf_counter()
         for wave in waves(jobs):
             await self._pass(loop, wave)
+        self._last_s = time.perf_counter() - started
 
     async def _pass(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
         """One ``score_plans`` call for ``jobs``; each job's future gets its scores or the scorer's exception."""
