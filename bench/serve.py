@@ -270,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
                         "measured too, alternating with this one, in the same run")
     p.add_argument("--rounds", type=int, default=1, help="service measurements per tree (alternating)")
     p.add_argument("--skip-score-startup", action="store_true")
+    p.add_argument("--in-process-each", action="store_true",
+                   help="measure the in-process figure again right before each service measurement, so each share "
+                        "of in-process throughput compares figures taken minutes apart at most (a shared machine's "
+                        "load moves within a run)")
     p.add_argument("--serve-args", default="", help="more options for this checkout's service, e.g. "
                    "'--batch-wait-ms 2'")
     p.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
@@ -288,9 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_score_startup:
         for r in runtimes:
             print(f"score {r}: first output line {score_startup(r):.2f} s after spawn")
+    measured: dict[str, bool] = {}
     for n in range(args.rounds):
         for r in runtimes:
             for tree in ([args.also_tree] if args.also_tree else []) + [REPO]:
+                if args.in_process_each and measured.get(r):  # the first one follows the figure above
+                    rates[r] = in_process(texts, r)
+                measured[r] = True
                 service_figures(r, texts, rates[r], args.seconds, bot=r == runtimes[0] and n == 0 and tree == REPO,
                                 tree=tree)
     return 0
