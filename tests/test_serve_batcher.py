@@ -9,9 +9,11 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+import pytest
+
 from bot.core.models import Scores
 from bot.core.pieces import score_plans, scoring_pieces
-from bot.serve.batcher import LONG_CHARS, MicroBatcher
+from bot.serve.batcher import LONG_CHARS, REFILL_S, MicroBatcher
 from tests.fakes import ABUSE, FakeScorer
 
 
@@ -118,3 +120,17 @@ async def test_a_lone_caller_waits_for_no_refill():
         assert time.monotonic() - started < 0.3  # a 50 ms pass, not the 500 ms window
     await batcher.close()
     assert [n for n, _ in batcher.stats.sizes] == [1, 1, 1]
+
+
+def test_refill_option_is_checked_and_reaches_the_batcher():
+    """``--batch-refill-ms`` outside 0-1000 is refused with the flag named; the default (unset) is
+    :data:`bot.serve.batcher.REFILL_S`."""
+    from bot.serve.options import build_parser, check_options
+    from bot.settings import Settings
+
+    settings = Settings.from_env()
+    for bad in ("-1", "nan", "1001"):
+        with pytest.raises(ValueError, match="--batch-refill-ms"):
+            check_options(build_parser().parse_args(["--batch-refill-ms", bad]), settings)
+    assert build_parser().parse_args([]).batch_refill_ms is None
+    assert MicroBatcher(FakeScorer(ABUSE)).refill_s == REFILL_S
