@@ -29,14 +29,16 @@ log = logging.getLogger(__name__)
 #: Distinct texts per forward pass at most (the detoxify scorer chunks by 64 inside; 256 bounds one batch's latency).
 MAX_TEXTS = 256
 #: A request whose distinct texts hold more characters than this is a long one: scored after the short requests
-#: of its batch, in a pass of its own, so they are answered without waiting for its token windows (about two
-#: 126-token windows of English; 7 of 1,000 real chat messages of the benchmark are longer).
+#: of its batch, in a pass of its own, so they are answered without waiting for its token windows. Counted over the
+#: whole text and its sentence pieces, so a chat message of roughly 500 characters or more (28 of the benchmark's
+#: 1,000 real chat messages are over 500, 7 over 1,000).
 LONG_CHARS = 1_000
 #: The refill wait (:class:`MicroBatcher`): at most this share of the previous batch's model time, and at most
 #: :data:`REFILL_S` seconds (``--batch-refill-ms``). Measured with ``bench/serve.py``'s 16 clients on real chat, 2-core
 #: AMD EPYC shared with other jobs (docs/perspective-migration.md, 2 December): a fixed 4 ms window changed nothing
-#: (answering 15 requests and reading their callers' next ones takes the event loop longer), 20 ms turned most
-#: batches of 1-8 requests into batches of 9-16.
+#: (answering 15 requests and reading their callers' next ones takes the event loop longer); these defaults cut the
+#: passes that served one request from 28-31 of 69 to 6-7 of 41-45, and model CPU per message 12.1-12.7 ->
+#: 11.1-11.3 ms.
 REFILL_SHARE = 0.1
 REFILL_S = 0.05
 
