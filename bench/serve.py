@@ -9,12 +9,14 @@ Figures, on real chat (JuliaLang Slack, then Komodo Discord: :func:`bot.jobs.ben
    plans: whole text, sentence pieces, token windows), and flags that change at the default policy's review and
    act tiers;
 2. in-process throughput (messages/s through :func:`bot.core.pieces.score_texts`, chunks of 128 messages) per
-   runtime;
+   runtime, and its CPU time per message (all threads of the process);
 3. start-up: seconds from spawning ``python -m bot serve`` to its first ``comments:analyze`` answer, and from
    spawning ``python -m bot score`` to its first output line, per runtime (warm cache: the export exists);
 4. peak RSS (VmHWM) of the serving process after the load test, per runtime;
 5. throughput through the service with 16 concurrent clients (one ``comments:analyze`` per message) against the
-   in-process figure of the same runtime;
+   in-process figure of the same runtime, and the CPU time per message of the service process and of the
+   load-generating clients (this process: they share the machine's cores with the service); on a machine shared
+   with other jobs the CPU times move much less with the load than the rates do;
 6. latency p50/p99 at 50% of that throughput (open loop, fixed arrival interval);
 7. peak RSS (VmHWM; ``ru_maxrss`` would keep the forking parent's high-water mark across ``exec``) of a bot
    process (``bot.runtime.Runtime`` with ``MODBOT_SCORER_URL``) judging 500 messages through the service.
@@ -97,12 +99,19 @@ def in_process(texts: list[str], runtime: str) -> float:
 
     scorer = load_scorer(Settings(runtime=runtime))
     score_texts(scorer, texts[:64])  # warm
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(texts), 128):
         score_texts(scorer, texts[i : i + 128])
     rate = len(texts) / (time.perf_counter() - started)
-    print(f"in-process {runtime}: {rate:.0f} messages/s over {len(texts)} messages")
+    cpu_ms = (time.process_time() - cpu) / len(texts) * 1000
+    print(f"in-process {runtime}: {rate:.0f} messages/s over {len(texts)} messages, CPU {cpu_ms:.1f} ms per message")
     return rate
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far, all its threads (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 SERVE_ARGS: list[str] = []
@@ -244,9 +253,13 @@ def service_figures(runtime: str, texts: list[str], rate_in_process: float, seco
             url, first = asyncio.run(_first_answer(port_file, started))
             print(f"serve {label}: first answer {first:.2f} s after spawn")
             asyncio.run(load_test(url, texts[:200], 16))  # warm
+            server_cpu, client_cpu = process_cpu_s(proc.pid), time.process_time()
             rate = asyncio.run(load_test(url, texts, 16))
+            server_ms = (process_cpu_s(proc.pid) - server_cpu) / len(texts) * 1000
+            client_ms = (time.process_time() - client_cpu) / len(texts) * 1000
             print(f"serve {label}: 16 clients {rate:.0f} messages/s = {rate / rate_in_process:.0%} of in-process "
-                  f"({rate_in_process:.0f})")
+                  f"({rate_in_process:.0f}); CPU per message: service {server_ms:.1f} ms, the 16 clients "
+                  f"{client_ms:.2f} ms")
             p50, p99, n = asyncio.run(latency_at(url, texts, rate / 2, seconds))
             print(f"serve {label}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
                   f"p99 {p99:.0f} ms")
@@ -270,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
                         "measured too, alternating with this one, in the same run")
     p.add_argument("--rounds", type=int, default=1, help="service measurements per tree (alternating)")
     p.add_argument("--skip-score-startup", action="store_true")
+    p.add_argument("--in-process-each", action="store_true",
+                   help="measure the in-process figure again right before each service measurement, so each share "
+                        "of in-process throughput compares figures taken minutes apart at most (a shared machine's "
+                        "load moves within a run)")
     p.add_argument("--serve-args", default="", help="more options for this checkout's service, e.g. "
                    "'--batch-wait-ms 2'")
     p.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
@@ -288,9 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_score_startup:
         for r in runtimes:
             print(f"score {r}: first output line {score_startup(r):.2f} s after spawn")
+    measured: dict[str, bool] = {}
     for n in range(args.rounds):
         for r in runtimes:
             for tree in ([args.also_tree] if args.also_tree else []) + [REPO]:
+                if args.in_process_each and measured.get(r):  # the first one follows the figure above
+                    rates[r] = in_process(texts, r)
+                measured[r] = True
                 service_figures(r, texts, rates[r], args.seconds, bot=r == runtimes[0] and n == 0 and tree == REPO,
                                 tree=tree)
     return 0

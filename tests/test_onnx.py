@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,97 @@ def test_precision_is_selectable_and_int8_is_the_quantised_model():
     # through the Scorer port: OnnxScorer borrows DetoxifyScorer's score_batch, whose self type mypy holds to it
     a, b = fp32_scorer.score_batch(texts), int8_scorer.score_batch(texts)
     assert max(abs(x.values[k] - y.values[k]) for x, y in zip(a, b, strict=True) for k in x.values) > 1e-4
+
+
+def _brute_cost(lengths: list[int], call_cost: int, max_tokens: int) -> int:
+    """Least cost over every way to cut ``lengths`` into consecutive calls (exhaustive, for small inputs)."""
+    from itertools import combinations
+
+    n, best = len(lengths), None
+    for k in range(n):
+        for cuts in combinations(range(1, n), k):
+            ends, start, cost = [*cuts, n], 0, 0
+            for end in ends:
+                width = lengths[end - 1]
+                if (end - start) * width > max_tokens and end - start > 1:
+                    break
+                cost += call_cost + (end - start) * width
+                start = end
+            else:
+                best = cost if best is None else min(best, cost)
+    assert best is not None
+    return best
+
+
+def _cost(lengths: list[int], ends: list[int], call_cost: int) -> int:
+    start, cost = 0, 0
+    for end in ends:
+        cost += call_cost + (end - start) * lengths[end - 1]
+        start = end
+    return cost
+
+
+def test_plan_calls_finds_the_cheapest_cut_within_the_token_bound():
+    """The split of texts ordered by token count costs what the best of every possible split costs, and no call
+    holds more padded tokens than the bound; short texts are not padded to a long one's width."""
+    import random
+
+    from bot.scoring.onnx_scorer import plan_calls
+
+    rng = random.Random(27)
+    for _ in range(60):
+        lengths = sorted(rng.choice([3, 5, 8, 12, 20, 40, 90, 128]) for _ in range(rng.randint(1, 9)))
+        call_cost, max_tokens = rng.choice([0, 8, 32, 100]), rng.choice([128, 256, 2048])
+        ends = plan_calls(lengths, call_cost=call_cost, max_tokens=max_tokens)
+        assert ends[-1] == len(lengths) and ends == sorted(set(ends))
+        starts = [0, *ends[:-1]]
+        assert all((e - s) * lengths[e - 1] <= max_tokens or e - s == 1 for s, e in zip(starts, ends, strict=True))
+        assert _cost(lengths, ends, call_cost) == _brute_cost(lengths, call_cost, max_tokens)
+    assert plan_calls([4, 5, 6, 128, 128], call_cost=32, max_tokens=2048) == [3, 5]
+    assert plan_calls([], call_cost=32) == []
+    with pytest.raises(ValueError, match="non-decreasing"):
+        plan_calls([9, 3])
+
+
+@pytest.mark.slow
+def test_scores_do_not_depend_on_how_a_batch_is_cut_into_calls(monkeypatch):
+    """The same texts scored in length-cut calls and in one call padded to the longest text get the same scores
+    (within float noise): the split changes the model's work, never a verdict."""
+    import bot.scoring.onnx_scorer as mod
+    from bot.scoring.onnx_scorer import CHECK_TEXTS
+
+    # Any: OnnxScorer borrows DetoxifyScorer's windows/score_batch as class attributes, which mypy cannot bind
+    scorer: Any = load_scorer(Settings(runtime="onnx", precision="fp32"))
+    assert type(scorer).__name__ == "OnnxScorer"
+    texts = [*CHECK_TEXTS, "ok thanks", "you are all morons and I hate every one of you, go away " * 3]
+    calls: list[int] = []
+    run = scorer._run
+
+    def counted(enc: list) -> object:
+        calls.append(len(enc))
+        return run(enc)
+
+    monkeypatch.setattr(scorer, "_run", counted)
+    split = scorer.score_batch(texts)
+    assert len(calls) > 1
+    calls.clear()
+    monkeypatch.setattr(mod, "plan_calls", lambda lengths, **_: [len(lengths)] if lengths else [])
+    whole = scorer.score_batch(texts)
+    assert calls == [sum(len(scorer.windows(t)) for t in texts)]  # one call (fewer than CHUNK windows)
+    diff = max(abs(a.values[k] - b.values[k]) for a, b in zip(split, whole, strict=True) for k in a.values)
+    assert diff <= 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("env", "spinning"), [(None, False), ("0", False), ("1", True)])
+def test_intra_op_threads_sleep_between_calls_unless_asked_to_spin(monkeypatch, env, spinning):
+    """ONNX Runtime's ``session.intra_op.allow_spinning`` is "0" by default and "1" with ``MODBOT_ONNX_SPIN=1``,
+    in the options the session was built with."""
+    if env is None:
+        monkeypatch.delenv("MODBOT_ONNX_SPIN", raising=False)
+    else:
+        monkeypatch.setenv("MODBOT_ONNX_SPIN", env)
+    scorer = load_scorer(Settings(runtime="onnx", precision="fp32"))
+    assert isinstance(scorer, OnnxScorer)
+    applied = scorer._session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning")
+    assert (scorer.spinning, applied) == (spinning, "1" if spinning else "0")

@@ -27,10 +27,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.scoring import ScorerError, ScorerLoadError
 from bot.scoring.detoxify_scorer import DetoxifyScorer
+
+if TYPE_CHECKING:
+    import numpy
+    import numpy.typing as npt
+    from tokenizers import Encoding
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +46,15 @@ OPSET = 17
 #: policy tier (two decimals) can move.
 TOLERANCE = 1e-4
 FORMAT = "modbot-onnx-v1"
-#: Texts per ONNX Runtime call (``MODBOT_ONNX_SUB_BATCH``); see :meth:`OnnxScorer._predict` and
-#: docs/perspective-migration.md for the measured memory and speed.
+#: Full-length (128-token) texts per ONNX Runtime call (``MODBOT_ONNX_SUB_BATCH``): a call holds at most
+#: ``SUB_BATCH * 128`` tokens, padding included (:func:`plan_calls`), which bounds peak memory (batch x sequence^2
+#: attention) as 16 texts per call did; see docs/perspective-migration.md for the measured memory and speed.
 SUB_BATCH = 16
+#: The fixed cost of one ONNX Runtime call, in padded tokens (:func:`plan_calls`'s cost model: a call of ``b``
+#: texts padded to ``L`` tokens costs ``CALL_COST_TOKENS + b * L``). From ``session.run`` timings of the embedded
+#: model on this project's 2-core AMD EPYC (two threads, quartile of repeated calls, machine shared): one 8-token
+#: text 5.1 ms, eight 10.3 ms, so ~0.1-0.17 ms per token and ~4-5 ms per call, i.e. 25-50 tokens; 32 sits between.
+CALL_COST_TOKENS = 32
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 #: The fixed check set: chat of every kind the bot meets, abuse of every label, obfuscation, non-English text, and
 #: texts long enough to be scored in several token windows (so window cutting is checked too).
@@ -217,12 +228,16 @@ class OnnxScorer:
         name / version: As the detoxify scorer names the same model.
         labels: The model's output labels, in output order (detoxify's ``class_names``).
         threads: ONNX Runtime intra-op threads (default: ``$MODBOT_ONNX_THREADS``, else ``os.cpu_count()``; the
-            service sets one fewer: :func:`bot.serve.options.serve_threads`). ``MODBOT_ONNX_SPIN=0`` makes them
-            sleep between calls instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning``), leaving
-            the cores to the event loop between batches.
+            service sets one fewer: :func:`bot.serve.options.serve_threads`). They sleep between parallel
+            sections instead of spinning (ONNX Runtime's ``session.intra_op.allow_spinning = 0``) unless
+            ``MODBOT_ONNX_SPIN=1``: on this project's 2-core machine shared with other jobs, spinning threads took
+            16-18 ms of CPU per chat message in process against 10 ms sleeping, and 32-42 against 45-75 msg/s
+            (``bench/serve.py``'s in-process figure, docs/perspective-migration.md); a spinning thread also takes
+            the core the service's event loop needs.
 
     Attributes:
         runtime: ``"onnx"``.
+        spinning: Whether the intra-op threads spin between calls (``MODBOT_ONNX_SPIN``).
     """
 
     runtime = "onnx"
@@ -245,8 +260,9 @@ class OnnxScorer:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = threads or onnx_threads()
-        if os.environ.get("MODBOT_ONNX_SPIN", "1") == "0":  # idle threads sleep instead of spinning between calls
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # intra-op threads spin while waiting for work only with MODBOT_ONNX_SPIN=1 (see the class docstring)
+        self.spinning = os.environ.get("MODBOT_ONNX_SPIN", "0") == "1"
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spinning else "0")
         try:
             self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
             tok = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))
@@ -254,7 +270,8 @@ class OnnxScorer:
             raise ScorerLoadError(f"cannot load the ONNX model {model}: {type(exc).__name__}: {exc}") from exc
         pad = tok.token_to_id("[PAD]")
         tok.enable_truncation(max_length=MAX_TOKENS)
-        tok.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")  # to the batch's longest, as predict
+        tok.no_padding()  # each call is padded to its own longest text (_run), as predict pads to the batch's
+        self._pad_id = 0 if pad is None else pad
         self._tok = tok
         spans = Tokenizer.from_file(str(Path(config_dir) / "tokenizer.json"))
         spans.no_truncation()
@@ -297,26 +314,87 @@ class OnnxScorer:
         return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
 
     def _predict(self, texts: list[str]) -> dict[str, list[float]]:
-        """Scores of ``texts`` (one window each), :attr:`sub_batch` texts per ONNX Runtime call: peak memory grows
-        with batch x sequence^2 (attention), and the texts arrive sorted by length, so smaller calls pad no more."""
-        out: dict[str, list[float]] = {label: [] for label in self._model_labels}
-        for start in range(0, len(texts), self.sub_batch):
-            part = self._run(texts[start : start + self.sub_batch])
-            for label in self._model_labels:
-                out[label].extend(part[label])
-        return out
+        """Scores of ``texts`` (one window each), in order: tokenised once (no padding), ordered by token count and
+        cut into ONNX Runtime calls by :func:`plan_calls`, each padded only to its own longest text.
 
-    def _run(self, texts: list[str]) -> dict[str, list[float]]:
+        Why: a text's scores do not depend on the padding (the attention mask hides it), but the model's time grows
+        with the padded tokens. The service's micro-batches are a few requests of arbitrary lengths; cut into fixed
+        calls of 16 texts, eight chat messages cost 1.9x the padded tokens per message of 128 messages scored
+        together, against 1.1x when the calls are cut by length (real chat, ``/work/shared``, the 2 December
+        measurement in docs/perspective-migration.md).
+        """
         np = self._np
         enc = self._tok.encode_batch(texts)
-        feeds = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
-                 "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
-                 "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
-        logits = self._session.run(["logits"], {k: v for k, v in feeds.items() if k in self._inputs})[0]
-        if logits.shape != (len(texts), len(self._model_labels)):
-            raise ScorerError(f"ONNX model returned shape {logits.shape} for {len(texts)} texts")
-        probs = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
+        lengths = [len(e.ids) for e in enc]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        probs = np.empty((len(texts), len(self._model_labels)), dtype=np.float64)
+        start = 0
+        for end in plan_calls([lengths[k] for k in order], call_cost=CALL_COST_TOKENS,
+                              max_tokens=self.sub_batch * (self.window_tokens + 2)):
+            idx = order[start:end]
+            probs[idx] = self._run([enc[k] for k in idx])
+            start = end
         return {label: probs[:, i].tolist() for i, label in enumerate(self._model_labels)}
+
+    def _run(self, enc: list[Encoding]) -> npt.NDArray[numpy.float64]:
+        """``sigmoid(logits)`` (float64 array, texts x model labels) of tokenised texts (``tokenizers.Encoding``)
+        padded to the longest of them with ``[PAD]`` (attention mask 0, token type 0), as the tokenizer's own
+        padding does."""
+        np = self._np
+        width = max(len(e.ids) for e in enc)
+        ids = np.full((len(enc), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(enc), width), dtype=np.int64)
+        types = np.zeros((len(enc), width), dtype=np.int64)
+        for row, e in enumerate(enc):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = e.attention_mask
+            types[row, :n] = e.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        logits = self._session.run(["logits"], {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        if logits.shape != (len(enc), len(self._model_labels)):
+            raise ScorerError(f"ONNX model returned shape {logits.shape} for {len(enc)} texts")
+        return 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
+
+
+def plan_calls(lengths: Sequence[int], *, call_cost: int = CALL_COST_TOKENS, max_tokens: int = SUB_BATCH * 128
+               ) -> list[int]:
+    """Where to cut texts ordered by token count into model calls so that the padded work is least.
+
+    A call of the texts ``lengths[i:j]`` (non-decreasing) is padded to ``lengths[j - 1]`` and costs
+    ``call_cost + (j - i) * lengths[j - 1]`` token units; no call holds more than ``max_tokens`` padded tokens
+    (a single text longer than that is a call of its own). Dynamic programming over the cut points, exact.
+
+    Args:
+        lengths: Token counts (special tokens included), in non-decreasing order.
+        call_cost: The fixed cost of one call, in tokens (:data:`CALL_COST_TOKENS`).
+        max_tokens: Most padded tokens per call (the memory bound).
+
+    Returns:
+        The end index of each call, increasing, the last one ``len(lengths)`` (``[]`` for no texts).
+
+    Raises:
+        ValueError: ``lengths`` is not in non-decreasing order.
+    """
+    n = len(lengths)
+    if any(lengths[k] > lengths[k + 1] for k in range(n - 1)):
+        raise ValueError("plan_calls needs lengths in non-decreasing order")
+    best = [0] * (n + 1)
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        width = max(1, lengths[j - 1])
+        most = max(1, max_tokens // width)  # texts per call at this width
+        best[j], cut[j] = best[j - 1] + call_cost + width, j - 1
+        for i in range(max(0, j - most), j - 1):
+            cost = best[i] + call_cost + (j - i) * width
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    ends: list[int] = []
+    j = n
+    while j > 0:
+        ends.append(j)
+        j = cut[j]
+    return ends[::-1]
 
 
 #: Most ONNX Runtime threads ``MODBOT_ONNX_THREADS`` may ask for.

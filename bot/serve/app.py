@@ -47,7 +47,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
-from bot.serve.batcher import BatcherClosed, MicroBatcher
+from bot.serve.batcher import REFILL_S, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
     BODY_TIMEOUT_S,
@@ -98,6 +98,8 @@ class ServeConfig:
         max_wait_s: Micro-batching wait after a first request (0: none; the batch grows while the model works).
         idle_timeout_s: A connection idle this long, or still sending its request line and headers, is closed.
         body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
+        refill_s: Longest wait for as many requests as the previous batch answered
+            (:data:`bot.serve.batcher.REFILL_S`; 0: never).
     """
 
     host: str = "127.0.0.1"
@@ -112,6 +114,7 @@ class ServeConfig:
     max_wait_s: float = 0.0
     idle_timeout_s: float = IDLE_TIMEOUT_S
     body_timeout_s: float = BODY_TIMEOUT_S
+    refill_s: float = REFILL_S
 
 
 class Metrics:
@@ -180,7 +183,8 @@ class ScoringService:
         self.runtime = runtime
         self.precision, self.precision_reason = precision_of(scorer)
         self.metrics.precision.labels(self.precision).set(1)
-        self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, observe=self.metrics.observe_batch)
+        self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
+                                    observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
         self.metrics.ready.set(1)
@@ -594,7 +598,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
         config = ServeConfig(host=args.host, port=args.port, max_comment_bytes=args.max_comment_bytes,
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
-                             idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s)
+                             idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
+                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-wait-ms", type=float, default=0.0,
                    help="milliseconds a batch waits for more requests after its first one (default 0: none; the "
                         "batch grows by itself while the model works)")
+    p.add_argument("--batch-refill-ms", type=float, default=None,
+                   help="milliseconds a batch waits, at most, for as many requests as the previous batch answered "
+                        "(default 50, and at most a tenth of that batch's model time; 0: never; see "
+                        "bot.serve.batcher.MicroBatcher)")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
                    help="close a connection idle (or still sending its request line and headers) this long "
@@ -130,6 +134,9 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
             raise ValueError(f"{flag} {value}: expected a positive finite number")
     if not (math.isfinite(args.batch_wait_ms) and 0 <= args.batch_wait_ms <= 1000):
         raise ValueError(f"--batch-wait-ms {args.batch_wait_ms:g}: expected 0 to 1000 milliseconds")
+    if args.batch_refill_ms is not None and not (math.isfinite(args.batch_refill_ms)
+                                                 and 0 <= args.batch_refill_ms <= 1000):
+        raise ValueError(f"--batch-refill-ms {args.batch_refill_ms:g}: expected 0 to 1000 milliseconds")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
