@@ -369,3 +369,18 @@ def test_policy_check_ends_with_ok_and_warns_about_unset_channels(tmp_path, caps
                     encoding="utf-8")
     assert main(["policy", "check", str(both)]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("argv", "code", "stream", "needle"), [
+    (["serve", "--help"], 0, "out", "usage: python -m bot serve"),
+    (["serve", "--bogus"], 2, "err", "unrecognized arguments: --bogus"),
+])
+def test_serve_help_and_bad_options_are_printed_once(capsys, argv, code, stream, needle):
+    """``serve --help`` and a bad ``serve`` option print the usage once (the model preload parses quietly)."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == code
+    captured = capsys.readouterr()
+    text = captured.out if stream == "out" else captured.err
+    assert text.count("usage: python -m bot serve") == 1
+    assert text.count(needle) == 1
