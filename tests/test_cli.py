@@ -384,3 +384,26 @@ def test_serve_help_and_bad_options_are_printed_once(capsys, argv, code, stream,
     text = captured.out if stream == "out" else captured.err
     assert text.count("usage: python -m bot serve") == 1
     assert text.count(needle) == 1
+
+
+def test_python_without_the_dependencies_gets_one_line_naming_setup():
+    """`python -m bot` run by a Python without the bot's dependencies (here: the venv's interpreter with its
+    site-packages switched off, `-S`, as the system `python` in a checkout whose .venv is not activated) exits 2
+    with one line naming the missing module and how to set up, not a traceback."""
+    proc = subprocess.run([sys.executable, "-S", "-m", "bot", "policy", "check"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: module 'pydantic' is not installed for ")
+    assert "bash scripts/setup.sh" in lines[0] and ".venv/bin/python -m bot" in lines[0]
+
+
+def test_a_missing_project_module_keeps_its_traceback():
+    """Only third-party modules are reported as not installed; a missing module of the project is a bug."""
+    from bot.__main__ import missing_dependency
+
+    assert missing_dependency(ModuleNotFoundError("x", name="bot.nope")) is None
+    assert missing_dependency(ModuleNotFoundError("x", name="cogs")) is None
+    assert "'emoji' is not installed" in (missing_dependency(ModuleNotFoundError("x", name="emoji")) or "")
