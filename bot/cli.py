@@ -45,27 +45,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
-    s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
+    s.add_argument("--policy", type=Path, action="append", default=[],
+                   help="policy file layered on the default (repeatable; each server's own file in the servers folder "
+                        "is layered on top)")
     s.add_argument("--db", help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
-    s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
-    s.add_argument("--on-error", default="skip", choices=["skip", "stop"], help="malformed export input")
-    s.add_argument("--batch-size", type=int, default=256)
-    s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"],
+                   help="export format (default auto: from each file's name and content)")
+    s.add_argument("--on-error", default="skip", choices=["skip", "stop"],
+                   help="a malformed export, file or line: reported and skipped (default), or stop the scan")
+    s.add_argument("--batch-size", type=int, default=256, help="largest batch of messages per model call (default 256)")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar (the summary is still printed)")
 
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin')
-    sc.add_argument("--policy", type=Path, action="append", default=[])
-    sc.add_argument("--batch-size", type=int, default=256)
+    sc.add_argument("--policy", type=Path, action="append", default=[],
+                    help="policy file layered on the default (repeatable)")
+    sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
     pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels")
-    pc.add_argument("file", type=Path, nargs="?")
+    pc.add_argument("file", type=Path, nargs="?",
+                    help="policy file layered on the default (default: check the default policy itself)")
     pc.add_argument("--json", action="store_true", help="also print the effective policy as JSON on stdout")
 
     ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc, scene")
-    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"])
+    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"], help="which evaluation set")
     ev.add_argument("file", type=Path, nargs="*",
                     help="data file(s) or folder; scene: default the bundled probe set bot/eval/data/scene_cases.csv")
     ev.add_argument("--artifact", type=Path, metavar="DIR",
@@ -78,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the baseline's threshold (default: the same as the model's; olid: the baseline "
                          "artifact's own calibrated toxicity threshold)")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
-    ev.add_argument("--batch-size", type=int, default=64)
+    ev.add_argument("--batch-size", type=int, default=64, help="texts per model call (default 64)")
     ev.add_argument("--pad", action="store_true",
                     help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
 
@@ -86,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--db", help=DB_HELP)
     bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
 
-    b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
+    b = sub.add_parser("bench", help="throughput and latency benchmark (needs $MODBOT_SHARED/data/chats, default "
+                       "../shared/data/chats; python -m bot bench --help)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
     sv = sub.add_parser("serve", help="Perspective-compatible scoring service (python -m bot serve --help)")

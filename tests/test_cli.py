@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
@@ -407,3 +408,24 @@ def test_a_missing_project_module_keeps_its_traceback():
     assert missing_dependency(ModuleNotFoundError("x", name="bot.nope")) is None
     assert missing_dependency(ModuleNotFoundError("x", name="cogs")) is None
     assert "'emoji' is not installed" in (missing_dependency(ModuleNotFoundError("x", name="emoji")) or "")
+
+
+def _subparsers(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(name, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found += _subparsers(sub, f"{name} {sub_name}")
+    return found
+
+
+def test_every_command_line_option_says_what_it_does():
+    """`python -m bot COMMAND --help` explains every option (a newcomer read `--batch-size BATCH_SIZE` and
+    `--no-progress` with no word on what they do)."""
+    from bot.cli import build_parser
+
+    missing = [f"{cmd}: {'/'.join(a.option_strings) or a.dest}"
+               for cmd, parser in _subparsers(build_parser(), "python -m bot")
+               for a in parser._actions
+               if not isinstance(a, argparse._SubParsersAction) and a.dest != "rest" and not a.help]
+    assert missing == []
