@@ -252,7 +252,8 @@ def _discord(settings: Settings) -> int:
     from bot.runtime import build_policies
 
     if not (settings.discord_token or os.environ.get("DISCORD_TOKEN")):
-        print("error: DISCORD_TOKEN is not set", file=sys.stderr)  # noqa: T201
+        print("error: discord: DISCORD_TOKEN is not set (the bot token: Developer Portal > your application > Bot > "
+              "Reset Token; docs/discord-setup.md)", file=sys.stderr)  # noqa: T201
         return 2
     build_policies(settings)  # PolicyError (exit 2) before connecting
     from bot.adapters.discord.client import run as run_discord

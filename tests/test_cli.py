@@ -341,7 +341,8 @@ def test_discord_without_token_fails_before_connecting(tmp_path, capsys, monkeyp
     """No DISCORD_TOKEN: exit 2 with one line, nothing connects."""
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     assert main(["discord", "--db", str(tmp_path / "m.db")]) == 2
-    assert _err_lines(capsys) == ["error: DISCORD_TOKEN is not set"]
+    assert _err_lines(capsys) == ["error: discord: DISCORD_TOKEN is not set (the bot token: Developer Portal > "
+                                  "your application > Bot > Reset Token; docs/discord-setup.md)"]
     assert not (tmp_path / "m.db").exists()
 
 
