@@ -252,8 +252,8 @@ def _discord(settings: Settings) -> int:
     from bot.runtime import build_policies
 
     if not (settings.discord_token or os.environ.get("DISCORD_TOKEN")):
-        print("error: discord: DISCORD_TOKEN is not set (the bot token: Developer Portal > your application > Bot > "
-              "Reset Token; docs/discord-setup.md)", file=sys.stderr)  # noqa: T201
+        where = "the bot token: Developer Portal > your application > Bot > Reset Token; docs/discord-setup.md"
+        print(f"error: discord: DISCORD_TOKEN is not set ({where})", file=sys.stderr)  # noqa: T201
         return 2
     build_policies(settings)  # PolicyError (exit 2) before connecting
     from bot.adapters.discord.client import run as run_discord
@@ -411,7 +411,8 @@ async def _backup(args: argparse.Namespace, settings: Settings) -> int:
     try:
         where = await store.backup(str(args.out) if args.out is not None else None)
     except StoreRefused as exc:  # the copy, not the mod log, was refused: say so (the mod log is untouched)
-        print(f"error: backup of {store.location} to {exc.database} failed: {exc.cause}", file=sys.stderr)  # noqa: T201
+        cause = exc.cause.removeprefix("backup failed: ")  # the line says "failed" once
+        print(f"error: backup of {store.location} to {exc.database} failed: {cause}", file=sys.stderr)  # noqa: T201
         return 2
     finally:
         await store.close()
