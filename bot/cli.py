@@ -149,6 +149,23 @@ def _settings(args: argparse.Namespace) -> Settings:
     return s
 
 
+def _misplaced_global_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The one-line error for an option of ``python -m bot`` itself (``--model``, ``-v``, ``--log-format``...)
+    written after the command (``scan ... --model embedded``), which argparse reports only as "unrecognized
+    arguments"; ``None`` when there is none (argparse then reports whatever else is wrong)."""
+    known, extras = parser.parse_known_args(argv) if "-h" not in argv and "--help" not in argv else (None, [])
+    if known is None or not extras:
+        return None
+    own = {opt for action in parser._actions for opt in action.option_strings}
+    for extra in extras:
+        name = extra.split("=", 1)[0]
+        if name in own or (name.startswith("-v") and set(name[1:]) == {"v"}):
+            return (f"error: {name} is an option of python -m bot itself: put it before the command "
+                    f"(python -m bot {name}{'' if name.startswith('-v') or name in ('--bf16', '--int8') else ' ...'} "
+                    f"{known.command} ...)")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -163,7 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.serve.app import main as serve_main
 
         return serve_main(argv[1:], loading)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    misplaced = _misplaced_global_option(parser, argv)
+    if misplaced is not None:
+        print(misplaced, file=sys.stderr)  # noqa: T201
+        return 2
+    args = parser.parse_args(argv)
     _setup_logging(args.verbose, args.log_format)
     from bot.core.errors import StoreBusy, StoreError, StoreRefused
     from bot.core.policy import PolicyError

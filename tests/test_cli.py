@@ -430,3 +430,28 @@ def test_every_command_line_option_says_what_it_does():
                for a in parser._actions
                if not isinstance(a, argparse._SubParsersAction) and a.dest != "rest" and not a.help]
     assert missing == []
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["scan", "x.json", "--model", "embedded"],
+     "error: --model is an option of python -m bot itself: put it before the command (python -m bot --model ... scan ...)"),
+    (["report", "--db", "x.db", "-vv"],
+     "error: -vv is an option of python -m bot itself: put it before the command (python -m bot -vv report ...)"),
+    (["policy", "check", "--log-format=json"],
+     "error: --log-format is an option of python -m bot itself: put it before the command "
+     "(python -m bot --log-format ... policy ...)"),
+])
+def test_a_global_option_after_the_command_is_named_with_where_it_goes(capsys, tmp_path, monkeypatch, argv, line):
+    """`scan ... --model embedded` (the README says model options go first): one line saying where the option
+    goes, exit 2, instead of argparse's bare "unrecognized arguments"; no mod log is created."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [line]
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_an_unknown_option_after_the_command_is_still_argparse_s_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--bogus"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
