@@ -45,27 +45,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("scan", help="judge chat exports offline and record every verdict")
     s.add_argument("paths", nargs="+", type=Path, help="export files or folders")
-    s.add_argument("--policy", type=Path, action="append", default=[], help="policy file layered on the default")
+    s.add_argument("--policy", type=Path, action="append", default=[],
+                   help="policy file layered on the default (repeatable; each server's own file in the servers folder "
+                        "is layered on top)")
     s.add_argument("--db", help=DB_HELP)
     s.add_argument("--out", type=Path, help="write one JSON line per message")
     s.add_argument("--report", type=Path, help="write an HTML report")
-    s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"])
-    s.add_argument("--on-error", default="skip", choices=["skip", "stop"], help="malformed export input")
-    s.add_argument("--batch-size", type=int, default=256)
-    s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--format", default="auto", choices=["auto", "discord-json", "discord-csv", "slack-export", "jsonl"],
+                   help="export format (default auto: from each file's name and content)")
+    s.add_argument("--on-error", default="skip", choices=["skip", "stop"],
+                   help="a malformed export, file or line: reported and skipped (default), or stop the scan")
+    s.add_argument("--batch-size", type=int, default=256, help="largest batch of messages per model call (default 256)")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar (the summary is still printed)")
 
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin')
-    sc.add_argument("--policy", type=Path, action="append", default=[])
-    sc.add_argument("--batch-size", type=int, default=256)
+    sc.add_argument("--policy", type=Path, action="append", default=[],
+                    help="policy file layered on the default (repeatable)")
+    sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
     pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels")
-    pc.add_argument("file", type=Path, nargs="?")
+    pc.add_argument("file", type=Path, nargs="?",
+                    help="policy file layered on the default (default: check the default policy itself)")
     pc.add_argument("--json", action="store_true", help="also print the effective policy as JSON on stdout")
 
     ev = sub.add_parser("eval", help="quality harness: hatecheck, olid, mhc, scene")
-    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"])
+    ev.add_argument("kind", choices=["hatecheck", "olid", "mhc", "scene"], help="which evaluation set")
     ev.add_argument("file", type=Path, nargs="*",
                     help="data file(s) or folder; scene: default the bundled probe set bot/eval/data/scene_cases.csv")
     ev.add_argument("--artifact", type=Path, metavar="DIR",
@@ -78,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the baseline's threshold (default: the same as the model's; olid: the baseline "
                          "artifact's own calibrated toxicity threshold)")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
-    ev.add_argument("--batch-size", type=int, default=64)
+    ev.add_argument("--batch-size", type=int, default=64, help="texts per model call (default 64)")
     ev.add_argument("--pad", action="store_true",
                     help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
 
@@ -86,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--db", help=DB_HELP)
     bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
 
-    b = sub.add_parser("bench", help="throughput and latency benchmark (needs ../shared/data/chats)")
+    b = sub.add_parser("bench", help="throughput and latency benchmark (needs $MODBOT_SHARED/data/chats, default "
+                       "../shared/data/chats; python -m bot bench --help)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
     sv = sub.add_parser("serve", help="Perspective-compatible scoring service (python -m bot serve --help)")
@@ -142,6 +149,23 @@ def _settings(args: argparse.Namespace) -> Settings:
     return s
 
 
+def _misplaced_global_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The one-line error for an option of ``python -m bot`` itself (``--model``, ``-v``, ``--log-format``...)
+    written after the command (``scan ... --model embedded``), which argparse reports only as "unrecognized
+    arguments"; ``None`` when there is none (argparse then reports whatever else is wrong)."""
+    known, extras = parser.parse_known_args(argv) if "-h" not in argv and "--help" not in argv else (None, [])
+    if known is None or not extras:
+        return None
+    own = {opt for action in parser._actions for opt in action.option_strings}
+    for extra in extras:
+        name = extra.split("=", 1)[0]
+        if name in own or (name.startswith("-v") and set(name[1:]) == {"v"}):
+            return (f"error: {name} is an option of python -m bot itself: put it before the command "
+                    f"(python -m bot {name}{'' if name.startswith('-v') or name in ('--bf16', '--int8') else ' ...'} "
+                    f"{known.command} ...)")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -156,7 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.serve.app import main as serve_main
 
         return serve_main(argv[1:], loading)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    misplaced = _misplaced_global_option(parser, argv)
+    if misplaced is not None:
+        print(misplaced, file=sys.stderr)  # noqa: T201
+        return 2
+    args = parser.parse_args(argv)
     _setup_logging(args.verbose, args.log_format)
     from bot.core.errors import StoreBusy, StoreError, StoreRefused
     from bot.core.policy import PolicyError
@@ -245,7 +274,8 @@ def _discord(settings: Settings) -> int:
     from bot.runtime import build_policies
 
     if not (settings.discord_token or os.environ.get("DISCORD_TOKEN")):
-        print("error: DISCORD_TOKEN is not set", file=sys.stderr)  # noqa: T201
+        where = "the bot token: Developer Portal > your application > Bot > Reset Token; docs/discord-setup.md"
+        print(f"error: discord: DISCORD_TOKEN is not set ({where})", file=sys.stderr)  # noqa: T201
         return 2
     build_policies(settings)  # PolicyError (exit 2) before connecting
     from bot.adapters.discord.client import run as run_discord
@@ -403,7 +433,8 @@ async def _backup(args: argparse.Namespace, settings: Settings) -> int:
     try:
         where = await store.backup(str(args.out) if args.out is not None else None)
     except StoreRefused as exc:  # the copy, not the mod log, was refused: say so (the mod log is untouched)
-        print(f"error: backup of {store.location} to {exc.database} failed: {exc.cause}", file=sys.stderr)  # noqa: T201
+        cause = exc.cause.removeprefix("backup failed: ")  # the line says "failed" once
+        print(f"error: backup of {store.location} to {exc.database} failed: {cause}", file=sys.stderr)  # noqa: T201
         return 2
     finally:
         await store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
@@ -340,7 +341,8 @@ def test_discord_without_token_fails_before_connecting(tmp_path, capsys, monkeyp
     """No DISCORD_TOKEN: exit 2 with one line, nothing connects."""
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
     assert main(["discord", "--db", str(tmp_path / "m.db")]) == 2
-    assert _err_lines(capsys) == ["error: DISCORD_TOKEN is not set"]
+    assert _err_lines(capsys) == ["error: discord: DISCORD_TOKEN is not set (the bot token: Developer Portal > "
+                                  "your application > Bot > Reset Token; docs/discord-setup.md)"]
     assert not (tmp_path / "m.db").exists()
 
 
@@ -369,3 +371,87 @@ def test_policy_check_ends_with_ok_and_warns_about_unset_channels(tmp_path, caps
                     encoding="utf-8")
     assert main(["policy", "check", str(both)]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("argv", "code", "stream", "needle"), [
+    (["serve", "--help"], 0, "out", "usage: python -m bot serve"),
+    (["serve", "--bogus"], 2, "err", "unrecognized arguments: --bogus"),
+])
+def test_serve_help_and_bad_options_are_printed_once(capsys, argv, code, stream, needle):
+    """``serve --help`` and a bad ``serve`` option print the usage once (the model preload parses quietly)."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == code
+    captured = capsys.readouterr()
+    text = captured.out if stream == "out" else captured.err
+    assert text.count("usage: python -m bot serve") == 1
+    assert text.count(needle) == 1
+
+
+def test_python_without_the_dependencies_gets_one_line_naming_setup():
+    """`python -m bot` run by a Python without the bot's dependencies (here: the venv's interpreter with its
+    site-packages switched off, `-S`, as the system `python` in a checkout whose .venv is not activated) exits 2
+    with one line naming the missing module and how to set up, not a traceback."""
+    proc = subprocess.run([sys.executable, "-S", "-m", "bot", "policy", "check"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: module 'pydantic' is not installed for ")
+    assert "bash scripts/setup.sh" in lines[0] and ".venv/bin/python -m bot" in lines[0]
+
+
+def test_a_missing_project_module_keeps_its_traceback():
+    """Only third-party modules are reported as not installed; a missing module of the project is a bug."""
+    from bot.__main__ import missing_dependency
+
+    assert missing_dependency(ModuleNotFoundError("x", name="bot.nope")) is None
+    assert missing_dependency(ModuleNotFoundError("x", name="cogs")) is None
+    assert "'emoji' is not installed" in (missing_dependency(ModuleNotFoundError("x", name="emoji")) or "")
+
+
+def _subparsers(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(name, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found += _subparsers(sub, f"{name} {sub_name}")
+    return found
+
+
+def test_every_command_line_option_says_what_it_does():
+    """`python -m bot COMMAND --help` explains every option (a newcomer read `--batch-size BATCH_SIZE` and
+    `--no-progress` with no word on what they do)."""
+    from bot.cli import build_parser
+
+    missing = [f"{cmd}: {'/'.join(a.option_strings) or a.dest}"
+               for cmd, parser in _subparsers(build_parser(), "python -m bot")
+               for a in parser._actions
+               if not isinstance(a, argparse._SubParsersAction) and a.dest != "rest" and not a.help]
+    assert missing == []
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["scan", "x.json", "--model", "embedded"],
+     "error: --model is an option of python -m bot itself: put it before the command (python -m bot --model ... scan ...)"),
+    (["report", "--db", "x.db", "-vv"],
+     "error: -vv is an option of python -m bot itself: put it before the command (python -m bot -vv report ...)"),
+    (["policy", "check", "--log-format=json"],
+     "error: --log-format is an option of python -m bot itself: put it before the command "
+     "(python -m bot --log-format ... policy ...)"),
+])
+def test_a_global_option_after_the_command_is_named_with_where_it_goes(capsys, tmp_path, monkeypatch, argv, line):
+    """`scan ... --model embedded` (the README says model options go first): one line saying where the option
+    goes, exit 2, instead of argparse's bare "unrecognized arguments"; no mod log is created."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [line]
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_an_unknown_option_after_the_command_is_still_argparse_s_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--bogus"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err

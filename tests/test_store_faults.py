@@ -228,7 +228,8 @@ def test_cli_backup_is_owner_only_and_never_overwrites_or_blames_the_mod_log(tmp
     before = out.read_bytes()
     assert main(["backup", "--db", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: backup of ") and "already exists" in err[0]
+    assert err == [f"error: backup of {path.resolve()} to {out.resolve()} failed: {out.resolve()} already exists; "
+                   "not overwritten (choose another name)"]  # said once: no "failed: backup failed:"
     assert "mod-log database" not in err[0] and out.read_bytes() == before
     missing = tmp_path / "no-such-folder" / "copy.db"
     assert main(["backup", "--db", str(path), "--out", str(missing)]) == 2

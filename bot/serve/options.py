@@ -13,7 +13,9 @@ Layer: composition root helper (standard library; ``bot.settings`` and ``bot.run
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import math
 import os
 import threading
@@ -227,7 +229,9 @@ def preload(argv: Sequence[str]) -> Future[tuple[Scorer, str]] | None:
     when the options or the environment are unusable (``bot.serve.app.main`` then reports them and loads nothing).
     """
     try:
-        args = build_parser().parse_args(list(argv))
+        # quietly: --help or a bad option is printed once, by bot.serve.app.main's own parse
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            args = build_parser().parse_args(list(argv))
     except SystemExit:  # --help, or bad options: main prints them
         return None
     from bot.serve.keys import KeyConfigError
