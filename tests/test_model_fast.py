@@ -78,6 +78,28 @@ def test_unknown_family_and_shipped_out_are_refused(capsys):
     assert "never writes the shipped artifact" in err and err.count("\n") == 1
 
 
+def test_new_labels_restrict_what_the_new_rows_teach(capsys):
+    """--new-labels keeps only the named columns of the new rows' loss mask; other columns are left to replay;
+    an unknown label name is refused (CLI: exit 2, one line)."""
+    import torch
+
+    from bot.training.fast import LABELS, main, restrict_labels
+
+    mask = torch.ones(3, len(LABELS), dtype=torch.bool)
+    mask[1, LABELS.index("insult")] = False
+    kept = restrict_labels(mask, ("identity_attack", "insult"))
+    assert kept[:, LABELS.index("toxicity")].tolist() == [False, False, False]
+    assert kept[:, LABELS.index("identity_attack")].tolist() == [True, True, True]
+    assert kept[:, LABELS.index("insult")].tolist() == [True, False, True]
+    assert int(kept.sum()) == 5 and bool(mask.all(dim=1)[0])  # the input is not modified
+    assert restrict_labels(mask, None) is mask
+    with pytest.raises(ValueError, match="unknown labels"):
+        restrict_labels(mask, ("toxic",))
+    assert main(["--out", "/tmp/x-fast-never", "--new-labels", "identity_attack,toxic"]) == 2
+    err = capsys.readouterr().err
+    assert "--new-labels: unknown labels ['toxic']" in err and err.count("\n") == 1
+
+
 def _tiny_pool() -> tuple[list[Example], list[Example]]:
     hate = [Example(f"{g} are vermin and should disappear", HATE, "hand") for g in ("trolls x", "gnomes", "orcs y")]
     benign = [Example(f"the build {i} is green again", ZERO, "chat") for i in range(40)]

@@ -94,6 +94,10 @@ class FastConfig:
     data: Path = DEFAULT_DATA
     base: Path = art.ARTIFACT_DIR
     cache: Path | None = None
+    #: The labels the new rows teach (names of :data:`LABELS`); ``None``: every label a row knows. With a subset,
+    #: the other labels of new rows are left to the replay rows' soft targets (guards what the new data must not
+    #: move, e.g. ``toxicity`` on OLID-like offensive language).
+    new_labels: tuple[str, ...] | None = None
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -138,6 +142,25 @@ def split_new(rows: list[Example], seed: int, dev_fraction: float = 0.1,
             dev_seen.add(ex.text)
             dev.append(ex)
     return train, dev
+
+
+def restrict_labels(mask, labels: Sequence[str] | None):
+    """``mask`` (bool tensor ``(n, 7)``, columns in :data:`LABELS` order) with every column not named in
+    ``labels`` set to False; ``labels`` None returns ``mask`` unchanged.
+
+    Raises:
+        ValueError: a name in ``labels`` that is not one of :data:`LABELS`.
+    """
+    if labels is None:
+        return mask
+    unknown = [name for name in labels if name not in LABELS]
+    if unknown:
+        raise ValueError(f"unknown labels {unknown}; known: {', '.join(LABELS)}")
+    out = mask.clone()
+    for i, name in enumerate(LABELS):
+        if name not in labels:
+            out[:, i] = False
+    return out
 
 
 def pool_key(base: Path, texts: Sequence[str], max_len: int) -> str:
@@ -214,7 +237,7 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     enc = [pool_enc[i] for i in pick] + list(new_enc)
     hard = torch.tensor([[math.nan if v is None else v for v in ex.target] for ex in new_train],
                         dtype=torch.float32).reshape(len(new_train), len(LABELS))
-    new_mask = ~torch.isnan(hard)
+    new_mask = restrict_labels(~torch.isnan(hard), cfg.new_labels)
     soft = torch.cat([pool_probs[pick], torch.nan_to_num(hard, nan=0.0)])
     mask = torch.cat([torch.ones(len(pick), len(LABELS), dtype=torch.bool), new_mask])
     # distill_weight 1.0: every row's loss is plain BCE against ``soft`` on its known labels: the base model's
@@ -234,12 +257,13 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     manifest = art.write_artifact(
         state, LABELS, staging, seed=cfg.seed, fast_loop=True, base=art.read_manifest(cfg.base)["delta_sha256"][:12],
         families=list(cfg.families), replay=len(pick), new_rows=len(new_train), epochs=cfg.epochs, lr=cfg.lr,
-        max_len=rc.max_len)
+        max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}))
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
                     "fast loop's new rows", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
-    report = {"seed": cfg.seed, "families": list(cfg.families), "replay_rows": len(pick),
+    report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
+              "replay_rows": len(pick),
               "new_train_rows": len(new_train), "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
               "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
               "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
@@ -262,12 +286,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--replay", type=int, default=FastConfig.replay, help="replay rows from the shipped training split")
     p.add_argument("--epochs", type=int, default=FastConfig.epochs)
     p.add_argument("--lr", type=float, default=FastConfig.lr)
+    p.add_argument("--new-labels", default=None,
+                   help="comma-separated labels the new rows teach (default: every label they know)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
     args = p.parse_args(argv)
     families = tuple(f for f in args.families.split(",") if f)
+    new_labels = tuple(x for x in args.new_labels.split(",") if x) if args.new_labels is not None else None
     try:
+        bad = [x for x in new_labels or () if x not in LABELS]
+        if bad:
+            raise ValueError(f"--new-labels: unknown labels {bad}; known: {', '.join(LABELS)}")
         if args.replay < 0 or args.epochs < 1 or not 0 < args.lr < 1:
             raise ValueError("--replay must be >= 0, --epochs >= 1 and --lr in (0, 1)")
         unknown = [f for f in families if f not in FAMILIES]
@@ -281,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = FastConfig(out=args.out, seed=args.seed, families=families, replay=args.replay, epochs=args.epochs,
-                     lr=args.lr, data=args.data, base=args.base, cache=args.cache,
+                     lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
                      recipe=replace(TrainConfig(), data=args.data))
     train_fast(cfg)
     return 0
