@@ -58,3 +58,30 @@ async def test_python_m_bot_slack_judges_over_socket_mode_and_stops_cleanly_on_s
         con.close()
     assert "identity_attack" in labels
     assert cases == [("delete", "failed")]  # deleting needs an admin token: recorded truthfully
+
+
+async def test_sigterm_during_start_still_closes_the_mod_log_and_exits(tmp_path):
+    """A SIGTERM that arrives right after the Socket Mode connection, while start is still recovering and catching
+    up, exits 0 within seconds: the mod log is closed on that path too (its aiosqlite worker thread is not a daemon,
+    so an unclosed connection kept the process alive at exit for ever). Three stops, because how far start has got
+    when the signal lands varies; before the fix two of three such stops hung."""
+    async with FakeSlack() as fake:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "MODBOT_", "DISCORD_"))}
+        env.update({"SLACK_BOT_TOKEN": fake.bot_token, "SLACK_APP_TOKEN": fake.app_token,
+                    "SLACK_API_URL": fake.api_url, "MODBOT_SLACK_MODE": "socket", "MODBOT_DB": str(tmp_path / "m.db"),
+                    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        for attempt in range(3):
+            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "slack", cwd=REPO, env=env,
+                                                        stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.PIPE)
+            try:
+                await fake.wait_for_connections(attempt + 1, timeout=180)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                out, err = await asyncio.wait_for(proc.communicate(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.communicate()
+                pytest.fail(f"stop {attempt + 1}: the process did not exit within 30 s of SIGTERM")
+            assert proc.returncode == 0, err.decode()[-2000:]

@@ -370,8 +370,10 @@ async def run_slack(slack: SlackSettings, settings: Settings) -> None:
         StoreRefused: the mod log refused a write for good; the bot closed first (what was committed stays).
     """
     bot = SlackBot(slack, settings=settings)
-    await bot.start()
     try:
+        # start inside the try: a SIGTERM during start (catch-up, recovery) must still close the mod log, whose
+        # aiosqlite thread would otherwise keep the process alive at exit
+        await bot.start()
         await bot.wait_stopped()
     finally:
         await bot.close()
