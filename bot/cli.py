@@ -447,6 +447,7 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
 
     from bot.core.policy import load_policy
     from bot.store import describe, exists, open_store
+    from bot.workflow.words import plural
 
     days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
     if not 1 <= days <= 3650:  # the policy's server.retention_days allows the same range
@@ -461,5 +462,5 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
         n = await store.purge_expired_text(cutoff)
     finally:
         await store.close()
-    print(f"purged the text of {n} messages older than {days} days from {store.location}")  # noqa: T201
+    print(f"purged the text of {plural(n, 'message')} older than {plural(days, 'day')} from {store.location}")  # noqa: T201
     return 0

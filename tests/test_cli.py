@@ -74,11 +74,33 @@ def test_purge_erases_old_text_but_keeps_verdicts(tmp_path, capsys):
 
     asyncio.run(seed())
     assert main(["purge", "--db", str(db), "--days", "30"]) == 0
-    assert "purged the text of 1 messages" in capsys.readouterr().out
+    assert "purged the text of 1 message older than 30 days" in capsys.readouterr().out
     verdict, record = asyncio.run(check())
     assert verdict is not None
     texts = json.dumps(record)
     assert "old text" not in texts and "new text" in texts
+
+
+def test_purge_message_uses_singular_and_plural_forms(tmp_path, capsys):
+    """purge says "1 message older than 1 day" and "2 messages older than 2 days", never "1 days"."""
+    db = tmp_path / "mod.db"
+    old = datetime.now(UTC) - timedelta(days=5)
+
+    async def seed(ids: tuple[str, ...]) -> None:
+        async with await SqliteStore.open(db) as store:
+            recs = []
+            for mid in ids:
+                m = Message(server=ServerRef("discord", "g"), channel=ChannelRef(id="c"), author=MemberRef(id="u"),
+                            id=mid, text=f"{mid} text", created_at=old)
+                recs.append(VerdictRecord(verdict=Verdict(message=m, scores=None), excerpt=m.text))
+            await store.record_batch(recs)
+
+    asyncio.run(seed(("a",)))
+    assert main(["purge", "--db", str(db), "--days", "1"]) == 0
+    assert "purged the text of 1 message older than 1 day from" in capsys.readouterr().out
+    asyncio.run(seed(("b", "c")))
+    assert main(["purge", "--db", str(db), "--days", "2"]) == 0
+    assert "purged the text of 2 messages older than 2 days from" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kind", ["not a database", "a folder"])

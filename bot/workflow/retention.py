@@ -15,6 +15,7 @@ from typing import Protocol
 
 from bot.core.store_port import ModLogReadStore, RetentionStore
 from bot.workflow.common import PolicySource
+from bot.workflow.words import plural
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +59,8 @@ class Retention:
                 log.error("retention: purging %s server %s failed: %s", self.platform, server_id, exc)
                 continue
             if n:
-                log.info("retention: erased the text of %d message(s) older than %d days in %s server %s", n, days,
-                         self.platform, server_id)
+                log.info("retention: erased the text of %s older than %s in %s server %s", plural(n, "message"),
+                         plural(days, "day"), self.platform, server_id)
             total += n
         return total
 
