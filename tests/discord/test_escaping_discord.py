@@ -40,6 +40,24 @@ async def test_a_report_card_shows_the_reporters_words_and_the_members_name_as_t
     assert [tuple(r) for r in env.rows("SELECT reason FROM review_items")] == [(bait,)]  # stored as typed
 
 
+async def test_a_review_cards_rules_fired_shows_a_quoted_match_as_text(env):
+    """A server's regex rule whose match quotes the member (a masked link and bold): the review card's "Rules
+    fired" field shows the match escaped (no link renders), within Discord's 1,024 characters; the rule name stays."""
+    env.write_policy(env.guild, env.review, env.modlog,
+                     '[[rules.regex]]\nname = "prize_bait"\npattern = "\\\\[claim.*now\\\\*\\\\*"\n'
+                     'action = "review"\n')
+    env.bot.policies.invalidate()
+    bait = "[claim your prize](https://evil.example) **now**"
+    _, outcome = await env.post(env.alice, f"hello {bait}")
+    assert outcome.review_id is not None
+    await env.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith(
+        f"Review #{outcome.review_id} ") for m in env.fake.messages.values()))
+    fields = {f["name"]: f["value"] for f in env.card(f"Review #{outcome.review_id} ")["embeds"][0]["fields"]}
+    fired = fields["Rules fired"]
+    assert fired.startswith("regex: prize_bait: ") and r"\[claim your prize](https://evil.example) \*\*now" in fired
+    assert not RENDERED.search(fired) and len(fired) <= 1024, fired
+
+
 async def test_a_raid_summary_shows_a_skipped_raiders_name_as_text(env):
     """"Ban all" on a raid where one raider ranks above the moderator and is named with a masked link: that raider
     is skipped with the hierarchy refusal; the answer, the raid card's "Done" note and the mod-log summary show

@@ -162,7 +162,9 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if ev.score_status not in ("ok", ""):
         embed.add_field(name="Model", value=f"`{ev.score_status}`: the model's labels are not a full reading",
                         inline=False)
-    embed.add_field(name="Rules fired", value=", ".join(map(words.rule_hit, ev.rules)) or "none", inline=False)
+    # a rule's detail can quote the member (a regex match, an invite code, a link's host): shown as text
+    fired = fit_escaped(", ".join(map(words.rule_hit, ev.rules)), FIELD_VALUE_MAX, md) if ev.rules else "none"
+    embed.add_field(name="Rules fired", value=fired, inline=False)
     embed.add_field(name="Reason", value=fit_escaped(card.reason, FIELD_VALUE_MAX, md) if card.reason else "-",
                     inline=False)  # a report's reason is a member's words
     if card.case_number is not None:
