@@ -142,6 +142,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         from dataclasses import replace
 
         s = replace(s, **changes)
+    if getattr(args, "command", None) in ("score", "discord", "slack"):  # scan and eval check their input first
+        from bot.runtime import check_model
+
+        check_model(s)  # a typo in --model is refused before anything connects or the mod log is created
     if getattr(args, "command", None) in ("scan", "discord", "slack"):  # the commands that create the mod log
         from bot.settings import ensure_db_folder
 

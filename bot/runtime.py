@@ -70,9 +70,9 @@ def load_scorer(settings: Settings) -> Scorer:
     from bot.scoring import ScorerLoadError
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
+    check_model(settings)  # before any model loads: a typo costs no download and no minutes
     if settings.scorer_url:  # a running ``python -m bot serve`` scores for this process: no model is loaded here
         return _remote_scorer(settings)
-    _check_route(settings)  # before any model loads: a typo costs no download and no minutes
     scorer = _onnx_scorer(settings)
     if scorer is None:
         scorer = DetoxifyScorer.load(
@@ -146,16 +146,42 @@ def _remote_scorer(settings: Settings) -> Scorer:
         bot.scoring.ScorerLoadError: the URL is malformed, the service refused the key, or model settings that
             only an in-process model can honour are set too (routing, int8, bf16).
     """
-    from bot.scoring import ScorerLoadError
     from bot.scoring.remote import RemoteScorer
 
-    local = [var for var, on in (("MODBOT_ROUTE_MODEL", settings.route_model), ("MODBOT_INT8", settings.int8),
-                                 ("MODBOT_BF16", settings.bf16)) if on]
-    if local:
-        raise ScorerLoadError(f"MODBOT_SCORER_URL is set together with {', '.join(local)}: the scoring service "
-                              "chooses its model; set them on the service, or unset MODBOT_SCORER_URL")
+    check_model(settings)  # routing, int8 or bf16 set too
     return RemoteScorer.connect(settings.scorer_url or "", key=settings.scorer_key,
                                 timeout_s=settings.scorer_timeout_s)
+
+
+def check_model(settings: Settings) -> None:
+    """Check the model settings without loading, downloading or creating anything, so a command that would create
+    the mod log or bind a port refuses a typo first: the model is ``embedded`` or a detoxify name
+    (:data:`bot.scoring.detoxify_scorer.NAMED_MODELS`), or a ``checkpoint`` that is a file (with a ``config_dir``
+    that is a folder, if given), after the routing settings (:func:`_check_route`). With ``scorer_url`` only
+    the settings an in-process model alone can honour are checked (the service chooses its model).
+
+    Raises:
+        bot.scoring.ScorerLoadError: naming the setting and the reason (the same sentence loading would give).
+    """
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.detoxify_scorer import EMBEDDED, NAMED_MODELS
+
+    if settings.scorer_url:
+        local = [var for var, on in (("MODBOT_ROUTE_MODEL", settings.route_model), ("MODBOT_INT8", settings.int8),
+                                     ("MODBOT_BF16", settings.bf16)) if on]
+        if local:
+            raise ScorerLoadError(f"MODBOT_SCORER_URL is set together with {', '.join(local)}: the scoring service "
+                                  "chooses its model; set them on the service, or unset MODBOT_SCORER_URL")
+        return
+    _check_route(settings)
+    if settings.checkpoint is not None:
+        if not Path(settings.checkpoint).is_file():
+            raise ScorerLoadError(f"checkpoint {settings.checkpoint} does not exist")
+        if settings.config_dir is not None and not Path(settings.config_dir).is_dir():
+            raise ScorerLoadError(f"config dir {settings.config_dir} is not a folder")
+    elif settings.model != EMBEDDED and settings.model not in NAMED_MODELS:
+        raise ScorerLoadError(f"unknown model {settings.model!r}: use 'embedded', one of {', '.join(NAMED_MODELS)}, "
+                              "or a checkpoint")
 
 
 def _check_route(settings: Settings) -> None:

@@ -143,8 +143,9 @@ from bot.settings import Settings  # noqa: E402
 from tests.fakes import FakeScorer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-#: A model that cannot load: a test that reaches model loading fails with "could not be loaded" instead.
-NO_MODEL = ["--model", "local", "--checkpoint", "/nonexistent/model.ckpt", "--config-dir", "/nonexistent"]
+#: Model options that pass the settings check (a file and a folder that exist) but cannot load: reaching the model
+#: fails, so a test using them shows the model was never loaded.
+NO_MODEL = ["--model", "local", "--checkpoint", str(Path(__file__)), "--config-dir", str(ROOT / "tests" / "fixtures")]
 
 
 def _err_lines(capsys) -> list[str]:
@@ -477,3 +478,20 @@ def test_an_unknown_option_after_the_command_is_still_argparse_s_error(capsys):
         main(["report", "--bogus"])
     assert exc.value.code == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model_args", [["--model", "nosuch"], ["--checkpoint", "missing.ckpt"]])
+def test_an_unknown_model_is_refused_before_the_mod_log_or_its_folder_is_created(tmp_path, capsys, model_args):
+    """``--model nosuch`` (or a checkpoint that does not exist) exits 2 naming the model, before anything is read
+    or created: no mod-log file, no folder for it, no ``--out``."""
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "1", "text": "hello", "author": "u", "created_at": "2024-05-01T10:00:00Z"}\n',
+                   encoding="utf-8")
+    db = tmp_path / "logs" / "mod.db"
+    out = tmp_path / "verdicts.jsonl"
+    rc = main([*model_args, "scan", str(src), "--db", str(db), "--out", str(out), "--no-progress"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert ("unknown model 'nosuch'" in err) if "--model" in model_args else ("missing.ckpt does not exist" in err)
+    assert not db.exists() and not db.parent.exists() and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]

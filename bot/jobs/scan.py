@@ -102,7 +102,8 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
 
     Every input is validated before the model loads: a missing path, an ``--out`` or ``--report`` that is an input
     (or inside an input folder: :func:`output_clash`), an invalid policy or input with no messages at all exits 2
-    with a one-line error. Input without authors or times (JSON lines that lack ``author`` or
+    with a one-line error; so do model settings that name no model (:func:`bot.runtime.check_model`), before
+    the mod log is opened or created. Input without authors or times (JSON lines that lack ``author`` or
     ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
     off, with one warning: on such input they would only see one "unknown" member posting everything at once.
     """
@@ -149,6 +150,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         servers = sorted(survey.servers)
         # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
         policies = {s: await registry.get(*s) for s in servers}
+        if scorer is None and scorer_factory is None:
+            from bot.runtime import check_model
+
+            check_model(settings)  # ScorerLoadError (exit 2) for a typo in --model, before the mod log is created
         ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=stream,
                     total=total, names=survey.names, servers=servers, policies=policies, errors=errors,
                     stateful=not incomplete, scorer_factory=scorer_factory)
