@@ -117,6 +117,36 @@ def test_message_stream_is_the_stable_time_sort_of_all_inputs(tmp_path):
     assert sorted(firsts) == sorted([("u1", "a0"), ("u2", "b1")] + [(str(900 + i), str(10_000 + i)) for i in range(12)])
 
 
+def test_a_message_id_repeated_at_another_time_is_judged_and_written_once_with_a_warning(tmp_path, capsys):
+    """Two exports of one channel whose times for the same messages differ (a minute-resolution export beside an
+    exact one): each id is one message, judged, recorded and written to ``--out`` once (the earlier copy, in time
+    order), and scan warns once with the number of copies dropped."""
+    from bot.jobs.scan import run_scan
+
+    exact = tmp_path / "exact.jsonl"
+    exact.write_text("".join(json.dumps({"id": f"m{i}", "text": f"hello {i}", "author": "u1", "server": "s",
+                                         "created_at": _stamp(60 + 10 * i)}) + "\n" for i in range(5)),
+                     encoding="utf-8")
+    minutes = tmp_path / "minutes.jsonl"  # the same five messages, each 30 s later; one more of its own
+    minutes.write_text("".join(json.dumps({"id": f"m{i}", "text": f"hello {i}", "author": "u1", "server": "s",
+                                           "created_at": _stamp(90 + 10 * i)}) + "\n" for i in range(6)),
+                       encoding="utf-8")
+    with MessageStream([exact, minutes]) as stream:
+        survey = stream.survey()
+        got = list(stream)
+    assert (survey.messages, survey.duplicates) == (11, 5)
+    assert [(m.id, m.created_at) for m in got] == [(f"m{i}", T0 + timedelta(seconds=60 + 10 * i)) for i in range(5)] \
+        + [("m5", T0 + timedelta(seconds=140))]
+    out = tmp_path / "out.jsonl"
+    rc = asyncio.run(run_scan(_args([exact, minutes], out=out), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer()))
+    assert rc == 0
+    rows = [json.loads(line) for line in out.open(encoding="utf-8")]
+    assert sorted(r["id"] for r in rows) == [f"m{i}" for i in range(6)]
+    err = capsys.readouterr().err
+    assert err.count("5 of 11 messages repeat a message id read before") == 1, err
+
+
 def _gz_bomb(path: Path, good_lines: int) -> Path:
     """``good_lines`` JSON lines, then 64 MiB of spaces, gzipped into about 64 KiB (1,000x)."""
     with gzip.open(path, "wb", compresslevel=9) as fh:

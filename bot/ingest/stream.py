@@ -12,10 +12,13 @@ Two passes over the inputs, each holding one piece of each open file:
    overlap in time are open at once. A part found out of time order in the survey is sorted in memory on its own
    (its size is bounded by the readers' size caps); exports are written in time order, so this is rare.
 
-Copies of one message (the same file given twice, overlapping exports) carry the same time: the stream keeps the
-first of the messages with one key at one time, holding only the keys of the current instant. Each author's first
-message per ``(platform, server)`` gets ``is_first_message`` (the set of authors seen is kept, one entry per
-author). Memory: the authors, the servers, one record per part, and one piece of each open part, whatever N.
+One key is one message: copies of it (the same file given twice, overlapping exports, or two exports of one channel
+whose times differ, such as a DCE CSV's minute times spread over the minute next to the JSON's exact ones) are
+yielded once, the first in time order; the survey counts the copies (:attr:`Survey.duplicates`) for ``scan``'s
+warning. The keys seen are kept in a private temporary SQLite database (:class:`SeenKeys`: on disk past a small page
+cache), not in Python memory. Each author's first message per ``(platform, server)`` gets ``is_first_message``
+(the set of authors seen is kept, one entry per author). Memory: the authors, the servers, one record per part, and
+one piece of each open part, whatever N.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import dataclasses
 import heapq
 import itertools
 import logging
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -37,6 +41,34 @@ from bot.ingest.jsonl import lacks_author_or_time
 from bot.ingest.reader import FORMATS, Source, iter_sources
 
 log = logging.getLogger(__name__)
+
+
+class SeenKeys:
+    """A set of message keys ``(platform, server id, message id)`` kept in a private temporary SQLite database
+    (SQLite's ``""`` file: deleted on close, on disk once its page cache of about 2 MiB is full), so remembering
+    every key of a million-message input costs no Python memory. Use as a context manager."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect("", isolation_level=None)
+        self._db.execute("PRAGMA journal_mode = OFF")  # a scratch set: nothing to recover
+        self._db.execute("CREATE TABLE seen (platform TEXT, server TEXT, id TEXT, "
+                         "PRIMARY KEY (platform, server, id)) WITHOUT ROWID")
+        self._db.execute("BEGIN")  # one transaction, never committed: no sync per key
+
+    def add(self, key: tuple[str, str, str]) -> bool:
+        """Remember ``key``; True when it was new, False for a key seen before."""
+        return self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?, ?)", key).rowcount == 1
+
+    def close(self) -> None:
+        """Drop the set (the temporary file goes with it)."""
+        self._db.close()
+
+    def __enter__(self) -> SeenKeys:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
 
 @dataclass
@@ -54,6 +86,8 @@ class Survey:
 
     Attributes:
         messages: Messages read (copies across inputs counted each time; the stream yields each once).
+        duplicates: Of those, copies of a key read before (the stream drops them: ``messages - duplicates`` are
+            yielded).
         incomplete: Messages without an author or a time (:func:`bot.ingest.jsonl.lacks_author_or_time`).
         servers: ``(platform, server id)`` of every message.
         names: Author id -> display name (the last non-empty one read).
@@ -61,6 +95,7 @@ class Survey:
     """
 
     messages: int = 0
+    duplicates: int = 0
     incomplete: int = 0
     servers: set[tuple[str, str]] = field(default_factory=set)
     names: dict[str, str] = field(default_factory=dict)
@@ -116,47 +151,49 @@ class MessageStream:
         if self._survey is not None:
             return self._survey
         out = Survey()
-        for part in self._open():
-            info = PartInfo()
-            last: datetime | None = None
-            for m in part():
-                info.count += 1
-                t = m.created_at
-                if info.first is None or t < info.first:
-                    info.first = t
-                if last is not None and t < last:
-                    info.ordered = False
-                last = t
-                out.servers.add((m.server.platform, m.server.id))
-                if m.author.name:
-                    out.names[m.author.id] = m.author.name
-                if lacks_author_or_time(m):
-                    out.incomplete += 1
-            out.messages += info.count
-            out.parts.append(info)
+        with SeenKeys() as seen:
+            for part in self._open():
+                out.parts.append(self._survey_part(part, out, seen))
         self._survey = out
         return out
+
+    @staticmethod
+    def _survey_part(part: Source, out: Survey, seen: SeenKeys) -> PartInfo:
+        info = PartInfo()
+        last: datetime | None = None
+        for m in part():
+            info.count += 1
+            out.messages += 1
+            if not seen.add(m.key):
+                out.duplicates += 1
+            t = m.created_at
+            if info.first is None or t < info.first:
+                info.first = t
+            if last is not None and t < last:
+                info.ordered = False
+            last = t
+            out.servers.add((m.server.platform, m.server.id))
+            if m.author.name:
+                out.names[m.author.id] = m.author.name
+            if lacks_author_or_time(m):
+                out.incomplete += 1
+        return info
 
     def __iter__(self) -> Iterator[Message]:
         survey = self.survey()
         merged = _merge(self._open(), survey.parts)
-        now: datetime | None = None
-        keys_now: set[tuple[str, str, str]] = set()
         spoke: set[tuple[str, str, str]] = set()
-        for msg in merged:
-            if msg.created_at != now:
-                now = msg.created_at
-                keys_now.clear()
-            if msg.key in keys_now:
-                continue
-            keys_now.add(msg.key)
-            if self.mark_first_messages:
-                who = (msg.server.platform, msg.server.id, msg.author.id)
-                first = who not in spoke
-                spoke.add(who)
-                if msg.is_first_message is None:
-                    msg = dataclasses.replace(msg, is_first_message=first)
-            yield msg
+        with SeenKeys() as seen:  # closed when the iteration ends or is abandoned (the generator is closed)
+            for msg in merged:
+                if not seen.add(msg.key):  # a copy of a message yielded before (same key, any time)
+                    continue
+                if self.mark_first_messages:
+                    who = (msg.server.platform, msg.server.id, msg.author.id)
+                    first = who not in spoke
+                    spoke.add(who)
+                    if msg.is_first_message is None:
+                        msg = dataclasses.replace(msg, is_first_message=first)
+                yield msg
 
 
 def _merge(parts: Sequence[Source], infos: Sequence[PartInfo]) -> Iterator[Message]:
@@ -206,7 +243,7 @@ def read_messages(
     (:class:`MessageStream`).
 
     Messages with the same :attr:`Message.key` (the same file given twice, overlapping exports) are kept once
-    (first occurrence). With ``mark_first_messages`` each message whose reader did not say gets
+    (the first in time order). With ``mark_first_messages`` each message whose reader did not say gets
     ``is_first_message``: True for the author's earliest message per ``(platform, server)`` in the whole input,
     False for later ones (a first message *in the export*, the best an offline scan can know).
 
@@ -224,14 +261,9 @@ def read_messages(
         ValueError: Unknown ``fmt`` or ``on_error``.
         IngestError: With ``on_error="stop"``, the first malformed input (file and position).
     """
-    seen: set[tuple[str, str, str]] = set()
-    out: list[Message] = []
     with MessageStream(paths, fmt, on_error, errors, mark_first_messages=mark_first_messages) as stream:
         stream.survey()
-        for msg in stream:
-            if msg.key not in seen:  # the stream drops copies at the same time; a list can afford every key
-                seen.add(msg.key)
-                out.append(msg)
+        out = list(stream)  # the stream yields each key once
         problems = stream.sink.count
     if problems:
         log.warning("read %d messages; skipped %d problem(s)", len(out), problems)

@@ -141,6 +141,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
             return 2
         total = survey.messages
         console.print(f"read {total:,} messages from {len(args.paths)} path(s) in {time.perf_counter() - t0:.1f} s")
+        if survey.duplicates:
+            console.print(f"[yellow]warning:[/yellow] {survey.duplicates:,} of {total:,} messages repeat a message id "
+                          "read before (the same id in the same server is one message, whatever its time): each "
+                          "is judged and written once, the first in time order", highlight=False)
         incomplete = survey.incomplete
         if incomplete:
             console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {total:,} messages have no author or no "
