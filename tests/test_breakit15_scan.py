@@ -215,8 +215,8 @@ def test_scan_report_renders_with_messages_dated_year_1_and_year_9999(tmp_path, 
 def test_csv_row_with_a_field_over_128_kib_is_read_and_the_rows_after_it_too(tmp_path):
     """A DCE CSV row whose Content is 300,000 characters hit Python's csv field limit (131,072): the row *and every
     row after it* were skipped, with a message that did not say the rest of the file was lost. The row is read
-    (its text judged as a long text, like a long message anywhere) and so are the rows after it; a file whose
-    quoting breaks says the rest of it is skipped."""
+    (its text judged as a long text, like a long message anywhere) and so are the rows after it; a row whose
+    quoting breaks is skipped alone, naming its line, and the rows after it are read."""
     head = "AuthorID,Author,Date,Content,Attachments,Reactions\r\n"
     rows = [f"1000{i},user{i}#0001,2024-03-01T10:0{i}:00,hello {i},," for i in range(5)]
     long_row = '10009,user9#0001,2024-03-01T10:30:00,"' + "x" * 300_000 + '",,'
@@ -232,8 +232,9 @@ def test_csv_row_with_a_field_over_128_kib_is_read_and_the_rows_after_it_too(tmp
     broken.write_text(head + rows[0] + '\r\n10001,user1#0001,2024-03-01T10:31:00,"open quote\r\n' + rows[1] + "\r\n",
                       encoding="utf-8")
     errors = []
-    assert [m.text for m in iter_messages(broken, sink=ErrorSink("skip", errors))] == ["hello 0"]
-    assert len(errors) == 1 and "the rest of the file is skipped" in errors[0].reason
+    assert [m.text for m in iter_messages(broken, sink=ErrorSink("skip", errors))] == ["hello 0", "hello 1"]
+    assert len(errors) == 1 and errors[0].position == "row 2 (line 3)"
+    assert "this row is skipped and reading goes on at line 4" in errors[0].reason
 
 
 @pytest.mark.parametrize("flag", ["out", "report"])

@@ -74,20 +74,22 @@ def test_jsonl_bad_line_position(tmp_path, line, position):
 
 
 @pytest.mark.parametrize(
-    ("body", "position", "kept"),
+    ("body", "position", "kept", "problems"),
     [
-        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b";"not a date";"x";"";"";\n', "row 2 (line 3)", 1),
-        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b"\n', "row 2 (line 3)", 1),
-        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b";"05-Dec-19 04:28 AM";"unterminated\nquote', "row 2", 1),
+        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b";"not a date";"x";"";"";\n', "row 2 (line 3)", 1, 1),
+        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b"\n', "row 2 (line 3)", 1, 1),
+        # the row is skipped, the line the open quote swallowed is read again (and is no row either)
+        ('"1";"a";"05-Dec-19 04:27 AM";"ok";"";"";\n"2";"b";"05-Dec-19 04:28 AM";"unterminated\nquote', "row 2 (line 3)",
+         1, 2),
     ],
 )
-def test_csv_bad_rows(tmp_path, body, position, kept):
+def test_csv_bad_rows(tmp_path, body, position, kept, problems):
     """Bad CSV rows (bad date, too few fields, EOF inside quotes) are named by row and line."""
     p = tmp_path / "1.csv"
     p.write_text("AuthorID;Author;Date;Content;Attachments;Reactions;\n" + body, encoding="utf-8")
     errors: list[IngestError] = []
     msgs = read_messages([p], errors=errors)
-    assert len(msgs) == kept and len(errors) == 1
+    assert len(msgs) == kept and len(errors) == problems
     assert errors[0].path == p and errors[0].position.startswith(position)
     with pytest.raises(IngestError):
         read_messages([p], on_error="stop")
@@ -181,3 +183,55 @@ def test_dce_message_missing_required_key(tmp_path):
     errors: list[IngestError] = []
     assert [m.id for m in read_messages([p], errors=errors)] == ["2"]
     assert [(e.position, "author.id" in e.reason) for e in errors] == [("message 0", True)]
+
+
+def _dce_rows(n: int, broken: dict[int, str]) -> str:
+    """A current-style DCE CSV (every field quoted) of ``n`` rows; ``broken`` replaces row i's line."""
+    lines = ["AuthorID,Author,Date,Content,Attachments,Reactions"]
+    for i in range(n):
+        lines.append(broken.get(i, f'"{100 + i}","user{i}","2024-03-01T10:{i:02d}:00","message {i}","",""'))
+    return "\n".join(lines) + "\n"
+
+
+def test_a_broken_csv_quote_skips_that_row_only_and_names_file_line_and_reason(tmp_path):
+    """An unterminated quote in row 4 of 10 (a hand-edited export) used to end the file there: six rows lost. The
+    row is reported with the file, its row and line and why, and every other row is read; ``--on-error stop``
+    refuses the file at that row."""
+    p = tmp_path / "general [121212121212121212].csv"
+    p.write_text(_dce_rows(10, {3: '"103","user3","2024-03-01T10:03:00","an open quote,"",""'}), encoding="utf-8")
+    errors: list[IngestError] = []
+    msgs = read_messages([p], errors=errors)
+    assert [m.text for m in msgs] == [f"message {i}" for i in range(10) if i != 3]
+    assert [(e.path, e.position) for e in errors] == [(p, "row 4 (line 5)")]
+    assert errors[0].reason.startswith("bad CSV: ") and "reading goes on at line 6" in errors[0].reason
+    with pytest.raises(IngestError, match=r"row 4 \(line 5\)"):
+        read_messages([p], on_error="stop")
+
+
+def test_an_unterminated_quote_that_swallows_the_rest_of_a_csv_loses_no_row_after_it(tmp_path):
+    """A file quoted only where needed (a spreadsheet's save): a quote left open in row 2 swallows every later
+    line up to the end of the file ("unexpected end of data"). The swallowed lines are read again after the broken
+    row, so rows 3 to 6 are kept; the one error names row 2 and its line."""
+    p = tmp_path / "general [121212121212121212].csv"
+    lines = ["AuthorID,Author,Date,Content,Attachments,Reactions"]
+    lines += [f"{100 + i},user{i},2024-03-01T10:{i:02d}:00,message {i},," for i in range(6)]
+    lines[2] = '101,user1,2024-03-01T10:01:00,"an open quote,,'
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    errors: list[IngestError] = []
+    msgs = read_messages([p], errors=errors)
+    assert [m.text for m in msgs] == ["message 0", "message 2", "message 3", "message 4", "message 5"]
+    assert [e.position for e in errors] == ["row 2 (line 3)"] and "unexpected end of data" in errors[0].reason
+
+
+def test_a_csv_line_too_long_skips_that_row_only(tmp_path, monkeypatch):
+    """A line past the reader's line cap is one error naming its line; the rows after it are read."""
+    import bot.ingest.discord_csv as discord_csv
+
+    monkeypatch.setattr(discord_csv, "MAX_LINE_BYTES", 1_000)
+    p = tmp_path / "general [121212121212121212].csv"
+    p.write_text(_dce_rows(5, {2: '"102","user2","2024-03-01T10:02:00","' + "x" * 5_000 + '","",""'}),
+                 encoding="utf-8")
+    errors: list[IngestError] = []
+    msgs = read_messages([p], errors=errors)
+    assert [m.text for m in msgs] == ["message 0", "message 1", "message 3", "message 4"]
+    assert [e.position for e in errors] == ["line 4"] and "longer than 1,000 bytes" in errors[0].reason

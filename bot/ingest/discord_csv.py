@@ -4,6 +4,9 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
 
 * Delimiter: sniffed from the header line (``AuthorID;Author;Date;Content;Attachments;Reactions;`` with a
   trailing ``;`` in 2019 exports, ``AuthorID,Author,...`` now). A UTF-8 BOM is dropped. Fields may hold newlines.
+* Broken quoting (a stray or unterminated quote, a line past :data:`MAX_LINE_BYTES`): that row is reported with
+  its row and line and why, and reading goes on at the line after the one it started on, so the lines an open
+  quote swallowed are read again as rows (each row that is still no row is reported too): no readable row is lost.
 * Dates: ``dd-MMM-yy hh:mm tt`` (2019, e.g. ``05-Dec-19 04:27 AM``), ISO-8601, or a few .NET short formats
   (:data:`DATE_FORMATS`). DCE writes the exporter's **local** time without a zone; we cannot know it, so a time
   without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution).
@@ -35,10 +38,10 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
-import itertools
 import json
 import logging
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -194,7 +197,9 @@ def iter_discord_csv(
 
     Raises:
         IngestError: Only with a ``"stop"`` sink: a missing header column (``"line 1"``), a row with too few
-            fields or a bad date (``"row R (line L)"``), or broken quoting / end of file inside a quoted field.
+            fields or a bad date (``"row R (line L)"``), or broken quoting / end of file inside a quoted field (with a
+            ``"skip"`` sink that row alone is skipped: reading goes on at the line after the one it started on, so
+            the rows an unterminated quote swallowed are read, or reported one by one).
     """
     sink = sink or ErrorSink()
     try:
@@ -210,29 +215,70 @@ class _LineTooLong(Exception):
     pass
 
 
-def _lines(fh: IO[bytes], where: str) -> Iterator[str]:
-    for line in iter_lines(fh, where):
-        if line is None:
-            raise _LineTooLong
-        yield line
+class _Tape:
+    """A CSV file's lines for :func:`csv.reader`, numbered from 1 (the header), that keep the lines of the row being
+    read, so a broken row can be dropped and reading go on at the line after the one it started on: the lines an
+    unterminated quote swallowed are read again as rows.
+
+    Iterating raises :class:`_LineTooLong` for a line past :data:`MAX_LINE_BYTES` (it is consumed and dropped).
+    """
+
+    def __init__(self, lines: Iterator[str | None]) -> None:
+        self._src = lines
+        self._again: deque[tuple[int, str]] = deque()
+        self._read = 0
+        #: ``(line number, text)`` of the lines of the row being read.
+        self.row: list[tuple[int, str]] = []
+        #: Number of the last line taken, for an error before any line of a row (a line too long).
+        self.line = 0
+
+    def __iter__(self) -> _Tape:
+        return self
+
+    def __next__(self) -> str:
+        if self._again:
+            n, line = self._again.popleft()
+        else:
+            got = next(self._src)
+            self._read += 1
+            n = self._read
+            if got is None:
+                self.line = n
+                raise _LineTooLong
+            line = got
+        self.line = n
+        self.row.append((n, line))
+        return line
+
+    def start_row(self) -> None:
+        """The next line taken starts a row."""
+        self.row = []
+
+    def first_line(self) -> int:
+        """The number of the line the current row started on (the last line taken when it has none)."""
+        return self.row[0][0] if self.row else self.line
+
+    def resume_after_first_line(self) -> None:
+        """Drop the current row's first line; its other lines are read again, as new rows."""
+        self._again.extendleft(reversed(self.row[1:]))
+        self.row = []
 
 
 def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) -> Iterator[Message]:
-    lines = _lines(fh, str(path))
+    tape = _Tape(iter_lines(fh, str(path), MAX_LINE_BYTES))
     try:
-        first = next(lines, "")
+        first = next(tape, "")
     except _LineTooLong:
         sink.report(IngestError(path, "line 1", f"header line longer than {MAX_LINE_BYTES:,} bytes"))
         return
     delim = ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(itertools.chain((first,), lines) if first else iter(()), delimiter=delim, strict=True)
     try:
-        header = next(reader)
-    except StopIteration:
-        sink.report(IngestError(path, "line 1", "empty file (no CSV header)"))
-        return
-    except csv.Error as exc:
+        header = next(csv.reader([first], delimiter=delim, strict=True)) if first else None
+    except (csv.Error, StopIteration) as exc:
         sink.report(IngestError(path, "line 1", f"unreadable CSV header: {exc}"))
+        return
+    if header is None:
+        sink.report(IngestError(path, "line 1", "empty file (no CSV header)"))
         return
     col = {name.strip(): i for i, name in enumerate(header) if name.strip()}
     absent = [c for c in _REQUIRED if c not in col]
@@ -248,23 +294,35 @@ def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) ->
     joins: dict[str, datetime] = {}
     row_no = 0
     run: list[Message] = []
+    reader = csv.reader(tape, delimiter=delim, strict=True)
     while True:
+        tape.start_row()
         try:
             row = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
-            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num})",
-                                    f"bad CSV: {exc}; the rest of the file is skipped"))
-            break
+            # a stray or unterminated quote: that row is unreadable, the lines after its first are not lost
+            row_no += 1
+            start = tape.first_line()
+            sink.report(IngestError(path, f"row {row_no} (line {start})",
+                                    f"bad CSV: {exc}; this row is skipped and reading goes on at line {start + 1}"))
+            tape.resume_after_first_line()
+            reader = csv.reader(tape, delimiter=delim, strict=True)
+            continue
         except _LineTooLong:
-            sink.report(IngestError(path, f"row {row_no + 1} (line {reader.line_num + 1})",
-                                    f"line longer than {MAX_LINE_BYTES:,} bytes; the rest of the file is skipped"))
-            break
+            row_no += 1
+            start = tape.first_line()
+            where = f"row {row_no} (line {start})" if tape.row else f"line {tape.line}"
+            sink.report(IngestError(path, where, f"line {tape.line} is longer than {MAX_LINE_BYTES:,} bytes; "
+                                                 f"{'this row' if tape.row else 'it'} is skipped"))
+            tape.resume_after_first_line()
+            reader = csv.reader(tape, delimiter=delim, strict=True)
+            continue
         row_no += 1
         if not row or row == [""]:
             continue
-        where = f"row {row_no} (line {reader.line_num})"
+        where = f"row {row_no} (line {tape.row[-1][0] if tape.row else tape.line})"
         if len(row) < need:
             sink.report(IngestError(path, where, f"expected at least {need} fields, got {len(row)} (truncated?)"))
             continue
