@@ -226,3 +226,55 @@ def test_a_language_code_with_no_language_in_it_is_an_invalid_request():
         else:
             raise AssertionError(f"{bad} was accepted")
     assert parse_analyze({**base, "languages": ["EN-us", " "]}, ("toxicity",)).languages == ("en",)
+
+
+def _request(sock: socket.socket, path: str = "/healthz") -> bytes:
+    """Send one keep-alive GET on ``sock`` and read its whole answer (headers and a ``Content-Length`` body)."""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length and (chunk := sock.recv(65536)):
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def test_connections_past_the_per_address_cap_are_answered_429_and_closed(tmp_path: Path):
+    """One client address could open connections until the process ran out of file descriptors (the docs said to
+    put a proxy in front). With ``--max-connections-per-address 2`` two keep-alive connections are served; a third
+    from the same address gets 429 ``RESOURCE_EXHAUSTED`` naming the cap, ``Connection: close`` and is closed;
+    once one of the two closes, a new connection is served; one over the cap that sends nothing is closed after
+    5 s, not after the 10 s idle timeout; ``/metrics`` counts the refusals."""
+    svc = start_service(tmp_path, "--max-connections-per-address", "2", "--idle-timeout-s", "10")
+    port = int(svc.url.rsplit(":", 1)[1])
+    try:
+        asyncio.run(_ready(svc.url))
+        first, second = (socket.create_connection(("127.0.0.1", port)) for _ in range(2))
+        with first, second:
+            assert _request(first).startswith(b"HTTP/1.1 200") and _request(second).startswith(b"HTTP/1.1 200")
+            with socket.create_connection(("127.0.0.1", port)) as extra:
+                refused = _request(extra)
+                assert extra.recv(1) == b""  # closed after the answer
+            assert _request(first).startswith(b"HTTP/1.1 200")  # the admitted ones keep working
+            first.close()
+            time.sleep(0.3)  # the server sees the close
+            with socket.create_connection(("127.0.0.1", port)) as again:
+                served_again = _request(again)
+                silent = _open_until_closed(port, b"", b"", 0.25, 15)  # over the cap again: second and again
+                metrics = _request(second, "/metrics")
+    finally:
+        svc.stop()
+    head, _, body = refused.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 429") and b"Connection: close" in head and b"Retry-After: 1" in head, head
+    error = json.loads(body)["error"]
+    assert error["status"] == "RESOURCE_EXHAUSTED" and "Too many connections from 127.0.0.1" in error["message"]
+    assert "at most 2 open at once per client address" in error["message"]
+    assert served_again.startswith(b"HTTP/1.1 200")
+    assert silent[1] == b"(closed)" and 4.5 <= silent[0] < 8, silent
+    assert b"modbot_serve_connections_refused_total 2.0" in metrics

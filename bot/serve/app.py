@@ -53,6 +53,7 @@ from bot.serve.options import (
     BODY_TIMEOUT_S,
     IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
+    MAX_CONNECTIONS_PER_ADDRESS,
     STARTED,
     build_parser,
     check_options,
@@ -100,6 +101,8 @@ class ServeConfig:
         body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
         refill_s: Longest wait for as many requests as the previous batch answered
             (:data:`bot.serve.batcher.REFILL_S`; 0: never).
+        max_connections_per_address: Connections one client address may hold open at once (0: no cap); one more
+            is answered 429 and closed (:class:`ConnectionCap`).
     """
 
     host: str = "127.0.0.1"
@@ -115,6 +118,46 @@ class ServeConfig:
     idle_timeout_s: float = IDLE_TIMEOUT_S
     body_timeout_s: float = BODY_TIMEOUT_S
     refill_s: float = REFILL_S
+    max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+
+
+#: Seconds a connection over its address's cap stays open for its request (answered 429) before it is closed (the
+#: idle timeout when that is shorter).
+REFUSED_GRACE_S = 5.0
+
+
+class ConnectionCap:
+    """How many connections each client address holds open, against a cap (``limit``; 0: none).
+
+    A connection is admitted while its address holds fewer than ``limit`` admitted connections; one more is refused:
+    :class:`_QuietHandler` answers its request 429 (``RESOURCE_EXHAUSTED``, ``Retry-After: 1``) and closes it, or
+    closes it after :data:`REFUSED_GRACE_S` when no request comes, so a client that opens connections and sends
+    nothing (slowloris) holds at most ``limit`` of them for long. Refused connections are not counted. Addresses
+    are the peer's IP address as the socket gives it (behind a proxy: the proxy's).
+    """
+
+    def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None) -> None:
+        self.limit = limit
+        self.open: dict[str, int] = {}
+        self._on_refuse = on_refuse
+
+    def admit(self, address: str) -> bool:
+        """Count a new connection from ``address``; False (nothing counted) when the address is at its cap."""
+        held = self.open.get(address, 0)
+        if self.limit and held >= self.limit:
+            if self._on_refuse is not None:
+                self._on_refuse()
+            return False
+        self.open[address] = held + 1
+        return True
+
+    def release(self, address: str) -> None:
+        """An admitted connection from ``address`` closed."""
+        held = self.open.get(address, 0) - 1
+        if held > 0:
+            self.open[address] = held
+        else:
+            self.open.pop(address, None)
 
 
 class Metrics:
@@ -140,6 +183,9 @@ class Metrics:
                            registry=self.registry)
         self.precision = Gauge("modbot_serve_model_precision", "1 for the precision the model runs in",
                                ["precision"], registry=self.registry)
+        self.connections_refused = Counter("modbot_serve_connections_refused", "Connections refused: their client "
+                                           "address held --max-connections-per-address already",
+                                           registry=self.registry)
 
     def observe_batch(self, requests: int, texts: int, seconds: float) -> None:
         """Record one forward pass (the batcher's ``observe`` hook)."""
@@ -174,6 +220,7 @@ class ScoringService:
         self.draining = False
         self.inflight = 0
         self.load_error: str | None = None
+        self.connections = ConnectionCap(config.max_connections_per_address, self.metrics.connections_refused.inc)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -240,6 +287,10 @@ class ScoringService:
     async def _answer(self, request: web.Request,
                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         try:
+            if getattr(request.protocol, "over_cap", False):
+                resp = web.json_response(self._over_cap(request).body(), status=429, headers={"Retry-After": "1"})
+                resp.force_close()
+                return resp
             if request.path not in OPEN_PATHS:
                 self._admit(request)
             return await handler(request)
@@ -255,6 +306,11 @@ class ScoringService:
         except Exception as exc:  # noqa: BLE001 - one bad request must not stop the service; no text is logged
             log.error("internal error on %s: %s", request.path[:80], type(exc).__name__)
             return _error(500, "Internal error.")
+
+    def _over_cap(self, request: web.Request) -> ApiError:
+        limit = self.config.max_connections_per_address
+        return ApiError(429, f"Too many connections from {request.remote or 'your address'}: at most {limit} open "
+                             "at once per client address. Reuse a connection (keep-alive) or close idle ones.")
 
     def _admit(self, request: web.Request) -> None:
         """Key check, rate limit, and refusal while loading or draining (raises :class:`ApiError`)."""
@@ -465,7 +521,39 @@ class ScoringService:
 class _QuietHandler(RequestHandler):
     """aiohttp's connection handler, answering a request it cannot parse (a malformed request line, a URL or
     header over its limits) in Google's error shape, echoing nothing of the request: aiohttp's own answer quotes
-    the start of the request line, whose ``?key=`` is an API key."""
+    the start of the request line, whose ``?key=`` is an API key.
+
+    It also counts its connection against the client address's cap (:class:`ConnectionCap`, the server's
+    ``connection_cap``): a connection over it is marked ``over_cap`` (its request is answered 429) and closed
+    after :data:`REFUSED_GRACE_S` at the latest."""
+
+    over_cap = False
+    _capped: str | None = None
+    _refused_close: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        cap: ConnectionCap | None = getattr(self._manager, "connection_cap", None)
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        if cap is None or address is None:
+            return
+        if cap.admit(address):
+            self._capped = address
+        else:
+            self.over_cap = True
+            grace = min(REFUSED_GRACE_S, self._keepalive_timeout or REFUSED_GRACE_S)  # never longer than idle
+            self._refused_close = self._loop.call_later(grace, self.force_close)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        cap: ConnectionCap | None = getattr(self._manager, "connection_cap", None)
+        if cap is not None and self._capped is not None:
+            cap.release(self._capped)
+            self._capped = None
+        if self._refused_close is not None:
+            self._refused_close.cancel()
+            self._refused_close = None
+        super().connection_lost(exc)
 
     def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
@@ -478,18 +566,28 @@ class _QuietHandler(RequestHandler):
 
 
 class _QuietServer(web.Server):
-    """:class:`aiohttp.web.Server` whose connections are handled by :class:`_QuietHandler`."""
+    """:class:`aiohttp.web.Server` whose connections are handled by :class:`_QuietHandler`, counted against
+    ``connection_cap`` (set by :class:`_QuietRunner`)."""
+
+    connection_cap: ConnectionCap | None = None
 
     def __call__(self) -> RequestHandler:
         return _QuietHandler(self, loop=self._loop, **self._kwargs)
 
 
 class _QuietRunner(web.AppRunner):
-    """:class:`aiohttp.web.AppRunner` serving through :class:`_QuietServer`."""
+    """:class:`aiohttp.web.AppRunner` serving through :class:`_QuietServer`, whose connections count against
+    ``connection_cap`` (``None``: no cap)."""
+
+    def __init__(self, app: web.Application, *, connection_cap: ConnectionCap | None = None, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._connection_cap = connection_cap
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
         server.__class__ = _QuietServer
+        assert isinstance(server, _QuietServer)
+        server.connection_cap = self._connection_cap
         return server
 
 
@@ -526,7 +624,8 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
     to load)."""
     svc = ScoringService(config, keys, default_policy)
-    runner = _QuietRunner(svc.app(), access_log=None, handle_signals=False, keepalive_timeout=config.idle_timeout_s)
+    runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
+                          keepalive_timeout=config.idle_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
@@ -599,6 +698,7 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
+                             max_connections_per_address=args.max_connections_per_address,
                              refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:

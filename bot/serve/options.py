@@ -45,6 +45,9 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 IDLE_TIMEOUT_S = 75.0
 #: Seconds a request's body may take to arrive after its headers (408 after it): a 1 MiB body at 1 Mbit/s.
 BODY_TIMEOUT_S = 10.0
+#: Connections one client address may hold open at once by default (``--max-connections-per-address``): room for
+#: a bot's connection pool and a proxy's keep-alive connections, far below what exhausts file descriptors.
+MAX_CONNECTIONS_PER_ADDRESS = 64
 #: ``time.perf_counter()`` when this module was imported (first thing ``python -m bot serve`` does): the ready
 #: line's "s after start".
 STARTED = time.perf_counter()
@@ -89,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--body-timeout-s", type=float, default=BODY_TIMEOUT_S,
                    help=f"answer 408 to a request whose body has not arrived this long after its headers "
                         f"(default {BODY_TIMEOUT_S:g} s)")
+    p.add_argument("--max-connections-per-address", type=int, default=MAX_CONNECTIONS_PER_ADDRESS,
+                   help="connections one client address may hold open at once; one more is answered 429 and closed "
+                        f"(default {MAX_CONNECTIONS_PER_ADDRESS}; 0: no cap; behind a proxy every connection comes "
+                        "from the proxy's address: set it above the proxy's upstream connections)")
     return p
 
 
@@ -115,8 +122,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     Raises:
         bot.serve.keys.KeyConfigError: the keys file or variable is unusable.
         ValueError: a malformed ``--policy``, a public ``--host`` without keys, a port outside 0-65535, a rate, size
-            drain or timeout that is not a positive (drain: non-negative) finite number, or a ``--scorer`` that cannot be
-            imported; the message names the option.
+            drain or timeout that is not a positive (drain: non-negative) finite number, a connection cap outside
+            0-1,000,000, or a ``--scorer`` that cannot be imported; the message names the option.
     """
     keys = KeyRing.load(args.keys_file or settings.serve_keys_file)
     policies: dict[str, Path] = {}
@@ -144,6 +151,9 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
         if not (math.isfinite(value) and 0 < value <= 86_400):
             raise ValueError(f"{flag} {value:g}: expected a number of seconds above 0, at most a day")
+    if not 0 <= args.max_connections_per_address <= 1_000_000:
+        raise ValueError(f"--max-connections-per-address {args.max_connections_per_address}: expected 0 (no cap) to "
+                         "1000000")
     spec = args.scorer or os.environ.get("MODBOT_SERVE_SCORER")
     if spec:
         factory(spec)
