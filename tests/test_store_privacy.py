@@ -40,6 +40,38 @@ async def test_purge_expired_text_keeps_mod_log(store):
     assert len(await store.active_strikes("discord", "g1", "u1", T0)) == 1
 
 
+async def test_retention_erases_future_dated_text_counting_from_when_it_was_stored(store):
+    """A message dated a year ahead (a wrong clock, a doctored export) kept its text for ever: retention compared
+    its own date. Its date is clamped to when the mod log stored it, so 30-day retention erases it once 30 days
+    have passed since then, not before; a message stored at the same time with its real date is kept."""
+    from bot.store.schema import utcnow
+
+    stored = utcnow()
+    await store.record_batch([make_record("future", text="from the future", created=stored + 365 * DAY),
+                              make_record("today", text="posted today", created=stored)])
+    assert await store.purge_expired_text(stored - 30 * DAY) == 0  # retention's cutoff today: both are young
+    assert await store.purge_expired_text(stored - 1 * DAY) == 0
+    # 31 days later, the cutoff passes the moment both were stored: each is erased (neither is kept for ever)
+    assert await store.purge_expired_text(stored + 1 * DAY) == 2
+    messages = {m["message_id"]: m for m in (await store.member_record("discord", "g1", "u1"))["messages"]}
+    assert messages["future"]["excerpt"] is None and messages["future"]["purged_at"] is not None
+    assert await store.get_verdict("discord", "g1", "future") is not None
+
+
+async def test_retention_of_an_edited_future_dated_message_counts_from_the_edit_being_stored(store):
+    """An edit stores new text and renews the verdict's ``judged_at``: the clamp counts from then, not from the
+    first version's storing."""
+    from bot.store.schema import to_db_time, utcnow
+
+    await store.record_batch([make_record("m", text="first", created=utcnow() + 400 * DAY)])
+    await store._db.execute("UPDATE verdicts SET judged_at = ? WHERE message_id = 'm'",
+                            (to_db_time(utcnow() - 90 * DAY),))  # the first version was stored 90 days ago
+    await store.record_batch([make_record("m", text="edited", created=utcnow() + 400 * DAY,
+                                          edited=utcnow() + 401 * DAY)])
+    assert await store.purge_expired_text(utcnow() - 30 * DAY) == 0  # the edit is new
+    assert (await store.message_excerpt("discord", "g1", "m"))[1] == "edited"
+
+
 async def _member_history(store: SqliteStore, server: str = "g1") -> None:
     await store.record_batch(
         [

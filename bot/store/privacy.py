@@ -165,11 +165,14 @@ class PrivacyMixin(StoreBase):
 
     async def purge_expired_text(self, older_than: datetime, now: datetime | None = None, *,
                                  platform: str | None = None, server_id: str | None = None) -> int:
-        """Erase message excerpts whose text dates from before ``older_than`` (edit time for edited messages), of
-        every server or, with ``platform`` and ``server_id``, of that server only (each server's own
-        ``server.retention_days``: :mod:`bot.workflow.retention`).
+        """Erase message excerpts whose text dates from before ``older_than``, of every server or, with ``platform``
+        and ``server_id``, of that server only (each server's own ``server.retention_days``:
+        :mod:`bot.workflow.retention`).
 
-        Verdicts, cases and strikes are kept. Returns the number of messages purged.
+        A text's date is its message's time (the edit's time for an edited message), clamped to when the mod log
+        stored that text (its verdict's ``judged_at``, renewed by an edit): a message dated in the future (a wrong
+        clock, a doctored export) or with no time at all is erased ``older_than`` after it was stored, never kept
+        for ever. Verdicts, cases and strikes are kept. Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
         scope = ""
@@ -178,8 +181,10 @@ class PrivacyMixin(StoreBase):
             scope, params = " AND platform = ? AND server_id = ?", (platform, server_id)
         async with self._tx():
             cur = await self._db.execute(
-                "UPDATE messages SET excerpt = NULL, purged_at = ? WHERE excerpt IS NOT NULL AND created_at < ? "
-                f"AND COALESCE(edited_at, created_at) < ?{scope}",
+                "UPDATE messages SET excerpt = NULL, purged_at = ? WHERE excerpt IS NOT NULL "
+                "AND (COALESCE(edited_at, created_at) < ? OR EXISTS (SELECT 1 FROM verdicts v WHERE "
+                "v.platform = messages.platform AND v.server_id = messages.server_id AND "
+                f"v.message_id = messages.message_id AND v.judged_at < ?)){scope}",
                 (to_db_time(now or utcnow()), cutoff, cutoff, *params),
             )
             count = cur.rowcount
