@@ -15,6 +15,7 @@ from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
+from bot.ingest.stream import BEFORE_ALL
 from bot.report import policy_provenance, scan_row
 from bot.store.sqlite import SqliteStore
 from tests.fakes import ABUSE, FakeScorer
@@ -75,7 +76,7 @@ def messages() -> list[Message]:
 
 async def synthetic_scan(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Judge :func:`messages` as ``scan`` does (no enforcement) and return ``(summary, rows)`` for the report."""
-    msgs = sorted(messages(), key=lambda m: m.created_at)
+    msgs = sorted(messages(), key=lambda m: m.created_at or BEFORE_ALL)
     store = await SqliteStore.open(tmp_path / "mod.db")
     registry = PolicyRegistry(DEFAULT_POLICY_PATH)
     try:

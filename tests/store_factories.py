@@ -86,7 +86,9 @@ def make_record(
     )
     strike = None
     if strike_points:
-        strike = Strike(server, author, strike_points, msg.event_time, msg.event_time + STRIKE_TTL, "auto")
+        at = msg.event_time
+        assert at is not None
+        strike = Strike(server, author, strike_points, at, at + STRIKE_TTL, "auto")
     return VerdictRecord(
         verdict=verdict,
         excerpt=text,

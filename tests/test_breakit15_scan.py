@@ -137,7 +137,8 @@ def test_slack_zip_with_a_damaged_day_file_reports_it_and_reads_the_other_days(t
     assert [e.path for e in errors] == [export / member]
     assert "damaged" in errors[0].reason
     plain = list(iter_messages(Path(__file__).resolve().parents[1] / "examples" / "slack"))
-    others = [m for m in plain if not (m.channel.name == "general" and m.created_at.date().isoformat() == "2026-06-01")]
+    others = [m for m in plain if not (m.channel.name == "general" and m.created_at is not None
+                                   and m.created_at.date().isoformat() == "2026-06-01")]
     assert {m.id for m in got} == {m.id for m in others} and others
     rc = asyncio.run(run_scan(_args([export]), Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer()))
     err = capsys.readouterr().err

@@ -144,7 +144,7 @@ def test_csv_current_comma_style_sorted():
     """Current ',' CSV parses ISO and short dates; read_messages sorts by time."""
     msgs = read_messages([FIX / "dce_current.csv"])
     assert [m.text for m in msgs] == ["hello, world", "earlier, in US short format"]
-    assert [m.created_at.hour for m in msgs] == [8, 9]
+    assert [m.created_at.hour if m.created_at else None for m in msgs] == [8, 9]
 
 
 def test_csv_ids_stable_across_reads_and_locations(tmp_path):
@@ -207,11 +207,13 @@ def test_slack_zip(tmp_path, prefix):
 
 
 def test_jsonl_order_and_fields():
-    """JSONL: time-less lines inherit the previous time, stable sort keeps line order otherwise."""
+    """JSONL: a time-less line has no time (``None``) and keeps its place after the line before it; the stable
+    sort keeps line order otherwise."""
     msgs = read_messages([FIX / "sample.jsonl"])
     assert [m.id for m in msgs] == ["j1", "j4", "j2", "j3"]
     j2, j3 = msgs[2], msgs[3]
-    assert j3.created_at == j2.created_at == datetime(2026, 1, 1, tzinfo=UTC)
+    assert j2.created_at == datetime(2026, 1, 1, tzinfo=UTC)
+    assert msgs[0].created_at is None and j3.created_at is None
     assert (j2.server.id, j2.channel.id, j2.author.name) == ("s1", "c1", "A")
     assert j2.author.joined_at == datetime(2025, 12, 31, 23, 59, tzinfo=UTC)
     assert (j3.channel.id, j3.channel.is_thread, j3.channel.parent_id, j3.author.id) == ("c2", True, "c1", "a2")
@@ -236,7 +238,7 @@ def test_mixed_folder_sorted_and_first_messages():
     """A folder of mixed exports reads every file; first message per author per server is marked."""
     msgs = read_messages([FIX / "dce_full.json", FIX / "dce_minimal.json"])
     times = [m.created_at for m in msgs]
-    assert times == sorted(times)
+    assert None not in times and times == sorted(t for t in times if t is not None)
     bob = [m.is_first_message for m in msgs if m.author.id == "1000000000000000002"]
     assert bob == [True, False, False]
 

@@ -37,7 +37,7 @@ def test_examples_raiders_are_new_members(platform):
     assert len(abuse) == 10 and len(authors) == 8
     for m in abuse:
         assert m.author.joined_at is not None
-        assert 0 < (m.created_at - m.author.joined_at).total_seconds() < 180
+        assert m.created_at is not None and 0 < (m.created_at - m.author.joined_at).total_seconds() < 180
     assert sum(bool(m.is_first_message) for m in abuse) == 8
     joined = [msgs[i].author.joined_at for i in EXPECTED[platform]["support"] + EXPECTED[platform]["counter"]]
     assert all(at is None or at.year < 2026 for at in joined)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bot.ingest import IngestError, iter_messages, read_messages
-from bot.ingest.stream import MessageStream
+from bot.ingest.stream import BEFORE_ALL, MessageStream
 from bot.settings import Settings
 from tests.fakes import FakeScorer
 
@@ -105,7 +105,7 @@ def test_message_stream_is_the_stable_time_sort_of_all_inputs(tmp_path):
     paths = [a, b, c, a]
     everything = [m for p in paths for m in iter_messages(p)]
     expected: list[tuple[str, str, str]] = []
-    for m in sorted(everything, key=lambda m: m.created_at):
+    for m in sorted(everything, key=lambda m: m.created_at or BEFORE_ALL):
         if m.key not in expected:
             expected.append(m.key)
     with MessageStream(paths) as stream:

@@ -126,3 +126,44 @@ def test_split_statements_rejects_unterminated():
     """A statement without its final semicolon is an error, not silently dropped."""
     with pytest.raises(MigrationError, match="incomplete"):
         split_statements("CREATE TABLE a (x);\nCREATE TABLE b (y)\n")
+
+
+async def test_migration_7_lets_a_message_have_no_time_and_keeps_every_row_and_reference(tmp_path):
+    """A version-6 mod log (``messages.created_at NOT NULL``, so a JSON line without a time was stored as
+    1970-01-01) is rebuilt by 0007 with the column nullable: its messages, their verdicts' and cases' references
+    and the indexes stay; foreign keys are on again after it on the connection that ran it; a message without a time is then stored as NULL."""
+    from bot.core.models import ChannelRef, MemberRef, Message, ServerRef, Verdict
+    from bot.core.ports import VerdictRecord
+
+    path = tmp_path / "modlog.db"
+    db = await connect(path)
+    assert await migrate(db, target=6) == 6
+    await db.close()
+    with _raw(path) as raw:
+        raw.execute("INSERT INTO messages (platform, server_id, message_id, channel_id, author_id, created_at, excerpt) "
+                    "VALUES ('discord', 'g1', 'old', 'c1', 'u1', '2024-01-02T00:00:00.000000+00:00', 'old text')")
+        raw.execute("INSERT INTO verdicts (platform, server_id, message_id, member_id, channel_id, judged_at) VALUES "
+                    "('discord', 'g1', 'old', 'u1', 'c1', '2024-01-02T00:00:01.000000+00:00')")
+        with pytest.raises(sqlite3.IntegrityError):  # version 6: no message without a time
+            raw.execute("INSERT INTO messages (platform, server_id, message_id, channel_id, author_id) "
+                        "VALUES ('discord', 'g1', 'x', 'c1', 'u1')")
+    async with await SqliteStore.open(path) as store:
+        assert await store.schema_version() == LATEST_VERSION
+        async with store._db.execute("PRAGMA foreign_keys") as cur:  # the connection that migrated: on again
+            row = await cur.fetchone()
+        assert row is not None and row[0] == 1
+        assert (await store.message_excerpt("discord", "g1", "old")) == ("c1", "old text")
+        assert await store.get_verdict("discord", "g1", "old") is not None
+        untimed = Message(server=ServerRef("discord", "g1"), channel=ChannelRef("c1"), author=MemberRef("u2"),
+                          id="untimed", text="no time", created_at=None)
+        [res] = await store.record_batch([VerdictRecord(verdict=Verdict(message=untimed, scores=None),
+                                                        excerpt="no time")])
+        assert res.inserted
+        assert await store.first_seen("discord", "g1", "u2") is None  # an untimed message dates nobody
+    with _raw(path) as raw:
+        assert raw.execute("SELECT created_at FROM messages WHERE message_id = 'untimed'").fetchone() == (None,)
+        assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+        indexes = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'messages'")}
+        assert {"messages_author", "messages_with_text"} <= indexes
+        refs = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'verdicts'").fetchone()[0]
+        assert "REFERENCES messages " in refs and "messages_0007" not in refs

@@ -252,15 +252,17 @@ async def sanction(policy: Policy, decision: Decision, ledger: StrikeLedger, mes
 
     A verdict of ``delete`` or stronger earns ``policy.strikes.points[action]`` points (by default
     :data:`bot.core.policy.DEFAULT_STRIKE_POINTS`: delete 1, warn 1, timeout 2, kick 3, ban 5) unless the policy is in shadow mode, the judging is stateless (``score``),
-    or the message already has a strike; a ladder step crossed by it is merged into the actions (the strongest wins,
+    or the message already has a strike, or has no time (a strike expires by time); a ladder step crossed by it is
+    merged into the actions (the strongest wins,
     :func:`union`). Moderators' strikes are the workflow's (``bot.workflow``), through the same ledger.
     """
     actions, strongest = decision.actions, decision.strongest
     strike: Strike | None = None
-    if strongest >= ActionKind.DELETE and not policy.shadow_mode and stateful:
+    at = message.event_time
+    if strongest >= ActionKind.DELETE and not policy.shadow_mode and stateful and at is not None:
         m = message
         sd = await ledger.add(policy, platform=m.server.platform, server_id=m.server.id, member_id=m.author.id,
-                              message_id=m.id, action=strongest, at=m.event_time, reason=actions[0].reason)
+                              message_id=m.id, action=strongest, at=at, reason=actions[0].reason)
         strike = sd.strike
         if sd.escalation:
             actions = union([*actions, *sd.escalation])

@@ -72,7 +72,7 @@ class ServerState:
     def seen(self, m: Message) -> bool:
         """Note the message's author and time; True if it is the author's first message (the adapter's
         ``is_first_message`` when it knows, else the first seen by this state)."""
-        if self.first_event is None:
+        if self.first_event is None and m.created_at is not None:
             self.first_event = m.created_at
         first = m.is_first_message if m.is_first_message is not None else m.author.id not in self.seen_authors
         self.seen_authors.add(m.author.id)
@@ -86,8 +86,11 @@ class ServerState:
 
 def is_new_member(m: Message, policy: Policy, st: ServerState, first: bool) -> bool:
     """New member: joined (or account created) within ``rules.raid.new_member_age_s`` of the message; when neither
-    is known, a first message seen after the service has watched the server for that long."""
+    is known, a first message seen after the service has watched the server for that long; never for a message
+    without a time (no age can be measured)."""
     age = timedelta(seconds=policy.rules.raid.new_member_age_s)
+    if m.created_at is None:
+        return False
     if m.author.joined_at is not None:
         return m.created_at - m.author.joined_at <= age
     if m.author.created_at is not None:
@@ -227,7 +230,7 @@ def judge(
         return None
     at = m.event_time
     is_edit = m.edited_at is not None
-    raid_on = st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
+    raid_on = at is not None and st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
     new_member = is_new_member(m, policy, st, first)
     established = is_established(m, policy, new_member, earlier)
     strict = raid_tiers_apply(policy, raid_on, established)
@@ -256,7 +259,8 @@ def replay(m: Message, policy: Policy, st: ServerState, *, flagged: bool, exempt
     first = st.seen(m)  # as judge does, exempt messages included
     if exempt or m.edited_at is not None:
         return
-    raid_on = st.raid.raid_mode(m.server.id, m.channel.id, m.event_time, parent_id=m.channel.parent_id)
+    at = m.event_time
+    raid_on = at is not None and st.raid.raid_mode(m.server.id, m.channel.id, at, parent_id=m.channel.parent_id)
     new_member = is_new_member(m, policy, st, first)
     established = is_established(m, policy, new_member, earlier)
     st.spam.observe(m, normalize(m.text), raid_mode=raid_tiers_apply(policy, raid_on, established),

@@ -123,7 +123,10 @@ class Message:
         author: Who posted it.
         id: Platform message id (Discord snowflake, Slack ``ts``); with platform and server it is the dedupe key.
         text: The original text, never modified (normalisation works on copies).
-        created_at: Posting time, UTC.
+        created_at: Posting time, UTC; ``None`` when the source gave none (a JSON line without ``created_at``).
+            Never a stand-in such as the Unix epoch: a message genuinely posted at 1970-01-01T00:00:00Z has that
+            time. Rules that need time (flood, duplicates, raids, account and membership age) skip an untimed
+            message, and retention counts its text from when it was stored.
         edited_at: Time of the edit this event carries, or ``None`` for an original post.
         reply_to: Id of the message this replies to, if any.
         attachments: Attached files.
@@ -138,7 +141,7 @@ class Message:
     author: MemberRef
     id: str
     text: str
-    created_at: datetime
+    created_at: datetime | None
     edited_at: datetime | None = None
     reply_to: str | None = None
     attachments: tuple[Attachment, ...] = ()
@@ -152,8 +155,8 @@ class Message:
         return (self.server.platform, self.server.id, self.id)
 
     @property
-    def event_time(self) -> datetime:
-        """The time of this event: the edit time for an edit, else the posting time."""
+    def event_time(self) -> datetime | None:
+        """The time of this event: the edit time for an edit, else the posting time (``None``: not known)."""
         return self.edited_at or self.created_at
 
 

@@ -394,8 +394,9 @@ class ModerationService:
             allow = [t for ov in it.policy.overrides_for(it.message.channel) for t in ov.allow_terms]
             m = it.message
             st = self._servers.get((m.server.platform, m.server.id))
-            raid_on = bool(st and st.raid.raid_mode(m.server.id, m.channel.id, m.event_time,
-                                                    parent_id=m.channel.parent_id))
+            at = m.event_time
+            raid_on = bool(st and at is not None and st.raid.raid_mode(m.server.id, m.channel.id, at,
+                                                                       parent_id=m.channel.parent_id))
             jobs.append((it, rules, extra, allow, raid_on))
         if jobs:
             await asyncio.get_running_loop().run_in_executor(self._executor, self._work, jobs)

@@ -376,7 +376,8 @@ def _spread_minute(run: list[Message]) -> list[Message]:
     would look simultaneous and trip the flood and raid windows (which need real timing). Row order is kept.
     Runs whose time has seconds are returned unchanged.
     """
-    if len(run) < 2 or run[0].created_at.second or run[0].created_at.microsecond:
+    t = run[0].created_at if run else None
+    if len(run) < 2 or t is None or t.second or t.microsecond:
         return run
     step = 60.0 / len(run)
-    return [replace(m, created_at=m.created_at + timedelta(seconds=i * step)) for i, m in enumerate(run)]
+    return [replace(m, created_at=t + timedelta(seconds=i * step)) for i, m in enumerate(run)]

@@ -6,9 +6,9 @@ Shape per line: ``{"id": str, "text": str}`` required; optional ``"channel"`` (s
 ``ServerRef("export", <file stem>)``), ``"created_at"`` / ``"edited_at"`` (ISO-8601; zone-less = UTC),
 ``"reply_to"``, ``"mentions_everyone"``.
 
-A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line without ``created_at`` gets the
-previous line's time (the Unix epoch before any timed line), so the stable sort in
-:func:`bot.ingest.read_messages` keeps line order. Rate-based rules (flood, duplicates, raids, strikes and the
+A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line without ``created_at`` has no time
+(``created_at=None``, never a stand-in such as the Unix epoch: a line that says ``1970-01-01T00:00:00Z`` means it),
+and the time-ordered merge of :mod:`bot.ingest.stream` keeps it after the line before it. Rate-based rules (flood, duplicates, raids, strikes and the
 escalation ladder) are meaningless on such messages: :func:`lacks_author_or_time` tells ``scan`` to switch them off
 (the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based).
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
-from bot.ingest.common import EPOCH, TOO_DEEP_REASON, clean_text, get_str, parse_iso
+from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -34,9 +34,9 @@ NO_AUTHOR_ID = "unknown"
 
 
 def lacks_author_or_time(message: Message) -> bool:
-    """True when ``message`` came from a JSON line without ``author`` (:data:`NO_AUTHOR_ID`) or with no time of
-    its own or before it (posted at the Unix epoch): spam, raid and strike windows cannot judge it."""
-    return message.author.id == NO_AUTHOR_ID or message.created_at == EPOCH
+    """True when ``message`` came from a JSON line without ``author`` (:data:`NO_AUTHOR_ID`) or without a time
+    (``created_at`` is ``None``): spam, raid and strike windows cannot judge it."""
+    return message.author.id == NO_AUTHOR_ID or message.created_at is None
 
 
 def _time(obj: dict[str, Any], key: str) -> datetime | None:
@@ -97,7 +97,6 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
     """
     sink = sink or ErrorSink()
     default_server = ServerRef("export", inner_name(path).stem, inner_name(path).stem)
-    last = EPOCH
     n = 0
     try:
         with open_binary(path, data) as fh:
@@ -105,9 +104,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
                 if line is None:
                     sink.report(IngestError(path, f"line {n}", f"line longer than {MAX_LINE_BYTES:,} bytes; skipped"))
                     continue
-                msg = _parse_line(path, n, line, sink, default_server, last)
+                msg = _parse_line(path, n, line, sink, default_server)
                 if msg is not None:
-                    last = msg.created_at
                     yield msg
     except TooLarge as exc:
         sink.report(IngestError(path, f"line {n + 1}", str(exc)))
@@ -115,9 +113,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
         sink.report(IngestError(path, f"line {n + 1}", f"unreadable: {exc}"))
 
 
-def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: ServerRef,
-                last: datetime) -> Message | None:
-    """One line's :class:`Message` (``None``: blank, or reported to ``sink``); ``last`` is the previous line's time."""
+def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: ServerRef) -> Message | None:
+    """One line's :class:`Message` (``None``: blank, or reported to ``sink``)."""
     if not line.strip():
         return None
     try:
@@ -138,7 +135,6 @@ def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: 
     except ValueError as exc:
         sink.report(IngestError(path, f"line {n}", f"bad time: {exc}"))
         return None
-    created = created or last
     return Message(
         server=_server(obj.get("server"), default_server),
         channel=_channel(obj.get("channel")),

@@ -7,7 +7,8 @@ Two passes over the inputs, each holding one piece of each open file:
    servers, each author's name and how many messages lack an author or a time (what ``scan`` must know before the
    model loads). Every malformed input is reported here (the :class:`bot.ingest.ErrorSink` reports it once, so
    the second pass does not repeat it; with ``on_error="stop"`` nothing has been judged yet).
-2. Iterating the stream merges the parts by ``created_at`` (stable: ties keep input order, exactly as a stable
+2. Iterating the stream merges the parts by ``created_at`` (a message without a time keeps the place of the one
+   before it in its file: :func:`placed`; stable: ties keep input order, exactly as a stable
    sort of everything would), opening a part only when the merge reaches its first time, so only the parts that
    overlap in time are open at once. A part found out of time order in the survey is sorted in memory on its own
    (its size is bounded by the readers' size caps); exports are written in time order, so this is rare.
@@ -28,10 +29,10 @@ import heapq
 import itertools
 import logging
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -161,12 +162,11 @@ class MessageStream:
     def _survey_part(part: Source, out: Survey, seen: SeenKeys) -> PartInfo:
         info = PartInfo()
         last: datetime | None = None
-        for m in part():
+        for t, m in placed(part()):
             info.count += 1
             out.messages += 1
             if not seen.add(m.key):
                 out.duplicates += 1
-            t = m.created_at
             if info.first is None or t < info.first:
                 info.first = t
             if last is not None and t < last:
@@ -196,29 +196,44 @@ class MessageStream:
                 yield msg
 
 
+#: Where a message without a time goes when nothing before it in its part has one: before every timed message.
+BEFORE_ALL = datetime.min.replace(tzinfo=UTC)
+
+
+def placed(messages: Iterable[Message]) -> Iterator[tuple[datetime, Message]]:
+    """Each message with its place in time: its ``created_at``, or for a message without a time (``None``) the place
+    of the message before it in the same part (:data:`BEFORE_ALL` before any), so a stable merge keeps it where
+    its file has it. The message itself keeps ``created_at=None``."""
+    at = BEFORE_ALL
+    for m in messages:
+        if m.created_at is not None:
+            at = m.created_at
+        yield at, m
+
+
 def _merge(parts: Sequence[Source], infos: Sequence[PartInfo]) -> Iterator[Message]:
-    """Merge the parts by time, stably (ties: lower part index first, then file order), opening each part when the
-    merge reaches its first time. A part read out of order now (changed since the survey) is logged and yielded as
-    it comes."""
+    """Merge the parts by time (:func:`placed`), stably (ties: lower part index first, then file order), opening each
+    part when the merge reaches its first time. A part read out of order now (changed since the survey) is logged
+    and yielded as it comes."""
     pending = sorted((i for i, info in enumerate(infos) if info.count and info.first is not None),
                      key=lambda i: (infos[i].first, i))
-    heap: list[tuple[datetime, int, int, Message, Iterator[Message]]] = []
+    heap: list[tuple[datetime, int, int, Message, Iterator[tuple[datetime, Message]]]] = []
     seq = itertools.count()
 
-    def push(i: int, it: Iterator[Message]) -> None:
-        msg = next(it, None)
-        if msg is not None:
-            heapq.heappush(heap, (msg.created_at, i, next(seq), msg, it))
+    def push(i: int, it: Iterator[tuple[datetime, Message]]) -> None:
+        got = next(it, None)
+        if got is not None:
+            heapq.heappush(heap, (got[0], i, next(seq), got[1], it))
 
     nxt = 0
     while True:
         while nxt < len(pending) and (not heap or infos[pending[nxt]].first <= heap[0][0]):  # type: ignore[operator]
             i = pending[nxt]
             nxt += 1
-            it = parts[i]()
+            it = placed(parts[i]())
             if not infos[i].ordered:
                 log.info("part %d of the input is not in time order: sorting its %d messages", i, infos[i].count)
-                it = iter(sorted(it, key=lambda m: m.created_at))
+                it = iter(sorted(it, key=lambda p: p[0]))
             push(i, it)
         if not heap:
             return

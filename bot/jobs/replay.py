@@ -110,7 +110,7 @@ def compute_diff(messages: Iterable[Message], before: Mapping[tuple[str, str, st
         per_channel.setdefault(m.channel.id, Counter())[kind] += 1
         per_member.setdefault(m.author.id, Counter())[kind] += 1
         changed.append({
-            "key": list(m.key), "id": m.id, "time": m.created_at.isoformat(), "member_id": m.author.id,
+            "key": list(m.key), "id": m.id, "time": m.created_at.isoformat() if m.created_at else None, "member_id": m.author.id,
             "member": m.author.name or m.author.id, "channel_id": m.channel.id,
             "channel": m.channel.name or m.channel.id, "platform": m.server.platform, "server_id": m.server.id,
             "text": m.text, "change": kind,

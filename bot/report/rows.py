@@ -42,7 +42,7 @@ def message_fields(m: Message) -> dict[str, Any]:
 
     Keys: ``platform`` (raw ``ServerRef.platform``), ``source`` (``"Discord"``/``"Slack"``/...), ``server_id``,
     ``server_name``, ``channel`` (name, else id), ``channel_id``, ``parent_id``, ``is_thread``, ``author`` (name,
-    else id), ``author_id``, ``reply_to``, ``time`` (ISO-8601 UTC), ``text`` (first :data:`ROW_TEXT` characters)
+    else id), ``author_id``, ``reply_to``, ``time`` (ISO-8601 UTC; ``None`` for a message without a time), ``text`` (first :data:`ROW_TEXT` characters)
     and ``link`` (a URL or ``None``: only Discord messages with real ids have one; Slack exports carry none).
     """
     link = None
@@ -60,7 +60,7 @@ def message_fields(m: Message) -> dict[str, Any]:
         "author": m.author.name or m.author.id,
         "author_id": m.author.id,
         "reply_to": m.reply_to,
-        "time": m.created_at.isoformat(),
+        "time": m.created_at.isoformat() if m.created_at is not None else None,
         "text": m.text[:ROW_TEXT],
         "link": link,
     }

@@ -18,14 +18,14 @@ class CatchupMixin(StoreBase):
 
     async def latest_messages(self, platform: str, server_id: str) -> dict[str, tuple[str, datetime]]:
         """``{channel_id: (message_id, created_at)}``: per channel (a thread is its own channel) of the server, the recorded
-        message with the latest ``created_at`` (the largest id among equal times). Channels with no recorded
-        message are absent; a server with none gives ``{}``.
+        message with the latest ``created_at`` (the largest id among equal times; messages without a time are left out).
+        Channels with no recorded timed message are absent; a server with none gives ``{}``.
 
         Cost: one pass over the server's messages (primary-key prefix ``platform, server_id``), once per start.
         """
         rows = await self._read_all(
             "SELECT channel_id, message_id, created_at FROM messages WHERE platform = ? AND server_id = ? "
-            "ORDER BY channel_id, created_at, length(message_id), message_id", (platform, server_id))
+            "AND created_at IS NOT NULL ORDER BY channel_id, created_at, length(message_id), message_id", (platform, server_id))
         out: dict[str, tuple[str, datetime]] = {}
         for row in rows:  # ordered: the last row of each channel is its latest message
             at = from_db_time(row["created_at"])

@@ -26,7 +26,7 @@ import asyncpg
 
 from bot.core.ports import VerdictRecord
 from bot.core.records import MessageKey
-from bot.store.schema import opt_db_time, to_db_time
+from bot.store.schema import opt_db_time
 from bot.store.sqlite import VerdictFields, verdict_fields
 
 #: Existing verdicts' edit times for a set of keys (``$1..$3``: platform, server_id, message_id arrays).
@@ -108,7 +108,7 @@ async def write_verdicts(conn: asyncpg.Connection, records: Sequence[VerdictReco
         ValueError: a naive ``created_at`` / ``edited_at`` (before anything is written by this call).
     """
     fields: list[VerdictFields] = [verdict_fields(r.verdict, judged_at, model_version) for r in records]
-    created = [to_db_time(r.verdict.message.created_at) for r in records]
+    created = [opt_db_time(r.verdict.message.created_at) for r in records]
     written = [False] * len(records)
     for indices in copy_rounds(records):
         keys = [records[i].verdict.message.key for i in indices]
@@ -143,8 +143,11 @@ async def write_verdicts(conn: asyncpg.Connection, records: Sequence[VerdictReco
                 if m.key not in won:
                     continue
                 written[i] = True
+                at = created[i]
+                if at is None:  # an untimed message says nothing of when the member was first seen
+                    continue
                 member = (m.key[0], m.key[1], m.author.id)
-                first[member] = min(first.get(member, created[i]), created[i])
+                first[member] = min(first.get(member, at), at)
             if first:
                 await conn.execute(_FIRST_SEEN, *_columns([(*member, at) for member, at in sorted(first.items())], 4))
         if edits:

@@ -41,6 +41,10 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+    #: The file's first line is ``-- modbot: foreign_keys off``: it rebuilds a table other tables reference
+    #: (SQLite's way to change a column's constraint), so it runs with foreign keys off and is checked with
+    #: ``PRAGMA foreign_key_check`` before it commits.
+    foreign_keys_off: bool = False
 
 
 #: ``user:password@`` after a ``scheme:/`` or ``scheme://`` in a path that is really a mistyped URL.
@@ -111,6 +115,10 @@ def split_statements(sql: str) -> list[str]:
     return statements
 
 
+#: First line of a migration that must run with foreign keys off (:attr:`Migration.foreign_keys_off`).
+FOREIGN_KEYS_OFF = "-- modbot: foreign_keys off"
+
+
 def load_migrations() -> tuple[Migration, ...]:
     """Read ``bot/store/migrations/NNNN_*.sql`` in version order.
 
@@ -122,7 +130,9 @@ def load_migrations() -> tuple[Migration, ...]:
     for entry in folder.iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
-            found.append(Migration(int(match.group(1)), entry.name, tuple(split_statements(entry.read_text("utf-8")))))
+            text = entry.read_text("utf-8")
+            found.append(Migration(int(match.group(1)), entry.name, tuple(split_statements(text)),
+                                   foreign_keys_off=text.startswith(FOREIGN_KEYS_OFF)))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
     if versions != list(range(1, len(found) + 1)):
@@ -239,6 +249,8 @@ async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION, *, bac
             break
         if migration.version <= current:
             continue
+        if migration.foreign_keys_off:  # only outside a transaction; back on below, whatever happens
+            await db.execute("PRAGMA foreign_keys = OFF")
         await db.execute("BEGIN IMMEDIATE")
         try:
             if await schema_version(db) >= migration.version:  # another process got there first
@@ -246,12 +258,21 @@ async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION, *, bac
                 continue
             for statement in migration.statements:
                 await db.execute(statement)
+            if migration.foreign_keys_off:
+                async with db.execute("PRAGMA foreign_key_check") as cur:
+                    broken = list(await cur.fetchall())
+                if broken:
+                    raise MigrationError(f"{migration.name} left {len(broken)} foreign key violation(s), first in "
+                                         f"table {broken[0][0]}; rolled back")
             await db.execute(f"PRAGMA user_version = {migration.version:d}")
             await db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 await db.execute("ROLLBACK")
             raise
+        finally:
+            if migration.foreign_keys_off:
+                await db.execute("PRAGMA foreign_keys = ON")
         log.info("applied store migration %s", migration.name)
         current = migration.version
     return await schema_version(db)

@@ -26,7 +26,7 @@ from typing import Any, Self
 import aiosqlite
 
 from bot.core.errors import StoreRefused
-from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, RaidAlert, Verdict
+from bot.core.models import MAX_TIMEOUT_S, ActionKind, CaseStatus, Message, RaidAlert, Verdict
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.core.records import MessageKey, StoredVerdict
 from bot.store.base import KEY_CHUNK, StoreBase
@@ -75,11 +75,17 @@ def verdict_reason(verdict: Verdict) -> str:
     return ", ".join(dict.fromkeys(parts)) or verdict.action.label
 
 
+def dated(msg: Message) -> datetime:
+    """When a case, review item or timeout of ``msg`` starts: its event time (edit time for edits), or now (when it
+    is recorded) for a message without a time."""
+    return msg.event_time or utcnow()
+
+
 def timeout_end(verdict: Verdict) -> datetime | None:
-    """End of the verdict's timeout (event time + duration, capped at 28 days), or ``None`` without one."""
+    """End of the verdict's timeout (:func:`dated` + duration, capped at 28 days), or ``None`` without one."""
     for action in verdict.actions:
         if action.kind is ActionKind.TIMEOUT and action.duration_s:
-            return verdict.message.event_time + timedelta(seconds=min(action.duration_s, MAX_TIMEOUT_S))
+            return dated(verdict.message) + timedelta(seconds=min(action.duration_s, MAX_TIMEOUT_S))
     return None
 
 
@@ -268,7 +274,9 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
           ignored when the message already has one -> ``strike_added=False``), and the raid if given (its id in
           ``raid_id``; ``None`` when another writer already recorded that burst).
 
-        Cases and review items are dated at the message's event time (edit time for edits).
+        Cases and review items are dated at the message's event time (edit time for edits; the time of recording
+        for a message without a time). A message without a time is stored with no time (``created_at`` NULL) and
+        sets no member's first-seen time.
 
         Args:
             records: The batch; results come back in the same order.
@@ -314,7 +322,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 "edited_at, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (platform, server_id, message_id) DO UPDATE SET "
                 "edited_at = excluded.edited_at, excerpt = excluded.excerpt, purged_at = NULL",
-                (*key, msg.channel.id, msg.author.id, to_db_time(msg.created_at), edited, record.excerpt),
+                (*key, msg.channel.id, msg.author.id, opt_db_time(msg.created_at), edited, record.excerpt),
             )
             # ON CONFLICT: another process may insert this key between the SELECT above and here (PostgreSQL's
             # READ COMMITTED); the loser is a duplicate, never a failed batch.
@@ -329,13 +337,14 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             await cur.close()
             if not won:
                 return RecordResult(inserted=False)
-            await self._db.execute(
-                "INSERT INTO member_first_seen (platform, server_id, member_id, first_message_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (platform, server_id, member_id) DO UPDATE SET first_message_at = "
-                "CASE WHEN excluded.first_message_at < member_first_seen.first_message_at "
-                "THEN excluded.first_message_at ELSE member_first_seen.first_message_at END",
-                (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
-            )
+            if msg.created_at is not None:  # an untimed message says nothing of when the member was first seen
+                await self._db.execute(
+                    "INSERT INTO member_first_seen (platform, server_id, member_id, first_message_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (platform, server_id, member_id) DO UPDATE SET first_message_at = "
+                    "CASE WHEN excluded.first_message_at < member_first_seen.first_message_at "
+                    "THEN excluded.first_message_at ELSE member_first_seen.first_message_at END",
+                    (platform, server_id, msg.author.id, to_db_time(msg.created_at)),
+                )
         return await self._record_flagged(record)
 
     async def _record_flagged(self, record: VerdictRecord) -> RecordResult:
@@ -361,7 +370,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 # a review-only case has nothing to carry out: it is applied when its review item is queued
                 CaseStatus.SHADOW if verdict.shadow else (
                     CaseStatus.PENDING if verdict.action > ActionKind.REVIEW else CaseStatus.APPLIED),
-                msg.event_time,
+                dated(msg),
                 message_id=message_id,
                 expires_at=timeout_end(verdict),
             )
@@ -390,7 +399,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 msg.author.id,
                 "automod",
                 reason,
-                msg.event_time,
+                dated(msg),
                 case_number=case_number,
                 message_id=message_id,
                 channel_id=msg.channel.id,

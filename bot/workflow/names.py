@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, RuleHit, Scores, ServerRef, Verdict
@@ -76,7 +76,7 @@ def name_rule_hits(name: str, rules: ContentRules) -> list[RuleHit]:
     """The content rules on a bare name: blocklists, regex, links and invites match ``normalize(name)`` (the
     name itself, never the frame). Mention and emoji rules cannot fire (a name mentions nobody)."""
     stub = Message(server=ServerRef(platform="names", id=""), channel=ChannelRef(id=""), author=MemberRef(id=""),
-                   id="", text=name, created_at=datetime.fromtimestamp(0, UTC))
+                   id="", text=name, created_at=None)  # a name has no posting time
     return [h for h in rules.evaluate(stub, normalize(name)) if h.rule in ("blocklist", "regex", "invite", "link")]
 
 

@@ -110,7 +110,8 @@ class RaidResponse(WorkflowParts):
         board = self._boards.get((msg.server.id, place_of(msg)))
         if board is None or board.closed:
             return None
-        if board.until is not None and msg.event_time > board.until:
+        at = msg.event_time
+        if board.until is not None and at is not None and at > board.until:
             return None
         return board
 

@@ -295,7 +295,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             res = await self._delete(sid, msg.channel.id, msg.id)
             return res.ok, "" if res.ok else f"delete: {res.reason}", not res.ok
         case = Case(server_id=sid, number=case_number, member_id=msg.author.id, action=kind,
-                    reason=action.reason, status=CaseStatus.PENDING, created_at=msg.event_time,
+                    reason=action.reason, status=CaseStatus.PENDING, created_at=msg.event_time or self.clock(),
                     message_id=msg.id, platform=self.platform)
         res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
         if res.ok:

@@ -29,6 +29,7 @@ def new_account_hits(message: Message, settings: NewAccountSettings, now: dateti
         now: Reference time; default ``message.created_at`` (so replays use message time, not the wall clock).
 
     Returns:
+        Nothing for a message without a time (no ``now`` and no ``created_at``: no age can be measured);
         ``new_account`` when the account is younger than ``min_account_age_s``, ``new_member`` when the member
         joined less than ``min_member_age_s`` ago (a threshold of 0 switches that check off). ``detail`` gives
         the age and the threshold in seconds; ``action`` is ``settings.action`` (default ``None``: a signal).
@@ -36,9 +37,9 @@ def new_account_hits(message: Message, settings: NewAccountSettings, now: dateti
     Raises:
         ValueError: a datetime is naive.
     """
-    if not settings.enabled:
-        return []
     at = now or message.created_at
+    if not settings.enabled or at is None:
+        return []
     hits: list[RuleHit] = []
     checks = (
         ("new_account", "account", message.author.created_at, settings.min_account_age_s),
@@ -57,12 +58,14 @@ def is_new_member(message: Message, settings: RaidSettings, now: datetime | None
     """Whether the author counts as a new member for raid detection.
 
     The member joined less than ``settings.new_member_age_s`` ago; when the join time is unknown, the account's
-    creation time is used instead; with neither known, the member is not new.
+    creation time is used instead; with neither known, or no time for the message, the member is not new.
 
     Raises:
         ValueError: a datetime is naive.
     """
     at = now or message.created_at
+    if at is None:
+        return False
     since = message.author.joined_at or message.author.created_at
     age = _age_s(since, at)
     return age is not None and age < settings.new_member_age_s

@@ -91,7 +91,7 @@ class RaidDetector:
             ValueError: ``message.created_at`` is naive.
         """
         s = settings or self.settings
-        if not s.enabled or not (flagged or is_new_member):
+        if not s.enabled or not (flagged or is_new_member) or message.created_at is None:  # untimed: no window
             return None
         now = epoch_s(message.created_at)
         key = (message.server.id, place_of(message))

@@ -96,7 +96,7 @@ class SpamTracker:
             ValueError: ``message.created_at`` is naive.
         """
         s = settings or self.settings
-        if not s.enabled:
+        if not s.enabled or message.created_at is None:  # an untimed message cannot be placed in a window
             return []
         now = epoch_s(message.created_at)
         factor = self.raid_threshold_factor if raid_mode else 1.0
