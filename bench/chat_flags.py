@@ -61,18 +61,22 @@ def main(argv: list[str] | None = None) -> int:
     for name, folder in SETS.items():
         texts = sample(folder, args.n)
         rows = [{"case_id": str(i), "text": t} for i, t in enumerate(texts)]
-        flags = [v["flagged"] for v in judge(rows, model, settings)]
+        verdicts = judge(rows, model, settings)
+        flags = [v["flagged"] for v in verdicts]
         cells = [name, f"{100 * TARGETS[name]:.1f}", f"{100 * sum(flags) / len(flags):.2f}"]
         if base is None:
             cells += ["-", "-", "-", "-"]
         else:
-            bflags = [v["flagged"] for v in judge(rows, base, settings)]
+            bverdicts = judge(rows, base, settings)
+            bflags = [v["flagged"] for v in bverdicts]
             test = mcnemar([not f for f in bflags], [not f for f in flags])
             cells += [f"{100 * sum(bflags) / len(bflags):.2f}", str(test.only_a), str(test.only_b), f"{test.p_value:.3g}"]
-            for who, mine, other in (("model", flags, bflags), ("baseline", bflags, flags)):
-                only = [t for t, a, b in zip(texts, mine, other, strict=True) if a and not b][: args.show]
-                for t in only:
-                    console.print(f"[{name}] flagged only by the {who}: {t[:140]!r}")
+            for who, mine, other, vs in (("model", flags, bflags, verdicts), ("baseline", bflags, flags, bverdicts)):
+                only = [(t, v) for t, a, b, v in zip(texts, mine, other, vs, strict=True) if a and not b][: args.show]
+                for t, v in only:
+                    why = ",".join(v.get("labels") or []) or "-"
+                    console.print(f"[{name}] flagged only by the {who} ({v.get('action')}: {why}): {t[:140]!r}",
+                                  markup=False)
         table.add_row(*cells)
     console.print(table)
     return 0

@@ -71,12 +71,19 @@ def _stance_twins(seed: int) -> list[Example]:
     return stance_twin_rows(seed)
 
 
+def _ordinary_harm(seed: int) -> list[Example]:
+    from bot.training.ordinary_harm import ordinary_harm_rows
+
+    return ordinary_harm_rows(seed)
+
+
 #: Data families the loop can add, by name: a function ``seed -> rows`` (every label they set is known).
 FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "counterfactual": _counterfactual,
     "scene": _scene_rows,
     "scene-nobenignevasion": _scene_no_benign_evasions,
     "stance-twins": _stance_twins,
+    "ordinary-harm": _ordinary_harm,
 }
 
 
