@@ -7,12 +7,12 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 
-from bot.core.models import Attachment, Message
+from bot.core.models import Message
+from bot.core.storable import storable, unstorable_id
 from bot.ingest.bounded import damage_of, inner_name, read_head
-from bot.ingest.common import clean_text, natural_key
+from bot.ingest.common import natural_key
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.ingest.discord_json import iter_discord_json, sniff_discord_json
 from bot.ingest.errors import ErrorSink, IngestError
@@ -68,50 +68,16 @@ def detect_format(path: Path) -> str | None:
 Source = Callable[[], Iterator[Message]]
 
 
-def _encodable(text: str | None) -> bool:
-    try:
-        (text or "").encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def unstorable_id(m: Message) -> str | None:
-    """The first id of ``m`` that cannot be stored as UTF-8 (it holds a lone UTF-16 surrogate, JSON ``"\\ud800"``),
-    named as ``"message id"``, ``"author id"``..., or ``None`` when every one can. Texts and names are not ids:
-    the readers replace a lone surrogate in them (:func:`bot.ingest.common.clean_text`); an id is an identity,
-    changed it could merge two messages or members, so such a message is skipped."""
-    ids = [("message id", m.id), ("server id", m.server.id), ("platform", m.server.platform),
-           ("channel id", m.channel.id), ("channel parent id", m.channel.parent_id),
-           ("category id", m.channel.category_id), ("author id", m.author.id), ("reply_to", m.reply_to),
-           *(("role id", r) for r in m.author.roles), *(("mentioned member id", x.id) for x in m.mentions)]
-    if _encodable("".join(v or "" for _, v in ids)):
-        return None
-    return next(name for name, v in ids if not _encodable(v))
-
-
-def _storable_names(m: Message) -> Message:
-    """``m`` with a lone surrogate in a name or an attachment replaced by U+FFFD (as readers do in text)."""
-    fields = [m.text, m.server.name, m.channel.name, m.author.name,
-              *(t for a in m.attachments for t in (a.url, a.filename))]
-    if _encodable("".join(fields)):
-        return m
-    return replace(m, text=clean_text(m.text), server=replace(m.server, name=clean_text(m.server.name)),
-                   channel=replace(m.channel, name=clean_text(m.channel.name)),
-                   author=replace(m.author, name=clean_text(m.author.name)),
-                   attachments=tuple(Attachment(clean_text(a.url), clean_text(a.filename)) for a in m.attachments))
-
-
 def _storable(source: Source, where: Path, sink: ErrorSink, part: str = "") -> Source:
     """``source`` without the messages the mod log cannot store: one whose id holds a lone UTF-16 surrogate
-    (:func:`unstorable_id`) is reported to ``sink`` at ``where`` (``"<part>message <id>"``, the id ASCII-escaped)
-    and skipped; such a surrogate in a name is replaced (:func:`_storable_names`)."""
+    (:func:`bot.core.storable.unstorable_id`) is reported to ``sink`` at ``where`` (``"<part>message <id>"``, the id ASCII-escaped)
+    and skipped; such a surrogate in a text or name is replaced (:func:`bot.core.storable.storable`)."""
 
     def run() -> Iterator[Message]:
         for m in source():
             bad = unstorable_id(m)
             if bad is None:
-                yield _storable_names(m)
+                yield storable(m)
                 continue
             shown = ascii(m.id)[1:-1]
             sink.report(IngestError(where, f"{part}message {shown[:80]}",
