@@ -211,8 +211,8 @@ class Settings:
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
-            bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
-            int8=e.get("MODBOT_INT8", "0") not in ("", "0", "false", "no"),
+            bf16=_switch(e, "MODBOT_BF16"),
+            int8=_switch(e, "MODBOT_INT8"),
             route_model=e.get("MODBOT_ROUTE_MODEL") or None,
             route_checkpoint=path("MODBOT_ROUTE_CHECKPOINT"),
             route_config_dir=path("MODBOT_ROUTE_CONFIG_DIR"),
@@ -254,6 +254,26 @@ def _seconds(env: dict[str, str], name: str, default: float, maximum: float = 86
     if not 0 < value <= maximum:  # NaN fails too
         raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds, at most {maximum:g}")
     return value
+
+
+#: Spellings of on and off for a switch variable (compared lower-cased, spaces stripped; empty is off).
+SWITCH_ON = ("1", "true", "yes", "on")
+SWITCH_OFF = ("0", "false", "no", "off")
+
+
+def _switch(env: dict[str, str], name: str) -> bool:
+    """``env[name]`` as on or off (:data:`SWITCH_ON`, :data:`SWITCH_OFF`, any case; unset or empty: off).
+
+    Raises:
+        SettingsError: another value (``MODBOT_INT8=maybe``; it was read as on): the message names the variable.
+    """
+    raw = env.get(name, "").strip().lower()
+    if raw in SWITCH_ON:
+        return True
+    if not raw or raw in SWITCH_OFF:
+        return False
+    raise SettingsError(f"{name}={env[name]!r}: expected on ({', '.join(SWITCH_ON)}) or off "
+                        f"({', '.join(SWITCH_OFF)})")
 
 
 def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
