@@ -197,14 +197,19 @@ class Settings:
         """Read settings from ``env`` (default ``os.environ``).
 
         Raises:
-            SettingsError: a number, shard, runtime or scorer setting is malformed (the message names the
-                variable).
+            SettingsError: a number, shard, switch, runtime or scorer setting is malformed, or
+                ``MODBOT_SERVERS_DIR`` names something that is not a folder (the message names the variable).
         """
         e = dict(os.environ if env is None else env)
         shard_ids, shard_count = _shards(e)
 
         def path(name: str) -> Path | None:
             return Path(e[name]) if e.get(name) else None
+
+        servers = path("MODBOT_SERVERS_DIR")
+        if servers is not None and servers.exists() and not servers.is_dir():  # no server file would ever be found
+            raise SettingsError(f"MODBOT_SERVERS_DIR={str(servers)!r} is not a folder: name the folder that holds the "
+                                "servers' own files (<platform>-<server id>.toml)")
 
         return cls(
             db_path=database(e["MODBOT_DB"], "MODBOT_DB") if e.get("MODBOT_DB") else default_db_path(e),
@@ -218,7 +223,7 @@ class Settings:
             route_config_dir=path("MODBOT_ROUTE_CONFIG_DIR"),
             route_languages=tuple(x.strip().lower() for x in e.get("MODBOT_ROUTE_LANGUAGES", "").split(",") if x.strip()),
             default_policy=path("MODBOT_POLICY") or DEFAULT_POLICY_PATH,
-            servers_dir=path("MODBOT_SERVERS_DIR") or default_servers_dir(),
+            servers_dir=servers or default_servers_dir(),
             discord_token=e.get("DISCORD_TOKEN") or None,
             slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
             slack_app_token=e.get("SLACK_APP_TOKEN") or None,

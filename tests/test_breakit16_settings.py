@@ -25,3 +25,16 @@ def test_a_model_switch_that_is_neither_on_nor_off_is_refused_naming_the_variabl
     with pytest.raises(SettingsError, match="MODBOT_INT8") as exc:
         Settings.from_env({"MODBOT_INT8": raw})
     assert repr(raw) in str(exc.value) and "0" in str(exc.value) and "1" in str(exc.value)
+
+
+def test_a_servers_folder_that_is_a_file_is_refused_naming_the_variable(tmp_path):
+    """``MODBOT_SERVERS_DIR`` naming a file (``config/servers/discord-1.toml`` instead of its folder) was taken:
+    no server's own file was ever found, so every server was silently judged by the default policy alone. It is
+    refused in one line naming the variable and the path; a folder that does not exist is still fine (no server has
+    a file of its own yet)."""
+    f = tmp_path / "discord-1.toml"
+    f.write_text("[server]\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match="MODBOT_SERVERS_DIR") as exc:
+        Settings.from_env({"MODBOT_SERVERS_DIR": str(f)})
+    assert str(f) in str(exc.value) and "not a folder" in str(exc.value)
+    assert Settings.from_env({"MODBOT_SERVERS_DIR": str(tmp_path / "later")}).servers_dir == tmp_path / "later"
