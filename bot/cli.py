@@ -170,9 +170,54 @@ def _misplaced_global_option(parser: argparse.ArgumentParser, argv: list[str]) -
     return None
 
 
+#: Options of ``python -m bot`` itself that take a value (the others are flags).
+_GLOBAL_VALUED = ("--log-format", "--model", "--checkpoint", "--config-dir")
+#: What ``serve`` reads instead of each global option (``bench`` always measures the embedded model).
+_SERVE_INSTEAD = {"--model": "MODBOT_MODEL={}", "--checkpoint": "MODBOT_CHECKPOINT={}",
+                  "--config-dir": "MODBOT_CONFIG_DIR={}", "--bf16": "MODBOT_BF16=1", "--int8": "MODBOT_INT8=1"}
+
+
+def _global_option_before_own_parser(argv: list[str]) -> str | None:
+    """The one-line error for an option of ``python -m bot`` itself written before ``serve`` or ``bench``
+    (``python -m bot --model multilingual serve``, ``-v serve --port 0``): those commands parse their own options
+    and would drop it (``serve`` exited 1 without a word; ``bench`` measured the default model). ``None`` when the
+    command is another, or ``serve`` / ``bench`` comes first."""
+    given: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in _GLOBAL_VALUED:
+            if not eq:
+                i += 1
+                value = argv[i] if i < len(argv) else ""
+            given.append((name, value))
+        elif name in ("--verbose", "--bf16", "--int8") or (len(arg) > 1 and arg[0] == "-" and set(arg[1:]) == {"v"}):
+            given.append((arg, None))
+        else:
+            break
+        i += 1
+    if not given or i >= len(argv) or argv[i] not in ("serve", "bench"):
+        return None
+    command = argv[i]
+    shown = " ".join(name if value is None else f"{name} {value}" for name, value in given)
+    if command == "bench":
+        return (f"error: {shown}: bench takes no option of python -m bot before it (it always measures the embedded "
+                "model and logs nothing more); write bench's own options after it (python -m bot bench --help)")
+    instead = [_SERVE_INSTEAD[name].format(value) for name, value in given if name in _SERVE_INSTEAD]
+    hint = (f"; for the model set {', '.join(instead)} (serve reads its model from the environment)" if instead
+            else "")
+    return (f"error: {shown}: serve takes no option of python -m bot before it (it logs warnings and its own "
+            f"lines){hint}; write serve's options after it (python -m bot serve --help)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    before = _global_option_before_own_parser(argv)
+    if before is not None:
+        print(before, file=sys.stderr)  # noqa: T201
+        return 2
     if argv[:1] == ["bench"]:  # the benchmark has its own options (python -m bot bench --help)
         from bot.jobs.bench import main as bench_main
 

@@ -197,8 +197,8 @@ class Settings:
         """Read settings from ``env`` (default ``os.environ``).
 
         Raises:
-            SettingsError: a number, shard, runtime or scorer setting is malformed (the message names the
-                variable).
+            SettingsError: a number, shard, switch, runtime or scorer setting is malformed, or
+                ``MODBOT_SERVERS_DIR`` names something that is not a folder (the message names the variable).
         """
         e = dict(os.environ if env is None else env)
         shard_ids, shard_count = _shards(e)
@@ -206,19 +206,24 @@ class Settings:
         def path(name: str) -> Path | None:
             return Path(e[name]) if e.get(name) else None
 
+        servers = path("MODBOT_SERVERS_DIR")
+        if servers is not None and servers.exists() and not servers.is_dir():  # no server file would ever be found
+            raise SettingsError(f"MODBOT_SERVERS_DIR={str(servers)!r} is not a folder: name the folder that holds the "
+                                "servers' own files (<platform>-<server id>.toml)")
+
         return cls(
             db_path=database(e["MODBOT_DB"], "MODBOT_DB") if e.get("MODBOT_DB") else default_db_path(e),
             model=e.get("MODBOT_MODEL", "embedded"),
             checkpoint=path("MODBOT_CHECKPOINT"),
             config_dir=path("MODBOT_CONFIG_DIR"),
-            bf16=e.get("MODBOT_BF16", "0") not in ("", "0", "false", "no"),
-            int8=e.get("MODBOT_INT8", "0") not in ("", "0", "false", "no"),
+            bf16=_switch(e, "MODBOT_BF16"),
+            int8=_switch(e, "MODBOT_INT8"),
             route_model=e.get("MODBOT_ROUTE_MODEL") or None,
             route_checkpoint=path("MODBOT_ROUTE_CHECKPOINT"),
             route_config_dir=path("MODBOT_ROUTE_CONFIG_DIR"),
             route_languages=tuple(x.strip().lower() for x in e.get("MODBOT_ROUTE_LANGUAGES", "").split(",") if x.strip()),
             default_policy=path("MODBOT_POLICY") or DEFAULT_POLICY_PATH,
-            servers_dir=path("MODBOT_SERVERS_DIR") or default_servers_dir(),
+            servers_dir=servers or default_servers_dir(),
             discord_token=e.get("DISCORD_TOKEN") or None,
             slack_bot_token=e.get("SLACK_BOT_TOKEN") or None,
             slack_app_token=e.get("SLACK_APP_TOKEN") or None,
@@ -254,6 +259,26 @@ def _seconds(env: dict[str, str], name: str, default: float, maximum: float = 86
     if not 0 < value <= maximum:  # NaN fails too
         raise SettingsError(f"{name}={raw!r}: expected a positive number of seconds, at most {maximum:g}")
     return value
+
+
+#: Spellings of on and off for a switch variable (compared lower-cased, spaces stripped; empty is off).
+SWITCH_ON = ("1", "true", "yes", "on")
+SWITCH_OFF = ("0", "false", "no", "off")
+
+
+def _switch(env: dict[str, str], name: str) -> bool:
+    """``env[name]`` as on or off (:data:`SWITCH_ON`, :data:`SWITCH_OFF`, any case; unset or empty: off).
+
+    Raises:
+        SettingsError: another value (``MODBOT_INT8=maybe``; it was read as on): the message names the variable.
+    """
+    raw = env.get(name, "").strip().lower()
+    if raw in SWITCH_ON:
+        return True
+    if not raw or raw in SWITCH_OFF:
+        return False
+    raise SettingsError(f"{name}={env[name]!r}: expected on ({', '.join(SWITCH_ON)}) or off "
+                        f"({', '.join(SWITCH_OFF)})")
 
 
 def _choice(env: dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:

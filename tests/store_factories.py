@@ -31,7 +31,7 @@ def make_message(
     author: str = "u1",
     channel: str = "c1",
     text: str = "some text",
-    created: datetime = T0,
+    created: datetime | None = T0,
     edited: datetime | None = None,
 ) -> Message:
     """A message with the given key and times."""
@@ -53,7 +53,7 @@ def make_record(
     platform: str = "discord",
     author: str = "u1",
     text: str = "some text",
-    created: datetime = T0,
+    created: datetime | None = T0,
     edited: datetime | None = None,
     labels: tuple[str, ...] = ("insult",),
     rules: tuple[str, ...] = (),

@@ -278,6 +278,35 @@ async def test_times_read_back_aware_utc(store):
     assert stored.created_at == datetime(2024, 5, 1, 14, 0, tzinfo=UTC) and stored.created_at.tzinfo is UTC
 
 
+async def test_an_untimed_message_is_stored_and_read_back_without_a_time(store):
+    """A message without a time (a JSON line without ``created_at``) with a timeout, a case and a review item: it is
+    stored with no time (never the Unix epoch), sets no first-seen time and no channel's latest message, its case
+    and review item are dated when they were recorded (the timeout ends that long after), every reader of the mod
+    log takes it, and retention erases its text counting from when it was stored."""
+    from bot.store.schema import utcnow
+
+    before = utcnow()
+    [res] = await store.record_batch([make_record("untimed", created=None, action=ActionKind.TIMEOUT, duration_s=600,
+                                                  open_case=True, open_review=True)])
+    after = utcnow()
+    assert res.case_number == 1 and res.review_id is not None
+    assert (await store.get_verdict("discord", "g1", "untimed")) is not None
+    [msg] = (await store.member_record("discord", "g1", "u1"))["messages"]
+    assert msg["message_id"] == "untimed" and msg["created_at"] is None and msg["excerpt"] == "some text"
+    assert await store.first_seen("discord", "g1", "u1") is None
+    assert await store.latest_messages("discord", "g1") == {}
+    case = await store.get_case("discord", "g1", 1)
+    assert before - timedelta(seconds=1) <= case.created_at <= after + timedelta(seconds=1)
+    assert case.expires_at is not None
+    assert abs((case.expires_at - case.created_at).total_seconds() - 600) < 1
+    review = await store.get_review(res.review_id)
+    assert review.message_id == "untimed"
+    assert [c.number for c in await store.list_cases("discord", "g1")] == [1]
+    assert (await store.summary("discord", "g1")).messages == 1
+    assert await store.purge_expired_text(before - timedelta(days=30)) == 0  # stored just now: young
+    assert await store.purge_expired_text(after + timedelta(days=1)) == 1  # the cutoff passed its storing
+
+
 PORT_METHODS = sorted(n for n in dir(ModStore) if not n.startswith("_") and callable(getattr(ModStore, n)))
 
 

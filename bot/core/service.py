@@ -56,6 +56,7 @@ from bot.core.policy import Policy
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import RecordResult, Scorer, VerdictRecord
 from bot.core.rules.registry import DEFAULT_RULES, RuleRegistry, RuleSet
+from bot.core.storable import storable, unstorable_id
 from bot.core.store_port import ModStore
 
 log = logging.getLogger(__name__)
@@ -317,6 +318,9 @@ class ModerationService:
             if self._fatal is not None:
                 self._fail(batch, self._fatal)
                 continue
+            batch = self._storable(batch)
+            if not batch:
+                continue
             try:
                 live = await self._dedupe(batch)
                 if live:
@@ -329,6 +333,23 @@ class ModerationService:
                 log.exception("pipeline batch failed")
                 self._forget(batch)
                 self._fail(batch, exc)
+
+    def _storable(self, batch: list[_Item]) -> list[_Item]:
+        """The batch's messages as the mod log can store them (:mod:`bot.core.storable`): a lone surrogate in a text
+        or name is replaced, so the message is still judged and recorded; a message whose id holds one fails alone
+        (``ValueError``, one error line) instead of holding up its batch."""
+        kept: list[_Item] = []
+        for it in batch:
+            bad = unstorable_id(it.message)
+            if bad is None:
+                cleaned = storable(it.message)
+                kept.append(it if cleaned is it.message else replace(it, message=cleaned))
+                continue
+            exc = ValueError(f"message {ascii(it.message.id)[1:81]}: its {bad} holds a lone UTF-16 surrogate, which "
+                             "the mod log cannot store; not judged")
+            log.error("%s", exc)
+            self._fail([it], exc)
+        return kept
 
     async def _dedupe(self, batch: list[_Item]) -> list[_Item]:
         """Drop duplicates; keep new messages and, for the spam and raid windows, replays (see the module doc).
@@ -534,7 +555,7 @@ class ModerationService:
         while True:
             try:
                 result = await call()
-            except StoreRefused:
+            except (StoreRefused, UnicodeError):  # refused for good; text that cannot be encoded never will be
                 raise
             except Exception as exc:  # noqa: BLE001 - transient until the store says otherwise (StoreRefused)
                 failures += 1

@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bot.core.models import Message
+from bot.core.storable import storable, unstorable_id
 from bot.ingest.bounded import damage_of, inner_name, read_head
 from bot.ingest.common import natural_key
 from bot.ingest.discord_csv import iter_discord_csv
@@ -67,6 +68,25 @@ def detect_format(path: Path) -> str | None:
 Source = Callable[[], Iterator[Message]]
 
 
+def _storable(source: Source, where: Path, sink: ErrorSink, part: str = "") -> Source:
+    """``source`` without the messages the mod log cannot store: one whose id holds a lone UTF-16 surrogate
+    (:func:`bot.core.storable.unstorable_id`) is reported to ``sink`` at ``where`` (``"<part>message <id>"``, the id ASCII-escaped)
+    and skipped; such a surrogate in a text or name is replaced (:func:`bot.core.storable.storable`)."""
+
+    def run() -> Iterator[Message]:
+        for m in source():
+            bad = unstorable_id(m)
+            if bad is None:
+                yield storable(m)
+                continue
+            shown = ascii(m.id)[1:-1]
+            sink.report(IngestError(where, f"{part}message {shown[:80]}",
+                                    f"its {bad} holds a lone UTF-16 surrogate, which cannot be stored as UTF-8 "
+                                    "(a broken or doctored export); this message is skipped"))
+
+    return run
+
+
 def _iter_file(path: Path, fmt: str, sink: ErrorSink, root: Path | None) -> Iterator[Message]:
     if fmt == "discord-json":
         yield from iter_discord_json(path, sink=sink)
@@ -89,7 +109,7 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
         export = SlackExport(path, sink=sink)
         stack.callback(export.close)
         for folder in export.folders:
-            yield functools.partial(export.iter_channel, folder)
+            yield _storable(functools.partial(export.iter_channel, folder), path, sink, f"channel {folder}, ")
         return
     if path.is_file():
         file_fmt = fmt if fmt != "auto" else detect_file_format(path)
@@ -98,7 +118,7 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
             sink.report(IngestError(path, "", f"unreadable: {damage}" if damage is not None
                                     else "cannot detect the export format (give --format)"))
             return
-        yield functools.partial(_iter_file, path, file_fmt, sink, None)
+        yield _storable(functools.partial(_iter_file, path, file_fmt, sink, None), path, sink)
         return
     for child in sorted((p for p in path.rglob("*") if p.is_file()), key=natural_key):
         if fmt == "auto":
@@ -115,7 +135,7 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
         if child_fmt is None or child_fmt == "slack-export":
             log.debug("skipping %s (not a %s export)", child, fmt)
             continue
-        yield functools.partial(_iter_file, child, child_fmt, sink, path)
+        yield _storable(functools.partial(_iter_file, child, child_fmt, sink, path), child, sink)
 
 
 def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = None) -> Iterator[Message]:

@@ -317,7 +317,9 @@ def bench_scan(db: Path) -> dict:
     """``python -m bot scan`` on the Komodo DCE CSV export (34,714 messages), as a subprocess."""
     src = CHATS / "komodo-discord-dce-csv"
     t0 = time.perf_counter()
-    extra = ["--int8"] if os.environ.get("MODBOT_INT8") else []
+    from bot.settings import Settings
+
+    extra = ["--int8"] if Settings.from_env().int8 else []  # MODBOT_INT8=0 is off, as everywhere
     proc = subprocess.run([sys.executable, "-m", "bot", *extra, "scan", str(src), "--db", str(db), "--no-progress"],
                           cwd=REPO, capture_output=True, text=True, check=False)
     dt = time.perf_counter() - t0
