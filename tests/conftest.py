@@ -40,15 +40,43 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> SharedFix
     return SharedFixtureFiles(config, log)
 
 
+#: Workers per CPU core for ``-n auto``: the suite's tests spend about 40% of their time waiting (timeouts, retry
+#: delays, subprocesses starting, fake servers answering late), so two per core keep both cores busy.
+WORKERS_PER_CORE = 2
+#: Memory (bytes) set aside per worker: a worker that loads the real model peaks at about 1.1 GB resident.
+WORKER_MEMORY = 3 * 2**29
+
+
+def _available_memory() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes, or ``None`` where it cannot be read (not Linux)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """Workers for ``-n auto`` (pyproject's ``addopts``): none, i.e. run in this process, when the command names at
-    most three test files (or tests in them), where starting workers costs more than it saves; else ``None``:
-    xdist's default, one per CPU core (or ``PYTEST_XDIST_AUTO_NUM_WORKERS``)."""
+    most three test files (or tests in them), where starting workers costs more than it saves;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` when set (``None``: xdist reads it); else :data:`WORKERS_PER_CORE` per CPU
+    core this process may use, fewer where the available memory holds fewer than that many times
+    :data:`WORKER_MEMORY`, and never fewer than one per core."""
     files = [str(arg).split("::")[0] for arg in config.args]
     if files and len(files) <= 3 and all(f.endswith(".py") for f in files):
         return 0
-    return None
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = WORKERS_PER_CORE * cores
+    memory = _available_memory()
+    if memory is not None:
+        workers = min(workers, memory // WORKER_MEMORY)
+    return max(cores, workers)
 
 
 #: SQLite's busy timeout (ms) in tests that hold a mod log's write lock past it on purpose (``short_busy_timeout``).

@@ -258,6 +258,22 @@ def test_no_key_refuses_a_public_address(tmp_path):
         "so the service listens on localhost only"]
 
 
+async def _until_inflight(s: aiohttp.ClientSession, url: str, n: int, timeout_s: float = 10.0) -> None:
+    """Wait until the service at ``url`` answers ``n`` requests besides this one (its ``/metrics`` gauge
+    ``modbot_serve_inflight`` counts the metrics request too); fails after ``timeout_s`` seconds. A fixed sleep
+    raced the requests reaching the service on a loaded machine."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        async with s.get(url + "/metrics") as r:
+            page = await r.text()
+        gauge = next(float(line.split()[1]) for line in page.splitlines()
+                     if line.startswith("modbot_serve_inflight "))
+        if gauge >= n + 1:
+            return
+        assert time.monotonic() < deadline, f"{gauge - 1:.0f} of {n} requests in flight after {timeout_s} s"
+        await asyncio.sleep(0.02)
+
+
 async def test_sigterm_drains_in_flight_requests_and_stores_nothing(tmp_path):
     """SIGTERM mid-request: in-flight requests are answered, new ones refused, exit 0; no file and no log line
     holds a comment's text."""
@@ -273,7 +289,7 @@ async def test_sigterm_drains_in_flight_requests_and_stores_nothing(tmp_path):
 
     async with aiohttp.ClientSession() as s:
         tasks = [asyncio.create_task(one(s)) for _ in range(4)]
-        await asyncio.sleep(0.2)  # the requests are in the model now
+        await _until_inflight(s, svc.url, 4)  # the requests are in the model now (each waits 0.6 s there)
         svc.proc.send_signal(signal.SIGTERM)
         started = time.monotonic()
         codes = await asyncio.gather(*tasks)

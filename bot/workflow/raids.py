@@ -72,6 +72,8 @@ class RaidBoard:
     flush_task: asyncio.Task[None] | None = None
     refresh_task: asyncio.Task[None] | None = None
     end_task: asyncio.Task[None] | None = None
+    #: Set to send the queued deletes now instead of at the end of their :data:`FLUSH_S` wait (drain, shutdown).
+    flush_now: asyncio.Event = field(default_factory=asyncio.Event)
 
     def queue_delete(self, channel_id: str, message_id: str, case_number: int | None) -> None:
         """Queue an automatic delete to go out in the next bulk request."""
@@ -91,6 +93,8 @@ class RaidResponse(WorkflowParts):
 
     def __init__(self) -> None:
         self._boards: dict[tuple[str, str], RaidBoard] = {}
+        #: Drains running: while above 0, a raid's queued deletes are sent without waiting out :data:`FLUSH_S`.
+        self._flush_at_once = 0
         self._raid_locks: dict[int, asyncio.Lock] = {}
         self._raid_acted: dict[tuple[int, ActionKind], set[str]] = {}
         self._joins: dict[str, deque[tuple[datetime, str]]] = {}
@@ -221,11 +225,23 @@ class RaidResponse(WorkflowParts):
     async def _flush_later(self, board: RaidBoard) -> None:
         try:
             total = sum(len(v) for v in board.pending.values())
-            if total < BULK_MAX:
-                await asyncio.sleep(FLUSH_S)
+            if total < BULK_MAX and not self._flush_at_once:
+                try:  # the bulk window, cut short by wake_raid_flushes
+                    await asyncio.wait_for(board.flush_now.wait(), FLUSH_S)
+                except TimeoutError:
+                    pass
             await self._flush(board)
         finally:
             board.flush_task = None
+            board.flush_now.clear()
+
+    def wake_raid_flushes(self) -> None:
+        """Send the queued raid deletes now rather than at the end of their :data:`FLUSH_S` window (the workflow's
+        drain: a shutdown, or a caller waiting for what is in flight, need not wait out the window). Deletes queued
+        while :attr:`_flush_at_once` is above 0 (a drain is running) go out at once too."""
+        for board in self._boards.values():
+            if board.flush_task is not None:
+                board.flush_now.set()
 
     async def flush_raids(self) -> None:
         """Send every queued raid delete now (shutdown, tests)."""

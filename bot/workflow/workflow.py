@@ -100,10 +100,17 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         return task
 
     async def drain(self) -> None:
-        """Wait until every tracked task (verdicts being carried out, raid flushes) has finished."""
-        while self._inflight:
-            await asyncio.gather(*list(self._inflight), return_exceptions=True)
-        await self.flush_raids()
+        """Wait until every tracked task (verdicts being carried out, raid flushes) has finished. Queued raid
+        deletes go out at once meanwhile (one bulk request per channel, as at the end of their window): nothing
+        waits out the rest of :data:`~bot.workflow.raids.FLUSH_S`."""
+        self._flush_at_once += 1
+        try:
+            while self._inflight:
+                self.wake_raid_flushes()
+                await asyncio.gather(*list(self._inflight), return_exceptions=True)
+            await self.flush_raids()
+        finally:
+            self._flush_at_once -= 1
 
     async def moderate(self, message: Message, observers: Iterable[Observer] = ()) -> Outcome | None:
         """Judge one platform message (translated to a core ``Message``) and carry out its outcome: the one path
