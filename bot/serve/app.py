@@ -47,7 +47,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
-from bot.serve.batcher import REFILL_S, BatcherClosed, MicroBatcher
+from bot.serve.batcher import PASS_CHARS, REFILL_S, UNIT_CHARS, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
     BODY_TIMEOUT_S,
@@ -100,6 +100,9 @@ class ServeConfig:
         body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
         refill_s: Longest wait for as many requests as the previous batch answered
             (:data:`bot.serve.batcher.REFILL_S`; 0: never).
+        pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
+        unit_chars: A request's plan of more characters is scored in slices over several passes
+            (:data:`bot.serve.batcher.UNIT_CHARS`; 0: never).
     """
 
     host: str = "127.0.0.1"
@@ -115,6 +118,8 @@ class ServeConfig:
     idle_timeout_s: float = IDLE_TIMEOUT_S
     body_timeout_s: float = BODY_TIMEOUT_S
     refill_s: float = REFILL_S
+    pass_chars: int = PASS_CHARS
+    unit_chars: int = UNIT_CHARS
 
 
 class Metrics:
@@ -184,6 +189,7 @@ class ScoringService:
         self.precision, self.precision_reason = precision_of(scorer)
         self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
+                                    pass_chars=self.config.pass_chars, unit_chars=self.config.unit_chars,
                                     observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -599,7 +605,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              max_body_bytes=args.max_body_bytes, rate=args.rate, burst=args.burst,
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
-                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000)
+                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
+                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
