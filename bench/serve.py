@@ -115,6 +115,7 @@ def process_cpu_s(pid: int) -> float:
 
 
 SERVE_ARGS: list[str] = []
+WORST = [0]
 SERVE_ENV: dict[str, str] = {}
 
 
@@ -180,19 +181,28 @@ async def load_test(url: str, texts: list[str], clients: int) -> float:
         return len(texts) / (time.perf_counter() - started)
 
 
+#: ``(latency s, request number, characters sent)`` of the last :func:`latency_at` run (``--worst`` prints some).
+LAST_LATENCIES: list[tuple[float, int, int]] = []
+
+
 async def latency_at(url: str, texts: list[str], rate: float, seconds: float) -> tuple[float, float, int]:
+    """Open-loop arrivals at ``rate`` per second for ``seconds`` (at least 20 requests), the chat in order: p50 and
+    p99 latency in milliseconds, and the number of requests. Each request's latency is kept in
+    :data:`LAST_LATENCIES`."""
     import aiohttp
 
     n = max(20, int(rate * seconds))
     lat: list[float] = []
+    LAST_LATENCIES.clear()
 
-    async def one(s: aiohttp.ClientSession, text: str) -> None:
+    async def one(s: aiohttp.ClientSession, text: str, k: int) -> None:
         t0 = time.perf_counter()
         body = {"comment": {"text": text[:4000] or "."}, "requestedAttributes": {"TOXICITY": {}},
                 "allowUnsupportedLanguages": True}
         async with s.post(url + ANALYZE, json=body) as r:
             await r.read()
         lat.append(time.perf_counter() - t0)
+        LAST_LATENCIES.append((lat[-1], k, len(text[:4000] or ".")))
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
         tasks = []
@@ -201,7 +211,7 @@ async def latency_at(url: str, texts: list[str], rate: float, seconds: float) ->
             delay = start + i / rate - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(s, texts[i % len(texts)])))
+            tasks.append(asyncio.create_task(one(s, texts[i % len(texts)], i)))
         await asyncio.gather(*tasks)
     lat.sort()
     return statistics.median(lat) * 1000, lat[int(0.99 * (len(lat) - 1))] * 1000, n
@@ -263,6 +273,10 @@ def service_figures(runtime: str, texts: list[str], rate_in_process: float, seco
             p50, p99, n = asyncio.run(latency_at(url, texts, rate / 2, seconds))
             print(f"serve {label}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
                   f"p99 {p99:.0f} ms")
+            if WORST[0]:
+                worst = sorted(LAST_LATENCIES, reverse=True)[: WORST[0]]
+                print(f"serve {label}: slowest requests (number: characters, ms): "
+                      + ", ".join(f"{k}: {c}, {t * 1000:.0f}" for t, k, c in worst))
             print(f"serve {label}: peak RSS {vm_hwm_mb(proc.pid):.0f} MiB")
             if bot:
                 rss, bot_rate = bot_process_rss(url, 500)
@@ -291,7 +305,10 @@ def main(argv: list[str] | None = None) -> int:
                    "'--batch-wait-ms 2'")
     p.add_argument("--serve-env", action="append", default=[], metavar="NAME=VALUE",
                    help="an environment variable for this checkout's service only (repeatable)")
+    p.add_argument("--worst", type=int, default=0,
+                   help="print this many of the latency run's slowest requests (number, characters, ms)")
     args = p.parse_args(argv)
+    WORST[0] = args.worst
     SERVE_ARGS[:] = args.serve_args.split()
     SERVE_ENV.update(item.split("=", 1) for item in args.serve_env)
     from bot.jobs.bench import load_chat

@@ -13,7 +13,7 @@ import pytest
 
 from bot.core.models import Scores
 from bot.core.pieces import score_plans, scoring_pieces
-from bot.serve.batcher import LONG_CHARS, REFILL_S, MicroBatcher
+from bot.serve.batcher import LONG_CHARS, PASS_CHARS, REFILL_S, UNIT_CHARS, MicroBatcher, units
 from tests.fakes import ABUSE, FakeScorer
 
 
@@ -134,3 +134,146 @@ def test_refill_option_is_checked_and_reaches_the_batcher():
             check_options(build_parser().parse_args(["--batch-refill-ms", bad]), settings)
     assert build_parser().parse_args([]).batch_refill_ms is None
     assert MicroBatcher(FakeScorer(ABUSE)).refill_s == REFILL_S
+
+
+def _long(k: int) -> str:
+    """A distinct long chat message (about 1,700 characters with its one sentence piece)."""
+    return f"Report {k}: " + f"the build number {k} failed again on the arm runners after the cache reset " * 21 + \
+        f"and I am done with server {k}. That is the last time I touch its nightly jobs."
+
+
+async def test_a_run_of_long_requests_does_not_hold_the_short_ones_behind_it():
+    """Four long requests queued before three short ones: passes are bounded by ``pass_chars`` (plus the unit that
+    reaches it), the short requests go first (least work left) and are answered before the second long request,
+    every long one is scored over several passes, and every caller gets the scores of its plan scored alone."""
+    scorer = _Recording()
+    batcher = MicroBatcher(scorer, pass_chars=1_000, unit_chars=1_000)
+    batcher.start()
+    longs = [_long(k) for k in range(4)]
+    assert all(sum(map(len, set(scoring_pieces(t)))) > 1_500 for t in longs)
+    answered: dict[str, float] = {}
+
+    async def ask(text: str) -> Scores:
+        (scores,) = await batcher.score([scoring_pieces(text)])
+        answered[text] = time.monotonic()
+        return scores
+
+    blocker = asyncio.create_task(ask("hello there"))
+    await asyncio.sleep(0.01)
+    tasks = [asyncio.create_task(ask(t)) for t in [*longs, *SHORT]]
+    results = await asyncio.gather(*tasks)
+    await blocker
+    await batcher.close()
+
+    largest_unit = max(len(p) for t in longs for p in scoring_pieces(t))
+    assert all(sum(map(len, texts)) <= 1_000 + largest_unit for texts, _ in scorer.passes)
+    assert max(answered[t] for t in SHORT) < sorted(answered[t] for t in longs)[1]
+    assert batcher.stats.split == 4  # each long request was scored in slices over two passes or more
+    alone = score_plans(FakeScorer(ABUSE, languages=("en",)), [scoring_pieces(t) for t in [*longs, *SHORT]])
+    assert [r.values for r in results] == [alone[scoring_pieces(t)].values for t in [*longs, *SHORT]]
+    assert batcher.stats.requests == 8 and batcher.depth == 0
+
+
+async def test_a_long_request_progresses_under_a_stream_of_short_ones():
+    """With passes so small that short requests alone would fill every one (and always have less work left), the
+    oldest waiting request still gets a slice in each pass: a long request sent while eight callers keep sending
+    short ones is answered within a few passes, not after the stream (shortest-first alone would starve it)."""
+    scorer = _Recording()
+    batcher = MicroBatcher(scorer, pass_chars=40, unit_chars=400, refill_s=0.0)
+    batcher.start()
+    long_plan = scoring_pieces(_long(7))
+    slices = len(units([long_plan], 400))
+    assert slices >= 3
+    stop = False
+    shorts = 0
+
+    async def client(n: int) -> None:
+        nonlocal shorts
+        while not stop:
+            await batcher.score([scoring_pieces(f"thanks {n}, see you tomorrow")])
+            shorts += 1
+
+    callers = [asyncio.create_task(client(n)) for n in range(8)]
+    await asyncio.sleep(0.01)
+    (scores,) = await asyncio.wait_for(batcher.score([long_plan]), 30)
+    passes_then = len(scorer.passes)
+    stop = True
+    await asyncio.gather(*callers)
+    await batcher.close()
+    # before it is the oldest: at most one pass per request sent before it; then a pass (two calls: a short wave
+    # and its slice) per slice
+    assert passes_then <= 8 + 2 * slices
+    assert shorts > 0
+    assert scores.values == score_plans(FakeScorer(ABUSE, languages=("en",)), [long_plan])[long_plan].values
+
+
+def test_units_slice_a_long_plan_whole_text_first_and_leave_short_plans_whole():
+    """A plan within ``unit_chars`` is one unit, itself; a longer one is cut into consecutive slices of its distinct
+    pieces, none over the bound unless a single piece is, the whole text's slice first, together every piece once;
+    ``unit_chars=0`` never cuts."""
+    short, long = scoring_pieces(SHORT[2]), scoring_pieces(_long(3))
+    out = units([short, long, short], 300)
+    assert out[0] == (0, short) and out[-1] == (2, short)
+    slices = [sub for i, sub in out if i == 1]
+    assert len(slices) > 2 and slices[0][0] == long[0]
+    assert [p for sub in slices for p in sub] == list(dict.fromkeys(long))
+    assert all(sum(map(len, sub)) <= 300 or len(sub) == 1 for sub in slices)
+    assert units([long], 0) == [(0, long)]
+    assert units([], 300) == []
+
+
+class _Routed(FakeScorer):
+    """A scorer that routes whole plans (as :class:`bot.scoring.routing.LanguageRoutedScorer`), all to one model."""
+
+    def __init__(self) -> None:
+        super().__init__(ABUSE, languages=("en",))
+        self.model = _Recording()
+
+    def route(self, plan: Sequence[str]) -> _Recording:
+        return self.model
+
+
+async def test_a_routing_scorer_never_has_a_message_cut_into_slices():
+    """A scorer that picks a model per message (``route``) gets each message's plan whole, in one call."""
+    scorer = _Routed()
+    batcher = MicroBatcher(scorer, pass_chars=100, unit_chars=100)
+    batcher.start()
+    plan = scoring_pieces(_long(5))
+    await batcher.score([plan])
+    await batcher.close()
+    assert batcher.unit_chars == 0
+    assert [set(texts) for texts, _ in scorer.model.passes] == [set(plan)]
+
+
+async def test_slices_of_a_long_message_give_the_real_models_scores_of_the_whole(embedded_scorer):
+    """The real model: a long message with one abusive sentence, scored in slices of 200 characters over several
+    passes between other requests, gets the scores its plan gets in one ``score_plans`` call (within float noise
+    of batching), and so does each short request."""
+    text = ("".join(f"Step {k} of the release pipeline failed again on the arm runners today. " for k in range(8)) +
+            "Honestly you are a worthless idiot and everyone in this channel knows it. " +
+            "".join(f"Artifact {k} is uploaded to the usual bucket, please check it tomorrow. " for k in range(4)))
+    plans = [scoring_pieces(text), *(scoring_pieces(t) for t in SHORT)]
+    assert len(units(plans[:1], 200)) >= 5
+    batcher = MicroBatcher(embedded_scorer, pass_chars=300, unit_chars=200)
+    batcher.start()
+    got = await asyncio.gather(*(batcher.score([p]) for p in plans))
+    await batcher.close()
+    assert batcher.stats.split == 1 and batcher.stats.batches >= 4
+    alone = score_plans(embedded_scorer, plans)
+    for (scores,), plan in zip(got, plans, strict=True):
+        assert scores.model == alone[plan].model and set(scores.values) == set(alone[plan].values)
+        assert all(abs(scores.values[k] - alone[plan].values[k]) < 1e-5 for k in scores.values)
+    assert got[0][0].values["insult"] > 0.5  # the abusive sentence's score, not the diluted whole text's
+
+
+def test_pass_options_are_checked_and_reach_the_service_config():
+    """``--batch-chars`` / ``--batch-slice-chars`` default to the batcher's constants and refuse negative counts."""
+    from bot.serve.options import build_parser, check_options
+    from bot.settings import Settings
+
+    args = build_parser().parse_args([])
+    assert (args.batch_chars, args.batch_slice_chars) == (PASS_CHARS, UNIT_CHARS)
+    for flag in ("--batch-chars", "--batch-slice-chars"):
+        with pytest.raises(ValueError, match=flag):
+            check_options(build_parser().parse_args([flag, "-1"]), Settings.from_env())
+    check_options(build_parser().parse_args(["--batch-chars", "0", "--batch-slice-chars", "0"]), Settings.from_env())

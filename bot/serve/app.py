@@ -47,7 +47,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
-from bot.serve.batcher import REFILL_S, BatcherClosed, MicroBatcher
+from bot.serve.batcher import PASS_CHARS, REFILL_S, UNIT_CHARS, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
     BODY_TIMEOUT_S,
@@ -103,6 +103,9 @@ class ServeConfig:
             (:data:`bot.serve.batcher.REFILL_S`; 0: never).
         max_connections_per_address: Connections one client address may hold open at once (0: no cap); one more
             is answered 429 and closed (:class:`ConnectionCap`).
+        pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
+        unit_chars: A request's plan of more characters is scored in slices over several passes
+            (:data:`bot.serve.batcher.UNIT_CHARS`; 0: never).
     """
 
     host: str = "127.0.0.1"
@@ -119,6 +122,8 @@ class ServeConfig:
     body_timeout_s: float = BODY_TIMEOUT_S
     refill_s: float = REFILL_S
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+    pass_chars: int = PASS_CHARS
+    unit_chars: int = UNIT_CHARS
 
 
 #: Seconds a connection over its address's cap stays open for its request (answered 429) before it is closed (the
@@ -231,6 +236,7 @@ class ScoringService:
         self.precision, self.precision_reason = precision_of(scorer)
         self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
+                                    pass_chars=self.config.pass_chars, unit_chars=self.config.unit_chars,
                                     observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -699,7 +705,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
                              max_connections_per_address=args.max_connections_per_address,
-                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000)
+                             refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
+                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

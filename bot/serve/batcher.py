@@ -1,14 +1,25 @@
-"""Micro-batching: the plans of all requests waiting while the model is busy are scored in one forward pass.
+"""Micro-batching: the plans of all requests waiting while the model is busy are scored in shared forward passes,
+each pass bounded in work so that a run of long requests never holds the short ones behind it.
 
 Every request puts its plans (:func:`bot.core.pieces.scoring_pieces` tuples) on one queue. A single collector task
-takes everything queued (up to ``max_texts`` distinct texts), scores it with one
-:func:`bot.core.pieces.score_plans` call in one worker thread, and resolves each request's future; a batch that
-holds long requests (:data:`LONG_CHARS`) as well as short ones is scored in two passes, the short requests first
-(:func:`waves`), so their answers do not wait for a long text's token windows. While a pass runs, new requests
-queue up and form the next batch: under load the batch grows by itself, and a lone request waits for no timer
-(``max_wait_s`` defaults to 0). The scorer is only ever called from that one thread. When the scorer
-fails on a batch of several requests, each request is scored again on its own, so a text the model fails on fails
-only the request that sent it.
+turns each request into *units* (a plan, or for a plan of more than :data:`UNIT_CHARS` characters consecutive
+slices of its pieces, each scored as a sub-plan and combined by the highest score per label, which is what
+:func:`bot.core.pieces.combine` does over the whole plan) and forms each forward pass from the requests waiting:
+
+1. the requests with the least work left first (shortest remaining work), unit by unit, until the pass holds
+   :data:`PASS_CHARS` characters of texts (the unit that reaches it is the last) or :data:`MAX_TEXTS` distinct
+   texts;
+2. then, if the oldest waiting request got nothing, its next unit (so a long request progresses in every pass,
+   whatever arrives after it).
+
+What does not fit waits for the next pass, together with whatever arrived meanwhile; so a request queued behind a
+long one waits for one bounded pass, never for the long one's whole work, and a stretch of long messages is
+scored a slice at a time between the short ones. A pass that holds long requests (:data:`LONG_CHARS`) as well as
+short ones is scored in two calls, the short requests first (:func:`waves`). Each pass is one
+:func:`bot.core.pieces.score_plans` call per wave in one worker thread: the scorer is only ever called from that
+one thread. Under load the passes fill by themselves, and a lone request waits for no timer (``max_wait_s``
+defaults to 0). When the scorer fails on a pass of several requests, each request's units of that pass are scored
+again on their own, so a text the model fails on fails only the request that sent it.
 
 Layer: composition root helper (``bot.core`` only; the scorer is any :class:`bot.core.ports.Scorer`).
 """
@@ -23,15 +34,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from bot.core.models import Scores
-from bot.core.pieces import score_plans
+from bot.core.pieces import combine, score_plans
 from bot.core.ports import Scorer
 
 log = logging.getLogger(__name__)
 
 #: Distinct texts per forward pass at most (the detoxify scorer chunks by 64 inside; 256 bounds one batch's latency).
 MAX_TEXTS = 256
+#: Characters of texts per forward pass: units are added while the pass holds fewer, so a pass holds at most this
+#: plus one unit (and one unit of the oldest request beyond it). About 1,000 model tokens of chat; a pass of 16
+#: typical chat requests fits (real chat averages 210 characters per message with its sentence pieces).
+#: ``--batch-chars``.
+PASS_CHARS = 4_000
+#: A plan whose distinct texts hold more characters than this is scored in slices (sub-plans of consecutive
+#: pieces of at most this many characters; a longer piece is a slice alone), over as many passes as the budget
+#: needs. Not for a scorer that routes whole plans between models (``route``): a message is never split there.
+UNIT_CHARS = 1_000
 #: A request whose distinct texts hold more characters than this is a long one: scored after the short requests
-#: of its batch, in a pass of its own, so they are answered without waiting for its token windows. Counted over the
+#: of its pass, in a call of its own, so they are answered without waiting for its token windows. Counted over the
 #: whole text and its sentence pieces, so a chat message of roughly 500 characters or more (28 of the benchmark's
 #: 1,000 real chat messages are over 500, 7 over 1,000).
 LONG_CHARS = 1_000
@@ -49,12 +69,59 @@ class BatcherClosed(RuntimeError):
     """The batcher is draining or closed: no new work is accepted."""
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job:
+    """One request: its plans, what is left to score of them, and the parts already scored.
+
+    Attributes:
+        plans: The request's plans, in order.
+        future: Resolved with one :class:`Scores` per plan once every unit is scored.
+        texts / chars: Distinct texts of all plans, and their characters (the request's whole work).
+        seq: Arrival order (the oldest waiting request progresses in every pass).
+        units: ``(plan index, sub-plan)`` still to score, in order (a plan's whole text first).
+        parts: Scores of each plan's sub-plans scored so far, in order.
+        left: Characters of :attr:`units` (the work left; the shortest goes first).
+    """
+
     plans: list[tuple[str, ...]]
     future: asyncio.Future[list[Scores]]
     texts: int = 0
     chars: int = 0
+    seq: int = 0
+    units: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    parts: dict[int, list[Scores]] = field(default_factory=dict)
+    left: int = 0
+
+
+def _chars(sub: Sequence[str]) -> int:
+    return sum(len(p) for p in dict.fromkeys(sub))
+
+
+def units(plans: Sequence[tuple[str, ...]], unit_chars: int = UNIT_CHARS) -> list[tuple[int, tuple[str, ...]]]:
+    """The units a request's plans are scored in: ``(plan index, sub-plan)``, in order.
+
+    A plan of at most ``unit_chars`` characters (distinct pieces) is one unit, itself. A longer plan is cut into
+    consecutive slices of its distinct pieces, each of at most ``unit_chars`` characters (a piece longer than that
+    is a slice of its own), the whole text's slice first; each slice is scored as a plan and the slices are
+    :func:`bot.core.pieces.combine`-d (highest score per label), which equals the whole plan's scores. ``unit_chars
+    <= 0`` never cuts.
+    """
+    out: list[tuple[int, tuple[str, ...]]] = []
+    for i, plan in enumerate(plans):
+        pieces = tuple(dict.fromkeys(plan))
+        if unit_chars <= 0 or sum(map(len, pieces)) <= unit_chars:
+            out.append((i, plan))
+            continue
+        current: list[str] = []
+        size = 0
+        for piece in pieces:
+            if current and size + len(piece) > unit_chars:
+                out.append((i, tuple(current)))
+                current, size = [], 0
+            current.append(piece)
+            size += len(piece)
+        out.append((i, tuple(current)))
+    return out
 
 
 @dataclass
@@ -63,20 +130,22 @@ class BatchStats:
 
     Attributes:
         batches: Forward passes (``score_plans`` calls) made.
-        requests: Requests served.
-        largest: Most requests served by one batch.
-        sizes: ``(requests, texts)`` of the last 1,000 batches.
+        requests: Requests served (counted in the pass that completed them).
+        largest: Most requests one pass held.
+        sizes: ``(requests held, distinct texts)`` of the last 1,000 passes.
+        split: Requests scored over more than one pass.
     """
 
     batches: int = 0
     requests: int = 0
     largest: int = 0
     sizes: list[tuple[int, int]] = field(default_factory=list)
+    split: int = 0
 
 
 class MicroBatcher:
-    """Scores plans for many concurrent callers, one ``score_plans`` call per batch (two when it holds long and
-    short requests: :func:`waves`).
+    """Scores plans for many concurrent callers in shared, bounded forward passes (see the module docstring for
+    how a pass is formed).
 
     The refill wait: callers that keep a fixed number of requests in flight (16 clients, each sending again once
     answered) are answered in alternating groups that nothing evens out, down to one request and fifteen, and a
@@ -89,22 +158,27 @@ class MicroBatcher:
 
     Args:
         scorer: The loaded scorer.
-        max_texts: Most distinct texts per batch (:data:`MAX_TEXTS`); a single request with more is scored alone.
+        max_texts: Most distinct texts per pass (:data:`MAX_TEXTS`); a single unit with more is scored alone.
         max_wait_s: Seconds to wait for more requests after the first one arrives (0: none).
         refill_s: Seconds to wait, at most, for as many requests as the previous batch answered
             (:data:`REFILL_S`; 0: never).
         refill_share: ... and at most this share of the previous batch's model time (:data:`REFILL_SHARE`).
-        observe: Called after each batch with ``(requests, texts, seconds)`` (metrics).
+        pass_chars: Characters of texts per pass at most (:data:`PASS_CHARS`; 0: no bound but ``max_texts``).
+        unit_chars: A plan of more characters is scored in slices (:func:`units`, :data:`UNIT_CHARS`; 0: never
+            sliced). Ignored (never sliced) for a scorer with ``route``.
+        observe: Called after each pass with ``(requests, texts, seconds)`` (metrics).
     """
 
     def __init__(self, scorer: Scorer, *, max_texts: int = MAX_TEXTS, max_wait_s: float = 0.0,
-                 refill_s: float = REFILL_S, refill_share: float = REFILL_SHARE,
-                 observe: Callable[[int, int, float], None] | None = None) -> None:
+                 refill_s: float = REFILL_S, refill_share: float = REFILL_SHARE, pass_chars: int = PASS_CHARS,
+                 unit_chars: int = UNIT_CHARS, observe: Callable[[int, int, float], None] | None = None) -> None:
         self.scorer = scorer
         self.max_texts = max_texts
         self.max_wait_s = max_wait_s
         self.refill_s = refill_s
         self.refill_share = refill_share
+        self.pass_chars = pass_chars
+        self.unit_chars = 0 if getattr(scorer, "route", None) is not None else unit_chars
         self._answered = 0  # requests the last batch answered: the refill target
         self._last_s = 0.0  # model seconds of the last batch (all its passes)
         self.observe = observe
@@ -113,13 +187,15 @@ class MicroBatcher:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="modbot-serve-score")
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._carry: _Job | None = None
+        self._waiting: list[_Job] = []  # taken from the queue, work left, in arrival order
+        self._seq = 0
         self._busy = False
 
     @property
     def depth(self) -> int:
-        """Requests waiting for a batch (not counting the batch being scored)."""
-        return self._queue.qsize() + (1 if self._carry is not None else 0)
+        """Requests waiting for a pass (not counting the pass being scored; a request scored in slices counts
+        while slices of it are left)."""
+        return self._queue.qsize() + len(self._waiting)
 
     def start(self) -> None:
         """Start the collector task (call from the event loop)."""
@@ -131,7 +207,7 @@ class MicroBatcher:
 
         Raises:
             BatcherClosed: the service is draining.
-            Whatever the scorer raised for the batch this request was in (``ScorerError``).
+            Whatever the scorer raised for the pass this request was in (``ScorerError``).
         """
         if self._closing:
             raise BatcherClosed("the service is shutting down")
@@ -139,83 +215,134 @@ class MicroBatcher:
             return []
         fut: asyncio.Future[list[Scores]] = asyncio.get_running_loop().create_future()
         distinct = {p for plan in plans for p in plan}
-        job = _Job(list(plans), fut, len(distinct), sum(map(len, distinct)))
+        self._seq += 1
+        job = _Job(list(plans), fut, len(distinct), sum(map(len, distinct)), self._seq)
+        job.units = units(job.plans, self.unit_chars)
+        job.left = sum(_chars(sub) for _, sub in job.units)
         self._queue.put_nowait(job)
         return await fut
 
-    async def _take(self) -> list[_Job]:
-        first = self._carry or await self._queue.get()
-        self._carry = None
-        jobs, texts = [first], first.texts
+    def _drain_queue(self) -> None:
+        while True:
+            try:
+                self._waiting.append(self._queue.get_nowait())
+            except asyncio.QueueEmpty:
+                return
+
+    async def _gather(self) -> None:
+        """Wait for work: at least one request, then the refill wait (see the class docstring)."""
+        self._waiting = [j for j in self._waiting if not j.future.done()]  # a caller that gave up costs nothing
+        if not self._waiting:
+            self._waiting.append(await self._queue.get())
         now = time.monotonic()
         deadline, refill = now + self.max_wait_s, now + min(self.refill_s, self.refill_share * self._last_s)
         while True:
+            self._drain_queue()
+            until = max(deadline, refill) if len(self._waiting) < self._answered else deadline
+            left = until - time.monotonic()
+            if left <= 0:
+                return
             try:
-                job = self._queue.get_nowait()
-            except asyncio.QueueEmpty:
-                until = max(deadline, refill) if len(jobs) < self._answered else deadline
-                left = until - time.monotonic()
-                if left <= 0:
-                    break
-                try:
-                    job = await asyncio.wait_for(self._queue.get(), left)
-                except TimeoutError:
-                    break
-            if texts + job.texts > self.max_texts:
-                self._carry = job
-                break
-            jobs.append(job)
-            texts += job.texts
-        return jobs
+                job = await asyncio.wait_for(self._queue.get(), left)
+            except TimeoutError:
+                return
+            self._waiting.append(job)
+
+    def _plan_pass(self) -> list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]]:
+        """The units of the next pass, per request (see the module docstring), taken off their requests: the
+        requests with the least work left first, unit by unit, while the pass holds fewer than ``pass_chars``
+        characters and at most ``max_texts`` distinct texts; then the oldest request's next unit if it got none."""
+        waiting = [j for j in self._waiting if not j.future.done() and j.units]
+        if not waiting:
+            return []
+        chosen: dict[int, tuple[_Job, list[tuple[int, tuple[str, ...]]]]] = {}
+        seen: set[str] = set()
+        used = 0
+
+        def take(job: _Job, forced: bool) -> bool:
+            nonlocal used
+            sub = job.units[0][1]
+            new = [p for p in dict.fromkeys(sub) if p not in seen]
+            if not forced and seen and ((0 < self.pass_chars <= used) or len(seen) + len(new) > self.max_texts):
+                return False
+            seen.update(new)
+            used += sum(map(len, new))
+            chosen.setdefault(job.seq, (job, []))[1].append(job.units.pop(0))
+            job.left -= _chars(sub)
+            return True
+
+        for job in sorted(waiting, key=lambda j: (j.left, j.seq)):
+            while job.units and take(job, forced=False):
+                pass
+        oldest = min(waiting, key=lambda j: j.seq)
+        if oldest.seq not in chosen:  # the oldest request progresses in every pass, whatever arrived after it
+            take(oldest, forced=True)
+        self._waiting = [j for j in self._waiting if j.units and not j.future.done()]
+        return sorted(chosen.values(), key=lambda c: c[0].seq)
 
     async def _collect(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            jobs = await self._take()
+            await self._gather()
+            work = self._plan_pass()
+            if not work:
+                continue
             self._busy = True
             try:
-                await self._run(loop, jobs)
+                await self._run(loop, work)
             finally:
                 self._busy = False
 
-    async def _run(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
-        jobs = [j for j in jobs if not j.future.done()]  # a caller that gave up (timeout) costs nothing
-        self._answered = len(jobs)
+    async def _run(self, loop: asyncio.AbstractEventLoop,
+                   work: list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]]) -> None:
+        finishing = [j for j, _ in work if not j.units]
+        self._answered = len(finishing)
         started = time.perf_counter()
-        for wave in waves(jobs):
-            await self._pass(loop, wave)
+        by_job = {j.seq: (j, u) for j, u in work}
+        for wave in waves([j for j, _ in work]):
+            await self._pass(loop, [by_job[j.seq] for j in wave], finishing)
         self._last_s = time.perf_counter() - started
 
-    async def _pass(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
-        """One ``score_plans`` call for ``jobs``; each job's future gets its scores or the scorer's exception."""
-        jobs = [j for j in jobs if not j.future.done()]
-        if not jobs:
+    async def _pass(self, loop: asyncio.AbstractEventLoop, work: list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]],
+                    finishing: list[_Job]) -> None:
+        """One ``score_plans`` call for ``work`` (units per request); each request whose last units these were gets
+        its scores, and each request the scorer failed on gets the exception (its other units are dropped)."""
+        work = [(j, u) for j, u in work if not j.future.done()]
+        if not work:
             return
-        plans = [plan for j in jobs for plan in j.plans]
-        texts = len({p for plan in plans for p in plan})
+        subs = [sub for _, us in work for _, sub in us]
+        texts = len({p for sub in subs for p in sub})
         started = time.perf_counter()
         try:
-            scored = await loop.run_in_executor(self._executor, score_plans, self.scorer, plans)
+            scored = await loop.run_in_executor(self._executor, score_plans, self.scorer, subs)
         except Exception as exc:  # noqa: BLE001 - each caller answers it (503 / on_scorer_error)
-            log.error("scorer failed on a batch of %d texts: %s: %s", texts, type(exc).__name__, exc)
-            if len(jobs) == 1:
-                if not jobs[0].future.done():
-                    jobs[0].future.set_exception(exc)
+            log.error("scorer failed on a pass of %d texts: %s: %s", texts, type(exc).__name__, exc)
+            if len(work) == 1:
+                job = work[0][0]
+                job.units.clear()
+                if not job.future.done():
+                    job.future.set_exception(exc)
                 return
             # one caller's text must not fail the callers batched with it: score each request on its own
-            for j in jobs:
-                await self._pass(loop, [j])
+            for item in work:
+                await self._pass(loop, [item], finishing)
             return
         seconds = time.perf_counter() - started
+        done = 0
+        for job, us in work:
+            for index, sub in us:
+                job.parts.setdefault(index, []).append(scored[sub])
+            if not job.units and job in finishing and not job.future.done():
+                if len(us) != sum(len(v) for v in job.parts.values()):
+                    self.stats.split += 1
+                job.future.set_result([combine(job.parts[i]) for i in range(len(job.plans))])
+                done += 1
         self.stats.batches += 1
-        self.stats.requests += len(jobs)
-        self.stats.largest = max(self.stats.largest, len(jobs))
-        self.stats.sizes = [*self.stats.sizes[-999:], (len(jobs), texts)]
+        self.stats.requests += done
+        self.stats.largest = max(self.stats.largest, len(work))
+        self.stats.sizes = [*self.stats.sizes[-999:], (len(work), texts)]
         if self.observe is not None:
-            self.observe(len(jobs), texts, seconds)
-        for j in jobs:
-            if not j.future.done():
-                j.future.set_result([scored[plan] for plan in j.plans])
+            self.observe(len(work), texts, seconds)
 
     async def close(self) -> None:
         """Refuse new work, let queued work finish, stop the collector and the worker thread."""
@@ -233,10 +360,10 @@ class MicroBatcher:
 
 
 def waves(jobs: Sequence[_Job], long_chars: int = LONG_CHARS) -> list[list[_Job]]:
-    """The forward passes of one batch, in order: its short requests together, then its long ones (more than
-    ``long_chars`` characters of distinct texts) together; one pass when the batch has only one kind. A long text's
-    token windows cost a short request its answer time only in a pass of their own, never while it waits beside
-    them; the model's work is the same (its calls are cut by length anyway: ``bot.scoring.onnx_scorer.plan_calls``).
+    """The calls of one pass, in order: its short requests together, then its long ones (more than ``long_chars``
+    characters of distinct texts) together; one call when the pass has only one kind. A long text's token windows
+    cost a short request its answer time only in a call of their own, never while it waits beside them; the
+    model's work is the same (its calls are cut by length anyway: ``bot.scoring.onnx_scorer.plan_calls``).
     """
     short = [j for j in jobs if j.chars <= long_chars]
     long = [j for j in jobs if j.chars > long_chars]

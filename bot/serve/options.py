@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="milliseconds a batch waits, at most, for as many requests as the previous batch answered "
                         "(default 50, and at most a tenth of that batch's model time; 0: never; see "
                         "bot.serve.batcher.MicroBatcher)")
+    p.add_argument("--batch-chars", type=int, default=4_000,
+                   help="characters of texts per forward pass at most (default 4000; 0: no bound): what does not "
+                        "fit waits for the next pass, shortest requests first, so short requests never wait behind "
+                        "a run of long ones (bot.serve.batcher)")
+    p.add_argument("--batch-slice-chars", type=int, default=1_000,
+                   help="a message of more characters (with its sentence pieces) is scored in slices of about this "
+                        "size over several passes, between other requests (default 1000; 0: never sliced)")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
                    help="close a connection idle (or still sending its request line and headers) this long "
@@ -146,6 +153,9 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     if args.batch_refill_ms is not None and not (math.isfinite(args.batch_refill_ms)
                                                  and 0 <= args.batch_refill_ms <= 1000):
         raise ValueError(f"--batch-refill-ms {args.batch_refill_ms:g}: expected 0 to 1000 milliseconds")
+    for flag, count in (("--batch-chars", args.batch_chars), ("--batch-slice-chars", args.batch_slice_chars)):
+        if not 0 <= count <= 10_000_000:
+            raise ValueError(f"{flag} {count}: expected 0 (no bound) to 10000000 characters")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
