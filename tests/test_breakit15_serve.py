@@ -89,6 +89,9 @@ def _open_until_closed(port: int, first: bytes, trickle: bytes, every_s: float, 
                 return time.monotonic() - started, data or b"(closed)"
             except TimeoutError:
                 pass
+            except ConnectionResetError:
+                # the server closed with our trickled bytes unread: the kernel answers with a reset, not a FIN
+                return time.monotonic() - started, b"(closed)"
             if trickle:
                 try:
                     sock.sendall(trickle)
