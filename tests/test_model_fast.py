@@ -150,3 +150,90 @@ def test_a_killed_run_leaves_the_previous_candidate_and_can_restart(tmp_path):
     fast.train_fast(cfg, pool=_tiny_pool())
     assert not (tmp_path / "cand.partial").exists() and not (tmp_path / "cand" / "old.txt").exists()
     assert (tmp_path / "cand" / "fast.json").is_file()
+
+
+def test_hold_unnamed_keeps_the_base_scores_on_the_labels_the_new_rows_do_not_teach():
+    """new_row_targets: without base scores the unnamed (and unknown) labels carry no loss; with them
+    (--hold-unnamed) they are targets at the base model's probability, and the named labels keep the hard label."""
+    import torch
+
+    from bot.training.fast import new_row_targets
+
+    ia, tox, ins = LABELS.index("identity_attack"), LABELS.index("toxicity"), LABELS.index("insult")
+    hard = torch.zeros(2, len(LABELS))
+    hard[0, ia] = 1.0
+    hard[0, tox] = 1.0
+    hard[1, ins] = float("nan")  # a row that leaves insult unknown
+    base = torch.full((2, len(LABELS)), 0.25)
+    base[1, tox] = 0.9
+    soft, mask = new_row_targets(hard, ("identity_attack",), None)
+    assert mask[:, ia].tolist() == [True, True] and int(mask.sum()) == 2
+    held, held_mask = new_row_targets(hard, ("identity_attack",), base)
+    assert bool(held_mask.all())
+    assert held[0, ia].item() == 1.0 and held[1, ia].item() == 0.0  # the taught label: hard
+    assert held[0, tox].item() == 0.25 and held[1, tox].item() == pytest.approx(0.9)  # hard 1.0 not taught
+    assert held[1, ins].item() == 0.25  # unknown: held at the base, never NaN
+    everything, _ = new_row_targets(hard, None, base)
+    assert everything[0, tox].item() == 1.0 and everything[1, ins].item() == 0.25
+
+
+def test_anchor_texts_read_the_chat_research_sets_and_never_the_flag_rate_test_sets(tmp_path):
+    """The anchor pool reads <text> of the XML research sets and IRC raw lines (not joins), normalised,
+    de-duplicated, minus excluded texts; Komodo/JuliaLang folders are never read; no source is a clear error."""
+    from bot.training.fast import ANCHOR_SOURCES, anchor_texts
+
+    chats = tmp_path / "chats"
+    (chats / "disco-discord-xml" / "a").mkdir(parents=True)
+    (chats / "disco-discord-xml" / "a" / "x.xml.out").write_text(
+        "<discord><message><ts>t</ts><user>u</user><text>the build is green &amp; fast</text></message>"
+        "<message><text>the build is green &amp; fast</text></message><message><text>dev line</text></message>"
+        "</discord>", encoding="utf-8")
+    (chats / "ubuntu-irc-disentanglement" / "test").mkdir(parents=True)
+    (chats / "ubuntu-irc-disentanglement" / "test" / "d.raw.txt").write_text(
+        "[15:01] <gos> how do I remove a cookie\n=== bob joined the channel\n[15:02] <x> ok thanks\n",
+        encoding="utf-8")
+    (chats / "komodo-discord-dce-csv").mkdir()
+    (chats / "komodo-discord-dce-csv" / "k.xml").write_text(
+        "<d><text>never read komodo</text></d>", encoding="utf-8")
+    assert "komodo-discord-dce-csv" not in ANCHOR_SOURCES and "julialang-slack-export" not in ANCHOR_SOURCES
+    texts = anchor_texts(tmp_path, frozenset({"dev line"}))
+    assert sorted(texts) == ["how do I remove a cookie", "ok thanks", "the build is green & fast"]
+    with pytest.raises(ValueError, match="--anchor: none of"):
+        anchor_texts(tmp_path / "nowhere")
+
+
+def test_anchor_and_hold_unnamed_arguments_are_checked(capsys):
+    """--anchor below 0 is refused with one line (exit 2), before anything is loaded."""
+    from bot.training.fast import main
+
+    assert main(["--out", "/tmp/x-fast-never", "--anchor", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--replay and --anchor must be >= 0" in err and err.count("\n") == 1
+
+
+@pytest.mark.slow  # trains the real model once on tiny data: ~25 s on 2 idle cores
+def test_fast_loop_with_anchor_and_hold_unnamed_caches_three_target_sets(tmp_path, monkeypatch):
+    """With --anchor and --hold-unnamed the candidate is complete, its report and manifest say so, and the base
+    scores of replay rows, anchor texts and new rows are each cached once (a rerun scores nothing again)."""
+    from bot.model import artifact as art
+    from bot.training import fast
+
+    chats = tmp_path / "data" / "chats" / "slack-software-chats-xml"
+    chats.mkdir(parents=True)
+    (chats / "s.xml").write_text("<slack>" + "".join(
+        f"<message><text>does version {i} build on arm?</text></message>" for i in range(12)) + "</slack>",
+        encoding="utf-8")
+    monkeypatch.setitem(fast.FAMILIES, "tiny", lambda seed: [
+        Example("you are a kind homosexual man", ZERO, "hand_cf"),
+        Example("you are a vile homosexual man", HATE, "hand_cf")] * 5)
+    cfg = fast.FastConfig(out=tmp_path / "cand", seed=3, families=("tiny",), replay=20, cache=tmp_path / "cache",
+                          data=tmp_path / "data", anchor=8, hold_unnamed=True, new_labels=("identity_attack",))
+    report = fast.train_fast(cfg, pool=_tiny_pool())
+    assert report["anchor_rows"] == 8 and report["hold_unnamed"] is True
+    meta = art.read_manifest(tmp_path / "cand")["meta"]
+    assert meta["anchor"] == 8 and meta["hold_unnamed"] is True and meta["new_labels"] == ["identity_attack"]
+    cached = sorted((tmp_path / "cache" / "fast").glob("replay-*.pt"))
+    assert len(cached) == 3
+    stamps = [p.stat().st_mtime_ns for p in cached]
+    fast.train_fast(cfg, pool=_tiny_pool())
+    assert [p.stat().st_mtime_ns for p in cached] == stamps

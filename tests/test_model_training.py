@@ -81,7 +81,7 @@ def test_stance_families_add_both_sides_and_leave_the_default_set_alone():
 def test_xml_chat_reader_unescapes_and_filters(tmp_path):
     """The DISCO / Slack software-chat XML reader returns message texts with entities unescaped, dropping
     messages shorter than 8 characters and bot commands."""
-    from bot.training.data import _xml_texts
+    from bot.training.data import xml_texts
 
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.xml.out").write_text(
@@ -90,7 +90,7 @@ def test_xml_chat_reader_unescapes_and_filters(tmp_path):
         "<message><text>lite</text></message></discord>",
         encoding="utf-8",
     )
-    assert _xml_texts(tmp_path) == ["use `a < b` & it works"]
+    assert xml_texts(tmp_path) == ["use `a < b` & it works"]
 
 
 def test_average_states_is_a_uniform_soup():

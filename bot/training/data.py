@@ -196,7 +196,22 @@ def _benign_ok(text: str) -> bool:
 _XML_TEXT = re.compile(r"<text>(.*?)</text>", re.S)
 
 
-def _xml_texts(folder: Path) -> list[str]:
+def irc_texts(folder: Path) -> list[str]:
+    """Message texts (stripped) of the IRC logs ``folder/*/*.txt`` (annotation files skipped), in file order: lines
+    ``[hh:mm] <nick> text`` and ``channel yyyy-mm-dd [hh:mm:ss] <nick> text``; joins, parts and ``===`` lines
+    are not messages."""
+    out = []
+    for path in sorted(folder.glob("*/*.txt")):
+        if "annotation" in path.name:
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = _IRC_TEST.match(line) or _IRC_NEW.match(line)
+            if m:
+                out.append(m.group(1).strip())
+    return out
+
+
+def xml_texts(folder: Path) -> list[str]:
     """Message texts of the DISCO / Slack software-chat XML exports under ``folder`` (entities unescaped)."""
     import html
 
@@ -214,14 +229,7 @@ def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int =
     from the DISCO Discord (Clojure, Racket) and Slack software-chat (Elm, Racket) XML sets. The Komodo Discord
     export is never used, so its flag rate stays an out-of-sample measurement."""
     chats = root / "chats"
-    irc: list[str] = []
-    for path in sorted((chats / "ubuntu-irc-disentanglement").glob("*/*.txt")):
-        if "annotation" in path.name:
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = _IRC_TEST.match(line) or _IRC_NEW.match(line)
-            if m and _benign_ok(m.group(1).strip()):
-                irc.append(m.group(1).strip())
+    irc = [t for t in irc_texts(chats / "ubuntu-irc-disentanglement") if _benign_ok(t)]
     slack: list[str] = []
     for path in sorted((chats / "julialang-slack-export").glob("*/*.json")):
         for msg in json.loads(path.read_text(encoding="utf-8")):
@@ -233,8 +241,8 @@ def load_chats(root: Path, rng: random.Random, n_irc: int = 1800, n_slack: int =
                 slack.append(text[:400])
     rng.shuffle(irc)
     rng.shuffle(slack)
-    disco = _xml_texts(chats / "disco-discord-xml")
-    software = _xml_texts(chats / "slack-software-chats-xml")
+    disco = xml_texts(chats / "disco-discord-xml")
+    software = xml_texts(chats / "slack-software-chats-xml")
     rng.shuffle(disco)
     rng.shuffle(software)
     return [Example(t, ZERO, "chat") for t in irc[:n_irc] + slack[:n_slack] + disco[:n_xml] + software[:n_xml]]

@@ -105,6 +105,15 @@ class FastConfig:
     #: the other labels of new rows are left to the replay rows' soft targets (guards what the new data must not
     #: move, e.g. ``toxicity`` on OLID-like offensive language).
     new_labels: tuple[str, ...] | None = None
+    #: With ``new_labels`` (or rows that leave a label unknown): the new rows' *other* labels are held at the base
+    #: model's own probabilities on those rows (self-distillation, as for replay rows) instead of carrying no loss.
+    #: Without it an unnamed label is free to move on exactly the texts the new rows add (the sixteenth session's
+    #: G-s2 raised ``insult``/``toxicity`` on mild profanity although its rows taught neither).
+    hold_unnamed: bool = False
+    #: Unlabelled real chat messages (from :data:`ANCHOR_SOURCES`, never the ``bench/chat_flags.py`` test sets)
+    #: added with the base model's probabilities on all seven labels as targets: anchors the model on chat-like
+    #: text, where the labelled replay pool (Jigsaw, OLID, ...) has little. 0: none.
+    anchor: int = 0
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -170,6 +179,24 @@ def restrict_labels(mask, labels: Sequence[str] | None):
     return out
 
 
+def new_row_targets(hard, labels: Sequence[str] | None, base_probs=None):
+    """``(targets, mask)`` of the new rows, float and bool tensors ``(n, 7)``: ``hard`` (``(n, 7)``, NaN where a
+    row leaves a label unknown) on the columns :func:`restrict_labels` keeps for ``labels``; every other cell is
+    masked out, or, with ``base_probs`` (the base model's probabilities on the same rows, ``(n, 7)``), held at the
+    base's probability and kept in the loss (``--hold-unnamed``).
+
+    Raises:
+        ValueError: an unknown label name in ``labels``.
+    """
+    import torch
+
+    mask = restrict_labels(~torch.isnan(hard), labels)
+    soft = torch.nan_to_num(hard, nan=0.0)
+    if base_probs is None:
+        return torch.where(mask, soft, torch.zeros_like(soft)), mask
+    return torch.where(mask, soft, base_probs.to(soft.dtype)), torch.ones_like(mask)
+
+
 def pool_key(base: Path, texts: Sequence[str], max_len: int) -> str:
     """sha256 (hex) over the base artifact's delta checksum, ``max_len`` and the pool's texts in order: the key of
     the cached replay targets (another base, truncation or pool is another file)."""
@@ -202,6 +229,47 @@ def replay_targets(base: Path, texts: Sequence[str], enc: list[list[int]], max_l
     tmp.replace(path)
     log.info("replay targets: %d texts scored in %.0fs, cached %s", len(texts), time.monotonic() - t0, path)
     return probs
+
+
+#: Chat exports under ``<data>/chats`` used as anchor text (``--anchor``): every set except the two that
+#: ``bench/chat_flags.py`` measures (Komodo, JuliaLang), so the flag-rate test sets are never trained on.
+ANCHOR_SOURCES: tuple[str, ...] = ("disco-discord-xml", "slack-software-chats-xml", "ubuntu-irc-disentanglement")
+#: At most this many anchor texts are scored once (a fixed sample, seed 13) and cached; each candidate draws its
+#: ``--anchor`` rows from them with its own seed.
+ANCHOR_POOL = 20000
+
+
+def _chat_lines(folder: Path) -> list[str]:
+    """Message texts of one chat research set, in file order: the XML sets' ``<text>`` elements and the IRC logs'
+    message lines (the readers of the recipe's own benign chat rows, :mod:`bot.training.data`)."""
+    from bot.training.data import irc_texts, xml_texts
+
+    return xml_texts(folder) + irc_texts(folder)
+
+
+def anchor_texts(data: Path, exclude: frozenset[str] = frozenset()) -> list[str]:
+    """The anchor pool: unique non-empty messages of :data:`ANCHOR_SOURCES` under ``data/chats`` normalised with
+    ``for_scoring`` (as the bot scores them), minus ``exclude`` (the recipe's dev texts), a fixed sample of at most
+    :data:`ANCHOR_POOL` (seed 13) in a stable order.
+
+    Raises:
+        ValueError: none of the sources is there (the message names the folder looked in).
+    """
+    folders = [data / "chats" / name for name in ANCHOR_SOURCES if (data / "chats" / name).is_dir()]
+    if not folders:
+        raise ValueError(f"--anchor: none of {', '.join(ANCHOR_SOURCES)} under {data / 'chats'}")
+    norm = normaliser()
+    seen: set[str] = set()
+    out = []
+    for folder in folders:
+        for raw in _chat_lines(folder):
+            text = norm(raw).strip()
+            if text and text not in seen and text not in exclude:
+                seen.add(text)
+                out.append(text)
+    out.sort()
+    random.Random(13).shuffle(out)
+    return out[:ANCHOR_POOL]
 
 
 def _check_out(out: Path, base: Path) -> None:
@@ -238,15 +306,35 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     cache = cfg.cache or art.default_cache_dir()
     pool_probs = replay_targets(cfg.base, pool_texts, pool_enc, rc.max_len, cache)
     pick = sorted(rng.sample(range(len(pool_train)), min(cfg.replay, len(pool_train))))
+
+    anchors: list[str] = []
+    anchor_enc: list[list[int]] = []
+    anchor_probs = torch.zeros(0, len(LABELS))
+    if cfg.anchor:
+        a_pool = anchor_texts(cfg.data, frozenset(ex.text for ex in pool_dev))
+        a_enc = tok(a_pool, truncation=True, max_length=rc.max_len)["input_ids"]
+        a_probs = replay_targets(cfg.base, a_pool, a_enc, rc.max_len, cache)
+        a_pick = sorted(rng.sample(range(len(a_pool)), min(cfg.anchor, len(a_pool))))
+        anchors = [a_pool[i] for i in a_pick]
+        anchor_enc = [a_enc[i] for i in a_pick]
+        anchor_probs = a_probs[a_pick]
     t_data = time.monotonic() - t0
 
     new_enc = tok([ex.text for ex in new_train], truncation=True, max_length=rc.max_len)["input_ids"] if new_train else []
-    enc = [pool_enc[i] for i in pick] + list(new_enc)
+    enc = [pool_enc[i] for i in pick] + anchor_enc + list(new_enc)
     hard = torch.tensor([[math.nan if v is None else v for v in ex.target] for ex in new_train],
                         dtype=torch.float32).reshape(len(new_train), len(LABELS))
-    new_mask = restrict_labels(~torch.isnan(hard), cfg.new_labels)
-    soft = torch.cat([pool_probs[pick], torch.nan_to_num(hard, nan=0.0)])
-    mask = torch.cat([torch.ones(len(pick), len(LABELS), dtype=torch.bool), new_mask])
+    base_new = None
+    if cfg.hold_unnamed and new_train:
+        # the base's probabilities on every fresh text (a fixed list whatever the seed, so one cache file)
+        fresh_texts = sorted({ex.text for ex in fresh})
+        fresh_enc = tok(fresh_texts, truncation=True, max_length=rc.max_len)["input_ids"]
+        fresh_probs = replay_targets(cfg.base, fresh_texts, fresh_enc, rc.max_len, cache)
+        at = {t: i for i, t in enumerate(fresh_texts)}
+        base_new = fresh_probs[[at[ex.text] for ex in new_train]]
+    new_soft, new_mask = new_row_targets(hard, cfg.new_labels, base_new)
+    soft = torch.cat([pool_probs[pick], anchor_probs, new_soft])
+    mask = torch.cat([torch.ones(len(pick) + len(anchors), len(LABELS), dtype=torch.bool), new_mask])
     # distill_weight 1.0: every row's loss is plain BCE against ``soft`` on its known labels: the base model's
     # probabilities for replay rows, the hard labels for new rows (training_loss's docstring says why no pos_weight)
     fit_cfg = replace(rc, epochs=cfg.epochs, lr=cfg.lr, distill_weight=1.0)
@@ -264,13 +352,14 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     manifest = art.write_artifact(
         state, LABELS, staging, seed=cfg.seed, fast_loop=True, base=art.read_manifest(cfg.base)["delta_sha256"][:12],
         families=list(cfg.families), replay=len(pick), new_rows=len(new_train), epochs=cfg.epochs, lr=cfg.lr,
-        max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}))
+        max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}),
+        **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": len(anchors)} if cfg.anchor else {}))
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
                     "fast loop's new rows", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
-              "replay_rows": len(pick),
+              "replay_rows": len(pick), "anchor_rows": len(anchors), "hold_unnamed": cfg.hold_unnamed,
               "new_train_rows": len(new_train), "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
               "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
               "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
@@ -295,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=FastConfig.lr)
     p.add_argument("--new-labels", default=None,
                    help="comma-separated labels the new rows teach (default: every label they know)")
+    p.add_argument("--hold-unnamed", action="store_true",
+                   help="hold the new rows' other labels at the base model's scores (distillation) instead of no loss")
+    p.add_argument("--anchor", type=int, default=0,
+                   help=f"unlabelled chat messages ({', '.join(ANCHOR_SOURCES)}) held at the base model's scores")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
@@ -305,8 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = [x for x in new_labels or () if x not in LABELS]
         if bad:
             raise ValueError(f"--new-labels: unknown labels {bad}; known: {', '.join(LABELS)}")
-        if args.replay < 0 or args.epochs < 1 or not 0 < args.lr < 1:
-            raise ValueError("--replay must be >= 0, --epochs >= 1 and --lr in (0, 1)")
+        if args.replay < 0 or args.anchor < 0 or args.epochs < 1 or not 0 < args.lr < 1:
+            raise ValueError("--replay and --anchor must be >= 0, --epochs >= 1 and --lr in (0, 1)")
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
@@ -319,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = FastConfig(out=args.out, seed=args.seed, families=families, replay=args.replay, epochs=args.epochs,
                      lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
+                     hold_unnamed=args.hold_unnamed, anchor=args.anchor,
                      recipe=replace(TrainConfig(), data=args.data))
     train_fast(cfg)
     return 0
