@@ -106,6 +106,7 @@ class ServeConfig:
         pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
         unit_chars: A request's plan of more characters is scored in slices over several passes
             (:data:`bot.serve.batcher.UNIT_CHARS`; 0: never).
+        workers: Forward passes scored at once, each in its own thread (:class:`bot.serve.batcher.MicroBatcher`).
     """
 
     host: str = "127.0.0.1"
@@ -124,6 +125,7 @@ class ServeConfig:
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
     pass_chars: int = PASS_CHARS
     unit_chars: int = UNIT_CHARS
+    workers: int = 1
 
 
 #: Seconds a connection over its address's cap stays open for its request (answered 429) before it is closed (the
@@ -237,6 +239,7 @@ class ScoringService:
         self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
                                     pass_chars=self.config.pass_chars, unit_chars=self.config.unit_chars,
+                                    workers=self.config.workers,
                                     observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -706,7 +709,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
                              max_connections_per_address=args.max_connections_per_address,
                              refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
-                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars)
+                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars,
+                             workers=args.batch_workers)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

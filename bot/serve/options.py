@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-slice-chars", type=int, default=1_000,
                    help="a message of more characters (with its sentence pieces) is scored in slices of about this "
                         "size over several passes, between other requests (default 1000; 0: never sliced)")
+    p.add_argument("--batch-workers", type=int, default=1,
+                   help="forward passes scored at once, each in its own thread (default 1); with 2 or more, give "
+                        "ONNX Runtime fewer threads per pass (MODBOT_ONNX_THREADS, e.g. 1 on 2 cores)")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
                    help="close a connection idle (or still sending its request line and headers) this long "
@@ -156,6 +159,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     for flag, count in (("--batch-chars", args.batch_chars), ("--batch-slice-chars", args.batch_slice_chars)):
         if not 0 <= count <= 10_000_000:
             raise ValueError(f"{flag} {count}: expected 0 (no bound) to 10000000 characters")
+    if not 1 <= args.batch_workers <= 64:
+        raise ValueError(f"--batch-workers {args.batch_workers}: expected 1 to 64")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
