@@ -277,7 +277,10 @@ def test_pass_options_are_checked_and_reach_the_service_config():
         with pytest.raises(ValueError, match=flag):
             check_options(build_parser().parse_args([flag, "-1"]), Settings.from_env())
     check_options(build_parser().parse_args(["--batch-chars", "0", "--batch-slice-chars", "0"]), Settings.from_env())
-    assert build_parser().parse_args([]).batch_workers == 1
+    from bot.serve.options import serve_workers
+
+    assert build_parser().parse_args([]).batch_workers is None  # serve_workers on ONNX Runtime, else 1
+    assert [serve_workers(n) for n in (1, 2, 3, 16)] == [1, 2, 2, 2]
     for bad in ("0", "65"):
         with pytest.raises(ValueError, match="--batch-workers"):
             check_options(build_parser().parse_args(["--batch-workers", bad]), Settings.from_env())
