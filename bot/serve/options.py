@@ -230,11 +230,13 @@ def serve_workers(cpus: int | None = None) -> int:
     (each pass then gets half of :func:`serve_threads`), else 1. Other runtimes and ``--scorer`` factories score
     one pass at a time unless ``--batch-workers`` says otherwise.
 
-    Where the number comes from (``bench/serve.py --runtimes onnx --messages 1000 --seconds 10 --rounds 2
-    --in-process-each``, 2-core AMD EPYC with AVX-512 VNNI/BF16, 2 December 2026, docs/performance.md): two passes
-    of one thread each served 16 clients at 101% of the in-process throughput against 83% for one pass of two
-    threads, and p99 at half load 185 against 308 ms: one-thread passes never wait at a parallel section for a core
-    the event loop holds, and one pass's fixed costs overlap the other's work.
+    Where the number comes from (``bench/serve.py --runtimes onnx --messages 1000 --seconds 10 --in-process-each
+    --also-tree``, 2-core AMD EPYC with AVX-512 VNNI/BF16, 2 December 2026, docs/performance.md): two passes of one
+    thread each served 16 clients at 77-101% of the in-process throughput (3 of 5 rounds at 90% or more) against
+    73-89% for one pass of two threads, 1.13x its messages per second on average, and p99 at half load 124-185
+    against 198-308 ms; in one process (``bench/model_calls.py``) two one-thread calls of 16 messages at once ran
+    as fast as one two-thread call of 128. A one-thread call never waits at a parallel section for a core the event
+    loop holds, and one call's fixed costs overlap the other's work.
     """
     n = cpus if cpus is not None else os.cpu_count() or 1
     return 2 if n >= 2 else 1
