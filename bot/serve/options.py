@@ -235,7 +235,7 @@ def serve_workers(cpus: int | None = None) -> int:
     thread each served 16 clients at 77-101% of the in-process throughput (3 of 5 rounds at 90% or more) against
     73-89% for one pass of two threads, 1.13x its messages per second on average, and p99 at half load 124-185
     against 198-308 ms; in one process (``bench/model_calls.py``) two one-thread calls of 16 messages at once ran
-    as fast as one two-thread call of 128. A one-thread call never waits at a parallel section for a core the event
+    as fast as one two-thread call of 128 or faster (191-208 against 187-190 msg/s). A one-thread call never waits at a parallel section for a core the event
     loop holds, and one call's fixed costs overlap the other's work.
     """
     n = cpus if cpus is not None else os.cpu_count() or 1
