@@ -232,9 +232,9 @@ def serve_workers(cpus: int | None = None) -> int:
 
     Where the number comes from (``bench/serve.py --runtimes onnx --messages 1000 --seconds 10 --in-process-each
     --also-tree``, 2-core AMD EPYC with AVX-512 VNNI/BF16, 2 December 2026, docs/performance.md): two passes of one
-    thread each served 16 clients at 77-101% of the in-process throughput (3 of 5 rounds at 90% or more) against
-    73-89% for one pass of two threads, 1.13x its messages per second on average, and p99 at half load 124-185
-    against 198-308 ms; in one process (``bench/model_calls.py``) two one-thread calls of 16 messages at once ran
+    thread each served 16 clients at 73-101% of the in-process throughput (3 of 7 rounds at 90% or more) against
+    72-89% for one pass of two threads, 1.09x its messages per second on average (better in 5 of 7 pairs), and p99
+    at half load 123-185 against 177-308 ms (lower in every pair); in one process (``bench/model_calls.py``) two one-thread calls of 16 messages at once ran
     as fast as one two-thread call of 128 or faster (191-208 against 187-190 msg/s). A one-thread call never waits at a parallel section for a core the event
     loop holds, and one call's fixed costs overlap the other's work.
     """
