@@ -97,14 +97,15 @@ def in_process(texts: list[str], runtime: str) -> float:
     from bot.runtime import load_scorer
     from bot.settings import Settings
 
-    scorer = load_scorer(Settings(runtime=runtime))
+    scorer = load_scorer(Settings(runtime=runtime, precision=Settings.from_env().precision))  # as the service's
     score_texts(scorer, texts[:64])  # warm
     started, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(texts), 128):
         score_texts(scorer, texts[i : i + 128])
     rate = len(texts) / (time.perf_counter() - started)
     cpu_ms = (time.process_time() - cpu) / len(texts) * 1000
-    print(f"in-process {runtime}: {rate:.0f} messages/s over {len(texts)} messages, CPU {cpu_ms:.1f} ms per message")
+    print(f"in-process {runtime} ({getattr(scorer, 'precision', 'fp32')}): {rate:.0f} messages/s over {len(texts)} "
+          f"messages, CPU {cpu_ms:.1f} ms per message")
     return rate
 
 
@@ -160,6 +161,15 @@ def score_startup(runtime: str) -> float:
     elapsed = time.perf_counter() - started
     proc.wait()
     return elapsed
+
+
+async def _precision(url: str) -> str:
+    """The precision the service reports running in, and why (``/v1/model``)."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as s, s.get(url + "/v1/model") as r:
+        info = await r.json()
+    return f"precision {info.get('precision')} ({info.get('precision_reason')})"
 
 
 async def load_test(url: str, texts: list[str], clients: int) -> float:
@@ -261,7 +271,7 @@ def service_figures(runtime: str, texts: list[str], rate_in_process: float, seco
         proc, started = _spawn_service(runtime, port_file, tree)
         try:
             url, first = asyncio.run(_first_answer(port_file, started))
-            print(f"serve {label}: first answer {first:.2f} s after spawn")
+            print(f"serve {label}: first answer {first:.2f} s after spawn; {asyncio.run(_precision(url))}")
             asyncio.run(load_test(url, texts[:200], 16))  # warm
             server_cpu, client_cpu = process_cpu_s(proc.pid), time.process_time()
             rate = asyncio.run(load_test(url, texts, 16))

@@ -133,3 +133,57 @@ def test_precision_setting_is_read_from_the_environment_and_checked():
     assert Settings.from_env({"MODBOT_PRECISION": "int8"}).precision == "int8"
     with pytest.raises(SettingsError, match="MODBOT_PRECISION='fp16'"):
         Settings.from_env({"MODBOT_PRECISION": "fp16"})
+
+
+def _layer_graph(path: Path) -> None:
+    """A two-layer stand-in of the export's encoder (node names as ``torch.onnx.export`` writes them): per layer an
+    attention-output MatMul and the feed-forward block's two, each with a weight, and one MatMul of two activations
+    (as attention's scores are)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, x = [], [], "x"
+    for layer in range(2):
+        for part in ("attention/output/dense", "intermediate/dense", "output/dense"):
+            name = f"/bert/encoder/layer.{layer}/{part}/MatMul"
+            w = f"w{layer}_{part.replace('/', '_')}"
+            inits.append(numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), w))
+            nodes.append(helper.make_node("MatMul", [x, w], [name + "_out"], name=name))
+            x = name + "_out"
+    nodes.append(helper.make_node("MatMul", [x, x], ["y"], name="/bert/encoder/layer.1/attention/self/MatMul"))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 8])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def test_int8_ffn_recipe_quantises_only_the_feed_forward_matmuls(tmp_path):
+    """The default recipe selects each layer's two feed-forward MatMuls and nothing else; the built model has int8
+    kernels exactly there, the attention MatMuls stay fp32; an unknown recipe or one that matches nothing is
+    refused."""
+    import onnx
+
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.precision import INT8_FILE, int8_nodes, quantize_int8
+
+    model = tmp_path / "model.onnx"
+    _layer_graph(model)
+    ffn = [f"/bert/encoder/layer.{k}/{p}/dense/MatMul" for k in range(2) for p in ("intermediate", "output")]
+    assert int8_nodes(model, "ffn") == ffn
+    assert int8_nodes(model, "ffn-in") == ffn[0::2]
+    assert len(int8_nodes(model, "all")) == 6  # the activation-only MatMul has no weight to quantise
+    built = quantize_int8(model)
+    assert built.name == INT8_FILE
+    ops = [n.op_type for n in onnx.load(str(built)).graph.node]
+    assert ops.count("MatMulInteger") == 4 and ops.count("MatMul") == 3
+    with pytest.raises(ScorerLoadError, match="unknown int8 recipe"):
+        int8_nodes(model, "half")
+    other = tmp_path / "other.onnx"
+    onnx.save(onnx.load(str(model)), str(other))
+    g = onnx.load(str(other))
+    for n in g.graph.node:
+        n.name = n.name.replace("layer.", "block_")
+    onnx.save(g, str(other))
+    with pytest.raises(ScorerLoadError, match="matches no MatMul"):
+        int8_nodes(other, "ffn")

@@ -277,3 +277,53 @@ def test_pass_options_are_checked_and_reach_the_service_config():
         with pytest.raises(ValueError, match=flag):
             check_options(build_parser().parse_args([flag, "-1"]), Settings.from_env())
     check_options(build_parser().parse_args(["--batch-chars", "0", "--batch-slice-chars", "0"]), Settings.from_env())
+    from bot.serve.options import serve_workers
+
+    assert build_parser().parse_args([]).batch_workers is None  # serve_workers on ONNX Runtime, else 1
+    assert [serve_workers(n) for n in (1, 2, 3, 16)] == [1, 2, 2, 2]
+    for bad in ("0", "65"):
+        with pytest.raises(ValueError, match="--batch-workers"):
+            check_options(build_parser().parse_args(["--batch-workers", bad]), Settings.from_env())
+    check_options(build_parser().parse_args(["--batch-workers", "2"]), Settings.from_env())
+
+
+class _Overlapping(_Recording):
+    """:class:`_Recording` that also counts how many forward passes run at the same moment (thread-safe)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__()
+        self._lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def score_batch(self, texts: Sequence[str]) -> list[Scores]:
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            return super().score_batch(texts)
+        finally:
+            with self._lock:
+                self.now -= 1
+
+
+async def test_two_workers_score_two_passes_at_once_and_slices_still_combine_to_the_whole():
+    """With ``workers=2`` two passes are in the model at the same time (never more), and a long request whose
+    slices land in passes scored concurrently (their scores come back in either order) is answered once, with its
+    whole plan's scores; every short request gets its own."""
+    scorer = _Overlapping()
+    batcher = MicroBatcher(scorer, pass_chars=40, unit_chars=400, refill_s=0.0, workers=2)
+    batcher.start()
+    long_plan = scoring_pieces(_long(7))
+    assert len(units([long_plan], 400)) >= 3
+    shorts = [scoring_pieces(t) for t in [*SHORT * 4, "what a freak", "hello there"]]
+    results = await asyncio.wait_for(asyncio.gather(batcher.score([long_plan]), *(batcher.score([p]) for p in shorts)),
+                                     30)
+    await batcher.close()
+    reference = score_plans(FakeScorer(ABUSE, languages=("en",)), [long_plan, *shorts])
+    assert scorer.most == 2
+    assert [r[0].values for r in results] == [reference[p].values for p in [long_plan, *shorts]]
+    with pytest.raises(ValueError, match="workers 0"):
+        MicroBatcher(scorer, workers=0)

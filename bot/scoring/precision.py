@@ -6,7 +6,9 @@ Precisions:
 - ``fp32``: the checked export (:mod:`bot.scoring.onnx_scorer`), scores equal to detoxify's; always available.
 - ``int8``: the same export with ONNX Runtime's dynamic quantisation (``onnxruntime.quantization.quantize_dynamic``:
   int8 weights per output channel, activations quantised on the fly; ``MatMulInteger`` kernels use AVX-512 VNNI /
-  AVX-VNNI), cached beside it as ``model.int8.onnx`` with its sha256. Offered only on a CPU with VNNI.
+  AVX-VNNI) of the MatMuls :data:`INT8_RECIPE` names (:data:`INT8_RECIPES`: by default only the encoder's
+  feed-forward blocks, two thirds of its weights; attention, pooler and classifier stay fp32), cached beside it as
+  :data:`INT8_FILE` with its sha256. Offered only on a CPU with VNNI.
 - ``bf16`` is not offered on ONNX Runtime: its CPU provider has no bf16 matrix kernels on x86 (bf16 autocast is a
   torch feature: ``MODBOT_RUNTIME=torch MODBOT_BF16=1``).
 
@@ -45,7 +47,19 @@ INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 #: CPU flags that matter to the choice; recorded with each check (a check made on one CPU kind is not reused on
 #: another).
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
-INT8_FILE = "model.int8.onnx"
+#: Which weight MatMuls int8 quantises, by recipe name: a pattern their node names (``torch.onnx.export``'s
+#: module paths, e.g. ``/bert/encoder/layer.0/intermediate/dense/MatMul``) must match. ``ffn``: each layer's
+#: feed-forward block (``intermediate.dense`` and ``output.dense``, not ``attention.output.dense``); ``ffn-in``:
+#: only its first MatMul; ``all``: every MatMul with a weight (the whole-model quantisation, which changed verdicts).
+INT8_RECIPES = {
+    "ffn": r"/layer\.\d+/(intermediate|output)/dense/MatMul$",
+    "ffn-in": r"/layer\.\d+/intermediate/dense/MatMul$",
+    "all": r".",
+}
+#: The recipe ``int8`` means (the one ``bench precision`` records and ``auto`` may choose).
+INT8_RECIPE = "ffn"
+#: The int8 model's file beside ``model.onnx`` (named by recipe, so a file built by another recipe is never reused).
+INT8_FILE = f"model.int8-{INT8_RECIPE}.onnx"
 
 
 def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
@@ -262,26 +276,65 @@ def record(manifest_file: Path, check: PairedCheck, **extra: Any) -> None:
     os.replace(tmp, manifest_file)
 
 
-def quantize_int8(model: Path) -> Path:
-    """The int8 dynamic quantisation of ``model`` (``model.onnx``), built once into :data:`INT8_FILE` beside it
-    (written to a temporary file and renamed, so a crash never leaves half a model).
+def int8_nodes(model: Path, recipe: str = INT8_RECIPE) -> list[str]:
+    """Names of the MatMul nodes of ``model`` (an ONNX file) that ``recipe`` quantises: those with a weight (an
+    initializer input) whose name matches :data:`INT8_RECIPES` ``[recipe]``, in graph order.
+
+    Raises:
+        bot.scoring.ScorerLoadError: ``onnx`` is missing, the file cannot be read, ``recipe`` is unknown, or no
+            node matches (the export's node names are not the ones the recipe expects).
+    """
+    import re
+
+    from bot.scoring import ScorerLoadError
+
+    if recipe not in INT8_RECIPES:
+        raise ScorerLoadError(f"unknown int8 recipe {recipe!r}: expected one of {', '.join(INT8_RECIPES)}")
+    try:
+        import onnx
+
+        graph = onnx.load(str(model), load_external_data=False).graph
+    except ImportError as exc:
+        raise ScorerLoadError(f"int8 needs the onnx package: {exc}") from exc
+    except Exception as exc:  # onnx raises DecodeError, OSError, ...
+        raise ScorerLoadError(f"cannot read {model}: {type(exc).__name__}: {exc}") from exc
+    weights = {i.name for i in graph.initializer}
+    pattern = re.compile(INT8_RECIPES[recipe])
+    names = [n.name for n in graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)
+             and pattern.search(n.name)]
+    if not names:
+        raise ScorerLoadError(f"int8 recipe {recipe!r} matches no MatMul with a weight in {model}")
+    return names
+
+
+def int8_file(model: Path, recipe: str = INT8_RECIPE) -> Path:
+    """Where :func:`quantize_int8` builds ``recipe``'s int8 model beside ``model``."""
+    return model.with_name(INT8_FILE if recipe == INT8_RECIPE else f"model.int8-{recipe}.onnx")
+
+
+def quantize_int8(model: Path, recipe: str = INT8_RECIPE) -> Path:
+    """The int8 dynamic quantisation (per output channel) of ``model``'s (``model.onnx``) MatMuls that ``recipe``
+    names (:func:`int8_nodes`), built once into :func:`int8_file` beside it (written to a temporary file and
+    renamed, so a crash never leaves half a model).
 
     Raises:
         bot.scoring.ScorerLoadError: the quantisation tools (``onnxruntime.quantization``, ``onnx``) are missing
-            or failed.
+            or failed, or ``recipe`` selects nothing (:func:`int8_nodes`).
     """
     from bot.scoring import ScorerLoadError
 
-    out = model.with_name(INT8_FILE)
+    out = int8_file(model, recipe)
     if out.is_file():
         return out
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ScorerLoadError(f"int8 needs onnxruntime's quantization tools and onnx: {exc}") from exc
+    nodes = int8_nodes(model, recipe)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        quantize_dynamic(str(model), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(str(model), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_quantize=nodes)
         os.replace(tmp, out)
     except Exception as exc:  # onnx / onnxruntime raise many types
         raise ScorerLoadError(f"int8 quantisation of {model} failed: {type(exc).__name__}: {exc}") from exc

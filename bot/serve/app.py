@@ -59,6 +59,7 @@ from bot.serve.options import (
     check_options,
     model_loader,
     serve_settings,
+    serve_workers,
     start_loading,
 )
 from bot.serve.perspective import (
@@ -106,6 +107,8 @@ class ServeConfig:
         pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
         unit_chars: A request's plan of more characters is scored in slices over several passes
             (:data:`bot.serve.batcher.UNIT_CHARS`; 0: never).
+        workers: Forward passes scored at once, each in its own thread (:class:`bot.serve.batcher.MicroBatcher`);
+            ``None``: :func:`bot.serve.options.serve_workers` on ONNX Runtime, else 1.
     """
 
     host: str = "127.0.0.1"
@@ -124,6 +127,7 @@ class ServeConfig:
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
     pass_chars: int = PASS_CHARS
     unit_chars: int = UNIT_CHARS
+    workers: int | None = None
 
 
 #: Seconds a connection over its address's cap stays open for its request (answered 429) before it is closed (the
@@ -237,6 +241,7 @@ class ScoringService:
         self.metrics.precision.labels(self.precision).set(1)
         self.batcher = MicroBatcher(scorer, max_wait_s=self.config.max_wait_s, refill_s=self.config.refill_s,
                                     pass_chars=self.config.pass_chars, unit_chars=self.config.unit_chars,
+                                    workers=self.config.workers or (serve_workers() if runtime == "onnx" else 1),
                                     observe=self.metrics.observe_batch)
         self.batcher.start()
         self.metrics.queue_depth.set_function(lambda: self.batcher.depth if self.batcher else 0)
@@ -663,6 +668,9 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
             svc.set_scorer(scorer, runtime)
             _out(f"serve: ready: model {scorer.name} {scorer.version}, runtime {runtime}, precision {svc.precision}"
                  + (f" ({svc.precision_reason})" if svc.precision_reason else "")
+                 + f", {svc.batcher.workers if svc.batcher else 1} scoring pass(es) at once"
+                 + (f" of {os.environ['MODBOT_ONNX_THREADS']} thread(s)" if runtime == "onnx"
+                    and os.environ.get("MODBOT_ONNX_THREADS") else "")
                  + f", {time.perf_counter() - STARTED:.2f} s after start")
     await stop.wait()
     left = await svc.drain()
@@ -706,7 +714,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
                              max_connections_per_address=args.max_connections_per_address,
                              refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
-                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars)
+                             pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars,
+                             workers=args.batch_workers)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())

@@ -81,6 +81,8 @@ class _Job:
         units: ``(plan index, sub-plan)`` still to score, in order (a plan's whole text first).
         parts: Scores of each plan's sub-plans scored so far, in order.
         left: Characters of :attr:`units` (the work left; the shortest goes first).
+        taken: Units taken into passes whose scores have not come back yet (the request is answered when no unit
+            is left and none is out).
     """
 
     plans: list[tuple[str, ...]]
@@ -91,6 +93,7 @@ class _Job:
     units: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
     parts: dict[int, list[Scores]] = field(default_factory=dict)
     left: int = 0
+    taken: int = 0
 
 
 def _chars(sub: Sequence[str]) -> int:
@@ -167,12 +170,23 @@ class MicroBatcher:
         unit_chars: A plan of more characters is scored in slices (:func:`units`, :data:`UNIT_CHARS`; 0: never
             sliced). Ignored (never sliced) for a scorer with ``route``.
         observe: Called after each pass with ``(requests, texts, seconds)`` (metrics).
+        workers: Passes scored at once, each in its own worker thread (1: one at a time, the scorer is only ever
+            called from one thread). More than 1 needs a scorer that may be called from several threads at once
+            (ONNX Runtime's ``session.run`` may) and, to gain, fewer intra-op threads per call
+            (``MODBOT_ONNX_THREADS``); the next pass is formed while the others are scored.
+
+    Raises:
+        ValueError: ``workers`` is below 1.
     """
 
     def __init__(self, scorer: Scorer, *, max_texts: int = MAX_TEXTS, max_wait_s: float = 0.0,
                  refill_s: float = REFILL_S, refill_share: float = REFILL_SHARE, pass_chars: int = PASS_CHARS,
-                 unit_chars: int = UNIT_CHARS, observe: Callable[[int, int, float], None] | None = None) -> None:
+                 unit_chars: int = UNIT_CHARS, observe: Callable[[int, int, float], None] | None = None,
+                 workers: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"workers {workers}: expected 1 or more")
         self.scorer = scorer
+        self.workers = workers
         self.max_texts = max_texts
         self.max_wait_s = max_wait_s
         self.refill_s = refill_s
@@ -184,12 +198,13 @@ class MicroBatcher:
         self.observe = observe
         self.stats = BatchStats()
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="modbot-serve-score")
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="modbot-serve-score")
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._waiting: list[_Job] = []  # taken from the queue, work left, in arrival order
         self._seq = 0
-        self._busy = False
+        self._busy = 0  # passes being scored
+        self._running: set[asyncio.Task[None]] = set()
 
     @property
     def depth(self) -> int:
@@ -268,6 +283,7 @@ class MicroBatcher:
             seen.update(new)
             used += sum(map(len, new))
             chosen.setdefault(job.seq, (job, []))[1].append(job.units.pop(0))
+            job.taken += 1
             job.left -= _chars(sub)
             return True
 
@@ -282,16 +298,30 @@ class MicroBatcher:
 
     async def _collect(self) -> None:
         loop = asyncio.get_running_loop()
+        free = asyncio.Semaphore(self.workers)
+
+        def done(task: asyncio.Task[None]) -> None:
+            self._running.discard(task)
+            self._busy -= 1
+            free.release()
+            if not task.cancelled() and task.exception() is not None:
+                log.error("a scoring pass failed: %r", task.exception())
+
         while True:
-            await self._gather()
-            work = self._plan_pass()
-            if not work:
-                continue
-            self._busy = True
+            await free.acquire()  # a worker is free: form the next pass now, from what is waiting
             try:
-                await self._run(loop, work)
-            finally:
-                self._busy = False
+                await self._gather()
+                work = self._plan_pass()
+            except BaseException:
+                free.release()
+                raise
+            if not work:
+                free.release()
+                continue
+            self._busy += 1
+            task = loop.create_task(self._run(loop, work))
+            self._running.add(task)
+            task.add_done_callback(done)
 
     async def _run(self, loop: asyncio.AbstractEventLoop,
                    work: list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]]) -> None:
@@ -300,11 +330,11 @@ class MicroBatcher:
         started = time.perf_counter()
         by_job = {j.seq: (j, u) for j, u in work}
         for wave in waves([j for j, _ in work]):
-            await self._pass(loop, [by_job[j.seq] for j in wave], finishing)
+            await self._pass(loop, [by_job[j.seq] for j in wave])
         self._last_s = time.perf_counter() - started
 
-    async def _pass(self, loop: asyncio.AbstractEventLoop, work: list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]],
-                    finishing: list[_Job]) -> None:
+    async def _pass(self, loop: asyncio.AbstractEventLoop,
+                    work: list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]]) -> None:
         """One ``score_plans`` call for ``work`` (units per request); each request whose last units these were gets
         its scores, and each request the scorer failed on gets the exception (its other units are dropped)."""
         work = [(j, u) for j, u in work if not j.future.done()]
@@ -325,14 +355,15 @@ class MicroBatcher:
                 return
             # one caller's text must not fail the callers batched with it: score each request on its own
             for item in work:
-                await self._pass(loop, [item], finishing)
+                await self._pass(loop, [item])
             return
         seconds = time.perf_counter() - started
         done = 0
         for job, us in work:
             for index, sub in us:
                 job.parts.setdefault(index, []).append(scored[sub])
-            if not job.units and job in finishing and not job.future.done():
+            job.taken -= len(us)
+            if not job.units and job.taken == 0 and not job.future.done():
                 if len(us) != sum(len(v) for v in job.parts.values()):
                     self.stats.split += 1
                 job.future.set_result([combine(job.parts[i]) for i in range(len(job.plans))])
@@ -356,6 +387,8 @@ class MicroBatcher:
             except asyncio.CancelledError:
                 pass
             self._task = None
+        for task in list(self._running):
+            task.cancel()
         self._executor.shutdown(wait=True)
 
 

@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-slice-chars", type=int, default=1_000,
                    help="a message of more characters (with its sentence pieces) is scored in slices of about this "
                         "size over several passes, between other requests (default 1000; 0: never sliced)")
+    p.add_argument("--batch-workers", type=int, default=None,
+                   help="forward passes scored at once, each in its own thread (default: 2 on ONNX Runtime with 2 "
+                        "or more CPUs, each pass with half the model threads; 1 otherwise; see serve_workers). With "
+                        "MODBOT_ONNX_THREADS set, set this too: the two multiply")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
                    help="close a connection idle (or still sending its request line and headers) this long "
@@ -156,6 +160,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     for flag, count in (("--batch-chars", args.batch_chars), ("--batch-slice-chars", args.batch_slice_chars)):
         if not 0 <= count <= 10_000_000:
             raise ValueError(f"{flag} {count}: expected 0 (no bound) to 10000000 characters")
+    if args.batch_workers is not None and not 1 <= args.batch_workers <= 64:
+        raise ValueError(f"--batch-workers {args.batch_workers}: expected 1 to 64")
     if not (math.isfinite(args.drain_s) and args.drain_s >= 0):
         raise ValueError(f"--drain-s {args.drain_s:g}: expected a finite number of seconds, 0 or more")
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
@@ -194,9 +200,10 @@ def model_loader(args: argparse.Namespace, settings: Settings) -> Callable[[], t
             return factory(spec)(), f"factory:{spec}"
         from bot.runtime import load_scorer
 
-        # threads of the model: see serve_threads (measured both ways, docs/perspective-migration.md);
-        # MODBOT_ONNX_THREADS overrides
-        os.environ.setdefault("MODBOT_ONNX_THREADS", str(serve_threads()))
+        # threads of the model: see serve_threads (measured both ways, docs/perspective-migration.md), shared
+        # among the passes scored at once (serve_workers); MODBOT_ONNX_THREADS overrides
+        workers = args.batch_workers or serve_workers()
+        os.environ.setdefault("MODBOT_ONNX_THREADS", str(max(1, serve_threads() // workers)))
 
         scorer = load_scorer(settings)
         return scorer, str(getattr(scorer, "runtime", "torch"))
@@ -216,6 +223,23 @@ def serve_threads(cpus: int | None = None) -> int:
     """
     n = cpus if cpus is not None else os.cpu_count() or 1
     return n if n <= 2 else n - 1
+
+
+def serve_workers(cpus: int | None = None) -> int:
+    """Forward passes the service scores at once on ONNX Runtime by default (``--batch-workers``): 2 from two CPUs
+    (each pass then gets half of :func:`serve_threads`), else 1. Other runtimes and ``--scorer`` factories score
+    one pass at a time unless ``--batch-workers`` says otherwise.
+
+    Where the number comes from (``bench/serve.py --runtimes onnx --messages 1000 --seconds 10 --in-process-each
+    --also-tree``, 2-core AMD EPYC with AVX-512 VNNI/BF16, 2 December 2026, docs/performance.md): two passes of one
+    thread each served 16 clients at 73-101% of the in-process throughput (3 of 7 rounds at 90% or more) against
+    72-89% for one pass of two threads, 1.09x its messages per second on average (better in 5 of 7 pairs), and p99
+    at half load 123-185 against 177-308 ms (lower in every pair); in one process (``bench/model_calls.py``) two one-thread calls of 16 messages at once ran
+    as fast as one two-thread call of 128 or faster (191-208 against 187-190 msg/s). A one-thread call never waits at a parallel section for a core the event
+    loop holds, and one call's fixed costs overlap the other's work.
+    """
+    n = cpus if cpus is not None else os.cpu_count() or 1
+    return 2 if n >= 2 else 1
 
 
 def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer, str]]:
