@@ -237,3 +237,25 @@ def test_fast_loop_with_anchor_and_hold_unnamed_caches_three_target_sets(tmp_pat
     stamps = [p.stat().st_mtime_ns for p in cached]
     fast.train_fast(cfg, pool=_tiny_pool())
     assert [p.stat().st_mtime_ns for p in cached] == stamps
+
+
+def test_borderline_anchors_fill_a_quarter_with_the_texts_near_a_review_tier():
+    """pick_anchors: plain sampling has no repeats; with borderline, the texts the base scores in [0.5, 0.95) on
+    some label fill a quarter of the anchors (repeated), texts outside the band fill the rest, never twice."""
+    import random
+
+    import torch
+
+    from bot.training.fast import pick_anchors
+
+    probs = torch.full((100, len(LABELS)), 0.1)
+    probs[3, LABELS.index("toxicity")] = 0.9  # borderline
+    probs[7, LABELS.index("insult")] = 0.5  # borderline (the band includes 0.5)
+    probs[9, LABELS.index("toxicity")] = 0.97  # above the band: an ordinary anchor
+    plain = pick_anchors(probs, 40, random.Random(1), False)
+    assert len(plain) == len(set(plain)) == 40
+    picked = pick_anchors(probs, 40, random.Random(1), True)
+    assert len(picked) == 40 and picked.count(3) == 5 and picked.count(7) == 5
+    others = [i for i in picked if i not in (3, 7)]
+    assert len(others) == len(set(others)) == 30
+    assert pick_anchors(probs, 500, random.Random(2), False) == list(range(100))

@@ -114,6 +114,10 @@ class FastConfig:
     #: added with the base model's probabilities on all seven labels as targets: anchors the model on chat-like
     #: text, where the labelled replay pool (Jigsaw, OLID, ...) has little. 0: none.
     anchor: int = 0
+    #: Anchors drawn first from the *borderline* ones: texts on which the base model scores some label in
+    #: [:data:`BORDERLINE_LOW`, :data:`BORDERLINE_HIGH`) (where a small drift crosses a review tier of the default
+    #: policy, e.g. swearing at toxicity 0.9 against the 0.95 tier), the rest at random.
+    anchor_borderline: bool = False
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -237,6 +241,27 @@ ANCHOR_SOURCES: tuple[str, ...] = ("disco-discord-xml", "slack-software-chats-xm
 #: At most this many anchor texts are scored once (a fixed sample, seed 13) and cached; each candidate draws its
 #: ``--anchor`` rows from them with its own seed.
 ANCHOR_POOL = 20000
+#: The borderline band of ``--anchor-borderline`` (base-model probability of any label).
+BORDERLINE_LOW, BORDERLINE_HIGH = 0.5, 0.95
+
+
+def pick_anchors(probs, n: int, rng: random.Random, borderline: bool) -> list[int]:
+    """Sorted indices of ``n`` anchors out of ``probs`` (the base's ``(pool, 7)`` probabilities): a seeded random
+    sample; or with ``borderline`` a quarter of them borderline texts (each repeated as often as fills that
+    quarter, at least once; a seeded sample of them when there are more), then random others up to ``n``.
+    Borderline texts are rare in chat (260 of the 20,000-text pool), hence the repeats."""
+    total = int(probs.shape[0])
+    n = min(n, total)
+    if not borderline:
+        return sorted(rng.sample(range(total), n))
+    band = ((probs >= BORDERLINE_LOW) & (probs < BORDERLINE_HIGH)).any(dim=1).tolist()
+    near = [i for i in range(total) if band[i]]
+    quarter = max(1, n // 4)
+    if len(near) >= quarter:
+        near = rng.sample(near, quarter)
+    near = near * max(1, quarter // max(1, len(near)))
+    rest = [i for i in range(total) if not band[i]]
+    return sorted(near + rng.sample(rest, max(0, min(len(rest), n - len(near)))))
 
 
 def _chat_lines(folder: Path) -> list[str]:
@@ -314,7 +339,7 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         a_pool = anchor_texts(cfg.data, frozenset(ex.text for ex in pool_dev))
         a_enc = tok(a_pool, truncation=True, max_length=rc.max_len)["input_ids"]
         a_probs = replay_targets(cfg.base, a_pool, a_enc, rc.max_len, cache)
-        a_pick = sorted(rng.sample(range(len(a_pool)), min(cfg.anchor, len(a_pool))))
+        a_pick = pick_anchors(a_probs, cfg.anchor, rng, cfg.anchor_borderline)
         anchors = [a_pool[i] for i in a_pick]
         anchor_enc = [a_enc[i] for i in a_pick]
         anchor_probs = a_probs[a_pick]
@@ -353,7 +378,8 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         state, LABELS, staging, seed=cfg.seed, fast_loop=True, base=art.read_manifest(cfg.base)["delta_sha256"][:12],
         families=list(cfg.families), replay=len(pick), new_rows=len(new_train), epochs=cfg.epochs, lr=cfg.lr,
         max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}),
-        **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": len(anchors)} if cfg.anchor else {}))
+        **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": len(anchors)} if cfg.anchor else {}),
+        **({"anchor_borderline": True} if cfg.anchor_borderline else {}))
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
@@ -388,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="hold the new rows' other labels at the base model's scores (distillation) instead of no loss")
     p.add_argument("--anchor", type=int, default=0,
                    help=f"unlabelled chat messages ({', '.join(ANCHOR_SOURCES)}) held at the base model's scores")
+    p.add_argument("--anchor-borderline", action="store_true",
+                   help=f"draw anchors first from texts the base scores in [{BORDERLINE_LOW}, {BORDERLINE_HIGH}) "
+                        "on some label")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
@@ -413,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = FastConfig(out=args.out, seed=args.seed, families=families, replay=args.replay, epochs=args.epochs,
                      lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
                      hold_unnamed=args.hold_unnamed, anchor=args.anchor,
+                     anchor_borderline=args.anchor_borderline,
                      recipe=replace(TrainConfig(), data=args.data))
     train_fast(cfg)
     return 0
