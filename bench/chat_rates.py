@@ -31,7 +31,7 @@ DATA = Path(os.environ.get("MODBOT_SHARED", REPO.parent / "shared")) / "data"
 
 def calibration_texts(n: int) -> list[str]:
     """``n`` held-out XML chat messages (seeded), excluding the ones used as training negatives."""
-    from bot.training.data import xml_texts, load_chats
+    from bot.training.data import load_chats, xml_texts
 
     used = {ex.text for ex in load_chats(DATA, random.Random(13))}
     pool = [t for sub in ("disco-discord-xml", "slack-software-chats-xml") for t in xml_texts(DATA / "chats" / sub)]
