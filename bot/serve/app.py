@@ -26,6 +26,7 @@ Layer: composition root.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import os
@@ -131,6 +132,26 @@ class ServeConfig:
 REFUSED_GRACE_S = 5.0
 
 
+#: Length of the IPv6 prefix counted as one client: a host is given a whole /64 (RFC 6177, SLAAC) and may use any
+#: address in it, so a cap or a limit per address would cap nothing.
+IPV6_CLIENT_PREFIX = 64
+
+
+def client_key(address: str) -> str:
+    """The client an address belongs to, for the connection cap and the wrong-key limit: an IPv4 address itself
+    (an IPv4-mapped IPv6 address ``::ffff:a.b.c.d`` as that IPv4 address), an IPv6 address as its /64 network
+    (``"2001:db8:1:2::/64"``; a zone ``%eth0`` is dropped); anything that is not an IP address as it is."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
+
+
 class ConnectionCap:
     """How many connections each client address holds open, against a cap (``limit``; 0: none).
 
@@ -138,7 +159,8 @@ class ConnectionCap:
     :class:`_QuietHandler` answers its request 429 (``RESOURCE_EXHAUSTED``, ``Retry-After: 1``) and closes it, or
     closes it after :data:`REFUSED_GRACE_S` when no request comes, so a client that opens connections and sends
     nothing (slowloris) holds at most ``limit`` of them for long. Refused connections are not counted. Addresses
-    are the peer's IP address as the socket gives it (behind a proxy: the proxy's).
+    are the peer's IP address as the socket gives it (behind a proxy: the proxy's), counted per client
+    (:func:`client_key`: an IPv6 address by its /64); :attr:`open` maps a client key to its open connections.
     """
 
     def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None) -> None:
@@ -147,22 +169,25 @@ class ConnectionCap:
         self._on_refuse = on_refuse
 
     def admit(self, address: str) -> bool:
-        """Count a new connection from ``address``; False (nothing counted) when the address is at its cap."""
-        held = self.open.get(address, 0)
+        """Count a new connection from ``address``; False (nothing counted) when its client (:func:`client_key`)
+        is at its cap."""
+        key = client_key(address)
+        held = self.open.get(key, 0)
         if self.limit and held >= self.limit:
             if self._on_refuse is not None:
                 self._on_refuse()
             return False
-        self.open[address] = held + 1
+        self.open[key] = held + 1
         return True
 
     def release(self, address: str) -> None:
         """An admitted connection from ``address`` closed."""
-        held = self.open.get(address, 0) - 1
+        key = client_key(address)
+        held = self.open.get(key, 0) - 1
         if held > 0:
-            self.open[address] = held
+            self.open[key] = held
         else:
-            self.open.pop(address, None)
+            self.open.pop(key, None)
 
 
 class Metrics:
@@ -315,8 +340,9 @@ class ScoringService:
 
     def _over_cap(self, request: web.Request) -> ApiError:
         limit = self.config.max_connections_per_address
-        return ApiError(429, f"Too many connections from {request.remote or 'your address'}: at most {limit} open "
-                             "at once per client address. Reuse a connection (keep-alive) or close idle ones.")
+        who = client_key(request.remote) if request.remote else "your address"
+        return ApiError(429, f"Too many connections from {who}: at most {limit} open at once per client address "
+                             "(an IPv6 /64 is one client). Reuse a connection (keep-alive) or close idle ones.")
 
     def _admit(self, request: web.Request) -> None:
         """Key check, rate limit, and refusal while loading or draining (raises :class:`ApiError`)."""
@@ -332,7 +358,7 @@ class ScoringService:
             found = self.keys.identify(presented)
             if found is None:
                 # a flood of wrong or missing keys is limited per client address, as a key's requests are
-                wait = self.limiter.take(f"address:{request.remote or 'unknown'}")
+                wait = self.limiter.take(f"address:{client_key(request.remote) if request.remote else 'unknown'}")
                 if wait > 0:
                     raise ApiError(429, f"Quota exceeded for this client: {self.config.rate:g} requests per second.",
                                    headers={"Retry-After": RateLimiter.retry_after(wait)})
