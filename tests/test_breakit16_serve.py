@@ -4,9 +4,17 @@ counting per address capped nothing); real :class:`bot.serve.app.ConnectionCap` 
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import aiohttp
 import pytest
 
 from bot.serve.app import ConnectionCap, client_key
+from tests.serve_proc import Served, start_service
+from tests.test_serve import ANALYZE, KEY, OTHER_KEY, _ready
 
 
 @pytest.mark.parametrize(("a", "b"), [
@@ -42,3 +50,95 @@ def test_connection_cap_counts_an_ipv6_slash_64_as_one_address():
     cap.release("2001:db8:1:2::2")
     assert cap.admit("2001:db8:1:2::99")
     assert cap.open == {"2001:db8:1:2::/64": 2, "2001:db8:1:3::/64": 1}
+
+
+# ------------------------------------------------------------------ over real HTTP (the fake scorer's service)
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One service with two API keys, shared by this module's HTTP tests."""
+    cwd = tmp_path_factory.mktemp("serve16")
+    svc = start_service(cwd, "--rate", "1000", "--burst", "1000", keys=f"red:{KEY}\nforum:{OTHER_KEY}\n")
+    asyncio.run(_ready(svc.url))
+    yield svc
+    svc.stop()
+
+
+async def _send(url: str, body: object, *, query: str = "", headers: dict[str, str] | None = None,
+                ) -> tuple[int, dict[str, Any]]:
+    async with aiohttp.ClientSession() as s, s.post(
+            url + ANALYZE + query, data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", **(headers or {})}) as r:
+        return r.status, json.loads(await r.text())
+
+
+GOOD = {"comment": {"text": "you idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+
+
+@pytest.mark.parametrize(("query", "headers"), [
+    (f"?key={KEY}&key=wrong-key-0123456789", {}),
+    (f"?key=wrong-key-0123456789&key={KEY}", {}),
+    (f"?key={KEY}", {"X-Goog-Api-Key": "wrong-key-0123456789"}),
+    ("?key=wrong-key-0123456789", {"X-Goog-Api-Key": KEY}),
+    (f"?key={KEY}", {"X-Goog-Api-Key": OTHER_KEY}),  # two valid keys: whose quota?
+    ("", {"X-Goog-Api-Key": KEY, "Authorization": f"Bearer {OTHER_KEY}"}),
+], ids=["query-twice-good-first", "query-twice-good-last", "query-good-header-bad", "query-bad-header-good",
+        "two-valid-keys", "header-and-bearer"])
+async def test_keys_that_disagree_are_refused_whatever_their_order(served: Served, query: str,
+                                                                   headers: dict[str, str]):
+    """The first ``?key=`` won: ``?key=GOOD&key=BAD`` was served and ``?key=BAD&key=GOOD`` refused, and a key in
+    the query silently overrode a different one in a header. Keys that disagree are now one answer whatever their
+    order: 400 ``INVALID_ARGUMENT`` saying so, with no key echoed; the service keeps serving."""
+    status, doc = await _send(served.url, GOOD, query=query, headers=headers)
+    assert status == 400, doc
+    err = doc["error"]
+    assert err["status"] == "INVALID_ARGUMENT" and "different API keys" in err["message"]
+    assert KEY not in json.dumps(doc) and OTHER_KEY not in json.dumps(doc) and "wrong-key" not in json.dumps(doc)
+    assert (await _send(served.url, GOOD, query=f"?key={KEY}"))[0] == 200
+
+
+@pytest.mark.parametrize(("query", "headers"), [
+    (f"?key={KEY}&key={KEY}", {}),
+    (f"?key=&key={KEY}", {}),  # an empty key is no key (was 403 "missing a valid API key")
+    ("?key=", {"X-Goog-Api-Key": KEY}),
+    (f"?key={KEY}", {"X-Goog-Api-Key": KEY, "Authorization": f"Bearer {KEY}"}),
+], ids=["same-twice", "empty-then-good", "empty-query-header", "same-everywhere"])
+async def test_the_same_key_presented_more_than_once_is_served(served: Served, query: str, headers: dict[str, str]):
+    status, doc = await _send(served.url, GOOD, query=query, headers=headers)
+    assert status == 200, doc
+
+
+@pytest.mark.parametrize(("patch", "where"), [
+    ({"comment": "you idiot"}, "comment"),
+    ({"comment": 1}, "comment"),
+    ({"comment": ["you idiot"]}, "comment"),
+    ({"sessionId": 1}, "sessionId"),
+    ({"sessionId": []}, "sessionId"),
+    ({"communityId": {"a": 1}}, "communityId"),
+    ({"context": "the thread"}, "context"),
+    ({"context": [1]}, "context"),
+])
+async def test_wrong_types_in_accepted_fields_are_invalid_requests(served: Served, patch: dict[str, Any], where: str):
+    """The docs promise 400 ``INVALID_REQUEST`` for wrong field types, but ``sessionId: []`` and ``context: "x"``
+    were served and a ``comment`` that is a string was ``COMMENT_EMPTY`` ("must be specified")."""
+    status, doc = await _send(served.url, {**GOOD, **patch}, query=f"?key={KEY}")
+    assert status == 400, doc
+    assert doc["error"]["details"][0]["errorType"] == "INVALID_REQUEST" and f"'{where}'" in doc["error"]["message"]
+
+
+async def test_null_enums_are_their_defaults_and_ignored_fields_of_the_right_type_are_served(served: Served):
+    """proto3 JSON reads ``null`` as the field's default: ``comment.type: null`` and ``scoreType: null`` were
+    refused as "'None' is not supported"."""
+    body = {"comment": {"text": "you idiot", "type": None}, "requestedAttributes": {"TOXICITY": {"scoreType": None}},
+            "sessionId": "s1", "communityId": "c1", "context": {"entries": [{"text": "earlier"}]}}
+    status, doc = await _send(served.url, body, query=f"?key={KEY}")
+    assert status == 200, doc
+    assert doc["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.86
+
+
+@pytest.mark.parametrize("name", ["TOXICıTY", "ſEVERE_TOXICITY", "ＴＯＸＩＣＩＴＹ"])
+async def test_an_attribute_name_is_matched_in_ascii_only(served: Served, name: str):
+    """``str.upper`` maps dotless i, long s and fullwidth letters onto ASCII, so ``"TOXICıTY"`` was answered as
+    ``TOXICITY``; it is an unknown attribute."""
+    status, doc = await _send(served.url, {**GOOD, "requestedAttributes": {name: {}}}, query=f"?key={KEY}")
+    assert status == 400 and doc["error"]["details"][0]["errorType"] == "ATTRIBUTE_NOT_SUPPORTED", doc

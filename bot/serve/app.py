@@ -351,17 +351,18 @@ class ScoringService:
                            headers={"Retry-After": "1", "Connection": "close"})
         name = "anonymous"
         if self.keys:
-            presented = request.query.get("key") or request.headers.get("X-Goog-Api-Key")
-            auth = request.headers.get("Authorization", "")
-            if presented is None and auth.lower().startswith("bearer "):
-                presented = auth[7:].strip()
-            found = self.keys.identify(presented)
+            presented_all = presented_keys(request)
+            presented = presented_all[0] if len(presented_all) == 1 else None
+            found = self.keys.identify(presented) if len(presented_all) <= 1 else None
             if found is None:
                 # a flood of wrong or missing keys is limited per client address, as a key's requests are
                 wait = self.limiter.take(f"address:{client_key(request.remote) if request.remote else 'unknown'}")
                 if wait > 0:
                     raise ApiError(429, f"Quota exceeded for this client: {self.config.rate:g} requests per second.",
                                    headers={"Retry-After": RateLimiter.retry_after(wait)})
+                if len(presented_all) > 1:
+                    raise ApiError(400, f"The request presents {len(presented_all)} different API keys (in ?key=, "
+                                   "X-Goog-Api-Key or Authorization: Bearer); pass one.")
                 if presented is None:
                     raise ApiError(403, "The request is missing a valid API key.")
                 raise ApiError(400, "API key not valid. Please pass a valid API key.")
@@ -621,6 +622,19 @@ class _QuietRunner(web.AppRunner):
         assert isinstance(server, _QuietServer)
         server.connection_cap = self._connection_cap
         return server
+
+
+def presented_keys(request: web.BaseRequest) -> list[str]:
+    """The distinct non-empty API keys a request presents, in order: every ``?key=`` value, every
+    ``X-Goog-Api-Key`` header, every ``Authorization: Bearer`` token. More than one is refused by the key check
+    (which one's quota, which one's identity?), so a proxy or client adding a second key cannot pick silently."""
+    found = [*request.query.getall("key", []), *request.headers.getall("X-Goog-Api-Key", [])]
+    found += [a[7:].strip() for a in request.headers.getall("Authorization", []) if a.lower().startswith("bearer ")]
+    out: list[str] = []
+    for key in found:
+        if key and key not in out:
+            out.append(key)
+    return out
 
 
 def precision_of(scorer: Scorer) -> tuple[str, str]:
