@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from bot.serve.app import ConnectionCap, client_key
+from bot.serve.keys import KeyConfigError, KeyRing
 from tests.serve_proc import Served, start_service
 from tests.test_serve import ANALYZE, KEY, OTHER_KEY, _ready
 
@@ -142,3 +144,25 @@ async def test_an_attribute_name_is_matched_in_ascii_only(served: Served, name: 
     ``TOXICITY``; it is an unknown attribute."""
     status, doc = await _send(served.url, {**GOOD, "requestedAttributes": {name: {}}}, query=f"?key={KEY}")
     assert status == 400 and doc["error"]["details"][0]["errorType"] == "ATTRIBUTE_NOT_SUPPORTED", doc
+
+
+def test_the_same_key_under_two_names_is_refused_at_start(tmp_path: Path):
+    """Two names sharing one key were accepted: every request then counted as the first name's (its metrics and its
+    rate), and revoking one client's key silently revoked the other's."""
+    f = tmp_path / "keys.txt"
+    f.write_text(f"red:{KEY}\nforum:{KEY}\n", encoding="utf-8")
+    with pytest.raises(KeyConfigError, match=r"line 2: key 'forum' is the same as key 'red'") as exc:
+        KeyRing.load(f, env={})
+    assert KEY not in str(exc.value)
+    with pytest.raises(KeyConfigError, match="the same as key"):
+        KeyRing.load(None, env={"MODBOT_SERVE_KEYS": f"a:{KEY},b:{KEY}"})
+
+
+@pytest.mark.parametrize("key", ["é" * 20, "k" * 16 + "\x7f", "k" * 16 + "\u200b"])
+def test_a_key_that_is_not_printable_ascii_is_refused_at_start(tmp_path: Path, key: str):
+    """A key travels in a URL (``?key=``) and in HTTP headers (Latin-1 at best): a non-ASCII or control character
+    makes a key no client can send as written."""
+    f = tmp_path / "keys.txt"
+    f.write_text(f"red:{key}\n", encoding="utf-8")
+    with pytest.raises(KeyConfigError, match="printable ASCII"):
+        KeyRing.load(f, env={})
