@@ -22,7 +22,7 @@ from tests.test_serve import ANALYZE, KEY, OTHER_KEY, _ready
 @pytest.mark.parametrize(("a", "b"), [
     ("2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:fffe"),
     ("2001:db8:1:2::1", "2001:DB8:1:2:0:0:0:2"),
-    ("fe80::1%eth0", "fe80::2%eth1"),
+    ("fe80::1%eth0", "fe80::1%eth1"),
     ("::ffff:192.0.2.7", "192.0.2.7"),
 ])
 def test_addresses_of_one_ipv6_slash_64_are_one_client(a: str, b: str):
@@ -33,6 +33,8 @@ def test_addresses_of_one_ipv6_slash_64_are_one_client(a: str, b: str):
     ("2001:db8:1:2::1", "2001:db8:1:3::1"),
     ("192.0.2.7", "192.0.2.8"),
     ("::1", "2001:db8::1"),
+    ("::1", "::2"),
+    ("fe80::1%eth0", "fe80::2%eth0"),  # every host of a link is in fe80::/64
 ])
 def test_other_prefixes_and_every_ipv4_address_are_other_clients(a: str, b: str):
     assert client_key(a) != client_key(b)

@@ -140,7 +140,8 @@ IPV6_CLIENT_PREFIX = 64
 def client_key(address: str) -> str:
     """The client an address belongs to, for the connection cap and the wrong-key limit: an IPv4 address itself
     (an IPv4-mapped IPv6 address ``::ffff:a.b.c.d`` as that IPv4 address), an IPv6 address as its /64 network
-    (``"2001:db8:1:2::/64"``; a zone ``%eth0`` is dropped); anything that is not an IP address as it is."""
+    (``"2001:db8:1:2::/64"``) except a link-local or loopback one, which is itself (every host of a link shares
+    ``fe80::/64``; its zone ``%eth0`` is dropped); anything that is not an IP address as it is."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
@@ -148,6 +149,8 @@ def client_key(address: str) -> str:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             return str(ip.ipv4_mapped)
+        if ip.is_link_local or ip.is_loopback:
+            return str(ip)
         return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
     return str(ip)
 

@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"answer 408 to a request whose body has not arrived this long after its headers "
                         f"(default {BODY_TIMEOUT_S:g} s)")
     p.add_argument("--max-connections-per-address", type=int, default=MAX_CONNECTIONS_PER_ADDRESS,
-                   help="connections one client address may hold open at once; one more is answered 429 and closed "
+                   help="connections one client address (an IPv6 client: its /64) may hold open at once; one more is "
+                        "answered 429 and closed "
                         f"(default {MAX_CONNECTIONS_PER_ADDRESS}; 0: no cap; behind a proxy every connection comes "
                         "from the proxy's address: set it above the proxy's upstream connections)")
     return p
