@@ -168,3 +168,15 @@ def test_a_key_that_is_not_printable_ascii_is_refused_at_start(tmp_path: Path, k
     f.write_text(f"red:{key}\n", encoding="utf-8")
     with pytest.raises(KeyConfigError, match="printable ASCII"):
         KeyRing.load(f, env={})
+
+
+def test_the_listening_line_of_an_ipv6_host_is_a_url_that_works(tmp_path: Path):
+    """``--host ::1`` printed ``listening on http://::1:PORT``, which no client or browser reads as a URL (RFC 3986
+    puts an IPv6 literal in brackets); the line is a URL that answers."""
+    svc = start_service(tmp_path, "--host", "::1")
+    try:
+        port = svc.url.rsplit(":", 1)[1]
+        asyncio.run(_ready(f"http://[::1]:{port}"))
+    finally:
+        _, out, _ = svc.stop()
+    assert f"serve: listening on http://[::1]:{port} (no API key configured: localhost only)" in out, out

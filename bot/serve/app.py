@@ -680,7 +680,8 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     await site.start()
     server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
     port = server.sockets[0].getsockname()[1] if isinstance(server, asyncio.Server) and server.sockets else config.port
-    _out(f"serve: listening on http://{config.host}:{port}"
+    host = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 literal in a URL (RFC 3986)
+    _out(f"serve: listening on http://{host}:{port}"
          + ("" if keys else " (no API key configured: localhost only)"))
     if port_file is not None:
         tmp = port_file.with_name(port_file.name + ".tmp")
