@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -180,3 +183,71 @@ def test_the_listening_line_of_an_ipv6_host_is_a_url_that_works(tmp_path: Path):
     finally:
         _, out, _ = svc.stop()
     assert f"serve: listening on http://[::1]:{port} (no API key configured: localhost only)" in out, out
+
+
+def _answer(sock: socket.socket) -> bytes:
+    body = json.dumps(GOOD).encode()
+    sock.sendall(b"POST " + ANALYZE.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.settimeout(10)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    while len(rest) < length and (chunk := sock.recv(65536)):
+        rest += chunk
+    return head + b"\r\n\r\n" + rest
+
+
+def test_connections_past_the_total_cap_are_answered_503_and_closed(tmp_path: Path):
+    """The cap was per client address only: forty loopback addresses held 2,400 connections (2,409 descriptors in
+    the service) and nothing bounded the total, so a few hosts (or one IPv4 /24) could run the process out of file
+    descriptors, where accept() fails and new clients hang. ``--max-connections`` bounds the total: one more
+    connection, from any address, is answered 503 ``UNAVAILABLE`` with ``Retry-After`` and closed; the admitted
+    ones keep being served, and a slot freed is served again."""
+    svc = start_service(tmp_path, "--max-connections", "2", "--max-connections-per-address", "0")
+    port = int(svc.url.rsplit(":", 1)[1])
+
+    def connect(address: str) -> socket.socket:
+        s = socket.socket()
+        s.bind((address, 0))
+        s.connect(("127.0.0.1", port))
+        return s
+
+    try:
+        asyncio.run(_ready(svc.url))  # its connection is closed when _ready's session ends
+        time.sleep(0.3)
+        first, second = connect("127.0.0.2"), connect("127.0.0.3")
+        with first, second:
+            assert _answer(first).startswith(b"HTTP/1.1 200") and _answer(second).startswith(b"HTTP/1.1 200")
+            with connect("127.0.0.4") as extra:
+                refused = _answer(extra)
+                assert extra.recv(1) == b""
+            assert _answer(first).startswith(b"HTTP/1.1 200")
+            first.close()
+            time.sleep(0.3)
+            with connect("127.0.0.5") as again:
+                served_again = _answer(again)
+    finally:
+        svc.stop()
+    head, _, body = refused.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503") and b"Connection: close" in head and b"Retry-After: 1" in head, head
+    error = json.loads(body)["error"]
+    assert error["status"] == "UNAVAILABLE" and "at most 2 connections open at once" in error["message"], error
+    assert served_again.startswith(b"HTTP/1.1 200")
+
+
+def test_max_connections_defaults_below_the_file_descriptor_limit_and_checks_its_value(tmp_path: Path):
+    from bot.serve.options import build_parser, check_options, default_max_connections
+    from bot.settings import Settings
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert 64 <= default_max_connections() < soft or soft == resource.RLIM_INFINITY
+    for bad in ("-1", "10000001"):
+        args = build_parser().parse_args(["--max-connections", bad])
+        with pytest.raises(ValueError, match="--max-connections"):
+            check_options(args, Settings.from_env())

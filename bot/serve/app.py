@@ -58,6 +58,7 @@ from bot.serve.options import (
     STARTED,
     build_parser,
     check_options,
+    default_max_connections,
     model_loader,
     serve_settings,
     start_loading,
@@ -102,6 +103,8 @@ class ServeConfig:
         body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
         refill_s: Longest wait for as many requests as the previous batch answered
             (:data:`bot.serve.batcher.REFILL_S`; 0: never).
+        max_connections: Connections open at once from all clients (0: no cap); one more is answered 503 and
+            closed (:class:`ConnectionCap`).
         max_connections_per_address: Connections one client address may hold open at once (0: no cap); one more
             is answered 429 and closed (:class:`ConnectionCap`).
         pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
@@ -123,6 +126,7 @@ class ServeConfig:
     body_timeout_s: float = BODY_TIMEOUT_S
     refill_s: float = REFILL_S
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+    max_connections: int = 0
     pass_chars: int = PASS_CHARS
     unit_chars: int = UNIT_CHARS
 
@@ -166,26 +170,36 @@ class ConnectionCap:
     (:func:`client_key`: an IPv6 address by its /64); :attr:`open` maps a client key to its open connections.
     """
 
-    def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None) -> None:
+    def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None, *, total_limit: int = 0) -> None:
         self.limit = limit
+        self.total_limit = total_limit
         self.open: dict[str, int] = {}
+        self.total = 0
+        #: Why the last refused connection was refused: ``"address"`` (its client's cap) or ``"total"``.
+        self.refused_for = ""
         self._on_refuse = on_refuse
 
     def admit(self, address: str) -> bool:
-        """Count a new connection from ``address``; False (nothing counted) when its client (:func:`client_key`)
-        is at its cap."""
+        """Count a new connection from ``address``; False (nothing counted; :attr:`refused_for` says why) when
+        ``total_limit`` connections are open, or its client (:func:`client_key`) holds ``limit``."""
         key = client_key(address)
         held = self.open.get(key, 0)
-        if self.limit and held >= self.limit:
+        why = ("total" if self.total_limit and self.total >= self.total_limit
+               else "address" if self.limit and held >= self.limit else "")
+        if why:
+            self.refused_for = why
             if self._on_refuse is not None:
                 self._on_refuse()
             return False
         self.open[key] = held + 1
+        self.total += 1
         return True
 
     def release(self, address: str) -> None:
         """An admitted connection from ``address`` closed."""
         key = client_key(address)
+        if key in self.open:
+            self.total -= 1
         held = self.open.get(key, 0) - 1
         if held > 0:
             self.open[key] = held
@@ -253,7 +267,8 @@ class ScoringService:
         self.draining = False
         self.inflight = 0
         self.load_error: str | None = None
-        self.connections = ConnectionCap(config.max_connections_per_address, self.metrics.connections_refused.inc)
+        self.connections = ConnectionCap(config.max_connections_per_address, self.metrics.connections_refused.inc,
+                                         total_limit=config.max_connections)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -321,8 +336,10 @@ class ScoringService:
     async def _answer(self, request: web.Request,
                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         try:
-            if getattr(request.protocol, "over_cap", False):
-                resp = web.json_response(self._over_cap(request).body(), status=429, headers={"Retry-After": "1"})
+            over = getattr(request.protocol, "over_cap", "")
+            if over:
+                err = self._over_total() if over == "total" else self._over_cap(request)
+                resp = web.json_response(err.body(), status=err.code, headers={"Retry-After": "1"})
                 resp.force_close()
                 return resp
             if request.path not in OPEN_PATHS:
@@ -340,6 +357,11 @@ class ScoringService:
         except Exception as exc:  # noqa: BLE001 - one bad request must not stop the service; no text is logged
             log.error("internal error on %s: %s", request.path[:80], type(exc).__name__)
             return _error(500, "Internal error.")
+
+    def _over_total(self) -> ApiError:
+        limit = self.config.max_connections
+        return ApiError(503, f"The service holds at most {limit} connections open at once (--max-connections), "
+                             "all in use; retry shortly or on another replica.")
 
     def _over_cap(self, request: web.Request) -> ApiError:
         limit = self.config.max_connections_per_address
@@ -563,7 +585,7 @@ class _QuietHandler(RequestHandler):
     ``connection_cap``): a connection over it is marked ``over_cap`` (its request is answered 429) and closed
     after :data:`REFUSED_GRACE_S` at the latest."""
 
-    over_cap = False
+    over_cap = ""  # why the connection was refused ("address", "total"), "" when admitted
     _capped: str | None = None
     _refused_close: asyncio.TimerHandle | None = None
 
@@ -577,7 +599,7 @@ class _QuietHandler(RequestHandler):
         if cap.admit(address):
             self._capped = address
         else:
-            self.over_cap = True
+            self.over_cap = cap.refused_for or "address"
             grace = min(REFUSED_GRACE_S, self._keepalive_timeout or REFUSED_GRACE_S)  # never longer than idle
             self._refused_close = self._loop.call_later(grace, self.force_close)
 
@@ -749,6 +771,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
                              max_connections_per_address=args.max_connections_per_address,
+                             max_connections=(default_max_connections() if args.max_connections is None
+                                              else args.max_connections),
                              refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
                              pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
