@@ -141,6 +141,7 @@ def test_a_killed_run_leaves_the_previous_candidate_and_can_restart(tmp_path):
 
     (tmp_path / "cand").mkdir()
     (tmp_path / "cand" / "old.txt").write_text("previous candidate", encoding="utf-8")
+    (tmp_path / "cand" / "fast.json").write_text("{}\n", encoding="utf-8")  # what makes it a candidate
     (tmp_path / "cand.partial").mkdir()
     (tmp_path / "cand.partial" / "junk").write_text("half-written", encoding="utf-8")
     with pytest.raises(ValueError, match="unknown families"):

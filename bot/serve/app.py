@@ -26,6 +26,7 @@ Layer: composition root.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import os
@@ -57,6 +58,7 @@ from bot.serve.options import (
     STARTED,
     build_parser,
     check_options,
+    default_max_connections,
     model_loader,
     serve_settings,
     serve_workers,
@@ -102,6 +104,8 @@ class ServeConfig:
         body_timeout_s: A body not received this long after its headers gets 408 (slowloris clients).
         refill_s: Longest wait for as many requests as the previous batch answered
             (:data:`bot.serve.batcher.REFILL_S`; 0: never).
+        max_connections: Connections open at once from all clients (0: no cap); one more is answered 503 and
+            closed (:class:`ConnectionCap`).
         max_connections_per_address: Connections one client address may hold open at once (0: no cap); one more
             is answered 429 and closed (:class:`ConnectionCap`).
         pass_chars: Characters of texts per forward pass at most (:data:`bot.serve.batcher.PASS_CHARS`; 0: none).
@@ -125,6 +129,7 @@ class ServeConfig:
     body_timeout_s: float = BODY_TIMEOUT_S
     refill_s: float = REFILL_S
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+    max_connections: int = 0
     pass_chars: int = PASS_CHARS
     unit_chars: int = UNIT_CHARS
     workers: int | None = None
@@ -135,6 +140,29 @@ class ServeConfig:
 REFUSED_GRACE_S = 5.0
 
 
+#: Length of the IPv6 prefix counted as one client: a host is given a whole /64 (RFC 6177, SLAAC) and may use any
+#: address in it, so a cap or a limit per address would cap nothing.
+IPV6_CLIENT_PREFIX = 64
+
+
+def client_key(address: str) -> str:
+    """The client an address belongs to, for the connection cap and the wrong-key limit: an IPv4 address itself
+    (an IPv4-mapped IPv6 address ``::ffff:a.b.c.d`` as that IPv4 address), an IPv6 address as its /64 network
+    (``"2001:db8:1:2::/64"``) except a link-local or loopback one, which is itself (every host of a link shares
+    ``fe80::/64``; its zone ``%eth0`` is dropped); anything that is not an IP address as it is."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        if ip.is_link_local or ip.is_loopback:
+            return str(ip)
+        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
+
+
 class ConnectionCap:
     """How many connections each client address holds open, against a cap (``limit``; 0: none).
 
@@ -142,31 +170,45 @@ class ConnectionCap:
     :class:`_QuietHandler` answers its request 429 (``RESOURCE_EXHAUSTED``, ``Retry-After: 1``) and closes it, or
     closes it after :data:`REFUSED_GRACE_S` when no request comes, so a client that opens connections and sends
     nothing (slowloris) holds at most ``limit`` of them for long. Refused connections are not counted. Addresses
-    are the peer's IP address as the socket gives it (behind a proxy: the proxy's).
+    are the peer's IP address as the socket gives it (behind a proxy: the proxy's), counted per client
+    (:func:`client_key`: an IPv6 address by its /64); :attr:`open` maps a client key to its open connections.
     """
 
-    def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None) -> None:
+    def __init__(self, limit: int, on_refuse: Callable[[], None] | None = None, *, total_limit: int = 0) -> None:
         self.limit = limit
+        self.total_limit = total_limit
         self.open: dict[str, int] = {}
+        self.total = 0
+        #: Why the last refused connection was refused: ``"address"`` (its client's cap) or ``"total"``.
+        self.refused_for = ""
         self._on_refuse = on_refuse
 
     def admit(self, address: str) -> bool:
-        """Count a new connection from ``address``; False (nothing counted) when the address is at its cap."""
-        held = self.open.get(address, 0)
-        if self.limit and held >= self.limit:
+        """Count a new connection from ``address``; False (nothing counted; :attr:`refused_for` says why) when
+        ``total_limit`` connections are open, or its client (:func:`client_key`) holds ``limit``."""
+        key = client_key(address)
+        held = self.open.get(key, 0)
+        why = ("total" if self.total_limit and self.total >= self.total_limit
+               else "address" if self.limit and held >= self.limit else "")
+        if why:
+            self.refused_for = why
             if self._on_refuse is not None:
                 self._on_refuse()
             return False
-        self.open[address] = held + 1
+        self.open[key] = held + 1
+        self.total += 1
         return True
 
     def release(self, address: str) -> None:
         """An admitted connection from ``address`` closed."""
-        held = self.open.get(address, 0) - 1
+        key = client_key(address)
+        if key in self.open:
+            self.total -= 1
+        held = self.open.get(key, 0) - 1
         if held > 0:
-            self.open[address] = held
+            self.open[key] = held
         else:
-            self.open.pop(address, None)
+            self.open.pop(key, None)
 
 
 class Metrics:
@@ -229,7 +271,8 @@ class ScoringService:
         self.draining = False
         self.inflight = 0
         self.load_error: str | None = None
-        self.connections = ConnectionCap(config.max_connections_per_address, self.metrics.connections_refused.inc)
+        self.connections = ConnectionCap(config.max_connections_per_address, self.metrics.connections_refused.inc,
+                                         total_limit=config.max_connections)
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -298,8 +341,10 @@ class ScoringService:
     async def _answer(self, request: web.Request,
                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         try:
-            if getattr(request.protocol, "over_cap", False):
-                resp = web.json_response(self._over_cap(request).body(), status=429, headers={"Retry-After": "1"})
+            over = getattr(request.protocol, "over_cap", "")
+            if over:
+                err = self._over_total() if over == "total" else self._over_cap(request)
+                resp = web.json_response(err.body(), status=err.code, headers={"Retry-After": "1"})
                 resp.force_close()
                 return resp
             if request.path not in OPEN_PATHS:
@@ -318,10 +363,16 @@ class ScoringService:
             log.error("internal error on %s: %s", request.path[:80], type(exc).__name__)
             return _error(500, "Internal error.")
 
+    def _over_total(self) -> ApiError:
+        limit = self.config.max_connections
+        return ApiError(503, f"The service holds at most {limit} connections open at once (--max-connections), "
+                             "all in use; retry shortly or on another replica.")
+
     def _over_cap(self, request: web.Request) -> ApiError:
         limit = self.config.max_connections_per_address
-        return ApiError(429, f"Too many connections from {request.remote or 'your address'}: at most {limit} open "
-                             "at once per client address. Reuse a connection (keep-alive) or close idle ones.")
+        who = client_key(request.remote) if request.remote else "your address"
+        return ApiError(429, f"Too many connections from {who}: at most {limit} open at once per client address "
+                             "(an IPv6 /64 is one client). Reuse a connection (keep-alive) or close idle ones.")
 
     def _admit(self, request: web.Request) -> None:
         """Key check, rate limit, and refusal while loading or draining (raises :class:`ApiError`)."""
@@ -330,17 +381,18 @@ class ScoringService:
                            headers={"Retry-After": "1", "Connection": "close"})
         name = "anonymous"
         if self.keys:
-            presented = request.query.get("key") or request.headers.get("X-Goog-Api-Key")
-            auth = request.headers.get("Authorization", "")
-            if presented is None and auth.lower().startswith("bearer "):
-                presented = auth[7:].strip()
-            found = self.keys.identify(presented)
+            presented_all = presented_keys(request)
+            presented = presented_all[0] if len(presented_all) == 1 else None
+            found = self.keys.identify(presented) if len(presented_all) <= 1 else None
             if found is None:
                 # a flood of wrong or missing keys is limited per client address, as a key's requests are
-                wait = self.limiter.take(f"address:{request.remote or 'unknown'}")
+                wait = self.limiter.take(f"address:{client_key(request.remote) if request.remote else 'unknown'}")
                 if wait > 0:
                     raise ApiError(429, f"Quota exceeded for this client: {self.config.rate:g} requests per second.",
                                    headers={"Retry-After": RateLimiter.retry_after(wait)})
+                if len(presented_all) > 1:
+                    raise ApiError(400, f"The request presents {len(presented_all)} different API keys (in ?key=, "
+                                   "X-Goog-Api-Key or Authorization: Bearer); pass one.")
                 if presented is None:
                     raise ApiError(403, "The request is missing a valid API key.")
                 raise ApiError(400, "API key not valid. Please pass a valid API key.")
@@ -538,7 +590,7 @@ class _QuietHandler(RequestHandler):
     ``connection_cap``): a connection over it is marked ``over_cap`` (its request is answered 429) and closed
     after :data:`REFUSED_GRACE_S` at the latest."""
 
-    over_cap = False
+    over_cap = ""  # why the connection was refused ("address", "total"), "" when admitted
     _capped: str | None = None
     _refused_close: asyncio.TimerHandle | None = None
 
@@ -552,7 +604,7 @@ class _QuietHandler(RequestHandler):
         if cap.admit(address):
             self._capped = address
         else:
-            self.over_cap = True
+            self.over_cap = cap.refused_for or "address"
             grace = min(REFUSED_GRACE_S, self._keepalive_timeout or REFUSED_GRACE_S)  # never longer than idle
             self._refused_close = self._loop.call_later(grace, self.force_close)
 
@@ -602,6 +654,19 @@ class _QuietRunner(web.AppRunner):
         return server
 
 
+def presented_keys(request: web.BaseRequest) -> list[str]:
+    """The distinct non-empty API keys a request presents, in order: every ``?key=`` value, every
+    ``X-Goog-Api-Key`` header, every ``Authorization: Bearer`` token. More than one is refused by the key check
+    (which one's quota, which one's identity?), so a proxy or client adding a second key cannot pick silently."""
+    found = [*request.query.getall("key", []), *request.headers.getall("X-Goog-Api-Key", [])]
+    found += [a[7:].strip() for a in request.headers.getall("Authorization", []) if a.lower().startswith("bearer ")]
+    out: list[str] = []
+    for key in found:
+        if key and key not in out:
+            out.append(key)
+    return out
+
+
 def precision_of(scorer: Scorer) -> tuple[str, str]:
     """``(precision, why)`` of a loaded scorer: its ``precision`` / ``precision_reason``
     (:func:`bot.scoring.onnx_scorer.load_embedded`), else ``bf16`` under torch autocast, ``int8`` for a torch
@@ -642,7 +707,8 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     await site.start()
     server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
     port = server.sockets[0].getsockname()[1] if isinstance(server, asyncio.Server) and server.sockets else config.port
-    _out(f"serve: listening on http://{config.host}:{port}"
+    host = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 literal in a URL (RFC 3986)
+    _out(f"serve: listening on http://{host}:{port}"
          + ("" if keys else " (no API key configured: localhost only)"))
     if port_file is not None:
         tmp = port_file.with_name(port_file.name + ".tmp")
@@ -713,6 +779,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              drain_s=args.drain_s, policies=policies, max_wait_s=args.batch_wait_ms / 1000,
                              idle_timeout_s=args.idle_timeout_s, body_timeout_s=args.body_timeout_s,
                              max_connections_per_address=args.max_connections_per_address,
+                             max_connections=(default_max_connections() if args.max_connections is None
+                                              else args.max_connections),
                              refill_s=REFILL_S if args.batch_refill_ms is None else args.batch_refill_ms / 1000,
                              pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars,
                              workers=args.batch_workers)

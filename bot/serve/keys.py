@@ -43,7 +43,8 @@ class KeyRing:
 
         Raises:
             KeyConfigError: the file cannot be read, a line is malformed, a key is shorter than
-                :data:`MIN_KEY_CHARS`, or two keys share a name (file and line named; the key itself never).
+                :data:`MIN_KEY_CHARS` or not printable ASCII, two keys share a name, or two names share a key (file
+                and line named; the key itself never).
         """
         e = os.environ if env is None else env
         keys: dict[str, str] = {}
@@ -51,8 +52,14 @@ class KeyRing:
         def add(name: str, key: str, where: str) -> None:
             if len(key) < MIN_KEY_CHARS:
                 raise KeyConfigError(f"{where}: key {name!r} is shorter than {MIN_KEY_CHARS} characters")
+            if not (key.isascii() and key.isprintable()):
+                raise KeyConfigError(f"{where}: key {name!r} is not printable ASCII (a key travels in URLs and "
+                                     "HTTP headers)")
             if name in keys:
                 raise KeyConfigError(f"{where}: key name {name!r} is used twice")
+            same = next((other for other, k in keys.items() if hmac.compare_digest(k, key)), None)
+            if same is not None:
+                raise KeyConfigError(f"{where}: key {name!r} is the same as key {same!r} (give each client its own)")
             keys[name] = key
 
         for n, raw in enumerate(x.strip() for x in e.get("MODBOT_SERVE_KEYS", "").split(",")):

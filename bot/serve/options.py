@@ -48,6 +48,20 @@ BODY_TIMEOUT_S = 10.0
 #: Connections one client address may hold open at once by default (``--max-connections-per-address``): room for
 #: a bot's connection pool and a proxy's keep-alive connections, far below what exhausts file descriptors.
 MAX_CONNECTIONS_PER_ADDRESS = 64
+#: File descriptors kept free under the soft ``RLIMIT_NOFILE`` by the default ``--max-connections`` (the model,
+#: its threads, logs and the listening sockets need some).
+FD_RESERVE = 256
+
+
+def default_max_connections() -> int:
+    """The default ``--max-connections``: the soft ``RLIMIT_NOFILE`` less :data:`FD_RESERVE` (so a flood of
+    connections is answered 503 before ``accept()`` runs out of descriptors), at least 64 and at most 100,000."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return 100_000
+    return max(64, min(100_000, soft - FD_RESERVE))
 #: ``time.perf_counter()`` when this module was imported (first thing ``python -m bot serve`` does): the ready
 #: line's "s after start".
 STARTED = time.perf_counter()
@@ -103,8 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--body-timeout-s", type=float, default=BODY_TIMEOUT_S,
                    help=f"answer 408 to a request whose body has not arrived this long after its headers "
                         f"(default {BODY_TIMEOUT_S:g} s)")
+    p.add_argument("--max-connections", type=int, default=None,
+                   help="connections open at once from all clients; one more is answered 503 and closed (default: "
+                        f"the open-file limit less {FD_RESERVE}, at least 64; 0: no cap)")
     p.add_argument("--max-connections-per-address", type=int, default=MAX_CONNECTIONS_PER_ADDRESS,
-                   help="connections one client address may hold open at once; one more is answered 429 and closed "
+                   help="connections one client address (an IPv6 client: its /64) may hold open at once; one more is "
+                        "answered 429 and closed "
                         f"(default {MAX_CONNECTIONS_PER_ADDRESS}; 0: no cap; behind a proxy every connection comes "
                         "from the proxy's address: set it above the proxy's upstream connections)")
     return p
@@ -167,6 +185,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
     for flag, value in (("--idle-timeout-s", args.idle_timeout_s), ("--body-timeout-s", args.body_timeout_s)):
         if not (math.isfinite(value) and 0 < value <= 86_400):
             raise ValueError(f"{flag} {value:g}: expected a number of seconds above 0, at most a day")
+    if args.max_connections is not None and not 0 <= args.max_connections <= 10_000_000:
+        raise ValueError(f"--max-connections {args.max_connections}: expected 0 (no cap) to 10000000")
     if not 0 <= args.max_connections_per_address <= 1_000_000:
         raise ValueError(f"--max-connections-per-address {args.max_connections_per_address}: expected 0 (no cap) to "
                          "1000000")

@@ -126,14 +126,16 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
     if not isinstance(obj, dict):
         raise ApiError(400, "Invalid JSON payload: expected an AnalyzeCommentRequest object.", "INVALID_REQUEST")
     comment = obj.get("comment")
-    if not isinstance(comment, dict):
+    if comment is None:
         raise ApiError(400, "Comment must be specified: 'comment.text' is required.", "COMMENT_EMPTY")
+    if not isinstance(comment, dict):
+        raise ApiError(400, "Invalid value at 'comment': expected an object, {\"text\": ...}.", "INVALID_REQUEST")
     text = comment.get("text")
     if text is None or text == "":
         raise ApiError(400, "Comment text was too short: 'comment.text' is missing or empty.", "COMMENT_EMPTY")
     if not isinstance(text, str):
         raise ApiError(400, "Invalid value at 'comment.text': expected a string.", "INVALID_REQUEST")
-    ctype = comment.get("type", "PLAIN_TEXT")
+    ctype = comment.get("type") or "PLAIN_TEXT"  # null, as proto3 JSON reads it: the default
     if ctype not in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
         raise ApiError(400, f"Invalid value at 'comment.type': {str(ctype)[:40]!r} is not supported (PLAIN_TEXT).",
                        "INVALID_REQUEST")
@@ -147,7 +149,9 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
                        "INVALID_REQUEST")
     attributes: list[tuple[str, float | None]] = []
     for name, cfg in requested.items():
-        label = ATTRIBUTES.get(str(name).upper())
+        # ASCII case only: str.upper maps dotless i, long s... onto ASCII letters ("TOXICıTY" -> "TOXICITY")
+        upper = name.upper() if name.isascii() else name
+        label = ATTRIBUTES.get(upper)
         if label is None:
             raise ApiError(400, f"Unknown attribute: {str(name)[:60]}. Supported: {', '.join(ATTRIBUTES)}.",
                            "ATTRIBUTE_NOT_SUPPORTED", extra={"requestedAttribute": str(name)[:60]})
@@ -158,7 +162,7 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
         if not isinstance(cfg, dict):
             raise ApiError(400, f"Invalid value at 'requestedAttributes.{name}': expected an object.",
                            "INVALID_REQUEST")
-        stype = cfg.get("scoreType", "PROBABILITY")
+        stype = cfg.get("scoreType") or "PROBABILITY"
         if stype not in ("PROBABILITY", "SCORE_TYPE_UNSPECIFIED"):
             raise ApiError(400, f"Unsupported scoreType {str(stype)[:30]!r} for {name}: only PROBABILITY.",
                            "INVALID_REQUEST")
@@ -166,7 +170,7 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
                                       or not 0 <= threshold <= 1):
             raise ApiError(400, f"Invalid scoreThreshold for {name}: a number in [0, 1].", "INVALID_REQUEST")
-        attributes.append((str(name).upper(), None if threshold is None else float(threshold)))
+        attributes.append((upper, None if threshold is None else float(threshold)))
     langs = obj.get("languages", [])
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         raise ApiError(400, "Invalid value at 'languages': expected a list of ISO 639-1 codes.", "INVALID_REQUEST")
@@ -180,8 +184,11 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
                            "(ISO 639-1, e.g. \"en\" or \"en-US\").", "INVALID_REQUEST")
         codes.append(code)
     token = obj.get("clientToken")
-    if token is not None and not isinstance(token, str):
-        raise ApiError(400, "Invalid value at 'clientToken': expected a string.", "INVALID_REQUEST")
+    for key, kind, name in (("clientToken", str, "a string"), ("sessionId", str, "a string"),
+                            ("communityId", str, "a string"), ("context", dict, "an object")):
+        value = obj.get(key)  # sessionId, communityId and context are accepted and ignored, but typed
+        if value is not None and not isinstance(value, kind):
+            raise ApiError(400, f"Invalid value at '{key}': expected {name}.", "INVALID_REQUEST")
     return AnalyzeRequest(
         text=text,
         attributes=tuple(attributes),

@@ -6,8 +6,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from bot.model.artifact import DELTA_FILE, default_cache_dir
-from bot.training.train import DEFAULT_DATA, TrainConfig, train, train_recipe
+from bot.model.artifact import ARTIFACT_DIR, DELTA_FILE, default_cache_dir
+from bot.training.train import DEFAULT_DATA, TrainConfig, check_data_root, check_out_dir, contains, train, train_recipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +68,17 @@ def main(argv: list[str] | None = None) -> int:
     for t in args.teacher:
         if not (t / DELTA_FILE).is_file():
             p.error(f"--teacher {t}: not a model artifact directory (no {DELTA_FILE})")
+    if args.out.resolve() != ARTIFACT_DIR.resolve() and (contains(args.out, ARTIFACT_DIR)
+                                                        or contains(ARTIFACT_DIR, args.out)):
+        p.error(f"--out {args.out}: a folder holding the shipped artifact or inside it ({ARTIFACT_DIR}); name the "
+                "artifact folder itself (the default) or another one")
+    try:
+        check_data_root(args.data)
+        check_out_dir(args.out)
+        if args.keep_runs is not None:
+            check_out_dir(args.keep_runs, "--keep-runs")
+    except ValueError as exc:
+        p.error(str(exc))
     cfg = TrainConfig(data=args.data, seed=args.seed, epochs=args.epochs, out=args.out, limit=args.limit,
                       runs=args.runs, keep_runs=args.keep_runs, stance_families=args.stance_families,
                       scene_families=args.scene_families,

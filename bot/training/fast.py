@@ -16,7 +16,8 @@ The replay targets are computed once per replay pool and cached as a build artif
 (``<cache>/fast/replay-<sha256 of the shipped delta, max_len and pool texts>.pt``, ~1 MB; written atomically),
 so a second seed or a restart pays no scoring. The candidate is built in ``<out>.partial`` and moved to ``<out>``
 only once its artifact and thresholds are complete: a run killed half-way leaves ``<out>`` as it was and the
-shipped artifact is never written (``--out`` may not be ``bot/model/artifact``; shipping is a deliberate copy).
+shipped artifact is never written (``--out`` may not be ``bot/model/artifact``, a folder holding it or inside it,
+or an existing folder other than a previous candidate: :func:`_check_out`; shipping is a deliberate copy).
 Thresholds are calibrated as for every model (max F1 per label) on the recipe's dev split plus a 10% hold-out of
 the new rows (never trained on).
 
@@ -41,7 +42,18 @@ from pathlib import Path
 from bot.core.models import LABELS
 from bot.model import artifact as art
 from bot.training.data import Example
-from bot.training.train import DEFAULT_DATA, TrainConfig, _fit, build_examples, calibrate, cpu_has_bf16, normaliser
+from bot.training.train import (
+    DEFAULT_DATA,
+    TrainConfig,
+    _fit,
+    build_examples,
+    calibrate,
+    check_data_root,
+    check_out_dir,
+    contains,
+    cpu_has_bf16,
+    normaliser,
+)
 
 log = logging.getLogger(__name__)
 
@@ -298,9 +310,22 @@ def anchor_texts(data: Path, exclude: frozenset[str] = frozenset()) -> list[str]
 
 
 def _check_out(out: Path, base: Path) -> None:
-    if Path(out).resolve() in (Path(base).resolve(), art.ARTIFACT_DIR.resolve()):
-        raise ValueError(f"--out {out}: the fast loop never writes the shipped artifact (copy a candidate there "
-                         "deliberately once the paired tests support it)")
+    """Refuse an ``--out`` that the fast loop's final replace (``shutil.rmtree(out)``, then the staging folder
+    moved there) would harm: the shipped artifact or the base, a folder holding or inside either, an existing file
+    or a folder that is not a fast-loop candidate (no ``fast.json``), or a place that cannot be written.
+
+    Raises:
+        ValueError: with the reason, naming ``--out``.
+    """
+    for what, artifact in (("the shipped artifact", art.ARTIFACT_DIR), ("the --base artifact", Path(base))):
+        if contains(out, artifact) or contains(artifact, out):
+            raise ValueError(f"--out {out}: the fast loop never writes {what} or a folder holding it or inside it "
+                             f"({artifact}; copy a candidate there deliberately once the paired tests support it)")
+    out = Path(out)
+    if out.is_dir() and any(out.iterdir()) and not (out / "fast.json").is_file():
+        raise ValueError(f"--out {out}: a folder that is not a fast-loop candidate (no fast.json); the fast loop "
+                         "replaces --out whole, so name a new folder or a previous candidate")
+    check_out_dir(out)
 
 
 def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | None = None) -> dict:
@@ -435,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.base / art.DELTA_FILE).is_file():
             raise ValueError(f"--base {args.base}: not a model artifact directory (no {art.DELTA_FILE})")
         _check_out(args.out, args.base)
+        check_data_root(args.data)
     except ValueError as exc:
         print(f"error: fast: {exc}", file=__import__("sys").stderr)  # noqa: T201
         return 2

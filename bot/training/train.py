@@ -30,6 +30,50 @@ log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+#: The folders of the shared data root the recipe reads (:func:`bot.training.data.load_all`).
+RECIPE_SOURCES = ("davidson-hate-offensive", "olid", "ethos", "toxic-spans", "toxigen-seed-sentences",
+                  "jigsaw-toxic-sample", "chats")
+
+
+def check_data_root(data: Path) -> None:
+    """Refuse a ``--data`` root the recipe cannot read, before any work starts.
+
+    Raises:
+        ValueError: ``data`` is not a directory, or lacks one of :data:`RECIPE_SOURCES` (named in the message).
+    """
+    if not Path(data).is_dir():
+        raise ValueError(f"--data {data}: not a directory (the shared data root holding "
+                         f"{', '.join(RECIPE_SOURCES)}; default {DEFAULT_DATA})")
+    missing = [name for name in RECIPE_SOURCES if not (Path(data) / name).is_dir()]
+    if missing:
+        raise ValueError(f"--data {data}: missing {', '.join(missing)} (the recipe reads {', '.join(RECIPE_SOURCES)})")
+
+
+def check_out_dir(out: Path, flag: str = "--out") -> None:
+    """Refuse an output directory that cannot be created and written, before any work starts: ``out`` (or the
+    nearest of its parents that exists) is a file, or no file can be created there (a read-only file system, no
+    permission). Creates nothing that stays (a probe directory is made and removed).
+
+    Raises:
+        ValueError: naming ``flag`` and the reason.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{flag} {out}: not a directory")
+    probe_in = out if out.is_dir() else out.parent
+    while not probe_in.exists() and probe_in != probe_in.parent:
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        raise ValueError(f"{flag} {out}: not a directory ({probe_in} is a file)")
+    try:
+        tempfile.TemporaryDirectory(dir=probe_in, prefix=".modbot-probe-").cleanup()
+    except OSError as exc:
+        raise ValueError(f"{flag} {out}: cannot write in {probe_in} ({exc.strerror or exc})") from None
+
+
+def contains(outer: Path, inner: Path) -> bool:
+    """``inner`` is ``outer`` or inside it, symlinks and ``..`` resolved."""
+    return Path(inner).resolve().is_relative_to(Path(outer).resolve())
 
 
 @dataclass(frozen=True)

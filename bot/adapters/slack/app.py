@@ -124,8 +124,8 @@ class SlackHandlers:
         author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first)
         try:
             msg = to_core(team, event, fields, author=author)
-        except ValueError:
-            log.info("skipped a message event without channel or ts")
+        except ValueError as exc:
+            log.info("skipped a message event: %s", exc)
             return
         await self.bot.judge(msg)
 

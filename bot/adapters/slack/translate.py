@@ -30,12 +30,25 @@ def split(ref: str) -> tuple[str, str | None]:
     return channel, ts or None
 
 
-def ts_time(ts: str | None) -> datetime:
-    """The UTC time of a Slack ``ts`` (seconds since the epoch, as text); now when missing or malformed."""
+#: A Slack ``ts``: decimal seconds since the epoch, with an optional fraction (``"1700000000.000100"``).
+_TS = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,9})?")
+
+
+def parse_ts(ts: str | None) -> datetime | None:
+    """The UTC time of a Slack ``ts`` (``"1700000000.000100"``: decimal seconds since the epoch, as text), or
+    ``None`` when it is missing or not one: not decimal digits (``"inf"``, ``"1e20"``, ``"nan"``, ``"0x10"``,
+    padded with spaces) or past what a :class:`datetime` holds (year 9999)."""
+    if not isinstance(ts, str) or not _TS.fullmatch(ts):
+        return None
     try:
-        return datetime.fromtimestamp(float(ts or ""), UTC)
-    except ValueError:
-        return datetime.now(UTC)
+        return datetime.fromtimestamp(float(ts), UTC)
+    except (ValueError, OverflowError, OSError):  # out of datetime's or the platform's time_t range
+        return None
+
+
+def ts_time(ts: str | None) -> datetime:
+    """The UTC time of a Slack ``ts`` (:func:`parse_ts`); now when missing or malformed (never raises)."""
+    return parse_ts(ts) or datetime.now(UTC)
 
 
 def channel_ref(channel: str, thread_ts: str | None, ts: str | None, name: str = "") -> ChannelRef:
@@ -84,12 +97,16 @@ def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, auth
     """A core :class:`Message` from a ``message`` event (see :func:`message_fields`).
 
     Raises:
-        ValueError: the event has no channel or ``ts``.
+        ValueError: the event has no channel or ``ts``, or its ``ts`` is not a Slack time (:func:`parse_ts`:
+            ``"inf"``, ``"1e20"``...); a malformed ``edited_ts`` is read as now.
     """
     channel = event.get("channel")
     ts = fields.get("ts")
     if not channel or not ts:
         raise ValueError("message event without channel or ts")
+    created = parse_ts(ts)
+    if created is None:
+        raise ValueError("message event whose ts is not a Slack time")
     text = fields["text"]
     files = fields.get("files") or []
     titles = " ".join(f.get("title") or "" for f in files if f.get("title") and f.get("title") != f.get("name"))
@@ -104,7 +121,7 @@ def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, auth
         author=author,
         id=f"{channel}:{ts}",
         text=text,
-        created_at=ts_time(ts),
+        created_at=created,
         edited_at=ts_time(fields["edited_ts"]) if fields.get("edited_ts") else None,
         reply_to=f"{channel}:{fields['thread_ts']}" if fields.get("thread_ts") and fields["thread_ts"] != ts else None,
         attachments=tuple(Attachment(f.get("url_private") or "", f.get("name") or "") for f in files),
