@@ -399,3 +399,14 @@ def test_service_model_threads_use_both_cores_of_two_and_leave_one_core_from_thr
     from bot.serve.options import serve_threads
 
     assert [serve_threads(n) for n in (1, 2, 3, 16)] == [1, 2, 2, 15]
+
+
+def test_loopback_is_recognised_however_it_is_written():
+    """Without keys the service may listen on any loopback address (127.0.0.0/8, ::1 written out in full,
+    localhost in any case); a public, unspecified or unresolved name is not loopback."""
+    from bot.serve.options import is_loopback_host
+
+    for host in ("127.0.0.1", "127.0.0.5", "::1", "0:0:0:0:0:0:0:1", "localhost", "LocalHost"):
+        assert is_loopback_host(host), host
+    for host in ("0.0.0.0", "::", "10.0.0.1", "example.org", "", "[::1]"):
+        assert not is_loopback_host(host), host

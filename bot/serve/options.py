@@ -37,7 +37,19 @@ if TYPE_CHECKING:
 MAX_COMMENT_BYTES = 20_480
 #: Largest request body by default (bytes): room for a native batch of many chat messages; larger gets 413.
 MAX_BODY_BYTES = 1_048_576
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and any loopback address however written (``127.0.0.5``,
+    ``0:0:0:0:0:0:0:1``); a name other than ``localhost`` is not resolved and counts as not loopback."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 #: Seconds a connection may stay idle, or take to send a request line and headers, before it is closed: aiohttp's
 #: own ``run_app`` default (its connection handler's default is an hour, so a slowloris client that opens connections
 #: and sends nothing would hold them, and file descriptors, for that long). Longer than nginx's 60 s upstream
@@ -161,7 +173,7 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
         if not sep or not name or not path:
             raise ValueError(f"--policy {item!r}: expected NAME=FILE")
         policies[name] = Path(path)
-    if not keys and args.host not in LOOPBACK:
+    if not keys and not is_loopback_host(args.host):
         raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
                          "MODBOT_SERVE_KEYS), so the service listens on localhost only")
     if not 0 <= args.port <= 65535:
