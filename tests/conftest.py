@@ -6,6 +6,7 @@ session for tests that only read its scores (``embedded_scorer``); how many xdis
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import uuid
@@ -77,6 +78,26 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if memory is not None:
         workers = min(workers, memory // WORKER_MEMORY)
     return max(cores, workers)
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """Every test starts and ends with the logging setup it found: the root logger's handlers and level and every
+    named logger's level. A test that runs a command's ``main()`` in-process (``setup_logging``, ``basicConfig``)
+    leaves a root handler bound to *its* captured stderr, which pytest closes after it; a later test in the same
+    xdist worker then logs into a closed file ("--- Logging error --- ... I/O operation on closed file") or, after
+    ``setup_logging`` silenced ``bot.ingest``, sees none of the warnings it checks. Which test ran before which
+    depends on xdist's scheduling, so without this the suite's result depended on the order (CI, 2026-12-02)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: lg.level for name, lg in logging.Logger.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger)}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, lg in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(lg, logging.Logger):
+            lg.setLevel(levels.get(name, logging.NOTSET))
 
 
 #: SQLite's busy timeout (ms) in tests that hold a mod log's write lock past it on purpose (``short_busy_timeout``).
