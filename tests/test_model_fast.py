@@ -204,18 +204,22 @@ def test_anchor_texts_read_the_chat_research_sets_and_never_the_flag_rate_test_s
 
 
 def test_anchor_and_hold_unnamed_arguments_are_checked(capsys):
-    """--anchor below 0 is refused with one line (exit 2), before anything is loaded."""
+    """--anchor below 0 and --new-repeat below 1 are refused with one line (exit 2), before anything is loaded."""
     from bot.training.fast import main
 
     assert main(["--out", "/tmp/x-fast-never", "--anchor", "-1"]) == 2
     err = capsys.readouterr().err
     assert "--replay and --anchor must be >= 0" in err and err.count("\n") == 1
+    assert main(["--out", "/tmp/x-fast-never", "--new-repeat", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--new-repeat >= 1" in err and err.count("\n") == 1
 
 
 @pytest.mark.slow  # trains the real model once on tiny data: ~25 s on 2 idle cores
 def test_fast_loop_with_anchor_and_hold_unnamed_caches_three_target_sets(tmp_path, monkeypatch):
-    """With --anchor and --hold-unnamed the candidate is complete, its report and manifest say so, and the base
-    scores of replay rows, anchor texts and new rows are each cached once (a rerun scores nothing again)."""
+    """With --anchor, --hold-unnamed and --new-repeat the candidate is complete, its report and manifest say so
+    (each new training row seen three times an epoch), and the base scores of replay rows, anchor texts and new
+    rows are each cached once (a rerun scores nothing again)."""
     from bot.model import artifact as art
     from bot.training import fast
 
@@ -228,11 +232,14 @@ def test_fast_loop_with_anchor_and_hold_unnamed_caches_three_target_sets(tmp_pat
         Example("you are a kind homosexual man", ZERO, "hand_cf"),
         Example("you are a vile homosexual man", HATE, "hand_cf")] * 5)
     cfg = fast.FastConfig(out=tmp_path / "cand", seed=3, families=("tiny",), replay=20, cache=tmp_path / "cache",
-                          data=tmp_path / "data", anchor=8, hold_unnamed=True, new_labels=("identity_attack",))
+                          data=tmp_path / "data", anchor=8, hold_unnamed=True, new_labels=("identity_attack",),
+                          new_repeat=3)
     report = fast.train_fast(cfg, pool=_tiny_pool())
     assert report["anchor_rows"] == 8 and report["hold_unnamed"] is True
+    assert report["new_train_rows"] == 2 and report["rows_per_epoch"] == 20 + 8 + 3 * 2
     meta = art.read_manifest(tmp_path / "cand")["meta"]
     assert meta["anchor"] == 8 and meta["hold_unnamed"] is True and meta["new_labels"] == ["identity_attack"]
+    assert meta["new_repeat"] == 3
     cached = sorted((tmp_path / "cache" / "fast").glob("replay-*.pt"))
     assert len(cached) == 3
     stamps = [p.stat().st_mtime_ns for p in cached]

@@ -130,6 +130,10 @@ class FastConfig:
     #: [:data:`BORDERLINE_LOW`, :data:`BORDERLINE_HIGH`) (where a small drift crosses a review tier of the default
     #: policy, e.g. swearing at toxicity 0.9 against the 0.95 tier), the rest at random.
     anchor_borderline: bool = False
+    #: Each new training row is seen this many times per epoch (an up-weight of what the new rows teach against
+    #: the replay and anchor rows, which hold the base in place; 1: once, as before). The held-out new dev rows
+    #: are never repeated.
+    new_repeat: int = 1
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -335,13 +339,15 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     :func:`bot.training.train.build_examples` of ``cfg.recipe``.
 
     Raises:
-        ValueError: ``cfg.out`` is the shipped artifact or the base, or an unknown family.
+        ValueError: ``cfg.out`` is the shipped artifact or the base, an unknown family, or ``new_repeat`` < 1.
         bot.model.artifact.ModelArtifactError: the base artifact cannot be read.
     """
     import torch
     from transformers import BertForSequenceClassification, BertTokenizerFast
 
     _check_out(cfg.out, cfg.base)
+    if cfg.new_repeat < 1:
+        raise ValueError(f"new_repeat must be at least 1, not {cfg.new_repeat}")
     t0 = time.monotonic()
     rc = cfg.recipe
     torch.set_num_threads(rc.threads)
@@ -371,7 +377,6 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     t_data = time.monotonic() - t0
 
     new_enc = tok([ex.text for ex in new_train], truncation=True, max_length=rc.max_len)["input_ids"] if new_train else []
-    enc = [pool_enc[i] for i in pick] + anchor_enc + list(new_enc)
     hard = torch.tensor([[math.nan if v is None else v for v in ex.target] for ex in new_train],
                         dtype=torch.float32).reshape(len(new_train), len(LABELS))
     base_new = None
@@ -383,6 +388,9 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         at = {t: i for i, t in enumerate(fresh_texts)}
         base_new = fresh_probs[[at[ex.text] for ex in new_train]]
     new_soft, new_mask = new_row_targets(hard, cfg.new_labels, base_new)
+    new_enc = list(new_enc) * cfg.new_repeat
+    enc = [pool_enc[i] for i in pick] + anchor_enc + new_enc
+    new_soft, new_mask = new_soft.repeat(cfg.new_repeat, 1), new_mask.repeat(cfg.new_repeat, 1)
     soft = torch.cat([pool_probs[pick], anchor_probs, new_soft])
     mask = torch.cat([torch.ones(len(pick) + len(anchors), len(LABELS), dtype=torch.bool), new_mask])
     # distill_weight 1.0: every row's loss is plain BCE against ``soft`` on its known labels: the base model's
@@ -404,15 +412,16 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         families=list(cfg.families), replay=len(pick), new_rows=len(new_train), epochs=cfg.epochs, lr=cfg.lr,
         max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}),
         **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": len(anchors)} if cfg.anchor else {}),
-        **({"anchor_borderline": True} if cfg.anchor_borderline else {}))
+        **({"anchor_borderline": True} if cfg.anchor_borderline else {}),
+        **({"new_repeat": cfg.new_repeat} if cfg.new_repeat != 1 else {}))
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
                     "fast loop's new rows", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
               "replay_rows": len(pick), "anchor_rows": len(anchors), "hold_unnamed": cfg.hold_unnamed,
-              "new_train_rows": len(new_train), "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
-              "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
+              "new_train_rows": len(new_train), "new_repeat": cfg.new_repeat, "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
+              "rows_per_epoch": len(enc), "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
               "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
               "delta_sha256": manifest["delta_sha256"], "thresholds": thresholds}
     (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -442,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--anchor-borderline", action="store_true",
                    help=f"draw anchors first from texts the base scores in [{BORDERLINE_LOW}, {BORDERLINE_HIGH}) "
                         "on some label")
+    p.add_argument("--new-repeat", type=int, default=1,
+                   help="show each new training row this many times per epoch (up-weights the new data; default 1)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
@@ -452,8 +463,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = [x for x in new_labels or () if x not in LABELS]
         if bad:
             raise ValueError(f"--new-labels: unknown labels {bad}; known: {', '.join(LABELS)}")
-        if args.replay < 0 or args.anchor < 0 or args.epochs < 1 or not 0 < args.lr < 1:
-            raise ValueError("--replay and --anchor must be >= 0, --epochs >= 1 and --lr in (0, 1)")
+        if args.replay < 0 or args.anchor < 0 or args.epochs < 1 or args.new_repeat < 1 or not 0 < args.lr < 1:
+            raise ValueError("--replay and --anchor must be >= 0, --epochs and --new-repeat >= 1 and --lr in (0, 1)")
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
@@ -468,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = FastConfig(out=args.out, seed=args.seed, families=families, replay=args.replay, epochs=args.epochs,
                      lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
                      hold_unnamed=args.hold_unnamed, anchor=args.anchor,
-                     anchor_borderline=args.anchor_borderline,
+                     anchor_borderline=args.anchor_borderline, new_repeat=args.new_repeat,
                      recipe=replace(TrainConfig(), data=args.data))
     train_fast(cfg)
     return 0
