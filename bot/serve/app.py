@@ -32,6 +32,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -693,6 +694,32 @@ def _out(line: str) -> None:
     sys.stdout.flush()
 
 
+def listen_socket(host: str, port: int) -> tuple[socket.socket | None, bool]:
+    """The listening socket for ``--host``, when it must be built here: ``(socket, dual)``, or ``(None, False)`` for
+    any other host (aiohttp binds it).
+
+    ``--host ::`` (the unspecified IPv6 address, however written) means every address, IPv4 and IPv6, as it does for
+    Python's ``http.server --bind ::``, Go's ``net.Listen`` and Node's ``listen``; asyncio would bind it with
+    ``IPV6_V6ONLY`` set and leave every IPv4 client refused. So it is one socket with ``IPV6_V6ONLY`` cleared
+    (``dual`` True), IPv4 clients arriving as ``::ffff:a.b.c.d`` (counted as that IPv4 address, :func:`client_key`);
+    where the system cannot do that (``socket.has_dualstack_ipv6()`` false) it is IPv6 only and ``dual`` is False,
+    which the listening line says.
+
+    Raises:
+        OSError: the address is taken or not ours (reported by :func:`main` as "cannot listen").
+    """
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None, False
+    if not (isinstance(ip, ipaddress.IPv6Address) and ip.is_unspecified):
+        return None, False
+    dual = socket.has_dualstack_ipv6()
+    sock = socket.create_server((host, port), family=socket.AF_INET6, backlog=128, dualstack_ipv6=dual)
+    sock.setblocking(False)
+    return sock, dual
+
+
 async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer, str]], default_policy: Path,
                 port_file: Path | None = None) -> int:
     """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once, ``/readyz`` 503 until the
@@ -703,12 +730,17 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
                           keepalive_timeout=config.idle_timeout_s)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port)
+    every, both = listen_socket(config.host, config.port)
+    site: web.BaseSite = (web.SockSite(runner, every) if every is not None
+                          else web.TCPSite(runner, config.host, config.port))
     await site.start()
     server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
     port = server.sockets[0].getsockname()[1] if isinstance(server, asyncio.Server) and server.sockets else config.port
     host = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 literal in a URL (RFC 3986)
-    _out(f"serve: listening on http://{host}:{port}"
+    reach = "" if every is None else (" (every IPv4 and IPv6 address)" if both else
+                                      " (IPv6 only: this system cannot take IPv4 on an IPv6 socket; "
+                                      "--host 0.0.0.0 listens on IPv4)")
+    _out(f"serve: listening on http://{host}:{port}{reach}"
          + ("" if keys else " (no API key configured: localhost only)"))
     if port_file is not None:
         tmp = port_file.with_name(port_file.name + ".tmp")
@@ -794,7 +826,8 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
     try:
         return asyncio.run(serve(config, keys, loading, settings.default_policy, args.port_file))
     except OSError as exc:  # the port is taken, the address is not ours
-        print(f"error: serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
+        where = f"[{args.host}]" if ":" in args.host else args.host  # ``[::]:8080``, not ``:::8080``
+        print(f"error: serve: cannot listen on {where}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2
 
 
