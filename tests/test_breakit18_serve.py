@@ -94,3 +94,25 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
     env["PYTHONPATH"] = str(ROOT)
     return env
+
+
+@pytest.mark.parametrize(("policy", "kind"), [(1, "a number (1)"), (1.5, "a number (1.5)"), (True, "a boolean (true)"),
+                                              (["default"], "a list"), ({"name": "default"}, "an object")])
+def test_a_policy_that_is_not_a_string_is_named_as_such(tmp_path: Path, policy: object, kind: str):
+    """``"policy": 1`` in a ``/v1/score`` request (a client's YAML ``policy: 1``) was "Unknown policy '1'", as if a
+    policy named "1" were missing; it is a 400 INVALID_REQUEST that names the key, says a policy name is a string and
+    what was sent. ``True`` was shown as Python's ``'True'``; it is JSON's ``true``."""
+    from tests.test_serve import _post
+
+    svc = start_service(tmp_path, keys=f"red:{KEY}\n")
+    try:
+        asyncio.run(_ready(svc.url))
+        status, doc, _ = asyncio.run(_post(svc.url + "/v1/score", {"texts": ["hello"], "policy": policy},
+                                           params={"key": KEY}))
+        named = asyncio.run(_post(svc.url + "/v1/score", {"texts": ["hello"], "policy": "1"}, params={"key": KEY}))
+    finally:
+        svc.stop()
+    assert status == 400 and doc["error"]["status"] == "INVALID_ARGUMENT", doc
+    assert doc["error"]["message"] == (f"Invalid value at 'policy': expected a policy name (a string), got {kind}; "
+                                       "the service has default."), doc
+    assert named[0] == 400 and named[1]["error"]["message"] == "Unknown policy '1': the service has default."

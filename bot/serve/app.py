@@ -513,8 +513,11 @@ class ScoringService:
         _refuse_lone_surrogates(obj, _batch_text)
         ids, texts = self._texts(obj, ids=True)
         name = obj.get("policy")
-        if name is not None and (not isinstance(name, str) or name not in self.policies):
-            raise ApiError(400, f"Unknown policy {str(name)[:40]!r}: the service has {', '.join(self.policies)}.",
+        if name is not None and not isinstance(name, str):  # ``"policy": 1`` is not the policy named "1"
+            raise ApiError(400, f"Invalid value at 'policy': expected a policy name (a string), got {_json_kind(name)}; "
+                           f"the service has {', '.join(self.policies)}.", "INVALID_REQUEST")
+        if name is not None and name not in self.policies:
+            raise ApiError(400, f"Unknown policy {name[:40]!r}: the service has {', '.join(self.policies)}.",
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
         languages = getattr(self.scorer, "languages", None)
@@ -680,6 +683,16 @@ def precision_of(scorer: Scorer) -> tuple[str, str]:
     if str(getattr(scorer, "version", "")).endswith("+int8"):
         return "int8", "MODBOT_INT8 (torch dynamic quantisation)"
     return "fp32", ""
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in an error message: ``"a number (1)"``, ``"a boolean (true)"``, ``"a list"``,
+    ``"an object"`` (a number or boolean is shown as JSON writes it, at most 40 characters)."""
+    if isinstance(value, bool):
+        return f"a boolean ({json.dumps(value)})"
+    if isinstance(value, int | float):
+        return f"a number ({json.dumps(value)[:40]})"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def _error(code: int, message: str, error_type: str | None = None) -> web.Response:
