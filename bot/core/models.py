@@ -113,6 +113,11 @@ class Attachment:
     filename: str = ""
 
 
+#: The member id of a message whose source named no author (a JSON line without ``author``): every such message
+#: shares it, so it is not one member and the rate-based rules leave it out (:attr:`Message.in_rate_windows`).
+NO_AUTHOR_ID = "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """A chat message as the core sees it, translated from a platform event or an export row.
@@ -158,6 +163,13 @@ class Message:
     def event_time(self) -> datetime | None:
         """The time of this event: the edit time for an edit, else the posting time (``None``: not known)."""
         return self.edited_at or self.created_at
+
+    @property
+    def in_rate_windows(self) -> bool:
+        """True when the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder) can judge
+        this message: it has a time and an author (not :data:`NO_AUTHOR_ID`, which every anonymous line shares, so
+        they would read as one member posting everything). False: it is judged on its own, as ``score`` judges."""
+        return self.created_at is not None and self.author.id != NO_AUTHOR_ID
 
 
 @dataclass(frozen=True, slots=True)

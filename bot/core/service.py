@@ -137,7 +137,8 @@ class ModerationService:
         max_delay_s: Longest a message waits for its batch to fill (seconds).
         text_cache: Number of recent distinct scored texts remembered (repeated texts are scored once).
         stateful_rules: False judges every message on its own (no spam, flood or raid windows, no strikes): used
-            by ``score``, whose inputs are independent texts.
+            by ``score``, whose inputs are independent texts. With it on, a message without an author or a time
+            (:attr:`bot.core.models.Message.in_rate_windows` false) is still judged on its own.
         known_scores: Scores already known per scoring plan (:func:`bot.core.pieces.scoring_pieces`), used instead
             of the scorer (a ``scan`` replay re-judges recorded messages from their stored scores this way).
         max_pending: Most messages held at once (submitted, not yet resolved); :meth:`enqueue` / :meth:`handle`
@@ -608,7 +609,8 @@ class ModerationService:
         with its recorded flag); no verdict, alert, case or strike comes of it."""
         m, policy = it.message, it.policy
         assert policy is not None and it.replay_flagged is not None
-        replay(m, policy, self._state(m, policy), flagged=it.replay_flagged, exempt=bool(it.exempt))
+        if m.in_rate_windows:  # as _judge: an anonymous or untimed message was never in the windows
+            replay(m, policy, self._state(m, policy), flagged=it.replay_flagged, exempt=bool(it.exempt))
 
     async def _judge(self, it: _Item) -> tuple[VerdictRecord, RaidAlert | None]:
         m, policy = it.message, it.policy
@@ -618,15 +620,16 @@ class ModerationService:
         shadow = policy.shadow_mode or not self.enforce
         latency = (time.perf_counter() - it.arrived) * 1000
         is_edit = m.edited_at is not None
+        stateful = self.stateful_rules and m.in_rate_windows  # an anonymous or untimed message: judged on its own
         j = judge(m, policy, self._rules_of(policy), st, exempt=bool(it.exempt),
                   content_hits=it.content_hits, norm=it.norm, more=it.more, scores=it.scores,
-                  scorer_failed=it.scorer_failed, score_status=it.score_status, stateful=self.stateful_rules)
+                  scorer_failed=it.scorer_failed, score_status=it.score_status, stateful=stateful)
         if j is None:
             v = Verdict(message=m, scores=None, exempt=it.exempt, shadow=shadow, policy_version=policy.version,
                         latency_ms=latency, score_status="not_scored")
             return VerdictRecord(verdict=v, excerpt=excerpt, is_edit=is_edit), None
         decision = j.decision
-        plan = await sanction(policy, decision, self.ledger, m, stateful=self.stateful_rules)
+        plan = await sanction(policy, decision, self.ledger, m, stateful=stateful)
         v = Verdict(
             message=m, scores=it.scores, rule_hits=j.hits, labels=decision.labels, flagged=decision.flagged,
             action=plan.strongest, actions=plan.actions, strike_points=plan.points, shadow=shadow, raid=j.raid,

@@ -22,21 +22,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.models import NO_AUTHOR_ID, ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
 from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
 
-#: Member id of a line without ``author``.
-NO_AUTHOR_ID = "unknown"
-
-
 def lacks_author_or_time(message: Message) -> bool:
     """True when ``message`` came from a JSON line without ``author`` (:data:`NO_AUTHOR_ID`) or without a time
     (``created_at`` is ``None``): spam, raid and strike windows cannot judge it."""
-    return message.author.id == NO_AUTHOR_ID or message.created_at is None
+    return not message.in_rate_windows
 
 
 def _time(obj: dict[str, Any], key: str) -> datetime | None:

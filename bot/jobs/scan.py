@@ -103,9 +103,11 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
     Every input is validated before the model loads: a missing path, an ``--out`` or ``--report`` that is an input
     (or inside an input folder: :func:`output_clash`), an invalid policy or input with no messages at all exits 2
     with a one-line error; so do model settings that name no model (:func:`bot.runtime.check_model`), before
-    the mod log is opened or created. Input without authors or times (JSON lines that lack ``author`` or
+    the mod log is opened or created. A message without an author or a time (a JSON line that lacks ``author`` or
     ``created_at``) is judged with the rate-based rules (flood, duplicates, raids, strikes and the escalation ladder)
-    off, with one warning: on such input they would only see one "unknown" member posting everything at once.
+    off for that message alone (:attr:`bot.core.models.Message.in_rate_windows`), with one warning counting them:
+    the rules would see every anonymous line as one "unknown" member posting everything at once. The other
+    messages of the scan are judged with those rules as usual.
     """
     from bot.ingest import IngestError
     from bot.ingest.stream import MessageStream
@@ -149,7 +151,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         if incomplete:
             console.print(f"[yellow]warning:[/yellow] {incomplete:,} of {total:,} messages have no author or no "
                           "time (JSON lines without \"author\" or \"created_at\"): the rate-based rules (flood, "
-                          "duplicates, raids, strikes and the escalation ladder) are off for this scan",
+                          "duplicates, raids, strikes and the escalation ladder) skip those messages",
                           highlight=False)
         servers = sorted(survey.servers)
         # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
@@ -160,7 +162,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
             check_model(settings)  # ScorerLoadError (exit 2) for a typo in --model, before the mod log is created
         ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=stream,
                     total=total, names=survey.names, servers=servers, policies=policies, errors=errors,
-                    stateful=not incomplete, scorer_factory=scorer_factory)
+                    stateful=True, scorer_factory=scorer_factory)
         return await _run(ctx, scorer)
 
 
