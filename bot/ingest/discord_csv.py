@@ -7,6 +7,8 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
 * Broken quoting (a stray or unterminated quote, a line past :data:`MAX_LINE_BYTES`): that row is reported with
   its row and line and why, and reading goes on at the line after the one it started on, so the lines an open
   quote swallowed are read again as rows (each row that is still no row is reported too): no readable row is lost.
+  An open quote that a later row's trailing quote closes (``a 12";``: valid CSV, the rows between merged into one
+  field) is broken quoting too: a row whose later line reads as a whole row of its own (:func:`_row_inside`).
 * Dates: ``dd-MMM-yy hh:mm tt`` (2019, e.g. ``05-Dec-19 04:27 AM``), ISO-8601, or a few .NET short formats
   (:data:`DATE_FORMATS`). DCE writes the exporter's **local** time without a zone; we cannot know it, so a time
   without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution).
@@ -322,6 +324,18 @@ def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) ->
         row_no += 1
         if not row or row == [""]:
             continue
+        inner = _row_inside(tape.row, delim, need, i_aid, i_date)
+        if inner is not None:
+            # an unterminated quote closed by a quote at the end of a field of a later row (``a 12";``): csv reads
+            # one row, the neighbours merged into one field; report it and read the swallowed lines again as rows
+            start = tape.first_line()
+            sink.report(IngestError(path, f"row {row_no} (line {start})",
+                                    f"bad CSV: a quote opened on line {start} is still open on line {inner}, "
+                                    "which reads as a row of its own (an unterminated quote?); "
+                                    f"this row is skipped and reading goes on at line {start + 1}"))
+            tape.resume_after_first_line()
+            reader = csv.reader(tape, delimiter=delim, strict=True)
+            continue
         where = f"row {row_no} (line {tape.row[-1][0] if tape.row else tape.line})"
         if len(row) < need:
             sink.report(IngestError(path, where, f"expected at least {need} fields, got {len(row)} (truncated?)"))
@@ -367,6 +381,36 @@ def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) ->
             run = []
         run.append(msg)
     yield from _spread_minute(run)
+
+
+def _row_inside(lines: list[tuple[int, str]], delim: str, need: int, i_aid: int, i_date: int) -> int | None:
+    """The number of a later line of a row read over several lines that is itself a whole row, or ``None``.
+
+    By the csv module's rules a quoted field runs until a quote followed by the delimiter or the line's end; a quote
+    left open in one row (``"hello``) is therefore closed by a later row's field that ends in a quote (``a 12";``,
+    valid there unquoted), and the rows between merge silently into one field. A line counts as a row of its own
+    when, read alone (strict), it has at least ``need`` fields, an AuthorID and a date :func:`parse_dce_date`
+    reads, and it starts the way the row's first line does (both with a quote, as DCE writes every field, or
+    neither): a row pasted into a quoted message has its quotes doubled, so it does not start a row there.
+    """
+    if len(lines) < 2:
+        return None
+    quoted = lines[0][1].startswith('"')
+    for n, line in lines[1:]:
+        if line.startswith('"') != quoted:
+            continue
+        try:
+            alone = next(csv.reader([line], delimiter=delim, strict=True), None)
+        except csv.Error:
+            continue
+        if alone is None or len(alone) < need or not alone[i_aid].strip():
+            continue
+        try:
+            parse_dce_date(alone[i_date])
+        except ValueError:
+            continue
+        return n
+    return None
 
 
 def _spread_minute(run: list[Message]) -> list[Message]:
