@@ -36,8 +36,21 @@ def lacks_author_or_time(message: Message) -> bool:
 
 
 def _time(obj: dict[str, Any], key: str) -> datetime | None:
+    """``obj[key]`` as an ISO-8601 time; ``None`` when absent, ``null`` or ``""``.
+
+    Raises:
+        ValueError: an unparseable string, or a value that is not a string (``1704067200``, ``true``, a list): it
+            was read as "no time", so the line silently lost its time and the rate-based rules skipped it.
+    """
     v = obj.get(key)
-    return parse_iso(v) if isinstance(v, str) and v else None
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        got = (f"a boolean ({json.dumps(v)})" if isinstance(v, bool) else
+               f"a number ({json.dumps(v)[:40]})" if isinstance(v, int | float) else
+               "a list" if isinstance(v, list) else "an object")
+        raise ValueError(f"{key}: expected an ISO-8601 time as a string (\"2024-01-01T12:00:00Z\"), got {got}")
+    return parse_iso(v)
 
 
 def _server(v: Any, default: ServerRef) -> ServerRef:
