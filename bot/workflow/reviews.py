@@ -111,7 +111,8 @@ class ReviewsMixin(WorkflowParts):
         do it), so a member who may not act gets no modal; :meth:`decide_review` runs every check again at submit.
 
         Raises:
-            Refused: a decision that does not ask first, unknown item, missing permission, or already decided.
+            Refused: a decision that does not ask first, unknown item, an appeal's item, missing permission, or
+                already decided.
         """
         if not asks_first(choice):
             raise Refused("Decision ", Said(repr(choice)), " does not ask for a reason.")
@@ -121,6 +122,7 @@ class ReviewsMixin(WorkflowParts):
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
+        self._check_not_appeal(item)
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         authorize(actor, kind)
@@ -128,6 +130,20 @@ class ReviewsMixin(WorkflowParts):
         self._check_open(item)
         return review_confirmation(kind, review_id, f"review #{item.id}: {item.reason}",
                                    channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
+
+    @staticmethod
+    def _check_not_appeal(item: ReviewItem) -> None:
+        """An appeal's review item is decided with Uphold / Overturn (:meth:`decide_appeal`), never as a review
+        decision: ``mod:review:<its id>:dismiss`` overturned the case and pardoned its strikes while the appeal
+        stayed open (a later Uphold then "upheld" an overturned case), and ``...:ban`` sanctioned the member for
+        appealing, with the appeal's text as the reason.
+
+        Raises:
+            Refused: ``item`` is an appeal's.
+        """
+        if item.source == "appeal":
+            raise Refused(f"Review #{item.id} is an appeal of case #{item.case_number}: decide it with Uphold or "
+                          "Overturn on its card. Nothing was changed.")
 
     def _check_capable(self, choice: str, channel_id: str | None) -> None:
         """A member sanction (timeout, kick, ban) this platform cannot carry out is refused before the claim (a
@@ -152,8 +168,8 @@ class ReviewsMixin(WorkflowParts):
         (kick, ban); it becomes the case's reason as typed (otherwise the case says "review #N: <flag reason>").
 
         Raises:
-            Refused: unknown decision or item, a missing, short or too long reason, missing permission,
-                hierarchy, a target who left, or already decided.
+            Refused: unknown decision or item, an appeal's item (decided with :meth:`decide_appeal`), a missing,
+                short or too long reason, missing permission, hierarchy, a target who left, or already decided.
         """
         if choice not in DECISIONS:
             raise Refused("Unknown decision ", Said(repr(choice)), ".")
@@ -163,6 +179,7 @@ class ReviewsMixin(WorkflowParts):
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
+        self._check_not_appeal(item)
         if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:
