@@ -286,14 +286,29 @@ class ReviewsMixin(WorkflowParts):
         reason = f"case #{case_number} {how}"
         if case.action is ActionKind.TIMEOUT and self.can(Capability.TIMEOUT):
             res = await self.enforcer.remove_timeout(server_id, member_id, reason)
-            return "timeout lifted" if res.ok else f"could not lift the timeout: FAILED: {res.reason}"
+            if res.ok:
+                return "timeout lifted"
+            await self._record_lift_refused(server_id, case_number, f"timeout not lifted: {res.reason}")
+            return f"could not lift the timeout: FAILED: {res.reason}"
         if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
             res = await self.enforcer.unban(server_id, member_id, reason)
             if res.ok:
                 await self.store.mark_lifted(self.platform, server_id, case_number)
                 self.cancel_unban(server_id, case_number)
-            return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
+                return "ban lifted"
+            await self._record_lift_refused(server_id, case_number, f"ban not lifted: {res.reason}")
+            return f"could not lift the ban: FAILED: {res.reason}"
         return ""
+
+    async def _record_lift_refused(self, server_id: str, case_number: int, note: str) -> None:
+        """Record on an overturned case that the platform refused to lift its timeout or ban (``note``, after the
+        case's earlier notes): the case said only "overturned", so the mod log read as if the sanction had ended
+        while the member stayed timed out or banned. The case stays ``overturned`` (its strikes stay pardoned)."""
+        now = await self.store.get_case(self.platform, server_id, case_number)
+        if now is None:
+            return
+        failure = "; ".join(x for x in (now.failure, note) if x)
+        await self.store.set_case_status(self.platform, server_id, case_number, now.status, failure=failure[:1000])
 
     async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
                      message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:
@@ -380,5 +395,7 @@ class ReviewsMixin(WorkflowParts):
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Appeal #{appeal_id} of case #{decided.case_number}: {outcome}",
             lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else [])),
-            member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number, kind="appeal"))
-        return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), True, card=card)
+            member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number,
+            failed="FAILED" in note, kind="appeal"))
+        return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,
+                      card=card)

@@ -1,7 +1,9 @@
 """The appeal workflow through the real discord.py client against the local fake Discord (nineteenth session's
 break-it pass): an appeal's review item pressed as a review decision (``mod:review:<its id>:dismiss`` overturned the
 case and pardoned its strike while the appeal stayed open; ``...:ban`` opened the reason modal to ban the member for
-appealing) is refused by the workflow; a non-moderator's Overturn changes nothing."""
+appealing) is refused by the workflow; a non-moderator's Overturn changes nothing; a timeout Discord refuses to lift
+when its case is dismissed or overturned on appeal is recorded on the case (it said only "overturned", as if the
+timeout had ended)."""
 
 from __future__ import annotations
 
@@ -45,3 +47,53 @@ async def test_a_non_moderator_pressing_overturn_is_refused(env):
     cb = await env.fake.click(env.guild, bystander, card, f"mod:appealdecide:{appeal_id}:overturn")
     assert "You need Manage Messages" in ephemeral_text(cb)
     _unchanged(env, number)
+
+
+async def _automatic_timeout(env):
+    """A threat over the act tier: the bot times Alice out (case #1) and posts its card. Returns the outcome."""
+    env.write_policy(env.guild, env.review, env.modlog, "[thresholds]\nthreat = { review = 0.8, act = 0.9 }\n")
+    env.bot.policies.invalidate()
+    _, outcome = await env.post(env.alice, "threatword you")
+    await env.fake.wait_until(lambda: env.rows("SELECT status FROM cases")[0][0] == "applied"
+                              if env.rows("SELECT status FROM cases") else False)
+    await env.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith(
+        f"Review #{outcome.review_id} ") for m in env.fake.messages.values()))
+    return outcome
+
+
+def _decision(cb) -> str:
+    return next(f["value"] for f in cb.body["data"]["embeds"][0]["fields"] if f["name"] == "Decision")
+
+
+async def test_a_refused_lift_on_dismissing_an_automatic_timeout_is_recorded_on_the_case(env):
+    outcome = await _automatic_timeout(env)
+    card = env.card(f"Review #{outcome.review_id} ")
+    env.fake.fail("PATCH", rf"/guilds/{env.guild['id']}/members/{env.alice['id']}")
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:dismiss")
+    assert "could not lift the timeout: FAILED: Missing Permissions (50013)" in _decision(cb)
+    assert [tuple(r) for r in env.rows("SELECT number, action, status, failure FROM cases")] == [
+        (outcome.case_number, "timeout", "overturned", "timeout not lifted: Missing Permissions (50013)")]
+
+
+async def test_a_refused_lift_on_overturning_an_appeal_is_recorded_on_the_case(env):
+    outcome = await _automatic_timeout(env)
+    cb = await env.fake.slash(env.guild, env.alice, "appeal", [{"name": "case", "type": 4,
+                                                               "value": outcome.case_number}])
+    await env.fake.submit_modal(env.guild, env.alice, cb, ["it was a quote, sorry"])
+    await env.fake.wait_until(lambda: any(m["embeds"] and m["embeds"][0]["title"].startswith("Appeal #")
+                                          for m in env.fake.messages.values()))
+    card = env.card("Appeal #")
+    env.fake.fail("PATCH", rf"/guilds/{env.guild['id']}/members/{env.alice['id']}")
+    cb = await env.fake.click(env.guild, env.mod, card, "mod:appealdecide:1:overturn")
+    assert "could not lift the timeout: FAILED: Missing Permissions (50013)" in _decision(cb)
+    assert [tuple(r) for r in env.rows("SELECT status FROM appeals")] == [("overturned",)]
+    assert [tuple(r) for r in env.rows("SELECT status, failure FROM cases")] == [
+        ("overturned", "timeout not lifted: Missing Permissions (50013)")]
+
+
+async def test_a_lifted_timeout_leaves_no_failure_on_the_case(env):
+    outcome = await _automatic_timeout(env)
+    card = env.card(f"Review #{outcome.review_id} ")
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:dismiss")
+    assert "timeout lifted" in _decision(cb)
+    assert [tuple(r) for r in env.rows("SELECT status, failure FROM cases")] == [("overturned", None)]
