@@ -255,6 +255,8 @@ class ReviewsMixin(WorkflowParts):
                                                  CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                                  failure=None if res.ok else f"delete: {res.reason}")
             if not res.ok:
+                if item.case_number is not None:
+                    await self._note_on_case(sid, case_number, f"delete: {res.reason}")
                 return f"delete FAILED: {res.reason}"
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
                                      case_number=case_number, message_id=item.message_id)
@@ -288,7 +290,7 @@ class ReviewsMixin(WorkflowParts):
             res = await self.enforcer.remove_timeout(server_id, member_id, reason)
             if res.ok:
                 return "timeout lifted"
-            await self._record_lift_refused(server_id, case_number, f"timeout not lifted: {res.reason}")
+            await self._note_on_case(server_id, case_number, f"timeout not lifted: {res.reason}")
             return f"could not lift the timeout: FAILED: {res.reason}"
         if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
             res = await self.enforcer.unban(server_id, member_id, reason)
@@ -296,14 +298,15 @@ class ReviewsMixin(WorkflowParts):
                 await self.store.mark_lifted(self.platform, server_id, case_number)
                 self.cancel_unban(server_id, case_number)
                 return "ban lifted"
-            await self._record_lift_refused(server_id, case_number, f"ban not lifted: {res.reason}")
+            await self._note_on_case(server_id, case_number, f"ban not lifted: {res.reason}")
             return f"could not lift the ban: FAILED: {res.reason}"
         return ""
 
-    async def _record_lift_refused(self, server_id: str, case_number: int, note: str) -> None:
-        """Record on an overturned case that the platform refused to lift its timeout or ban (``note``, after the
-        case's earlier notes): the case said only "overturned", so the mod log read as if the sanction had ended
-        while the member stayed timed out or banned. The case stays ``overturned`` (its strikes stay pardoned)."""
+    async def _note_on_case(self, server_id: str, case_number: int, note: str) -> None:
+        """Record on a case a platform refusal that came after it was decided (``note``, after the case's earlier
+        notes; its status is kept): a timeout or ban not lifted when it was overturned (the case said only
+        "overturned", as if the sanction had ended), or a moderator's Delete refused on its card (the case said
+        nothing, the card "message deleted")."""
         now = await self.store.get_case(self.platform, server_id, case_number)
         if now is None:
             return

@@ -3,14 +3,14 @@ break-it pass): an appeal's review item pressed as a review decision (``mod:revi
 case and pardoned its strike while the appeal stayed open; ``...:ban`` opened the reason modal to ban the member for
 appealing) is refused by the workflow; a non-moderator's Overturn changes nothing; a timeout Discord refuses to lift
 when its case is dismissed or overturned on appeal is recorded on the case (it said only "overturned", as if the
-timeout had ended)."""
+timeout had ended), and so is a moderator's Delete refused on an automod card (the case said nothing)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.discord.helpers import ephemeral_text
-from tests.discord.test_review_buttons_wire import appeal_card
+from tests.discord.test_review_buttons_wire import appeal_card, review_card
 
 pytestmark = pytest.mark.discord
 
@@ -97,3 +97,15 @@ async def test_a_lifted_timeout_leaves_no_failure_on_the_case(env):
     cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:dismiss")
     assert "timeout lifted" in _decision(cb)
     assert [tuple(r) for r in env.rows("SELECT status, failure FROM cases")] == [("overturned", None)]
+
+
+async def test_a_refused_delete_on_an_automod_card_is_recorded_on_its_case(env):
+    """Delete on the card of a review-only automod case, refused by Discord: the card says FAILED and the case
+    records why (before, the case said nothing and the mod log read as if the message was gone)."""
+    msg, outcome, card = await review_card(env)
+    env.fake.fail("DELETE", rf"/channels/{env.general}/messages/{msg['id']}")
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:delete")
+    assert "delete FAILED: Missing Permissions (50013)" in _decision(cb)
+    assert [tuple(r) for r in env.rows("SELECT number, action, status, failure FROM cases")] == [
+        (outcome.case_number, "review", "applied", "delete: Missing Permissions (50013)")]
+    assert env.rows("SELECT COUNT(*) FROM strikes")[0][0] == 0  # nothing was deleted: no strike
