@@ -107,3 +107,13 @@ async def test_two_moderators_deciding_one_appeal_at_once_only_one_decides(senv)
     assert [e["user"] for e in senv.fake.ephemerals if "already decided" in e["text"]] == [loser]
     assert senv.rows("SELECT status FROM cases WHERE number = 2") == [("overturned" if status == "overturned"
                                                                       else "applied",)]
+
+
+@pytest.mark.parametrize("action_id", ["mod:appealdecide:1:", "mod:appealdecide:1:Uphold", "mod:appealdecide:1:x"])
+async def test_an_appeal_button_that_is_neither_uphold_nor_overturn_decides_nothing(senv, action_id):  # noqa: F811
+    """Only ``uphold`` and ``overturn`` decide an appeal (as on Discord); before, any other word overturned it
+    (it was not ``uphold``), pardoning the strike."""
+    card = await _appeal_card(senv)
+    assert (await click(senv, senv.mods.id, card, action_id)).status == 200
+    assert await _answer(senv, "Unknown button") == "Unknown button."
+    _unchanged(senv)
