@@ -172,8 +172,8 @@ def _author(v: Any) -> MemberRef:
             roles=tuple(str(r) for r in roles or ()),
             is_bot=_flag(v, "is_bot", "author.is_bot"),
         )
-    aid = _ref_id(v, "author", "a member")
-    return MemberRef(NO_AUTHOR_ID, NO_AUTHOR_ID) if aid is None else MemberRef(aid, aid)
+    bare = _ref_id(v, "author", "a member")
+    return MemberRef(NO_AUTHOR_ID, NO_AUTHOR_ID) if bare is None else MemberRef(bare, bare)
 
 
 def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None = None) -> Iterator[Message]:
