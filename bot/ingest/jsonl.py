@@ -151,6 +151,24 @@ def _channel(v: Any) -> ChannelRef:
     return ChannelRef("default", "default") if cid is None else ChannelRef(cid, cid)
 
 
+def _roles(roles: list[Any]) -> tuple[str, ...]:
+    """``author.roles`` as role ids (strings or whole numbers; ``null`` and ``""`` items are left out).
+
+    Raises:
+        BadField: an item of another type: ``[{"id": "123"}]`` became the role id ``"{'id': '123'}"``, so the
+            server's role exemptions silently did not apply.
+    """
+    out = []
+    for i, r in enumerate(roles):
+        if r is None or r == "":
+            continue
+        if isinstance(r, str) or isinstance(r, int) and not isinstance(r, bool):
+            out.append(str(r))
+        else:
+            raise BadField(f"author.roles[{i}]: expected a role id (a string or whole number), got {_kind(r)}")
+    return tuple(out)
+
+
 def _author(v: Any) -> MemberRef:
     """The ``author`` field; :data:`NO_AUTHOR_ID` when absent.
 
@@ -169,7 +187,7 @@ def _author(v: Any) -> MemberRef:
             clean_text(v.get("name")),
             joined_at=_time(v, "joined_at"),
             created_at=_time(v, "created_at"),
-            roles=tuple(str(r) for r in roles or ()),
+            roles=_roles(roles or []),
             is_bot=_flag(v, "is_bot", "author.is_bot"),
         )
     bare = _ref_id(v, "author", "a member")
