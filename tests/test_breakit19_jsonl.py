@@ -69,7 +69,7 @@ def test_ids_as_whole_numbers_and_nulls_are_still_read(tmp_path: Path):
     p = tmp_path / "chat.jsonl"
     rows = [{"id": 1, "text": None, "author": 880000000000000001, "channel": 42, "server": 7},
             {"id": "2", "text": "x", "author": None, "channel": None, "mentions_everyone": None},
-            {"id": "3", "text": "y", "author": {"id": 9, "is_bot": True, "roles": [1, "r"]},
+            {"id": "3", "text": "y", "author": {"id": 9, "is_bot": True, "roles": [1, "r", None]},
              "channel": {"id": 5, "is_thread": False}, "server": {"id": 7}}]
     p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     errors: list[IngestError] = []
