@@ -10,7 +10,8 @@ A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line w
 (``created_at=None``, never a stand-in such as the Unix epoch: a line that says ``1970-01-01T00:00:00Z`` means it),
 and the time-ordered merge of :mod:`bot.ingest.stream` keeps it after the line before it. Rate-based rules (flood, duplicates, raids, strikes and the
 escalation ladder) are meaningless on such messages: :func:`lacks_author_or_time` tells ``scan`` to switch them off
-(the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based).
+(the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based); so is a
+field of the wrong JSON type (``"text": 5``, ``"author": true``, ``"is_bot": "false"``: see :class:`BadField`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,18 @@ def lacks_author_or_time(message: Message) -> bool:
     return not message.in_rate_windows
 
 
+def _kind(v: Any) -> str:
+    """``v``'s JSON type in words, with a short value for scalars: ``"a number (5)"``, ``"a list"``."""
+    return (f"a boolean ({json.dumps(v)})" if isinstance(v, bool) else
+            f"a number ({json.dumps(v)[:40]})" if isinstance(v, int | float) else
+            f"a string ({json.dumps(v)[:40]})" if isinstance(v, str) else
+            "a list" if isinstance(v, list) else "an object")
+
+
+class BadField(ValueError):
+    """A line's field has the wrong JSON type; the message says ``"<key>: expected ..., got ..."``."""
+
+
 def _time(obj: dict[str, Any], key: str) -> datetime | None:
     """``obj[key]`` as an ISO-8601 time; ``None`` when absent, ``null`` or ``""``.
 
@@ -46,49 +59,139 @@ def _time(obj: dict[str, Any], key: str) -> datetime | None:
     if v is None or v == "":
         return None
     if not isinstance(v, str):
-        got = (f"a boolean ({json.dumps(v)})" if isinstance(v, bool) else
-               f"a number ({json.dumps(v)[:40]})" if isinstance(v, int | float) else
-               "a list" if isinstance(v, list) else "an object")
-        raise ValueError(f"{key}: expected an ISO-8601 time as a string (\"2024-01-01T12:00:00Z\"), got {got}")
+        raise ValueError(f"{key}: expected an ISO-8601 time as a string (\"2024-01-01T12:00:00Z\"), got {_kind(v)}")
     return parse_iso(v)
 
 
+def _text(obj: dict[str, Any]) -> str:
+    """``obj["text"]`` (a string; ``null`` is ``""``, a message without text such as an attachment's).
+
+    Raises:
+        BadField: a number, boolean, list or object: it used to be ``str()``-ed (``5`` scored as ``"5"``,
+            ``["a"]`` as ``"['a']"``), judging words nobody posted.
+    """
+    v = obj.get("text")
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise BadField(f"text: expected a string, got {_kind(v)}")
+    return clean_text(v)
+
+
+def _ref_id(v: Any, key: str, what: str) -> str | None:
+    """A member/channel/server reference given as a bare id: a string, or a whole number (as ``id`` may be);
+    ``None`` when absent, ``null`` or ``""``.
+
+    Raises:
+        BadField: a boolean, a fractional number or a list (``"author": true`` used to become a member named
+            ``"True"``; ``"channel": ["a"]`` silently the default channel).
+    """
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    raise BadField(f"{key}: expected {what} id (a string or whole number) or an object, got {_kind(v)}")
+
+
+def _obj_id(v: dict[str, Any], key: str) -> str:
+    """The ``id`` of a reference given as an object (a string or whole number).
+
+    Raises:
+        BadField: ``id`` missing, empty, or of another type: such a reference used to fall back to "no author" /
+            the default channel or server without a word.
+    """
+    i = v.get("id")
+    if isinstance(i, str) and i:
+        return i
+    if isinstance(i, int) and not isinstance(i, bool):
+        return str(i)
+    got = "none" if i is None or i == "" else _kind(i)
+    raise BadField(f"{key}.id: expected an id (a non-empty string or whole number), got {got}")
+
+
+def _flag(obj: dict[str, Any], key: str, where: str) -> bool:
+    """``obj[key]`` as a JSON boolean; ``False`` when absent or ``null``.
+
+    Raises:
+        BadField: any other value: ``"false"`` (a string) used to be read as true (``bool("false")``), so
+            ``"is_bot": "false"`` exempted a member as a bot.
+    """
+    v = obj.get(key)
+    if v is None:
+        return False
+    if not isinstance(v, bool):
+        raise BadField(f"{where}: expected true or false, got {_kind(v)}")
+    return v
+
+
 def _server(v: Any, default: ServerRef) -> ServerRef:
-    if isinstance(v, dict) and get_str(v, "id"):
-        return ServerRef(get_str(v, "platform") or "export", str(v["id"]), clean_text(v.get("name")))
-    if isinstance(v, (str, int)) and str(v):
-        return ServerRef("export", str(v), str(v))
-    return default
+    """The ``server`` field; ``default`` when absent. Raises :class:`BadField` on a value of the wrong type."""
+    if isinstance(v, dict):
+        platform = v.get("platform")
+        if platform is not None and not isinstance(platform, str):
+            raise BadField(f"server.platform: expected a string, got {_kind(platform)}")
+        return ServerRef(platform or "export", _obj_id(v, "server"), clean_text(v.get("name")))
+    sid = _ref_id(v, "server", "a server")
+    return default if sid is None else ServerRef("export", sid, sid)
 
 
 def _channel(v: Any) -> ChannelRef:
-    if isinstance(v, dict) and get_str(v, "id"):
+    """The ``channel`` field; channel ``default`` when absent. Raises :class:`BadField` on a wrong type."""
+    if isinstance(v, dict):
         return ChannelRef(
-            str(v["id"]),
+            _obj_id(v, "channel"),
             clean_text(v.get("name")),
             parent_id=get_str(v, "parent_id"),
             category_id=get_str(v, "category_id"),
-            is_thread=bool(v.get("is_thread", False)),
+            is_thread=_flag(v, "is_thread", "channel.is_thread"),
         )
-    if isinstance(v, (str, int)) and str(v):
-        return ChannelRef(str(v), str(v))
-    return ChannelRef("default", "default")
+    cid = _ref_id(v, "channel", "a channel")
+    return ChannelRef("default", "default") if cid is None else ChannelRef(cid, cid)
+
+
+def _roles(roles: list[Any]) -> tuple[str, ...]:
+    """``author.roles`` as role ids (strings or whole numbers; ``null`` and ``""`` items are left out).
+
+    Raises:
+        BadField: an item of another type: ``[{"id": "123"}]`` became the role id ``"{'id': '123'}"``, so the
+            server's role exemptions silently did not apply.
+    """
+    out = []
+    for i, r in enumerate(roles):
+        if r is None or r == "":
+            continue
+        if isinstance(r, str) or isinstance(r, int) and not isinstance(r, bool):
+            out.append(str(r))
+        else:
+            raise BadField(f"author.roles[{i}]: expected a role id (a string or whole number), got {_kind(r)}")
+    return tuple(out)
 
 
 def _author(v: Any) -> MemberRef:
-    if isinstance(v, dict) and get_str(v, "id"):
-        roles = v.get("roles") or ()
+    """The ``author`` field; :data:`NO_AUTHOR_ID` when absent.
+
+    Raises:
+        BadField: a value of the wrong type (``true``, ``1.5``, a list, an object without an id, ``roles`` that
+            is not a list, ``is_bot`` that is not a boolean).
+        ValueError: a bad ``joined_at`` / ``created_at``.
+    """
+    if isinstance(v, dict):
+        aid = _obj_id(v, "author")
+        roles = v.get("roles")
+        if roles is not None and not isinstance(roles, list):
+            raise BadField(f"author.roles: expected a list of role ids, got {_kind(roles)}")
         return MemberRef(
-            str(v["id"]),
+            aid,
             clean_text(v.get("name")),
             joined_at=_time(v, "joined_at"),
             created_at=_time(v, "created_at"),
-            roles=tuple(str(r) for r in roles) if isinstance(roles, list) else (),
-            is_bot=bool(v.get("is_bot", False)),
+            roles=_roles(roles or []),
+            is_bot=_flag(v, "is_bot", "author.is_bot"),
         )
-    if isinstance(v, (str, int)) and str(v):
-        return MemberRef(str(v), str(v))
-    return MemberRef(NO_AUTHOR_ID, NO_AUTHOR_ID)
+    bare = _ref_id(v, "author", "a member")
+    return MemberRef(NO_AUTHOR_ID, NO_AUTHOR_ID) if bare is None else MemberRef(bare, bare)
 
 
 def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None = None) -> Iterator[Message]:
@@ -101,7 +204,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
 
     Raises:
         IngestError: Only with a ``"stop"`` sink: a line that is not a JSON object, lacks ``id``/``text``, or
-            has an unparseable time, or is nested too deeply to parse (position ``"line N"``, plus the column for JSON
+            has an unparseable time, a field of the wrong JSON type (``"text": 5``, ``"author": true``,
+            ``"is_bot": "false"``), or is nested too deeply to parse (position ``"line N"``, plus the column for JSON
             errors).
     """
     sink = sink or ErrorSink()
@@ -138,20 +242,27 @@ def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: 
         sink.report(IngestError(path, f"line {n}", "expected a JSON object with 'id' and 'text'"))
         return None
     try:
+        text = _text(obj)
+        server = _server(obj.get("server"), default_server)
+        channel = _channel(obj.get("channel"))
+        author = _author(obj.get("author"))
         created = _time(obj, "created_at")
         edited = _time(obj, "edited_at")
-        author = _author(obj.get("author"))
+        mentions_everyone = _flag(obj, "mentions_everyone", "mentions_everyone")
+    except BadField as exc:
+        sink.report(IngestError(path, f"line {n}", f"malformed line: {exc}"))
+        return None
     except ValueError as exc:
         sink.report(IngestError(path, f"line {n}", f"bad time: {exc}"))
         return None
     return Message(
-        server=_server(obj.get("server"), default_server),
-        channel=_channel(obj.get("channel")),
+        server=server,
+        channel=channel,
         author=author,
         id=str(obj["id"]),
-        text=clean_text(obj.get("text")),
+        text=text,
         created_at=created,
         edited_at=edited,
         reply_to=get_str(obj, "reply_to"),
-        mentions_everyone=bool(obj.get("mentions_everyone", False)),
+        mentions_everyone=mentions_everyone,
     )

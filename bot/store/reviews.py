@@ -341,10 +341,17 @@ class ReviewMixin(StoreBase):
             if row["status"] != "open":
                 raise AppealAlreadyDecided(f"appeal {appeal_id} was already decided: {row['status']}")
             platform, server_id, number = row["platform"], row["server_id"], row["case_number"]
+            # conditional: under PostgreSQL's READ COMMITTED another process may decide it between the read above
+            # and this update (this one then waits for its row lock and sees its decision: no row, refused)
             updated = await self._one(
-                "UPDATE appeals SET status = ?, moderator_id = ?, decided_at = ? WHERE id = ? RETURNING *",
+                "UPDATE appeals SET status = ?, moderator_id = ?, decided_at = ? WHERE id = ? AND status = 'open' "
+                "RETURNING *",
                 (status, moderator_id, when, appeal_id),
             )
+            if updated is None:
+                now_row = await self._one("SELECT status FROM appeals WHERE id = ?", (appeal_id,))
+                raise AppealAlreadyDecided(f"appeal {appeal_id} was already decided: "
+                                           f"{now_row['status'] if now_row else 'gone'}")
             case = await self._one(
                 "SELECT action FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
                 (platform, server_id, number),

@@ -445,7 +445,8 @@ class RaidResponse(WorkflowParts):
             done, already = 0, 0
             skipped: list[tuple[str, ...]] = []  # each raider's refusal, its typed pieces (a name) kept
             for member_id in list(board.members):
-                if member_id in acted:
+                if member_id in acted or await self._sanctioned_since(server_id, member_id, kind, raid.started_at):
+                    acted.add(member_id)
                     already += 1
                     continue
                 try:
@@ -480,6 +481,19 @@ class RaidResponse(WorkflowParts):
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
         return text
+
+    async def _sanctioned_since(self, server_id: str, member_id: str, kind: ActionKind, since: datetime) -> bool:
+        """Whether a moderator gave ``member_id`` a ``kind`` case (carried out, or pending: carried out at the
+        next start) since the raid began, as the mod log says: the in-memory record of this raid's bulk actions
+        is lost at a restart, and "Ban all" pressed again then banned every raider a second time (a second case
+        and a second ban's strike points each)."""
+        for case in await self.store.list_cases(self.platform, server_id, member_id, limit=50):
+            if case.created_at < since:
+                break  # newest first: the rest are older still
+            if case.action is kind and case.moderator_id is not None and case.status in (CaseStatus.APPLIED,
+                                                                                         CaseStatus.PENDING):
+                return True
+        return False
 
     async def manual_raid_mode(self, actor: Actor, server_id: str, channel_id: str, on: bool) -> str:
         """``/raidmode on|off`` in one channel: stricter tiers and slowmode until switched off (saved, so a restart

@@ -111,7 +111,8 @@ class ReviewsMixin(WorkflowParts):
         do it), so a member who may not act gets no modal; :meth:`decide_review` runs every check again at submit.
 
         Raises:
-            Refused: a decision that does not ask first, unknown item, missing permission, or already decided.
+            Refused: a decision that does not ask first, unknown item, an appeal's item, missing permission, or
+                already decided.
         """
         if not asks_first(choice):
             raise Refused("Decision ", Said(repr(choice)), " does not ask for a reason.")
@@ -121,6 +122,7 @@ class ReviewsMixin(WorkflowParts):
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
+        self._check_not_appeal(item)
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         authorize(actor, kind)
@@ -128,6 +130,20 @@ class ReviewsMixin(WorkflowParts):
         self._check_open(item)
         return review_confirmation(kind, review_id, f"review #{item.id}: {item.reason}",
                                    channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
+
+    @staticmethod
+    def _check_not_appeal(item: ReviewItem) -> None:
+        """An appeal's review item is decided with Uphold / Overturn (:meth:`decide_appeal`), never as a review
+        decision: ``mod:review:<its id>:dismiss`` overturned the case and pardoned its strikes while the appeal
+        stayed open (a later Uphold then "upheld" an overturned case), and ``...:ban`` sanctioned the member for
+        appealing, with the appeal's text as the reason.
+
+        Raises:
+            Refused: ``item`` is an appeal's.
+        """
+        if item.source == "appeal":
+            raise Refused(f"Review #{item.id} is an appeal of case #{item.case_number}: decide it with Uphold or "
+                          "Overturn on its card. Nothing was changed.")
 
     def _check_capable(self, choice: str, channel_id: str | None) -> None:
         """A member sanction (timeout, kick, ban) this platform cannot carry out is refused before the claim (a
@@ -152,8 +168,8 @@ class ReviewsMixin(WorkflowParts):
         (kick, ban); it becomes the case's reason as typed (otherwise the case says "review #N: <flag reason>").
 
         Raises:
-            Refused: unknown decision or item, a missing, short or too long reason, missing permission,
-                hierarchy, a target who left, or already decided.
+            Refused: unknown decision or item, an appeal's item (decided with :meth:`decide_appeal`), a missing,
+                short or too long reason, missing permission, hierarchy, a target who left, or already decided.
         """
         if choice not in DECISIONS:
             raise Refused("Unknown decision ", Said(repr(choice)), ".")
@@ -163,6 +179,7 @@ class ReviewsMixin(WorkflowParts):
         item = await self.store.get_review(review_id, self.platform, server_id)
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
+        self._check_not_appeal(item)
         if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:
@@ -238,6 +255,8 @@ class ReviewsMixin(WorkflowParts):
                                                  CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                                  failure=None if res.ok else f"delete: {res.reason}")
             if not res.ok:
+                if item.case_number is not None:
+                    await self._note_on_case(sid, case_number, f"delete: {res.reason}")
                 return f"delete FAILED: {res.reason}"
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
                                      case_number=case_number, message_id=item.message_id)
@@ -269,14 +288,30 @@ class ReviewsMixin(WorkflowParts):
         reason = f"case #{case_number} {how}"
         if case.action is ActionKind.TIMEOUT and self.can(Capability.TIMEOUT):
             res = await self.enforcer.remove_timeout(server_id, member_id, reason)
-            return "timeout lifted" if res.ok else f"could not lift the timeout: FAILED: {res.reason}"
+            if res.ok:
+                return "timeout lifted"
+            await self._note_on_case(server_id, case_number, f"timeout not lifted: {res.reason}")
+            return f"could not lift the timeout: FAILED: {res.reason}"
         if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
             res = await self.enforcer.unban(server_id, member_id, reason)
             if res.ok:
                 await self.store.mark_lifted(self.platform, server_id, case_number)
                 self.cancel_unban(server_id, case_number)
-            return "ban lifted" if res.ok else f"could not lift the ban: FAILED: {res.reason}"
+                return "ban lifted"
+            await self._note_on_case(server_id, case_number, f"ban not lifted: {res.reason}")
+            return f"could not lift the ban: FAILED: {res.reason}"
         return ""
+
+    async def _note_on_case(self, server_id: str, case_number: int, note: str) -> None:
+        """Record on a case a platform refusal that came after it was decided (``note``, after the case's earlier
+        notes; its status is kept): a timeout or ban not lifted when it was overturned (the case said only
+        "overturned", as if the sanction had ended), or a moderator's Delete refused on its card (the case said
+        nothing, the card "message deleted")."""
+        now = await self.store.get_case(self.platform, server_id, case_number)
+        if now is None:
+            return
+        failure = "; ".join(x for x in (now.failure, note) if x)
+        await self.store.set_case_status(self.platform, server_id, case_number, now.status, failure=failure[:1000])
 
     async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
                      message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:
@@ -363,5 +398,7 @@ class ReviewsMixin(WorkflowParts):
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Appeal #{appeal_id} of case #{decided.case_number}: {outcome}",
             lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else [])),
-            member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number, kind="appeal"))
-        return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), True, card=card)
+            member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number,
+            failed="FAILED" in note, kind="appeal"))
+        return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,
+                      card=card)

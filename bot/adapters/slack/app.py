@@ -172,7 +172,8 @@ class SlackHandlers:
                     await self.bot.desk.update_review(result.card, card_id)
                 if not result.ok:
                     await respond(text=result.text, response_type="ephemeral", replace_original=False)
-            elif parts[:2] == ["mod", "appealdecide"] and len(parts) == 4 and parts[2].isdigit():
+            elif parts[:2] == ["mod", "appealdecide"] and len(parts) == 4 and parts[2].isdigit() \
+                    and parts[3] in ("uphold", "overturn"):  # anything else overturned (it was not "uphold")
                 result = await self.bot.workflow.decide_appeal(actor, team, int(parts[2]), parts[3] == "uphold")
                 if result.card is not None:
                     await self.bot.desk.update_review(result.card, card_id)
