@@ -53,7 +53,7 @@ def _announce_first_assembly(settings: Settings) -> None:
     from bot.model.artifact import default_cache_dir, is_assembled
 
     if not is_assembled():
-        print(f"preparing the embedded model in {default_cache_dir()} (first run only, about 30 s)",  # noqa: T201
+        print(f"preparing the embedded model in {default_cache_dir()} (first run only, about 15-30 s)",  # noqa: T201
               file=sys.stderr)
 
 

@@ -244,7 +244,7 @@ def rebuild_state_dict(artifact_dir: Path = ARTIFACT_DIR) -> dict:
 def is_assembled(cache_dir: Path | None = None, artifact_dir: Path = ARTIFACT_DIR) -> bool:
     """Whether :func:`assemble` will find the model already built in the cache (its ``READY`` stamp and files are
     there; the checksum is verified by ``assemble`` itself). False on a first run: assembling then takes tens of
-    seconds (about 30 s on 2 cores), which the command line announces."""
+    seconds (about 15-30 s on 2 cores), which the command line announces."""
     try:
         checksum = read_manifest(artifact_dir)["delta_sha256"]
     except (OSError, ValueError, KeyError, ModelArtifactError):
