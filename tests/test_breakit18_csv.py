@@ -8,22 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.ingest.discord_csv import iter_discord_csv
-from bot.ingest.errors import ErrorSink, IngestError
+from tests.ingest_sinks import CollectingSink
 
 HEADER = "AuthorID;Author;Date;Content;Attachments;Reactions;\n"
 
 
-class _Collect(ErrorSink):
-    def __init__(self) -> None:
-        super().__init__()
-        self.errors: list[IngestError] = []
-
-    def report(self, error: IngestError) -> None:
-        self.errors.append(error)
-
-
 def _read(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
-    sink = _Collect()
+    sink = CollectingSink()
     msgs = [(m.author.id, m.text) for m in iter_discord_csv(path, sink=sink)]
     return msgs, [str(e) for e in sink.errors]
 

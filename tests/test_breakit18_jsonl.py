@@ -10,17 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ingest.errors import ErrorSink, IngestError
 from bot.ingest.jsonl import iter_jsonl
-
-
-class _Collect(ErrorSink):
-    def __init__(self) -> None:
-        super().__init__()
-        self.errors: list[IngestError] = []
-
-    def report(self, error: IngestError) -> None:
-        self.errors.append(error)
+from tests.ingest_sinks import CollectingSink
 
 
 @pytest.mark.parametrize(("line", "got"), [
@@ -37,7 +28,7 @@ def test_a_time_that_is_not_a_string_is_reported_with_file_and_line(tmp_path: Pa
     rows = [{"id": "1", "text": "hi", "author": "a", **line},
             {"id": "2", "text": "ok", "author": "c", "created_at": "2024-01-01T00:00:01Z"}]
     p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    sink = _Collect()
+    sink = CollectingSink()
     assert [m.id for m in iter_jsonl(p, sink=sink)] == ["2"]
     assert len(sink.errors) == 1
     assert str(sink.errors[0]).startswith(f"{p}:line 1: bad time: "), sink.errors[0]
@@ -49,6 +40,6 @@ def test_null_or_empty_time_is_no_time(tmp_path: Path, value: object):
     """``null`` and ``""`` still mean the line has no time (judged without the rate rules), not an error."""
     p = tmp_path / "chat.jsonl"
     p.write_text(json.dumps({"id": "1", "text": "hi", "author": "a", "created_at": value}) + "\n", encoding="utf-8")
-    sink = _Collect()
+    sink = CollectingSink()
     msgs = list(iter_jsonl(p, sink=sink))
     assert sink.errors == [] and [(m.id, m.created_at) for m in msgs] == [("1", None)]
