@@ -28,6 +28,19 @@ DB_HELP = ("the mod log: a SQLite file path or a postgresql:// URL (default: $MO
            "$XDG_DATA_HOME/modbot/modlog.db, i.e. ~/.local/share/modbot/modlog.db)")
 
 
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every command without a description its one-line help as the description, so ``COMMAND --help`` says
+    what the command does above its options (argparse prints the help only in the parent's command list)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                text = helps.get(name)
+                if not sub.description and text:
+                    sub.description = text[:1].upper() + text[1:] + "."
+                _describe(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m bot``."""
     p = argparse.ArgumentParser(prog="python -m bot", description="Community moderation bot for Discord and Slack.")
@@ -58,7 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--batch-size", type=int, default=256, help="largest batch of messages per model call (default 256)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (the summary is still printed)")
 
-    sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin')
+    sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin',
+                        description='Read JSON lines {"id", "text"} from stdin and write one JSON line per input line '
+                                    "to stdout, in order: the model's scores, score_status, language, rule hits and "
+                                    "the action under the policy. A line that cannot be judged gets "
+                                    '{"id", "error"} and the exit status is 1.')
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
@@ -118,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
     sl.add_argument("--db", help=DB_HELP)
+    _describe(p)
     return p
 
 

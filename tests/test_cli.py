@@ -495,3 +495,16 @@ def test_an_unknown_model_is_refused_before_the_mod_log_or_its_folder_is_created
     assert ("unknown model 'nosuch'" in err) if "--model" in model_args else ("missing.ckpt does not exist" in err)
     assert not db.exists() and not db.parent.exists() and not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_every_command_help_says_what_the_command_does(capsys):
+    """`python -m bot COMMAND --help` prints a line on what the command does above its options (a newcomer found
+    `score --help` and `backup --help` showing the usage and options only)."""
+    from bot.cli import build_parser
+
+    bare = [cmd for cmd, parser in _subparsers(build_parser(), "python -m bot") if not parser.description]
+    assert bare == []
+    with pytest.raises(SystemExit):
+        main(["backup", "--help"])
+    out = capsys.readouterr().out
+    assert "\nWrite an online copy of the mod log (SQLite: sqlite3 backup API).\n" in out
