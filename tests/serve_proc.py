@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -53,3 +54,20 @@ def start_service(cwd: Path, *args: str, scorer: str = "tests.serve_scorers:fake
             raise RuntimeError("service did not start")
         time.sleep(0.02)
     return Served(f"http://127.0.0.1:{port_file.read_text(encoding='utf-8')}", proc, cwd)
+
+
+def read_http_answer(sock: socket.socket) -> bytes:
+    """Read one HTTP/1.1 answer off ``sock``: its head and a ``Content-Length`` body (none without the header);
+    whatever arrived if the peer closes first. Returns head + blank line + body, raw bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length and (chunk := sock.recv(65536)):
+        body += chunk
+    return head + b"\r\n\r\n" + body

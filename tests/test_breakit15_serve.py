@@ -12,7 +12,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.serve_proc import start_service
+from tests.serve_proc import read_http_answer, start_service
 from tests.test_serve import ANALYZE, _ready
 
 
@@ -234,18 +234,7 @@ def test_a_language_code_with_no_language_in_it_is_an_invalid_request():
 def _request(sock: socket.socket, path: str = "/healthz") -> bytes:
     """Send one keep-alive GET on ``sock`` and read its whole answer (headers and a ``Content-Length`` body)."""
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
-    while len(body) < length and (chunk := sock.recv(65536)):
-        body += chunk
-    return head + b"\r\n\r\n" + body
+    return read_http_answer(sock)
 
 
 def test_connections_past_the_per_address_cap_are_answered_429_and_closed(tmp_path: Path):

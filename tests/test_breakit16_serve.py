@@ -18,7 +18,7 @@ import pytest
 
 from bot.serve.app import ConnectionCap, client_key
 from bot.serve.keys import KeyConfigError, KeyRing
-from tests.serve_proc import Served, start_service
+from tests.serve_proc import Served, read_http_answer, start_service
 from tests.test_serve import ANALYZE, KEY, OTHER_KEY, _ready
 
 
@@ -190,17 +190,7 @@ def _answer(sock: socket.socket) -> bytes:
     sock.sendall(b"POST " + ANALYZE.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     sock.settimeout(10)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
-    while len(rest) < length and (chunk := sock.recv(65536)):
-        rest += chunk
-    return head + b"\r\n\r\n" + rest
+    return read_http_answer(sock)
 
 
 def test_connections_past_the_total_cap_are_answered_503_and_closed(tmp_path: Path):

@@ -390,17 +390,7 @@ async def test_warn_on_a_card_dms_the_case_with_an_appeal_button_and_the_appeal_
     appeal_button = next(b for b in buttons(notice) if b.startswith("mod:appeal:"))
     case = int(appeal_button.rsplit(":", 1)[1])
     assert f"case #{case}" in notice["text"]
-    press = senv.fake.block_actions_payload(user=senv.fake.member.id, channel=dm.id, message_ts=notice["ts"],
-                                            action_id=appeal_button)
-    assert (await senv.fake.deliver_interaction(senv.url, press)).status == 200
-    (opened,) = await senv.fake.wait_for("views.open")
-    view = opened.params["view"] if isinstance(opened.params["view"], dict) else json.loads(opened.params["view"])
-    sub = senv.fake.view_submission_payload(user=senv.fake.member.id, callback_id="mod_appeal",
-                                            values={"text": {"value": {"type": "plain_text_input",
-                                                                       "value": "I was quoting someone"}}},
-                                            private_metadata=view["private_metadata"])
-    assert (await senv.fake.deliver_interaction(senv.url, sub)).status == 200
-    await senv.fake.wait_until(lambda: any("Appeal #1" in card_text(c) for c in senv.cards()))
+    await file_appeal(senv, dm, notice)
     assert senv.rows("SELECT case_number, status FROM appeals") == [(case, "open")]
 
 
@@ -427,3 +417,19 @@ async def test_a_flagged_message_deleted_by_its_author_is_noted_on_its_open_card
     assert "deleted on the platform" in card_text(senv.cards()[0])
     assert senv.rows("SELECT decision FROM review_items") == [("open",)]
     assert senv.rows("SELECT COUNT(*) FROM verdicts") == [(1,)]
+
+
+async def file_appeal(senv: Any, dm: Any, notice: dict[str, Any], reason: str = "I was quoting someone") -> None:
+    """The member presses the Appeal button of ``notice`` (the case DM in ``dm``), submits the modal with ``reason``
+    and waits until the appeal card (Appeal #1) is in the review channel; each interaction answered 200."""
+    appeal_button = next(b for b in buttons(notice) if b.startswith("mod:appeal:"))
+    press = senv.fake.block_actions_payload(user=senv.fake.member.id, channel=dm.id, message_ts=notice["ts"],
+                                            action_id=appeal_button)
+    assert (await senv.fake.deliver_interaction(senv.url, press)).status == 200
+    (opened,) = await senv.fake.wait_for("views.open")
+    view = opened.params["view"] if isinstance(opened.params["view"], dict) else json.loads(opened.params["view"])
+    sub = senv.fake.view_submission_payload(user=senv.fake.member.id, callback_id="mod_appeal",
+                                            values={"text": {"value": {"type": "plain_text_input", "value": reason}}},
+                                            private_metadata=view["private_metadata"])
+    assert (await senv.fake.deliver_interaction(senv.url, sub)).status == 200
+    await senv.fake.wait_until(lambda: any("Appeal #1" in card_text(c) for c in senv.cards()))

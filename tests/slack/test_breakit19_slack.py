@@ -6,12 +6,11 @@ now refused, decided only with Uphold / Overturn)."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import buttons, card_text, click, senv  # noqa: F401 - fixture
+from tests.slack.test_app_wire import buttons, card_text, click, file_appeal, senv  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slack
 
@@ -26,18 +25,7 @@ async def _appeal_card(senv: Any) -> dict[str, Any]:  # noqa: F811
     await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
     dm = next(c for c in senv.fake.channels.values() if c.is_im and senv.fake.member.id in c.members)
     (notice,) = list(dm.messages.values())
-    appeal_button = next(b for b in buttons(notice) if b.startswith("mod:appeal:"))
-    press = senv.fake.block_actions_payload(user=senv.fake.member.id, channel=dm.id, message_ts=notice["ts"],
-                                            action_id=appeal_button)
-    assert (await senv.fake.deliver_interaction(senv.url, press)).status == 200
-    (opened,) = await senv.fake.wait_for("views.open")
-    view = opened.params["view"] if isinstance(opened.params["view"], dict) else json.loads(opened.params["view"])
-    sub = senv.fake.view_submission_payload(user=senv.fake.member.id, callback_id="mod_appeal",
-                                            values={"text": {"value": {"type": "plain_text_input",
-                                                                       "value": "I was quoting someone"}}},
-                                            private_metadata=view["private_metadata"])
-    assert (await senv.fake.deliver_interaction(senv.url, sub)).status == 200
-    await senv.fake.wait_until(lambda: any("Appeal #1" in card_text(c) for c in senv.cards()))
+    await file_appeal(senv, dm, notice)
     assert senv.rows("SELECT id, source, case_number FROM review_items WHERE source = 'appeal'") == [(2, "appeal", 2)]
     return next(c for c in senv.cards() if "Appeal #1" in card_text(c))
 
