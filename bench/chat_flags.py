@@ -50,24 +50,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--artifact", type=Path, default=None, help="model artifact folder (default: the configured model)")
     ap.add_argument("--baseline", type=Path, default=None, help="a second artifact folder to compare with")
     ap.add_argument("--show", type=int, default=8, help="messages flagged by only one model to print per set")
+    ap.add_argument("--policy", type=Path, action="append", default=[], metavar="FILE",
+                    help="policy file layered on the default for the model (repeatable)")
+    ap.add_argument("--baseline-policy", type=Path, action="append", default=[], metavar="FILE",
+                    help="policy file layered on the default for the baseline (default: --policy's)")
     args = ap.parse_args(argv)
+    files = tuple(args.policy)
+    base_files = tuple(args.baseline_policy) if args.baseline_policy else files
     settings = Settings.from_env()
     model = load_artifact_scorer(args.artifact, settings) if args.artifact else load_scorer(settings)
     base = load_artifact_scorer(args.baseline, settings) if args.baseline else None
     console = Console()
-    table = Table(title=f"Flagged under the default policy (n={args.n} per set, each message alone)")
+    under = "the default policy" + "".join(f" + {f}" for f in files)
+    if base is not None and base_files != files:
+        under += " (baseline: the default" + "".join(f" + {f}" for f in base_files) + ")"
+    table = Table(title=f"Flagged under {under} (n={args.n} per set, each message alone)")
     for col in ("set", "target %", "model %", "baseline %", "only model flags", "only baseline flags", "McNemar p"):
         table.add_column(col, justify="right")
     for name, folder in SETS.items():
         texts = sample(folder, args.n)
         rows = [{"case_id": str(i), "text": t} for i, t in enumerate(texts)]
-        verdicts = judge(rows, model, settings)
+        verdicts = judge(rows, model, settings, files)
         flags = [v["flagged"] for v in verdicts]
         cells = [name, f"{100 * TARGETS[name]:.1f}", f"{100 * sum(flags) / len(flags):.2f}"]
         if base is None:
             cells += ["-", "-", "-", "-"]
         else:
-            bverdicts = judge(rows, base, settings)
+            bverdicts = judge(rows, base, settings, base_files)
             bflags = [v["flagged"] for v in bverdicts]
             test = mcnemar([not f for f in bflags], [not f for f in flags])
             cells += [f"{100 * sum(bflags) / len(bflags):.2f}", str(test.only_a), str(test.only_b), f"{test.p_value:.3g}"]

@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the baseline's threshold (default: the same as the model's; olid: the baseline "
                          "artifact's own calibrated toxicity threshold)")
     ev.add_argument("--threshold", type=float, help="identity_attack / toxicity threshold (default: the policy's)")
+    ev.add_argument("--policy", type=Path, action="append", default=[], metavar="FILE",
+                    help="policy file layered on the default, as score's --policy (repeatable): scene is judged "
+                         "under it; hatecheck and mhc take its identity_attack review tier and target check")
+    ev.add_argument("--baseline-policy", type=Path, action="append", default=[], metavar="FILE",
+                    help="scene only: judge the baseline under the default plus this file (repeatable) instead "
+                         "of --policy, e.g. a new model with re-calibrated tiers against the old model at its own")
     ev.add_argument("--batch-size", type=int, default=64, help="texts per model call (default 64)")
     ev.add_argument("--pad", action="store_true",
                     help="hatecheck/mhc: put one benign sentence before every case (evasion test)")
@@ -430,6 +436,9 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from bot.eval import EvalInputError, check_input, run_eval
     from bot.runtime import load_artifact_scorer, load_scorer
 
+    if args.baseline_policy and (args.kind != "scene" or args.baseline is None):
+        raise EvalInputError("--baseline-policy needs --baseline and applies to scene only (hatecheck, olid and mhc "
+                             "take --baseline-threshold)")
     if not args.file:
         if args.kind != "scene":
             raise EvalInputError(f"{args.kind} needs its data file or folder (from ../shared/data, e.g. "
@@ -444,7 +453,9 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     for d in (args.artifact, args.baseline):
         if d is not None and not (d / "manifest.json").is_file():
             raise EvalInputError(f"{d}: not a model artifact directory (no manifest.json)")
-    policy = load_policy(settings.default_policy)
+    policy = load_policy(settings.default_policy, *args.policy)  # PolicyError names the file, key and reason
+    for extra in args.baseline_policy:
+        load_policy(settings.default_policy, extra)  # checked before any model loads
     threshold = args.threshold
     if args.kind == "olid":
         # OLID: each model's toxicity head at its own calibrated threshold (its artifact's thresholds.json),
@@ -464,7 +475,9 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     baseline = load_artifact_scorer(args.baseline, settings) if args.baseline else None
     for f in args.file:
         run_eval(args.kind, f, threshold=threshold, batch_size=args.batch_size, scorer=scorer, pad=args.pad,
-                 policy=policy, baseline=baseline, baseline_threshold=args.baseline_threshold, settings=settings)
+                 policy=policy, baseline=baseline, baseline_threshold=args.baseline_threshold, settings=settings,
+                 policy_files=tuple(args.policy),
+                 baseline_policy_files=tuple(args.baseline_policy) if args.baseline_policy else None)
     return 0
 
 

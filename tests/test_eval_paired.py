@@ -174,6 +174,46 @@ def test_run_eval_scene_judges_under_the_policy_with_a_baseline(tmp_path):
     assert (rows["overall"]["only_a"], rows["overall"]["only_b"]) == (0, 1)
 
 
+def test_run_eval_scene_judges_each_model_under_its_own_policy_files(tmp_path):
+    """A re-calibrated model is compared with the old one at the old tiers: policy_files layer a stricter
+    identity_attack tier (review 0.92) for the candidate only, so its 0.9 scores no longer flag the two abuse cases
+    while the same scorer as baseline under the default tiers (review 0.75) still flags them."""
+    path = tmp_path / "s.csv"
+    path.write_text("case_id,kind,gold,expect_label,text\n"
+                    "a,denial,flag,identity_attack,trans people are vermin and I hate them\n"
+                    "b,denial,flag,identity_attack,I hate those people\n"
+                    "c,support,allow,,congratulations Rachel\n", encoding="utf-8")
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[thresholds]\nidentity_attack = { review = 0.92, act = 0.97 }\n", encoding="utf-8")
+    scorer = WordScorer("same", ("hate",))
+    m = run_eval("scene", path, threshold=None, console=Console(file=io.StringIO(), width=160), scorer=scorer,
+                 baseline=scorer, policy_files=(strict,), baseline_policy_files=())
+    assert m["abuse"] == 0.0 and m["others"] == 1.0
+    rows = {r["name"]: r for r in m["paired"]}
+    assert (rows["abuse"]["only_a"], rows["abuse"]["only_b"]) == (2, 0)
+    same = run_eval("scene", path, threshold=None, console=Console(file=io.StringIO(), width=160), scorer=scorer,
+                    baseline=scorer, policy_files=(strict,))
+    assert {r["name"]: (r["only_a"], r["only_b"]) for r in same["paired"]}["abuse"] == (0, 0)
+
+
+def test_eval_command_checks_its_policy_files_before_any_model_loads(tmp_path, capsys):
+    """eval --policy with a malformed file exits 2 naming the file; --baseline-policy without --baseline, or for
+    hatecheck, is a usage error saying what it applies to."""
+    from bot.cli import main
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[thresholds]\nidentity_attack = { review = 2.0 }\n", encoding="utf-8")
+    assert main(["eval", "scene", "--policy", str(bad)]) == 2
+    assert "bad.toml" in capsys.readouterr().err
+    good = tmp_path / "good.toml"
+    good.write_text("[thresholds]\nidentity_attack = { review = 0.8, act = 0.95 }\n", encoding="utf-8")
+    assert main(["eval", "scene", "--baseline-policy", str(good)]) == 2
+    assert "--baseline-policy needs --baseline" in capsys.readouterr().err
+    assert main(["eval", "hatecheck", str(tmp_path / "x.csv"), "--baseline", str(tmp_path),
+                 "--baseline-policy", str(good)]) == 2
+    assert "scene only" in capsys.readouterr().err
+
+
 def test_eval_command_refuses_a_baseline_that_is_not_an_artifact(tmp_path, capsys):
     """eval --baseline DIR without a manifest is refused with exit 2 before any model loads."""
     from bot.cli import main

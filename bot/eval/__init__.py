@@ -118,6 +118,8 @@ def run_eval(
     baseline: Scorer | None = None,
     baseline_threshold: float | None = None,
     settings=None,
+    policy_files: tuple[Path, ...] = (),
+    baseline_policy_files: tuple[Path, ...] | None = None,
 ) -> dict:
     """Run one evaluation and print rich tables.
 
@@ -140,6 +142,8 @@ def run_eval(
             ``"paired"``; ``scorer`` is the candidate (B), ``baseline`` is A.
         baseline_threshold: The baseline's threshold (default: ``threshold``).
         settings: ``bot.settings.Settings`` for ``scene`` (its default policy file); default from the environment.
+        policy_files: ``scene`` only: policy files layered on the default to judge under (``score --policy``).
+        baseline_policy_files: ``scene`` only: the baseline's files instead of ``policy_files`` (``None``: the same).
 
     Returns:
         The metrics dict (see :func:`hatecheck_metrics` / :func:`olid_metrics` / :func:`bot.eval.scene.scene_metrics`;
@@ -174,7 +178,8 @@ def run_eval(
             raise EvalInputError(f"threshold {t} is outside [0, 1]")
     try:
         if kind == "scene":
-            return eval_scene(path, scorer, console, settings=settings, baseline=baseline)
+            return eval_scene(path, scorer, console, settings=settings, baseline=baseline, policy_files=policy_files,
+                              baseline_policy_files=baseline_policy_files)
         if kind == "hatecheck":
             m = eval_hatecheck(path, scorer, thr, batch_size, console, pad=pad, policy=policy)
             if baseline is not None:

@@ -136,17 +136,20 @@ def print_scene(m: dict, console, title: str = "Founding scene") -> None:
         console.print(w)
 
 
-def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None) -> dict:
-    """Judge the founding-scene probe cases (or any file of this format) under the policy and print them; with
-    ``baseline``, also judge them with it and print the paired comparison (under ``"paired"``)."""
+def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None,
+               policy_files: tuple[Path, ...] = (), baseline_policy_files: tuple[Path, ...] | None = None) -> dict:
+    """Judge the founding-scene probe cases (or any file of this format) under the default policy plus
+    ``policy_files`` and print them; with ``baseline``, also judge them with it (under ``baseline_policy_files``
+    when given, else the same files) and print the paired comparison (under ``"paired"``)."""
     cases = read_cases(path)
     if not cases:
         raise EvalInputError(f"{path}: no cases (nothing after the header line)")
-    verdicts = judge(cases, scorer, settings)
+    verdicts = judge(cases, scorer, settings, policy_files)
     m = scene_metrics(cases, verdicts)
     print_scene(m, console)
     if baseline is not None:
-        base = judge(cases, baseline, settings)
+        base = judge(cases, baseline, settings,
+                     policy_files if baseline_policy_files is None else baseline_policy_files)
         mb = scene_metrics(cases, base)
         print_scene(mb, console, title="Founding scene, baseline")
         a, b = correct(cases, base), correct(cases, verdicts)
