@@ -208,3 +208,13 @@ async def test_registry_reads_server_file(tmp_path):
     reg = PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=tmp_path)
     assert (await reg.get("discord", "123")).shadow_mode is True
     assert (await reg.get("discord", "456")).shadow_mode is False
+
+
+def test_an_unknown_label_is_reported_beside_a_bad_value_in_the_same_table(tmp_path):
+    """policy check shows every mistake in one run: a label typo in [thresholds] is named even when another
+    threshold in that table is out of range (pydantic checks the table's keys only after its values pass)."""
+    bad = _write(tmp_path, "[thresholds]\ntoxicity = { review = 1.5 }\nidentity_atack = { review = 0.8 }\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, bad)
+    text = str(info.value)
+    assert "thresholds.toxicity.review" in text and "unknown label 'identity_atack'" in text

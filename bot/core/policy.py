@@ -515,6 +515,14 @@ def _validate(doc: dict[str, Any], source: str) -> Policy:
             key = ".".join(str(p) for p in err["loc"]) or "(root)"
             reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
             problems.append((key, reason.removeprefix("Value error, ")))
+        # A label-keyed table's key check runs only once its values validate: report an unknown label beside the
+        # other problems instead of after they are fixed (one run shows every mistake).
+        for table in ("thresholds", "label_actions"):
+            raw = doc.get(table)
+            if isinstance(raw, dict) and any(key.startswith(f"{table}.") for key, _ in problems):
+                for name in raw:
+                    if name not in LABELS:
+                        problems.append((table, f"unknown label {name!r} (labels: {', '.join(LABELS)})"))
         raise PolicyError(source, *problems[0], more=problems[1:]) from None
 
 
