@@ -15,7 +15,8 @@ Figures, on real chat (JuliaLang Slack, then Komodo Discord: :func:`bot.jobs.ben
 4. peak RSS (VmHWM) of the serving process after the load test, per runtime;
 5. throughput through the service with 16 concurrent clients (one ``comments:analyze`` per message) against the
    in-process figure of the same runtime, and the CPU time per message of the service process and of the
-   load-generating clients (this process: they share the machine's cores with the service); on a machine shared
+   load-generating clients (this process: they share the machine's cores with the service), and of the service's
+   main thread alone (its event loop: HTTP, JSON, the language check; the model runs in other threads); on a machine shared
    with other jobs the CPU times move much less with the load than the rates do;
 6. latency p50/p99 at 50% of that throughput (open loop, fixed arrival interval);
 7. peak RSS (VmHWM; ``ru_maxrss`` would keep the forking parent's high-water mark across ``exec``) of a bot
@@ -109,9 +110,11 @@ def in_process(texts: list[str], runtime: str) -> float:
     return rate
 
 
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far, all its threads (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def process_cpu_s(pid: int, thread: int | None = None) -> float:
+    """User + system CPU seconds of process ``pid`` so far, all its threads (``/proc/PID/stat``), or of its thread
+    ``thread`` alone (``/proc/PID/task/TID/stat``; the main thread's id is ``pid``)."""
+    path = f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat"
+    fields = Path(path).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -274,12 +277,14 @@ def service_figures(runtime: str, texts: list[str], rate_in_process: float, seco
             print(f"serve {label}: first answer {first:.2f} s after spawn; {asyncio.run(_precision(url))}")
             asyncio.run(load_test(url, texts[:200], 16))  # warm
             server_cpu, client_cpu = process_cpu_s(proc.pid), time.process_time()
+            loop_cpu = process_cpu_s(proc.pid, proc.pid)
             rate = asyncio.run(load_test(url, texts, 16))
             server_ms = (process_cpu_s(proc.pid) - server_cpu) / len(texts) * 1000
+            loop_ms = (process_cpu_s(proc.pid, proc.pid) - loop_cpu) / len(texts) * 1000
             client_ms = (time.process_time() - client_cpu) / len(texts) * 1000
             print(f"serve {label}: 16 clients {rate:.0f} messages/s = {rate / rate_in_process:.0%} of in-process "
-                  f"({rate_in_process:.0f}); CPU per message: service {server_ms:.1f} ms, the 16 clients "
-                  f"{client_ms:.2f} ms")
+                  f"({rate_in_process:.0f}); CPU per message: service {server_ms:.1f} ms (its event loop's thread "
+                  f"{loop_ms:.2f} ms), the 16 clients {client_ms:.2f} ms")
             p50, p99, n = asyncio.run(latency_at(url, texts, rate / 2, seconds))
             print(f"serve {label}: at 50% load ({rate / 2:.0f}/s, {n} requests) latency p50 {p50:.0f} ms, "
                   f"p99 {p99:.0f} ms")
