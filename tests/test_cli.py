@@ -508,3 +508,19 @@ def test_every_command_help_says_what_the_command_does(capsys):
         main(["backup", "--help"])
     out = capsys.readouterr().out
     assert "\nWrite an online copy of the mod log (SQLite: sqlite3 backup API).\n" in out
+
+
+def test_bench_help_names_the_command_and_explains_every_option(capsys):
+    """`python -m bot bench --help` (its own parser) starts with the full command, says what it measures, and
+    gives every option a help text (a newcomer found `usage: bench` and six bare options)."""
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m bot bench ") and "detoxify 'original'" in out
+    options = out.split("options:", 1)[1].strip("\n")
+    entries = [e.strip() for e in re.split(r"\n  (?=-)", "\n" + options) if e.strip()]
+    assert {"--baseline-messages", "--loads", "--no-scan", "--json"} <= {e.split()[0].rstrip(",") for e in entries}
+    helpless = [e for e in entries if "\n" not in e and not re.search(r"\S\s{2,}\S", e)]
+    assert helpless == []

@@ -394,7 +394,7 @@ async def bench_store(database: str, n: int, batch: int) -> dict:
 
 def store_main(argv: list[str]) -> int:
     """``python -m bot bench store [--pg-url URL]``: the store's write path, SQLite and PostgreSQL side by side."""
-    ap = argparse.ArgumentParser(prog="bench store")
+    ap = argparse.ArgumentParser(prog="python -m bot bench store")
     ap.add_argument("--messages", type=int, default=20000)
     ap.add_argument("--batch", type=int, default=128, help="records per record_batch (the service's batch)")
     ap.add_argument("--pg-url", default=os.environ.get("MODBOT_BENCH_PG"),
@@ -444,7 +444,7 @@ def precision_main(argv: list[str]) -> int:
     )
     from bot.settings import Settings
 
-    ap = argparse.ArgumentParser(prog="bench precision")
+    ap = argparse.ArgumentParser(prog="python -m bot bench precision")
     ap.add_argument("--recipe", choices=tuple(INT8_RECIPES), default=INT8_RECIPE,
                     help=f"which MatMuls get int8 weights (default {INT8_RECIPE}, the one int8 means; another "
                          "recipe is checked and timed but never recorded)")
@@ -514,12 +514,18 @@ def main(argv: list[str] | None = None) -> int:
         return store_main(argv[1:])
     if argv and argv[0] == "precision":
         return precision_main(argv[1:])
-    ap = argparse.ArgumentParser(prog="bench")
+    ap = argparse.ArgumentParser(
+        prog="python -m bot bench",
+        description="Throughput and latency of the moderation pipeline on real chat ($MODBOT_SHARED/data/chats), side "
+                    "by side with detoxify 'original' batching on its own; 'bench store' and 'bench precision' are "
+                    "the store's write path and the int8 paired check.")
     ap.add_argument("--messages", type=int, default=3000, help="messages for the max-throughput run")
-    ap.add_argument("--baseline-messages", type=int, default=640)
+    ap.add_argument("--baseline-messages", type=int, default=640,
+                    help="messages scored by the detoxify 'original' baseline (the ratio's denominator)")
     ap.add_argument("--seconds", type=float, default=8.0, help="seconds per offered-load run")
-    ap.add_argument("--loads", default="50,200,500")
-    ap.add_argument("--no-scan", action="store_true")
+    ap.add_argument("--loads", default="50,200,500",
+                    help="offered loads in messages per second, comma-separated (one latency run each)")
+    ap.add_argument("--no-scan", action="store_true", help="skip the scan section (a replay into a temporary mod log)")
     ap.add_argument("--pieces-messages", type=int, default=1000,
                     help="messages for the whole-text vs sentence-pieces comparison (0: skip)")
     ap.add_argument("--bf16", action="store_true", help="embedded model under bf16 autocast")
@@ -531,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="queue bounds compared in the burst section: numbers, 'default' (MODBOT_QUEUE_MAX), "
                     "'unbounded'")
     ap.add_argument("--only-burst", action="store_true", help="run only the burst section")
-    ap.add_argument("--json", type=Path)
+    ap.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     args = ap.parse_args(argv)
     if not CHATS.exists():
         print(f"bench needs the chat exports at {CHATS}", file=sys.stderr)
