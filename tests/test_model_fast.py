@@ -209,10 +209,12 @@ def test_anchor_and_hold_unnamed_arguments_are_checked(capsys):
 
     assert main(["--out", "/tmp/x-fast-never", "--anchor", "-1"]) == 2
     err = capsys.readouterr().err
-    assert "--replay and --anchor must be >= 0" in err and err.count("\n") == 1
+    assert "--replay, --replay-hot and --anchor must be >= 0" in err and err.count("\n") == 1
     assert main(["--out", "/tmp/x-fast-never", "--new-repeat", "0"]) == 2
     err = capsys.readouterr().err
     assert "--new-repeat >= 1" in err and err.count("\n") == 1
+    assert main(["--out", "/tmp/x-fast-never", "--replay-hot", "-5"]) == 2
+    assert "--replay-hot" in capsys.readouterr().err
 
 
 @pytest.mark.slow  # trains the real model once on tiny data: ~25 s on 2 idle cores
@@ -267,3 +269,27 @@ def test_borderline_anchors_fill_a_quarter_with_the_texts_near_a_review_tier():
     others = [i for i in picked if i not in (3, 7)]
     assert len(others) == len(set(others)) == 30
     assert pick_anchors(probs, 500, random.Random(2), False) == list(range(100))
+
+
+def test_hot_replay_rows_are_the_ones_the_base_scores_high_on_a_taught_label():
+    """pick_hot: only rows scoring >= 0.5 on the named columns (not other labels, not excluded rows); a sample
+    without repeats when there are enough, every hot row repeated when there are fewer; none for n=0."""
+    import random
+
+    import torch
+
+    from bot.training.fast import pick_hot
+
+    ia, tox = LABELS.index("identity_attack"), LABELS.index("toxicity")
+    probs = torch.full((50, len(LABELS)), 0.1)
+    for i in (2, 5, 11, 30):
+        probs[i, ia] = 0.8
+    probs[12, ia] = 0.5  # the bound counts
+    probs[13, ia] = 0.49
+    probs[20, tox] = 0.99  # hot on a label the new rows do not teach
+    picked = pick_hot(probs, [ia], 3, random.Random(1))
+    assert len(set(picked)) == 3 and set(picked) <= {2, 5, 11, 12, 30}
+    assert pick_hot(probs, [ia], 12, random.Random(1), exclude=frozenset({30})) == [2, 5, 11, 12] * 3
+    assert sorted(set(pick_hot(probs, [ia, tox], 6, random.Random(1)))) == [2, 5, 11, 12, 20, 30]
+    assert pick_hot(probs, [ia], 0, random.Random(1)) == []
+    assert pick_hot(torch.zeros(5, len(LABELS)), [ia], 4, random.Random(1)) == []
