@@ -272,7 +272,8 @@ class ReviewMixin(StoreBase):
         Raises:
             CaseNotFound: no such case in this server.
             NotCaseMember: ``member_id`` is not the case's member.
-            AppealAlreadyOpen: the case already has an open appeal.
+            AppealAlreadyOpen: the case already has an open appeal (also one filed by another process at the same
+                moment: nothing of this one is recorded).
             AppealError: the case was already overturned, or an appeal of it was already upheld (one appeal per case).
         """
         when = now or utcnow()
@@ -304,14 +305,20 @@ class ReviewMixin(StoreBase):
             item = await self._insert_review(
                 platform, server_id, member_id, "appeal", text, when, case_number=case_number
             )
+            # The check above is a read: under PostgreSQL's READ COMMITTED another process may file an appeal of
+            # this case between it and this insert. The unique index appeals_one_open (one open appeal per case,
+            # migration 0001 of both schemas) keeps the second one out; ON CONFLICT DO NOTHING makes the loser wait
+            # for the winner's commit and insert nothing, answered as the check answers (and its review item is
+            # rolled back with the transaction).
             cur = await self._db.execute(
                 "INSERT INTO appeals (platform, server_id, case_number, member_id, text, review_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (platform, server_id, case_number, member_id, text, item.id, to_db_time(when)),
             )
-            appeal_id = cur.lastrowid
+            appeal_id = cur.lastrowid if cur.rowcount == 1 else None
             await cur.close()
-        assert appeal_id is not None
+            if appeal_id is None:
+                raise AppealAlreadyOpen(f"case #{case_number} already has an open appeal")
         return appeal_id
 
     async def get_appeal(self, appeal_id: int) -> Appeal | None:
