@@ -333,29 +333,27 @@ async def _appeals_of_case_one(database: str) -> tuple[list[tuple[str, str]], li
     return appeals, reviews
 
 
-async def _both_past_the_open_appeal_check(database: str, a, b) -> list[object]:
-    """File an appeal of case #1 from store ``a`` and from ``b`` at the same moment; the results (appeal id or the
-    exception). On PostgreSQL both are let past the store's "already an open appeal?" read before either inserts:
-    a third connection holds ``appeals`` in SHARE mode (reads pass, inserts wait) until both inserts wait on it."""
+async def _concurrently(database: str, table: str, a_call, b_call) -> list[object]:
+    """Run ``a_call()`` and ``b_call()`` (each one store operation on its own connection) at the same moment; the
+    results (value or exception). On PostgreSQL both are let past the operation's reads before either inserts
+    into ``table``: a third connection holds it in SHARE mode (reads pass, inserts wait) until both inserts wait."""
     if not database.startswith("postgresql://"):
-        return list(await asyncio.gather(a.open_appeal("discord", "g1", 1, "u1", "from a"),
-                                         b.open_appeal("discord", "g1", 1, "u1", "from b"), return_exceptions=True))
+        return list(await asyncio.gather(a_call(), b_call(), return_exceptions=True))
     blocker = await asyncpg.connect(database)
     try:
         tx = blocker.transaction()
         await tx.start()
-        await blocker.execute("LOCK TABLE appeals IN SHARE MODE")
-        filing = asyncio.gather(a.open_appeal("discord", "g1", 1, "u1", "from a"),
-                                b.open_appeal("discord", "g1", 1, "u1", "from b"), return_exceptions=True)
-        waiting = "SELECT count(*) FROM pg_locks WHERE relation = 'appeals'::regclass AND NOT granted"
+        await blocker.execute(f"LOCK TABLE {table} IN SHARE MODE")
+        running = asyncio.gather(a_call(), b_call(), return_exceptions=True)
+        waiting = f"SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass AND NOT granted"
         for _ in range(500):
             if await blocker.fetchval(waiting) == 2:
                 break
             await asyncio.sleep(0.01)
         else:
-            raise AssertionError("the two appeals never both reached their insert")
+            raise AssertionError(f"the two operations never both reached their insert into {table}")
         await tx.commit()
-        return list(await filing)
+        return list(await running)
     finally:
         await blocker.close()
 
@@ -373,7 +371,9 @@ async def test_two_connections_appeal_one_case_at_once(backend, pg_url, tmp_path
     try:
         await a.open_case("discord", "g1", "u1", ActionKind.WARN, "insult")
         assert a.backend == b.backend == backend
-        results = await _both_past_the_open_appeal_check(database, a, b)
+        results = await _concurrently(database, "appeals",
+                                      lambda: a.open_appeal("discord", "g1", 1, "u1", "from a"),
+                                      lambda: b.open_appeal("discord", "g1", 1, "u1", "from b"))
         filed = [r for r in results if isinstance(r, int)]
         refused = [r for r in results if not isinstance(r, int)]
         assert len(filed) == 1 and len(refused) == 1, results
@@ -417,3 +417,41 @@ async def test_database_itself_keeps_one_open_appeal_per_case(backend, pg_url, t
                 db.execute(insert.format(status="open"))
             db.execute(insert.format(status="upheld"))
             assert db.execute("SELECT count(*) FROM appeals").fetchone() == (2,)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_two_connections_report_one_message_at_once(backend, pg_url, tmp_path):
+    """One reporter's report of one message arriving on two connections at the same moment (an interaction
+    delivered twice, to two bot processes): both answers are the same review item, never a driver error; one report
+    and one review item are kept, as for a report repeated later."""
+    from bot.core.models import ReviewItem
+
+    database = pg_url if backend == "postgresql" else str(tmp_path / "modlog.db")
+    a = await open_store(database)
+    b = await open_store(database)
+    try:
+        results = await _concurrently(
+            database, "reports",
+            lambda: a.add_report("discord", "g1", "r1", "u1", "slur", message_id="m1", channel_id="c1"),
+            lambda: b.add_report("discord", "g1", "r1", "u1", "slur", message_id="m1", channel_id="c1"))
+        items = [r for r in results if isinstance(r, ReviewItem)]
+        assert len(items) == 2, results
+        assert len({item.id for item in items}) == 1
+        assert [item.id for item in await a.open_reviews("discord", "g1")] == [items[0].id]
+    finally:
+        await a.close()
+        await b.close()
+    if backend == "postgresql":
+        conn = await asyncpg.connect(database)
+        try:
+            counts = (await conn.fetchval("SELECT count(*) FROM reports"),
+                      await conn.fetchval("SELECT count(*) FROM review_items"))
+        finally:
+            await conn.close()
+    else:
+        import sqlite3
+
+        with sqlite3.connect(database) as db:
+            counts = (db.execute("SELECT count(*) FROM reports").fetchone()[0],
+                      db.execute("SELECT count(*) FROM review_items").fetchone()[0])
+    assert counts == (1, 1)
