@@ -15,7 +15,7 @@ from rich.console import Console
 from bot.core.models import RaidAlert
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
-from bot.core.records import ScanSummary
+from bot.core.records import MemberPoints, ScanSummary
 from bot.jobs.scan import _print_summary
 from bot.report import (
     MAX_TEXT,
@@ -111,7 +111,7 @@ def test_build_report_data_counts():
     data = build_report_data({}, ROWS)
     assert (data.messages, data.flagged, data.actions_count) == (3, 2, 2)
     assert data.label_counts == {"identity_attack": 2, "threat": 1}
-    assert data.top_members == [("user1", 5)]
+    assert data.top_members == [("", "user1", 5)]  # these rows name no server
     assert [r.id for r in data.rows] == ["m1", "m3"]
     assert data.rows[0].time == datetime(2026, 6, 1, 18, 2, 1, tzinfo=UTC)
 
@@ -165,7 +165,8 @@ def test_names_with_ids_on_hover(scan):
     assert '<span title="channel id 880000000000000010">general</span>' in page
     assert '<span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>' in page
     assert "".join(f'<li>raider{i} <code class="id">90000000000000000{i}</code></li>' for i in range(6)) in page
-    assert '<tr><td>sam</td><td class="id">508792563302400003</td><td class="num">1</td></tr>' in page
+    assert ('<tr><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span></td><td>sam</td>'
+            '<td class="id">508792563302400003</td><td class="num">1</td></tr>') in page
 
 
 def test_platform_and_server_columns_tell_copies_apart(scan):
@@ -275,14 +276,36 @@ def test_show_all_texts_script_is_allowed_by_its_hash(scan):
 
 
 def test_terminal_summary_names_members():
-    """scan's terminal summary shows strike members by name with their id in a column."""
+    """scan's terminal summary shows strike members by name with their id in a column, per server: one member in
+    two workspaces is two rows with that server's points."""
     console = Console(record=True, width=120)
     summary = ScanSummary(messages=3, flagged=1, flagged_per_label={"insult": 1}, actions={"delete": 1},
-                          cases_by_status={}, raids=0, top_members=(("U0TROLL000", 2, 1), ("U9", 1, 1)))
+                          cases_by_status={}, raids=0,
+                          top_members=(MemberPoints("slack", "T1", "U0TROLL000", 2, 1),
+                                       MemberPoints("slack", "T2", "U0TROLL000", 1, 1),
+                                       MemberPoints("slack", "T1", "U9", 1, 1)))
     _print_summary(console, summary, 3, 3, 1.0, {"U0TROLL000": "troll"})
     text = console.export_text()
-    assert re.search(r"troll\s+│\s+U0TROLL000\s+│\s+2", text)
-    assert re.search(r"U9\s+│\s+U9\s+│\s+1", text)
+    assert re.search(r"slack/T1\s+│\s+troll\s+│\s+U0TROLL000\s+│\s+2\s+│\s+1", text)
+    assert re.search(r"slack/T2\s+│\s+troll\s+│\s+U0TROLL000\s+│\s+1\s+│\s+1", text)
+    assert re.search(r"slack/T1\s+│\s+U9\s+│\s+U9\s+│\s+1", text)
+
+
+def test_report_strike_points_per_server():
+    """The report's members by strike points keeps each server's points apart: the same member id flagged in two
+    servers is two rows (server named), from the rows as from a scan summary's ``top_members``."""
+    rows = [{**_row(1, "a", points=3), "server_id": "g1", "server_name": "Guild One"},
+            {**_row(3, "b", points=2), "server_id": "g2", "server_name": "Guild Two"},
+            {**_row(5, "c", points=2), "server_id": "g2", "server_name": "Guild Two"}]
+    data = build_report_data({}, rows)
+    assert data.top_members == [("g2", "user1", 4), ("g1", "user1", 3)]
+    given = build_report_data({"top_members": [("g1", "user1", 3), ("g2", "user1", 4)]}, rows)
+    assert given.top_members == [("g2", "user1", 4), ("g1", "user1", 3)]
+    page = render_html(data)
+    members = page.split("<h2>Members by strike points</h2>")[1].split("</table>")[0]
+    assert "<th>server</th>" in members
+    assert re.search(r"Guild Two</span></td><td>user1</td><td class=\"id\">user1</td><td class=\"num\">4<", members)
+    assert re.search(r"Guild One</span></td><td>user1</td><td class=\"id\">user1</td><td class=\"num\">3<", members)
 
 
 def test_close_up_of_the_most_flagged_hour():

@@ -3,8 +3,8 @@ the ``postgres`` user in a temporary folder, on a free port), a fresh database p
 
 Every store test of tests/test_store.py, tests/test_store_moderation.py and tests/test_store_privacy.py that takes
 the ``store`` fixture runs here again against PostgreSQL (same assertions, one SQL implementation), plus what only
-several processes on one server can show: two writers racing for case numbers, verdicts and raids, two processes
-migrating at once, two scans of one export at once, and the refusals (wrong password, unreachable server,
+several processes on one server can show: two writers racing for case numbers, verdicts, raids and appeals, two
+processes migrating at once, two scans of one export at once, and the refusals (wrong password, unreachable server,
 malformed URL, another application's database, a newer schema). Without PostgreSQL binaries the tests skip with
 the reason, except under ``CI`` where they fail.
 """
@@ -311,3 +311,147 @@ async def test_first_batch_gives_a_new_mod_log_planner_statistics(pg_url):
             await conn.close()
     finally:
         await store.close()
+
+
+async def _appeals_of_case_one(database: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(status, text)`` of every appeal of case #1 in g1, and the sources of its review items."""
+    if database.startswith("postgresql://"):
+        conn = await asyncpg.connect(database)
+        try:
+            appeals = [tuple(r) for r in await conn.fetch(
+                "SELECT status, text FROM appeals WHERE case_number = 1 ORDER BY id")]
+            reviews = [r[0] for r in await conn.fetch(
+                "SELECT source FROM review_items WHERE case_number = 1 ORDER BY id")]
+        finally:
+            await conn.close()
+        return appeals, reviews
+    import sqlite3
+
+    with sqlite3.connect(database) as db:
+        appeals = [tuple(r) for r in db.execute("SELECT status, text FROM appeals WHERE case_number = 1 ORDER BY id")]
+        reviews = [r[0] for r in db.execute("SELECT source FROM review_items WHERE case_number = 1 ORDER BY id")]
+    return appeals, reviews
+
+
+async def _concurrently(database: str, table: str, a_call, b_call) -> list[object]:
+    """Run ``a_call()`` and ``b_call()`` (each one store operation on its own connection) at the same moment; the
+    results (value or exception). On PostgreSQL both are let past the operation's reads before either inserts
+    into ``table``: a third connection holds it in SHARE mode (reads pass, inserts wait) until both inserts wait."""
+    if not database.startswith("postgresql://"):
+        return list(await asyncio.gather(a_call(), b_call(), return_exceptions=True))
+    blocker = await asyncpg.connect(database)
+    try:
+        tx = blocker.transaction()
+        await tx.start()
+        await blocker.execute(f"LOCK TABLE {table} IN SHARE MODE")
+        running = asyncio.gather(a_call(), b_call(), return_exceptions=True)
+        waiting = f"SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass AND NOT granted"
+        for _ in range(500):
+            if await blocker.fetchval(waiting) == 2:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError(f"the two operations never both reached their insert into {table}")
+        await tx.commit()
+        return list(await running)
+    finally:
+        await blocker.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_two_connections_appeal_one_case_at_once(backend, pg_url, tmp_path):
+    """Two connections (two bot processes) filing an appeal of the same case at the same moment: one is filed, the
+    other gets the store's "already an open appeal" answer (AppealAlreadyOpen), never a driver error; one appeal
+    and one appeal review item are kept (the loser's review item is rolled back with it)."""
+    from bot.core.errors import AppealAlreadyOpen
+
+    database = pg_url if backend == "postgresql" else str(tmp_path / "modlog.db")
+    a = await open_store(database)
+    b = await open_store(database)
+    try:
+        await a.open_case("discord", "g1", "u1", ActionKind.WARN, "insult")
+        assert a.backend == b.backend == backend
+        results = await _concurrently(database, "appeals",
+                                      lambda: a.open_appeal("discord", "g1", 1, "u1", "from a"),
+                                      lambda: b.open_appeal("discord", "g1", 1, "u1", "from b"))
+        filed = [r for r in results if isinstance(r, int)]
+        refused = [r for r in results if not isinstance(r, int)]
+        assert len(filed) == 1 and len(refused) == 1, results
+        assert isinstance(refused[0], AppealAlreadyOpen), repr(refused[0])
+        assert [appeal.id for appeal in await a.open_appeals("discord", "g1")] == filed
+    finally:
+        await a.close()
+        await b.close()
+    appeals, reviews = await _appeals_of_case_one(database)
+    assert len(appeals) == 1 and appeals[0][0] == "open"
+    assert reviews == ["appeal"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_database_itself_keeps_one_open_appeal_per_case(backend, pg_url, tmp_path):
+    """The one-open-appeal rule is the database's (unique partial index appeals_one_open), not only the store's
+    check: a second open appeal of a case written past the store is refused, a decided one beside it is not."""
+    import sqlite3
+
+    database = pg_url if backend == "postgresql" else str(tmp_path / "modlog.db")
+    store = await open_store(database)
+    try:
+        await store.open_case("discord", "g1", "u1", ActionKind.WARN, "insult")
+        await store.open_appeal("discord", "g1", 1, "u1", "first")
+    finally:
+        await store.close()
+    insert = ("INSERT INTO appeals (platform, server_id, case_number, member_id, status, created_at) "
+              "VALUES ('discord', 'g1', 1, 'u1', '{status}', '2026-01-01T00:00:00.000000+00:00')")
+    if backend == "postgresql":
+        conn = await asyncpg.connect(database)
+        try:
+            with pytest.raises(asyncpg.UniqueViolationError, match="appeals_one_open"):
+                await conn.execute(insert.format(status="open"))
+            await conn.execute(insert.format(status="upheld"))
+            assert await conn.fetchval("SELECT count(*) FROM appeals") == 2
+        finally:
+            await conn.close()
+    else:
+        with sqlite3.connect(database) as db:
+            with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+                db.execute(insert.format(status="open"))
+            db.execute(insert.format(status="upheld"))
+            assert db.execute("SELECT count(*) FROM appeals").fetchone() == (2,)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_two_connections_report_one_message_at_once(backend, pg_url, tmp_path):
+    """One reporter's report of one message arriving on two connections at the same moment (an interaction
+    delivered twice, to two bot processes): both answers are the same review item, never a driver error; one report
+    and one review item are kept, as for a report repeated later."""
+    from bot.core.models import ReviewItem
+
+    database = pg_url if backend == "postgresql" else str(tmp_path / "modlog.db")
+    a = await open_store(database)
+    b = await open_store(database)
+    try:
+        results = await _concurrently(
+            database, "reports",
+            lambda: a.add_report("discord", "g1", "r1", "u1", "slur", message_id="m1", channel_id="c1"),
+            lambda: b.add_report("discord", "g1", "r1", "u1", "slur", message_id="m1", channel_id="c1"))
+        items = [r for r in results if isinstance(r, ReviewItem)]
+        assert len(items) == 2, results
+        assert len({item.id for item in items}) == 1
+        assert [item.id for item in await a.open_reviews("discord", "g1")] == [items[0].id]
+    finally:
+        await a.close()
+        await b.close()
+    if backend == "postgresql":
+        conn = await asyncpg.connect(database)
+        try:
+            counts = (await conn.fetchval("SELECT count(*) FROM reports"),
+                      await conn.fetchval("SELECT count(*) FROM review_items"))
+        finally:
+            await conn.close()
+    else:
+        import sqlite3
+
+        with sqlite3.connect(database) as db:
+            counts = (db.execute("SELECT count(*) FROM reports").fetchone()[0],
+                      db.execute("SELECT count(*) FROM review_items").fetchone()[0])
+    assert counts == (1, 1)

@@ -162,19 +162,26 @@ async def test_summary(store):
     assert summary.flagged_per_label == {"insult": 4, "threat": 1}
     assert summary.actions == {"delete": 4, "timeout": 1}
     assert summary.cases_by_status == {"pending": 2, "overturned": 1}
-    assert summary.top_members == (("u2", 1, 1),)  # u1's strike was pardoned by the overturn
+    assert summary.top_members == (("discord", "g1", "u2", 1, 1),)  # u1's strike was pardoned by the overturn
 
 
 async def test_scan_summary_over_servers(store):
-    """scan_summary adds up several servers and ranks members by strike points across them."""
+    """scan_summary adds up several servers' counts but ranks each member's strike points per server, as the
+    escalation ladder counts them: one member id in two servers (a Discord user id is global) is two rows, never
+    their sum; the same server id on another platform is another server."""
     await store.record_batch(
         [
             make_record("a", server="g1", author="u1", strike_points=1),
             make_record("b", server="g2", author="u1", strike_points=2),
             make_record("c", server="g2", author="u2", strike_points=2),
+            make_record("e", server="g2", author="u1", strike_points=1),
             make_record("d", server="g3", author="u3", strike_points=9),
+            make_record("f", platform="slack", server="g1", author="u1", strike_points=9),
         ]
     )
-    summary = await store.scan_summary([("discord", "g1"), ("discord", "g2")], top=2)
-    assert (summary.messages, summary.flagged, summary.flagged_per_label) == (3, 3, {"insult": 3})
-    assert summary.top_members == (("u1", 3, 2), ("u2", 2, 1))
+    summary = await store.scan_summary([("discord", "g1"), ("discord", "g2")], top=3)
+    assert (summary.messages, summary.flagged, summary.flagged_per_label) == (4, 4, {"insult": 4})
+    assert summary.top_members == (("discord", "g2", "u1", 3, 2), ("discord", "g2", "u2", 2, 1),
+                                   ("discord", "g1", "u1", 1, 1))
+    [top] = summary.top_members[:1]
+    assert (top.platform, top.server_id, top.member_id, top.points, top.strikes) == ("discord", "g2", "u1", 3, 2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from bot.core.models import ActionKind, Case
 
@@ -161,6 +161,25 @@ class ModStats:
     per_rule: Mapping[str, SignalStats] = field(default_factory=dict)
 
 
+class MemberPoints(NamedTuple):
+    """A member's unpardoned strike points in ONE server (strikes and the escalation ladder count per server: a
+    member id seen in two servers, as a Discord user id can be, is two rows).
+
+    Attributes:
+        platform: ``"discord"`` or ``"slack"``.
+        server_id: The guild or workspace.
+        member_id: The member.
+        points: Unpardoned strike points (expired ones included: the summary covers the whole period).
+        strikes: How many strikes those are.
+    """
+
+    platform: str
+    server_id: str
+    member_id: str
+    points: int
+    strikes: int
+
+
 @dataclass(frozen=True, slots=True)
 class ScanSummary:
     """Counts for the end-of-scan summary and dashboards.
@@ -172,7 +191,8 @@ class ScanSummary:
         actions: ``{action label: verdicts whose strongest action it is}`` (``none`` excluded).
         cases_by_status: ``{status: cases}``.
         raids: Raid alerts recorded.
-        top_members: ``[(member_id, unpardoned strike points, strikes)]``, most points first.
+        top_members: :class:`MemberPoints` per ``(platform, server_id, member_id)``, most points first (then most
+            strikes, then by platform, server and member id).
     """
 
     messages: int
@@ -181,7 +201,7 @@ class ScanSummary:
     actions: Mapping[str, int]
     cases_by_status: Mapping[str, int]
     raids: int
-    top_members: tuple[tuple[str, int, int], ...]
+    top_members: tuple[MemberPoints, ...]
 
 
 class RaidChanges(TypedDict, total=False):
@@ -287,6 +307,7 @@ __all__ = [
     "VerdictPoint",
     "Appeal",
     "MessageKey",
+    "MemberPoints",
     "ModStats",
     "PolicyChange",
     "PolicyOverride",

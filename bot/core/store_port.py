@@ -330,7 +330,8 @@ class StatsStore(Protocol):
 
     async def scan_summary(self, servers: Sequence[tuple[str, str]], since: datetime | None = None,
                            top: int = 10) -> ScanSummary:
-        """Counts over several ``(platform, server_id)``."""
+        """Counts over several ``(platform, server_id)``, summed; the top members' strike points per server
+        (:class:`~bot.core.records.MemberPoints`), never summed across servers."""
         ...
 
 

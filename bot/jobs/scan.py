@@ -493,7 +493,7 @@ async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,
             "label_counts": dict(summary.flagged_per_label),
             "action_counts": dict(summary.actions),
             "raids": raids,
-            "top_members": [(m, pts) for m, pts, _n in summary.top_members],
+            "top_members": [(m.server_id, m.member_id, m.points) for m in summary.top_members],
             "inputs": ", ".join(display_path(p) for p in args.paths),
             "model": f"{rt.scorer.name} {rt.scorer.version}",
             "policy_version": rt.policies.base.version,
@@ -616,11 +616,14 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
     t.add_row("raids", f"{summary.raids:,}")
     console.print(t)
     if summary.top_members:
-        tm = Table(title="members with most strike points")
+        # per server: a member's points in one server never add to their points in another
+        tm = Table(title="members with most strike points (per server)")
+        tm.add_column("server")
         tm.add_column("member")
         tm.add_column("id")
         tm.add_column("points", justify="right")
         tm.add_column("strikes", justify="right")
-        for member, points, strikes in summary.top_members[:10]:
-            tm.add_row((names or {}).get(member, member), member, str(points), str(strikes))
+        for m in summary.top_members[:10]:
+            tm.add_row(f"{m.platform}/{m.server_id}", (names or {}).get(m.member_id, m.member_id), m.member_id,
+                       str(m.points), str(m.strikes))
         console.print(tm)

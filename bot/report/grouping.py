@@ -92,7 +92,8 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
     Args:
         summary: Optional keys: ``title``, ``messages`` (int), ``flagged`` (int), ``label_counts``
             ({label: int}), ``actions`` (int), ``action_counts`` ({action: int}), ``raids`` (dicts or
-            :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(member id, points)] or {member id: points}),
+            :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(server id, member id, points)]: a member's points per server, never summed
+            across servers; an older [(member id, points)] or {member id: points} names no server),
             ``policies`` (see :func:`policy_provenance`) and any ``inputs``/``model``/``policy_version``/``errors``
             shown as metadata; ``diff`` (:func:`bot.jobs.replay.compute_diff`) for a replay under another policy.
             Missing counts are computed from the rows.
@@ -106,7 +107,7 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
     all_rows: list[Row] = []
     labels: Counter[str] = Counter()
     actions: Counter[str] = Counter()
-    strikes: Counter[str] = Counter()
+    strikes: Counter[tuple[str, str]] = Counter()  # (server id, member id) -> points
     names: dict[str, str] = {}
     channels: dict[str, str] = {}
     servers: dict[str, str] = {}
@@ -120,20 +121,21 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
         if row.server_id:
             servers.setdefault(row.server_id, row.server_name)
         if row.strike_points > 0:
-            strikes[row.author_id] += row.strike_points
+            strikes[(row.server_id, row.author_id)] += row.strike_points
         if row.flagged:
             labels.update(row.labels)
             actions[row.action] += 1
     all_rows.sort(key=_by_time)
     rows = [r for r in all_rows if r.flagged]
     top = summary.get("top_members")
+    top_list: list[tuple[str, str, int]]
     if isinstance(top, Mapping):
-        top_list = [(str(k), int(v)) for k, v in top.items()]
+        top_list = [("", str(k), int(v)) for k, v in top.items()]
     elif top:
-        top_list = [(str(k), int(v)) for k, v in top]
+        top_list = [(str(t[0]), str(t[1]), int(t[2])) if len(t) == 3 else ("", str(t[0]), int(t[1])) for t in top]
     else:
-        top_list = list(strikes.items())
-    top_list.sort(key=lambda kv: -kv[1])
+        top_list = [(server, member, points) for (server, member), points in strikes.items()]
+    top_list.sort(key=lambda t: -t[2])
     action_counts = dict(summary.get("action_counts") or actions)
     acted = sum(v for k, v in action_counts.items() if k not in ("none", "log", "review"))
     raids = _group_raids([_raid_dict(r) for r in summary.get("raids") or ()], all_rows)

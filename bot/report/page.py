@@ -385,10 +385,12 @@ def render_html(data: ReportData) -> str:
         )
     p.append("<h2>Members by strike points</h2>")
     if data.top_members:
-        p.append('<div class="scroll"><table><tr><th>member</th><th>id</th><th>points</th></tr>')
+        # per server: a member's points in one server never add to their points in another
+        p.append('<div class="scroll"><table><tr><th>server</th><th>member</th><th>id</th><th>points</th></tr>')
         p += [
-            f'<tr><td>{e(data.names.get(m, m))}</td><td class="id">{e(m)}</td><td class="num">{v}</td></tr>'
-            for m, v in data.top_members
+            f"<tr><td>{_named(data.servers.get(s, ''), s, 'server')}</td><td>{e(data.names.get(m, m))}</td>"
+            f'<td class="id">{e(m)}</td><td class="num">{v}</td></tr>'
+            for s, m, v in data.top_members
         ]
         p.append("</table></div>")
     else:

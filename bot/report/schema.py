@@ -133,7 +133,8 @@ class ReportData:
         action_counts: Action name -> messages.
         raids: Raid alerts with their messages.
         threads: Threads with flagged replies.
-        top_members: ``(member id, strike points)``, most points first.
+        top_members: ``(server id, member id, strike points)``, most points first: a member's points per server
+            (``""`` when the summary named no server).
         rows: Flagged messages, in time order.
         all_rows: Every scanned message row (for the volume plot, names and incidents).
         names: Member id -> name; ``channels``: channel id -> name; ``servers``: server id -> name (from the rows).
@@ -152,7 +153,7 @@ class ReportData:
     action_counts: dict[str, int] = field(default_factory=dict)
     raids: list[Raid] = field(default_factory=list)
     threads: list[Thread] = field(default_factory=list)
-    top_members: list[tuple[str, int]] = field(default_factory=list)
+    top_members: list[tuple[str, str, int]] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     all_rows: list[Row] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)

@@ -17,7 +17,9 @@ the same results as SQLite's (docs/scaling.md, "Measured").
 Concurrency across processes (PostgreSQL's default READ COMMITTED): per-server case numbers come from
 ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` on ``case_counters`` (the row lock serialises writers and the
 number is rolled back with a failed batch: gap-free); a verdict is one per message key (``ON CONFLICT DO NOTHING``,
-the loser is a duplicate); a raid is one per burst (unique index ``raids_burst``).
+the loser is a duplicate); a raid is one per burst (unique index ``raids_burst``); an appeal is one open per case
+(unique index ``appeals_one_open``: the loser is ``AppealAlreadyOpen``) and a report one per reporter and message
+(``reports_once_per_reporter``: the loser gets the winner's review item).
 """
 
 from __future__ import annotations

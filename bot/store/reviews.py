@@ -205,7 +205,8 @@ class ReviewMixin(StoreBase):
         A reporter reporting the same message again gets the existing review item back; nothing new is written.
         Several reporters of one message share that message's open review item (automod's or an earlier
         report's), and one reporter's repeated reports about a member share their open item, so a hostile member
-        cannot flood the review queue; every other report is still recorded (``reports``).
+        cannot flood the review queue; every other report is still recorded (``reports``). The same report arriving
+        on two connections at once (two bot processes) is recorded once, both answered with its review item.
         """
         when = now or utcnow()
         async with self._tx():
@@ -238,24 +239,29 @@ class ReviewMixin(StoreBase):
                      to_db_time(when)),
                 )
                 return item
+            # The report row first, then its review item: the checks above are reads, and under PostgreSQL's READ
+            # COMMITTED the same reporter's report of this message may be filed by another process between them and
+            # here (an interaction delivered twice). The unique index reports_once_per_reporter keeps it once; the
+            # loser's insert waits for the winner's commit, inserts nothing and answers with the winner's item.
+            cur = await self._db.execute(
+                "INSERT INTO reports (platform, server_id, reporter_id, member_id, message_id, channel_id, reason, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (platform, server_id, reporter_id, member_id, message_id, channel_id, reason, to_db_time(when)),
+            )
+            report_id = cur.lastrowid if cur.rowcount == 1 else None
+            await cur.close()
+            if report_id is None:
+                row = await self._one(
+                    "SELECT r.* FROM reports p JOIN review_items r ON r.id = p.review_id WHERE p.platform = ? "
+                    "AND p.server_id = ? AND p.reporter_id = ? AND p.message_id = ?",
+                    (platform, server_id, reporter_id, message_id),
+                )
+                assert row is not None  # the winner wrote its report and review item in one transaction
+                return review_from_row(row)
             item = await self._insert_review(
                 platform, server_id, member_id, "report", reason, when, message_id=message_id, channel_id=channel_id
             )
-            await self._db.execute(
-                "INSERT INTO reports (platform, server_id, reporter_id, member_id, message_id, channel_id, reason, "
-                "review_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    platform,
-                    server_id,
-                    reporter_id,
-                    member_id,
-                    message_id,
-                    channel_id,
-                    reason,
-                    item.id,
-                    to_db_time(when),
-                ),
-            )
+            await self._db.execute("UPDATE reports SET review_id = ? WHERE id = ?", (item.id, report_id))
         return item
 
     async def open_appeal(
@@ -272,7 +278,8 @@ class ReviewMixin(StoreBase):
         Raises:
             CaseNotFound: no such case in this server.
             NotCaseMember: ``member_id`` is not the case's member.
-            AppealAlreadyOpen: the case already has an open appeal.
+            AppealAlreadyOpen: the case already has an open appeal (also one filed by another process at the same
+                moment: nothing of this one is recorded).
             AppealError: the case was already overturned, or an appeal of it was already upheld (one appeal per case).
         """
         when = now or utcnow()
@@ -304,14 +311,20 @@ class ReviewMixin(StoreBase):
             item = await self._insert_review(
                 platform, server_id, member_id, "appeal", text, when, case_number=case_number
             )
+            # The check above is a read: under PostgreSQL's READ COMMITTED another process may file an appeal of
+            # this case between it and this insert. The unique index appeals_one_open (one open appeal per case,
+            # migration 0001 of both schemas) keeps the second one out; ON CONFLICT DO NOTHING makes the loser wait
+            # for the winner's commit and insert nothing, answered as the check answers (and its review item is
+            # rolled back with the transaction).
             cur = await self._db.execute(
                 "INSERT INTO appeals (platform, server_id, case_number, member_id, text, review_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (platform, server_id, case_number, member_id, text, item.id, to_db_time(when)),
             )
-            appeal_id = cur.lastrowid
+            appeal_id = cur.lastrowid if cur.rowcount == 1 else None
             await cur.close()
-        assert appeal_id is not None
+            if appeal_id is None:
+                raise AppealAlreadyOpen(f"case #{case_number} already has an open appeal")
         return appeal_id
 
     async def get_appeal(self, appeal_id: int) -> Appeal | None:

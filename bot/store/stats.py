@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core.records import ModStats, ScanSummary, SignalStats
+from bot.core.records import MemberPoints, ModStats, ScanSummary, SignalStats
 from bot.store.base import StoreBase
 from bot.store.schema import load_json, to_db_time
 
@@ -65,16 +65,17 @@ class StatsMixin(StoreBase):
     ) -> ScanSummary:
         """Counts for the scan summary over ``servers`` (``(platform, server_id)`` pairs), since ``since`` or ever.
 
-        Verdicts, flagged verdicts per label, strongest actions, cases by status, raids, and the ``top`` members by
-        unpardoned strike points (summed over the servers by member id).
+        Verdicts, flagged verdicts per label, strongest actions, cases by status and raids summed over the servers,
+        and the ``top`` members by unpardoned strike points, each member's points counted per server (as the
+        escalation ladder counts them), never summed across servers.
         """
         start = to_db_time(since) if since else _EPOCH
         messages = flagged = raids = 0
         per_label: Counter[str] = Counter()
         actions: Counter[str] = Counter()
         cases: Counter[str] = Counter()
-        points: Counter[str] = Counter()
-        strikes: Counter[str] = Counter()
+        points: Counter[tuple[str, str, str]] = Counter()  # (platform, server_id, member_id) -> points
+        strikes: Counter[tuple[str, str, str]] = Counter()
         scope = "platform = ? AND server_id = ?"
         async with self._guard():
             for platform, server_id in dict.fromkeys(servers):
@@ -107,8 +108,9 @@ class StatsMixin(StoreBase):
                     "AND pardoned_at IS NULL GROUP BY member_id",
                     server,
                 ):
-                    points[row[0]] += row[1]
-                    strikes[row[0]] += row[2]
+                    member = (platform, server_id, row[0])
+                    points[member] += row[1]
+                    strikes[member] += row[2]
         ranked = sorted(points, key=lambda m: (-points[m], -strikes[m], m))[:top]
         return ScanSummary(
             messages=messages,
@@ -117,5 +119,5 @@ class StatsMixin(StoreBase):
             actions=dict(sorted(actions.items(), key=lambda kv: (-kv[1], kv[0]))),
             cases_by_status=dict(cases),
             raids=raids,
-            top_members=tuple((m, points[m], strikes[m]) for m in ranked),
+            top_members=tuple(MemberPoints(*m, points[m], strikes[m]) for m in ranked),
         )
