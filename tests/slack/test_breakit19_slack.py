@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import (  # noqa: F401 - fixture
-    buttons,
+from tests.slack.test_app_wire import (
     card_text,
     click,
     file_appeal,
-    senv,
+    senv,  # noqa: F401 - fixture
     warn_from_card,
 )
 
