@@ -97,3 +97,44 @@ async def test_a_moderator_unban_or_a_new_ban_settles_the_owed_unban(world, monk
     assert len(world.enforcer.called("unban")) == (2 if then == "unban" else 1)
     assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (number,)) == [(1,)]
     assert await world.workflow.retry_owed_lifts() == []
+
+
+async def test_a_stop_right_after_the_overturn_leaves_the_unban_for_the_next_start(tmp_path):
+    """The appeal is decided in the mod log and the bot stops before its unban call: the next start unbans."""
+    w = await make_world(tmp_path)
+    try:
+        ban = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+        assert ban.case_number is not None
+        await w.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+        (appeal_id,) = w.rows("SELECT id FROM appeals")[0]
+        await w.store.decide_appeal(appeal_id, False, MOD.id)  # the commit of decide_appeal, then the stop
+        await w.workflow.close()
+        again = _restarted(w)
+        assert await again.recover() == [f"case #{ban.case_number}: ban lifted (tried again)"]
+        assert w.enforcer.called("unban") == [("alice",)]
+        await again.close()
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def test_an_overturned_ban_that_was_never_applied_owes_no_unban(tmp_path):
+    """A ban the platform refused (case failed), then overturned on appeal: nothing to lift, at no start."""
+    w = await make_world(tmp_path)
+    try:
+        w.enforcer.refuse["ban"] = "Missing Permissions (50013)"
+        ban = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+        assert not ban.ok and ban.case_number is not None
+        await w.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+        (appeal_id,) = w.rows("SELECT id FROM appeals")[0]
+        assert (await w.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)).ok
+        await w.workflow.close()
+        again = _restarted(w)
+        assert await again.recover() == []
+        assert w.enforcer.called("unban") == []
+        await again.close()
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

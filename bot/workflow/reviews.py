@@ -278,6 +278,9 @@ class ReviewsMixin(WorkflowParts):
         case = case or await self.store.get_case(self.platform, server_id, case_number)
         try:
             if how == "dismissed":
+                if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
+                    # owed before it is overturned: a stop in between leaves the unban for the next start
+                    await self.store.owe_lift(self.platform, server_id, case_number, refused=False)
                 await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
                 await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
         except CaseNotFound:

@@ -334,7 +334,9 @@ class SanctionsMixin(WorkflowParts):
     async def retry_owed_lifts(self) -> list[str]:
         """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`). Returns one
         line per case tried."""
-        lines = []
+        lines: list[str] = []
+        if not self.can(Capability.UNBAN):
+            return lines
         for case in await self.store.owed_lifts(self.platform, LIFT_TRIES):
             note = await self.retry_lift(case)
             if note:
