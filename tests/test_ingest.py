@@ -177,7 +177,7 @@ def _slack_checks(msgs):
     ids = [m.id for m in msgs]
     assert ids == ["C1:1767225500.000000", "C1:1767261700.000200", "C1:1767261760.000300", "C1:1767261900.000500"]
     first, parent, reply, bot = msgs
-    assert (parent.server.platform, parent.server.id) == ("slack", "T9")
+    assert (parent.server.platform, parent.server.id) == ("export", "T9")
     assert parent.mentions == (Mention("U2"), Mention("U3", is_bot=True))
     assert parent.author.roles == ("admin", "owner") and parent.author.name == "Ann"
     assert parent.channel.is_thread is False and parent.channel.name == "general"

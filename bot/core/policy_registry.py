@@ -17,6 +17,8 @@ log = logging.getLogger(__name__)
 
 #: A Discord guild id (snowflake: 17-20 digits), as a DiscordChatExporter export records it.
 _SNOWFLAKE = re.compile(r"\d{17,20}")
+#: A Slack team (workspace) id: ``T`` then upper-case letters and digits.
+_SLACK_TEAM = re.compile(r"T[A-Z0-9]{2,}")
 
 #: Scope under which policy overrides are stored; the key is the dotted path into the policy document.
 OVERRIDE_SCOPE = "policy"
@@ -69,7 +71,8 @@ class PolicyRegistry:
         """The server's own policy file in ``servers_dir``, or ``None``: ``<platform>-<server id>.toml``; for a
         chat export (platform ``"export"``) whose id is a Discord snowflake, i.e. a DiscordChatExporter export of
         that guild, ``discord-<guild id>.toml`` when there is no ``export-<id>.toml``, so a scan of a guild's export
-        is judged by the same file as the bot in that guild."""
+        is judged by the same file as the bot in that guild; likewise ``slack-<team id>.toml`` for a Slack export
+        recorded under its team id (``T`` and upper-case letters and digits)."""
         if self.servers_dir is None:
             return None
         p = server_policy_path(self.servers_dir, platform, server_id)
@@ -77,6 +80,10 @@ class PolicyRegistry:
             return p
         if platform == "export" and _SNOWFLAKE.fullmatch(server_id):
             p = server_policy_path(self.servers_dir, "discord", server_id)
+            if p.exists():
+                return p
+        if platform == "export" and _SLACK_TEAM.fullmatch(server_id):
+            p = server_policy_path(self.servers_dir, "slack", server_id)
             if p.exists():
                 return p
         return None

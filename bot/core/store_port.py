@@ -116,6 +116,15 @@ class CaseStore(Protocol):
         """Record that a temporary sanction was lifted."""
         ...
 
+    async def owe_lift(self, platform: str, server_id: str, number: int, *, refused: bool) -> int:
+        """Record a try at lifting an overturned ban (the first marks its unban owed; ``refused`` counts one refused
+        try); returns the refused tries so far (0 for a case already lifted)."""
+        ...
+
+    async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:
+        """Overturned bans whose unban was refused fewer than ``max_tries`` times and is still owed."""
+        ...
+
     async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,
                          reason: str = "", message_id: str | None = None, case_number: int | None = None,
                          now: datetime | None = None) -> bool:

@@ -3,7 +3,8 @@
 Shape per line: ``{"id": str, "text": str}`` required; optional ``"channel"`` (str id, or
 ``{"id","name","parent_id","category_id","is_thread"}``), ``"author"`` (str id, or ``{"id","name","joined_at",
 "created_at","roles","is_bot"}``), ``"server"`` (str id, or ``{"platform","id","name"}``; default
-``ServerRef("export", <file stem>)``), ``"created_at"`` / ``"edited_at"`` (ISO-8601; zone-less = UTC),
+``ServerRef("export", <file stem>)``; always in the ``"export"`` namespace: a ``platform`` of ``"discord"`` or
+``"slack"`` must be a string but never puts an imported history into a live mod log), ``"created_at"`` / ``"edited_at"`` (ISO-8601; zone-less = UTC),
 ``"reply_to"``, ``"mentions_everyone"``.
 
 A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line without ``created_at`` has no time
@@ -132,7 +133,10 @@ def _server(v: Any, default: ServerRef) -> ServerRef:
         platform = v.get("platform")
         if platform is not None and not isinstance(platform, str):
             raise BadField(f"server.platform: expected a string, got {_kind(platform)}")
-        return ServerRef(platform or "export", _obj_id(v, "server"), clean_text(v.get("name")))
+        # always the offline namespace, whatever ``platform`` claims: a history file that says "discord" must not
+        # write verdicts and cases into the live mod log of a real guild (a Discord guild's snowflake id still
+        # finds its discord-<id>.toml policy: bot.core.policy_registry.PolicyRegistry.server_file)
+        return ServerRef("export", _obj_id(v, "server"), clean_text(v.get("name")))
     sid = _ref_id(v, "server", "a server")
     return default if sid is None else ServerRef("export", sid, sid)
 

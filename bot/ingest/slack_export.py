@@ -2,8 +2,8 @@
 ``<channel>/<YYYY-MM-DD>.json`` day files (``docs/platform-protocols.md`` section 1.2).
 
 Mapping:
-    * server: ``ServerRef("slack", team_id)`` when ``users.json`` (``team_id``) or a message (``team``) names the
-      workspace, else ``ServerRef("export", <folder or zip stem>)``;
+    * server: ``ServerRef("export", team_id)`` when ``users.json`` (``team_id``) or a message (``team``) names the
+      workspace, else ``ServerRef("export", <folder or zip stem>)``; never the live ``"slack"`` namespace;
     * channel folders are matched to ``channels.json``/``groups.json``/``mpims.json`` by name and to ``dms.json``
       by id; entries may hold only ``id`` and ``name``. An unlisted folder uses its name as id and name;
     * message id = ``f"{channel_id}:{ts}"``; ``edited.ts`` -> ``edited_at``;
@@ -310,7 +310,10 @@ class SlackExport:
                         self.joins[uid] = t
         teams = teams or msg_teams
         if teams:
-            self.server = ServerRef("slack", teams.most_common(1)[0][0])
+            # the offline namespace with the team id, never the live "slack" one: a scan must not number its cases
+            # and add its strikes in the workspace's live mod log (slack-<team id>.toml still judges it:
+            # bot.core.policy_registry.PolicyRegistry.server_file)
+            self.server = ServerRef("export", teams.most_common(1)[0][0])
         else:
             self.server = ServerRef("export", tree.path.stem, tree.path.stem)
 

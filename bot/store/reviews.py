@@ -337,7 +337,8 @@ class ReviewMixin(StoreBase):
     ) -> Appeal:
         """Decide an open appeal.
 
-        Overturning sets the case's status to ``overturned`` and pardons its strikes; upholding leaves the case.
+        Overturning sets the case's status to ``overturned`` and pardons its strikes (an applied ban not lifted
+        yet is marked as owing its unban: :meth:`owed_lifts`); upholding leaves the case.
         The appeal's review item, if still undecided, is closed: ``dismissed`` when overturned, the decision
         matching the case's sanction (``warned``, ``timed_out``...; ``warned`` for non-sanctions) when upheld.
 
@@ -374,6 +375,13 @@ class ReviewMixin(StoreBase):
                 decision = _UPHELD_DECISION.get(action, ReviewDecision.WARNED)
             else:
                 decision = ReviewDecision.DISMISSED
+                # an applied ban overturned owes its unban from this commit on: a stop before the bot's unban
+                # leaves it for the next start (WorkflowMixin.owed_lifts)
+                await self._db.execute(
+                    "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) WHERE platform = ? AND server_id = ? "
+                    "AND number = ? AND action = 'ban' AND status = 'applied' AND lifted_at IS NULL",
+                    (platform, server_id, number),
+                )
                 await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
             if row["review_id"] is not None:
                 await self._db.execute(

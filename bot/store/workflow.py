@@ -74,6 +74,30 @@ class WorkflowMixin(StoreBase):
                 (to_db_time(now or utcnow()), to_db_time(now or utcnow()), platform, server_id, number),
             )
 
+    async def owe_lift(self, platform: str, server_id: str, number: int, *, refused: bool) -> int:
+        """Record a try at lifting overturned ban case ``number``: the first marks its unban owed (tries 0);
+        ``refused`` adds one refused try. Returns the refused tries so far. A case already lifted is unchanged
+        (and gives 0)."""
+        async with self._tx():
+            await self._db.execute(
+                "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) + ?, updated_at = ? WHERE platform = ? "
+                "AND server_id = ? AND number = ? AND lifted_at IS NULL",
+                (1 if refused else 0, to_db_time(utcnow()), platform, server_id, number),
+            )
+            row = await self._one("SELECT lift_tries FROM cases WHERE platform = ? AND server_id = ? AND number = ? "
+                                  "AND lifted_at IS NULL", (platform, server_id, number))
+        return int(row[0] or 0) if row else 0
+
+    async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:
+        """Overturned bans whose unban is owed (refused so far, fewer than ``max_tries`` times, not lifted since),
+        oldest case first."""
+        rows = await self._read_all(
+            "SELECT * FROM cases WHERE platform = ? AND action = 'ban' AND status = 'overturned' "
+            "AND lift_tries IS NOT NULL AND lift_tries < ? AND lifted_at IS NULL ORDER BY created_at, id",
+            (platform, max_tries),
+        )
+        return [case_from_row(r) for r in rows]
+
     async def open_review_for_message(self, platform: str, server_id: str, message_id: str) -> int | None:
         """The id of the message's open (or investigating) review item, if any."""
         row = await self._read_one(

@@ -35,6 +35,10 @@ RECOVER_WITHIN_S = 3600
 #: Seconds before a refused unban at a temporary ban's end is tried again.
 UNBAN_RETRY_S = 600
 
+#: Tries at lifting an overturned ban (the first when it is overturned, then every :data:`UNBAN_RETRY_S` and at each
+#: start) before the bot gives up and asks the moderators to unban by hand.
+LIFT_TRIES = 5
+
 class _Decisions(Mapping[str, tuple[ReviewDecision, ActionKind, str]]):
     """Card decision -> (review decision, action carried out, past-tense outcome): a live view of
     :data:`bot.workflow.sanction_kinds.REGISTRY` (a kind registered later is a decision at once)."""
@@ -161,7 +165,15 @@ class WorkflowParts(ABC):
     def cancel_unban(self, server_id: str, number: int) -> None:
         """Cancel the end-of-ban timer of case ``number``."""
 
+    @abstractmethod
+    async def lift_overturned_ban(self, case: Case, reason: str) -> str:
+        """Unban the member of overturned ban ``case`` (retried later if refused); returns a note for the card."""
+
     # ---- provided by ReviewsMixin (bot/workflow/reviews.py)
+    @abstractmethod
+    async def _note_on_case(self, server_id: str, case_number: int, note: str) -> None:
+        """Append a platform refusal (or a later outcome) to a case's notes, its status kept."""
+
     @abstractmethod
     async def review_card(self, review_id: int, *, verdict: Verdict | None = None, notes: tuple[str, ...] = (),
                           server_id: str | None = None) -> ReviewCard | None:

@@ -278,6 +278,9 @@ class ReviewsMixin(WorkflowParts):
         case = case or await self.store.get_case(self.platform, server_id, case_number)
         try:
             if how == "dismissed":
+                if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
+                    # owed before it is overturned: a stop in between leaves the unban for the next start
+                    await self.store.owe_lift(self.platform, server_id, case_number, refused=False)
                 await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
                 await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
         except CaseNotFound:
@@ -293,13 +296,7 @@ class ReviewsMixin(WorkflowParts):
             await self._note_on_case(server_id, case_number, f"timeout not lifted: {res.reason}")
             return f"could not lift the timeout: FAILED: {res.reason}"
         if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
-            res = await self.enforcer.unban(server_id, member_id, reason)
-            if res.ok:
-                await self.store.mark_lifted(self.platform, server_id, case_number)
-                self.cancel_unban(server_id, case_number)
-                return "ban lifted"
-            await self._note_on_case(server_id, case_number, f"ban not lifted: {res.reason}")
-            return f"could not lift the ban: FAILED: {res.reason}"
+            return await self.lift_overturned_ban(case, reason)
         return ""
 
     async def _note_on_case(self, server_id: str, case_number: int, note: str) -> None:
@@ -311,7 +308,8 @@ class ReviewsMixin(WorkflowParts):
         if now is None:
             return
         failure = "; ".join(x for x in (now.failure, note) if x)
-        await self.store.set_case_status(self.platform, server_id, case_number, now.status, failure=failure[:1000])
+        # the latest notes are kept when they outgrow the field (a retried unban adds one per try)
+        await self.store.set_case_status(self.platform, server_id, case_number, now.status, failure=failure[-1000:])
 
     async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
                      message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:

@@ -18,7 +18,7 @@ from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import UNBAN_RETRY_S, Result, WorkflowParts, dur
+from bot.workflow.common import LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
@@ -262,7 +262,8 @@ class SanctionsMixin(WorkflowParts):
 
     async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str) -> list[int]:
         """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
-        supersedes them) and cancel their timers, so their end never unbans the member. Returns their numbers."""
+        supersedes them) and cancel their timers, so their end never unbans the member; the same for an overturned
+        ban whose refused unban is still owed. Returns their numbers."""
         done = []
         for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
             if old.server_id != server_id or old.member_id != member_id or old.number >= before:
@@ -271,7 +272,105 @@ class SanctionsMixin(WorkflowParts):
             await self.store.mark_lifted(self.platform, server_id, old.number)
             log.info("temporary ban of case %s: %s", old.number, why, extra={"server": server_id})
             done.append(old.number)
+        for owed in await self.store.owed_lifts(self.platform, LIFT_TRIES):
+            # an overturned ban still owing its unban: this unban (or a later ban) settles it; never retried after
+            if owed.server_id != server_id or owed.member_id != member_id or owed.number >= before:
+                continue
+            self.cancel_unban(server_id, owed.number)
+            await self.store.mark_lifted(self.platform, server_id, owed.number)
+            done.append(owed.number)
         return done
+
+    async def lift_overturned_ban(self, case: Case, reason: str) -> str:
+        """Unban the member of ban ``case``, just overturned (on appeal, or its review dismissed).
+
+        The unban is recorded as owed before it is tried, so a refusal (or a stop in between) is tried again every
+        :data:`UNBAN_RETRY_S` seconds and at each start (:meth:`retry_owed_lifts`), at most :data:`LIFT_TRIES`
+        times in all; each refusal is noted on the case. Returns the note for the card and the mod log."""
+        await self.store.owe_lift(self.platform, case.server_id, case.number, refused=False)
+        res = await self.enforcer.unban(case.server_id, case.member_id, reason)
+        if res.ok:
+            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            self.cancel_unban(case.server_id, case.number)
+            return "ban lifted"
+        return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason)}"
+
+    async def _lift_refused(self, case: Case, why: str) -> str:
+        """Count a refused unban of overturned ban ``case``, note it on the case and schedule the next try (or
+        give up after :data:`LIFT_TRIES`). Returns the note."""
+        tries = await self.store.owe_lift(self.platform, case.server_id, case.number, refused=True)
+        if tries >= LIFT_TRIES:
+            note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
+                    "hand)")
+        else:
+            note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
+                    "minutes and at the next start)")
+            self._schedule_lift(case, UNBAN_RETRY_S)
+        await self._note_on_case(case.server_id, case.number, note)
+        return note
+
+    def _schedule_lift(self, case: Case, delay_s: float) -> None:
+        """Try the owed unban of overturned ban ``case`` again in ``delay_s`` seconds (its end-of-ban timer, if
+        any, is replaced: an overturned ban has no end left to reach)."""
+        key = (case.server_id, case.number)
+        old = self._timers.pop(key, None)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        self._timers[key] = asyncio.ensure_future(self._lift_later(case, delay_s))
+
+    async def _lift_later(self, case: Case, delay_s: float) -> None:
+        try:
+            await asyncio.sleep(delay_s)
+            await self.retry_lift(case)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("retrying the unban of overturned case %s failed", case.number,
+                          extra={"server": case.server_id})
+        finally:
+            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
+                del self._timers[(case.server_id, case.number)]
+
+    async def retry_owed_lifts(self) -> list[str]:
+        """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`). Returns one
+        line per case tried."""
+        lines: list[str] = []
+        if not self.can(Capability.UNBAN):
+            return lines
+        for case in await self.store.owed_lifts(self.platform, LIFT_TRIES):
+            note = await self.retry_lift(case)
+            if note:
+                lines.append(f"case #{case.number}: {note}")
+        return lines
+
+    async def retry_lift(self, case: Case) -> str:
+        """One more try at the owed unban of overturned ban ``case``, re-read from the mod log first: nothing is
+        done when it was lifted since (or no longer owed), and a later applied ban of the member cancels it.
+        The outcome is noted on the case and posted in the mod log. Returns the note (``""``: nothing owed)."""
+        owed = await self.store.owed_lifts(self.platform, LIFT_TRIES)
+        if not any(c.server_id == case.server_id and c.number == case.number for c in owed):
+            return ""
+        later = await self.superseding_ban(case)
+        if later is not None:
+            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            note = f"not unbanned: case #{later.number} banned them since"
+            await self._note_on_case(case.server_id, case.number, note)
+            failed = False
+        else:
+            res = await self.enforcer.unban(case.server_id, case.member_id,
+                                            f"case #{case.number} overturned (unban tried again)")
+            if res.ok:
+                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                note = "ban lifted (tried again)"
+                await self._note_on_case(case.server_id, case.number, note)
+                failed = False
+            else:
+                note = await self._lift_refused(case, res.reason)
+                failed = True
+        await self.desk.post_mod_log(case.server_id, LogEntry(
+            title=f"Case #{case.number}: overturned ban", lines=(f"Member: {case.member_id}", note),
+            member_id=case.member_id, case_number=case.number, failed=failed, kind="case"))
+        return note
 
     def cancel_unban(self, server_id: str, number: int) -> None:
         """Cancel the end-of-ban timer of case ``number``, if one is scheduled."""

@@ -161,7 +161,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     async def recover(self) -> list[str]:
         """At startup: carry out cases a stop left ``pending`` (or mark them failed), reschedule temporary-ban
-        expiries and restore raid mode. Returns one line per thing done (also posted in the mod log)."""
+        expiries, try again the refused unbans of overturned bans and restore raid mode. Returns one line per thing
+        done (also posted in the mod log)."""
         now = self.clock()
         lines: list[str] = []
         for case in await self.store.pending_cases(self.platform):
@@ -187,6 +188,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 lines.append(f"case #{case.number}: temporary ban superseded by case #{later.number}; not unbanned")
                 continue
             self.schedule_unban(case)
+        lines += await self.retry_owed_lifts()
         lines += await self.restore_raid_modes()
         return lines
 

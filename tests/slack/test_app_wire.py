@@ -380,13 +380,7 @@ async def test_unknown_usage_gets_a_usage_line(senv):
 async def test_warn_on_a_card_dms_the_case_with_an_appeal_button_and_the_appeal_works(senv):
     """Warn on a card DMs the member the case number and an Appeal button; pressing it opens a modal whose
     submission files the appeal and posts an appeal card in the review channel."""
-    await senv.start()
-    await senv.say(senv.fake.member.id, "borderline take")
-    (card,) = senv.cards()
-    await click(senv, senv.mods.id, card, "mod:review:1:warn")
-    await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
-    dm = next(c for c in senv.fake.channels.values() if c.is_im and senv.fake.member.id in c.members)
-    (notice,) = [m for m in dm.messages.values()]
+    dm, notice = await warn_from_card(senv)
     appeal_button = next(b for b in buttons(notice) if b.startswith("mod:appeal:"))
     case = int(appeal_button.rsplit(":", 1)[1])
     assert f"case #{case}" in notice["text"]
@@ -417,6 +411,19 @@ async def test_a_flagged_message_deleted_by_its_author_is_noted_on_its_open_card
     assert "deleted on the platform" in card_text(senv.cards()[0])
     assert senv.rows("SELECT decision FROM review_items") == [("open",)]
     assert senv.rows("SELECT COUNT(*) FROM verdicts") == [(1,)]
+
+
+async def warn_from_card(senv: Any) -> tuple[Any, dict[str, Any]]:
+    """Start the app, let the member post a borderline message and a moderator press Warn on its card (review #1);
+    waits until the warning's case is applied. Returns the member's DM channel and the one case notice in it."""
+    await senv.start()
+    await senv.say(senv.fake.member.id, "borderline take")
+    (card,) = senv.cards()
+    await click(senv, senv.mods.id, card, "mod:review:1:warn")
+    await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
+    dm = next(c for c in senv.fake.channels.values() if c.is_im and senv.fake.member.id in c.members)
+    (notice,) = list(dm.messages.values())
+    return dm, notice
 
 
 async def file_appeal(senv: Any, dm: Any, notice: dict[str, Any], reason: str = "I was quoting someone") -> None:

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import buttons, card_text, click, file_appeal, senv  # noqa: F401 - fixture
+from tests.slack.test_app_wire import (
+    card_text,
+    click,
+    file_appeal,
+    senv,  # noqa: F401 - fixture
+    warn_from_card,
+)
 
 pytestmark = pytest.mark.slack
 
@@ -18,13 +24,7 @@ pytestmark = pytest.mark.slack
 async def _appeal_card(senv: Any) -> dict[str, Any]:  # noqa: F811
     """A moderator warns the member from a card (case #2, one strike); the member appeals from the DM's Appeal
     button. Returns the appeal card (appeal #1, review item #2)."""
-    await senv.start()
-    await senv.say(senv.fake.member.id, "borderline take")
-    (card,) = senv.cards()
-    await click(senv, senv.mods.id, card, "mod:review:1:warn")
-    await senv.fake.wait_until(lambda: senv.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
-    dm = next(c for c in senv.fake.channels.values() if c.is_im and senv.fake.member.id in c.members)
-    (notice,) = list(dm.messages.values())
+    dm, notice = await warn_from_card(senv)
     await file_appeal(senv, dm, notice)
     assert senv.rows("SELECT id, source, case_number FROM review_items WHERE source = 'appeal'") == [(2, "appeal", 2)]
     return next(c for c in senv.cards() if "Appeal #1" in card_text(c))
