@@ -47,10 +47,12 @@ def test_two_servers_scan_keeps_each_servers_strike_points(tmp_path, capsys):
     with sqlite3.connect(db) as con:
         points = dict(con.execute("SELECT server_id, SUM(points) FROM strikes WHERE member_id = 'u1' "
                                   "AND pardoned_at IS NULL GROUP BY server_id").fetchall())
+        # an imported history stays in the offline namespace, whatever its server.platform says
+        assert {p for (p,) in con.execute("SELECT DISTINCT platform FROM strikes")} == {"export"}
     assert set(points) == {"111", "222"} and all(p > 0 for p in points.values()), points
     table = out.split("members with most strike points")[1]
     for server, p in points.items():
-        assert re.search(rf"discord/{server}\s+│\s+Mallory\s+│\s+u1\s+│\s+{p}\s+│", table), table
+        assert re.search(rf"export/{server}\s+│\s+Mallory\s+│\s+u1\s+│\s+{p}\s+│", table), table
     assert not re.search(rf"│\s+u1\s+│\s+{sum(points.values())}\s+│", table), table
     page = report.read_text(encoding="utf-8").split("<h2>Members by strike points</h2>")[1].split("</table>")[0]
     for server, name in (("111", "Alpha"), ("222", "Beta")):
