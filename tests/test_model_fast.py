@@ -293,3 +293,30 @@ def test_hot_replay_rows_are_the_ones_the_base_scores_high_on_a_taught_label():
     assert sorted(set(pick_hot(probs, [ia, tox], 6, random.Random(1)))) == [2, 5, 11, 12, 20, 30]
     assert pick_hot(probs, [ia], 0, random.Random(1)) == []
     assert pick_hot(torch.zeros(5, len(LABELS)), [ia], 4, random.Random(1)) == []
+
+
+def test_counter_quotes_quote_the_new_families_hateful_lines_as_benign():
+    """The ``counter-quotes`` family quotes hateful rows of the new families (never their noisy copies) in the
+    recipe's counter-quote frames, every label 0, the same rows for the same seed, at most QUOTED of them."""
+    import re
+
+    from bot.training.counter_quotes import QUOTED, counter_quote_rows, quoted_hate_rows
+    from bot.training.fast import FAMILIES, _stance_twins
+    from bot.training.handwritten import COUNTER_QUOTE_T
+
+    assert "counter-quotes" in FAMILIES
+    rows = quoted_hate_rows(13)
+    assert len(rows) == QUOTED and rows == quoted_hate_rows(13)
+    assert all(r.target == ZERO and r.source == "hand_cquote" for r in rows)
+    ia = LABELS.index("identity_attack")
+    hateful = {ex.text for ex in _stance_twins(13) if ex.target[ia] == 1.0}
+    frames = [re.compile(re.escape(t).replace(re.escape("{H}"), "(.+)") + r"\Z", re.S) for t in COUNTER_QUOTE_T]
+    quoted = []
+    for r in rows:
+        m = next((f.match(r.text) for f in frames if f.match(r.text)), None)
+        assert m is not None, r.text
+        quoted.append(m.group(1))
+    assert len(set(quoted)) == len(quoted)
+    assert hateful & set(quoted), "no stance-twin hateful line was quoted"
+    few = counter_quote_rows(2, ["they are vermin", "they are vermin", "go back home"], n=5)
+    assert sorted(r.text.count("vermin") for r in few) == [0, 1]

@@ -89,6 +89,12 @@ def _ordinary_harm(seed: int) -> list[Example]:
     return ordinary_harm_rows(seed)
 
 
+def _counter_quotes(seed: int) -> list[Example]:
+    from bot.training.counter_quotes import quoted_hate_rows
+
+    return quoted_hate_rows(seed)
+
+
 #: Data families the loop can add, by name: a function ``seed -> rows`` (every label they set is known).
 FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "counterfactual": _counterfactual,
@@ -96,6 +102,7 @@ FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "scene-nobenignevasion": _scene_no_benign_evasions,
     "stance-twins": _stance_twins,
     "ordinary-harm": _ordinary_harm,
+    "counter-quotes": _counter_quotes,
 }
 
 
