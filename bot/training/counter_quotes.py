@@ -20,7 +20,7 @@ from bot.core.models import LABELS
 from bot.training.data import ZERO, Example
 from bot.training.handwritten import COUNTER_QUOTE_T
 
-#: How many of the new hateful lines are quoted (a sample drawn with the seed; about a sixth of them).
+#: How many of the new hateful lines are quoted (a sample drawn with the seed: 1,500 of the 2,467 distinct ones, seed 13).
 QUOTED = 1500
 
 
