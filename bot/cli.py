@@ -74,8 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin',
                         description='Read JSON lines {"id", "text"} from stdin and write one JSON line per input line '
                                     "to stdout, in order: the model's scores, score_status, language, rule hits and "
-                                    "the action under the policy. A line that cannot be judged gets "
-                                    '{"id", "error"} and the exit status is 1.')
+                                    'the action under the policy. "id" is the input\'s own, echoed as given; a line '
+                                    'without one (or with "id": null) is answered as "line:N", N its line number '
+                                    "counting blank lines, a string, so it never equals a numeric id such as 3 on "
+                                    'another line. A line that cannot be judged gets {"id", "error"} and the exit '
+                                    "status is 1.")
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
