@@ -122,6 +122,26 @@ async def test_a_message_over_the_old_act_tier_goes_to_review_only(tmp_path):
     assert await _judge(tmp_path, REVIEW_ONLY) == (ActionKind.REVIEW, ("insult",), True, False)
 
 
+def test_what_the_note_says_of_agreement_holds(tmp_path):
+    """As ``policy check`` says: with insult's act tier off, a rule hit supporting insult plus insult over its review
+    tier still takes label_actions.insult (delete) while ``[agreement] act`` is on; with that action set to review
+    (or agreement off) the message only goes to review; without the hit, insult 0.99 only goes to review."""
+    from bot.core.judge import decide
+    from bot.core.models import RuleHit, Scores
+
+    scores = Scores(values={"insult": 0.99, "toxicity": 0.5})
+    hit = RuleHit(rule="hostile_emoji", detail="middle finger", label="insult", action="review")
+    off = load_policy(DEFAULT_POLICY_PATH, _write(tmp_path, REVIEW_ONLY))
+    assert decide(off, off.thresholds, scores, []).strongest == ActionKind.REVIEW
+    assert decide(off, off.thresholds, scores, [hit]).strongest == ActionKind.DELETE
+    quiet = load_policy(DEFAULT_POLICY_PATH, _write(tmp_path, REVIEW_ONLY + '[label_actions]\ninsult = { action = '
+                                                              '"review" }\n', "quiet.toml"))
+    assert decide(quiet, quiet.thresholds, scores, [hit]).strongest == ActionKind.REVIEW
+    no_agreement = load_policy(DEFAULT_POLICY_PATH, _write(tmp_path, REVIEW_ONLY + "[agreement]\nact = false\n",
+                                                           "alone.toml"))
+    assert decide(no_agreement, no_agreement.thresholds, scores, [hit]).strongest == ActionKind.REVIEW
+
+
 def test_policy_check_notes_each_tier_the_file_switches_off(tmp_path, capsys):
     """``policy check FILE`` says, before its OK line, which default tiers the file switches off and what an
     agreement can still do; the default alone or a file that switches nothing off gets no note."""
