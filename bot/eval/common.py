@@ -36,6 +36,7 @@ def table_console(file: IO[str] | None = None) -> Console:
     console = Console(file=file)
     return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH)
 
+
 #: Targets from issue 19 (HateCheck dev split, OLID hold-out); printed next to the measured numbers, never lowered
 #: in code. ``functionality`` is the floor for every HateCheck functionality.
 TARGETS = {"overall": 0.88, "hateful": 0.88, "non_hateful": 0.88, "counter_quote_nh": 0.90, "counter_ref_nh": 0.90,

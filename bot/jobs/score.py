@@ -14,12 +14,12 @@ Every input is judged on its own (no spam or raid windows across lines, no strik
 value but ``null``, echoed as given); a line without one (or with ``"id": null``) is answered with the string
 ``"line:N"`` (:func:`line_id`; ``N`` its 1-based line number in the input, blank lines counted), so it never takes
 the id of another line that carries a number (``3`` and ``"line:3"`` differ); only an input id written in that very
-form could look like it. A line that
-is not valid JSON, or lacks a string ``text``, gets ``{"id": <its id, else "line:N">, "error": "..."}``, and the exit
-code is then 1 (stderr says how many lines failed). Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they
-cannot be encoded as UTF-8). A line whose id cannot be echoed as valid UTF-8 JSON (an id holding a lone surrogate,
-or ``NaN``/``Infinity`` anywhere on the line, which are not JSON) or that is nested too deeply for the parser
-(:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
+form could look like it. A line that is not valid JSON, or lacks a string ``text``, gets
+``{"id": <its id, else "line:N">, "error": "..."}``, and the exit code is then 1 (stderr says how many lines failed).
+Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot
+be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which
+are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id
+``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -109,7 +109,7 @@ def _ident(obj: dict[str, Any], n: int) -> Any:
 
 
 class _BadId(ValueError):
-    """An input line whose id cannot be echoed as valid UTF-8 JSON (the line is answered by its number)."""
+    """An input line whose id cannot be echoed as valid UTF-8 JSON (the line is answered as ``"line:N"``)."""
 
 
 def _refuse_constant(name: str) -> Any:

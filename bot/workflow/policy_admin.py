@@ -126,7 +126,7 @@ def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = 
 
 def code_span(text: str) -> str:
     """``text`` as one inline code span (backticks in it become ``'``), for a note beside the policy's JSON."""
-    return f"`{text.replace('`', chr(39))}`"
+    return "`" + text.replace("`", "'") + "`"
 
 
 def authorize_change(actor: Actor) -> None:
