@@ -74,15 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin',
                         description='Read JSON lines {"id", "text"} from stdin and write one JSON line per input line '
                                     "to stdout, in order: the model's scores, score_status, language, rule hits and "
-                                    "the action under the policy. A line that cannot be judged gets "
-                                    '{"id", "error"} and the exit status is 1.')
+                                    'the action under the policy. "id" is the input\'s own, echoed as given; a line '
+                                    'without one (or with "id": null) is answered as "line:N", N its line number '
+                                    "counting blank lines, a string, so it never equals a numeric id such as 3 on "
+                                    'another line. A line that cannot be judged gets {"id", "error"} and the exit '
+                                    "status is 1.")
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
-    pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels")
+    pc = pol_sub.add_parser("check", help="validate a policy file: OK, or what is wrong; warns about unset channels "
+                            "and notes each tier of the default the file switches off (act = false)")
     pc.add_argument("file", type=Path, nargs="?",
                     help="policy file layered on the default (default: check the default policy itself)")
     pc.add_argument("--json", action="store_true", help="also print the effective policy as JSON on stdout")
@@ -413,10 +417,11 @@ def _slack(settings: Settings) -> int:
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy
-    from bot.workflow.policy_text import channel_warnings
+    from bot.workflow.policy_text import channel_warnings, switched_off_tiers
 
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
+    notes = switched_off_tiers(load_policy(settings.default_policy), policy) if args.file else []
     if args.json:
         doc = policy.model_dump(mode="json")
         sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
@@ -427,6 +432,8 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     for warning in channel_warnings(policy):
         print(f"warning: {warning} (set it in the server's file or with /policy set)", file=sys.stderr)  # noqa: T201
     ok = f"OK: valid policy, version {policy.version} ({', '.join(str(f) for f in files)})"
+    for note in notes:  # tiers the file switches off (act = false): said in words, beside the OK line
+        print(f"note: {note}", file=sys.stderr if args.json else sys.stdout)  # noqa: T201
     print(ok, file=sys.stderr if args.json else sys.stdout)  # noqa: T201 - stdout stays pure JSON with --json
     return 0
 

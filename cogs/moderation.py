@@ -152,12 +152,13 @@ class Moderation(commands.Cog):
     async def policy_show(self, interaction: discord.Interaction, key: str | None = None) -> None:
         async def work() -> None:
             shown = show_policy(await self._actor(interaction), await self.bot.policy(interaction.guild_id or 0),
-                                str(interaction.guild_id), key, inline_max=INLINE_POLICY_MAX)
+                                str(interaction.guild_id), key, inline_max=INLINE_POLICY_MAX,
+                                base=self.bot.policies.base)
             if shown.inline is not None:
                 await answer(interaction, shown.inline)
                 return
             # the whole policy (about 5,000 characters) or a large section: a file, never cut mid-JSON
-            await answer(interaction, shown.caption, file=discord.File(io.BytesIO(shown.data),
+            await answer(interaction, shown.caption + shown.notes, file=discord.File(io.BytesIO(shown.data),
                                                                        filename=shown.filename))
 
         await guarded(interaction, work)

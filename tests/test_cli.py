@@ -236,7 +236,7 @@ def test_score_exits_nonzero_when_lines_fail_but_keeps_the_contract(tmp_path):
                                scorer=FakeScorer()))
     out = [json.loads(ln) for ln in stdout.getvalue().splitlines()]
     assert rc == 1
-    assert [o["id"] for o in out] == ["a", 2, "c", "d"]
+    assert [o["id"] for o in out] == ["a", "line:2", "c", "d"]
     assert "error" in out[1] and "error" in out[2] and "scores" in out[0] and "scores" in out[3]
     assert stderr.getvalue().strip() == 'error: 2 input line(s) could not be judged (see their "error" lines)'
 

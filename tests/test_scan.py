@@ -158,7 +158,7 @@ def test_score_contract():
     assert proc.returncode == 1, proc.stderr
     assert "error: 2 input line(s) could not be judged" in proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, "fr", 7]
+    assert [o["id"] for o in out] == ["a", "b", 3, "s", 9, "fr", "line:7"]
     assert (out[0]["score_status"], out[0]["language"]) == ("ok", None)
     assert out[2]["score_status"] == "not_scored"
     assert (out[5]["score_status"], out[5]["language"]) == ("unsupported_language", "fr")

@@ -7,6 +7,9 @@ import io
 import json
 from argparse import Namespace
 
+import pytest
+
+from bot.cli import main
 from bot.jobs.score import run_score
 from bot.settings import Settings
 from tests.fakes import FakeScorer
@@ -28,11 +31,11 @@ def _no_constant(name: str) -> object:
 
 
 def test_score_lone_surrogate_id_is_refused_and_the_lines_after_it_are_judged(tmp_path):
-    """An id holding a lone surrogate gets an error line (by line number) and the next lines are still judged."""
+    """An id holding a lone surrogate gets an error line (id "line:N") and the next lines are still judged."""
     rc, out, err = _score(tmp_path, '{"id": "a", "text": "hi"}\n{"id": "x\\ud800", "text": "hi"}\n'
                                     '{"id": "c", "text": "bye"}\n')
     assert rc == 1
-    assert [o["id"] for o in out] == ["a", 2, "c"]
+    assert [o["id"] for o in out] == ["a", "line:2", "c"]
     assert "surrogate" in out[1]["error"] and "scores" in out[2]
     assert "1 input line(s)" in err
 
@@ -42,7 +45,7 @@ def test_score_nan_id_gives_valid_json_error_line(tmp_path):
     rc, out, _err = _score(tmp_path, '{"id": NaN, "text": "hi"}\n{"id": -Infinity, "text": "hi"}\n'
                                      '{"id": 3, "text": "ok"}\n')
     assert rc == 1
-    assert [o["id"] for o in out] == [1, 2, 3]
+    assert [o["id"] for o in out] == ["line:1", "line:2", 3]
     assert "NaN" in out[0]["error"] and "Infinity" in out[1]["error"] and "scores" in out[2]
 
 
@@ -51,5 +54,26 @@ def test_score_deeply_nested_line_is_an_error_line_not_a_crash(tmp_path):
     deep = '{"id": "d", "text": "hi", "x": ' + "[" * 5000 + "]" * 5000 + "}"
     rc, out, _err = _score(tmp_path, deep + '\n{"id": "e", "text": "ok"}\n')
     assert rc == 1
-    assert [o["id"] for o in out] == [1, "e"]
+    assert [o["id"] for o in out] == ["line:1", "e"]
     assert "nested" in out[0]["error"]
+
+
+def test_a_line_without_an_id_never_takes_the_id_of_another_line(tmp_path):
+    """Line 3 has no id and line 1 has the id 3: the answers keep them apart (3 and "line:3"), for a judged line,
+    an ``"id": null`` line and an error line alike; blank lines count in N; an input's own id is echoed as given."""
+    lines = ('{"id": 3, "text": "first"}\n{"id": "line:9", "text": "own string id"}\n{"text": "no id here"}\n'
+             '\n{"id": null, "text": "null id"}\n{"id": 7}\n{"oops": 1}\n')
+    rc, out, _err = _score(tmp_path, lines)
+    assert rc == 1
+    ids = [o["id"] for o in out]
+    assert ids == [3, "line:9", "line:3", "line:5", 7, "line:7"]
+    assert len(set(map(json.dumps, ids))) == len(ids)
+    assert "scores" in out[2] and "scores" in out[3] and "error" in out[4] and "error" in out[5]
+
+
+def test_score_help_says_how_a_line_without_an_id_is_answered(capsys):
+    """``score --help`` documents the "line:N" id."""
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert 'a line without one (or with "id": null) is answered as "line:N"' in text

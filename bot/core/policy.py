@@ -82,11 +82,26 @@ class Tier(_Strict):
     """Two-tier threshold of one label: scores in [0, 1].
 
     ``review``: at or above, the message goes to the review queue. ``act``: at or above, the label's action is taken
-    automatically. ``None`` switches a tier off.
+    automatically. ``None`` switches a tier off. A policy file writes ``false`` for that (``insult = { act = false }``:
+    review only), because TOML has no null and a tier a file leaves out keeps the value of the layer below; ``false``
+    is read as ``None``, so the effective policy (and its version) is the same as with the tier never set.
+    ``true`` is refused (a switched-on tier needs its score).
     """
 
     review: StrictNum | None = Field(default=None, ge=0.0, le=1.0)
     act: StrictNum | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("review", "act", mode="before")
+    @classmethod
+    def _switched_off(cls, v: object) -> object:
+        if v is False:
+            return None
+        if v is True:
+            raise ValueError("true is not a valid number: give a score in [0, 1], or false to switch the tier off")
+        if isinstance(v, str):
+            raise ValueError(f"{v!r} is not a valid number: give a score in [0, 1] without quotes, or false to "
+                             "switch the tier off")
+        return v
 
     @model_validator(mode="after")
     def _ordered(self) -> Tier:

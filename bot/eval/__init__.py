@@ -27,6 +27,7 @@ from bot.eval.common import (
     artifact_threshold,
     padded,
     print_paired,
+    table_console,
 )
 from bot.eval.common import _score as _score  # noqa: F401 (tests compare it with the moderation service's scores)
 from bot.eval.errors import EvalInputError
@@ -132,7 +133,8 @@ def run_eval(
             (``identity_attack`` for hatecheck/mhc, ``toxicity`` for olid). Not used by ``scene`` (the policy's
             tiers decide).
         batch_size: Texts per forward pass.
-        console: A ``rich.console.Console``; a new one when ``None``.
+        console: A ``rich.console.Console``; when ``None``, :func:`bot.eval.common.table_console` on stdout (the
+            terminal's width, or wide enough for one line per table row when stdout is a pipe or a file).
         scorer: Any :class:`bot.core.ports.Scorer`; default the model of ``Settings.from_env()``
             (:func:`bot.runtime.load_scorer`).
         policy: The policy whose identity-target check is applied (default: the packaged default policy).
@@ -160,9 +162,7 @@ def run_eval(
     if not path.exists():
         raise FileNotFoundError(path)
     if console is None:
-        from rich.console import Console
-
-        console = Console()
+        console = table_console()  # rows stay one line each when stdout is a pipe or a file
     if scorer is None:
         from bot.runtime import load_scorer
         from bot.settings import Settings

@@ -10,9 +10,32 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from bot.core.ports import Scorer
 from bot.eval.errors import EvalInputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+#: Columns a table may take when the output is not a terminal (a pipe, a file): far more than any table of the
+#: harness needs (the widest, "wrong cases", is about 200), so each table takes its natural width.
+PIPED_WIDTH = 1000
+
+
+def table_console(file: IO[str] | None = None) -> Console:
+    """The console the quality harness prints its tables on (``file``; ``None``: stdout).
+
+    On a terminal it is rich's own (the terminal's width). Anywhere else (``... | less``, ``> eval.log``, a test's
+    stream) rich would take 80 columns and wrap a long row over several lines; there it is :data:`PIPED_WIDTH`
+    columns wide, so every table is printed at the width that fits it, one row per line (no colour codes either:
+    rich writes none where it finds no terminal).
+    """
+    from rich.console import Console
+
+    console = Console(file=file)
+    return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH)
+
 
 #: Targets from issue 19 (HateCheck dev split, OLID hold-out); printed next to the measured numbers, never lowered
 #: in code. ``functionality`` is the floor for every HateCheck functionality.

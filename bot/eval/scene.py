@@ -113,7 +113,8 @@ def print_scene(m: dict, console, title: str = "Founding scene") -> None:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f}"
 
-    t = Table(title=f"{title} (n={m['n']}, judged under the policy: flagged = review or act)")
+    heading = f"{title} (n={m['n']}, judged under the policy: flagged = review or act)"
+    t = Table(title=heading, min_width=len(heading))  # the heading on one line, not wrapped to the columns' width
     for col in ("metric", "%"):
         t.add_column(col)
     t.add_row("right overall", pct(m["overall"]))

@@ -10,12 +10,16 @@ Layer: composition root. Output contract (stable; evaluation tools depend on it)
 the policy's ``[scoring] max_chars``); see :class:`bot.core.models.Verdict`.
 
 Every input is judged on its own (no spam or raid windows across lines, no strikes) under the default policy or
-``--policy``. One output line per non-blank input line, in input order. A line that is not valid JSON, or lacks a
-string ``text``, gets ``{"id": <its id, else its line number>, "error": "..."}``, and the exit code is then 1
-(stderr says how many lines failed). Lone UTF-16 surrogates in
-``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as valid UTF-8
-JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON) or that is
-nested too deeply for the parser (:exc:`RecursionError`) gets an error line whose id is its line number.
+``--policy``. One output line per non-blank input line, in input order. ``id`` is the input's own ``id`` (any JSON
+value but ``null``, echoed as given); a line without one (or with ``"id": null``) is answered with the string
+``"line:N"`` (:func:`line_id`; ``N`` its 1-based line number in the input, blank lines counted), so it never takes
+the id of another line that carries a number (``3`` and ``"line:3"`` differ); only an input id written in that very
+form could look like it. A line that is not valid JSON, or lacks a string ``text``, gets
+``{"id": <its id, else "line:N">, "error": "..."}``, and the exit code is then 1 (stderr says how many lines failed).
+Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot
+be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which
+are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id
+``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -66,23 +70,23 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                     obj = json.loads(line, parse_constant=_refuse_constant)
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                         raise ValueError('expected an object with a string "text"')
-                    _check_id(obj.get("id", n))
+                    _check_id(obj.get("id"))
                 except _BadId as exc:
-                    pending.append((n, f"line {n}: {exc}"))
+                    pending.append((line_id(n), f"line {n}: {exc}"))
                     failed += 1
                     continue
                 except RecursionError:
-                    pending.append((n, f"line {n}: JSON nested too deeply to read"))
+                    pending.append((line_id(n), f"line {n}: JSON nested too deeply to read"))
                     failed += 1
                     continue
                 except ValueError as exc:
-                    ident = obj.get("id", n) if isinstance(obj, dict) else n
+                    ident = _ident(obj, n) if isinstance(obj, dict) else line_id(n)
                     pending.append((ident, f"line {n}: {exc}"))
                     failed += 1
                     continue
                 msg = Message(server=SERVER, channel=CHANNEL, author=MemberRef(id=f"line-{n}", name=f"line-{n}"),
                               id=f"line-{n}", text=clean_text(obj["text"]), created_at=now)
-                pending.append((obj.get("id", n), service.submit(msg)))
+                pending.append((_ident(obj, n), service.submit(msg)))
                 if len(pending) >= 4 * args.batch_size:
                     await _flush(pending, stdout)
             await _flush(pending, stdout)
@@ -92,8 +96,20 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     return 0
 
 
+def line_id(n: int) -> str:
+    """The id ``score`` answers input line ``n`` (1-based) by when the line has no usable id of its own:
+    ``"line:3"``, a string, so never equal to a numeric id given on another line."""
+    return f"line:{n}"
+
+
+def _ident(obj: dict[str, Any], n: int) -> Any:
+    """The id to answer input line ``n`` by: its own ``id``, or :func:`line_id` when it has none (or ``null``)."""
+    ident = obj.get("id")
+    return line_id(n) if ident is None else ident
+
+
 class _BadId(ValueError):
-    """An input line whose id cannot be echoed as valid UTF-8 JSON (the line is answered by its number)."""
+    """An input line whose id cannot be echoed as valid UTF-8 JSON (the line is answered as ``"line:N"``)."""
 
 
 def _refuse_constant(name: str) -> Any:

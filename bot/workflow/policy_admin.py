@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from bot.core.models import ActionKind
 from bot.core.policy import Policy, PolicyError
 from bot.workflow.authz import Actor, Escape, Permission, Refused, Said, authorize
+from bot.workflow.policy_text import switched_off_tiers
 from bot.workflow.views import LogEntry
 
 
@@ -77,19 +78,28 @@ def policy_part(policy: Policy, key: str | None) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class PolicyShow:
-    """The answer to ``policy show``: ``inline`` text (a code block) when it fits, else a file: ``filename`` with
-    ``data`` (indented UTF-8 JSON, never cut) and the ``caption`` to send with it."""
+    """The answer to ``policy show``: ``inline`` text (a code block, then ``notes``) when it fits, else a file:
+    ``filename`` with ``data`` (indented UTF-8 JSON, never cut) and the ``caption`` to send with it (ending in
+    ``:``), to be followed by ``notes``: ``""`` or one line per switched-off tier, each a code span after a newline.
+    """
 
     inline: str | None
     filename: str
     data: bytes
     caption: str
+    notes: str = ""
 
 
 def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = None, *,
-                inline_max: int, place: str = "server", fence: str = "```json", code: Escape = str) -> PolicyShow:
+                inline_max: int, place: str = "server", fence: str = "```json", code: Escape = str,
+                base: Policy | None = None) -> PolicyShow:
     """The effective policy (or one key) for a moderator: one key whose JSON has at most ``inline_max`` characters
     is shown inline; the whole policy (about 5,000 characters) or a large section goes as a file.
+
+    With ``base`` (the default policy the server's layers go over), the whole policy and keys under ``thresholds``
+    also say, one code-formatted line each, which tiers of ``base`` this server switches off
+    (:func:`~bot.workflow.policy_text.switched_off_tiers`; the JSON shows such a tier as ``null``): after the
+    inline block, and in :attr:`PolicyShow.notes` for the adapter to send after the file's caption.
 
     Args:
         inline_max: The platform's room for a code block (Discord 1,900, Slack 2,900 characters).
@@ -106,9 +116,17 @@ def show_policy(actor: Actor, policy: Policy, server_id: str, key: str | None = 
     text = code(json.dumps(doc, indent=1, ensure_ascii=False))
     name = f"policy-{server_id}{'-' + key if key else ''}.json"
     data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    notes = [n for n in (switched_off_tiers(base, policy) if base is not None else [])
+             if key is None or n.startswith((f"{key}.", f"{key} "))]
+    said = "".join(f"\n{code_span(n)}" for n in notes)
     caption = f"The effective policy{f' `{key}`' if key else ''} of this {place} ({len(data):,} bytes):"
-    inline = f"{fence}\n{text}\n```" if key and len(text) <= inline_max else None
-    return PolicyShow(inline, name, data, caption)
+    inline = f"{fence}\n{text}\n```{said}" if key and len(text) + len(said) <= inline_max else None
+    return PolicyShow(inline, name, data, caption, said)
+
+
+def code_span(text: str) -> str:
+    """``text`` as one inline code span (backticks in it become ``'``), for a note beside the policy's JSON."""
+    return "`" + text.replace("`", "'") + "`"
 
 
 def authorize_change(actor: Actor) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 
-from bot.core.policy import Policy
+from bot.core.models import LABELS
+from bot.core.policy import Policy, Tier
 from bot.workflow.status import CHANNELS, unset_channels
 
 #: Discord allows at most 25 autocomplete choices, each value at most 100 characters.
@@ -50,3 +51,32 @@ def channel_warnings(policy: Policy) -> list[str]:
     """One warning per unset channel: ``server.review_channel is not set: review cards are not posted``."""
     return [f"server.{key} is not set: {CHANNELS[key]} {'are' if key == 'review_channel' else 'is'} not posted"
             for key in unset_channels(policy)]
+
+
+def switched_off_tiers(base: Policy, policy: Policy) -> list[str]:
+    """One line per tier that ``base`` (the default policy) sets and ``policy`` switches off (``act = false`` or
+    ``review = false`` in a server file or override), labels in :data:`~bot.core.models.LABELS` order, e.g.
+    ``thresholds.insult.act is off: insult never acts on its score alone (review from 0.85)``.
+
+    An act tier that is off still leaves ``[agreement] act``: a rule hit supporting the label plus the label's review
+    tier takes the label's action; the line says so when that action is more than a review, and how to stop it.
+    ``policy check`` prints these lines; ``/policy show`` puts them in its caption. Empty when nothing is switched
+    off.
+    """
+    out: list[str] = []
+    for label in LABELS:
+        was, now = base.thresholds.get(label, Tier()), policy.thresholds.get(label, Tier())
+        if was.review is not None and now.review is None:
+            out.append(f"thresholds.{label}.review is off: {label}'s score no longer sends a message to review"
+                       + (f" (it acts from {now.act:g})" if now.act is not None else ""))
+        if was.act is not None and now.act is None:
+            line = f"thresholds.{label}.act is off: {label} never acts on its score alone"
+            if now.review is not None:
+                line += f" (review from {now.review:g})"
+            spec = policy.label_actions.get(label)
+            if policy.agreement.act and now.review is not None and spec is not None and spec.action not in (
+                    "log", "review"):
+                line += (f"; with [agreement] act a rule hit supporting {label} still takes label_actions.{label} "
+                         f"({spec.action}); label_actions.{label} = {{ action = \"review\" }} stops that")
+            out.append(line)
+    return out

@@ -55,6 +55,19 @@ async def test_policy_show_of_one_key_stays_inline(env):
     assert cb.body["data"]["content"] == "```json\n30\n```" and not cb.files
 
 
+async def test_policy_show_says_which_default_tier_is_switched_off(env):
+    """With the server's insult act tier switched off (``thresholds.insult.act = false``), the whole policy's
+    caption and the inline ``thresholds.insult`` each end with the line saying so."""
+    await env.bot.policies.set_override("discord", env.guild["id"], "thresholds.insult.act", False, None)
+    note = "`thresholds.insult.act is off: insult never acts on its score alone (review from 0.85);"
+    cb = await mod_cmd(env, "show", group="policy")
+    assert cb.body["data"]["content"].split("\n")[1].startswith(note) and cb.files
+    cb = await mod_cmd(env, "show", text_opt("key", "thresholds.insult"), group="policy")
+    content = cb.body["data"]["content"]
+    assert content.startswith("```json\n") and '"act": null' in content and not cb.files
+    assert content.split("```\n")[-1].startswith(note)
+
+
 async def new_role(env, name: str) -> str:
     """A role called ``name`` (no permissions, position 1) that the bot's cache knows; its id."""
     role = {"id": snowflake(), "name": name, "permissions": "0", "position": 1, "color": 0, "hoist": False,

@@ -55,6 +55,20 @@ async def test_modpolicy_show_sends_the_whole_policy_as_a_file_in_the_dm(env):
     assert "You need Manage Messages" in await command(env, "/modpolicy", "show", env.fake.member.id)
 
 
+async def test_modpolicy_show_says_which_default_tier_is_switched_off(env):
+    """After ``/modpolicy set thresholds.insult.act false`` the insult tiers show ``"act": null`` inline with a
+    line saying the act tier is off, and the whole policy's answer carries the same line."""
+    await env.start()
+    mod = env.mods.id
+    assert await command(env, "/modpolicy", "set thresholds.insult.act false", env.fake.admin.id) == \
+        "Policy updated: `thresholds.insult.act` = `false`."
+    small = await command(env, "/modpolicy", "show thresholds.insult", mod)
+    note = "`thresholds.insult.act is off: insult never acts on its score alone (review from 0.85);"
+    assert '"act": null' in small and small.split("```\n")[-1].startswith(note)
+    whole = await command(env, "/modpolicy", "show", mod)
+    assert whole.split("\n")[1].startswith(note) and "was sent to your direct messages" in whole.split("\n")[0]
+
+
 async def test_modpolicy_show_without_the_upload_sends_pages_that_join_into_the_json(env):
     """When Slack refuses the upload, the policy reaches the DM in numbered pages whose code blocks join into
     the whole JSON (never cut)."""

@@ -78,18 +78,20 @@ MAX_OPTIONS = 100
 POLICY_USAGE = "Usage: /modpolicy show [key] | set <key> <value> | reset <key>"
 
 
-async def send_policy_file(client: AsyncWebClient, user: str, filename: str, data: bytes, caption: str) -> str:
+async def send_policy_file(client: AsyncWebClient, user: str, filename: str, data: bytes, caption: str,
+                           notes: str = "") -> str:
     """Send the policy JSON whole to ``user``'s DM with the bot (a file; pages when the upload is refused);
-    returns the answer to show in the channel."""
+    returns the answer to show in the channel. ``notes`` (lines after the caption: tiers switched off) go with
+    the file and after the answer."""
     text = data.decode("utf-8")
     sent = await send_json_to_dm(client, user, filename=filename, content=text, pages=text, label=f"`{filename}`",
-                                 comment=caption)
+                                 comment=caption + notes)
     if sent.how == "no_dm":
         return "The policy could not be sent: the bot cannot open a direct message with you."
     if sent.how == "partial":
         return f"The policy could not be sent whole ({sent.sent} of {sent.parts} parts reached your direct messages)."
     return f"{caption[:-1]} was sent to your direct messages " + (
-        f"as `{filename}`." if sent.how == "file" else f"in {sent.parts} parts.")
+        f"as `{filename}`." if sent.how == "file" else f"in {sent.parts} parts.") + notes
 
 
 async def policy_command(handlers: SlackListeners, team: str, user: str, args: list[str]) -> str:
@@ -104,10 +106,11 @@ async def policy_command(handlers: SlackListeners, team: str, user: str, args: l
     key = blocks.unescape(args[1]) if len(args) > 1 else None  # Slack sends & < > as entities: the key as typed
     if sub == "show" and len(args) <= 2:
         shown = show_policy(actor, await bot.policies.get(PLATFORM, team), team, key,
-                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```", code=blocks.code_json)
+                            inline_max=INLINE_POLICY_MAX, place="workspace", fence="```", code=blocks.code_json,
+                            base=bot.policies.base)
         if shown.inline is not None:
             return shown.inline  # JSON in one code block, escaped: nothing in it is markup
-        return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption)
+        return await send_policy_file(bot.app.client, user, shown.filename, shown.data, shown.caption, shown.notes)
     if sub == "set" and len(args) >= 3:
         async def check_channel(channel: str) -> str | None:  # as /modsetup checks its picks, as the bot
             return await channel_problem(bot.app.client, channel) if CHANNEL_ID.match(channel) else None

@@ -1,0 +1,52 @@
+"""The quality harness's tables when stdout is not a terminal (``python -m bot eval scene | less``, a log file):
+one table row per line, not rows wrapped at rich's default 80 columns."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from bot.cli import main
+from bot.eval.common import PIPED_WIDTH, table_console
+
+HEADER = "case_id,kind,gold,expect_label,text\n"
+#: Benign words (no keyword of the fake scorer) in a case that should be flagged: it is a wrong case, and its
+#: row in the "wrong cases" table (text shown up to 90 characters) is far wider than 80 columns.
+MISSED = ("those people keep turning up at the community garden meeting every single Tuesday evening without "
+          "fail")
+
+
+def test_eval_scene_piped_prints_each_table_row_on_one_line(tmp_path: Path, monkeypatch, capsys, fake_scorer_url):
+    """``python -m bot eval scene FILE`` with stdout captured (not a terminal) prints the wrong case's row whole
+    on one line (id, family, expected, action and the first 90 characters of its text), every per-family row on
+    one line too, and the first table's heading on one line; COLUMNS=80 in the environment does not narrow it."""
+    path = tmp_path / "scene.csv"
+    path.write_text(HEADER + f"w1,pathologise_long_family_name,flag,identity_attack,{MISSED}\n"
+                    "ok1,angry_support,allow,,good morning everyone, the garden looks lovely today\n",
+                    encoding="utf-8")
+    monkeypatch.setenv("MODBOT_SCORER_URL", fake_scorer_url)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["eval", "scene", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    (row,) = [ln for ln in lines if "w1" in ln]
+    assert "pathologise_long_family_name" in row and "flag" in row and MISSED[:90] in row
+    assert len(row) > 80  # the row would have been wrapped before
+    family_rows = [ln for ln in lines if "pathologise_long_family_name" in ln or "angry_support" in ln]
+    assert len(family_rows) == 3  # the wrong case's row and the two per-family rows, each on a line of its own
+    assert all(ln.count("│") >= 4 for ln in family_rows if "w1" not in ln)  # whole rows: every column's border
+    assert "Founding scene (n=2, judged under the policy: flagged = review or act)" in [ln.strip() for ln in lines]
+    assert "\x1b[" not in out  # no colour codes in a pipe
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_table_console_keeps_the_terminal_width_on_a_terminal(monkeypatch):
+    """On a terminal the console is rich's own (the terminal's width, here COLUMNS=100); elsewhere it is
+    PIPED_WIDTH wide."""
+    monkeypatch.setenv("COLUMNS", "100")
+    assert table_console(_Terminal()).width == 100
+    assert table_console(io.StringIO()).width == PIPED_WIDTH
