@@ -40,9 +40,11 @@ def counter_quote_rows(seed: int, hateful: list[str], n: int = QUOTED) -> list[E
 def quoted_hate_rows(seed: int) -> list[Example]:
     """Counter-quotes of the hateful rows (``identity_attack`` = 1) of the counterfactual, stance-twins and scene
     families, without their character-noise copies (a quote is of what was written, not of an evasion)."""
-    from bot.training.fast import _counterfactual, _scene_no_benign_evasions, _stance_twins
+    from bot.training.counterfactual import counterfactual_rows
+    from bot.training.handwritten import scene_families
+    from bot.training.stance_twins import stance_twin_rows
 
     ia = LABELS.index("identity_attack")
-    hateful = [ex.text for fam in (_counterfactual, _stance_twins, _scene_no_benign_evasions) for ex in fam(seed)
+    hateful = [ex.text for fam in (counterfactual_rows, stance_twin_rows, scene_families) for ex in fam(seed)
                if ex.target[ia] == 1.0 and ex.source != "hand_noisy" and '"' not in ex.text and "\n" not in ex.text]
     return counter_quote_rows(seed, hateful)
