@@ -37,9 +37,9 @@ def sample(folder: str, n: int, seed: int = 7) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Judge both sets with the model (and the baseline) and print the rates; returns 0."""
-    from rich.console import Console
     from rich.table import Table
 
+    from bot.eval.common import table_console
     from bot.eval.paired import mcnemar
     from bot.eval.scene import judge
     from bot.runtime import load_artifact_scorer, load_scorer
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     model = load_artifact_scorer(args.artifact, settings) if args.artifact else load_scorer(settings)
     base = load_artifact_scorer(args.baseline, settings) if args.baseline else None
-    console = Console()
+    console = table_console()
     under = "the default policy" + "".join(f" + {f}" for f in files)
     if base is not None and base_files != files:
         under += " (baseline: the default" + "".join(f" + {f}" for f in base_files) + ")"

@@ -52,12 +52,12 @@ def komodo_texts(n: int) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Score both sets and print per-label rates; returns 0."""
     import numpy as np
-    from rich.console import Console
     from rich.table import Table
 
     from bot.core.models import LABELS
     from bot.core.pieces import score_messages
     from bot.core.policy import load_policy
+    from bot.eval.common import table_console
     from bot.scoring.detoxify_scorer import DetoxifyScorer
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{(scores['komodo_gated'][:, ia] >= review[ia]).mean() * 100:.2f}", "")
     table.add_row("any, target check", "", f"{(scores['calibration_gated'] >= review).any(1).mean() * 100:.2f}",
                   f"{(scores['komodo_gated'] >= review).any(1).mean() * 100:.2f}", "")
-    Console().print(table)
+    table_console().print(table)
     return 0
 
 

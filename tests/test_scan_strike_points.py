@@ -20,14 +20,14 @@ SCORES = {"idiot": {"insult": 0.99, "toxicity": 0.9}}
 INSULTS = ("you idiot", "what an idiot", "idiot again", "such an idiot move", "idiot idiot")
 
 
-def _export(path: Path, server: str, name: str, insults: int) -> Path:
+def _export(path: Path, server: str, name: str, insults: int, member: str = "Mallory") -> Path:
     """A JSON lines export of one Discord server: member u1 insults ``insults`` times (a minute apart), u2 chats."""
     with path.open("w", encoding="utf-8") as fh:
         for i in range(insults):
             for author, text in (("u1", INSULTS[i]), ("u2", f"hello there number {i}")):
                 fh.write(json.dumps({
                     "id": f"{server}-{author}-{i}", "text": text, "channel": "general",
-                    "author": {"id": author, "name": "Mallory" if author == "u1" else "Bob"},
+                    "author": {"id": author, "name": member if author == "u1" else "Bob"},
                     "server": {"platform": "discord", "id": server, "name": name},
                     "created_at": f"2026-03-01T10:{i:02d}:{0 if author == 'u1' else 30:02d}Z"}) + "\n")
     return path
@@ -58,3 +58,18 @@ def test_two_servers_scan_keeps_each_servers_strike_points(tmp_path, capsys):
     for server, name in (("111", "Alpha"), ("222", "Beta")):
         assert (f'<tr><td><span title="server id {server}">{name}</span></td><td>Mallory</td><td class="id">u1</td>'
                 f'<td class="num">{points[server]}</td></tr>') in page, page
+
+
+def test_piped_scan_summary_keeps_each_table_row_on_one_line(tmp_path, capsys):
+    """Printed to a pipe or a file (not a terminal), the summary's tables take the width their rows need: a member
+    with a 70-character display name is one line of the strike-points table, not wrapped at 80 columns."""
+    from bot.jobs.scan import run_scan
+
+    long_name = "Mallory " + "x" * 62
+    one = _export(tmp_path / "one.jsonl", "111", "Alpha", 3, member=long_name)
+    rc = asyncio.run(run_scan(_args([one], report=None), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer(SCORES)))
+    out = capsys.readouterr().out
+    assert rc == 0
+    table = out.split("members with most strike points")[1]
+    assert re.search(rf"export/111\s+│\s+{long_name}\s+│\s+u1\s+│\s+3\s+│", table), table

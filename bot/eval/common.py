@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 PIPED_WIDTH = 1000
 
 
-def table_console(file: IO[str] | None = None) -> Console:
-    """The console the quality harness prints its tables on (``file``; ``None``: stdout).
+def table_console(file: IO[str] | None = None, *, soft_wrap: bool = False) -> Console:
+    """The console the quality harness, ``scan``'s summary and the benchmarks print their tables on (``file``;
+    ``None``: stdout; ``soft_wrap``: rich's, plain lines never wrapped either).
 
     On a terminal it is rich's own (the terminal's width). Anywhere else (``... | less``, ``> eval.log``, a test's
     stream) rich would take 80 columns and wrap a long row over several lines; there it is :data:`PIPED_WIDTH`
@@ -33,8 +34,8 @@ def table_console(file: IO[str] | None = None) -> Console:
     """
     from rich.console import Console
 
-    console = Console(file=file)
-    return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH)
+    console = Console(file=file, soft_wrap=soft_wrap)
+    return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH, soft_wrap=soft_wrap)
 
 
 #: Targets from issue 19 (HateCheck dev split, OLID hold-out); printed next to the measured numbers, never lowered

@@ -43,6 +43,7 @@ from bot.core.ports import Scorer
 from bot.core.records import ScanSummary, SetVerdict
 from bot.core.service import ModerationService, Outcome
 from bot.core.store_port import ModStore
+from bot.eval.common import table_console
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
             from bot.runtime import check_model
 
             check_model(settings)  # ScorerLoadError (exit 2) for a typo in --model, before the mod log is created
-        ctx = _Scan(args=args, settings=settings, console=console, out=Console(soft_wrap=True), messages=stream,
+        ctx = _Scan(args=args, settings=settings, console=console, out=table_console(soft_wrap=True), messages=stream,
                     total=total, names=survey.names, servers=servers, policies=policies, errors=errors,
                     stateful=True, scorer_factory=scorer_factory)
         return await _run(ctx, scorer)
