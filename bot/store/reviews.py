@@ -227,7 +227,9 @@ class ReviewMixin(StoreBase):
         Several reporters of one message share that message's open review item (automod's or an earlier
         report's), and one reporter's repeated reports about a member share their open item, so a hostile member
         cannot flood the review queue; every other report is still recorded (``reports``). The same report arriving
-        on two connections at once (two bot processes) is recorded once, both answered with its review item.
+        on two connections at once (two bot processes) is recorded once, both answered with its review item; one
+        reporter's two reports about a member (no message) at once are both recorded and share one open item, as
+        one after the other.
         """
         when = now or utcnow()
         async with self._tx():
@@ -245,6 +247,11 @@ class ReviewMixin(StoreBase):
                     (platform, server_id, message_id),
                 )
             else:
+                # No unique index states this rule (it is about OPEN items, and an item decided then reopened
+                # after a refused sanction may stand beside a newer one): under PostgreSQL's READ COMMITTED two
+                # processes filing this reporter's report about this member at once would both read "none open"
+                # and open two items. The key makes the second wait for the first's commit, then read its item.
+                await self._hold_key("report", platform, server_id, reporter_id, member_id)
                 shared = await self._one(
                     "SELECT r.* FROM reports p JOIN review_items r ON r.id = p.review_id WHERE p.platform = ? "
                     "AND p.server_id = ? AND p.reporter_id = ? AND p.member_id = ? AND p.message_id IS NULL "
