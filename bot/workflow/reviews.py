@@ -366,8 +366,8 @@ class ReviewsMixin(WorkflowParts):
         the message's channel, these count IN the channel of the appealed case's message
         (:meth:`~bot.store.reviews.ReviewMixin.case_channel`; Discord: roles plus that channel's overwrites, so a
         moderator denied Manage Messages there by an overwrite is refused wherever the appeal card is). A case with
-        no channel (about a member, not a message: a manual warn, a ban from a command) and a platform without
-        per-channel permissions (Slack) keep the server-wide check.
+        no channel (about a member, not a message: a manual warn, a ban from a command), a case whose channel was
+        deleted since, and a platform without per-channel permissions (Slack) keep the server-wide check.
 
         Raises:
             Refused: unknown appeal, missing permission (in the case's channel), the moderator's permissions in

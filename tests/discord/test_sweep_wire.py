@@ -221,3 +221,25 @@ async def test_appeal_decision_is_refused_where_an_overwrite_denies_the_moderato
     assert [tuple(r) for r in env.rows("SELECT status, moderator_id FROM appeals")] == [(done, other["id"])]
     assert env.rows("SELECT status FROM cases WHERE number = ?", (number,))[0][0] == (
         "applied" if decision == "uphold" else "overturned")
+
+
+async def test_appeal_of_a_case_in_a_deleted_channel_is_decided_on_server_permissions(env):
+    """The channel of the appealed case's message was deleted since (Discord answers Unknown Channel): no overwrite
+    can apply there any more, so the moderator's server-wide permissions decide, never "could not be read" for
+    ever; the appeal is upheld."""
+    from tests.discord.test_review_buttons_wire import appeal_card
+
+    number, appeal_id, card = await appeal_card(env)
+    channel = next(c for c in env.guild["channels"] if c["id"] == env.general)
+    env.guild["channels"].remove(channel)
+    env.fake.deleted_channels.add(env.general)
+    await env.fake.dispatch("CHANNEL_DELETE", channel)
+    for _ in range(100):  # until the bot's cache dropped the channel (CHANNEL_DELETE)
+        if env.bot.get_channel(int(env.general)) is None:
+            break
+        await asyncio.sleep(0.02)
+    assert env.bot.get_channel(int(env.general)) is None
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:uphold")
+    assert cb.body["type"] == 7, cb.body
+    assert [tuple(r) for r in env.rows("SELECT status, moderator_id FROM appeals")] == [("upheld", env.mod["id"])]
+    assert env.rows("SELECT status FROM cases WHERE number = ?", (number,))[0][0] == "applied"
