@@ -347,7 +347,7 @@ async def _concurrently(database: str, table: str, a_call, b_call) -> list[objec
         await blocker.execute(f"LOCK TABLE {table} IN SHARE MODE")
         running = asyncio.gather(a_call(), b_call(), return_exceptions=True)
         waiting = (f"SELECT count(*) FROM pg_locks WHERE (relation = '{table}'::regclass OR locktype = 'advisory') "
-                   "AND NOT granted")
+                   "AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
         for _ in range(500):
             if await blocker.fetchval(waiting) == 2:
                 break
