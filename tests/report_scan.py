@@ -7,6 +7,7 @@ replying with attacks within a minute (one raid alert, then raid mode); in Slack
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,8 @@ async def synthetic_scan(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str,
             outcomes = [await service.handle(m) for m in msgs]
         rows = [scan_row(o.verdict) for o in outcomes]
         servers = sorted({(m.server.platform, m.server.id) for m in msgs})
-        raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
+        raids = [{**asdict(r), "platform": platform}
+                 for platform, server in servers for r in await store.list_raids(platform, server)]
         summary = await store.scan_summary(servers)
         doc = {
             "title": "Synthetic scan",
@@ -94,7 +96,7 @@ async def synthetic_scan(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str,
             "label_counts": dict(summary.flagged_per_label),
             "action_counts": dict(summary.actions),
             "raids": raids,
-            "top_members": [(m.server_id, m.member_id, m.points) for m in summary.top_members],
+            "top_members": [(m.platform, m.server_id, m.member_id, m.points) for m in summary.top_members],
             "inputs": "synthetic",
             "model": "fake 1",
             "policies": await policy_provenance(registry, servers),

@@ -111,7 +111,7 @@ def test_build_report_data_counts():
     data = build_report_data({}, ROWS)
     assert (data.messages, data.flagged, data.actions_count) == (3, 2, 2)
     assert data.label_counts == {"identity_attack": 2, "threat": 1}
-    assert data.top_members == [("", "user1", 5)]  # these rows name no server
+    assert data.top_members == [("", "", "user1", 5)]  # these rows name no platform or server
     assert [r.id for r in data.rows] == ["m1", "m3"]
     assert data.rows[0].time == datetime(2026, 6, 1, 18, 2, 1, tzinfo=UTC)
 
@@ -165,15 +165,16 @@ def test_names_with_ids_on_hover(scan):
     assert '<span title="channel id 880000000000000010">general</span>' in page
     assert '<span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>' in page
     assert "".join(f'<li>raider{i} <code class="id">90000000000000000{i}</code></li>' for i in range(6)) in page
-    assert ('<tr><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span></td><td>sam</td>'
-            '<td class="id">508792563302400003</td><td class="num">1</td></tr>') in page
+    assert ('<tr><td>Discord (export)</td><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>'
+            '</td><td>sam</td><td class="id">508792563302400003</td><td class="num">1</td></tr>') in page
 
 
 def test_platform_and_server_columns_tell_copies_apart(scan):
-    """The Discord export and the Slack workspace are separate rows of the server table with their own counts."""
+    """The Discord export and the Slack workspace are separate rows of the server table with their own counts; the
+    export reads as one ("Discord (export)"), never as the live guild its ids may share."""
     _, rows, page = scan
     assert {r["source"] for r in rows} == {"Discord", "Slack"}
-    assert ('<tr><td>Discord</td><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span></td>'
+    assert ('<tr><td>Discord (export)</td><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span></td>'
             '<td class="num">1</td><td class="num">24</td><td class="num">7</td>') in page
     assert ('<tr><td>Slack</td><td><span class="id">T0HARBOR01</span></td><td class="num">2</td>'
             '<td class="num">4</td><td class="num">1</td>') in page
@@ -298,9 +299,9 @@ def test_report_strike_points_per_server():
             {**_row(3, "b", points=2), "server_id": "g2", "server_name": "Guild Two"},
             {**_row(5, "c", points=2), "server_id": "g2", "server_name": "Guild Two"}]
     data = build_report_data({}, rows)
-    assert data.top_members == [("g2", "user1", 4), ("g1", "user1", 3)]
+    assert data.top_members == [("", "g2", "user1", 4), ("", "g1", "user1", 3)]  # these rows name no platform
     given = build_report_data({"top_members": [("g1", "user1", 3), ("g2", "user1", 4)]}, rows)
-    assert given.top_members == [("g2", "user1", 4), ("g1", "user1", 3)]
+    assert given.top_members == [("", "g2", "user1", 4), ("", "g1", "user1", 3)]
     page = render_html(data)
     members = page.split("<h2>Members by strike points</h2>")[1].split("</table>")[0]
     assert "<th>server</th>" in members
@@ -319,3 +320,56 @@ def test_close_up_of_the_most_flagged_hour():
     page = render_html(build_report_data({}, rows))
     assert "<h3>Close-up: 2026-06-01 17:30 to 19:30 UTC, around the hour with the most flags</h3>" in page
     assert page.count('<svg class="timeline"') == 2 and "per 1 minute, times in UTC" in page
+
+
+def _on(platform: str, server_name: str, row: dict, channel_name: str) -> dict:
+    return {**row, "platform": platform, "server_id": "g1", "server_name": server_name, "channel_id": "c1",
+            "channel": channel_name, "author_id": row["author"]}
+
+
+def test_report_keeps_two_platforms_servers_of_one_id_apart():
+    """A Discord guild and an export (a Slack or DiscordChatExporter server) recorded under the same server id are
+    two servers in every per-server table, each with its platform and its own name (the id in the title): the
+    servers table (its own counts), the members by strike points (each server's points, never summed), a raid
+    (only its own platform's messages) and each flagged message's "where"."""
+    rows = [_on("discord", "Live Guild", _row(1, "live insult", points=3), "general"),
+            _on("export", "Guild Export", _row(3, "exported insult", points=2), "old-general")]
+    raid = {"platform": "discord", "server_id": "g1", "channel_id": "c1", "started_at": rows[0]["time"],
+            "members": ["user1"], "count": 5, "reason": "flagged_burst"}
+    for summary in ({"raids": [raid]},
+                    {"raids": [raid], "top_members": [("discord", "g1", "user1", 3), ("export", "g1", "user1", 2)]}):
+        data = build_report_data(summary, rows)
+        assert data.top_members == [("discord", "g1", "user1", 3), ("export", "g1", "user1", 2)]
+        page = render_html(data)
+        servers = page.split("<h2>Servers and the policy that judged them</h2>")[1].split("</table>")[0]
+        live = '<span title="server id g1">Live Guild</span>'
+        export = '<span title="server id g1">Guild Export</span>'
+        assert re.search(rf'<td>Discord</td><td>{live}</td><td class="num">1</td><td class="num">1</td>', servers)
+        assert re.search(rf'<td>export</td><td>{export}</td><td class="num">1</td><td class="num">1</td>', servers)
+        members = page.split("<h2>Members by strike points</h2>")[1].split("</table>")[0]
+        assert "<th>platform</th><th>server</th>" in members
+        assert re.search(rf"<td>Discord</td><td>{live}</td><td>user1</td><td class=\"id\">user1</td>"
+                         r"<td class=\"num\">3<", members)
+        assert re.search(rf"<td>export</td><td>{export}</td><td>user1</td><td class=\"id\">user1</td>"
+                         r"<td class=\"num\">2<", members)
+        incident = page.split('<div class="incident raid" id="raid-1">')[1].split("</div>")[0]
+        assert f"in {live} (Discord)</h3>" in incident
+        assert "live insult" in incident and "exported insult" not in incident
+        assert '<span title="channel id c1">general</span>' in incident
+        flagged = page.split("<h2>Flagged messages (2)</h2>")[1]
+        live_row, export_row = flagged.split('<tr id="m-m1">')[1], flagged.split('<tr id="m-m3">')[1]
+        assert f"{live} · Discord" in live_row.split("</tr>")[0]
+        assert f"{export} · export" in export_row.split("</tr>")[0]
+        assert '<span title="channel id c1">old-general</span>' in export_row.split("</tr>")[0]
+
+
+def test_report_threads_keep_two_platforms_messages_of_one_id_apart():
+    """An export's flagged reply to message ``m1`` hangs off the export's ``m1``, never the live guild's message
+    of that id under the same server id: its thread names the export's root."""
+    export_root = {**_on("export", "Guild Export", _row(3, "exported root", flagged=False), "general"), "id": "m1"}
+    live_root = {**_on("discord", "Live Guild", _row(4, "live root", flagged=False), "general"), "id": "m1"}
+    reply = {**_on("export", "Guild Export", _row(5, "exported reply"), "general"), "reply_to": "m1"}
+    data = build_report_data({}, [live_root, export_root, reply])
+    (thread,) = data.threads
+    assert thread.root is not None and (thread.root.platform, thread.root.text) == ("export", "exported root")
+    assert [r.id for r in thread.replies] == ["m5"]

@@ -56,8 +56,8 @@ def test_two_servers_scan_keeps_each_servers_strike_points(tmp_path, capsys):
     assert not re.search(rf"│\s+u1\s+│\s+{sum(points.values())}\s+│", table), table
     page = report.read_text(encoding="utf-8").split("<h2>Members by strike points</h2>")[1].split("</table>")[0]
     for server, name in (("111", "Alpha"), ("222", "Beta")):
-        assert (f'<tr><td><span title="server id {server}">{name}</span></td><td>Mallory</td><td class="id">u1</td>'
-                f'<td class="num">{points[server]}</td></tr>') in page, page
+        assert (f'<tr><td>export</td><td><span title="server id {server}">{name}</span></td><td>Mallory</td>'
+                f'<td class="id">u1</td><td class="num">{points[server]}</td></tr>') in page, page
 
 
 def test_piped_scan_summary_keeps_each_table_row_on_one_line(tmp_path, capsys):

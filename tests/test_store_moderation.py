@@ -181,3 +181,19 @@ async def test_invalid_scope_refused(store, scope):
     """Scopes other than server / channel:<id> / category:<id> / role:<id> are refused."""
     with pytest.raises(ValueError, match="invalid policy scope"):
         await store.set_policy_override("discord", "g1", scope, "k", 1, "mod")
+
+
+async def test_case_channel_is_the_channel_of_the_cases_message(store):
+    """case_channel names the channel of the message a case is about: the recorded message's, else (a message
+    never recorded, reported from another channel) its report's review item's; ``None`` for a case about a
+    member (no message), an unknown case or another server's number."""
+    number, _ = await _flagged(store)  # message m1, recorded in channel c1
+    assert await store.case_channel("discord", "g1", number) == "c1"
+    reported = await store.add_report("discord", "g1", "u9", "u2", "spam", message_id="mx", channel_id="c7")
+    case = await store.open_case("discord", "g1", "u2", ActionKind.WARN, "spam", moderator_id="mod1",
+                                 message_id=reported.message_id)
+    assert await store.case_channel("discord", "g1", case.number) == "c7"
+    manual = await store.open_case("discord", "g1", "u2", ActionKind.WARN, "rude", moderator_id="mod1")
+    assert await store.case_channel("discord", "g1", manual.number) is None
+    assert await store.case_channel("discord", "g1", 99) is None
+    assert await store.case_channel("discord", "g2", number) is None

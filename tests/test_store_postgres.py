@@ -336,7 +336,8 @@ async def _appeals_of_case_one(database: str) -> tuple[list[tuple[str, str]], li
 async def _concurrently(database: str, table: str, a_call, b_call) -> list[object]:
     """Run ``a_call()`` and ``b_call()`` (each one store operation on its own connection) at the same moment; the
     results (value or exception). On PostgreSQL both are let past the operation's reads before either inserts
-    into ``table``: a third connection holds it in SHARE mode (reads pass, inserts wait) until both inserts wait."""
+    into ``table``: a third connection holds it in SHARE mode (reads pass, inserts wait) until both wait, at the
+    insert or, where the operation takes an advisory lock before its reads, one of them at that lock."""
     if not database.startswith("postgresql://"):
         return list(await asyncio.gather(a_call(), b_call(), return_exceptions=True))
     blocker = await asyncpg.connect(database)
@@ -345,13 +346,14 @@ async def _concurrently(database: str, table: str, a_call, b_call) -> list[objec
         await tx.start()
         await blocker.execute(f"LOCK TABLE {table} IN SHARE MODE")
         running = asyncio.gather(a_call(), b_call(), return_exceptions=True)
-        waiting = f"SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass AND NOT granted"
+        waiting = (f"SELECT count(*) FROM pg_locks WHERE (relation = '{table}'::regclass OR locktype = 'advisory') "
+                   "AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
         for _ in range(500):
             if await blocker.fetchval(waiting) == 2:
                 break
             await asyncio.sleep(0.01)
         else:
-            raise AssertionError(f"the two operations never both reached their insert into {table}")
+            raise AssertionError(f"the two operations never both reached their insert into {table} (or a lock)")
         await tx.commit()
         return list(await running)
     finally:
@@ -455,3 +457,42 @@ async def test_two_connections_report_one_message_at_once(backend, pg_url, tmp_p
             counts = (db.execute("SELECT count(*) FROM reports").fetchone()[0],
                       db.execute("SELECT count(*) FROM review_items").fetchone()[0])
     assert counts == (1, 1)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_two_connections_report_one_member_at_once(backend, pg_url, tmp_path):
+    """One reporter's report about a member, with no message (/report on a member), arriving on two connections at
+    the same moment: as when the second comes later, both reports are recorded and both share ONE open review item
+    (one reporter's repeated reports about a member share their open item), never two items for one member."""
+    from bot.core.models import ReviewItem
+
+    database = pg_url if backend == "postgresql" else str(tmp_path / "modlog.db")
+    a = await open_store(database)
+    b = await open_store(database)
+    try:
+        results = await _concurrently(
+            database, "review_items",
+            lambda: a.add_report("discord", "g1", "r1", "u1", "spamming DMs"),
+            lambda: b.add_report("discord", "g1", "r1", "u1", "spamming DMs again"))
+        items = [r for r in results if isinstance(r, ReviewItem)]
+        assert len(items) == 2, results
+        assert len({item.id for item in items}) == 1, items
+        assert [item.id for item in await a.open_reviews("discord", "g1")] == [items[0].id]
+        # another reporter's report about the same member is theirs (its own item), as it is one at a time
+        other = await a.add_report("discord", "g1", "r2", "u1", "me too")
+        assert other.id != items[0].id
+    finally:
+        await a.close()
+        await b.close()
+    if backend == "postgresql":
+        conn = await asyncpg.connect(database)
+        try:
+            reports = [tuple(r) for r in await conn.fetch("SELECT reporter_id, review_id FROM reports ORDER BY id")]
+        finally:
+            await conn.close()
+    else:
+        import sqlite3
+
+        with sqlite3.connect(database) as db:
+            reports = [tuple(r) for r in db.execute("SELECT reporter_id, review_id FROM reports ORDER BY id")]
+    assert reports == [("r1", items[0].id), ("r1", items[0].id), ("r2", other.id)]

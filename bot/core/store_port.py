@@ -159,6 +159,10 @@ class ReviewStore(Protocol):
         """The latest review item of a case, or ``None``."""
         ...
 
+    async def case_channel(self, platform: str, server_id: str, case_number: int) -> str | None:
+        """The channel of the message a case is about, or ``None`` (a case about a member, or none on record)."""
+        ...
+
     async def review_by_card(self, platform: str, server_id: str, card_message_id: str) -> ReviewItem | None:
         """The review item whose card is that platform message, or ``None``."""
         ...

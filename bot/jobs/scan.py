@@ -29,7 +29,7 @@ import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -486,7 +486,8 @@ async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,
 
         # every alert recorded for these servers (as the summary counts them), not only this run's: a re-run
         # or a resumed scan replays recorded messages without re-raising their alerts
-        raids = [r for platform, server in servers for r in await store.list_raids(platform, server)]
+        raids = [{**asdict(r), "platform": platform}
+                 for platform, server in servers for r in await store.list_raids(platform, server)]
         doc = {
             "title": "Moderation scan: " + ", ".join(display_path(p) for p in args.paths),
             "messages": summary.messages,
@@ -494,7 +495,7 @@ async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,
             "label_counts": dict(summary.flagged_per_label),
             "action_counts": dict(summary.actions),
             "raids": raids,
-            "top_members": [(m.server_id, m.member_id, m.points) for m in summary.top_members],
+            "top_members": [(m.platform, m.server_id, m.member_id, m.points) for m in summary.top_members],
             "inputs": ", ".join(display_path(p) for p in args.paths),
             "model": f"{rt.scorer.name} {rt.scorer.version}",
             "policy_version": rt.policies.base.version,

@@ -4,6 +4,8 @@ The page loads nothing from outside (a Content-Security-Policy forbids it): CSS,
 tiny inline script (the "show all texts" button, allowed by its hash) are generated here. Without scripts every
 text still opens with one click. Every value from the scan is HTML-escaped.
 
+A server is its platform and id everywhere on the page (a Discord guild and an export or Slack workspace of the same
+id are two servers, each shown with its platform and name, the id on hover; an export reads "Discord (export)").
 What a moderator sees, in order: the servers scanned with the policy (files and version) that judged each; what
 the policy would have done (scans never act, so actions read "would delete", "would time out"); incidents (a raid
 with its messages, a thread with its flagged replies); flags per label; message volume and flags over time; members

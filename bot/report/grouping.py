@@ -22,43 +22,45 @@ def _group_raids(raw: Sequence[Mapping[str, Any]], rows: Sequence[Row]) -> list[
     """Attach to each raid alert its messages (see :class:`Raid`)."""
     alerts = sorted(
         (
-            (_time(r.get("started_at")), str(r.get("server_id") or ""), str(r.get("channel_id") or r.get("channel") or ""), r)
+            (_time(r.get("started_at")), str(r.get("platform") or ""), str(r.get("server_id") or ""),
+             str(r.get("channel_id") or r.get("channel") or ""), r)
             for r in raw
         ),
         key=lambda a: (a[0] is None, a[0] or datetime.min.replace(tzinfo=UTC)),
     )
     out = []
-    for i, (start, server, channel, r) in enumerate(alerts):
-        nxt = next((a[0] for a in alerts[i + 1 :] if a[2] == channel and a[1] == server and a[0]), None)
+    for i, (start, platform, server, channel, r) in enumerate(alerts):
+        nxt = next((a[0] for a in alerts[i + 1 :] if a[1:4] == (platform, server, channel) and a[0]), None)
         members = tuple(str(x) for x in r.get("members") or ())
         mine = [
             row
             for row in rows
-            if (not server or not row.server_id or row.server_id == server)
+            if (not platform or not row.platform or row.platform == platform)
+            and (not server or not row.server_id or row.server_id == server)
             and channel in (row.channel_id, row.parent_id)
             and row.time is not None
             and (start is None or row.time >= start)
             and (nxt is None or row.time < nxt)
             and (row.author_id in members or row.raid_mode)
         ]
-        out.append(
-            Raid(server, channel, start, members, int(r.get("count") or 0), str(r.get("reason") or ""), tuple(mine))
-        )
+        out.append(Raid(server, channel, start, members, int(r.get("count") or 0), str(r.get("reason") or ""),
+                        tuple(mine), platform))
     return out
 
 
 def _group_threads(rows: Sequence[Row], raids: Sequence[Raid] = ()) -> list[Thread]:
     """Threads (thread channels and reply chains) that have flagged replies, oldest root first; flagged replies that
-    belong to a raid are counted, not repeated."""
-    raid_of = {(r.server_id, r.id): i for i, raid in enumerate(raids, 1) for r in raid.rows}
-    by_id = {(r.server_id, r.id): r for r in rows}
+    belong to a raid are counted, not repeated. Messages are keyed by platform, server and id (an export of a
+    guild holds the same ids as the guild)."""
+    raid_of = {(r.platform, r.server_id, r.id): i for i, raid in enumerate(raids, 1) for r in raid.rows}
+    by_id = {(r.platform, r.server_id, r.id): r for r in rows}
 
     def root_of(r: Row) -> str | None:
         if r.is_thread:
             return r.channel_id
         cur, seen = r, 0
         while cur.reply_to and seen < 100:
-            parent = by_id.get((cur.server_id, cur.reply_to))
+            parent = by_id.get((cur.platform, cur.server_id, cur.reply_to))
             if parent is None:
                 return cur.reply_to
             if parent.is_thread:
@@ -66,24 +68,32 @@ def _group_threads(rows: Sequence[Row], raids: Sequence[Raid] = ()) -> list[Thre
             cur, seen = parent, seen + 1
         return cur.id if cur is not r else None
 
-    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     for r in rows:
         root = root_of(r)
         if root is not None and root != r.id:
-            groups[(r.server_id, root)].append(r)
+            groups[(r.platform, r.server_id, root)].append(r)
     out: list[tuple[Row, Thread]] = []  # (the row the thread sorts by: its root, else its first flagged reply)
-    for (server, root_id), replies in groups.items():
+    for (platform, server, root_id), replies in groups.items():
         flagged = sorted((r for r in replies if r.flagged), key=_by_time)
         if not flagged:
             continue
-        own = tuple(r for r in flagged if (r.server_id, r.id) not in raid_of)
-        in_raids = sorted({raid_of[(r.server_id, r.id)] for r in flagged if (r.server_id, r.id) in raid_of})
-        root_row = by_id.get((server, root_id))
+        own = tuple(r for r in flagged if (r.platform, r.server_id, r.id) not in raid_of)
+        in_raids = sorted({raid_of[key] for r in flagged if (key := (r.platform, r.server_id, r.id)) in raid_of})
+        root_row = by_id.get((platform, server, root_id))
         # every flagged reply may be shown under a raid (own is empty) while the root is not in the export
         out.append((root_row or flagged[0], Thread(root_id, root_row, own, len(replies) - len(flagged),
                                                    len(flagged) - len(own), tuple(in_raids))))
     out.sort(key=lambda pair: _by_time(pair[0]))
     return [thread for _, thread in out]
+
+
+def _top_member(entry: Sequence[Any]) -> tuple[str, str, str, int]:
+    """``(platform, server id, member id, points)`` from a summary's entry of 4, 3 (no platform) or 2 (no
+    server) parts."""
+    *named, points = entry
+    platform, server, member = (["", "", ""] + [str(x) for x in named])[-3:]
+    return platform, server, member, int(points)
 
 
 def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping[str, Any]]) -> ReportData:
@@ -92,8 +102,10 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
     Args:
         summary: Optional keys: ``title``, ``messages`` (int), ``flagged`` (int), ``label_counts``
             ({label: int}), ``actions`` (int), ``action_counts`` ({action: int}), ``raids`` (dicts or
-            :class:`~bot.core.models.RaidAlert`), ``top_members`` ([(server id, member id, points)]: a member's points per server, never summed
-            across servers; an older [(member id, points)] or {member id: points} names no server),
+            :class:`~bot.core.models.RaidAlert`; a dict's ``platform`` names its server's platform),
+            ``top_members`` ([(platform, server id, member id, points)]: a member's points per server, a server
+            being its platform and id, never summed across servers; an older [(server id, member id, points)]
+            names no platform, [(member id, points)] or {member id: points} no server),
             ``policies`` (see :func:`policy_provenance`) and any ``inputs``/``model``/``policy_version``/``errors``
             shown as metadata; ``diff`` (:func:`bot.jobs.replay.compute_diff`) for a replay under another policy.
             Missing counts are computed from the rows.
@@ -107,35 +119,35 @@ def build_report_data(summary: Mapping[str, Any], verdict_rows: Iterable[Mapping
     all_rows: list[Row] = []
     labels: Counter[str] = Counter()
     actions: Counter[str] = Counter()
-    strikes: Counter[tuple[str, str]] = Counter()  # (server id, member id) -> points
-    names: dict[str, str] = {}
-    channels: dict[str, str] = {}
-    servers: dict[str, str] = {}
+    strikes: Counter[tuple[str, str, str]] = Counter()  # (platform, server id, member id) -> points
+    names: dict[tuple[str, str, str], str] = {}
+    channels: dict[tuple[str, str, str], str] = {}
+    servers: dict[tuple[str, str], str] = {}
     for r in verdict_rows:
         row = row_from_json(r)
         all_rows.append(row)
         if row.author != row.author_id:
-            names.setdefault(row.author_id, row.author)
+            names.setdefault((row.platform, row.server_id, row.author_id), row.author)
         if row.channel != row.channel_id:
-            channels.setdefault(row.channel_id, row.channel)
+            channels.setdefault((row.platform, row.server_id, row.channel_id), row.channel)
         if row.server_id:
-            servers.setdefault(row.server_id, row.server_name)
+            servers.setdefault((row.platform, row.server_id), row.server_name)
         if row.strike_points > 0:
-            strikes[(row.server_id, row.author_id)] += row.strike_points
+            strikes[(row.platform, row.server_id, row.author_id)] += row.strike_points
         if row.flagged:
             labels.update(row.labels)
             actions[row.action] += 1
     all_rows.sort(key=_by_time)
     rows = [r for r in all_rows if r.flagged]
     top = summary.get("top_members")
-    top_list: list[tuple[str, str, int]]
+    top_list: list[tuple[str, str, str, int]]
     if isinstance(top, Mapping):
-        top_list = [("", str(k), int(v)) for k, v in top.items()]
+        top_list = [("", "", str(k), int(v)) for k, v in top.items()]
     elif top:
-        top_list = [(str(t[0]), str(t[1]), int(t[2])) if len(t) == 3 else ("", str(t[0]), int(t[1])) for t in top]
+        top_list = [_top_member(t) for t in top]
     else:
-        top_list = [(server, member, points) for (server, member), points in strikes.items()]
-    top_list.sort(key=lambda t: -t[2])
+        top_list = [(*key, points) for key, points in strikes.items()]
+    top_list.sort(key=lambda t: -t[3])
     action_counts = dict(summary.get("action_counts") or actions)
     acted = sum(v for k, v in action_counts.items() if k not in ("none", "log", "review"))
     raids = _group_raids([_raid_dict(r) for r in summary.get("raids") or ()], all_rows)

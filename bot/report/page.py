@@ -16,8 +16,9 @@ from bot.core.models import LABELS
 from bot.report.actions import action_words
 from bot.report.charts import _bar_svg, _timeline_svg, zoom_window
 from bot.report.grouping import build_report_data
+from bot.report.ids import platform_name
 from bot.report.rows import MAX_TEXT
-from bot.report.schema import Raid, ReportData, Row, _time
+from bot.report.schema import Raid, ReportData, Row, _time, lookup
 from bot.report.style import _CSS, _SCRIPT, _SCRIPT_HASH, _esc
 from bot.workflow import words
 
@@ -29,6 +30,22 @@ def _named(name: str, ident: str, kind: str) -> str:
     if name and name != ident:
         return f'<span title="{_esc(kind)} id {_esc(ident)}">{_esc(name)}</span>'
     return f'<span class="id">{_esc(ident)}</span>'
+
+
+def platform_label(platform: str, source: str = "") -> str:
+    """Where a server's messages come from, as shown: ``"Discord"``, ``"Slack"``, or for an export the platform
+    its ids say it came from with ``(export)`` (``"Discord (export)"``: a guild and its export may share one
+    server id and one name, and must read apart); ``source``: the row's display platform, guessed from its ids
+    when not given."""
+    shown = source or platform_name(platform, "")
+    if platform and platform.lower() != shown.lower():
+        return f"{shown} ({platform})"
+    return shown
+
+
+def _server_named(data: ReportData, platform: str, server_id: str, name: str = "") -> str:
+    """A server's name (its id on hover), the server being its platform and id."""
+    return _named(name or lookup(data.servers, platform, server_id), server_id, "server")
 
 
 def _scores_cell(scores: Mapping[str, float | None], labels: tuple[str, ...],
@@ -102,20 +119,17 @@ def _link(row: Row) -> str:
 
 
 def _server(data: ReportData, row: Row) -> str:
-    return _named(row.server_name or data.servers.get(row.server_id, ""), row.server_id, "server")
+    return _server_named(data, row.platform, row.server_id, row.server_name)
 
 
 def _channel(data: ReportData, row: Row) -> str:
-    name = row.channel if row.channel != row.channel_id else data.channels.get(row.channel_id, "")
+    where = (row.platform, row.server_id)
+    name = row.channel if row.channel != row.channel_id else lookup(data.channels, *where, row.channel_id)
     if not (row.is_thread and row.parent_id):
         return _named(name, row.channel_id, "channel")
-    parent = data.channels.get(row.parent_id, "")
+    parent = lookup(data.channels, *where, row.parent_id)
     thread = _named(name if name and name != parent else "thread", row.channel_id, "thread")
     return _named(parent, row.parent_id, "channel") + " › " + thread
-
-
-def _member(data: ReportData, member_id: str) -> str:
-    return _named(data.names.get(member_id, ""), member_id, "member")
 
 
 def _n(count: int, one: str, many: str) -> str:
@@ -142,7 +156,7 @@ def _message_table(data: ReportData, rows: Sequence[Row], *, full: bool) -> str:
     for r in rows:
         when = f"{r.time.strftime('%Y-%m-%d')} <br>{r.time.strftime('%H:%M:%S')}" if r.time else ""
         link = _link(r)
-        where = (f"{_channel(data, r)}<br><small>{_server(data, r)} · {_esc(r.source)}"
+        where = (f"{_channel(data, r)}<br><small>{_server(data, r)} · {_esc(platform_label(r.platform, r.source))}"
                  f"{' · ' + link if link else ''}</small>")
         cells = [
             ("when", "time", when),
@@ -176,6 +190,21 @@ def raiders(raid: Raid) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _platforms_shown(data: ReportData) -> dict[tuple[str, str], str]:
+    """``(platform, server id)`` -> the platform shown for that server (as its first row shows it)."""
+    out: dict[tuple[str, str], str] = {}
+    for r in data.all_rows:
+        if (r.platform, r.server_id) not in out:
+            out[(r.platform, r.server_id)] = platform_label(r.platform, r.source)
+    return out
+
+
+def _platform_of(shown: Mapping[tuple[str, str], str], platform: str, server_id: str) -> str:
+    """The platform shown for a server (:func:`_platforms_shown`; ``""`` when neither rows nor summary name
+    one)."""
+    return lookup(shown, platform, server_id) or (platform_label(platform) if platform else "")
+
+
 def _servers_section(data: ReportData) -> list[str]:
     per: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for r in data.all_rows:
@@ -189,7 +218,7 @@ def _servers_section(data: ReportData) -> list[str]:
     for key in keys:
         platform, server_id = key[0], key[-1]
         rows = per.get((platform, server_id), [])
-        source = rows[0].source if rows else platform
+        source = platform_label(platform, rows[0].source if rows else "")
         prov = data.policies.get(f"{platform}/{server_id}", {})
         versions = sorted({r.policy_version for r in rows if r.policy_version})
         current = str(prov.get("version") or "")
@@ -199,7 +228,7 @@ def _servers_section(data: ReportData) -> list[str]:
             version += ("<br>" if version else "") + "verdicts judged under: " + ", ".join(_esc(v) for v in versions)
         files = "<br>".join(_esc(f) for f in prov.get("files") or ()) or "not recorded"
         p.append(
-            f"<tr><td>{_esc(source)}</td><td>{_named(data.servers.get(server_id, ''), server_id, 'server')}</td>"
+            f"<tr><td>{_esc(source)}</td><td>{_server_named(data, platform, server_id)}</td>"
             f'<td class="num">{len({r.channel_id for r in rows})}</td><td class="num">{len(rows)}</td>'
             f'<td class="num">{sum(r.flagged for r in rows)}</td><td class="path">{files}</td><td>{version}</td></tr>'
         )
@@ -213,16 +242,18 @@ def _incidents_section(data: ReportData) -> list[str]:
         p.append("<p>No raid detected and no thread has a flagged reply.</p>")
     for i, raid in enumerate(data.raids, 1):
         any_row = raid.rows[0] if raid.rows else None
-        server = data.servers.get(raid.server_id, "")
-        where = _named(data.channels.get(raid.channel_id, ""), raid.channel_id, "channel")
+        platform = raid.platform or (any_row.platform if any_row else "")
+        source = platform_label(platform, any_row.source if any_row else "") if platform or any_row else ""
+        where = _named(lookup(data.channels, platform, raid.server_id, raid.channel_id), raid.channel_id, "channel")
         flagged = sum(r.flagged for r in raid.rows)
         everyone = raiders(raid)
-        names = "".join(f"<li>{_esc(data.names.get(m, '')) + ' ' if data.names.get(m) else ''}"
+        known = {m: lookup(data.names, platform, raid.server_id, m) for m in everyone}
+        names = "".join(f"<li>{_esc(known[m]) + ' ' if known[m] else ''}"
                         f'<code class="id">{_esc(m)}</code></li>' for m in everyone)
         p.append(
             f'<div class="incident raid" id="raid-{i}"><h3>Raid {i}: {where} in '
-            f"{_named(server, raid.server_id, 'server')}"
-            f"{' (' + _esc(any_row.source) + ')' if any_row else ''}</h3>"
+            f"{_server_named(data, platform, raid.server_id)}"
+            f"{' (' + _esc(source) + ')' if source else ''}</h3>"
             f"<p>started {_esc(_when(raid.started_at))} UTC; {_esc(raid.reason)}; {raid.count} messages in the burst "
             f"window when the alert was raised, from {_n(len(raid.members), 'member', 'members')}.</p>"
             f"<p>{_n(len(everyone), 'member took', 'members took')} part (in the burst window or with a flagged "
@@ -385,12 +416,15 @@ def render_html(data: ReportData) -> str:
         )
     p.append("<h2>Members by strike points</h2>")
     if data.top_members:
-        # per server: a member's points in one server never add to their points in another
-        p.append('<div class="scroll"><table><tr><th>server</th><th>member</th><th>id</th><th>points</th></tr>')
+        # per server (its platform and id): a member's points in one server never add to their points in another
+        p.append('<div class="scroll"><table><tr><th>platform</th><th>server</th><th>member</th><th>id</th>'
+                 "<th>points</th></tr>")
+        shown = _platforms_shown(data)
         p += [
-            f"<tr><td>{_named(data.servers.get(s, ''), s, 'server')}</td><td>{e(data.names.get(m, m))}</td>"
+            f"<tr><td>{e(_platform_of(shown, pf, s))}</td><td>{_server_named(data, pf, s)}</td>"
+            f"<td>{e(lookup(data.names, pf, s, m) or m)}</td>"
             f'<td class="id">{e(m)}</td><td class="num">{v}</td></tr>'
-            for s, m, v in data.top_members
+            for pf, s, m, v in data.top_members
         ]
         p.append("</table></div>")
     else:

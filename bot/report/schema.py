@@ -86,8 +86,11 @@ class Raid:
         members: Ids of the members in the alert.
         count: Messages in the burst window when the alert was raised.
         reason: ``"flagged_burst"`` or ``"new_member_burst"``.
-        rows: The raid's messages: in its channel (or a thread of it), from the alert on (until the channel's next
-            alert), posted by a member of the alert or judged under raid mode; in time order.
+        rows: The raid's messages: in its channel (or a thread of it) of its server on its platform, from the alert
+            on (until the channel's next alert), posted by a member of the alert or judged under raid mode; in time
+            order.
+        platform: Raw platform of the raid's server (``""`` when the alert named none: then any platform's server
+            of that id).
     """
 
     server_id: str
@@ -97,6 +100,7 @@ class Raid:
     count: int
     reason: str
     rows: tuple[Row, ...] = ()
+    platform: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +137,13 @@ class ReportData:
         action_counts: Action name -> messages.
         raids: Raid alerts with their messages.
         threads: Threads with flagged replies.
-        top_members: ``(server id, member id, strike points)``, most points first: a member's points per server
-            (``""`` when the summary named no server).
+        top_members: ``(platform, server id, member id, strike points)``, most points first: a member's points
+            per server, a server being its platform and id (a Discord guild and an export of the same id are two;
+            ``""`` where the summary named no platform or server).
         rows: Flagged messages, in time order.
         all_rows: Every scanned message row (for the volume plot, names and incidents).
-        names: Member id -> name; ``channels``: channel id -> name; ``servers``: server id -> name (from the rows).
+        names: ``(platform, server id, member id)`` -> name; ``channels``: ``(platform, server id, channel id)`` ->
+            name; ``servers``: ``(platform, server id)`` -> name (from the rows; the first name seen wins).
         policies: ``"<platform>/<server id>"`` -> ``{"files": [...], "version": str}``.
         shadow: True unless some verdict was enforced (scans never act).
         meta: Extra key/value lines for the summary (inputs, model, errors).
@@ -153,17 +159,30 @@ class ReportData:
     action_counts: dict[str, int] = field(default_factory=dict)
     raids: list[Raid] = field(default_factory=list)
     threads: list[Thread] = field(default_factory=list)
-    top_members: list[tuple[str, str, int]] = field(default_factory=list)
+    top_members: list[tuple[str, str, str, int]] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     all_rows: list[Row] = field(default_factory=list)
-    names: dict[str, str] = field(default_factory=dict)
-    channels: dict[str, str] = field(default_factory=dict)
-    servers: dict[str, str] = field(default_factory=dict)
+    names: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    channels: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    servers: dict[tuple[str, str], str] = field(default_factory=dict)
     policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     shadow: bool = True
     meta: dict[str, str] = field(default_factory=dict)
     diff: dict[str, Any] | None = None
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+def lookup(table: Mapping[Any, str], *key: str) -> str:
+    """``table[key]`` (a name by platform, server and id), else ``""``. Where a part of ``key`` is ``""`` (an
+    older summary names no platform or server), the first entry whose other parts match; an entry's ``""`` part
+    never stands for a named one."""
+    found = table.get(key)
+    if found is not None or all(key):
+        return found or ""
+    for k, name in table.items():
+        if all(want in ("", have) for want, have in zip(key, k, strict=True)):
+            return name
+    return ""
 
 
 def _time(value: object) -> datetime | None:
@@ -181,7 +200,8 @@ def _time(value: object) -> datetime | None:
 def _raid_dict(r: Any) -> dict[str, Any]:
     if isinstance(r, Mapping):
         return dict(r)
-    return {k: getattr(r, k, None) for k in ("server_id", "channel_id", "started_at", "count", "members", "reason")}
+    return {k: getattr(r, k, None)
+            for k in ("platform", "server_id", "channel_id", "started_at", "count", "members", "reason")}
 
 
 def _tier(value: Any) -> tuple[float | None, float | None]:

@@ -80,6 +80,13 @@ class StoreBase:
                     await self._db.execute("ROLLBACK")
                 raise
 
+    async def _hold_key(self, *key: str) -> None:
+        """Inside :meth:`_tx`: keep every other transaction holding the same ``key`` waiting until this one ends,
+        so a read-then-insert rule no unique index can state (one reporter's open report about a member) sees
+        the other's committed rows. SQLite: nothing to do, ``BEGIN IMMEDIATE`` already holds the database's one
+        write lock from the transaction's start; PostgreSQL overrides this with a transaction-level advisory
+        lock."""
+
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         """Fetch all rows; the caller holds the lock (inside ``_tx``) or uses :meth:`_read_all`."""
         async with self._db.execute(sql, tuple(params)) as cur:

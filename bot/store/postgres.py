@@ -19,12 +19,15 @@ Concurrency across processes (PostgreSQL's default READ COMMITTED): per-server c
 number is rolled back with a failed batch: gap-free); a verdict is one per message key (``ON CONFLICT DO NOTHING``,
 the loser is a duplicate); a raid is one per burst (unique index ``raids_burst``); an appeal is one open per case
 (unique index ``appeals_one_open``: the loser is ``AppealAlreadyOpen``) and a report one per reporter and message
-(``reports_once_per_reporter``: the loser gets the winner's review item).
+(``reports_once_per_reporter``: the loser gets the winner's review item); one reporter's reports about a member
+(no message) share one open review item (a transaction-level advisory lock on reporter and member,
+:meth:`PostgresStore._hold_key`: the second waits for the first's commit and reads its item).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import re
 from collections.abc import Coroutine, Generator, Iterable, Sequence
@@ -47,6 +50,9 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 10.0
 #: Key of the advisory lock taken by every migration transaction (any fixed 64-bit number; "modb" in ASCII).
 MIGRATION_LOCK = 0x6D6F6462
+#: First half of the two-key advisory locks :meth:`PostgresStore._hold_key` takes ("modr" in ASCII; PostgreSQL's
+#: two-key locks never collide with the one-key :data:`MIGRATION_LOCK`).
+KEY_LOCK_CLASS = 0x6D6F6472
 #: Tables with an identity ``id`` column: an INSERT into them gets ``RETURNING id`` (the cursor's ``lastrowid``).
 ID_TABLES = frozenset({"verdicts", "cases", "strikes", "review_items", "reports", "appeals", "policy_changes",
                        "raids"})
@@ -58,6 +64,13 @@ BATCH_TABLES = ("messages", "verdicts", "cases", "case_counters", "strikes", "re
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 _JSON_EACH = re.compile(r"json_each\((\w+(?:\.\w+)?)\)\s+(\w+)")
+
+
+def key_digest(key: Iterable[str]) -> int:
+    """A signed 32-bit digest of ``key``'s parts (the same in every process, unlike ``hash``); two keys sharing
+    one only wait for each other needlessly."""
+    digest = hashlib.blake2b("\x1f".join(key).encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 @functools.lru_cache(maxsize=512)
@@ -281,6 +294,11 @@ class PostgresStore(SqliteStore):
             await conn.close()
             raise
         return cls(PgConnection(conn), where)
+
+    async def _hold_key(self, *key: str) -> None:
+        """``pg_advisory_xact_lock`` on ``key`` (class :data:`KEY_LOCK_CLASS`, the key's 32-bit digest),
+        released at the transaction's commit or rollback; see :meth:`StoreBase._hold_key`."""
+        await self._db.execute("SELECT pg_advisory_xact_lock(?, ?)", (KEY_LOCK_CLASS, key_digest(key)))
 
     def _map_error(self, exc: Exception) -> StoreError | None:
         return map_pg_error(self._where, exc)

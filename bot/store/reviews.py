@@ -77,6 +77,27 @@ class ReviewMixin(StoreBase):
         )
         return review_from_row(row) if row else None
 
+    async def case_channel(self, platform: str, server_id: str, case_number: int) -> str | None:
+        """The channel of the message case ``case_number`` of this server is about, or ``None`` (a case about a
+        member, not a message: a manual warn, a ban from a command, a case with no such channel on record).
+
+        Looked up, in order, from the recorded message (``messages``), the case's own review items (automod's,
+        which name the channel) and the review items of the case's message (a report of it)."""
+        row = await self._read_one(
+            "SELECT COALESCE("
+            "(SELECT m.channel_id FROM cases c JOIN messages m ON m.platform = c.platform "
+            "AND m.server_id = c.server_id AND m.message_id = c.message_id "
+            "WHERE c.platform = ? AND c.server_id = ? AND c.number = ?), "
+            "(SELECT r.channel_id FROM review_items r WHERE r.platform = ? AND r.server_id = ? "
+            "AND r.case_number = ? AND r.channel_id IS NOT NULL ORDER BY r.id LIMIT 1), "
+            "(SELECT r.channel_id FROM cases c JOIN review_items r ON r.platform = c.platform "
+            "AND r.server_id = c.server_id AND r.message_id = c.message_id "
+            "WHERE c.platform = ? AND c.server_id = ? AND c.number = ? AND r.channel_id IS NOT NULL "
+            "ORDER BY r.id LIMIT 1))",
+            (platform, server_id, case_number) * 3,
+        )
+        return str(row[0]) if row is not None and row[0] is not None else None
+
     async def review_by_card(self, platform: str, server_id: str, card_message_id: str) -> ReviewItem | None:
         """The review item whose queue card is ``card_message_id`` (for button and reaction handlers)."""
         row = await self._read_one(
@@ -206,7 +227,9 @@ class ReviewMixin(StoreBase):
         Several reporters of one message share that message's open review item (automod's or an earlier
         report's), and one reporter's repeated reports about a member share their open item, so a hostile member
         cannot flood the review queue; every other report is still recorded (``reports``). The same report arriving
-        on two connections at once (two bot processes) is recorded once, both answered with its review item.
+        on two connections at once (two bot processes) is recorded once, both answered with its review item; one
+        reporter's two reports about a member (no message) at once are both recorded and share one open item, as
+        one after the other.
         """
         when = now or utcnow()
         async with self._tx():
@@ -224,6 +247,11 @@ class ReviewMixin(StoreBase):
                     (platform, server_id, message_id),
                 )
             else:
+                # No unique index states this rule (it is about OPEN items, and an item decided then reopened
+                # after a refused sanction may stand beside a newer one): under PostgreSQL's READ COMMITTED two
+                # processes filing this reporter's report about this member at once would both read "none open"
+                # and open two items. The key makes the second wait for the first's commit, then read its item.
+                await self._hold_key("report", platform, server_id, reporter_id, member_id)
                 shared = await self._one(
                     "SELECT r.* FROM reports p JOIN review_items r ON r.id = p.review_id WHERE p.platform = ? "
                     "AND p.server_id = ? AND p.reporter_id = ? AND p.member_id = ? AND p.message_id IS NULL "

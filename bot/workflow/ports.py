@@ -111,6 +111,11 @@ class BulkResult:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+class ChannelGone(Exception):  # noqa: N818 - the channel's state, not a failure of the lookup
+    """The platform says the channel no longer exists (Discord: Unknown Channel): no permission overwrite applies
+    in it any more. Raised by an enforcer's ``member_permissions``; ``str(self)`` is the channel id."""
+
+
 class MemberLookupError(Exception):
     """The platform did not say whether a member is in the server (a 5xx, an exhausted rate limit): the workflow
     refuses to act rather than act without its role-hierarchy check."""
@@ -240,6 +245,7 @@ __all__ = [
     "Capability",
     "Enforcer",
     "MemberInfo",
+    "ChannelGone",
     "MemberLookupError",
     "MemberNotice",
     "ModDesk",

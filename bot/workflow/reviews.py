@@ -361,10 +361,17 @@ class ReviewsMixin(WorkflowParts):
     async def decide_appeal(self, actor: Actor, server_id: str, appeal_id: int, uphold: bool) -> Result:
         """Uphold or overturn an appeal; overturning pardons the strikes and lifts a timeout or ban.
 
-        Overturning a ban needs Ban Members, a timeout Moderate Members; upholding needs Manage Messages.
+        Overturning a ban needs Ban Members, a timeout Moderate Members; upholding (and overturning anything else)
+        needs Manage Messages. As a review decision on a flagged message counts the moderator's permissions in
+        the message's channel, these count IN the channel of the appealed case's message
+        (:meth:`~bot.store.reviews.ReviewMixin.case_channel`; Discord: roles plus that channel's overwrites, so a
+        moderator denied Manage Messages there by an overwrite is refused wherever the appeal card is). A case with
+        no channel (about a member, not a message: a manual warn, a ban from a command), a case whose channel was
+        deleted since, and a platform without per-channel permissions (Slack) keep the server-wide check.
 
         Raises:
-            Refused: unknown appeal, missing permission, or already decided (by whom).
+            Refused: unknown appeal, missing permission (in the case's channel), the moderator's permissions in
+                that channel could not be read (nothing is decided on a guess), or already decided (by whom).
         """
         appeal = await self.store.get_appeal(appeal_id)
         if appeal is None or appeal.server_id != server_id or appeal.platform != self.platform:
@@ -374,6 +381,9 @@ class ReviewsMixin(WorkflowParts):
         case = await self.store.get_case(self.platform, server_id, appeal.case_number)
         kind = case.action if case is not None and not uphold and case.action in (ActionKind.TIMEOUT,
                                                                                   ActionKind.BAN) else ActionKind.REVIEW
+        if case is not None:
+            channel_id = await self.store.case_channel(self.platform, server_id, case.number)
+            actor = await self.actor_in_channel(actor, server_id, channel_id)
         authorize(actor, kind)
         if appeal.status != "open":
             raise Refused(f"Appeal #{appeal_id} was already decided ({appeal.status} by <@{appeal.moderator_id}>).")

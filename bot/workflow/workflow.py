@@ -45,7 +45,7 @@ from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
-from bot.workflow.ports import Capability, Enforcer, ModDesk, RaidControl
+from bot.workflow.ports import Capability, ChannelGone, Enforcer, ModDesk, RaidControl
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
@@ -330,16 +330,20 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     async def actor_in_channel(self, actor: Actor, server_id: str, channel_id: str | None) -> Actor:
         """``actor`` with their permissions in ``channel_id`` (the channel whose content is acted on), as the
         platform computes them (Discord: roles plus the channel's permission overwrites). Unchanged where the
-        platform has no per-channel permissions (its enforcer has no ``member_permissions``) or no channel is
-        concerned.
+        platform has no per-channel permissions (its enforcer has no ``member_permissions``), no channel is
+        concerned, or the platform says the channel was deleted (:class:`ChannelGone`: no overwrite applies in
+        it any more, so the server-wide permissions decide; an appeal of a case in it can still be decided).
 
         Raises:
-            Refused: the platform cannot say (unknown channel, lookup failed): nothing is done on a guess.
+            Refused: the platform cannot say (lookup failed): nothing is done on a guess.
         """
         lookup = getattr(self.enforcer, "member_permissions", None)
         if lookup is None or not channel_id or actor.is_owner:
             return actor
-        held = await lookup(server_id, channel_id, actor.id)
+        try:
+            held = await lookup(server_id, channel_id, actor.id)
+        except ChannelGone:
+            return actor
         if held is None:
             raise Refused(f"Your permissions in <#{channel_id}> could not be read; try again. Nothing was changed.")
         return actor.in_channel(held)

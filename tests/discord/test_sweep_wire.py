@@ -184,3 +184,62 @@ async def test_temporary_ban_alone_is_lifted_when_due_after_a_restart(env):
     await _ban_then_make_it_due(env, then_permanent=False)
     await env.fake.wait_until(lambda: guild_requests(env, "DELETE", "bans", env.alice))
     assert len(guild_requests(env, "DELETE", "bans", env.alice)) == 1
+
+
+async def _until_overwrites(env, channel_id: str, n: int) -> None:
+    for _ in range(100):  # until the bot's cache holds the channel's n overwrites (CHANNEL_UPDATE)
+        channel = env.bot.get_channel(int(channel_id))
+        if channel is not None and len(channel.overwrites) >= n:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the bot never saw {n} overwrite(s) on {channel_id}")
+
+
+@pytest.mark.parametrize("decision", ["uphold", "overturn"])
+async def test_appeal_decision_is_refused_where_an_overwrite_denies_the_moderator_in_the_cases_channel(env, decision):
+    """An appeal of a case about a message in #general, decided (Uphold / Overturn on its card in the review
+    channel) by a moderator whose role holds Manage Messages server-wide but is denied it in #general by an
+    overwrite: refused, the appeal stays open and the case stands. A second moderator of the same role whose own
+    overwrite allows it there decides the same appeal."""
+    from tests.discord.test_review_buttons_wire import appeal_card
+
+    number, appeal_id, card = await appeal_card(env)
+    action = env.rows("SELECT action FROM cases WHERE number = ?", (number,))[0][0]
+    assert action == "delete"  # a case whose overturn needs Manage Messages, the permission the overwrite denies
+    other = env.fake.new_user(env.guild, "mod2", roles=[env.mod_role])
+    await _deny_manage_messages_here(env)
+    await env.fake.set_overwrite(env.guild, env.general, other["id"], allow=MANAGE_MESSAGES)
+    await _until_overwrites(env, env.general, 2)
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:{decision}")
+    assert "You need Manage Messages" in ephemeral_text(cb)
+    assert [tuple(r) for r in env.rows("SELECT status, moderator_id FROM appeals")] == [("open", None)]
+    assert env.rows("SELECT status FROM cases WHERE number = ?", (number,))[0][0] == "applied"
+    assert env.rows("SELECT pardoned_at FROM strikes")[0][0] is None
+    cb = await env.fake.click(env.guild, other, card, f"mod:appealdecide:{appeal_id}:{decision}")
+    assert cb.body["type"] == 7, cb.body
+    done = "upheld" if decision == "uphold" else "overturned"
+    assert [tuple(r) for r in env.rows("SELECT status, moderator_id FROM appeals")] == [(done, other["id"])]
+    assert env.rows("SELECT status FROM cases WHERE number = ?", (number,))[0][0] == (
+        "applied" if decision == "uphold" else "overturned")
+
+
+async def test_appeal_of_a_case_in_a_deleted_channel_is_decided_on_server_permissions(env):
+    """The channel of the appealed case's message was deleted since (Discord answers Unknown Channel): no overwrite
+    can apply there any more, so the moderator's server-wide permissions decide, never "could not be read" for
+    ever; the appeal is upheld."""
+    from tests.discord.test_review_buttons_wire import appeal_card
+
+    number, appeal_id, card = await appeal_card(env)
+    channel = next(c for c in env.guild["channels"] if c["id"] == env.general)
+    env.guild["channels"].remove(channel)
+    env.fake.deleted_channels.add(env.general)
+    await env.fake.dispatch("CHANNEL_DELETE", channel)
+    for _ in range(100):  # until the bot's cache dropped the channel (CHANNEL_DELETE)
+        if env.bot.get_channel(int(env.general)) is None:
+            break
+        await asyncio.sleep(0.02)
+    assert env.bot.get_channel(int(env.general)) is None
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:appealdecide:{appeal_id}:uphold")
+    assert cb.body["type"] == 7, cb.body
+    assert [tuple(r) for r in env.rows("SELECT status, moderator_id FROM appeals")] == [("upheld", env.mod["id"])]
+    assert env.rows("SELECT status FROM cases WHERE number = ?", (number,))[0][0] == "applied"

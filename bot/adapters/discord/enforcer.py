@@ -18,7 +18,7 @@ from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Permission
-from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberLookupError, MemberNotice
+from bot.workflow.ports import BulkResult, Capability, ChannelGone, MemberInfo, MemberLookupError, MemberNotice
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +104,22 @@ class DiscordEnforcer:
     async def member_permissions(self, server_id: str, channel_id: str, member_id: str) -> frozenset[Permission] | None:
         """The member's permissions IN ``channel_id`` as Discord computes them (roles, Administrator, the channel's
         permission overwrites; a thread uses its parent's), from discord.py's ``permissions_for``; ``None`` when the
-        channel or member cannot be read (unknown, or Discord failed)."""
+        server, channel or member cannot be read (Discord failed, an unknown member, an id that is not one).
+
+        Raises:
+            ChannelGone: Discord says the channel does not exist (deleted since): no overwrite applies there.
+        """
         try:
             guild = await self._guild(server_id)
+        except (ValueError, discord.HTTPException):
+            return None
+        try:
             channel = guild.get_channel_or_thread(int(channel_id)) or await guild.fetch_channel(int(channel_id))
+        except discord.NotFound:
+            raise ChannelGone(channel_id) from None
+        except (ValueError, discord.HTTPException):
+            return None
+        try:
             member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
         except (ValueError, discord.HTTPException):
             return None
