@@ -13,7 +13,7 @@ from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
 from bot.store import open_store
-from bot.workflow import ModerationWorkflow, common, sanctions
+from bot.workflow import ModerationWorkflow, common
 from tests.fakes import FakeDesk, FakeEnforcer, FakeScorer
 from tests.test_workflow import MOD, SCORES, SERVER, make_world
 
@@ -82,7 +82,6 @@ def database(request, tmp_path: Path) -> str:
     return request.getfixturevalue("pg_url")
 
 
-@pytest.mark.xfail(strict=True, reason="two processes starting at once both retry an owed unban: no claim of the try")
 async def test_two_processes_starting_at_once_unban_an_owed_lift_once(database, tmp_path):
     """Two processes on one mod log both start (Discord shards, or a restart overlapping the old process): the owed unban is tried by one of them, not by both (a second unban call is a second audit-log
     entry and, after a moderator's re-ban in between, a wrong unban)."""
@@ -96,7 +95,6 @@ async def test_two_processes_starting_at_once_unban_an_owed_lift_once(database, 
         await a.close()
 
 
-@pytest.mark.xfail(strict=True, reason="two processes starting at once both retry an owed unban: no claim of the try")
 async def test_two_processes_starting_at_once_count_one_refused_try_each(database, tmp_path):
     """Both processes start while the platform still refuses: each try is one unban call and one count, so the
     cap of LIFT_TRIES bounds the calls made to the platform (not half of them)."""

@@ -39,6 +39,10 @@ UNBAN_RETRY_S = 600
 #: start) before the bot gives up and asks the moderators to unban by hand.
 LIFT_TRIES = 5
 
+#: Seconds a process holds a try at an owed unban it claimed in the mod log (the platform call and its writes take
+#: well under this); past it, a process that stopped mid-try no longer blocks the next try.
+LIFT_HOLD_S = 120
+
 class _Decisions(Mapping[str, tuple[ReviewDecision, ActionKind, str]]):
     """Card decision -> (review decision, action carried out, past-tense outcome): a live view of
     :data:`bot.workflow.sanction_kinds.REGISTRY` (a kind registered later is a decision at once)."""
@@ -112,6 +116,8 @@ class WorkflowParts(ABC):
     raid_control: RaidControl | None
     clock: Callable[[], datetime]
     _timers: dict[tuple[str, int], asyncio.Task[None]]
+    #: Keys of :attr:`_timers` that retry an owed unban (handed back at a clean stop)
+    _lift_keys: set[tuple[str, int]]
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

@@ -280,7 +280,7 @@ class ReviewsMixin(WorkflowParts):
             if how == "dismissed":
                 if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
                     # owed before it is overturned: a stop in between leaves the unban for the next start
-                    await self.store.owe_lift(self.platform, server_id, case_number, refused=False)
+                    await self.store.owe_lift(self.platform, server_id, case_number)
                 await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
                 await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
         except CaseNotFound:

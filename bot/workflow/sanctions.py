@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur
+from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
@@ -286,23 +286,39 @@ class SanctionsMixin(WorkflowParts):
 
         The unban is recorded as owed before it is tried, so a refusal (or a stop in between) is tried again every
         :data:`UNBAN_RETRY_S` seconds and at each start (:meth:`retry_owed_lifts`), at most :data:`LIFT_TRIES`
-        times in all; each refusal is noted on the case. Returns the note for the card and the mod log."""
-        await self.store.owe_lift(self.platform, case.server_id, case.number, refused=False)
+        times in all; each refusal is noted on the case. Every try is claimed in the mod log first
+        (``claim_lift``), so two processes on one mod log never call the platform for the same try. Returns the
+        note for the card and the mod log."""
+        await self.store.owe_lift(self.platform, case.server_id, case.number)
+        claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                            hold_s=LIFT_HOLD_S)
+        if claim.tries is None:
+            # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
+            if claim.held_until is not None:
+                self._schedule_lift(case, self._until(claim.held_until))
+            return "ban lift owed: another process of the bot is trying the unban"
         res = await self.enforcer.unban(case.server_id, case.member_id, reason)
         if res.ok:
-            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             self.cancel_unban(case.server_id, case.number)
             return "ban lifted"
-        return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason)}"
+        return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
-    async def _lift_refused(self, case: Case, why: str) -> str:
-        """Count a refused unban of overturned ban ``case``, note it on the case and schedule the next try (or
-        give up after :data:`LIFT_TRIES`). Returns the note."""
-        tries = await self.store.owe_lift(self.platform, case.server_id, case.number, refused=True)
+    def _until(self, when: datetime) -> float:
+        """Seconds from now (wall clock, as the mod log's holds are written) to ``when``; at least 0.05."""
+        return max((when - datetime.now(UTC)).total_seconds(), 0.05)
+
+    async def _lift_refused(self, case: Case, why: str, tries: int) -> str:
+        """Try ``tries`` (claimed) at the owed unban of overturned ban ``case`` was refused: note it on the case and
+        hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
+        :data:`LIFT_TRIES`). Returns the note."""
         if tries >= LIFT_TRIES:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
                     "hand)")
         else:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
+                                          hold_s=UNBAN_RETRY_S)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
                     "minutes and at the next start)")
             self._schedule_lift(case, UNBAN_RETRY_S)
@@ -316,24 +332,38 @@ class SanctionsMixin(WorkflowParts):
         old = self._timers.pop(key, None)
         if old is not None and old is not asyncio.current_task():
             old.cancel()
+        self._lift_keys.add(key)
         self._timers[key] = asyncio.ensure_future(self._lift_later(case, delay_s))
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
+        key = (case.server_id, case.number)
+        cancelled = False
         try:
             await asyncio.sleep(delay_s)
             await self.retry_lift(case)
         except asyncio.CancelledError:
+            cancelled = True  # a stop: the key stays in _lift_keys so close() hands the try back
             raise
         except Exception:
             log.exception("retrying the unban of overturned case %s failed", case.number,
                           extra={"server": case.server_id})
         finally:
-            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
-                del self._timers[(case.server_id, case.number)]
+            if self._timers.get(key) is asyncio.current_task():
+                del self._timers[key]
+                if not cancelled:
+                    self._lift_keys.discard(key)
+
+    async def release_lifts(self) -> None:
+        """At a clean stop: hand back the next try of every owed unban this process was to retry, so the next start
+        (of this process or another) tries it at once."""
+        for server_id, number in sorted(self._lift_keys):
+            await self.store.end_lift_try(self.platform, server_id, number, lifted=False)
+        self._lift_keys.clear()
 
     async def retry_owed_lifts(self) -> list[str]:
-        """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`). Returns one
-        line per case tried."""
+        """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`); one held by
+        another process (a try under way, or its timer's next try) is tried when the hold ends, if still owed.
+        Returns one line per case tried."""
         lines: list[str] = []
         if not self.can(Capability.UNBAN):
             return lines
@@ -344,15 +374,19 @@ class SanctionsMixin(WorkflowParts):
         return lines
 
     async def retry_lift(self, case: Case) -> str:
-        """One more try at the owed unban of overturned ban ``case``, re-read from the mod log first: nothing is
-        done when it was lifted since (or no longer owed), and a later applied ban of the member cancels it.
-        The outcome is noted on the case and posted in the mod log. Returns the note (``""``: nothing owed)."""
-        owed = await self.store.owed_lifts(self.platform, LIFT_TRIES)
-        if not any(c.server_id == case.server_id and c.number == case.number for c in owed):
+        """One more try at the owed unban of overturned ban ``case``, claimed in the mod log first: nothing is done
+        when it was lifted since (or is no longer owed); while another process holds the try, it is looked at
+        again when the hold ends; a later applied ban of the member cancels it. The outcome is noted on the case
+        and posted in the mod log. Returns the note (``""``: nothing done here)."""
+        claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                            hold_s=LIFT_HOLD_S)
+        if claim.tries is None:
+            if claim.held_until is not None:
+                self._schedule_lift(case, self._until(claim.held_until))
             return ""
         later = await self.superseding_ban(case)
         if later is not None:
-            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             note = f"not unbanned: case #{later.number} banned them since"
             await self._note_on_case(case.server_id, case.number, note)
             failed = False
@@ -360,12 +394,12 @@ class SanctionsMixin(WorkflowParts):
             res = await self.enforcer.unban(case.server_id, case.member_id,
                                             f"case #{case.number} overturned (unban tried again)")
             if res.ok:
-                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 note = "ban lifted (tried again)"
                 await self._note_on_case(case.server_id, case.number, note)
                 failed = False
             else:
-                note = await self._lift_refused(case, res.reason)
+                note = await self._lift_refused(case, res.reason, claim.tries)
                 failed = True
         await self.desk.post_mod_log(case.server_id, LogEntry(
             title=f"Case #{case.number}: overturned ban", lines=(f"Member: {case.member_id}", note),
@@ -373,7 +407,8 @@ class SanctionsMixin(WorkflowParts):
         return note
 
     def cancel_unban(self, server_id: str, number: int) -> None:
-        """Cancel the end-of-ban timer of case ``number``, if one is scheduled."""
+        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled."""
+        self._lift_keys.discard((server_id, number))
         timer = self._timers.pop((server_id, number), None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
@@ -400,6 +435,7 @@ class SanctionsMixin(WorkflowParts):
         old = self._timers.pop(key, None)
         if old is not None:
             old.cancel()
+        self._lift_keys.discard(key)
         self._timers[key] = asyncio.ensure_future(self._unban_at(case))
 
     async def _unban_at(self, case: Case) -> None:
