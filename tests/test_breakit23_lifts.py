@@ -15,7 +15,7 @@ from bot.core.service import ModerationService
 from bot.store import open_store
 from bot.workflow import ModerationWorkflow, common
 from tests.fakes import FakeDesk, FakeEnforcer, FakeScorer
-from tests.test_workflow import MOD, SCORES, SERVER, make_world
+from tests.test_workflow import MOD, SCORES, SERVER, make_world, world  # noqa: F401  (fixture)
 
 
 class _Process:
@@ -109,3 +109,49 @@ async def test_two_processes_starting_at_once_count_one_refused_try_each(databas
         assert f"try 3 of {common.LIFT_TRIES}" not in case.failure
     finally:
         await a.close()
+
+
+async def _appeal_overturned(world, number: int):
+    appeal_id = await world.store.open_appeal("discord", SERVER, number, "alice", "sorry")
+    return await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+
+
+@pytest.mark.xfail(strict=True, reason="the first try at an overturn's unban ignores a later ban of the member")
+async def test_overturning_an_earlier_ban_does_not_unban_a_member_banned_again_since(world):  # noqa: F811
+    """Case #1 bans alice, case #2 bans her again (a new offence); overturning #1 on appeal must not unban her:
+    case #2 still stands (the retry path checks for a later ban; the first try did not)."""
+    first = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "spam")
+    again = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "threats")
+    assert first.ok and again.ok and first.case_number is not None
+    decided = await _appeal_overturned(world, first.case_number)
+    assert world.enforcer.called("unban") == []
+    assert f"case #{again.case_number}" in decided.text
+    assert await world.workflow.retry_owed_lifts() == []
+    assert world.enforcer.called("unban") == []
+
+
+@pytest.mark.xfail(strict=True, reason="a moderator's unban leaves a permanent ban unlifted, so its overturn owes an unban")
+async def test_an_overturn_after_a_moderator_s_unban_owes_no_unban(world):  # noqa: F811
+    """A moderator unbans alice (``/unban``), then her appeal of the ban is overturned: she is not banned any
+    more, so nothing is owed (Discord answers 404 Unknown Ban to a second unban: retried 5 times, then "unban the
+    member by hand")."""
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    assert ban.ok and ban.case_number is not None
+    assert (await world.workflow.unban(MOD, SERVER, "alice", "second chance")).ok
+    decided = await _appeal_overturned(world, ban.case_number)
+    assert decided.ok
+    assert len(world.enforcer.called("unban")) == 1  # the moderator's only
+    assert await world.store.owed_lifts("discord", common.LIFT_TRIES) == []
+
+
+@pytest.mark.xfail(strict=True, reason="a claim refused because nothing is owed reads as another process's try")
+async def test_an_overturn_after_a_temporary_ban_ended_says_nothing_odd(world):  # noqa: F811
+    """A temporary ban that ended (unbanned at its end) is overturned on appeal: nothing to lift, and the card does
+    not claim another process is at it."""
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=3600)
+    assert ban.ok and ban.case_number is not None
+    world.workflow.cancel_unban(SERVER, ban.case_number)
+    await world.store.mark_lifted("discord", SERVER, ban.case_number)  # its end came: unbanned
+    decided = await _appeal_overturned(world, ban.case_number)
+    assert decided.ok and "another process" not in decided.text
+    assert world.enforcer.called("unban") == []
