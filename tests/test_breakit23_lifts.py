@@ -111,12 +111,12 @@ async def test_two_processes_starting_at_once_count_one_refused_try_each(databas
         await a.close()
 
 
-async def _appeal_overturned(world, number: int):
-    appeal_id = await world.store.open_appeal("discord", SERVER, number, "alice", "sorry")
-    return await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+async def _appeal_overturned(w, number: int):
+    """Alice appeals case ``number`` and a moderator overturns it; the workflow's result."""
+    appeal_id = await w.store.open_appeal("discord", SERVER, number, "alice", "sorry")
+    return await w.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
 
 
-@pytest.mark.xfail(strict=True, reason="the first try at an overturn's unban ignores a later ban of the member")
 async def test_overturning_an_earlier_ban_does_not_unban_a_member_banned_again_since(world):  # noqa: F811
     """Case #1 bans alice, case #2 bans her again (a new offence); overturning #1 on appeal must not unban her:
     case #2 still stands (the retry path checks for a later ban; the first try did not)."""
@@ -130,7 +130,6 @@ async def test_overturning_an_earlier_ban_does_not_unban_a_member_banned_again_s
     assert world.enforcer.called("unban") == []
 
 
-@pytest.mark.xfail(strict=True, reason="a moderator's unban leaves a permanent ban unlifted, so its overturn owes an unban")
 async def test_an_overturn_after_a_moderator_s_unban_owes_no_unban(world):  # noqa: F811
     """A moderator unbans alice (``/unban``), then her appeal of the ban is overturned: she is not banned any
     more, so nothing is owed (Discord answers 404 Unknown Ban to a second unban: retried 5 times, then "unban the
@@ -144,7 +143,6 @@ async def test_an_overturn_after_a_moderator_s_unban_owes_no_unban(world):  # no
     assert await world.store.owed_lifts("discord", common.LIFT_TRIES) == []
 
 
-@pytest.mark.xfail(strict=True, reason="a claim refused because nothing is owed reads as another process's try")
 async def test_an_overturn_after_a_temporary_ban_ended_says_nothing_odd(world):  # noqa: F811
     """A temporary ban that ended (unbanned at its end) is overturned on appeal: nothing to lift, and the card does
     not claim another process is at it."""

@@ -254,16 +254,19 @@ class SanctionsMixin(WorkflowParts):
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
                                           f"unban: {reason}"[:1000], moderator_id=actor.id,
                                           status=CaseStatus.APPLIED)
-        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}")
+        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}",
+                                       unbanned=True)
         await self.desk.post_mod_log(server_id, LogEntry(
             title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
 
-    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str) -> list[int]:
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str,
+                                  unbanned: bool = False) -> list[int]:
         """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
         supersedes them) and cancel their timers, so their end never unbans the member; the same for an overturned
-        ban whose refused unban is still owed. Returns their numbers."""
+        ban whose refused unban is still owed, and (``unbanned``: case ``before`` is an unban) for their permanent
+        bans. Returns their numbers."""
         done = []
         for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
             if old.server_id != server_id or old.member_id != member_id or old.number >= before:
@@ -272,6 +275,14 @@ class SanctionsMixin(WorkflowParts):
             await self.store.mark_lifted(self.platform, server_id, old.number)
             log.info("temporary ban of case %s: %s", old.number, why, extra={"server": server_id})
             done.append(old.number)
+        if unbanned:
+            # an unban lifts the member's permanent bans too: overturning one later owes no unban (the platform
+            # would refuse it: Discord answers 404 Unknown Ban)
+            for old in await self.store.list_cases(self.platform, server_id, member_id, limit=200):
+                if (old.action is ActionKind.BAN and old.status is CaseStatus.APPLIED and old.expires_at is None
+                        and old.number < before):
+                    await self.store.mark_lifted(self.platform, server_id, old.number)
+                    done.append(old.number)
         for owed in await self.store.owed_lifts(self.platform, LIFT_TRIES):
             # an overturned ban still owing its unban: this unban (or a later ban) settles it; never retried after
             if owed.server_id != server_id or owed.member_id != member_id or owed.number >= before:
@@ -289,13 +300,21 @@ class SanctionsMixin(WorkflowParts):
         times in all; each refusal is noted on the case. Every try is claimed in the mod log first
         (``claim_lift``), so two processes on one mod log never call the platform for the same try. Returns the
         note for the card and the mod log."""
+        later = await self.superseding_ban(case)
+        if later is not None:  # banned again since by a later case: that ban stands, nothing is lifted
+            self.cancel_unban(case.server_id, case.number)
+            await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            note = f"not unbanned: case #{later.number} banned them since"
+            await self._note_on_case(case.server_id, case.number, note)
+            return note
         await self.store.owe_lift(self.platform, case.server_id, case.number)
         claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
                                             hold_s=LIFT_HOLD_S)
         if claim.tries is None:
+            if claim.held_until is None:  # lifted already (its end came, or a moderator's unban)
+                return "not unbanned: the ban was lifted already"
             # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
-            if claim.held_until is not None:
-                self._schedule_lift(case, self._until(claim.held_until))
+            self._schedule_lift(case, self._until(claim.held_until))
             return "ban lift owed: another process of the bot is trying the unban"
         res = await self.enforcer.unban(case.server_id, case.member_id, reason)
         if res.ok:
