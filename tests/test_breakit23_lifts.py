@@ -153,3 +153,17 @@ async def test_an_overturn_after_a_temporary_ban_ended_says_nothing_odd(world): 
     decided = await _appeal_overturned(world, ban.case_number)
     assert decided.ok and "another process" not in decided.text
     assert world.enforcer.called("unban") == []
+
+
+@pytest.mark.xfail(strict=True, reason="overturning a ban unbans the member although an earlier ban still stands")
+async def test_overturning_a_later_ban_does_not_unban_a_member_an_earlier_ban_still_bans(world):  # noqa: F811
+    """Case #1 bans alice for good (upheld, standing), case #2 bans her again; overturning #2 must leave her banned:
+    case #1 still bans her (and nothing is owed: a retry would unban her too)."""
+    first = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "spam")
+    again = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "threats")
+    assert first.ok and again.ok and again.case_number is not None
+    decided = await _appeal_overturned(world, again.case_number)
+    assert world.enforcer.called("unban") == []
+    assert f"case #{first.case_number}" in decided.text
+    assert await world.workflow.retry_owed_lifts() == []
+    assert world.enforcer.called("unban") == []
