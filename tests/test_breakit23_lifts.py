@@ -155,7 +155,6 @@ async def test_an_overturn_after_a_temporary_ban_ended_says_nothing_odd(world): 
     assert world.enforcer.called("unban") == []
 
 
-@pytest.mark.xfail(strict=True, reason="overturning a ban unbans the member although an earlier ban still stands")
 async def test_overturning_a_later_ban_does_not_unban_a_member_an_earlier_ban_still_bans(world):  # noqa: F811
     """Case #1 bans alice for good (upheld, standing), case #2 bans her again; overturning #2 must leave her banned:
     case #1 still bans her (and nothing is owed: a retry would unban her too)."""

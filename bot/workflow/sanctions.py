@@ -300,11 +300,11 @@ class SanctionsMixin(WorkflowParts):
         times in all; each refusal is noted on the case. Every try is claimed in the mod log first
         (``claim_lift``), so two processes on one mod log never call the platform for the same try. Returns the
         note for the card and the mod log."""
-        later = await self.superseding_ban(case)
-        if later is not None:  # banned again since by a later case: that ban stands, nothing is lifted
+        other = await self.standing_ban(case)
+        if other is not None:  # another ban of the member stands: it keeps them banned, nothing is lifted
             self.cancel_unban(case.server_id, case.number)
             await self.store.mark_lifted(self.platform, case.server_id, case.number)
-            note = f"not unbanned: case #{later.number} banned them since"
+            note = self._still_banned(case, other)
             await self._note_on_case(case.server_id, case.number, note)
             return note
         await self.store.owe_lift(self.platform, case.server_id, case.number)
@@ -403,10 +403,10 @@ class SanctionsMixin(WorkflowParts):
             if claim.held_until is not None:
                 self._schedule_lift(case, self._until(claim.held_until))
             return ""
-        later = await self.superseding_ban(case)
-        if later is not None:
+        other = await self.standing_ban(case)
+        if other is not None:
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
-            note = f"not unbanned: case #{later.number} banned them since"
+            note = self._still_banned(case, other)
             await self._note_on_case(case.server_id, case.number, note)
             failed = False
         else:
@@ -439,6 +439,26 @@ class SanctionsMixin(WorkflowParts):
         later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
         return next((c for c in later if c.number > case.number and c.action is ActionKind.BAN
                      and c.status is CaseStatus.APPLIED), None)
+
+    async def standing_ban(self, case: Case) -> Case | None:
+        """Another ban of the member of ban ``case`` that keeps them banned, read from the mod log: a later applied
+        ban (:meth:`superseding_ban`), or an earlier one still applied and not lifted (a permanent ban, or a
+        temporary one not ended). ``None``: lifting ``case`` unbans the member."""
+        later = await self.superseding_ban(case)
+        if later is not None:
+            return later
+        now = self.clock()
+        cases = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in cases if c.number < case.number and c.action is ActionKind.BAN
+                     and c.status is CaseStatus.APPLIED and c.lifted_at is None
+                     and (c.expires_at is None or c.expires_at > now)), None)
+
+    @staticmethod
+    def _still_banned(case: Case, other: Case) -> str:
+        """The note for an overturned ban not lifted because ban case ``other`` stands."""
+        if other.number > case.number:
+            return f"not unbanned: case #{other.number} banned them since"
+        return f"not unbanned: case #{other.number} still bans them"
 
     async def _still_due(self, case: Case) -> bool:
         """Whether temporary ban ``case`` is still applied and not lifted in the mod log (an unban, an overturned
