@@ -13,7 +13,7 @@ from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
 from bot.store import open_store
-from bot.workflow import ModerationWorkflow, common
+from bot.workflow import ModerationWorkflow, common, sanctions
 from tests.fakes import FakeDesk, FakeEnforcer, FakeScorer
 from tests.test_workflow import MOD, SCORES, SERVER, make_world, world  # noqa: F401  (fixture)
 
@@ -166,3 +166,51 @@ async def test_overturning_a_later_ban_does_not_unban_a_member_an_earlier_ban_st
     assert f"case #{first.case_number}" in decided.text
     assert await world.workflow.retry_owed_lifts() == []
     assert world.enforcer.called("unban") == []
+
+
+async def test_a_process_starting_while_another_holds_the_next_try_leaves_it_to_the_hold(database, tmp_path,
+                                                                                        monkeypatch):
+    """Process A was refused and holds the next try (its timer, UNBAN_RETRY_S); process B starts meanwhile: B does
+    not call the platform at its start, and when the hold ends exactly one of the two timers unbans, once."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.6)
+    w = await make_world(tmp_path)
+    enforcer, desk = w.enforcer, w.desk
+    await w.workflow.close()
+    await w.service.close()
+    await w.store.close()
+    a = await _Process.open(database, w.servers, enforcer, desk)
+    b: _Process | None = None
+    try:
+        number = await _ban_overturned_refused(a.workflow, enforcer, a.store)
+        del enforcer.refuse["unban"]
+        b = await _Process.open(database, w.servers, enforcer, desk)
+        assert await b.workflow.recover() == []
+        assert len(enforcer.called("unban")) == 1  # only the refused one
+        await asyncio.sleep(1.5)
+        assert len(enforcer.called("unban")) == 2
+        case = await a.store.get_case("discord", SERVER, number)
+        assert case is not None and case.lifted_at is not None and case.failure is not None
+        assert case.failure.count("ban lifted (tried again)") == 1
+        # the process that lost the claim may still look again when the winner's hold ends: nothing is owed then
+        assert await b.workflow.retry_lift(case) == "" and await a.workflow.retry_lift(case) == ""
+        assert len(enforcer.called("unban")) == 2
+    finally:
+        await a.close()
+        if b is not None:
+            await b.close()
+
+
+async def test_a_clean_stop_hands_the_next_try_back_to_the_next_start(tmp_path):
+    """A refused try holds the next one for this process's timer; a clean stop hands it back, so the next start
+    tries at once (and a process that died without stopping leaves a hold that ends by itself)."""
+    w = await make_world(tmp_path)
+    try:
+        number = await _ban_overturned_refused(w.workflow, w.enforcer, w.store)
+        held = w.rows("SELECT lift_held_until IS NOT NULL FROM cases WHERE number = ?", (number,))
+        assert held == [(1,)]
+        await w.workflow.close()
+        assert w.rows("SELECT lift_held_until FROM cases WHERE number = ?", (number,)) == [(None,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
