@@ -10,8 +10,6 @@ import sqlite3
 from argparse import Namespace
 from pathlib import Path
 
-import pytest
-
 from bot.jobs.scan import run_scan
 from bot.settings import Settings
 from tests.fakes import FakeScorer
@@ -37,7 +35,6 @@ def _as_an_earlier_scan_wrote_it(db: Path) -> None:
         con.close()
 
 
-@pytest.mark.xfail(strict=True, reason="a rescan over an earlier scan's rows in the live namespace is silent")
 def test_a_rescan_over_an_earlier_scans_live_namespace_rows_says_so(tmp_path: Path, capsys):
     """The export was scanned before imported histories were kept apart: its verdicts, cases and review items sit
     under ``slack/T0HARBOR01``, the live workspace's mod log. Scanned again, every message is judged anew under
