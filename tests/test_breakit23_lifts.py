@@ -216,7 +216,6 @@ async def test_a_clean_stop_hands_the_next_try_back_to_the_next_start(tmp_path):
         await w.store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="a clean stop clears whatever hold the case has, another process's too")
 async def test_a_clean_stop_never_releases_a_try_another_process_holds(tmp_path):
     """This process's hold ran out and another process claimed the try (its unban under way, held until later):
     stopping this process now must not clear that other process's hold, or a third start would unban again while

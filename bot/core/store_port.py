@@ -134,9 +134,14 @@ class CaseStore(Protocol):
         ...
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
-                           hold_s: float = 0) -> None:
+                           hold_s: float = 0) -> datetime | None:
         """The claimed try at the owed unban of case ``number`` is over: ``lifted`` records the ban lifted; else
-        the next try is held ``hold_s`` seconds from now (0: free for the next claim, as at a clean stop)."""
+        the next try is held ``hold_s`` seconds from now (0: free for the next claim). Returns the hold written."""
+        ...
+
+    async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:
+        """Hand back the next try of case ``number`` only while it is held until exactly ``held_until`` (this
+        process's hold, never one another process took since); returns whether it was released."""
         ...
 
     async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,

@@ -112,10 +112,11 @@ class WorkflowMixin(StoreBase):
         return LiftClaim(None, from_db_time(row[1]))
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
-                           hold_s: float = 0) -> None:
+                           hold_s: float = 0) -> datetime | None:
         """End the claimed try at the owed unban of case ``number``: ``lifted`` sets ``lifted_at``; else the next try
-        is held ``hold_s`` seconds from now (0: released)."""
+        is held ``hold_s`` seconds from now (0: released). Returns the hold written (``None``: none)."""
         now = utcnow()
+        held = now + timedelta(seconds=hold_s) if not lifted and hold_s > 0 else None
         async with self._tx():
             if lifted:
                 await self._db.execute(
@@ -127,9 +128,23 @@ class WorkflowMixin(StoreBase):
                 await self._db.execute(
                     "UPDATE cases SET lift_held_until = ?, updated_at = ? WHERE platform = ? AND server_id = ? "
                     "AND number = ?",
-                    (to_db_time(now + timedelta(seconds=hold_s)) if hold_s > 0 else None, to_db_time(now),
-                     platform, server_id, number),
+                    (opt_db_time(held), to_db_time(now), platform, server_id, number),
                 )
+        return held
+
+    async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:
+        """Hand back the next try at the owed unban of case ``number`` if it is still held until exactly
+        ``held_until`` (the hold this process wrote: one another process took since is left alone). Returns
+        whether it was released."""
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE cases SET lift_held_until = NULL WHERE platform = ? AND server_id = ? AND number = ? "
+                "AND lift_held_until = ? AND lifted_at IS NULL",
+                (platform, server_id, number, to_db_time(held_until)),
+            )
+            n = cur.rowcount
+            await cur.close()
+        return n == 1
 
     async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:
         """Overturned bans whose unban is owed (refused so far, fewer than ``max_tries`` times, not lifted since),

@@ -116,8 +116,8 @@ class WorkflowParts(ABC):
     raid_control: RaidControl | None
     clock: Callable[[], datetime]
     _timers: dict[tuple[str, int], asyncio.Task[None]]
-    #: Keys of :attr:`_timers` that retry an owed unban (handed back at a clean stop)
-    _lift_keys: set[tuple[str, int]]
+    #: Holds this process wrote on the next try of an owed unban (its timer pending): handed back at a clean stop
+    _lift_holds: dict[tuple[str, int], datetime]
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

@@ -336,11 +336,13 @@ class SanctionsMixin(WorkflowParts):
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
                     "hand)")
         else:
-            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
-                                          hold_s=UNBAN_RETRY_S)
+            held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
+                                                 hold_s=UNBAN_RETRY_S)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
                     "minutes and at the next start)")
             self._schedule_lift(case, UNBAN_RETRY_S)
+            if held is not None:
+                self._lift_holds[(case.server_id, case.number)] = held
         await self._note_on_case(case.server_id, case.number, note)
         return note
 
@@ -351,7 +353,6 @@ class SanctionsMixin(WorkflowParts):
         old = self._timers.pop(key, None)
         if old is not None and old is not asyncio.current_task():
             old.cancel()
-        self._lift_keys.add(key)
         self._timers[key] = asyncio.ensure_future(self._lift_later(case, delay_s))
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
@@ -361,7 +362,7 @@ class SanctionsMixin(WorkflowParts):
             await asyncio.sleep(delay_s)
             await self.retry_lift(case)
         except asyncio.CancelledError:
-            cancelled = True  # a stop: the key stays in _lift_keys so close() hands the try back
+            cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
             raise
         except Exception:
             log.exception("retrying the unban of overturned case %s failed", case.number,
@@ -370,14 +371,15 @@ class SanctionsMixin(WorkflowParts):
             if self._timers.get(key) is asyncio.current_task():
                 del self._timers[key]
                 if not cancelled:
-                    self._lift_keys.discard(key)
+                    self._lift_holds.pop(key, None)
 
     async def release_lifts(self) -> None:
-        """At a clean stop: hand back the next try of every owed unban this process was to retry, so the next start
-        (of this process or another) tries it at once."""
-        for server_id, number in sorted(self._lift_keys):
-            await self.store.end_lift_try(self.platform, server_id, number, lifted=False)
-        self._lift_keys.clear()
+        """At a clean stop: hand back the next try of every owed unban this process holds (refused here, its timer
+        pending), so the next start (of this process or another) tries it at once; a hold another process took
+        since is left alone."""
+        for (server_id, number), held in sorted(self._lift_holds.items()):
+            await self.store.release_lift(self.platform, server_id, number, held)
+        self._lift_holds.clear()
 
     async def retry_owed_lifts(self) -> list[str]:
         """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`); one held by
@@ -427,7 +429,7 @@ class SanctionsMixin(WorkflowParts):
 
     def cancel_unban(self, server_id: str, number: int) -> None:
         """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled."""
-        self._lift_keys.discard((server_id, number))
+        self._lift_holds.pop((server_id, number), None)
         timer = self._timers.pop((server_id, number), None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
@@ -474,7 +476,7 @@ class SanctionsMixin(WorkflowParts):
         old = self._timers.pop(key, None)
         if old is not None:
             old.cancel()
-        self._lift_keys.discard(key)
+        self._lift_holds.pop(key, None)
         self._timers[key] = asyncio.ensure_future(self._unban_at(case))
 
     async def _unban_at(self, case: Case) -> None:

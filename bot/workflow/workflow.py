@@ -83,7 +83,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self.clock = clock or (lambda: datetime.now(UTC))
         self._inflight: set[asyncio.Task[Any]] = set()
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
-        self._lift_keys: set[tuple[str, int]] = set()
+        self._lift_holds: dict[tuple[str, int], datetime] = {}
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
         self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)
