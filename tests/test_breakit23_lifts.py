@@ -237,3 +237,26 @@ async def test_a_clean_stop_never_releases_a_try_another_process_holds(tmp_path)
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+@pytest.mark.xfail(strict=True, reason="an unban that raises (connection lost) is never retried until a restart")
+async def test_an_unban_that_errors_instead_of_refusing_is_still_retried(world, monkeypatch):  # noqa: F811
+    """The platform call fails with an exception (a dropped connection: not a refusal the adapter turns into a
+    result) when the appeal is overturned: the decision stands, the card says the ban was not lifted, and the
+    owed unban is tried again by the timer, without waiting for a restart."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.2)
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    assert ban.case_number is not None
+    appeal_id = await world.store.open_appeal("discord", SERVER, ban.case_number, "alice", "sorry")
+    unban = world.enforcer.unban
+
+    async def dropped(server_id: str, member_id: str, reason: str):
+        world.enforcer.unban = unban  # the next call gets through
+        raise ConnectionResetError("connection reset by peer")
+
+    world.enforcer.unban = dropped
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert "ban not lifted" in decided.text and "connection reset" in decided.text
+    await asyncio.sleep(0.5)
+    assert world.enforcer.called("unban") == [("alice",)]
+    assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (ban.case_number,)) == [(1,)]
