@@ -239,7 +239,6 @@ async def test_a_clean_stop_never_releases_a_try_another_process_holds(tmp_path)
         await w.store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="an unban that raises (connection lost) is never retried until a restart")
 async def test_an_unban_that_errors_instead_of_refusing_is_still_retried(world, monkeypatch):  # noqa: F811
     """The platform call fails with an exception (a dropped connection: not a refusal the adapter turns into a
     result) when the appeal is overturned: the decision stands, the card says the ban was not lifted, and the

@@ -316,12 +316,23 @@ class SanctionsMixin(WorkflowParts):
             # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
             self._schedule_lift(case, self._until(claim.held_until))
             return "ban lift owed: another process of the bot is trying the unban"
-        res = await self.enforcer.unban(case.server_id, case.member_id, reason)
+        res = await self._unban_owed(case, reason)
         if res.ok:
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             self.cancel_unban(case.server_id, case.number)
             return "ban lifted"
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
+
+    async def _unban_owed(self, case: Case, reason: str) -> ActionResult:
+        """The platform's unban for an owed lift of ``case``; an error raised instead of a refusal (a dropped
+        connection, a timeout) is a refusal with the error as its reason, so the try is counted, noted and retried
+        like one."""
+        try:
+            return await self.enforcer.unban(case.server_id, case.member_id, reason)
+        except Exception as exc:  # noqa: BLE001 - any platform error is one more refused try, never a lost retry
+            log.warning("unban of overturned case %s raised %s", case.number, type(exc).__name__,
+                        extra={"server": case.server_id})
+            return ActionResult(Action(ActionKind.BAN), False, f"{type(exc).__name__}: {exc}"[:300])
 
     def _until(self, when: datetime) -> float:
         """Seconds from now (wall clock, as the mod log's holds are written) to ``when``; at least 0.05."""
@@ -412,8 +423,7 @@ class SanctionsMixin(WorkflowParts):
             await self._note_on_case(case.server_id, case.number, note)
             failed = False
         else:
-            res = await self.enforcer.unban(case.server_id, case.member_id,
-                                            f"case #{case.number} overturned (unban tried again)")
+            res = await self._unban_owed(case, f"case #{case.number} overturned (unban tried again)")
             if res.ok:
                 await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 note = "ban lifted (tried again)"
