@@ -69,11 +69,11 @@ class LiftClaim(NamedTuple):
     """The outcome of claiming a try at the owed unban of an overturned ban (``ModStore.claim_lift``).
 
     Attributes:
-        tries: The number of the try claimed (1 for the first; counts every try claimed, refused or not), or
-            ``None`` when nothing was claimed.
+        tries: The number of the try claimed (the tries refused so far, plus 1), or ``None`` when nothing was
+            claimed.
         held_until: When nothing was claimed because a try is held (under way in a process, or the next one
             deferred by a refusal): until when (UTC); ``None`` when nothing is owed any more (lifted, settled by a
-            moderator's unban or a later ban, or the tries used up).
+            moderator's unban or a later ban, or the tries all refused).
     """
 
     tries: int | None

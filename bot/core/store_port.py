@@ -130,13 +130,15 @@ class CaseStore(Protocol):
                          hold_s: float) -> LiftClaim:
         """Claim the next try at the owed unban of case ``number`` for ``hold_s`` seconds, in one conditional
         update: of several processes asking at once exactly one gets it (its try number), the others are told
-        until when it is held. Nothing is claimed once the case is lifted or ``max_tries`` tries were claimed."""
+        until when it is held. Nothing is claimed once the case is lifted or ``max_tries`` tries were refused (a
+        try is counted when refused, so one cut off by a stop is not used up)."""
         ...
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
                            hold_s: float = 0) -> datetime | None:
-        """The claimed try at the owed unban of case ``number`` is over: ``lifted`` records the ban lifted; else
-        the next try is held ``hold_s`` seconds from now (0: free for the next claim). Returns the hold written."""
+        """The claimed try at the owed unban of case ``number`` is over: ``lifted`` records the ban lifted; else it
+        was refused: counted, and the next try held ``hold_s`` seconds from now (0: free for the next claim).
+        Returns the hold written."""
         ...
 
     async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:

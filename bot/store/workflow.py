@@ -86,14 +86,16 @@ class WorkflowMixin(StoreBase):
 
     async def claim_lift(self, platform: str, server_id: str, number: int, max_tries: int, *,
                          hold_s: float) -> LiftClaim:
-        """Claim the next try at the owed unban of case ``number``: one conditional update counts the try and holds
-        it ``hold_s`` seconds (``lift_held_until``), taken only while the case still owes its unban, has fewer than
-        ``max_tries`` tries and no hold in force, so of two processes claiming at once exactly one gets it (SQLite:
-        the write lock; PostgreSQL: the row lock, the second update re-checking the row the first committed)."""
+        """Claim the next try at the owed unban of case ``number``: one conditional update holds it ``hold_s``
+        seconds (``lift_held_until``), taken only while the case still owes its unban, was refused fewer than
+        ``max_tries`` times and has no hold in force, so of two processes claiming at once exactly one gets it
+        (SQLite: the write lock; PostgreSQL: the row lock, the second update re-checking the row the first
+        committed). The try is counted when it is refused (:meth:`end_lift_try`): a process that dies mid-try
+        leaves a hold that runs out, not a try used up."""
         now = utcnow()
         async with self._tx():
             cur = await self._db.execute(
-                "UPDATE cases SET lift_tries = lift_tries + 1, lift_held_until = ?, updated_at = ? "
+                "UPDATE cases SET lift_held_until = ?, updated_at = ? "
                 "WHERE platform = ? AND server_id = ? AND number = ? AND lift_tries IS NOT NULL AND lift_tries < ? "
                 "AND lifted_at IS NULL AND (lift_held_until IS NULL OR lift_held_until <= ?)",
                 (to_db_time(now + timedelta(seconds=hold_s)), to_db_time(now), platform, server_id, number,
@@ -106,15 +108,16 @@ class WorkflowMixin(StoreBase):
         if row is None:
             return LiftClaim(None, None)
         if claimed:
-            return LiftClaim(int(row[0]), None)
+            return LiftClaim(int(row[0]) + 1, None)
         if row[2] is not None or row[0] is None or int(row[0]) >= max_tries or row[1] is None:
             return LiftClaim(None, None)
         return LiftClaim(None, from_db_time(row[1]))
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
                            hold_s: float = 0) -> datetime | None:
-        """End the claimed try at the owed unban of case ``number``: ``lifted`` sets ``lifted_at``; else the next try
-        is held ``hold_s`` seconds from now (0: released). Returns the hold written (``None``: none)."""
+        """End the claimed try at the owed unban of case ``number``: ``lifted`` sets ``lifted_at``; else the try was
+        refused: ``lift_tries`` counts it and the next try is held ``hold_s`` seconds from now (0: free for the next
+        claim). Returns the hold written (``None``: none)."""
         now = utcnow()
         held = now + timedelta(seconds=hold_s) if not lifted and hold_s > 0 else None
         async with self._tx():
@@ -126,8 +129,8 @@ class WorkflowMixin(StoreBase):
                 )
             else:
                 await self._db.execute(
-                    "UPDATE cases SET lift_held_until = ?, updated_at = ? WHERE platform = ? AND server_id = ? "
-                    "AND number = ?",
+                    "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) + 1, lift_held_until = ?, updated_at = ? "
+                    "WHERE platform = ? AND server_id = ? AND number = ? AND lifted_at IS NULL",
                     (opt_db_time(held), to_db_time(now), platform, server_id, number),
                 )
         return held
