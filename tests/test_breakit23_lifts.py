@@ -289,3 +289,28 @@ async def test_a_process_dying_mid_try_neither_uses_up_a_try_nor_silences_the_la
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+@pytest.mark.xfail(strict=True, reason="long refusals push the case's own first note out of its notes field")
+async def test_long_refusals_keep_the_case_s_own_note_and_the_latest_whole(world, monkeypatch):  # noqa: F811
+    """Every try refused with a long reason (a proxy's error page as the HTTP error's text): the notes field stays
+    within its 1,000 characters, keeps the case's own first note (here: the ban's DM that was not delivered) and
+    the latest note whole, and shortens the platform's reason in each note."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.05)
+    world.enforcer.dms_closed.add("alice")
+    page = "<html><body>" + "upstream connect error or disconnect/reset before headers. " * 30 + "</body></html>"
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    assert ban.case_number is not None
+    appeal_id = await world.store.open_appeal("discord", SERVER, ban.case_number, "alice", "sorry")
+    world.enforcer.refuse["unban"] = f"502 Bad Gateway: {page}"
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert len(decided.text) < 600
+    await asyncio.sleep(0.2 * common.LIFT_TRIES + 0.3)
+    assert len(world.enforcer.called("unban")) == common.LIFT_TRIES
+    case = await world.store.get_case("discord", SERVER, ban.case_number)
+    assert case is not None and case.failure is not None
+    assert len(case.failure) <= 1000
+    assert case.failure.startswith("dm: not delivered")
+    assert case.failure.endswith("(try 5 of 5; not tried again, unban the member by hand)")
+    latest = case.failure[case.failure.rindex("ban not lifted: 502 Bad Gateway"):]
+    assert len(latest) < 400  # the reason shortened, the note whole
