@@ -291,7 +291,6 @@ async def test_a_process_dying_mid_try_neither_uses_up_a_try_nor_silences_the_la
         await w.store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="long refusals push the case's own first note out of its notes field")
 async def test_long_refusals_keep_the_case_s_own_note_and_the_latest_whole(world, monkeypatch):  # noqa: F811
     """Every try refused with a long reason (a proxy's error page as the HTTP error's text): the notes field stays
     within its 1,000 characters, keeps the case's own first note (here: the ban's DM that was not delivered) and

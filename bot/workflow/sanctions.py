@@ -18,7 +18,7 @@ from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur
+from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur, short_refusal
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
@@ -341,7 +341,8 @@ class SanctionsMixin(WorkflowParts):
     async def _lift_refused(self, case: Case, why: str, tries: int) -> str:
         """Try ``tries`` (claimed) at the owed unban of overturned ban ``case`` was refused: note it on the case and
         hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
-        :data:`LIFT_TRIES`). Returns the note."""
+        :data:`LIFT_TRIES`). The platform's reason is quoted shortened (:func:`short_refusal`). Returns the note."""
+        why = short_refusal(why)
         if tries >= LIFT_TRIES:
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
