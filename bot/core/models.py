@@ -388,6 +388,8 @@ class Case:
         message_id: The message that caused it, if any.
         expires_at: End of a timeout, if any.
         failure: Why the platform action failed, if it did.
+        lifted_at: When a ban (or timeout) was lifted: its end, an unban, a later ban superseding it, an overturn
+            (UTC); ``None`` while it stands.
     """
 
     server_id: str
@@ -402,6 +404,7 @@ class Case:
     expires_at: datetime | None = None
     failure: str | None = None
     platform: str = "discord"
+    lifted_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

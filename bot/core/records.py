@@ -65,6 +65,21 @@ class StoredVerdict:
     language: str | None = None
 
 
+class LiftClaim(NamedTuple):
+    """The outcome of claiming a try at the owed unban of an overturned ban (``ModStore.claim_lift``).
+
+    Attributes:
+        tries: The number of the try claimed (the tries refused so far, plus 1), or ``None`` when nothing was
+            claimed.
+        held_until: When nothing was claimed because a try is held (under way in a process, or the next one
+            deferred by a refusal): until when (UTC); ``None`` when nothing is owed any more (lifted, settled by a
+            moderator's unban or a later ban, or the tries all refused).
+    """
+
+    tries: int | None
+    held_until: datetime | None
+
+
 @dataclass(frozen=True, slots=True)
 class Appeal:
     """A member's appeal of one of their cases.

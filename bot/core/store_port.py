@@ -25,6 +25,7 @@ from bot.core.ports import RecordResult, VerdictRecord
 from bot.core.records import (
     Appeal,
     CaseRecord,
+    LiftClaim,
     MessageKey,
     ModStats,
     PolicyChange,
@@ -116,13 +117,33 @@ class CaseStore(Protocol):
         """Record that a temporary sanction was lifted."""
         ...
 
-    async def owe_lift(self, platform: str, server_id: str, number: int, *, refused: bool) -> int:
-        """Record a try at lifting an overturned ban (the first marks its unban owed; ``refused`` counts one refused
-        try); returns the refused tries so far (0 for a case already lifted)."""
+    async def owe_lift(self, platform: str, server_id: str, number: int) -> None:
+        """Mark the unban of overturned ban case ``number`` owed (no try counted; a case already lifted, or already
+        owing, is unchanged)."""
         ...
 
     async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:
-        """Overturned bans whose unban was refused fewer than ``max_tries`` times and is still owed."""
+        """Overturned bans whose unban is still owed, tried fewer than ``max_tries`` times, oldest case first."""
+        ...
+
+    async def claim_lift(self, platform: str, server_id: str, number: int, max_tries: int, *,
+                         hold_s: float) -> LiftClaim:
+        """Claim the next try at the owed unban of case ``number`` for ``hold_s`` seconds, in one conditional
+        update: of several processes asking at once exactly one gets it (its try number), the others are told
+        until when it is held. Nothing is claimed once the case is lifted or ``max_tries`` tries were refused (a
+        try is counted when refused, so one cut off by a stop is not used up)."""
+        ...
+
+    async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
+                           hold_s: float = 0) -> datetime | None:
+        """The claimed try at the owed unban of case ``number`` is over: ``lifted`` records the ban lifted; else it
+        was refused: counted, and the next try held ``hold_s`` seconds from now (0: free for the next claim).
+        Returns the hold written."""
+        ...
+
+    async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:
+        """Hand back the next try of case ``number`` only while it is held until exactly ``held_until`` (this
+        process's hold, never one another process took since); returns whether it was released."""
         ...
 
     async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,

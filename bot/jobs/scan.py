@@ -261,6 +261,10 @@ class _Plan:
     need_model: int
 
 
+#: The live platforms' namespaces, where a scan from before imported histories were kept in ``"export"`` recorded
+#: a JSONL history claiming a platform, or a Slack export naming its team (the planning notes such rows).
+LIVE_NAMESPACES = ("discord", "slack")
+
 #: Messages looked up in the mod log per query while planning (keys, recorded verdicts, edits).
 PLAN_CHUNK = 2_000
 
@@ -296,7 +300,9 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
 
 async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
     """``None`` unless some input message is recorded under another policy version than its server's now; then
-    the replay's plan (with the mod log open: the caller closes ``plan.store``).
+    the replay's plan (with the mod log open: the caller closes ``plan.store``). Input messages also recorded
+    under a live platform's namespace (:data:`LIVE_NAMESPACES`, same server and message id) are counted and noted
+    on the console, once per server.
 
     The input is looked up in :data:`PLAN_CHUNK` pieces, so deciding holds no per-message state; a replay's plan
     holds the recorded verdicts and reusable scores of every input message (the diff needs them)."""
@@ -317,9 +323,15 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
         stale = n_messages = n_recorded = 0
         nothing_new = identity is not None
+        live_copies: Counter[tuple[str, str]] = Counter()
         for chunk in _chunks(ctx.messages):
             keys = [m.key for m in chunk]
             recorded = await store.recorded_verdicts(keys)
+            # the same message ids under a live platform's namespace: a scan from before imported histories were
+            # kept in "export" (or the live bot itself) recorded them there
+            live_keys = [(p, sid, mid) for plat, sid, mid in keys if plat == "export" for p in LIVE_NAMESPACES]
+            if live_keys:
+                live_copies.update((p, sid) for p, sid, _ in await store.recorded_verdicts(live_keys))
             n_messages += len(keys)
             n_recorded += len(recorded)
             stale += sum(1 for k, v in recorded.items() if v.policy_version != ctx.policies[(k[0], k[1])].version)
@@ -330,6 +342,12 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
                                   for m in chunk)
             else:
                 nothing_new = False
+        for (platform, sid), n in sorted(live_copies.items()):
+            ctx.console.print(
+                f"[yellow]note:[/yellow] {n:,} of these messages are also recorded under {platform}/{sid}, a live "
+                "mod log (by a scan from before imported histories were kept apart, or by the live bot): this scan "
+                f"records them under export/{sid} and leaves those rows as they are (the live bot's statistics, "
+                "review queue and strikes still count what is there)", highlight=False)
         if not stale:
             if n_recorded == n_messages and identity is not None:
                 ctx.nothing_new = nothing_new

@@ -295,6 +295,7 @@ def case_from_row(row: Row) -> Case:
         expires_at=from_db_time(row["expires_at"]),
         failure=row["failure"],
         platform=row["platform"],
+        lifted_at=from_db_time(row["lifted_at"]),
     )
 
 

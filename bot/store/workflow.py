@@ -7,11 +7,11 @@ See :class:`bot.core.store_port.ModStore` for the port these implement.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Unpack
 
 from bot.core.models import Case
-from bot.core.records import RaidChanges, RaidModeRow, StoredRaid
+from bot.core.records import LiftClaim, RaidChanges, RaidModeRow, StoredRaid
 from bot.store.base import StoreBase, case_from_row
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
 
@@ -74,19 +74,80 @@ class WorkflowMixin(StoreBase):
                 (to_db_time(now or utcnow()), to_db_time(now or utcnow()), platform, server_id, number),
             )
 
-    async def owe_lift(self, platform: str, server_id: str, number: int, *, refused: bool) -> int:
-        """Record a try at lifting overturned ban case ``number``: the first marks its unban owed (tries 0);
-        ``refused`` adds one refused try. Returns the refused tries so far. A case already lifted is unchanged
-        (and gives 0)."""
+    async def owe_lift(self, platform: str, server_id: str, number: int) -> None:
+        """Mark the unban of overturned ban case ``number`` owed (``lift_tries`` 0; a case already lifted, or
+        already owing, is unchanged)."""
         async with self._tx():
             await self._db.execute(
-                "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) + ?, updated_at = ? WHERE platform = ? "
+                "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0), updated_at = ? WHERE platform = ? "
                 "AND server_id = ? AND number = ? AND lifted_at IS NULL",
-                (1 if refused else 0, to_db_time(utcnow()), platform, server_id, number),
+                (to_db_time(utcnow()), platform, server_id, number),
             )
-            row = await self._one("SELECT lift_tries FROM cases WHERE platform = ? AND server_id = ? AND number = ? "
-                                  "AND lifted_at IS NULL", (platform, server_id, number))
-        return int(row[0] or 0) if row else 0
+
+    async def claim_lift(self, platform: str, server_id: str, number: int, max_tries: int, *,
+                         hold_s: float) -> LiftClaim:
+        """Claim the next try at the owed unban of case ``number``: one conditional update holds it ``hold_s``
+        seconds (``lift_held_until``), taken only while the case still owes its unban, was refused fewer than
+        ``max_tries`` times and has no hold in force, so of two processes claiming at once exactly one gets it
+        (SQLite: the write lock; PostgreSQL: the row lock, the second update re-checking the row the first
+        committed). The try is counted when it is refused (:meth:`end_lift_try`): a process that dies mid-try
+        leaves a hold that runs out, not a try used up."""
+        now = utcnow()
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE cases SET lift_held_until = ?, updated_at = ? "
+                "WHERE platform = ? AND server_id = ? AND number = ? AND lift_tries IS NOT NULL AND lift_tries < ? "
+                "AND lifted_at IS NULL AND (lift_held_until IS NULL OR lift_held_until <= ?)",
+                (to_db_time(now + timedelta(seconds=hold_s)), to_db_time(now), platform, server_id, number,
+                 max_tries, to_db_time(now)),
+            )
+            claimed = cur.rowcount == 1
+            await cur.close()
+            row = await self._one("SELECT lift_tries, lift_held_until, lifted_at FROM cases WHERE platform = ? "
+                                  "AND server_id = ? AND number = ?", (platform, server_id, number))
+        if row is None:
+            return LiftClaim(None, None)
+        if claimed:
+            return LiftClaim(int(row[0]) + 1, None)
+        if row[2] is not None or row[0] is None or int(row[0]) >= max_tries or row[1] is None:
+            return LiftClaim(None, None)
+        return LiftClaim(None, from_db_time(row[1]))
+
+    async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
+                           hold_s: float = 0) -> datetime | None:
+        """End the claimed try at the owed unban of case ``number``: ``lifted`` sets ``lifted_at``; else the try was
+        refused: ``lift_tries`` counts it and the next try is held ``hold_s`` seconds from now (0: free for the next
+        claim). Returns the hold written (``None``: none)."""
+        now = utcnow()
+        held = now + timedelta(seconds=hold_s) if not lifted and hold_s > 0 else None
+        async with self._tx():
+            if lifted:
+                await self._db.execute(
+                    "UPDATE cases SET lift_held_until = NULL, lifted_at = ?, updated_at = ? WHERE platform = ? "
+                    "AND server_id = ? AND number = ?",
+                    (to_db_time(now), to_db_time(now), platform, server_id, number),
+                )
+            else:
+                await self._db.execute(
+                    "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) + 1, lift_held_until = ?, updated_at = ? "
+                    "WHERE platform = ? AND server_id = ? AND number = ? AND lifted_at IS NULL",
+                    (opt_db_time(held), to_db_time(now), platform, server_id, number),
+                )
+        return held
+
+    async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:
+        """Hand back the next try at the owed unban of case ``number`` if it is still held until exactly
+        ``held_until`` (the hold this process wrote: one another process took since is left alone). Returns
+        whether it was released."""
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE cases SET lift_held_until = NULL WHERE platform = ? AND server_id = ? AND number = ? "
+                "AND lift_held_until = ? AND lifted_at IS NULL",
+                (platform, server_id, number, to_db_time(held_until)),
+            )
+            n = cur.rowcount
+            await cur.close()
+        return n == 1
 
     async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:
         """Overturned bans whose unban is owed (refused so far, fewer than ``max_tries`` times, not lifted since),

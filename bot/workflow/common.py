@@ -39,6 +39,33 @@ UNBAN_RETRY_S = 600
 #: start) before the bot gives up and asks the moderators to unban by hand.
 LIFT_TRIES = 5
 
+#: Seconds a process holds a try at an owed unban it claimed in the mod log (the platform call and its writes take
+#: well under this); past it, a process that stopped mid-try no longer blocks the next try.
+LIFT_HOLD_S = 120
+
+#: Characters a case's notes field (``failure``) keeps; :data:`NOTES_HEAD` of them are its first notes.
+MAX_NOTES = 1000
+NOTES_HEAD = 300
+
+#: Characters of a platform's refusal quoted in a note (an HTTP error's text can be a whole error page).
+MAX_REFUSAL = 160
+
+
+def fit_notes(old: str, note: str) -> str:
+    """A case's notes ``old`` with ``note`` added after a ``"; "``, within :data:`MAX_NOTES` characters: when they
+    outgrow it, the first :data:`NOTES_HEAD` characters (the case's own outcome, e.g. the ban's DM not delivered)
+    and the newest notes are kept, the notes between cut at ``" … "``."""
+    joined = "; ".join(x for x in (old, note) if x)
+    if len(joined) <= MAX_NOTES:
+        return joined
+    head = old[:NOTES_HEAD]
+    return f"{head} … {joined[-(MAX_NOTES - len(head) - 3):]}"
+
+
+def short_refusal(why: str) -> str:
+    """``why`` in at most :data:`MAX_REFUSAL` characters (cut with ``"…"``)."""
+    return why if len(why) <= MAX_REFUSAL else why[:MAX_REFUSAL - 1] + "…"
+
 class _Decisions(Mapping[str, tuple[ReviewDecision, ActionKind, str]]):
     """Card decision -> (review decision, action carried out, past-tense outcome): a live view of
     :data:`bot.workflow.sanction_kinds.REGISTRY` (a kind registered later is a decision at once)."""
@@ -112,6 +139,8 @@ class WorkflowParts(ABC):
     raid_control: RaidControl | None
     clock: Callable[[], datetime]
     _timers: dict[tuple[str, int], asyncio.Task[None]]
+    #: Holds this process wrote on the next try of an owed unban (its timer pending): handed back at a clean stop
+    _lift_holds: dict[tuple[str, int], datetime]
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
 from bot.workflow.authz import Actor, Refused, Said, authorize
-from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur
+from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.sanction_kinds import REGISTRY
@@ -280,7 +280,7 @@ class ReviewsMixin(WorkflowParts):
             if how == "dismissed":
                 if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
                     # owed before it is overturned: a stop in between leaves the unban for the next start
-                    await self.store.owe_lift(self.platform, server_id, case_number, refused=False)
+                    await self.store.owe_lift(self.platform, server_id, case_number)
                 await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
                 await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
         except CaseNotFound:
@@ -303,13 +303,13 @@ class ReviewsMixin(WorkflowParts):
         """Record on a case a platform refusal that came after it was decided (``note``, after the case's earlier
         notes; its status is kept): a timeout or ban not lifted when it was overturned (the case said only
         "overturned", as if the sanction had ended), or a moderator's Delete refused on its card (the case said
-        nothing, the card "message deleted")."""
+        nothing, the card "message deleted"). The field keeps at most :data:`MAX_NOTES` characters
+        (:func:`fit_notes`)."""
         now = await self.store.get_case(self.platform, server_id, case_number)
         if now is None:
             return
-        failure = "; ".join(x for x in (now.failure, note) if x)
-        # the latest notes are kept when they outgrow the field (a retried unban adds one per try)
-        await self.store.set_case_status(self.platform, server_id, case_number, now.status, failure=failure[-1000:])
+        await self.store.set_case_status(self.platform, server_id, case_number, now.status,
+                                         failure=fit_notes(now.failure or "", note))
 
     async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
                      message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:

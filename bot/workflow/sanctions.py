@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur
+from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur, short_refusal
 from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
@@ -254,16 +254,19 @@ class SanctionsMixin(WorkflowParts):
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
                                           f"unban: {reason}"[:1000], moderator_id=actor.id,
                                           status=CaseStatus.APPLIED)
-        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}")
+        await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}",
+                                       unbanned=True)
         await self.desk.post_mod_log(server_id, LogEntry(
             title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
 
-    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str) -> list[int]:
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str,
+                                  unbanned: bool = False) -> list[int]:
         """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
         supersedes them) and cancel their timers, so their end never unbans the member; the same for an overturned
-        ban whose refused unban is still owed. Returns their numbers."""
+        ban whose refused unban is still owed, and (``unbanned``: case ``before`` is an unban) for their permanent
+        bans. Returns their numbers."""
         done = []
         for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
             if old.server_id != server_id or old.member_id != member_id or old.number >= before:
@@ -272,6 +275,14 @@ class SanctionsMixin(WorkflowParts):
             await self.store.mark_lifted(self.platform, server_id, old.number)
             log.info("temporary ban of case %s: %s", old.number, why, extra={"server": server_id})
             done.append(old.number)
+        if unbanned:
+            # an unban lifts the member's permanent bans too: overturning one later owes no unban (the platform
+            # would refuse it: Discord answers 404 Unknown Ban)
+            for old in await self.store.list_cases(self.platform, server_id, member_id, limit=200):
+                if (old.action is ActionKind.BAN and old.status is CaseStatus.APPLIED and old.expires_at is None
+                        and old.number < before):
+                    await self.store.mark_lifted(self.platform, server_id, old.number)
+                    done.append(old.number)
         for owed in await self.store.owed_lifts(self.platform, LIFT_TRIES):
             # an overturned ban still owing its unban: this unban (or a later ban) settles it; never retried after
             if owed.server_id != server_id or owed.member_id != member_id or owed.number >= before:
@@ -286,26 +297,64 @@ class SanctionsMixin(WorkflowParts):
 
         The unban is recorded as owed before it is tried, so a refusal (or a stop in between) is tried again every
         :data:`UNBAN_RETRY_S` seconds and at each start (:meth:`retry_owed_lifts`), at most :data:`LIFT_TRIES`
-        times in all; each refusal is noted on the case. Returns the note for the card and the mod log."""
-        await self.store.owe_lift(self.platform, case.server_id, case.number, refused=False)
-        res = await self.enforcer.unban(case.server_id, case.member_id, reason)
-        if res.ok:
+        times in all; each refusal is noted on the case. Every try is claimed in the mod log first
+        (``claim_lift``), so two processes on one mod log never call the platform for the same try. Returns the
+        note for the card and the mod log."""
+        other = await self.standing_ban(case)
+        if other is not None:  # another ban of the member stands: it keeps them banned, nothing is lifted
+            self.cancel_unban(case.server_id, case.number)
             await self.store.mark_lifted(self.platform, case.server_id, case.number)
+            note = self._still_banned(case, other)
+            await self._note_on_case(case.server_id, case.number, note)
+            return note
+        await self.store.owe_lift(self.platform, case.server_id, case.number)
+        claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                            hold_s=LIFT_HOLD_S)
+        if claim.tries is None:
+            if claim.held_until is None:  # lifted already (its end came, or a moderator's unban)
+                return "not unbanned: the ban was lifted already"
+            # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
+            self._schedule_lift(case, self._until(claim.held_until))
+            return "ban lift owed: another process of the bot is trying the unban"
+        res = await self._unban_owed(case, reason)
+        if res.ok:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             self.cancel_unban(case.server_id, case.number)
             return "ban lifted"
-        return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason)}"
+        return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
-    async def _lift_refused(self, case: Case, why: str) -> str:
-        """Count a refused unban of overturned ban ``case``, note it on the case and schedule the next try (or
-        give up after :data:`LIFT_TRIES`). Returns the note."""
-        tries = await self.store.owe_lift(self.platform, case.server_id, case.number, refused=True)
+    async def _unban_owed(self, case: Case, reason: str) -> ActionResult:
+        """The platform's unban for an owed lift of ``case``; an error raised instead of a refusal (a dropped
+        connection, a timeout) is a refusal with the error as its reason, so the try is counted, noted and retried
+        like one."""
+        try:
+            return await self.enforcer.unban(case.server_id, case.member_id, reason)
+        except Exception as exc:  # noqa: BLE001 - any platform error is one more refused try, never a lost retry
+            log.warning("unban of overturned case %s raised %s", case.number, type(exc).__name__,
+                        extra={"server": case.server_id})
+            return ActionResult(Action(ActionKind.BAN), False, f"{type(exc).__name__}: {exc}"[:300])
+
+    def _until(self, when: datetime) -> float:
+        """Seconds from now (wall clock, as the mod log's holds are written) to ``when``; at least 0.05."""
+        return max((when - datetime.now(UTC)).total_seconds(), 0.05)
+
+    async def _lift_refused(self, case: Case, why: str, tries: int) -> str:
+        """Try ``tries`` (claimed) at the owed unban of overturned ban ``case`` was refused: note it on the case and
+        hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
+        :data:`LIFT_TRIES`). The platform's reason is quoted shortened (:func:`short_refusal`). Returns the note."""
+        why = short_refusal(why)
         if tries >= LIFT_TRIES:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
                     "hand)")
         else:
+            held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
+                                                 hold_s=UNBAN_RETRY_S)
             note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
                     "minutes and at the next start)")
             self._schedule_lift(case, UNBAN_RETRY_S)
+            if held is not None:
+                self._lift_holds[(case.server_id, case.number)] = held
         await self._note_on_case(case.server_id, case.number, note)
         return note
 
@@ -319,21 +368,35 @@ class SanctionsMixin(WorkflowParts):
         self._timers[key] = asyncio.ensure_future(self._lift_later(case, delay_s))
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
+        key = (case.server_id, case.number)
+        cancelled = False
         try:
             await asyncio.sleep(delay_s)
             await self.retry_lift(case)
         except asyncio.CancelledError:
+            cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
             raise
         except Exception:
             log.exception("retrying the unban of overturned case %s failed", case.number,
                           extra={"server": case.server_id})
         finally:
-            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
-                del self._timers[(case.server_id, case.number)]
+            if self._timers.get(key) is asyncio.current_task():
+                del self._timers[key]
+                if not cancelled:
+                    self._lift_holds.pop(key, None)
+
+    async def release_lifts(self) -> None:
+        """At a clean stop: hand back the next try of every owed unban this process holds (refused here, its timer
+        pending), so the next start (of this process or another) tries it at once; a hold another process took
+        since is left alone."""
+        for (server_id, number), held in sorted(self._lift_holds.items()):
+            await self.store.release_lift(self.platform, server_id, number, held)
+        self._lift_holds.clear()
 
     async def retry_owed_lifts(self) -> list[str]:
-        """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`). Returns one
-        line per case tried."""
+        """At startup: try again every owed unban of an overturned ban (:meth:`lift_overturned_ban`); one held by
+        another process (a try under way, or its timer's next try) is tried when the hold ends, if still owed.
+        Returns one line per case tried."""
         lines: list[str] = []
         if not self.can(Capability.UNBAN):
             return lines
@@ -344,28 +407,31 @@ class SanctionsMixin(WorkflowParts):
         return lines
 
     async def retry_lift(self, case: Case) -> str:
-        """One more try at the owed unban of overturned ban ``case``, re-read from the mod log first: nothing is
-        done when it was lifted since (or no longer owed), and a later applied ban of the member cancels it.
-        The outcome is noted on the case and posted in the mod log. Returns the note (``""``: nothing owed)."""
-        owed = await self.store.owed_lifts(self.platform, LIFT_TRIES)
-        if not any(c.server_id == case.server_id and c.number == case.number for c in owed):
+        """One more try at the owed unban of overturned ban ``case``, claimed in the mod log first: nothing is done
+        when it was lifted since (or is no longer owed); while another process holds the try, it is looked at
+        again when the hold ends; a later applied ban of the member cancels it. The outcome is noted on the case
+        and posted in the mod log. Returns the note (``""``: nothing done here)."""
+        claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                            hold_s=LIFT_HOLD_S)
+        if claim.tries is None:
+            if claim.held_until is not None:
+                self._schedule_lift(case, self._until(claim.held_until))
             return ""
-        later = await self.superseding_ban(case)
-        if later is not None:
-            await self.store.mark_lifted(self.platform, case.server_id, case.number)
-            note = f"not unbanned: case #{later.number} banned them since"
+        other = await self.standing_ban(case)
+        if other is not None:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+            note = self._still_banned(case, other)
             await self._note_on_case(case.server_id, case.number, note)
             failed = False
         else:
-            res = await self.enforcer.unban(case.server_id, case.member_id,
-                                            f"case #{case.number} overturned (unban tried again)")
+            res = await self._unban_owed(case, f"case #{case.number} overturned (unban tried again)")
             if res.ok:
-                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 note = "ban lifted (tried again)"
                 await self._note_on_case(case.server_id, case.number, note)
                 failed = False
             else:
-                note = await self._lift_refused(case, res.reason)
+                note = await self._lift_refused(case, res.reason, claim.tries)
                 failed = True
         await self.desk.post_mod_log(case.server_id, LogEntry(
             title=f"Case #{case.number}: overturned ban", lines=(f"Member: {case.member_id}", note),
@@ -373,7 +439,8 @@ class SanctionsMixin(WorkflowParts):
         return note
 
     def cancel_unban(self, server_id: str, number: int) -> None:
-        """Cancel the end-of-ban timer of case ``number``, if one is scheduled."""
+        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled."""
+        self._lift_holds.pop((server_id, number), None)
         timer = self._timers.pop((server_id, number), None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
@@ -385,6 +452,26 @@ class SanctionsMixin(WorkflowParts):
         later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
         return next((c for c in later if c.number > case.number and c.action is ActionKind.BAN
                      and c.status is CaseStatus.APPLIED), None)
+
+    async def standing_ban(self, case: Case) -> Case | None:
+        """Another ban of the member of ban ``case`` that keeps them banned, read from the mod log: a later applied
+        ban (:meth:`superseding_ban`), or an earlier one still applied and not lifted (a permanent ban, or a
+        temporary one not ended). ``None``: lifting ``case`` unbans the member."""
+        later = await self.superseding_ban(case)
+        if later is not None:
+            return later
+        now = self.clock()
+        cases = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in cases if c.number < case.number and c.action is ActionKind.BAN
+                     and c.status is CaseStatus.APPLIED and c.lifted_at is None
+                     and (c.expires_at is None or c.expires_at > now)), None)
+
+    @staticmethod
+    def _still_banned(case: Case, other: Case) -> str:
+        """The note for an overturned ban not lifted because ban case ``other`` stands."""
+        if other.number > case.number:
+            return f"not unbanned: case #{other.number} banned them since"
+        return f"not unbanned: case #{other.number} still bans them"
 
     async def _still_due(self, case: Case) -> bool:
         """Whether temporary ban ``case`` is still applied and not lifted in the mod log (an unban, an overturned
@@ -400,6 +487,7 @@ class SanctionsMixin(WorkflowParts):
         old = self._timers.pop(key, None)
         if old is not None:
             old.cancel()
+        self._lift_holds.pop(key, None)
         self._timers[key] = asyncio.ensure_future(self._unban_at(case))
 
     async def _unban_at(self, case: Case) -> None:

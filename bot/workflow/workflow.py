@@ -83,6 +83,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self.clock = clock or (lambda: datetime.now(UTC))
         self._inflight: set[asyncio.Task[Any]] = set()
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self._lift_holds: dict[tuple[str, int], datetime] = {}
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
         self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)
@@ -152,12 +153,17 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             log.exception("draining before shutdown did not finish")
 
     async def close(self) -> None:
-        """Drain, then cancel timers (temporary-ban expiries are rescheduled from the store at the next start)."""
+        """Drain, then cancel timers (temporary-ban expiries are rescheduled from the store at the next start; the
+        owed unbans this process was to retry are handed back in the mod log, so the next start tries them)."""
         await self.drain()
         for task in [*self._timers.values(), *self.raid_tasks()]:
             task.cancel()
         await asyncio.gather(*self._timers.values(), *self.raid_tasks(), return_exceptions=True)
         self._timers.clear()
+        try:
+            await self.release_lifts()
+        except Exception:  # the mod log is gone: the holds run out on their own (UNBAN_RETRY_S)
+            log.exception("handing back the owed unbans at the stop failed")
 
     async def recover(self) -> list[str]:
         """At startup: carry out cases a stop left ``pending`` (or mark them failed), reschedule temporary-ban
