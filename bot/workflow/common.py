@@ -138,6 +138,8 @@ class WorkflowParts(ABC):
     ledger: StrikeLedger
     raid_control: RaidControl | None
     clock: Callable[[], datetime]
+    #: Whether this process answers for a server (start-up recovery skips the others; see ModerationWorkflow)
+    owns: Callable[[str], bool]
     _timers: dict[tuple[str, int], asyncio.Task[None]]
     #: Holds this process wrote on the next try of an owed unban (its timer pending): handed back at a clean stop
     _lift_holds: dict[tuple[str, int], datetime]

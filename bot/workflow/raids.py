@@ -341,6 +341,8 @@ class RaidResponse(WorkflowParts):
         lines = []
         now = self.clock()
         for row in await self.store.raid_modes(self.platform):
+            if not self.owns(row.server_id):  # another shard process's guild: restored there
+                continue
             board = RaidBoard(raid_id=row.raid_id or 0, server_id=row.server_id, place=row.channel_id,
                               channel_id=row.channel_id, reason="restored", started_at=row.started_at,
                               until=row.until, slowmode_s=row.slowmode_s)

@@ -401,6 +401,8 @@ class SanctionsMixin(WorkflowParts):
         if not self.can(Capability.UNBAN):
             return lines
         for case in await self.store.owed_lifts(self.platform, LIFT_TRIES):
+            if not self.owns(case.server_id):  # another shard process's guild: tried there
+                continue
             note = await self.retry_lift(case)
             if note:
                 lines.append(f"case #{case.number}: {note}")

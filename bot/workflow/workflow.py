@@ -68,12 +68,19 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         raid_control: The judging pipeline (``ModerationService``): judges messages for :meth:`moderate` and
             switches raid mode; ``None`` in tests that only decide.
         clock: Returns the current UTC time (tests pass a fixed clock).
+        owns: Whether this process answers for a server id (default: every server); a Discord process that runs
+            some of the bot's shards passes :func:`bot.adapters.discord.client.shard_owner`'s predicate.
     """
 
     def __init__(self, *, platform: str, store: ModStore, enforcer: Enforcer, desk: ModDesk,
                  policies: PolicySource, ledger: StrikeLedger, raid_control: RaidControl | None = None,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, owns: Callable[[str], bool] | None = None) -> None:
         self.platform = platform
+        #: Whether this process answers for a server (a server id -> bool); default every server. A Discord
+        #: process running some shards owns only their guilds: start-up recovery (:meth:`recover`: pending cases,
+        #: temporary-ban ends, owed unbans, raid mode) leaves the others to the process that runs their shard, so
+        #: nothing is done twice when several shard processes share one mod log.
+        self.owns: Callable[[str], bool] = owns or (lambda _server_id: True)
         self.store = store
         self.enforcer = enforcer
         self.desk = desk
@@ -172,6 +179,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         now = self.clock()
         lines: list[str] = []
         for case in await self.store.pending_cases(self.platform):
+            if not self.owns(case.server_id):
+                continue
             policy = await self.policies.get(self.platform, case.server_id)
             if (now - case.created_at).total_seconds() > RECOVER_WITHIN_S:
                 reason = (f"the bot stopped before carrying this out, {dur(int((now - case.created_at).total_seconds()) // 60 * 60) or 'long'} "
@@ -188,6 +197,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
         for case in await self.store.due_expiries(self.platform, now + timedelta(days=3650)):
+            if not self.owns(case.server_id):
+                continue
             later = await self.superseding_ban(case)
             if later is not None:  # a later ban of the member stands: this one's end must not lift it
                 await self.store.mark_lifted(self.platform, case.server_id, case.number)

@@ -162,3 +162,59 @@ async def test_two_shard_bots_on_one_mod_log(shards):
     assert await shards.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,)) == [("deleted",)]
     assert len(shards.fake.find("DELETE", rf"/channels/.*/messages/{msg['id']}")) == 1
     assert await shards.rows("SELECT COUNT(*) FROM cases WHERE message_id = ? AND action = 'warn'", (msg["id"],)) == [(0,)]
+
+
+async def test_start_up_recovery_runs_once_per_guild_in_the_process_of_its_shard(tmp_path, shared_db, monkeypatch):
+    """What a stop left in a shared mod log (a ban still pending, a temporary ban that ended, raid mode that ran
+    out) is carried out once, by the process that runs the guild's shard: one ban, one unban and one slowmode lift
+    per guild, never a second from the other shard's process (before, both processes recovered every guild: two
+    bans, and a second unban that Discord refused as Unknown Ban)."""
+    from bot.core.models import ActionKind, CaseStatus
+    from bot.store import open_store
+
+    async with FakeDiscord() as fake:
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.rest_base)
+        monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway))
+        answering(fake)
+        s = Shards(fake, tmp_path, shared_db)
+        now = datetime.now(UTC)
+        banned = {}
+        store = await open_store(shared_db)
+        try:
+            for g, member in zip(s.guilds, s.members, strict=True):
+                await store.open_case("discord", g["id"], member["id"], ActionKind.BAN, "left pending by a stop",
+                                      moderator_id=None, now=now - timedelta(seconds=30))
+                gone = fake.new_user(g, f"tempbanned-{g['name']}")
+                fake.add_ban(g, gone, "temporary")
+                banned[g["id"]] = gone["id"]
+                await store.open_case("discord", g["id"], gone["id"], ActionKind.BAN, "a week", status=CaseStatus.APPLIED,
+                                      expires_at=now - timedelta(minutes=1), now=now - timedelta(days=7))
+                await store.save_raid_mode("discord", g["id"], fake.channel(g, "general"), now - timedelta(minutes=5),
+                                           30, None, now=now - timedelta(minutes=20))
+        finally:
+            await store.close()
+        try:
+            await s.start()
+            await fake.wait_until(lambda: all(not fake.bans.get(g["id"], {}).get(banned[g["id"]]) for g in s.guilds))
+            await asyncio.sleep(0.5)  # time for a second process's tries, had it made any
+        finally:
+            await s.stop()
+        for g, member in zip(s.guilds, s.members, strict=True):
+            assert len(fake.find("PUT", rf"/guilds/{g['id']}/bans/{member['id']}$")) == 1
+            assert len(fake.find("DELETE", rf"/guilds/{g['id']}/bans/{banned[g['id']]}$")) == 1
+            assert len(fake.find("PATCH", rf"/channels/{fake.channel(g, 'general')}$")) == 1
+        statuses = await s.rows("SELECT server_id, status FROM cases WHERE reason = 'left pending by a stop'")
+        assert sorted(statuses) == sorted((g["id"], "applied") for g in s.guilds)
+
+
+def test_shard_owner_follows_discords_shard_formula():
+    """A guild is owned by the process running shard ``(guild_id >> 22) % shard_count``; no split owns all."""
+    from bot.adapters.discord.client import shard_owner
+    from tests.discord.fake_discord import snowflake_on_shard
+
+    ids = [snowflake_on_shard(k, 3) for k in (0, 1, 2, 1)]
+    owns = shard_owner([1], 3)
+    assert [owns(i) for i in ids] == [False, True, False, True]
+    assert [shard_owner([0, 2], 3)(i) for i in ids] == [True, False, True, False]
+    assert all(shard_owner(None, 3)(i) and shard_owner(None, None)(i) for i in ids)
+    assert shard_owner([0], 2)("export") is False

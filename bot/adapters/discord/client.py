@@ -55,6 +55,23 @@ REQUIRED_PERMISSIONS = discord.Permissions(
 )
 
 
+def shard_owner(shard_ids: list[int] | tuple[int, ...] | None, shard_count: int | None) -> Callable[[str], bool]:
+    """Whether a guild (its id, a decimal string) is on one of ``shard_ids`` of ``shard_count`` shards: Discord's
+    shard formula, ``(guild_id >> 22) % shard_count`` (developer docs, Gateway, "Sharding"). With no
+    ``shard_count``, or no ``shard_ids`` (the process runs every shard), every guild is owned; an id that is not a
+    number (a Slack or export namespace's) never is when shards are split."""
+    if not shard_count or shard_ids is None:
+        return lambda _guild_id: True
+    mine = frozenset(shard_ids)
+
+    def owns(guild_id: str) -> bool:
+        try:
+            return (int(guild_id) >> 22) % shard_count in mine
+        except ValueError:
+            return False
+    return owns
+
+
 def bot_intents() -> discord.Intents:
     """Guilds, members (privileged), guild messages and message content (privileged)."""
     intents = discord.Intents.none()
@@ -171,7 +188,8 @@ class ModBot(commands.AutoShardedBot):
         self.desk = DiscordDesk(self, self.policies, review_view=review_view, raid_view=raid_view)
         self.workflow = ModerationWorkflow(platform=PLATFORM, store=self.store, enforcer=self.enforcer,
                                            desk=self.desk, policies=self.policies, ledger=self.service.ledger,
-                                           raid_control=self.service)
+                                           raid_control=self.service,
+                                           owns=shard_owner(self.shard_ids, self.shard_count))
         self.lifecycle = Lifecycle(PLATFORM, workflow=self.workflow, store=self.store, policies=self.policies,
                                    failure=self.service.failure, on_failure=self._stopped)
         await self.lifecycle.start()
