@@ -324,13 +324,13 @@ class SanctionsMixin(WorkflowParts):
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
     async def _unban_owed(self, case: Case, reason: str) -> ActionResult:
-        """The platform's unban for an owed lift of ``case``; an error raised instead of a refusal (a dropped
+        """The platform's unban for an owed lift of ``case`` (overturned, or a temporary ban's end); an error raised instead of a refusal (a dropped
         connection, a timeout) is a refusal with the error as its reason, so the try is counted, noted and retried
         like one."""
         try:
             return await self.enforcer.unban(case.server_id, case.member_id, reason)
         except Exception as exc:  # noqa: BLE001 - any platform error is one more refused try, never a lost retry
-            log.warning("unban of overturned case %s raised %s", case.number, type(exc).__name__,
+            log.warning("owed unban of case %s raised %s", case.number, type(exc).__name__,
                         extra={"server": case.server_id})
             return ActionResult(Action(ActionKind.BAN), False, f"{type(exc).__name__}: {exc}"[:300])
 
@@ -491,6 +491,16 @@ class SanctionsMixin(WorkflowParts):
         self._timers[key] = asyncio.ensure_future(self._unban_at(case))
 
     async def _unban_at(self, case: Case) -> None:
+        """At temporary ban ``case``'s end: unban the member, unless the mod log says the ban was lifted since or a
+        later ban supersedes it.
+
+        The unban is then owed like an overturned ban's (:meth:`lift_overturned_ban`): each try is claimed in the
+        mod log first (``claim_lift``, so two processes on one mod log never call the platform for the same try),
+        a refusal is counted in the case's ``lift_tries`` (kept across restarts), noted on the case and posted in
+        the mod log, and tried again every :data:`UNBAN_RETRY_S` seconds and at each start, at most
+        :data:`LIFT_TRIES` refused tries in all; the last note says it is not tried again and to unban by hand."""
+        key = (case.server_id, case.number)
+        cancelled = False
         try:
             assert case.expires_at is not None
             delay = (case.expires_at - self.clock()).total_seconds()
@@ -508,24 +518,59 @@ class SanctionsMixin(WorkflowParts):
                     lines=(f"Member: {case.member_id}", f"not unbanned: case #{later.number} banned them since"),
                     member_id=case.member_id, case_number=case.number, kind="case"))
                 return
-            res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
-                                            "ended")
+            await self.store.owe_lift(self.platform, case.server_id, case.number)
+            claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                                hold_s=LIFT_HOLD_S)
+            if claim.tries is None:
+                # another process holds the try (looked at again when its hold ends), or the refused tries are
+                # used up (the last one said so and asked for an unban by hand)
+                if claim.held_until is not None:
+                    self._retry_end(case, self._until(claim.held_until))
+                return
+            res = await self._unban_owed(case, f"temporary ban of case #{case.number} ended")
             if res.ok:
-                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+                note = "unbanned"
+                if claim.tries > 1:
+                    await self._note_on_case(case.server_id, case.number, "unbanned at the ban's end (tried again)")
+            else:
+                note = await self._end_refused(case, res.reason, claim.tries)
             await self.desk.post_mod_log(case.server_id, LogEntry(
-                title=f"Case #{case.number}: temporary ban ended",
-                lines=(f"Member: {case.member_id}", "unbanned" if res.ok else
-                       f"unban FAILED: {res.reason}; tried again in {UNBAN_RETRY_S // 60} minutes and at the next "
-                       "start"),
+                title=f"Case #{case.number}: temporary ban ended", lines=(f"Member: {case.member_id}", note),
                 member_id=case.member_id, case_number=case.number, failed=not res.ok, kind="case"))
-            if not res.ok:  # still banned and still due: try again later (the case stays not lifted)
-                retry = replace(case, expires_at=self.clock() + timedelta(seconds=UNBAN_RETRY_S))
-                self._timers.pop((case.server_id, case.number), None)
-                self.schedule_unban(retry)
         except asyncio.CancelledError:
+            cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
             raise
         except Exception:
             log.exception("lifting temporary ban of case %s failed", case.number, extra={"server": case.server_id})
         finally:
-            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
-                del self._timers[(case.server_id, case.number)]
+            if self._timers.get(key) is asyncio.current_task():
+                del self._timers[key]
+                if not cancelled:
+                    self._lift_holds.pop(key, None)
+
+    def _retry_end(self, case: Case, delay_s: float) -> None:
+        """Look at temporary ban ``case``'s end again in ``delay_s`` seconds (its timer replaced)."""
+        self._timers.pop((case.server_id, case.number), None)  # the running timer ends on its own
+        self.schedule_unban(replace(case, expires_at=self.clock() + timedelta(seconds=delay_s)))
+
+    async def _end_refused(self, case: Case, why: str, tries: int) -> str:
+        """Try ``tries`` (claimed) at the unban at temporary ban ``case``'s end was refused: count it, note it on the
+        case and hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
+        :data:`LIFT_TRIES`). Returns the note (also the mod log's line)."""
+        why = short_refusal(why)
+        key = (case.server_id, case.number)
+        if tries >= LIFT_TRIES:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
+            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
+                    "hand)")
+        else:
+            held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
+                                                 hold_s=UNBAN_RETRY_S)
+            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
+                    "minutes and at the next start)")
+            self._retry_end(case, UNBAN_RETRY_S)
+            if held is not None:
+                self._lift_holds[key] = held
+        await self._note_on_case(case.server_id, case.number, f"ban's end: {note}")
+        return note
