@@ -143,6 +143,9 @@ class WorkflowParts(ABC):
     _timers: dict[tuple[str, int], asyncio.Task[None]]
     #: Holds this process wrote on the next try of an owed unban (its timer pending): handed back at a clean stop
     _lift_holds: dict[tuple[str, int], datetime]
+    #: Cases whose timer is trying the unban now (claimed, the platform called or about to be): cancel_unban leaves
+    #: such a timer to finish and record its outcome
+    _lift_trying: set[tuple[str, int]]
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

@@ -261,15 +261,41 @@ class SanctionsMixin(WorkflowParts):
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
 
-    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str,
+    async def member_unbanned(self, server_id: str, member_id: str) -> list[int]:
+        """The platform says member ``member_id`` was unbanned from ``server_id``, whoever did it: a moderator by
+        hand in the platform's own interface (Discord: ``GUILD_BAN_REMOVE``), or the bot itself (its own unbans send
+        the same event). Their applied bans are marked lifted in the mod log, their end-of-ban timers cancelled and
+        their owed unbans settled, as the bot's own :meth:`unban` does, so neither a temporary ban's end nor an owed
+        lift acts on a member no longer banned. A timer whose try is under way (most likely the bot's own unban that
+        sent this event) finishes and records its outcome.
+
+        Nothing is posted in the mod log nor noted on the cases: the event does not say who unbanned (the platform's
+        audit log does), and the bot's own unbans, recorded already, send it too. Slack has no bans (no
+        :attr:`Capability.UNBAN`): nothing to do there, and this returns ``[]``.
+
+        Returns:
+            The numbers of the ban cases lifted now (``[]``: none was in force in the mod log).
+        """
+        if not self.can(Capability.UNBAN):
+            return []
+        done = await self.lift_temporary_bans(server_id, member_id, before=None, why="unbanned on the platform",
+                                              unbanned=True)
+        if done:
+            log.info("member %s unbanned on the platform: ban case(s) %s lifted", member_id,
+                     ", ".join(f"#{n}" for n in done), extra={"server": server_id})
+        return done
+
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int | None, why: str,
                                   unbanned: bool = False) -> list[int]:
         """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
         supersedes them) and cancel their timers, so their end never unbans the member; the same for an overturned
         ban whose refused unban is still owed, and (``unbanned``: case ``before`` is an unban) for their permanent
-        bans. Returns their numbers."""
+        bans not lifted yet. ``before`` ``None``: all of them (the member was unbanned on the platform). Returns
+        their numbers."""
         done = []
         for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
-            if old.server_id != server_id or old.member_id != member_id or old.number >= before:
+            if (old.server_id != server_id or old.member_id != member_id
+                    or (before is not None and old.number >= before)):
                 continue
             self.cancel_unban(server_id, old.number)
             await self.store.mark_lifted(self.platform, server_id, old.number)
@@ -280,12 +306,13 @@ class SanctionsMixin(WorkflowParts):
             # would refuse it: Discord answers 404 Unknown Ban)
             for old in await self.store.list_cases(self.platform, server_id, member_id, limit=200):
                 if (old.action is ActionKind.BAN and old.status is CaseStatus.APPLIED and old.expires_at is None
-                        and old.number < before):
+                        and old.lifted_at is None and (before is None or old.number < before)):
                     await self.store.mark_lifted(self.platform, server_id, old.number)
                     done.append(old.number)
         for owed in await self.store.owed_lifts(self.platform, LIFT_TRIES):
             # an overturned ban still owing its unban: this unban (or a later ban) settles it; never retried after
-            if owed.server_id != server_id or owed.member_id != member_id or owed.number >= before:
+            if (owed.server_id != server_id or owed.member_id != member_id
+                    or (before is not None and owed.number >= before)):
                 continue
             self.cancel_unban(server_id, owed.number)
             await self.store.mark_lifted(self.platform, server_id, owed.number)
@@ -369,9 +396,11 @@ class SanctionsMixin(WorkflowParts):
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
         key = (case.server_id, case.number)
-        cancelled = False
+        cancelled = trying = False
         try:
             await asyncio.sleep(delay_s)
+            trying = True  # cancel_unban lets this try finish and record its outcome
+            self._lift_trying.add(key)
             await self.retry_lift(case)
         except asyncio.CancelledError:
             cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
@@ -380,6 +409,8 @@ class SanctionsMixin(WorkflowParts):
             log.exception("retrying the unban of overturned case %s failed", case.number,
                           extra={"server": case.server_id})
         finally:
+            if trying:
+                self._lift_trying.discard(key)
             if self._timers.get(key) is asyncio.current_task():
                 del self._timers[key]
                 if not cancelled:
@@ -439,9 +470,14 @@ class SanctionsMixin(WorkflowParts):
         return note
 
     def cancel_unban(self, server_id: str, number: int) -> None:
-        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled."""
-        self._lift_holds.pop((server_id, number), None)
-        timer = self._timers.pop((server_id, number), None)
+        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled; one whose try
+        is under way (its platform call sent or about to be) is left to finish and record the outcome (a later try
+        re-reads the mod log, where the case is lifted by then, and does nothing)."""
+        key = (server_id, number)
+        self._lift_holds.pop(key, None)
+        if key in self._lift_trying:
+            return
+        timer = self._timers.pop(key, None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
 
@@ -500,7 +536,7 @@ class SanctionsMixin(WorkflowParts):
         the mod log, and tried again every :data:`UNBAN_RETRY_S` seconds and at each start, at most
         :data:`LIFT_TRIES` refused tries in all; the last note says it is not tried again and to unban by hand."""
         key = (case.server_id, case.number)
-        cancelled = False
+        cancelled = trying = False
         try:
             assert case.expires_at is not None
             delay = (case.expires_at - self.clock()).total_seconds()
@@ -527,6 +563,8 @@ class SanctionsMixin(WorkflowParts):
                 if claim.held_until is not None:
                     self._retry_end(case, self._until(claim.held_until))
                 return
+            trying = True  # from here cancel_unban lets this try finish (a hand unban's event may come meanwhile)
+            self._lift_trying.add(key)
             res = await self._unban_owed(case, f"temporary ban of case #{case.number} ended")
             if res.ok:
                 await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
@@ -544,6 +582,8 @@ class SanctionsMixin(WorkflowParts):
         except Exception:
             log.exception("lifting temporary ban of case %s failed", case.number, extra={"server": case.server_id})
         finally:
+            if trying:
+                self._lift_trying.discard(key)
             if self._timers.get(key) is asyncio.current_task():
                 del self._timers[key]
                 if not cancelled:
