@@ -121,3 +121,23 @@ async def test_an_unban_at_the_end_granted_after_refusals_is_noted_and_done_once
     assert failure.startswith("ban's end: unban FAILED: 503 Service Unavailable (try 1 of 5")
     assert failure.endswith("; unbanned at the ban's end (tried again)")
     assert world.workflow._timers == {}
+
+
+async def test_overturning_a_temporary_ban_whose_end_gave_up_says_to_unban_by_hand(world, monkeypatch):  # noqa: F811
+    """The end's unban refused LIFT_TRIES times, then the ban is overturned on appeal: the count is shared, so the
+    platform is not called again and the answer asks for an unban by hand (not "lifted already")."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.05)
+    world.enforcer.refuse["unban"] = "Missing Permissions (50013)"
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+    await _until(lambda: len(_ended_posts(world, ban.case_number)) == common.LIFT_TRIES)
+    await world.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert not decided.ok
+    assert "FAILED: ban not lifted: the unban was refused 5 times already" in decided.text
+    assert decided.text.endswith("unban the member by hand")
+    ((failure,),) = world.rows("SELECT failure FROM cases WHERE number = ?", (ban.case_number,))
+    assert failure.endswith("; ban not lifted: the unban was refused 5 times already (at the ban's end); not tried "
+                            "again, unban the member by hand")
+    assert len(world.enforcer.called("unban")) == common.LIFT_TRIES

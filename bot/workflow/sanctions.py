@@ -338,8 +338,15 @@ class SanctionsMixin(WorkflowParts):
         claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
                                             hold_s=LIFT_HOLD_S)
         if claim.tries is None:
-            if claim.held_until is None:  # lifted already (its end came, or a moderator's unban)
-                return "not unbanned: the ban was lifted already"
+            if claim.held_until is None:
+                now = await self.store.get_case(self.platform, case.server_id, case.number)
+                if now is not None and now.lifted_at is None:
+                    # a temporary ban whose end's unban was refused LIFT_TRIES times: the count is shared
+                    note = (f"ban not lifted: the unban was refused {LIFT_TRIES} times already (at the ban's end); "
+                            "not tried again, unban the member by hand")
+                    await self._note_on_case(case.server_id, case.number, note)
+                    return f"could not lift the ban: FAILED: {note}"
+                return "not unbanned: the ban was lifted already"  # its end came, or a moderator's unban
             # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
             self._schedule_lift(case, self._until(claim.held_until))
             return "ban lift owed: another process of the bot is trying the unban"
