@@ -1,5 +1,6 @@
 """Moderator commands: /mod warn|timeout|kick|ban|unban|pardon|note, /case show (``cogs.cases`` adds list, search
-and reason), /policy show|set|reset, /modstats, /raidmode on|off, /purge.
+and reason), /policy show|set|reset, /modstats, /raidmode on|off, /purge; and a moderator's unban done by hand in
+Discord (``on_member_unban``), handed to the workflow.
 
 Layer: cogs (discord.py extension). Thin: each command is acknowledged at once (Discord's 3 seconds), the member is
 translated into an ``Actor`` with their own server permissions, and the workflow authorizes and acts. The
@@ -53,6 +54,18 @@ class Moderation(commands.Cog):
 
     def __init__(self, bot: ModBot) -> None:
         self.bot = bot
+
+    @commands.Cog.listener()
+    async def on_member_unban(self, guild: discord.Guild, user: discord.User) -> None:
+        """``GUILD_BAN_REMOVE`` (the moderation intent): a member was unbanned, by a moderator by hand in Discord or
+        by the bot itself. The workflow marks their bans lifted, so no end-of-ban timer or owed unban acts on them
+        again (:meth:`bot.workflow.ModerationWorkflow.member_unbanned`)."""
+        if self.bot.closing:
+            return
+        try:
+            await self.bot.workflow.member_unbanned(str(guild.id), str(user.id))
+        except Exception:  # the next start re-reads the mod log; the event must not stop the bot
+            log.exception("recording the unban of member %s failed", user.id, extra={"server": str(guild.id)})
 
     async def _actor(self, interaction: discord.Interaction) -> Actor:
         assert interaction.guild is not None

@@ -103,3 +103,18 @@ def test_a_slack_export_is_judged_by_its_workspaces_policy_file(tmp_path: Path):
     assert reg.server_file("export", "T0HARBOR01") == d / "slack-T0HARBOR01.toml"
     assert reg.server_file("export", "T0OTHER01") == d / "export-T0OTHER01.toml"
     assert reg.server_file("export", "chat") is None  # a JSON lines file stem is not a team id
+
+
+def test_an_enterprise_grid_export_is_judged_by_its_organization_s_policy_file(tmp_path: Path):
+    """An Enterprise Grid organization's export is recorded under its ``E…`` id: ``slack-<E id>.toml`` judges it
+    like a workspace's ``T…`` one (an ``export-`` file still wins)."""
+    from bot.core.policy_registry import PolicyRegistry
+
+    d = tmp_path / "servers"
+    d.mkdir()
+    for name in ("slack-E0GRID001", "slack-E0OTHER01", "export-E0OTHER01"):
+        (d / f"{name}.toml").write_text("", encoding="utf-8")
+    reg = PolicyRegistry(servers_dir=d)
+    assert reg.server_file("export", "E0GRID001") == d / "slack-E0GRID001.toml"
+    assert reg.server_file("export", "E0OTHER01") == d / "export-E0OTHER01.toml"
+    assert reg.server_file("export", "E0NOFILE1") is None

@@ -17,8 +17,9 @@ log = logging.getLogger(__name__)
 
 #: A Discord guild id (snowflake: 17-20 digits), as a DiscordChatExporter export records it.
 _SNOWFLAKE = re.compile(r"\d{17,20}")
-#: A Slack team (workspace) id: ``T`` then upper-case letters and digits.
-_SLACK_TEAM = re.compile(r"T[A-Z0-9]{2,}")
+#: A Slack team id: ``T`` (a workspace) or ``E`` (an Enterprise Grid organization, as an org-wide export records
+#: it) then upper-case letters and digits.
+_SLACK_TEAM = re.compile(r"[TE][A-Z0-9]{2,}")
 
 #: Scope under which policy overrides are stored; the key is the dotted path into the policy document.
 OVERRIDE_SCOPE = "policy"
@@ -72,7 +73,8 @@ class PolicyRegistry:
         chat export (platform ``"export"``) whose id is a Discord snowflake, i.e. a DiscordChatExporter export of
         that guild, ``discord-<guild id>.toml`` when there is no ``export-<id>.toml``, so a scan of a guild's export
         is judged by the same file as the bot in that guild; likewise ``slack-<team id>.toml`` for a Slack export
-        recorded under its team id (``T`` and upper-case letters and digits)."""
+        recorded under its team id (``T``, or ``E`` for an Enterprise Grid organization, then upper-case letters and
+        digits)."""
         if self.servers_dir is None:
             return None
         p = server_policy_path(self.servers_dir, platform, server_id)

@@ -118,8 +118,8 @@ class CaseStore(Protocol):
         ...
 
     async def owe_lift(self, platform: str, server_id: str, number: int) -> None:
-        """Mark the unban of overturned ban case ``number`` owed (no try counted; a case already lifted, or already
-        owing, is unchanged)."""
+        """Mark the unban of ban case ``number`` owed, overturned or a temporary ban at its end (no try counted; a
+        case already lifted, or already owing, is unchanged)."""
         ...
 
     async def owed_lifts(self, platform: str, max_tries: int) -> list[Case]:

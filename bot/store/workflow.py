@@ -75,8 +75,9 @@ class WorkflowMixin(StoreBase):
             )
 
     async def owe_lift(self, platform: str, server_id: str, number: int) -> None:
-        """Mark the unban of overturned ban case ``number`` owed (``lift_tries`` 0; a case already lifted, or
-        already owing, is unchanged)."""
+        """Mark the unban of ban case ``number`` owed (overturned, or a temporary ban at its end): ``lift_tries`` 0;
+        a case already lifted, or already owing, is unchanged. :meth:`owed_lifts` lists overturned bans only (a
+        temporary ban's end is rescheduled from :meth:`due_expiries`)."""
         async with self._tx():
             await self._db.execute(
                 "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0), updated_at = ? WHERE platform = ? "

@@ -32,11 +32,13 @@ Observer = Callable[[Outcome], object]
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600
 
-#: Seconds before a refused unban at a temporary ban's end is tried again.
+#: Seconds before a refused unban (at a temporary ban's end, or of an overturned ban) is tried again.
 UNBAN_RETRY_S = 600
 
-#: Tries at lifting an overturned ban (the first when it is overturned, then every :data:`UNBAN_RETRY_S` and at each
-#: start) before the bot gives up and asks the moderators to unban by hand.
+#: Refused tries at lifting a ban (an overturned ban: the first when it is overturned; a temporary ban: the first at
+#: its end; then every :data:`UNBAN_RETRY_S` and at each start) before the bot gives up and asks the moderators to
+#: unban by hand. Counted in the mod log (the case's ``lift_tries``), so a restart keeps the count; a temporary ban
+#: overturned after refusals goes on counting from there.
 LIFT_TRIES = 5
 
 #: Seconds a process holds a try at an owed unban it claimed in the mod log (the platform call and its writes take
@@ -143,6 +145,9 @@ class WorkflowParts(ABC):
     _timers: dict[tuple[str, int], asyncio.Task[None]]
     #: Holds this process wrote on the next try of an owed unban (its timer pending): handed back at a clean stop
     _lift_holds: dict[tuple[str, int], datetime]
+    #: Cases whose timer is trying the unban now (claimed, the platform called or about to be): cancel_unban leaves
+    #: such a timer to finish and record its outcome
+    _lift_trying: set[tuple[str, int]]
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

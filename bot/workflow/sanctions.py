@@ -261,15 +261,41 @@ class SanctionsMixin(WorkflowParts):
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
 
-    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int, why: str,
+    async def member_unbanned(self, server_id: str, member_id: str) -> list[int]:
+        """The platform says member ``member_id`` was unbanned from ``server_id``, whoever did it: a moderator by
+        hand in the platform's own interface (Discord: ``GUILD_BAN_REMOVE``), or the bot itself (its own unbans send
+        the same event). Their applied bans are marked lifted in the mod log, their end-of-ban timers cancelled and
+        their owed unbans settled, as the bot's own :meth:`unban` does, so neither a temporary ban's end nor an owed
+        lift acts on a member no longer banned. A timer whose try is under way (most likely the bot's own unban that
+        sent this event) finishes and records its outcome.
+
+        Nothing is posted in the mod log nor noted on the cases: the event does not say who unbanned (the platform's
+        audit log does), and the bot's own unbans, recorded already, send it too. Slack has no bans (no
+        :attr:`Capability.UNBAN`): nothing to do there, and this returns ``[]``.
+
+        Returns:
+            The numbers of the ban cases lifted now (``[]``: none was in force in the mod log).
+        """
+        if not self.can(Capability.UNBAN):
+            return []
+        done = await self.lift_temporary_bans(server_id, member_id, before=None, why="unbanned on the platform",
+                                              unbanned=True)
+        if done:
+            log.info("member %s unbanned on the platform: ban case(s) %s lifted", member_id,
+                     ", ".join(f"#{n}" for n in done), extra={"server": server_id})
+        return done
+
+    async def lift_temporary_bans(self, server_id: str, member_id: str, *, before: int | None, why: str,
                                   unbanned: bool = False) -> list[int]:
         """Mark the member's temporary bans older than case ``before`` lifted (an unban, or a later ban that
         supersedes them) and cancel their timers, so their end never unbans the member; the same for an overturned
         ban whose refused unban is still owed, and (``unbanned``: case ``before`` is an unban) for their permanent
-        bans. Returns their numbers."""
+        bans not lifted yet. ``before`` ``None``: all of them (the member was unbanned on the platform). Returns
+        their numbers."""
         done = []
         for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
-            if old.server_id != server_id or old.member_id != member_id or old.number >= before:
+            if (old.server_id != server_id or old.member_id != member_id
+                    or (before is not None and old.number >= before)):
                 continue
             self.cancel_unban(server_id, old.number)
             await self.store.mark_lifted(self.platform, server_id, old.number)
@@ -280,12 +306,13 @@ class SanctionsMixin(WorkflowParts):
             # would refuse it: Discord answers 404 Unknown Ban)
             for old in await self.store.list_cases(self.platform, server_id, member_id, limit=200):
                 if (old.action is ActionKind.BAN and old.status is CaseStatus.APPLIED and old.expires_at is None
-                        and old.number < before):
+                        and old.lifted_at is None and (before is None or old.number < before)):
                     await self.store.mark_lifted(self.platform, server_id, old.number)
                     done.append(old.number)
         for owed in await self.store.owed_lifts(self.platform, LIFT_TRIES):
             # an overturned ban still owing its unban: this unban (or a later ban) settles it; never retried after
-            if owed.server_id != server_id or owed.member_id != member_id or owed.number >= before:
+            if (owed.server_id != server_id or owed.member_id != member_id
+                    or (before is not None and owed.number >= before)):
                 continue
             self.cancel_unban(server_id, owed.number)
             await self.store.mark_lifted(self.platform, server_id, owed.number)
@@ -311,8 +338,15 @@ class SanctionsMixin(WorkflowParts):
         claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
                                             hold_s=LIFT_HOLD_S)
         if claim.tries is None:
-            if claim.held_until is None:  # lifted already (its end came, or a moderator's unban)
-                return "not unbanned: the ban was lifted already"
+            if claim.held_until is None:
+                now = await self.store.get_case(self.platform, case.server_id, case.number)
+                if now is not None and now.lifted_at is None:
+                    # a temporary ban whose end's unban was refused LIFT_TRIES times: the count is shared
+                    note = (f"ban not lifted: the unban was refused {LIFT_TRIES} times already (at the ban's end); "
+                            "not tried again, unban the member by hand")
+                    await self._note_on_case(case.server_id, case.number, note)
+                    return f"could not lift the ban: FAILED: {note}"
+                return "not unbanned: the ban was lifted already"  # its end came, or a moderator's unban
             # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
             self._schedule_lift(case, self._until(claim.held_until))
             return "ban lift owed: another process of the bot is trying the unban"
@@ -324,13 +358,13 @@ class SanctionsMixin(WorkflowParts):
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
     async def _unban_owed(self, case: Case, reason: str) -> ActionResult:
-        """The platform's unban for an owed lift of ``case``; an error raised instead of a refusal (a dropped
+        """The platform's unban for an owed lift of ``case`` (overturned, or a temporary ban's end); an error raised instead of a refusal (a dropped
         connection, a timeout) is a refusal with the error as its reason, so the try is counted, noted and retried
         like one."""
         try:
             return await self.enforcer.unban(case.server_id, case.member_id, reason)
         except Exception as exc:  # noqa: BLE001 - any platform error is one more refused try, never a lost retry
-            log.warning("unban of overturned case %s raised %s", case.number, type(exc).__name__,
+            log.warning("owed unban of case %s raised %s", case.number, type(exc).__name__,
                         extra={"server": case.server_id})
             return ActionResult(Action(ActionKind.BAN), False, f"{type(exc).__name__}: {exc}"[:300])
 
@@ -369,9 +403,11 @@ class SanctionsMixin(WorkflowParts):
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
         key = (case.server_id, case.number)
-        cancelled = False
+        cancelled = trying = False
         try:
             await asyncio.sleep(delay_s)
+            trying = True  # cancel_unban lets this try finish and record its outcome
+            self._lift_trying.add(key)
             await self.retry_lift(case)
         except asyncio.CancelledError:
             cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
@@ -380,6 +416,8 @@ class SanctionsMixin(WorkflowParts):
             log.exception("retrying the unban of overturned case %s failed", case.number,
                           extra={"server": case.server_id})
         finally:
+            if trying:
+                self._lift_trying.discard(key)
             if self._timers.get(key) is asyncio.current_task():
                 del self._timers[key]
                 if not cancelled:
@@ -441,9 +479,14 @@ class SanctionsMixin(WorkflowParts):
         return note
 
     def cancel_unban(self, server_id: str, number: int) -> None:
-        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled."""
-        self._lift_holds.pop((server_id, number), None)
-        timer = self._timers.pop((server_id, number), None)
+        """Cancel the end-of-ban timer (or owed-unban retry) of case ``number``, if one is scheduled; one whose try
+        is under way (its platform call sent or about to be) is left to finish and record the outcome (a later try
+        re-reads the mod log, where the case is lifted by then, and does nothing)."""
+        key = (server_id, number)
+        self._lift_holds.pop(key, None)
+        if key in self._lift_trying:
+            return
+        timer = self._timers.pop(key, None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
 
@@ -493,6 +536,16 @@ class SanctionsMixin(WorkflowParts):
         self._timers[key] = asyncio.ensure_future(self._unban_at(case))
 
     async def _unban_at(self, case: Case) -> None:
+        """At temporary ban ``case``'s end: unban the member, unless the mod log says the ban was lifted since or a
+        later ban supersedes it.
+
+        The unban is then owed like an overturned ban's (:meth:`lift_overturned_ban`): each try is claimed in the
+        mod log first (``claim_lift``, so two processes on one mod log never call the platform for the same try),
+        a refusal is counted in the case's ``lift_tries`` (kept across restarts), noted on the case and posted in
+        the mod log, and tried again every :data:`UNBAN_RETRY_S` seconds and at each start, at most
+        :data:`LIFT_TRIES` refused tries in all; the last note says it is not tried again and to unban by hand."""
+        key = (case.server_id, case.number)
+        cancelled = trying = False
         try:
             assert case.expires_at is not None
             delay = (case.expires_at - self.clock()).total_seconds()
@@ -510,24 +563,63 @@ class SanctionsMixin(WorkflowParts):
                     lines=(f"Member: {case.member_id}", f"not unbanned: case #{later.number} banned them since"),
                     member_id=case.member_id, case_number=case.number, kind="case"))
                 return
-            res = await self.enforcer.unban(case.server_id, case.member_id, f"temporary ban of case #{case.number} "
-                                            "ended")
+            await self.store.owe_lift(self.platform, case.server_id, case.number)
+            claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
+                                                hold_s=LIFT_HOLD_S)
+            if claim.tries is None:
+                # another process holds the try (looked at again when its hold ends), or the refused tries are
+                # used up (the last one said so and asked for an unban by hand)
+                if claim.held_until is not None:
+                    self._retry_end(case, self._until(claim.held_until))
+                return
+            trying = True  # from here cancel_unban lets this try finish (a hand unban's event may come meanwhile)
+            self._lift_trying.add(key)
+            res = await self._unban_owed(case, f"temporary ban of case #{case.number} ended")
             if res.ok:
-                await self.store.mark_lifted(self.platform, case.server_id, case.number)
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+                note = "unbanned"
+                if claim.tries > 1:
+                    await self._note_on_case(case.server_id, case.number, "unbanned at the ban's end (tried again)")
+            else:
+                note = await self._end_refused(case, res.reason, claim.tries)
             await self.desk.post_mod_log(case.server_id, LogEntry(
-                title=f"Case #{case.number}: temporary ban ended",
-                lines=(f"Member: {case.member_id}", "unbanned" if res.ok else
-                       f"unban FAILED: {res.reason}; tried again in {UNBAN_RETRY_S // 60} minutes and at the next "
-                       "start"),
+                title=f"Case #{case.number}: temporary ban ended", lines=(f"Member: {case.member_id}", note),
                 member_id=case.member_id, case_number=case.number, failed=not res.ok, kind="case"))
-            if not res.ok:  # still banned and still due: try again later (the case stays not lifted)
-                retry = replace(case, expires_at=self.clock() + timedelta(seconds=UNBAN_RETRY_S))
-                self._timers.pop((case.server_id, case.number), None)
-                self.schedule_unban(retry)
         except asyncio.CancelledError:
+            cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
             raise
         except Exception:
             log.exception("lifting temporary ban of case %s failed", case.number, extra={"server": case.server_id})
         finally:
-            if self._timers.get((case.server_id, case.number)) is asyncio.current_task():
-                del self._timers[(case.server_id, case.number)]
+            if trying:
+                self._lift_trying.discard(key)
+            if self._timers.get(key) is asyncio.current_task():
+                del self._timers[key]
+                if not cancelled:
+                    self._lift_holds.pop(key, None)
+
+    def _retry_end(self, case: Case, delay_s: float) -> None:
+        """Look at temporary ban ``case``'s end again in ``delay_s`` seconds (its timer replaced)."""
+        self._timers.pop((case.server_id, case.number), None)  # the running timer ends on its own
+        self.schedule_unban(replace(case, expires_at=self.clock() + timedelta(seconds=delay_s)))
+
+    async def _end_refused(self, case: Case, why: str, tries: int) -> str:
+        """Try ``tries`` (claimed) at the unban at temporary ban ``case``'s end was refused: count it, note it on the
+        case and hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
+        :data:`LIFT_TRIES`). Returns the note (also the mod log's line)."""
+        why = short_refusal(why)
+        key = (case.server_id, case.number)
+        if tries >= LIFT_TRIES:
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
+            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
+                    "hand)")
+        else:
+            held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
+                                                 hold_s=UNBAN_RETRY_S)
+            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
+                    "minutes and at the next start)")
+            self._retry_end(case, UNBAN_RETRY_S)
+            if held is not None:
+                self._lift_holds[key] = held
+        await self._note_on_case(case.server_id, case.number, f"ban's end: {note}")
+        return note

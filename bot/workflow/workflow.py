@@ -91,6 +91,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self._inflight: set[asyncio.Task[Any]] = set()
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._lift_holds: dict[tuple[str, int], datetime] = {}
+        self._lift_trying: set[tuple[str, int]] = set()
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
         self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)

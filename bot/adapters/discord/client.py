@@ -73,10 +73,12 @@ def shard_owner(shard_ids: list[int] | tuple[int, ...] | None, shard_count: int 
 
 
 def bot_intents() -> discord.Intents:
-    """Guilds, members (privileged), guild messages and message content (privileged)."""
+    """Guilds, members (privileged), moderation (bans and unbans: a moderator's unban by hand), guild messages and
+    message content (privileged)."""
     intents = discord.Intents.none()
     intents.guilds = True
     intents.members = True
+    intents.moderation = True
     intents.guild_messages = True
     intents.message_content = True
     intents.dm_messages = False

@@ -1,0 +1,46 @@
+"""Wire test: a moderator's unban done by hand in Discord (GUILD_BAN_REMOVE) reaches the workflow, so a temporary
+ban's end no longer acts on a member already unbanned."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+
+from tests.discord.helpers import ephemeral_text, guild_requests, mod_cmd, text_opt
+
+pytestmark = pytest.mark.discord
+
+
+async def _lifted(env, number: int) -> None:
+    for _ in range(300):
+        if env.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (number,))[0][0]:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"case #{number} was not marked lifted")
+
+
+async def test_a_hand_unban_in_discord_stops_the_temporary_ban_s_end(env):
+    """/mod ban for a day, then a moderator unbans by hand in Discord: the bot, told by GUILD_BAN_REMOVE, marks the
+    case lifted and drops its timer; after a restart past the ban's end it sends no unban and posts no end."""
+    opt = {"name": "member", "type": 6, "value": env.alice["id"]}
+    cb = await mod_cmd(env, "ban", opt, text_opt("reason", "cool off"), text_opt("days", 1, 4),
+                       resolved={"users": {env.alice["id"]: env.alice}})
+    assert ephemeral_text(cb).endswith("done.")
+    assert list(env.bot.workflow._timers) == [(env.guild["id"], 1)]
+    # the moderator's unban in Discord's own interface: the ban is gone and the gateway says so
+    ban = env.fake.bans[env.guild["id"]].pop(env.alice["id"])
+    await env.fake.dispatch("GUILD_BAN_REMOVE", {"guild_id": env.guild["id"], "user": ban["user"]})
+    await _lifted(env, 1)
+    assert env.bot.workflow._timers == {}
+    posts_before = len(env.modlog_posts())
+    await env.stop()
+    con = sqlite3.connect(env.db)
+    con.execute("UPDATE cases SET expires_at = '2000-01-01T00:00:00.000000+00:00' WHERE number = 1")
+    con.commit()
+    con.close()
+    await env.start()
+    await asyncio.sleep(0.3)
+    assert guild_requests(env, "DELETE", "bans", env.alice) == []
+    assert not [p for p in env.modlog_posts()[posts_before:] if "temporary ban ended" in str(p.body)]
