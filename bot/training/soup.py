@@ -16,6 +16,10 @@ The soup is the uniform mean, tensor by tensor, of the members' full fp32 state 
 label, :func:`bot.training.train.calibrate`) but on the recipe's dev split alone: each member held out a different
 10% of its new rows, so every new row was trained on by some member and none is a fair dev row for the soup.
 
+``--base-weight W`` mixes the base artifact back in (the soup's weights become ``(1 - W) x mean + W x base``;
+"WiSE-FT", Wortsman et al. 2022, *Robust fine-tuning of zero-shot models*): a knob between what the fine-tunes
+learnt and the shipped model's behaviour elsewhere (real chat's flag rates), default 0.
+
 Like the fast loop, the soup is built in ``<out>.partial`` and moved to ``<out>`` only when complete; ``--out``
 is refused where the fast loop refuses it (the shipped artifact, a member, a folder holding either).
 """
@@ -94,11 +98,28 @@ def _check_out(out: Path, members: list[Path]) -> None:
         raise ValueError(f"--out {out}: a folder that is not a candidate (no fast.json); a soup replaces --out whole")
 
 
+def mix_base(state: dict, base: Path, weight: float) -> dict:
+    """``(1 - weight) x state + weight x base``'s rebuilt state dict, key by key.
+
+    Raises:
+        ValueError: ``weight`` outside [0, 1), or the base's tensors differ from ``state``'s.
+    """
+    if not 0 <= weight < 1:
+        raise ValueError(f"--base-weight must be in [0, 1), not {weight}")
+    if weight == 0:
+        return state
+    sd = art.rebuild_state_dict(base)
+    if set(sd) != set(state) or any(sd[k].shape != v.shape for k, v in state.items()):
+        raise ValueError(f"{base}: its tensors differ from the candidates'")
+    return {k: ((1 - weight) * v.double() + weight * sd[k].double()).float() for k, v in state.items()}
+
+
 def make_soup(members: list[Path], out: Path, recipe: TrainConfig | None = None, *,
-              dev: list | None = None) -> dict:
+              dev: list | None = None, base_weight: float = 0.0, base: Path = art.ARTIFACT_DIR) -> dict:
     """Average ``members`` into the artifact ``out``; returns the report (also ``out/fast.json``).
 
-    ``dev`` replaces the recipe's dev split for calibration (tests pass a tiny one); default the dev half of
+    ``base_weight`` of ``base`` (the members' base artifact, checked against their ``meta.base``) is mixed back
+    in (:func:`mix_base`). ``dev`` replaces the recipe's dev split for calibration (tests pass a tiny one); default the dev half of
     :func:`bot.training.train.build_examples` of ``recipe``.
 
     Raises:
@@ -109,21 +130,24 @@ def make_soup(members: list[Path], out: Path, recipe: TrainConfig | None = None,
     manifests = check_members(members)
     _check_out(out, members)
     rc = recipe or TrainConfig()
-    state = average_state(members)
+    if base_weight and art.read_manifest(base)["delta_sha256"][:12] != manifests[0]["meta"]["base"]:
+        raise ValueError(f"--base {base} is not the candidates' base artifact {manifests[0]['meta']['base']}")
+    state = mix_base(average_state(members), base, base_weight)
     staging = Path(f"{out}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     member_ids = [mf["delta_sha256"][:12] for mf in manifests]
     seeds = [mf.get("meta", {}).get("seed") for mf in manifests]
     meta = dict(manifests[0].get("meta", {}))
     meta.pop("seed", None)
-    manifest = art.write_artifact(state, tuple(manifests[0]["labels"]), staging, **meta, soup=member_ids, seeds=seeds)
+    manifest = art.write_artifact(state, tuple(manifests[0]["labels"]), staging, **meta, soup=member_ids, seeds=seeds,
+                                   **({"base_weight": base_weight} if base_weight else {}))
     dev_rows = dev if dev is not None else build_examples(rc)[1]
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(dev_rows))
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split (a soup's members "
                     "held out different new rows, so none is used)", "dev": dev_report}, indent=2) + "\n",
         encoding="utf-8")
-    report = {"soup": member_ids, "seeds": seeds, "members": [str(m) for m in members], "dev_rows": len(dev_rows),
+    report = {"soup": member_ids, "seeds": seeds, "base_weight": base_weight, "members": [str(m) for m in members], "dev_rows": len(dev_rows),
               "total_seconds": round(time.monotonic() - t0), "delta_sha256": manifest["delta_sha256"],
               "thresholds": thresholds}
     (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -139,17 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bot.training.soup", description=__doc__.split("\n\n")[0])
     p.add_argument("members", nargs="+", type=Path, help="fast-loop candidate artifact directories (two or more)")
     p.add_argument("--out", type=Path, required=True, help="soup artifact directory (never bot/model/artifact)")
+    p.add_argument("--base-weight", type=float, default=0.0,
+                   help="share of the members' base artifact (the shipped model) mixed back in, in [0, 1); default 0")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root, for the recipe's dev split")
     args = p.parse_args(argv)
     try:
         check_members(args.members)
         _check_out(args.out, args.members)
         check_data_root(args.data)
+        if not 0 <= args.base_weight < 1:
+            raise ValueError(f"--base-weight must be in [0, 1), not {args.base_weight}")
     except ValueError as exc:
         print(f"error: soup: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    make_soup(args.members, args.out, replace(TrainConfig(), data=args.data))
+    make_soup(args.members, args.out, replace(TrainConfig(), data=args.data), base_weight=args.base_weight)
     return 0
 
 
