@@ -118,3 +118,16 @@ def test_score_cli_exits_1_for_a_line_cut_short(tmp_path, monkeypatch, capsys, f
     assert out[1] == {"id": "line:2", "error": "line 2: not valid JSON (the line ends inside a string; was it cut "
                                                 "short?)"}
     assert captured.err.startswith("error: 1 input line(s) could not be judged")
+
+
+def test_score_help_says_blank_lines_are_skipped(capsys, tmp_path, monkeypatch):
+    """``score --help`` promises one output line per non-blank input line and says blank lines are skipped, which
+    is what the job does (four input lines, two blank: two output lines)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one paragraph line: argparse would wrap "non-blank" at its hyphen
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "one JSON line per input line" not in text
+    assert "one JSON line per non-blank input line (blank lines are skipped)" in text
+    rc, out, _err = _score(tmp_path, '{"id": 1, "text": "hi"}\n\n   \n{"id": 2, "text": "bye"}\n')
+    assert rc == 0 and [o["id"] for o in out] == [1, 2]

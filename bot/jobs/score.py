@@ -1,4 +1,5 @@
-"""The ``score`` job: JSON lines ``{"id", "text"}`` on stdin, one JSON line per input on stdout.
+"""The ``score`` job: JSON lines ``{"id", "text"}`` on stdin, one JSON line per non-blank input line on
+stdout (blank lines are skipped).
 
 Layer: composition root. Output contract (stable; evaluation tools depend on it)::
 
