@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
 
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs $MODBOT_SHARED/data/chats, default "
-                       "../shared/data/chats; python -m bot bench --help)")
+                       "../shared/data/chats); bench store: the store's write path; bench precision: the int8 check "
+                       "(python -m bot bench --help)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
     sv = sub.add_parser("serve", help="Perspective-compatible scoring service (python -m bot serve --help)")
