@@ -72,13 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-progress", action="store_true", help="no progress bar (the summary is still printed)")
 
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin',
-                        description='Read JSON lines {"id", "text"} from stdin and write one JSON line per input line '
-                                    "to stdout, in order: the model's scores, score_status, language, rule hits and "
-                                    'the action under the policy. "id" is the input\'s own, echoed as given; a line '
-                                    'without one (or with "id": null) is answered as "line:N", N its line number '
-                                    "counting blank lines, a string, so it never equals a numeric id such as 3 on "
-                                    'another line. A line that cannot be judged gets {"id", "error"} and the exit '
-                                    "status is 1.")
+                        description='Read JSON lines {"id", "text"} from stdin and write one JSON line per non-blank '
+                                    "input line (blank lines are skipped) to stdout, in order: the model's scores, "
+                                    "score_status, language, rule hits and the action under the policy. \"id\" is the "
+                                    "input's own, echoed as given; a line without one (or with \"id\": null) is "
+                                    'answered as "line:N", N its line number counting blank lines, a string, so it '
+                                    "never equals a numeric id such as 3 on another line. A line that cannot be "
+                                    'judged (not JSON, or no string "text") gets {"id", "error"} in its place, the '
+                                    "lines after it are still judged, and the exit status is then 1.")
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
@@ -120,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--out", type=Path, help="the copy (default: <db>.bak-<schema version>-<UTC timestamp>)")
 
     b = sub.add_parser("bench", help="throughput and latency benchmark (needs $MODBOT_SHARED/data/chats, default "
-                       "../shared/data/chats; python -m bot bench --help)")
+                       "../shared/data/chats); bench store: the store's write path; bench precision: the int8 check "
+                       "(python -m bot bench --help)")
     b.add_argument("rest", nargs=argparse.REMAINDER)
 
     sv = sub.add_parser("serve", help="Perspective-compatible scoring service (python -m bot serve --help)")

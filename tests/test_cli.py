@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -508,6 +509,30 @@ def test_every_command_help_says_what_the_command_does(capsys):
         main(["backup", "--help"])
     out = capsys.readouterr().out
     assert "\nWrite an online copy of the mod log (SQLite: sqlite3 backup API).\n" in out
+
+
+def test_bench_help_lists_its_commands_in_the_usage_and_the_help(capsys, monkeypatch):
+    """`python -m bot bench --help` shows `bench store` and `bench precision` in its usage (each with its own
+    options, as `bench store --help` shows them) and lists both with what they measure (a newcomer found no
+    command in the usage); an option written before a command is refused with exit 2 (its options would be lost)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one usage line per form
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    usage = [ln.strip() for ln in out.split("\n\n", 1)[0].splitlines()]
+    with pytest.raises(SystemExit):
+        main(["bench", "store", "--help"])
+    store_usage = capsys.readouterr().out.splitlines()[0].removeprefix("usage: ")
+    assert usage[0].startswith("usage: python -m bot bench [-h] [--messages MESSAGES]")
+    assert usage[1] == store_usage and "--pg-url PG_URL" in store_usage
+    assert usage[2].startswith("python -m bot bench precision [-h] [--recipe ")
+    commands = out.split("\ncommands:\n", 1)[1]
+    assert re.search(r"\n    store +the store's write path", commands)
+    assert re.search(r"\n    precision +the embedded model's int8 variant", commands)
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "--messages", "5", "store"])
+    assert stopped.value.code == 2
+    assert "write the command first: python -m bot bench store" in capsys.readouterr().err
 
 
 def test_bench_help_names_the_command_and_explains_every_option(capsys):

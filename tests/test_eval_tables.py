@@ -1,12 +1,15 @@
 """The quality harness's tables when stdout is not a terminal (``python -m bot eval scene | less``, a log file):
-one table row per line, not rows wrapped at rich's default 80 columns."""
+one table row per line, not rows wrapped at rich's default 80 columns; and the policy each model was judged under."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
 
+import pytest
+
 from bot.cli import main
+from bot.config import DEFAULT_POLICY_PATH
 from bot.eval.common import PIPED_WIDTH, table_console
 
 HEADER = "case_id,kind,gold,expect_label,text\n"
@@ -50,3 +53,56 @@ def test_table_console_keeps_the_terminal_width_on_a_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     assert table_console(_Terminal()).width == 100
     assert table_console(io.StringIO()).width == PIPED_WIDTH
+
+
+def _scene_file(tmp_path: Path) -> Path:
+    path = tmp_path / "scene.csv"
+    path.write_text(HEADER + "ok1,angry_support,allow,,good morning everyone, the garden looks lovely today\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_eval_scene_names_the_policy_it_judged_under(tmp_path: Path, monkeypatch, capsys, fake_scorer_url):
+    """``python -m bot eval scene`` says above its tables which policy judged the cases and that policy's version:
+    "the default policy" alone, or the default plus each --policy file by its path (another version)."""
+    from bot.core.policy import load_policy
+
+    path = _scene_file(tmp_path)
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[thresholds]\nidentity_attack = { review = 0.92, act = 0.97 }\n", encoding="utf-8")
+    monkeypatch.setenv("MODBOT_SCORER_URL", fake_scorer_url)
+    assert main(["eval", "scene", str(path)]) == 0
+    lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
+    default_version = load_policy().version
+    assert lines[0] == f"Founding scene: judged under the default policy, policy version {default_version}"
+    assert main(["eval", "scene", str(path), "--policy", str(strict)]) == 0
+    lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
+    strict_version = load_policy(DEFAULT_POLICY_PATH, strict).version
+    assert strict_version != default_version
+    assert lines[0] == (f"Founding scene: judged under the default policy + {strict}, policy version "
+                        f"{strict_version}")
+
+
+@pytest.mark.slow
+def test_eval_scene_names_the_candidates_and_the_baselines_policy(tmp_path: Path, capsys):
+    """With ``--baseline`` and ``--baseline-policy``, each model's tables are headed by its own policy: the
+    candidate's --policy file and version, the baseline's --baseline-policy file and version (the shipped model
+    as both, loaded from its artifact directory)."""
+    from bot.core.policy import load_policy
+
+    path = _scene_file(tmp_path)
+    cand, base = tmp_path / "cand.toml", tmp_path / "base.toml"
+    cand.write_text("[thresholds]\nidentity_attack = { review = 0.92, act = 0.97 }\n", encoding="utf-8")
+    base.write_text("[thresholds]\nidentity_attack = { review = 0.6, act = 0.9 }\n", encoding="utf-8")
+    artifact = str(Path(__file__).resolve().parents[1] / "bot" / "model" / "artifact")
+    assert main(["eval", "scene", str(path), "--artifact", artifact, "--baseline", artifact, "--policy", str(cand),
+                 "--baseline-policy", str(base)]) == 0
+    lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
+    default = DEFAULT_POLICY_PATH
+    said = [ln for ln in lines if "judged under the default policy +" in ln]
+    assert said == [
+        f"Founding scene: judged under the default policy + {cand}, policy version "
+        f"{load_policy(default, cand).version}",
+        f"Founding scene, baseline: judged under the default policy + {base}, policy version "
+        f"{load_policy(default, base).version}",
+    ]

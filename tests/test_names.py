@@ -14,6 +14,7 @@ from bot.core.service import ModerationService
 from bot.store import open_store
 from bot.workflow.names import flagged_labels, framed, name_rule_hits
 from tests.fakes import FakeScorer
+from tests.policy_defaults import IA_REVIEW
 
 POLICY = load_policy(DEFAULT_POLICY_PATH)
 
@@ -38,9 +39,12 @@ def test_an_invite_in_a_name_is_matched_by_the_invite_rule():
 
 
 def test_a_label_at_its_review_tier_flags_a_name_and_below_it_does_not():
-    """flagged_labels names each label at or above its [thresholds] review tier with the score."""
-    (scores,) = FakeScorer({"vermin": {"identity_attack": 0.88}}).score_batch(["My name is vermin."])
-    assert flagged_labels(scores, POLICY) == ["identity_attack 0.88 >= 0.75"]
+    """flagged_labels names each label at or above its [thresholds] review tier with the score (the default
+    policy's identity_attack tier, read from it): a score at the tier is named, one just under it is not."""
+    (scores,) = FakeScorer({"vermin": {"identity_attack": IA_REVIEW}}).score_batch(["My name is vermin."])
+    assert flagged_labels(scores, POLICY) == [f"identity_attack {IA_REVIEW:.2f} >= {IA_REVIEW:.2f}"]
+    (under,) = FakeScorer({"vermin": {"identity_attack": round(IA_REVIEW - 0.01, 4)}}).score_batch(["My name is vermin."])
+    assert flagged_labels(under, POLICY) == []
     (clean,) = FakeScorer({}).score_batch(["My name is Tyrone."])
     assert flagged_labels(clean, POLICY) == []
 

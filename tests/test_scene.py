@@ -23,13 +23,20 @@ from bot.core.rules.settings import SpamSettings
 from bot.core.service import ModerationService
 from bot.store.sqlite import SqliteStore
 from tests.fakes import ABUSE, FakeScorer
+from tests.policy_defaults import IA_ACT, IA_REVIEW, raid
 
 T0 = datetime(2026, 6, 1, 18, 0, tzinfo=UTC)
 SERVER = ServerRef("discord", "g1", "guild")
 GENERAL = ChannelRef(id="c1", name="general")
 OLD = T0 - timedelta(days=400)
-#: identity_attack 0.64: under the normal 0.75 review tier, over raid mode's 0.60.
-SCENE = {**ABUSE, "full stop": {"identity_attack": 0.64}, "slurword": {"identity_attack": 0.8},
+#: identity_attack between raid mode's stricter review tier and the default's normal one, under raid mode's act
+#: tier (0.675 between 0.60 and 0.75 for the shipped model's tiers): sent to review for a member held to raid
+#: mode's tiers only.
+BETWEEN_TIERS = round((raid(IA_REVIEW) + min(IA_REVIEW, raid(IA_ACT))) / 2, 4)
+#: identity_attack past the default's review tier but under its act tier (0.85 between 0.75 and 0.95): the model
+#: alone only reviews; with a slur-list hit the two agree.
+PAST_REVIEW = round((IA_REVIEW + IA_ACT) / 2, 2)
+SCENE = {**ABUSE, "full stop": {"identity_attack": BETWEEN_TIERS}, "slurword": {"identity_attack": PAST_REVIEW},
          "quoted": {"identity_attack": 0.1}, "con": {"insult": 0.6}}
 FRENCH_MILD = "Je pense que le match de ce soir sera vraiment serré, on verra bien."
 FRENCH_ABUSE = "T'es vraiment un pauvre con, ferme ta gueule."
@@ -73,16 +80,17 @@ async def test_raid_tiers_skip_an_established_member(env):
         await service.handle(msg(f"h{i}", "anyone watching the match tonight?", priya, T0 + timedelta(seconds=i)))
     out = await service.handle(msg("m1", "trans women are women. full stop.", priya, T0 + timedelta(seconds=5)))
     assert not out.verdict.flagged and not out.verdict.raid_mode
-    assert out.verdict.tiers["identity_attack"] == (0.75, 0.95)
+    assert out.verdict.tiers["identity_attack"] == (IA_REVIEW, IA_ACT)
 
 
 async def test_raid_tiers_apply_to_a_member_without_history(env):
-    """A long-standing member with no earlier message seen gets raid mode's stricter tiers (0.64 >= 0.60)."""
+    """A long-standing member with no earlier message seen gets raid mode's stricter tiers (BETWEEN_TIERS passes
+    raid mode's review tier)."""
     service, _ = env
     service.set_raid_mode("discord", "g1", None, True, T0)
     out = await service.handle(msg("m1", "trans women are women. full stop.", member("sleeper")))
     assert out.verdict.flagged and out.verdict.raid_mode and out.verdict.action == ActionKind.REVIEW
-    assert out.verdict.tiers["identity_attack"] == (0.6, 0.76)
+    assert out.verdict.tiers["identity_attack"] == (raid(IA_REVIEW), raid(IA_ACT))
 
 
 async def test_raid_tiers_apply_to_a_new_member_with_history(env):
@@ -123,13 +131,14 @@ def _scores(ia: float) -> Scores:
 def test_slur_hit_and_model_review_tier_agree_to_act():
     """A slur-list hit plus identity_attack at its review tier asks for identity_attack's action (delete)."""
     policy = load_policy()
-    d = decide(policy, policy.thresholds, _scores(0.8), [SLUR_HIT])
+    d = decide(policy, policy.thresholds, _scores(PAST_REVIEW), [SLUR_HIT])
     assert d.strongest == ActionKind.DELETE
     act = next(a for a in d.actions if a.kind == ActionKind.DELETE)
-    assert act.source == "identity_attack" and "blocklist" in act.reason and "0.80 >= 0.75 agree" in act.reason
+    assert act.source == "identity_attack" and "blocklist" in act.reason
+    assert f"{PAST_REVIEW:.2f} >= {IA_REVIEW:.2f} agree" in act.reason
 
 
-@pytest.mark.parametrize(("ia", "hits"), [(0.8, []), (0.1, [SLUR_HIT])])
+@pytest.mark.parametrize(("ia", "hits"), [(PAST_REVIEW, []), (0.1, [SLUR_HIT])])
 def test_one_signal_alone_only_reviews(ia, hits):
     """The model's review tier alone, or the slur list alone with a low score, only sends the message to review."""
     policy = load_policy()
@@ -139,7 +148,7 @@ def test_one_signal_alone_only_reviews(ia, hits):
 def test_agreement_can_be_switched_off():
     """With agreement.act = false the two signals together still only review."""
     policy = load_policy(overrides={"agreement.act": False})
-    assert decide(policy, policy.thresholds, _scores(0.8), [SLUR_HIT]).strongest == ActionKind.REVIEW
+    assert decide(policy, policy.thresholds, _scores(PAST_REVIEW), [SLUR_HIT]).strongest == ActionKind.REVIEW
 
 
 async def test_slur_and_model_agree_end_to_end(env):

@@ -77,3 +77,57 @@ def test_score_help_says_how_a_line_without_an_id_is_answered(capsys):
         main(["score", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert 'a line without one (or with "id": null) is answered as "line:N"' in text
+
+
+def test_a_line_cut_short_is_named_in_plain_words_and_the_lines_after_it_are_judged(tmp_path):
+    """A line cut short inside a string (``{"id": "a", "text": "hello`` and its newline) is answered with its line
+    number and what is wrong in words, not json's "Invalid control character at ..."; like every bad line it gets
+    an error line (id "line:N"), the exit status is 1 and the next lines are still judged. The same holds for a last
+    line cut short without its newline, and a line whose object is never closed."""
+    lines = ('{"id": 1, "text": "hi"}\n\n{"id": "a", "text": "hello\n{"id": 2, "text": "fine"}\n'
+             '{"id": "b", "text": "ok"\nnot json\n{"id": "c", "text": "he\tllo"}\n{"id": "d", "text": "bye')
+    rc, out, err = _score(tmp_path, lines)
+    assert rc == 1
+    assert [o["id"] for o in out] == [1, "line:3", 2, "line:5", "line:6", "line:7", "line:8"]
+    assert out[1]["error"] == "line 3: not valid JSON (the line ends inside a string; was it cut short?)"
+    assert "scores" in out[2]
+    assert out[3]["error"] == ("line 5: not valid JSON (the line ends before the JSON value is complete; was it cut "
+                               "short?)")
+    assert out[4]["error"] == "line 6: not valid JSON (column 1: a JSON value was expected)"
+    assert out[5]["error"] == ("line 7: not valid JSON (column 24: the control character U+0009 inside a string must "
+                               "be escaped (e.g. \\t for a tab))")
+    assert out[6]["error"] == "line 8: not valid JSON (the line ends inside a string; was it cut short?)"
+    assert not any("Invalid control character" in o.get("error", "") for o in out)
+    assert "5 input line(s)" in err
+
+
+def test_score_cli_exits_1_for_a_line_cut_short(tmp_path, monkeypatch, capsys, fake_scorer_url):
+    """Through ``python -m bot score`` (scoring through the session's fake scoring service over HTTP): the cut-short
+    line's error is on stdout in words, exit status 1 (as for any line that cannot be judged), one ``error:`` line
+    on stderr, and the line before it is judged."""
+    import sys
+
+    monkeypatch.setenv("MODBOT_SCORER_URL", fake_scorer_url)
+    monkeypatch.setenv("MODBOT_DB", str(tmp_path / "unused.db"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"id": "x", "text": "fine"}\n{"id": "a", "text": "hello\n'))
+    rc = main(["score"])
+    captured = capsys.readouterr()
+    out = [json.loads(ln) for ln in captured.out.splitlines()]
+    assert rc == 1
+    assert "scores" in out[0]
+    assert out[1] == {"id": "line:2", "error": "line 2: not valid JSON (the line ends inside a string; was it cut "
+                                                "short?)"}
+    assert captured.err.startswith("error: 1 input line(s) could not be judged")
+
+
+def test_score_help_says_blank_lines_are_skipped(capsys, tmp_path, monkeypatch):
+    """``score --help`` promises one output line per non-blank input line and says blank lines are skipped, which
+    is what the job does (four input lines, two blank: two output lines)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one paragraph line: argparse would wrap "non-blank" at its hyphen
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "one JSON line per input line" not in text
+    assert "one JSON line per non-blank input line (blank lines are skipped)" in text
+    rc, out, _err = _score(tmp_path, '{"id": 1, "text": "hi"}\n\n   \n{"id": 2, "text": "bye"}\n')
+    assert rc == 0 and [o["id"] for o in out] == [1, 2]

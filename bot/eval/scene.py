@@ -106,13 +106,41 @@ def scene_metrics(rows: list[dict[str, str]], verdicts: list[dict[str, Any]]) ->
     }
 
 
+def policy_source(settings: Settings, policy_files: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The policy a probe run is judged under, as :func:`judge` builds it (the default policy file of ``settings``
+    plus ``policy_files``, no server files, no stored overrides), said for a person.
+
+    Returns:
+        ``{"files": [str, ...], "version": str, "text": str}``: ``files`` the paths in layering order, ``version``
+        the policy's version (:attr:`bot.core.policy.Policy.version`, 12 hex digits of its checksum), ``text``
+        e.g. ``"the default policy + stricter.toml, policy version 1a2b3c4d5e6f"`` (``"the default policy"`` for the
+        packaged ``bot/config/default.toml``; another default file, ``MODBOT_POLICY``, is named by its path).
+
+    Raises:
+        bot.core.policy.PolicyError: a file is missing or invalid (the CLI checks them before any model loads).
+    """
+    from bot.config import DEFAULT_POLICY_PATH
+    from bot.core.policy import load_policy
+
+    files = [settings.default_policy, *policy_files]
+    policy = load_policy(*files)
+    default = settings.default_policy
+    names = ["the default policy" if Path(default).resolve() == DEFAULT_POLICY_PATH.resolve() else str(default),
+             *(str(f) for f in policy_files)]
+    return {"files": [str(f) for f in files], "version": policy.version,
+            "text": f"{' + '.join(names)}, policy version {policy.version}"}
+
+
 def print_scene(m: dict, console, title: str = "Founding scene") -> None:
-    """Print :func:`scene_metrics` as rich tables (rates and every wrong case)."""
+    """Print :func:`scene_metrics` as rich tables (rates and every wrong case); with ``m["policy"]``
+    (:func:`policy_source`), first a line naming the policy the cases were judged under and its version."""
     from rich.table import Table
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f}"
 
+    if m.get("policy"):  # plain text: a path with [brackets] is not rich markup, and the line is never wrapped
+        console.print(f"{title}: judged under {m['policy']['text']}", markup=False, highlight=False, soft_wrap=True)
     heading = f"{title} (n={m['n']}, judged under the policy: flagged = review or act)"
     t = Table(title=heading, min_width=len(heading))  # the heading on one line, not wrapped to the columns' width
     for col in ("metric", "%"):
@@ -140,19 +168,29 @@ def print_scene(m: dict, console, title: str = "Founding scene") -> None:
 def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None,
                policy_files: tuple[Path, ...] = (), baseline_policy_files: tuple[Path, ...] | None = None) -> dict:
     """Judge the founding-scene probe cases (or any file of this format) under the default policy plus
-    ``policy_files`` and print them; with ``baseline``, also judge them with it (under ``baseline_policy_files``
-    when given, else the same files) and print the paired comparison (under ``"paired"``)."""
+    ``policy_files`` and print them, each table set after a line naming the policy and its version; with
+    ``baseline``, also judge them with it (under ``baseline_policy_files`` when given, else the same files) and print
+    the paired comparison (under ``"paired"``; the baseline's metrics, with its policy, under ``"baseline"``).
+
+    Returns:
+        :func:`scene_metrics` plus ``"policy"`` (:func:`policy_source`) and, with a baseline, ``"baseline"`` and
+        ``"paired"``.
+    """
+    settings = settings or Settings.from_env()
     cases = read_cases(path)
     if not cases:
         raise EvalInputError(f"{path}: no cases (nothing after the header line)")
     verdicts = judge(cases, scorer, settings, policy_files)
     m = scene_metrics(cases, verdicts)
+    m["policy"] = policy_source(settings, policy_files)
     print_scene(m, console)
     if baseline is not None:
-        base = judge(cases, baseline, settings,
-                     policy_files if baseline_policy_files is None else baseline_policy_files)
+        base_files = policy_files if baseline_policy_files is None else baseline_policy_files
+        base = judge(cases, baseline, settings, base_files)
         mb = scene_metrics(cases, base)
+        mb["policy"] = policy_source(settings, base_files)
         print_scene(mb, console, title="Founding scene, baseline")
+        m["baseline"] = mb
         a, b = correct(cases, base), correct(cases, verdicts)
         rows = [_paired_row("overall", a, b)]
         for name, gold in (("abuse", "flag"), ("others", "allow")):
@@ -164,4 +202,5 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
     return m
 
 
-__all__ = ["SCENE_CASES", "correct", "eval_scene", "judge", "print_scene", "read_cases", "scene_metrics"]
+__all__ = ["SCENE_CASES", "correct", "eval_scene", "judge", "policy_source", "print_scene", "read_cases",
+           "scene_metrics"]

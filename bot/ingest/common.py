@@ -100,6 +100,48 @@ def json_error_position(exc: json.JSONDecodeError) -> str:
     return f"offset {exc.pos} (line {exc.lineno}, column {exc.colno})"
 
 
+#: :class:`json.JSONDecodeError` messages said in plain words (the key is the start of ``exc.msg``).
+_JSON_PROBLEMS = (
+    ("Expecting value", "a JSON value was expected"),
+    ("Extra data", "more text follows the complete JSON value"),
+    ("Expecting property name enclosed in double quotes", "a key in double quotes was expected"),
+    ("Expecting ',' delimiter", "a ',' was expected between two items"),
+    ("Expecting ':' delimiter", "a ':' was expected after a key"),
+    ("Invalid \\uXXXX escape", "a \\u escape needs four hex digits"),
+    ("Invalid \\escape", "a backslash starts an escape JSON does not have (write \\\\ for a backslash)"),
+)
+
+
+def json_line_problem(exc: json.JSONDecodeError) -> str:
+    """Why one line of JSON lines input is not JSON, in plain words, for a person to fix the line.
+
+    Args:
+        exc: the error ``json.loads`` raised for that one line (``exc.doc`` is the line, its newline included or
+            not).
+
+    Returns:
+        ``"not valid JSON (...)"``: ``(the line ends inside a string; was it cut short?)`` when a string is still
+        open at the line's end (json says "Invalid control character" for the newline, or "Unterminated string"
+        without one); ``(the line ends before the JSON value is complete; was it cut short?)`` when nothing but
+        whitespace follows where the parser stopped; otherwise the 1-based column and what is wrong there, e.g.
+        ``(column 1: a JSON value was expected)``. No line number: the caller knows it.
+    """
+    doc, pos = exc.doc, exc.pos
+    ends_here = not doc[pos:].strip()
+    if exc.msg.startswith("Unterminated string") or (exc.msg.startswith("Invalid control character") and ends_here):
+        return "not valid JSON (the line ends inside a string; was it cut short?)"
+    if ends_here:
+        return "not valid JSON (the line ends before the JSON value is complete; was it cut short?)"
+    if exc.msg.startswith("Invalid control character"):
+        what = (f"the control character U+{ord(doc[pos]):04X} inside a string must be escaped (e.g. \\t for a tab)"
+                if pos < len(doc) else "a control character inside a string must be escaped")
+        return f"not valid JSON (column {exc.colno}: {what})"
+    for start, words in _JSON_PROBLEMS:
+        if exc.msg.startswith(start):
+            return f"not valid JSON (column {exc.colno}: {words})"
+    return f"not valid JSON (column {exc.colno}: {exc.msg})"
+
+
 class TooDeep:
     """An array item nested too deeply for Python's JSON parser (it raised :exc:`RecursionError`); the readers
     report it at its index and skip it. Use the :data:`TOO_DEEP` instance."""

@@ -23,6 +23,8 @@ Figures:
 
 ``python -m bot bench store [--pg-url URL]`` compares the store backends side by side in one run (no model, no
 chat exports needed): ``record_batch`` throughput and p99 per batch / per message, SQLite vs PostgreSQL.
+``python -m bot bench precision`` is the int8 paired check (:func:`precision_main`). ``bench --help`` lists both
+commands in its usage and help (:func:`build_parser`).
 """
 
 from __future__ import annotations
@@ -392,13 +394,22 @@ async def bench_store(database: str, n: int, batch: int) -> dict:
             "per_message_p99_ms": p99 * 1000 / batch}
 
 
-def store_main(argv: list[str]) -> int:
-    """``python -m bot bench store [--pg-url URL]``: the store's write path, SQLite and PostgreSQL side by side."""
-    ap = argparse.ArgumentParser(prog="python -m bot bench store")
-    ap.add_argument("--messages", type=int, default=20000)
+#: ``bench store`` in a line: the top of its ``--help`` and its row in ``bench --help``'s commands.
+STORE_HELP = "the store's write path (record_batch throughput and p99), SQLite and PostgreSQL side by side; no model"
+
+
+def _store_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``bench store``'s options to ``ap`` (its own parser, or its entry in ``bench --help``); returns ``ap``."""
+    ap.add_argument("--messages", type=int, default=20000, help="records written (default 20000)")
     ap.add_argument("--batch", type=int, default=128, help="records per record_batch (the service's batch)")
     ap.add_argument("--pg-url", default=os.environ.get("MODBOT_BENCH_PG"),
                     help="an EMPTY PostgreSQL database (default $MODBOT_BENCH_PG); without it only SQLite runs")
+    return ap
+
+
+def store_main(argv: list[str]) -> int:
+    """``python -m bot bench store [--pg-url URL]``: the store's write path, SQLite and PostgreSQL side by side."""
+    ap = _store_arguments(argparse.ArgumentParser(prog="python -m bot bench store", description=_sentence(STORE_HELP)))
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -420,6 +431,35 @@ def store_main(argv: list[str]) -> int:
 HATECHECK_DEV = CHATS.parent / "hatecheck" / "hatecheck_dev_70pct.csv"
 
 
+#: ``bench precision`` in a line: the top of its ``--help`` and its row in ``bench --help``'s commands.
+PRECISION_HELP = ("the embedded model's int8 variant against fp32 on ONNX Runtime: the paired verdict check on real "
+                  "chat and HateCheck (recorded in ONNX.json for MODBOT_PRECISION=auto) and both throughputs")
+
+
+def _precision_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``bench precision``'s options to ``ap`` (its own parser, or its entry in ``bench --help``); returns
+    ``ap``."""
+    from bot.scoring.precision import INT8_RECIPE, INT8_RECIPES  # the standard library only: no ONNX Runtime
+
+    ap.add_argument("--recipe", choices=tuple(INT8_RECIPES), default=INT8_RECIPE,
+                    help=f"which MatMuls get int8 weights (default {INT8_RECIPE}, the one int8 means; another "
+                         "recipe is checked and timed but never recorded)")
+    ap.add_argument("--messages", type=int, default=3000, help="real chat messages in the check (default 3000)")
+    ap.add_argument("--hatecheck", type=Path, default=HATECHECK_DEV, help="HateCheck CSV (default the dev split)")
+    ap.add_argument("--speed-messages", type=int, default=1000, help="chat messages for the throughput rows")
+    ap.add_argument("--no-record", action="store_true", help="do not record the check in ONNX.json")
+    return ap
+
+
+#: The benchmark's commands (``python -m bot bench COMMAND ...``): their one-line help and their options.
+COMMANDS = {"store": (STORE_HELP, _store_arguments), "precision": (PRECISION_HELP, _precision_arguments)}
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a description: capitalised, with a full stop."""
+    return text[:1].upper() + text[1:] + "."
+
+
 def precision_main(argv: list[str]) -> int:
     """``python -m bot bench precision``: the embedded model's int8 variant against fp32 on ONNX Runtime, side by
     side: the paired verdict check (:func:`bot.scoring.precision.paired_check`) on real chat and HateCheck's dev
@@ -433,7 +473,6 @@ def precision_main(argv: list[str]) -> int:
     from bot.scoring.onnx_scorer import OnnxScorer, _identity, _sha256, load_embedded, onnx_dir
     from bot.scoring.precision import (
         INT8_RECIPE,
-        INT8_RECIPES,
         cpu_flags,
         cpu_kind,
         int8_nodes,
@@ -444,14 +483,8 @@ def precision_main(argv: list[str]) -> int:
     )
     from bot.settings import Settings
 
-    ap = argparse.ArgumentParser(prog="python -m bot bench precision")
-    ap.add_argument("--recipe", choices=tuple(INT8_RECIPES), default=INT8_RECIPE,
-                    help=f"which MatMuls get int8 weights (default {INT8_RECIPE}, the one int8 means; another "
-                         "recipe is checked and timed but never recorded)")
-    ap.add_argument("--messages", type=int, default=3000, help="real chat messages in the check (default 3000)")
-    ap.add_argument("--hatecheck", type=Path, default=HATECHECK_DEV, help="HateCheck CSV (default the dev split)")
-    ap.add_argument("--speed-messages", type=int, default=1000, help="chat messages for the throughput rows")
-    ap.add_argument("--no-record", action="store_true", help="do not record the check in ONNX.json")
+    ap = _precision_arguments(argparse.ArgumentParser(prog="python -m bot bench precision",
+                                                      description=_sentence(PRECISION_HELP)))
     args = ap.parse_args(argv)
     if not CHATS.exists() or not args.hatecheck.is_file():
         print(f"bench precision needs the chat exports at {CHATS} and {args.hatecheck}", file=sys.stderr)
@@ -507,13 +540,10 @@ def precision_main(argv: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run every figure and print a table (and ``--json`` for machines); ``bench store ...``: :func:`store_main`;
-    ``bench precision ...``: :func:`precision_main`."""
-    if argv and argv[0] == "store":
-        return store_main(argv[1:])
-    if argv and argv[0] == "precision":
-        return precision_main(argv[1:])
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m bot bench``: the pipeline benchmark's options, and in its usage and help the
+    commands of :data:`COMMANDS` (``bench store ...``, ``bench precision ...``), each usage line from the
+    command's own parser. :func:`main` hands a command's arguments to that command's own parser."""
     ap = argparse.ArgumentParser(
         prog="python -m bot bench",
         description="Throughput and latency of the moderation pipeline on real chat ($MODBOT_SHARED/data/chats), side "
@@ -538,7 +568,30 @@ def main(argv: list[str] | None = None) -> int:
                     "'unbounded'")
     ap.add_argument("--only-burst", action="store_true", help="run only the burst section")
     ap.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    forms = [ap.format_usage()]
+    sub = ap.add_subparsers(dest="bench_command", title="commands", metavar="COMMAND",
+                            description="python -m bot bench COMMAND --help for a command's options; without one, "
+                                        "the pipeline benchmark runs")
+    for name, (text, add_arguments) in COMMANDS.items():
+        parser = add_arguments(sub.add_parser(name, help=text, description=_sentence(text),
+                                              prog=f"python -m bot bench {name}"))
+        forms.append(parser.format_usage())
+    # one usage line per form, each as its own parser writes it (continuation lines already indented to match)
+    ap.usage = "\n       ".join(f.removeprefix("usage: ").rstrip("\n") for f in forms).replace("%", "%%")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every figure and print a table (and ``--json`` for machines); ``bench store ...``: :func:`store_main`;
+    ``bench precision ...``: :func:`precision_main`."""
+    if argv and argv[0] == "store":
+        return store_main(argv[1:])
+    if argv and argv[0] == "precision":
+        return precision_main(argv[1:])
+    ap = build_parser()
     args = ap.parse_args(argv)
+    if args.bench_command is not None:  # ``bench --json x store``: the command's own options would be lost
+        ap.error(f"write the command first: python -m bot bench {args.bench_command} [its options]")
     if not CHATS.exists():
         print(f"bench needs the chat exports at {CHATS}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""The ``score`` job: JSON lines ``{"id", "text"}`` on stdin, one JSON line per input on stdout.
+"""The ``score`` job: JSON lines ``{"id", "text"}`` on stdin, one JSON line per non-blank input line on
+stdout (blank lines are skipped).
 
 Layer: composition root. Output contract (stable; evaluation tools depend on it)::
 
@@ -15,7 +16,10 @@ value but ``null``, echoed as given); a line without one (or with ``"id": null``
 ``"line:N"`` (:func:`line_id`; ``N`` its 1-based line number in the input, blank lines counted), so it never takes
 the id of another line that carries a number (``3`` and ``"line:3"`` differ); only an input id written in that very
 form could look like it. A line that is not valid JSON, or lacks a string ``text``, gets
-``{"id": <its id, else "line:N">, "error": "..."}``, and the exit code is then 1 (stderr says how many lines failed).
+``{"id": <its id, else "line:N">, "error": "..."}``, and the exit code is then 1 (stderr says how many lines failed);
+the lines after it are still judged. A line that is not JSON is said in words with its line number
+(:func:`bot.ingest.common.json_line_problem`: ``"line 3: not valid JSON (the line ends inside a string; was it cut
+short?)"``).
 Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot
 be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which
 are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id
@@ -35,7 +39,7 @@ from typing import IO, Any
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
-from bot.ingest.common import clean_text
+from bot.ingest.common import clean_text, json_line_problem
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -77,6 +81,10 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                     continue
                 except RecursionError:
                     pending.append((line_id(n), f"line {n}: JSON nested too deeply to read"))
+                    failed += 1
+                    continue
+                except json.JSONDecodeError as exc:  # said in words: "the line ends inside a string; ..."
+                    pending.append((line_id(n), f"line {n}: {json_line_problem(exc)}"))
                     failed += 1
                     continue
                 except ValueError as exc:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.policy_defaults import IA_REVIEW
+
 pytestmark = pytest.mark.discord
 
 
@@ -37,7 +39,7 @@ async def test_a_hostile_nickname_opens_one_case_and_one_review_card_naming_it(e
     await env.fake.wait_until(lambda: len(env.review_posts()) == 1)
     (case,) = name_cases(env)
     assert case["action"] == "review" and case["member_id"] == member["user"]["id"]
-    assert case["reason"].startswith("nickname 'identityhate': identity_attack 0.95 >= 0.75")
+    assert case["reason"].startswith(f"nickname 'identityhate': identity_attack 0.95 >= {IA_REVIEW:.2f}")
     assert "identityhate" in json.dumps(env.review_posts()[0].body)
     (item,) = env.rows("SELECT * FROM review_items WHERE case_number = ?", (case["number"],))
     assert item["message_id"] is None
@@ -74,7 +76,7 @@ async def test_a_hostile_global_display_name_change_is_judged_in_every_guild_whe
     await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "user": user, "guild_id": env.guild["id"]})
     await env.fake.wait_until(lambda: len(name_cases(env)) == 1)
     (case,) = name_cases(env)
-    assert case["reason"].startswith("display name 'identityhate': identity_attack 0.95 >= 0.75")
+    assert case["reason"].startswith(f"display name 'identityhate': identity_attack 0.95 >= {IA_REVIEW:.2f}")
 
 
 async def test_a_moderator_dismisses_a_name_card_and_a_member_cannot(env):
