@@ -105,3 +105,24 @@ def test_make_soup_writes_a_complete_calibrated_candidate(tmp_path):
     assert set(json.loads((tmp_path / "soup" / "thresholds.json").read_text())["thresholds"]) == set(LABELS)
     assert report["dev_rows"] == 8 and not (tmp_path / "soup.partial").exists()
     assert art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE) == shipped
+
+
+def test_base_weight_moves_the_soup_back_toward_the_base(tmp_path):
+    """--base-weight W gives (1 - W) x the members' mean + W x the base: with one member moved by d, W = 0.25 leaves
+    0.75 d; W outside [0, 1) is refused."""
+    import torch
+
+    from bot.model import artifact as art
+    from bot.training.soup import average_state, mix_base
+
+    base = _shipped_id()
+    a, b = _member(tmp_path, "a", +1.0, base), _member(tmp_path, "b", +1.0, base, copy=True)
+    shipped = art.rebuild_state_dict(art.ARTIFACT_DIR)
+    moved = average_state([a, b])
+    mixed = mix_base(moved, art.ARTIFACT_DIR, 0.25)
+    assert torch.allclose(mixed[HEAD] - shipped[HEAD], 0.75 * (moved[HEAD] - shipped[HEAD]), atol=1e-6)
+    assert torch.allclose(mixed[KEY] - shipped[KEY], 0.75 * (moved[KEY] - shipped[KEY]), atol=1e-6)
+    assert mix_base(moved, art.ARTIFACT_DIR, 0.0) is moved
+    for bad in (1.0, -0.1):
+        with pytest.raises(ValueError, match="base-weight"):
+            mix_base(moved, art.ARTIFACT_DIR, bad)
