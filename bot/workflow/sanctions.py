@@ -355,7 +355,22 @@ class SanctionsMixin(WorkflowParts):
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             self.cancel_unban(case.server_id, case.number)
             return "ban lifted"
+        if await self._lifted_meanwhile(case):
+            return self._unbanned_meanwhile(res.reason)
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
+
+    async def _lifted_meanwhile(self, case: Case) -> bool:
+        """Whether the mod log says ban ``case`` was lifted while this process's unban of it was under way: the
+        member was unbanned on the platform meanwhile (:meth:`member_unbanned`, a moderator's unban by hand), so
+        the platform's refusal of the bot's own unban (Discord: 404 Unknown Ban) is no failure to count, note or
+        retry."""
+        now = await self.store.get_case(self.platform, case.server_id, case.number)
+        return now is not None and now.lifted_at is not None
+
+    @staticmethod
+    def _unbanned_meanwhile(why: str) -> str:
+        """The note for an unban refused because the member was unbanned on the platform meanwhile."""
+        return f"unbanned meanwhile on the platform (the bot's own unban was answered: {short_refusal(why)})"
 
     async def _unban_owed(self, case: Case, reason: str) -> ActionResult:
         """The platform's unban for an owed lift of ``case`` (overturned, or a temporary ban's end); an error raised instead of a refusal (a dropped
@@ -470,6 +485,9 @@ class SanctionsMixin(WorkflowParts):
                 note = "ban lifted (tried again)"
                 await self._note_on_case(case.server_id, case.number, note)
                 failed = False
+            elif await self._lifted_meanwhile(case):
+                note = self._unbanned_meanwhile(res.reason)
+                failed = False
             else:
                 note = await self._lift_refused(case, res.reason, claim.tries)
                 failed = True
@@ -575,16 +593,20 @@ class SanctionsMixin(WorkflowParts):
             trying = True  # from here cancel_unban lets this try finish (a hand unban's event may come meanwhile)
             self._lift_trying.add(key)
             res = await self._unban_owed(case, f"temporary ban of case #{case.number} ended")
+            failed = False
             if res.ok:
                 await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 note = "unbanned"
                 if claim.tries > 1:
                     await self._note_on_case(case.server_id, case.number, "unbanned at the ban's end (tried again)")
+            elif await self._lifted_meanwhile(case):
+                note = self._unbanned_meanwhile(res.reason)
             else:
                 note = await self._end_refused(case, res.reason, claim.tries)
+                failed = True
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title=f"Case #{case.number}: temporary ban ended", lines=(f"Member: {case.member_id}", note),
-                member_id=case.member_id, case_number=case.number, failed=not res.ok, kind="case"))
+                member_id=case.member_id, case_number=case.number, failed=failed, kind="case"))
         except asyncio.CancelledError:
             cancelled = True  # a stop: a hold this process wrote stays in _lift_holds so close() hands it back
             raise

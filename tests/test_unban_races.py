@@ -1,0 +1,49 @@
+"""Races around a ban's unban: a hand unban while the bot's own try is under way, a temporary ban overturned while
+its refused end waits for its retry."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from bot.core.models import Action, ActionKind
+from bot.core.ports import ActionResult
+from tests.test_workflow import MOD, SERVER, world  # noqa: F401  (fixture)
+
+
+async def _until(check: Callable[[], bool], timeout_s: float = 3.0) -> None:
+    for _ in range(int(timeout_s / 0.01)):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out waiting")
+
+
+def _ended_posts(w, number: int) -> list:
+    return [e for e in w.desk.log if e.title == f"Case #{number}: temporary ban ended"]
+
+
+async def test_a_hand_unban_during_the_end_s_try_is_not_noted_as_a_failed_unban(world, monkeypatch):  # noqa: F811
+    """The bot's unban at a ban's end is under way when a moderator unbans by hand: Discord answers the bot's call
+    404 Unknown Ban. The member is unbanned, so the case is not noted "unban FAILED ... tried again", the mod log
+    post is not a failure, and no retry is scheduled."""
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+
+    async def beaten_by_hand(server_id: str, member_id: str, reason: str) -> ActionResult:
+        world.enforcer.calls.append(("unban", server_id, member_id, reason))
+        assert await world.workflow.member_unbanned(server_id, member_id) == [ban.case_number]
+        return ActionResult(Action(ActionKind.BAN), False, "404 Not Found (error code: 10026): Unknown Ban")
+
+    monkeypatch.setattr(world.enforcer, "unban", beaten_by_hand)
+    await _until(lambda: bool(_ended_posts(world, ban.case_number)))
+    await asyncio.sleep(0.1)
+    (post,) = _ended_posts(world, ban.case_number)
+    assert not post.failed
+    assert "FAILED" not in post.lines[1] and "unbanned" in post.lines[1]
+    ((failure, lifted),) = world.rows("SELECT failure, lifted_at IS NOT NULL FROM cases WHERE number = ?",
+                                      (ban.case_number,))
+    assert lifted == 1
+    assert "FAILED" not in (failure or "")
+    assert world.workflow._timers == {} and world.workflow._lift_holds == {}
+
