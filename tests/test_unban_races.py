@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from bot.core.models import Action, ActionKind
 from bot.core.ports import ActionResult
+from bot.workflow import sanctions
 from tests.test_workflow import MOD, SERVER, world  # noqa: F401  (fixture)
 
 
@@ -47,3 +48,22 @@ async def test_a_hand_unban_during_the_end_s_try_is_not_noted_as_a_failed_unban(
     assert "FAILED" not in (failure or "")
     assert world.workflow._timers == {} and world.workflow._lift_holds == {}
 
+
+async def test_overturning_a_temporary_ban_waiting_for_its_end_s_retry_unbans_now(world, monkeypatch):  # noqa: F811
+    """The end's unban was refused once (this process holds the retry for UNBAN_RETRY_S), then the ban is
+    overturned on appeal: the bot tries the unban at once, not "another process of the bot is trying"."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 600)
+    world.enforcer.refuse["unban"] = "503 Service Unavailable"
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+    await _until(lambda: len(_ended_posts(world, ban.case_number)) == 1)
+    del world.enforcer.refuse["unban"]
+    await world.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert "another process" not in decided.text
+    assert "ban lifted" in decided.text
+    assert len(world.enforcer.called("unban")) == 2
+    await asyncio.sleep(0.1)
+    assert world.workflow._timers == {} and world.workflow._lift_holds == {}
+    assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (ban.case_number,)) == [(1,)]

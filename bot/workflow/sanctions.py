@@ -335,6 +335,10 @@ class SanctionsMixin(WorkflowParts):
             await self._note_on_case(case.server_id, case.number, note)
             return note
         await self.store.owe_lift(self.platform, case.server_id, case.number)
+        held = self._lift_holds.pop((case.server_id, case.number), None)
+        if held is not None:
+            # this process's own wait before the next try (a temporary ban's end refused): overturning tries now
+            await self.store.release_lift(self.platform, case.server_id, case.number, held)
         claim = await self.store.claim_lift(self.platform, case.server_id, case.number, LIFT_TRIES,
                                             hold_s=LIFT_HOLD_S)
         if claim.tries is None:
