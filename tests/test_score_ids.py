@@ -131,3 +131,24 @@ def test_score_help_says_blank_lines_are_skipped(capsys, tmp_path, monkeypatch):
     assert "one JSON line per non-blank input line (blank lines are skipped)" in text
     rc, out, _err = _score(tmp_path, '{"id": 1, "text": "hi"}\n\n   \n{"id": 2, "text": "bye"}\n')
     assert rc == 0 and [o["id"] for o in out] == [1, 2]
+
+
+def test_score_cli_answers_a_line_with_bytes_that_are_not_utf8_and_judges_the_rest(tmp_path, monkeypatch, capsys,
+                                                                                     fake_scorer_url):
+    """Standard input as a UTF-8 locale gives it (strict decoding): a line holding a byte that is not UTF-8 (a
+    Latin-1 export's 0xE9) gets an error line naming the byte and its column, the lines before and after it are
+    judged, and the run ends with exit status 1, not a UnicodeDecodeError that loses every answer."""
+    import sys
+
+    monkeypatch.setenv("MODBOT_SCORER_URL", fake_scorer_url)
+    monkeypatch.setenv("MODBOT_DB", str(tmp_path / "unused.db"))
+    raw = b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "caf\xe9"}\n{"id": "c", "text": "bye"}\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    rc = main(["score"])
+    captured = capsys.readouterr()
+    out = [json.loads(ln) for ln in captured.out.splitlines()]
+    assert rc == 1
+    assert [o["id"] for o in out] == ["a", "line:2", "c"]
+    assert "scores" in out[0] and "scores" in out[2]
+    assert out[1]["error"] == "line 2: not valid UTF-8 (column 25: the byte 0xE9)"
+    assert captured.err.startswith("error: 1 input line(s) could not be judged")

@@ -20,10 +20,11 @@ form could look like it. A line that is not valid JSON, or lacks a string ``text
 the lines after it are still judged. A line that is not JSON is said in words with its line number
 (:func:`bot.ingest.common.json_line_problem`: ``"line 3: not valid JSON (the line ends inside a string; was it cut
 short?)"``).
-Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot
-be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which
-are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id
-``"line:N"``.
+A line holding a byte that is not UTF-8 gets an error line naming the byte and its column (``"line 2: not valid
+UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16 surrogates in ``text`` are
+replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as valid UTF-8 JSON (an id
+holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON) or that is nested too
+deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -70,6 +71,11 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                 if not line.strip():
                     continue
                 obj: Any = None
+                bad_byte = _not_utf8(line)
+                if bad_byte:
+                    pending.append((line_id(n), f"line {n}: {bad_byte}"))
+                    failed += 1
+                    continue
                 try:
                     obj = json.loads(line, parse_constant=_refuse_constant)
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
@@ -102,6 +108,16 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
         return 1
     return 0
+
+
+def _not_utf8(line: str) -> str | None:
+    """Why input ``line`` is not UTF-8, or ``None`` when it is: read with ``errors="surrogateescape"`` (as the CLI
+    reads standard input), each byte that is not UTF-8 is a character U+DC80..U+DCFF, which a UTF-8 decoding never
+    gives otherwise. Returns ``"not valid UTF-8 (column 25: the byte 0xE9)"`` (1-based column of the first one)."""
+    for col, ch in enumerate(line, start=1):
+        if "\udc80" <= ch <= "\udcff":
+            return f"not valid UTF-8 (column {col}: the byte 0x{ord(ch) - 0xDC00:02X})"
+    return None
 
 
 def line_id(n: int) -> str:
