@@ -126,3 +126,22 @@ def test_base_weight_moves_the_soup_back_toward_the_base(tmp_path):
     for bad in (1.0, -0.1):
         with pytest.raises(ValueError, match="base-weight"):
             mix_base(moved, art.ARTIFACT_DIR, bad)
+
+
+def test_base_weight_with_members_of_another_base_is_a_one_line_refusal(tmp_path, capsys):
+    """Members fine-tuned from an earlier shipped model (their meta.base is not the shipped artifact's id) and
+    --base-weight: refused before any work with a one-line error and exit status 2, not a traceback after the
+    checks passed."""
+    from bot.training.soup import main
+    from bot.training.train import RECIPE_SOURCES
+
+    data = tmp_path / "data"
+    for name in RECIPE_SOURCES:  # a data root the checks accept: the base is what is wrong
+        (data / name).mkdir(parents=True)
+    a = _member(tmp_path, "a", +1.0, "0123456789ab")
+    b = _member(tmp_path, "b", -1.0, "0123456789ab")
+    rc = main([str(a), str(b), "--out", str(tmp_path / "soup"), "--data", str(data), "--base-weight", "0.5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: soup: ") and err.count("\n") == 1
+    assert "not the candidates' base artifact 0123456789ab" in err
+    assert not (tmp_path / "soup").exists() and not (tmp_path / "soup.partial").exists()

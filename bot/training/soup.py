@@ -114,6 +114,17 @@ def mix_base(state: dict, base: Path, weight: float) -> dict:
     return {k: ((1 - weight) * v.double() + weight * sd[k].double()).float() for k, v in state.items()}
 
 
+def check_base(manifests: list[dict], base: Path, base_weight: float) -> None:
+    """Refuse mixing ``base`` back in (``base_weight`` > 0) when it is not the members' base artifact.
+
+    Raises:
+        ValueError: ``base``'s id (its ``delta_sha256``'s first 12 hex digits) is not the members' ``meta.base``
+            (they were fine-tuned from an earlier shipped model, say).
+    """
+    if base_weight and art.read_manifest(base)["delta_sha256"][:12] != manifests[0]["meta"]["base"]:
+        raise ValueError(f"--base-weight: {base} is not the candidates' base artifact {manifests[0]['meta']['base']}")
+
+
 def make_soup(members: list[Path], out: Path, recipe: TrainConfig | None = None, *,
               dev: list | None = None, base_weight: float = 0.0, base: Path = art.ARTIFACT_DIR) -> dict:
     """Average ``members`` into the artifact ``out``; returns the report (also ``out/fast.json``).
@@ -123,15 +134,15 @@ def make_soup(members: list[Path], out: Path, recipe: TrainConfig | None = None,
     :func:`bot.training.train.build_examples` of ``recipe``.
 
     Raises:
-        ValueError: see :func:`check_members` and the ``--out`` rules in the module docstring.
+        ValueError: see :func:`check_members`, :func:`check_base` and the ``--out`` rules in the module
+            docstring.
     """
     t0 = time.monotonic()
     out, members = Path(out), [Path(m) for m in members]
     manifests = check_members(members)
     _check_out(out, members)
     rc = recipe or TrainConfig()
-    if base_weight and art.read_manifest(base)["delta_sha256"][:12] != manifests[0]["meta"]["base"]:
-        raise ValueError(f"--base {base} is not the candidates' base artifact {manifests[0]['meta']['base']}")
+    check_base(manifests, base, base_weight)
     state = mix_base(average_state(members), base, base_weight)
     staging = Path(f"{out}.partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -168,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root, for the recipe's dev split")
     args = p.parse_args(argv)
     try:
-        check_members(args.members)
+        manifests = check_members(args.members)
         _check_out(args.out, args.members)
         check_data_root(args.data)
         if not 0 <= args.base_weight < 1:
             raise ValueError(f"--base-weight must be in [0, 1), not {args.base_weight}")
+        check_base(manifests, art.ARTIFACT_DIR, args.base_weight)
     except ValueError as exc:
         print(f"error: soup: {exc}", file=sys.stderr)  # noqa: T201
         return 2
