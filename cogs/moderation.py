@@ -59,8 +59,23 @@ class Moderation(commands.Cog):
     async def on_member_unban(self, guild: discord.Guild, user: discord.User) -> None:
         """``GUILD_BAN_REMOVE`` (the moderation intent): a member was unbanned, by a moderator by hand in Discord or
         by the bot itself. The workflow marks their bans lifted, so no end-of-ban timer or owed unban acts on them
-        again (:meth:`bot.workflow.ModerationWorkflow.member_unbanned`)."""
+        again (:meth:`bot.workflow.ModerationWorkflow.member_unbanned`).
+
+        Discord is asked first whether the member is banned now: an event that comes late (the gateway lags behind
+        the REST answers, or replays events on a resume) after the member was banned again lifts nothing. When
+        Discord cannot say (an error other than 404 Unknown Ban), the event is trusted."""
         if self.bot.closing:
+            return
+        try:
+            await guild.fetch_ban(user)
+        except discord.NotFound:
+            pass  # not banned: the unban stands
+        except (discord.HTTPException, OSError, TimeoutError) as exc:
+            log.warning("could not check the ban of member %s after an unban event (%s); the event is trusted",
+                        user.id, type(exc).__name__, extra={"server": str(guild.id)})
+        else:
+            log.info("unban event for member %s, who is banned again: nothing lifted", user.id,
+                     extra={"server": str(guild.id)})
             return
         try:
             await self.bot.workflow.member_unbanned(str(guild.id), str(user.id))

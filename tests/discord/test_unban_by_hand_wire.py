@@ -44,3 +44,22 @@ async def test_a_hand_unban_in_discord_stops_the_temporary_ban_s_end(env):
     await asyncio.sleep(0.3)
     assert guild_requests(env, "DELETE", "bans", env.alice) == []
     assert not [p for p in env.modlog_posts()[posts_before:] if "temporary ban ended" in str(p.body)]
+
+
+async def test_a_late_unban_event_after_the_member_was_banned_again_lifts_nothing(env):
+    """A moderator unbanned by hand and /mod ban banned the member again before the first unban's GUILD_BAN_REMOVE
+    came (the gateway is late, or replays it on a resume): Discord still has the ban, so the new case stays in
+    force in the mod log and its end-of-ban timer is kept."""
+    opt = {"name": "member", "type": 6, "value": env.alice["id"]}
+    cb = await mod_cmd(env, "ban", opt, text_opt("reason", "cool off"), text_opt("days", 1, 4),
+                       resolved={"users": {env.alice["id"]: env.alice}})
+    assert ephemeral_text(cb).endswith("done.")
+    assert env.alice["id"] in env.fake.bans[env.guild["id"]]
+    await env.fake.dispatch("GUILD_BAN_REMOVE", {"guild_id": env.guild["id"], "user": env.alice})
+    for _ in range(50):  # the event's handling, had it lifted the case, is done well within this
+        if guild_requests(env, "GET", "bans", env.alice):
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)
+    assert env.rows("SELECT lifted_at IS NULL FROM cases WHERE number = 1")[0][0] == 1
+    assert list(env.bot.workflow._timers) == [(env.guild["id"], 1)]
