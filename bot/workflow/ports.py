@@ -31,6 +31,11 @@ if TYPE_CHECKING:  # the service imports the judging code; the workflow only nee
     from bot.core.service import Outcome
 
 
+#: ``ActionResult.extra`` key of an unban refused because the user is not banned (Discord: 404 Unknown Ban, 10026),
+#: e.g. unbanned by hand while the bot was stopped: for an owed unban that is the end reached, not a refusal.
+NOT_BANNED = "not_banned"
+
+
 class Capability(enum.StrEnum):
     """Something a platform may or may not let the bot do.
 
@@ -171,7 +176,7 @@ class Enforcer(Protocol):
         ...
 
     async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
-        """Lift a ban."""
+        """Lift a ban. Refused because the user is not banned: ``extra`` holds :data:`NOT_BANNED` (``"1"``)."""
         ...
 
     async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
@@ -249,5 +254,6 @@ __all__ = [
     "MemberLookupError",
     "MemberNotice",
     "ModDesk",
+    "NOT_BANNED",
     "RaidControl",
 ]

@@ -19,7 +19,7 @@ from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur, short_refusal
-from bot.workflow.ports import Capability, MemberInfo, MemberLookupError, MemberNotice
+from bot.workflow.ports import NOT_BANNED, Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
 
@@ -359,17 +359,24 @@ class SanctionsMixin(WorkflowParts):
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
             self.cancel_unban(case.server_id, case.number)
             return "ban lifted"
-        if await self._lifted_meanwhile(case):
+        if await self._lifted_meanwhile(case, res):
+            self.cancel_unban(case.server_id, case.number)
             return self._unbanned_meanwhile(res.reason)
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
-    async def _lifted_meanwhile(self, case: Case) -> bool:
-        """Whether the mod log says ban ``case`` was lifted while this process's unban of it was under way: the
-        member was unbanned on the platform meanwhile (:meth:`member_unbanned`, a moderator's unban by hand), so
-        the platform's refusal of the bot's own unban (Discord: 404 Unknown Ban) is no failure to count, note or
-        retry."""
+    async def _lifted_meanwhile(self, case: Case, res: ActionResult) -> bool:
+        """Whether the refused unban ``res`` of ban ``case`` found the member unbanned already: the platform says
+        they are not banned (:data:`NOT_BANNED`: unbanned by hand while the bot was stopped, or by a try that a
+        stop cut off before it was recorded), or the mod log says the ban was lifted while this process's try was
+        under way (:meth:`member_unbanned`, a moderator's unban by hand). Then the refusal is no failure to count,
+        note or retry, and the case is marked lifted."""
         now = await self.store.get_case(self.platform, case.server_id, case.number)
-        return now is not None and now.lifted_at is not None
+        if now is not None and now.lifted_at is not None:
+            return True
+        if not res.extra.get(NOT_BANNED):
+            return False
+        await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+        return True
 
     @staticmethod
     def _unbanned_meanwhile(why: str) -> str:
@@ -489,7 +496,7 @@ class SanctionsMixin(WorkflowParts):
                 note = "ban lifted (tried again)"
                 await self._note_on_case(case.server_id, case.number, note)
                 failed = False
-            elif await self._lifted_meanwhile(case):
+            elif await self._lifted_meanwhile(case, res):
                 note = self._unbanned_meanwhile(res.reason)
                 failed = False
             else:
@@ -603,7 +610,7 @@ class SanctionsMixin(WorkflowParts):
                 note = "unbanned"
                 if claim.tries > 1:
                     await self._note_on_case(case.server_id, case.number, "unbanned at the ban's end (tried again)")
-            elif await self._lifted_meanwhile(case):
+            elif await self._lifted_meanwhile(case, res):
                 note = self._unbanned_meanwhile(res.reason)
             else:
                 note = await self._end_refused(case, res.reason, claim.tries)

@@ -63,3 +63,30 @@ async def test_a_late_unban_event_after_the_member_was_banned_again_lifts_nothin
     await asyncio.sleep(0.2)
     assert env.rows("SELECT lifted_at IS NULL FROM cases WHERE number = 1")[0][0] == 1
     assert list(env.bot.workflow._timers) == [(env.guild["id"], 1)]
+
+
+async def test_a_hand_unban_while_the_bot_was_down_is_not_retried_as_a_failed_unban(env):
+    """The member was unbanned by hand while the bot was stopped (no event reaches a stopped bot): at the ban's end
+    Discord answers the bot's unban 404 Unknown Ban. The member is not banned, which is what the end wanted: the
+    case is marked lifted, the post is no failure, and no retry follows (not five refusals asking for an unban by
+    hand)."""
+    opt = {"name": "member", "type": 6, "value": env.alice["id"]}
+    cb = await mod_cmd(env, "ban", opt, text_opt("reason", "cool off"), text_opt("days", 1, 4),
+                       resolved={"users": {env.alice["id"]: env.alice}})
+    assert ephemeral_text(cb).endswith("done.")
+    await env.stop()
+    env.fake.bans[env.guild["id"]].pop(env.alice["id"])  # by hand, while the bot is down
+    con = sqlite3.connect(env.db)
+    con.execute("UPDATE cases SET expires_at = '2000-01-01T00:00:00.000000+00:00' WHERE number = 1")
+    con.commit()
+    con.close()
+    posts_before = len(env.modlog_posts())
+    await env.start()
+    await _lifted(env, 1)
+    await asyncio.sleep(0.2)
+    assert len(guild_requests(env, "DELETE", "bans", env.alice)) == 1
+    ended = [str(p.body) for p in env.modlog_posts()[posts_before:] if "temporary ban ended" in str(p.body)]
+    assert len(ended) == 1 and "FAILED" not in ended[0]
+    ((failure, tries),) = env.rows("SELECT failure, lift_tries FROM cases WHERE number = 1")
+    assert "FAILED" not in (failure or "") and tries == 0
+    assert env.bot.workflow._timers == {}

@@ -18,7 +18,15 @@ from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Permission
-from bot.workflow.ports import BulkResult, Capability, ChannelGone, MemberInfo, MemberLookupError, MemberNotice
+from bot.workflow.ports import (
+    NOT_BANNED,
+    BulkResult,
+    Capability,
+    ChannelGone,
+    MemberInfo,
+    MemberLookupError,
+    MemberNotice,
+)
 
 log = logging.getLogger(__name__)
 
@@ -230,12 +238,16 @@ class DiscordEnforcer:
             return _fail(describe_error(exc), ActionKind.BAN)
 
     async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
-        """Lift a ban (``DELETE /guilds/{g}/bans/{u}``)."""
+        """Lift a ban (``DELETE /guilds/{g}/bans/{u}``); 404 Unknown Ban (the user is not banned) is refused with
+        :data:`bot.workflow.ports.NOT_BANNED` in ``extra``."""
         try:
             await (await self._guild(server_id)).unban(discord.Object(int(member_id)), reason=reason[:500])
             return _ok(ActionKind.BAN)
         except discord.HTTPException as exc:
-            return _fail(describe_error(exc), ActionKind.BAN)
+            res = _fail(describe_error(exc), ActionKind.BAN)
+            if exc.code == 10026:
+                res.extra[NOT_BANNED] = "1"
+            return res
 
     # ------------------------------------------------------------------ channels and server
     async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
