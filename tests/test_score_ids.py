@@ -152,3 +152,13 @@ def test_score_cli_answers_a_line_with_bytes_that_are_not_utf8_and_judges_the_re
     assert "scores" in out[0] and "scores" in out[2]
     assert out[1]["error"] == "line 2: not valid UTF-8 (column 25: the byte 0xE9)"
     assert captured.err.startswith("error: 1 input line(s) could not be judged")
+
+
+def test_score_judges_a_first_line_behind_a_byte_order_mark(tmp_path):
+    """A file saved with a UTF-8 byte order mark (Windows editors write one): its first line is judged like the
+    others, not refused as "Unexpected UTF-8 BOM"; a BOM on a later line is no BOM but text, and refused."""
+    rc, out, _err = _score(tmp_path, '\ufeff{"id": "a", "text": "hi"}\n{"id": "b", "text": "bye"}\n'
+                                     '\ufeff{"id": "c", "text": "hi"}\n')
+    assert [o["id"] for o in out] == ["a", "b", "line:3"]
+    assert "scores" in out[0] and "scores" in out[1] and "error" in out[2]
+    assert rc == 1

@@ -20,11 +20,12 @@ form could look like it. A line that is not valid JSON, or lacks a string ``text
 the lines after it are still judged. A line that is not JSON is said in words with its line number
 (:func:`bot.ingest.common.json_line_problem`: ``"line 3: not valid JSON (the line ends inside a string; was it cut
 short?)"``).
-A line holding a byte that is not UTF-8 gets an error line naming the byte and its column (``"line 2: not valid
-UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16 surrogates in ``text`` are
-replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as valid UTF-8 JSON (an id
-holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON) or that is nested too
-deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
+A byte order mark at the start of the input is skipped. A line holding a byte that is not UTF-8 gets an error line
+naming the byte and its column (``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are
+still judged. Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line
+whose id cannot be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on
+the line, which are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line
+with the id ``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -68,6 +69,8 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
             service = rt.service
             pending: list[tuple[Any, Any]] = []
             for n, line in enumerate(stdin, start=1):
+                if n == 1 and line.startswith("\ufeff"):
+                    line = line[1:]  # a UTF-8 byte order mark (a Windows editor's file): not part of the line
                 if not line.strip():
                     continue
                 obj: Any = None
