@@ -67,3 +67,30 @@ async def test_overturning_a_temporary_ban_waiting_for_its_end_s_retry_unbans_no
     await asyncio.sleep(0.1)
     assert world.workflow._timers == {} and world.workflow._lift_holds == {}
     assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (ban.case_number,)) == [(1,)]
+
+
+async def test_an_owed_unban_of_an_overturned_ban_answered_not_banned_is_settled(world, monkeypatch):  # noqa: F811
+    """An overturned ban's unban refused once, then the member is unbanned by hand while no event reaches the bot:
+    the retry at the next start is answered "not banned" (NOT_BANNED), so the case is lifted, the post is no
+    failure, and nothing is owed any more."""
+    from bot.workflow.ports import NOT_BANNED
+
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "for good")
+    await world.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    world.enforcer.refuse["unban"] = "Missing Permissions (50013)"
+    assert "try 1 of 5" in (await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)).text
+    await world.workflow.close()  # a clean stop hands the next try back
+
+    async def not_banned(server_id: str, member_id: str, reason: str) -> ActionResult:
+        world.enforcer.calls.append(("unban", server_id, member_id, reason))
+        return ActionResult(Action(ActionKind.BAN), False, "Unknown Ban (not banned) (10026)", {NOT_BANNED: "1"})
+
+    monkeypatch.setattr(world.enforcer, "unban", not_banned)
+    (line,) = await world.workflow.retry_owed_lifts()
+    assert "unbanned meanwhile on the platform" in line and "FAILED" not in line
+    (post,) = [e for e in world.desk.log if e.title == f"Case #{ban.case_number}: overturned ban"]
+    assert not post.failed
+    assert world.rows("SELECT lifted_at IS NOT NULL, lift_tries FROM cases WHERE number = ?",
+                      (ban.case_number,)) == [(1, 1)]
+    assert await world.workflow.retry_owed_lifts() == []
