@@ -1,5 +1,5 @@
 """Races around a ban's unban: a hand unban while the bot's own try is under way, a temporary ban overturned while
-its refused end waits for its retry."""
+its refused end waits for its retry or while its end's unban is under way, an owed unban answered "not banned"."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from bot.core.models import Action, ActionKind
 from bot.core.ports import ActionResult
 from bot.workflow import sanctions
+from tests.fakes import Call
 from tests.test_workflow import MOD, SERVER, world  # noqa: F401  (fixture)
 
 
@@ -32,7 +33,7 @@ async def test_a_hand_unban_during_the_end_s_try_is_not_noted_as_a_failed_unban(
     assert ban.case_number is not None
 
     async def beaten_by_hand(server_id: str, member_id: str, reason: str) -> ActionResult:
-        world.enforcer.calls.append(("unban", server_id, member_id, reason))
+        world.enforcer.calls.append(Call("unban", (member_id,)))
         assert await world.workflow.member_unbanned(server_id, member_id) == [ban.case_number]
         return ActionResult(Action(ActionKind.BAN), False, "404 Not Found (error code: 10026): Unknown Ban")
 
@@ -83,7 +84,7 @@ async def test_an_owed_unban_of_an_overturned_ban_answered_not_banned_is_settled
     await world.workflow.close()  # a clean stop hands the next try back
 
     async def not_banned(server_id: str, member_id: str, reason: str) -> ActionResult:
-        world.enforcer.calls.append(("unban", server_id, member_id, reason))
+        world.enforcer.calls.append(Call("unban", (member_id,)))
         return ActionResult(Action(ActionKind.BAN), False, "Unknown Ban (not banned) (10026)", {NOT_BANNED: "1"})
 
     monkeypatch.setattr(world.enforcer, "unban", not_banned)
@@ -94,3 +95,67 @@ async def test_an_owed_unban_of_an_overturned_ban_answered_not_banned_is_settled
     assert world.rows("SELECT lifted_at IS NOT NULL, lift_tries FROM cases WHERE number = ?",
                       (ban.case_number,)) == [(1, 1)]
     assert await world.workflow.retry_owed_lifts() == []
+
+
+async def test_overturning_a_temporary_ban_while_its_end_s_unban_is_under_way_lets_that_try_finish(
+        world, monkeypatch):  # noqa: F811
+    """The ban's end is calling the platform's unban when the ban is overturned on appeal: that try is not
+    cancelled mid-call (its outcome would be lost and the unban sent twice), the answer does not blame another
+    process, and the unban is sent once and posted."""
+    monkeypatch.setattr(sanctions, "LIFT_HOLD_S", 0.3)
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+    await world.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    gate, sent = asyncio.Event(), asyncio.Event()
+
+    async def slow_unban(server_id: str, member_id: str, reason: str) -> ActionResult:
+        world.enforcer.calls.append(Call("unban", (member_id,)))
+        sent.set()
+        await gate.wait()
+        return ActionResult(Action(ActionKind.BAN), True)
+
+    monkeypatch.setattr(world.enforcer, "unban", slow_unban)
+    await asyncio.wait_for(sent.wait(), 3)
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert "another process" not in decided.text and "under way" in decided.text
+    gate.set()
+    await _until(lambda: bool(_ended_posts(world, ban.case_number)))
+    assert _ended_posts(world, ban.case_number)[0].lines[1] == "unbanned"
+    await _until(lambda: world.workflow._timers == {})
+    assert len(world.enforcer.called("unban")) == 1
+    assert world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?", (ban.case_number,)) == [(1,)]
+
+
+async def test_an_end_s_unban_refused_after_its_ban_was_overturned_meanwhile_is_tried_again(
+        world, monkeypatch):  # noqa: F811
+    """As above, but the try under way is refused: the overturned ban's unban goes on being owed and is tried again
+    (UNBAN_RETRY_S later), granted then, and the case is lifted."""
+    monkeypatch.setattr(sanctions, "LIFT_HOLD_S", 0.3)
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.3)
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+    await world.workflow.appeal("alice", SERVER, ban.case_number, "sorry")
+    (appeal_id,) = world.rows("SELECT id FROM appeals")[0]
+    gate, sent = asyncio.Event(), asyncio.Event()
+
+    async def slow_unban(server_id: str, member_id: str, reason: str) -> ActionResult:
+        world.enforcer.calls.append(Call("unban", (member_id,)))
+        sent.set()
+        if len(world.enforcer.called("unban")) > 1:
+            return ActionResult(Action(ActionKind.BAN), True)
+        await gate.wait()
+        return ActionResult(Action(ActionKind.BAN), False, "503 Service Unavailable")
+
+    monkeypatch.setattr(world.enforcer, "unban", slow_unban)
+    await asyncio.wait_for(sent.wait(), 3)
+    decided = await world.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert "under way" in decided.text
+    gate.set()
+    await _until(lambda: world.rows("SELECT lifted_at IS NOT NULL FROM cases WHERE number = ?",
+                                    (ban.case_number,)) == [(1,)])
+    await _until(lambda: world.workflow._timers == {})
+    await asyncio.sleep(0.4)
+    assert len(world.enforcer.called("unban")) == 2
+    assert [e.lines[1] for e in world.desk.log if e.title == f"Case #{ban.case_number}: overturned ban"] == [
+        "ban lifted (tried again)"]

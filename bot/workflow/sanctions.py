@@ -351,8 +351,10 @@ class SanctionsMixin(WorkflowParts):
                     await self._note_on_case(case.server_id, case.number, note)
                     return f"could not lift the ban: FAILED: {note}"
                 return "not unbanned: the ban was lifted already"  # its end came, or a moderator's unban
-            # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
             self._schedule_lift(case, self._until(claim.held_until))
+            if (case.server_id, case.number) in self._lift_trying:  # this process's unban at the ban's end
+                return "ban lift owed: the unban at the ban's end is under way (its outcome is posted in the mod log)"
+            # another process of the bot started meanwhile and is trying it: it notes the outcome on the case
             return "ban lift owed: another process of the bot is trying the unban"
         res = await self._unban_owed(case, reason)
         if res.ok:
@@ -423,8 +425,8 @@ class SanctionsMixin(WorkflowParts):
         any, is replaced: an overturned ban has no end left to reach)."""
         key = (case.server_id, case.number)
         old = self._timers.pop(key, None)
-        if old is not None and old is not asyncio.current_task():
-            old.cancel()
+        if old is not None and old is not asyncio.current_task() and key not in self._lift_trying:
+            old.cancel()  # a try under way (the platform called) is left to finish and record its outcome
         self._timers[key] = asyncio.ensure_future(self._lift_later(case, delay_s))
 
     async def _lift_later(self, case: Case, delay_s: float) -> None:
