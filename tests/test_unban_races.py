@@ -94,6 +94,10 @@ async def test_an_owed_unban_of_an_overturned_ban_answered_not_banned_is_settled
     assert not post.failed
     assert world.rows("SELECT lifted_at IS NOT NULL, lift_tries FROM cases WHERE number = ?",
                       (ban.case_number,)) == [(1, 1)]
+    ((failure,),) = world.rows("SELECT failure FROM cases WHERE number = ?", (ban.case_number,))
+    assert "try 1 of 5" in failure  # the earlier refusal, then what settled it
+    assert failure.endswith("; unbanned meanwhile on the platform (the bot's own unban was answered: Unknown Ban (not "
+                            "banned) (10026))")
     assert await world.workflow.retry_owed_lifts() == []
 
 
@@ -159,3 +163,30 @@ async def test_an_end_s_unban_refused_after_its_ban_was_overturned_meanwhile_is_
     assert len(world.enforcer.called("unban")) == 2
     assert [e.lines[1] for e in world.desk.log if e.title == f"Case #{ban.case_number}: overturned ban"] == [
         "ban lifted (tried again)"]
+
+
+async def test_an_end_s_retry_answered_not_banned_closes_the_refusals_noted_on_the_case(world, monkeypatch):  # noqa: F811
+    """The end's unban refused once, then its retry is answered "not banned": the case is lifted, the post is no
+    failure, and the case's notes end with what settled the refusal noted before."""
+    from bot.workflow.ports import NOT_BANNED
+
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 0.2)
+
+    async def unban(server_id: str, member_id: str, reason: str) -> ActionResult:
+        world.enforcer.calls.append(Call("unban", (member_id,)))
+        if len(world.enforcer.called("unban")) == 1:
+            return ActionResult(Action(ActionKind.BAN), False, "503 Service Unavailable")
+        return ActionResult(Action(ActionKind.BAN), False, "Unknown Ban (not banned) (10026)", {NOT_BANNED: "1"})
+
+    monkeypatch.setattr(world.enforcer, "unban", unban)
+    ban = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+    assert ban.case_number is not None
+    await _until(lambda: len(_ended_posts(world, ban.case_number)) == 2)
+    assert [p.failed for p in _ended_posts(world, ban.case_number)] == [True, False]
+    ((failure, lifted),) = world.rows("SELECT failure, lifted_at IS NOT NULL FROM cases WHERE number = ?",
+                                      (ban.case_number,))
+    assert lifted == 1 and failure.startswith("ban's end: unban FAILED: 503 Service Unavailable (try 1 of 5")
+    assert failure.endswith("; ban's end: unbanned meanwhile on the platform (the bot's own unban was answered: "
+                            "Unknown Ban (not banned) (10026))")
+    await asyncio.sleep(0.3)
+    assert len(world.enforcer.called("unban")) == 2 and world.workflow._timers == {}

@@ -500,6 +500,7 @@ class SanctionsMixin(WorkflowParts):
                 failed = False
             elif await self._lifted_meanwhile(case, res):
                 note = self._unbanned_meanwhile(res.reason)
+                await self._note_on_case(case.server_id, case.number, note)  # after the refusals noted before
                 failed = False
             else:
                 note = await self._lift_refused(case, res.reason, claim.tries)
@@ -614,6 +615,8 @@ class SanctionsMixin(WorkflowParts):
                     await self._note_on_case(case.server_id, case.number, "unbanned at the ban's end (tried again)")
             elif await self._lifted_meanwhile(case, res):
                 note = self._unbanned_meanwhile(res.reason)
+                if claim.tries > 1:  # after the refusals noted before
+                    await self._note_on_case(case.server_id, case.number, f"ban's end: {note}")
             else:
                 note = await self._end_refused(case, res.reason, claim.tries)
                 failed = True
