@@ -145,3 +145,17 @@ def test_base_weight_with_members_of_another_base_is_a_one_line_refusal(tmp_path
     assert rc == 2 and err.startswith("error: soup: ") and err.count("\n") == 1
     assert "not the candidates' base artifact 0123456789ab" in err
     assert not (tmp_path / "soup").exists() and not (tmp_path / "soup.partial").exists()
+
+
+def test_a_base_weight_out_of_range_is_named_before_the_data_root(tmp_path, capsys):
+    """--base-weight 1 (or nan) is refused as such even when --data is also wrong: the error names the option the
+    admin got wrong first, not a data folder they may not need to fix."""
+    from bot.training.soup import main
+
+    base = _shipped_id()
+    a, b = _member(tmp_path, "a", +1.0, base), _member(tmp_path, "b", -1.0, base)
+    for bad in ("1", "nan"):
+        rc = main([str(a), str(b), "--out", str(tmp_path / "soup"), "--data", str(tmp_path / "nowhere"),
+                   "--base-weight", bad])
+        err = capsys.readouterr().err
+        assert rc == 2 and "--base-weight must be in [0, 1)" in err and "nowhere" not in err

@@ -141,3 +141,22 @@ async def test_overturning_a_temporary_ban_whose_end_gave_up_says_to_unban_by_ha
     assert failure.endswith("; ban not lifted: the unban was refused 5 times already (at the ban's end); not tried "
                             "again, unban the member by hand")
     assert len(world.enforcer.called("unban")) == common.LIFT_TRIES
+
+
+async def test_a_twenty_year_ban_keeps_its_end_across_a_restart(tmp_path):
+    """A temporary ban longer than ten years (20 years) is rescheduled at start-up like any other: before, recovery
+    read only ten years ahead, so after a restart the ban never ended."""
+    w = await make_world(tmp_path)
+    try:
+        ban = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "very long", duration_s=20 * 365 * 86400)
+        assert ban.ok and ban.case_number is not None
+        assert (SERVER, ban.case_number) in w.workflow._timers
+        await w.workflow.close()
+        again = _restarted(w)
+        await again.recover()
+        assert (SERVER, ban.case_number) in again._timers
+        await again.close()
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

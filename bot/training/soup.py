@@ -176,14 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="soup artifact directory (never bot/model/artifact)")
     p.add_argument("--base-weight", type=float, default=0.0,
                    help="share of the members' base artifact (the shipped model) mixed back in, in [0, 1); default 0")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root, for the recipe's dev split")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root, for the recipe's dev split (default ../shared/data)")
     args = p.parse_args(argv)
     try:
         manifests = check_members(args.members)
         _check_out(args.out, args.members)
-        check_data_root(args.data)
         if not 0 <= args.base_weight < 1:
             raise ValueError(f"--base-weight must be in [0, 1), not {args.base_weight}")
+        check_data_root(args.data)
         check_base(manifests, art.ARTIFACT_DIR, args.base_weight)
     except ValueError as exc:
         print(f"error: soup: {exc}", file=sys.stderr)  # noqa: T201

@@ -9,7 +9,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
 from bot.core.escalation import StrikeLedger
@@ -40,6 +40,10 @@ UNBAN_RETRY_S = 600
 #: unban by hand. Counted in the mod log (the case's ``lift_tries``), so a restart keeps the count; a temporary ban
 #: overturned after refusals goes on counting from there.
 LIFT_TRIES = 5
+
+#: How far ahead the mod log is read for temporary bans still to end (100 years): every ban with an end, whatever its
+#: length (a moderator may ban for 20 years), at start-up recovery and when an unban lifts the member's bans.
+EXPIRY_HORIZON = timedelta(days=36500)
 
 #: Seconds a process holds a try at an owed unban it claimed in the mod log (the platform call and its writes take
 #: well under this); past it, a process that stopped mid-try no longer blocks the next try.

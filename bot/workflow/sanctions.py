@@ -18,7 +18,16 @@ from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import LIFT_HOLD_S, LIFT_TRIES, UNBAN_RETRY_S, Result, WorkflowParts, dur, short_refusal
+from bot.workflow.common import (
+    EXPIRY_HORIZON,
+    LIFT_HOLD_S,
+    LIFT_TRIES,
+    UNBAN_RETRY_S,
+    Result,
+    WorkflowParts,
+    dur,
+    short_refusal,
+)
 from bot.workflow.ports import NOT_BANNED, Capability, MemberInfo, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
 from bot.workflow.views import LogEntry
@@ -293,7 +302,7 @@ class SanctionsMixin(WorkflowParts):
         bans not lifted yet. ``before`` ``None``: all of them (the member was unbanned on the platform). Returns
         their numbers."""
         done = []
-        for old in await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500)):
+        for old in await self.store.due_expiries(self.platform, self.clock() + EXPIRY_HORIZON):
             if (old.server_id != server_id or old.member_id != member_id
                     or (before is not None and old.number >= before)):
                 continue
@@ -553,7 +562,7 @@ class SanctionsMixin(WorkflowParts):
     async def _still_due(self, case: Case) -> bool:
         """Whether temporary ban ``case`` is still applied and not lifted in the mod log (an unban, an overturned
         appeal or a superseding ban lifts it)."""
-        due = await self.store.due_expiries(self.platform, self.clock() + timedelta(days=36500))
+        due = await self.store.due_expiries(self.platform, self.clock() + EXPIRY_HORIZON)
         return any(c.server_id == case.server_id and c.number == case.number for c in due)
 
     def schedule_unban(self, case: Case) -> None:

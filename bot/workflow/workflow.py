@@ -42,7 +42,7 @@ from bot.core.rules.accounts import is_new_member
 from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Refused, authorize
-from bot.workflow.common import DECISIONS, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
+from bot.workflow.common import DECISIONS, EXPIRY_HORIZON, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
 from bot.workflow.ports import Capability, ChannelGone, Enforcer, ModDesk, RaidControl
@@ -197,7 +197,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
-        for case in await self.store.due_expiries(self.platform, now + timedelta(days=3650)):
+        for case in await self.store.due_expiries(self.platform, now + EXPIRY_HORIZON):
             if not self.owns(case.server_id):
                 continue
             later = await self.superseding_ban(case)
