@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -410,23 +411,30 @@ class SanctionsMixin(WorkflowParts):
         return max((when - datetime.now(UTC)).total_seconds(), 0.05)
 
     async def _lift_refused(self, case: Case, why: str, tries: int) -> str:
-        """Try ``tries`` (claimed) at the owed unban of overturned ban ``case`` was refused: note it on the case and
-        hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
-        :data:`LIFT_TRIES`). The platform's reason is quoted shortened (:func:`short_refusal`). Returns the note."""
+        """Try ``tries`` (claimed) at the owed unban of overturned ban ``case`` was refused: see
+        :meth:`_refusal_counted`. Returns the note."""
+        return await self._refusal_counted(case, why, tries, lead="ban not lifted", on_case="",
+                                           retry=self._schedule_lift)
+
+    async def _refusal_counted(self, case: Case, why: str, tries: int, *, lead: str, on_case: str,
+                               retry: Callable[[Case, float], None]) -> str:
+        """Refused try ``tries`` (claimed) at lifting ban ``case``: count it in the mod log, note it on the case
+        (``on_case`` + the note) and hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer
+        (``retry``), or give up after :data:`LIFT_TRIES`. The platform's reason is quoted shortened
+        (:func:`short_refusal`). Returns the note (``lead``: how it starts)."""
         why = short_refusal(why)
         if tries >= LIFT_TRIES:
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
-            note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
-                    "hand)")
+            note = f"{lead}: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by hand)"
         else:
             held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
                                                  hold_s=UNBAN_RETRY_S)
-            note = (f"ban not lifted: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
-                    "minutes and at the next start)")
-            self._schedule_lift(case, UNBAN_RETRY_S)
+            note = (f"{lead}: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} minutes and "
+                    "at the next start)")
+            retry(case, UNBAN_RETRY_S)
             if held is not None:
                 self._lift_holds[(case.server_id, case.number)] = held
-        await self._note_on_case(case.server_id, case.number, note)
+        await self._note_on_case(case.server_id, case.number, on_case + note)
         return note
 
     def _schedule_lift(self, case: Case, delay_s: float) -> None:
@@ -651,22 +659,7 @@ class SanctionsMixin(WorkflowParts):
         self.schedule_unban(replace(case, expires_at=self.clock() + timedelta(seconds=delay_s)))
 
     async def _end_refused(self, case: Case, why: str, tries: int) -> str:
-        """Try ``tries`` (claimed) at the unban at temporary ban ``case``'s end was refused: count it, note it on the
-        case and hold the next try :data:`UNBAN_RETRY_S` seconds for this process's timer (or give up after
-        :data:`LIFT_TRIES`). Returns the note (also the mod log's line)."""
-        why = short_refusal(why)
-        key = (case.server_id, case.number)
-        if tries >= LIFT_TRIES:
-            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False)
-            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; not tried again, unban the member by "
-                    "hand)")
-        else:
-            held = await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=False,
-                                                 hold_s=UNBAN_RETRY_S)
-            note = (f"unban FAILED: {why} (try {tries} of {LIFT_TRIES}; tried again in {UNBAN_RETRY_S // 60} "
-                    "minutes and at the next start)")
-            self._retry_end(case, UNBAN_RETRY_S)
-            if held is not None:
-                self._lift_holds[key] = held
-        await self._note_on_case(case.server_id, case.number, f"ban's end: {note}")
-        return note
+        """Try ``tries`` (claimed) at the unban at temporary ban ``case``'s end was refused: see
+        :meth:`_refusal_counted`. Returns the note (also the mod log's line)."""
+        return await self._refusal_counted(case, why, tries, lead="unban FAILED", on_case="ban's end: ",
+                                           retry=self._retry_end)
