@@ -65,6 +65,9 @@ def test_strike_points_default_to_the_documented_table_and_a_server_overrides_on
         ("[identity_target]\nuntargeted = { review = 1.5 }\n", "identity_target.untargeted.review",
          "less than or equal to 1"),
         ("[identity_target]\nrequire = true\n", "identity_target.require", "unknown key"),
+        # a close spelling of a key the bot knows at the same place is named
+        ("shadow_mod = true\n", "shadow_mod", "unknown key; did you mean 'shadow_mode'?"),
+        ("[server]\nretention_dayz = 3\n", "server.retention_dayz", "unknown key; did you mean 'retention_days'?"),
         ('[scoring]\npieces = "paragraphs"\n', "scoring.pieces", "must be one of 'sentences', 'whole'"),
         # wrong types are refused, not coerced ("yes" is not a boolean, "0.5" is not a number, true is not 1.0)
         ('[strikes]\nenabled = "yes"\n', "strikes.enabled", "valid boolean"),

@@ -160,5 +160,7 @@ def test_score_judges_a_first_line_behind_a_byte_order_mark(tmp_path):
     rc, out, _err = _score(tmp_path, '\ufeff{"id": "a", "text": "hi"}\n{"id": "b", "text": "bye"}\n'
                                      '\ufeff{"id": "c", "text": "hi"}\n')
     assert [o["id"] for o in out] == ["a", "b", "line:3"]
-    assert "scores" in out[0] and "scores" in out[1] and "error" in out[2]
+    assert "scores" in out[0] and "scores" in out[1]
+    assert out[2]["error"] == ("line 3: not valid JSON (column 1: a byte order mark (U+FEFF) starts the line, as "
+                               "when files saved with one are joined; remove it)")
     assert rc == 1

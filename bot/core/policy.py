@@ -521,6 +521,26 @@ def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
+@functools.cache
+def _packaged_doc() -> dict[str, Any]:
+    return tomllib.loads(PACKAGED_DEFAULT_POLICY.read_text(encoding="utf-8"))
+
+
+def _unknown_key(loc: Sequence[Any]) -> str:
+    """``"unknown key"``, with ``"; did you mean 'shadow_mode'?"`` when a key the packaged default policy has at the
+    same place (it lists every key the bot understands) is a close spelling (:func:`difflib.get_close_matches`,
+    cutoff 0.75)."""
+    import difflib
+
+    known: Any = _packaged_doc()
+    for part in loc[:-1]:
+        known = known.get(str(part)) if isinstance(known, dict) else None
+    if not isinstance(known, dict) or not loc:
+        return "unknown key"
+    close = difflib.get_close_matches(str(loc[-1]), [str(k) for k in known], n=1, cutoff=0.75)
+    return f"unknown key; did you mean {close[0]!r}?" if close else "unknown key"
+
+
 def _validate(doc: dict[str, Any], source: str) -> Policy:
     try:
         return Policy.model_validate(doc)
@@ -528,7 +548,7 @@ def _validate(doc: dict[str, Any], source: str) -> Policy:
         problems = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"]) or "(root)"
-            reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            reason = _unknown_key(err["loc"]) if err["type"] == "extra_forbidden" else err["msg"]
             problems.append((key, reason.removeprefix("Value error, ")))
         # A label-keyed table's key check runs only once its values validate: report an unknown label beside the
         # other problems instead of after they are fixed (one run shows every mistake).

@@ -108,6 +108,8 @@ _JSON_PROBLEMS = (
     ("Expecting ',' delimiter", "a ',' was expected between two items"),
     ("Expecting ':' delimiter", "a ':' was expected after a key"),
     ("Invalid \\uXXXX escape", "a \\u escape needs four hex digits"),
+    ("Unexpected UTF-8 BOM", "a byte order mark (U+FEFF) starts the line, as when files saved with one are joined; "
+     "remove it"),
     ("Invalid \\escape", "a backslash starts an escape JSON does not have (write \\\\ for a backslash)"),
 )
 
