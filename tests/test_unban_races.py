@@ -4,21 +4,13 @@ its refused end waits for its retry or while its end's unban is under way, an ow
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from bot.core.models import Action, ActionKind
 from bot.core.ports import ActionResult
 from bot.workflow import sanctions
 from tests.fakes import Call
+from tests.test_temp_ban_end_lifts import _until
 from tests.test_workflow import MOD, SERVER, world  # noqa: F401  (fixture)
-
-
-async def _until(check: Callable[[], bool], timeout_s: float = 3.0) -> None:
-    for _ in range(int(timeout_s / 0.01)):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("timed out waiting")
 
 
 def _ended_posts(w, number: int) -> list:

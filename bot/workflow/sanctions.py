@@ -461,12 +461,18 @@ class SanctionsMixin(WorkflowParts):
             log.exception("retrying the unban of overturned case %s failed", case.number,
                           extra={"server": case.server_id})
         finally:
-            if trying:
-                self._lift_trying.discard(key)
-            if self._timers.get(key) is asyncio.current_task():
-                del self._timers[key]
-                if not cancelled:
-                    self._lift_holds.pop(key, None)
+            self._timer_done(key, trying=trying, cancelled=cancelled)
+
+    def _timer_done(self, key: tuple[str, int], *, trying: bool, cancelled: bool) -> None:
+        """The end of a ban-lift timer (a temporary ban's end, or an owed unban's retry) of case ``key``: its try is
+        no longer under way, and it leaves ``_timers`` unless a newer timer replaced it; a hold it wrote is dropped
+        unless a stop cancelled it (then :meth:`release_lifts` hands the hold back)."""
+        if trying:
+            self._lift_trying.discard(key)
+        if self._timers.get(key) is asyncio.current_task():
+            del self._timers[key]
+            if not cancelled:
+                self._lift_holds.pop(key, None)
 
     async def release_lifts(self) -> None:
         """At a clean stop: hand back the next try of every owed unban this process holds (refused here, its timer
@@ -646,12 +652,7 @@ class SanctionsMixin(WorkflowParts):
         except Exception:
             log.exception("lifting temporary ban of case %s failed", case.number, extra={"server": case.server_id})
         finally:
-            if trying:
-                self._lift_trying.discard(key)
-            if self._timers.get(key) is asyncio.current_task():
-                del self._timers[key]
-                if not cancelled:
-                    self._lift_holds.pop(key, None)
+            self._timer_done(key, trying=trying, cancelled=cancelled)
 
     def _retry_end(self, case: Case, delay_s: float) -> None:
         """Look at temporary ban ``case``'s end again in ``delay_s`` seconds (its timer replaced)."""
