@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import logging
 import os
@@ -280,12 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "score":
             from bot.jobs.score import run_score
 
-            stdin = sys.stdin
-            if isinstance(stdin, io.TextIOWrapper):
-                # JSON lines are UTF-8 whatever the locale; a byte that is not UTF-8 is kept (surrogateescape) so
-                # that its line alone gets an error line, not a UnicodeDecodeError ending the run
-                stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
-            return asyncio.run(run_score(args, _settings(args), stdin, sys.stdout))
+            # read as bytes whatever the locale and newline mode (bot.jobs.score.input_lines): lines end at "\n"
+            # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
+            return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
         if args.command == "policy":
             return _policy_check(args, _settings(args))
         if args.command == "eval":
