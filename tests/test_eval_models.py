@@ -77,6 +77,31 @@ def test_eval_scene_names_the_candidates_and_the_baselines_model_and_version(tmp
     assert lines.index(cand_line) < lines.index(base_line) < lines.index(PAIRED)
 
 
+def test_eval_hatecheck_and_mhc_name_the_model_and_version(tmp_path):
+    """``eval hatecheck`` prints the candidate's model and version above its first table, and the paired
+    comparisons name the baseline and the candidate; each MHC language's table set does the same."""
+    lines = _run("hatecheck", _hatecheck(tmp_path / "hc.csv"))
+    assert lines[0] == f"HateCheck: {CAND[0]}"
+    assert PAIRED in lines
+    mhc = tmp_path / "mhc"
+    mhc.mkdir()
+    _hatecheck(mhc / "mhc_de_test.csv")
+    lines = _run("mhc", mhc)
+    assert lines[0] == f"Multilingual HateCheck: de: {CAND[0]}" and PAIRED in lines
+
+
+def test_eval_olid_names_the_model_and_version(tmp_path):
+    """``eval olid`` prints the candidate's model and version above its table, and the paired comparison names
+    the baseline and the candidate."""
+    olid = tmp_path / "olid.tsv"
+    olid.write_text("id\ttweet\tsubtask_a\tsubtask_b\tsubtask_c\n"
+                    + "".join(f"{i}\t@USER tweet {i} {'I hate you' if i % 2 else 'is nice'}\t"
+                              f"{'OFF' if i % 2 else 'NOT'}\tNULL\tNULL\n" for i in range(1, 41)), encoding="utf-8")
+    lines = _run("olid", olid)
+    assert lines[0] == f"OLID hold-out: {CAND[0]}"
+    assert PAIRED in lines
+
+
 def test_eval_scene_cli_names_the_served_model(tmp_path, monkeypatch, capsys, fake_scorer_url):
     """``python -m bot eval scene`` names the model the scorer reports (here the scoring service's)."""
     path = tmp_path / "s.csv"
