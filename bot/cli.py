@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     'answered as "line:N", N its line number counting blank lines, a string, so it '
                                     "never equals a numeric id such as 3 on another line. A line that cannot be "
                                     'judged (not JSON, or no string "text") gets {"id", "error"} in its place, the '
-                                    "lines after it are still judged, and the exit status is then 1.")
+                                    "lines after it are still judged, and the exit status is then 1. Input is UTF-8, "
+                                    "or UTF-16 / UTF-32 behind a byte order mark (Windows PowerShell's > writes "
+                                    "UTF-16LE); lines end at \\n, CRLF too.")
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")

@@ -123,3 +123,12 @@ def test_input_lines_are_the_same_however_the_bytes_arrive(encoding, step):
             "", "last line, no ending"]
     assert list(input_lines(_Trickle(raw, step))) == want  # type: ignore[arg-type]
     assert list(input_lines(io.BytesIO(raw))) == want
+
+
+def test_score_help_says_which_encodings_it_reads(capsys, monkeypatch):
+    """``score --help`` says the input may be UTF-16 or UTF-32 behind a byte order mark."""
+    monkeypatch.setenv("COLUMNS", "400")
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Input is UTF-8, or UTF-16 / UTF-32 behind a byte order mark" in text
