@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import logging
 import os
@@ -80,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     'answered as "line:N", N its line number counting blank lines, a string, so it '
                                     "never equals a numeric id such as 3 on another line. A line that cannot be "
                                     'judged (not JSON, or no string "text") gets {"id", "error"} in its place, the '
-                                    "lines after it are still judged, and the exit status is then 1.")
+                                    "lines after it are still judged, and the exit status is then 1. Input is UTF-8, "
+                                    "or UTF-16 / UTF-32 behind a byte order mark (Windows PowerShell's > writes "
+                                    "UTF-16LE); lines end at \\n, CRLF too.")
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
@@ -280,12 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "score":
             from bot.jobs.score import run_score
 
-            stdin = sys.stdin
-            if isinstance(stdin, io.TextIOWrapper):
-                # JSON lines are UTF-8 whatever the locale; a byte that is not UTF-8 is kept (surrogateescape) so
-                # that its line alone gets an error line, not a UnicodeDecodeError ending the run
-                stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
-            return asyncio.run(run_score(args, _settings(args), stdin, sys.stdout))
+            # read as bytes whatever the locale and newline mode (bot.jobs.score.input_lines): lines end at "\n"
+            # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
+            return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
         if args.command == "policy":
             return _policy_check(args, _settings(args))
         if args.command == "eval":

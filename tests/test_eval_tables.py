@@ -13,6 +13,8 @@ from bot.config import DEFAULT_POLICY_PATH
 from bot.eval.common import PIPED_WIDTH, table_console
 
 HEADER = "case_id,kind,gold,expect_label,text\n"
+#: The model the session's scoring service reports (tests/serve_scorers.py), as the harness names it.
+SERVED = "model fake-served, version served-1"
 #: Benign words (no keyword of the fake scorer) in a case that should be flagged: it is a wrong case, and its
 #: row in the "wrong cases" table (text shown up to 90 characters) is far wider than 80 columns.
 MISSED = ("those people keep turning up at the community garden meeting every single Tuesday evening without "
@@ -63,8 +65,9 @@ def _scene_file(tmp_path: Path) -> Path:
 
 
 def test_eval_scene_names_the_policy_it_judged_under(tmp_path: Path, monkeypatch, capsys, fake_scorer_url):
-    """``python -m bot eval scene`` says above its tables which policy judged the cases and that policy's version:
-    "the default policy" alone, or the default plus each --policy file by its path (another version)."""
+    """``python -m bot eval scene`` says above its tables which model (as the scorer reports it, here the scoring
+    service's) and which policy judged the cases, each with its version: "the default policy" alone, or the default
+    plus each --policy file by its path (another version)."""
     from bot.core.policy import load_policy
 
     path = _scene_file(tmp_path)
@@ -74,21 +77,24 @@ def test_eval_scene_names_the_policy_it_judged_under(tmp_path: Path, monkeypatch
     assert main(["eval", "scene", str(path)]) == 0
     lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
     default_version = load_policy().version
-    assert lines[0] == f"Founding scene: judged under the default policy, policy version {default_version}"
+    assert lines[0] == (f"Founding scene: {SERVED}; judged under the default policy, policy version "
+                        f"{default_version}")
     assert main(["eval", "scene", str(path), "--policy", str(strict)]) == 0
     lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
     strict_version = load_policy(DEFAULT_POLICY_PATH, strict).version
     assert strict_version != default_version
-    assert lines[0] == (f"Founding scene: judged under the default policy + {strict}, policy version "
+    assert lines[0] == (f"Founding scene: {SERVED}; judged under the default policy + {strict}, policy version "
                         f"{strict_version}")
 
 
 @pytest.mark.slow
 def test_eval_scene_names_the_candidates_and_the_baselines_policy(tmp_path: Path, capsys):
-    """With ``--baseline`` and ``--baseline-policy``, each model's tables are headed by its own policy: the
-    candidate's --policy file and version, the baseline's --baseline-policy file and version (the shipped model
-    as both, loaded from its artifact directory)."""
+    """With ``--baseline`` and ``--baseline-policy``, each model's tables are headed by its model and its own
+    policy: the artifact manifest's ``name`` and the first 12 hex digits of its ``delta_sha256``, the candidate's
+    --policy file and version, the baseline's --baseline-policy file and version (the shipped model as both, loaded
+    from its artifact directory)."""
     from bot.core.policy import load_policy
+    from bot.model.artifact import read_manifest
 
     path = _scene_file(tmp_path)
     cand, base = tmp_path / "cand.toml", tmp_path / "base.toml"
@@ -99,10 +105,13 @@ def test_eval_scene_names_the_candidates_and_the_baselines_policy(tmp_path: Path
                  "--baseline-policy", str(base)]) == 0
     lines = [ln.strip() for ln in capsys.readouterr().out.splitlines()]
     default = DEFAULT_POLICY_PATH
+    manifest = read_manifest(Path(artifact))
+    model = f"model {manifest['name']}, version {manifest['delta_sha256'][:12]}"
     said = [ln for ln in lines if "judged under the default policy +" in ln]
     assert said == [
-        f"Founding scene: judged under the default policy + {cand}, policy version "
+        f"Founding scene: {model}; judged under the default policy + {cand}, policy version "
         f"{load_policy(default, cand).version}",
-        f"Founding scene, baseline: judged under the default policy + {base}, policy version "
+        f"Founding scene, baseline: {model}; judged under the default policy + {base}, policy version "
         f"{load_policy(default, base).version}",
     ]
+    assert f"A = baseline: {model}; B = candidate: {model}" in lines

@@ -57,7 +57,7 @@ def test_skip_continues_with_other_files(tmp_path):
 @pytest.mark.parametrize(
     ("line", "position"),
     [
-        ('{"id": "x", "text": "ok"}\nnot json\n', "line 2, column 1"),
+        ('{"id": "x", "text": "ok"}\nnot json\n', "line 2"),
         ('{"id": "x", "text": "ok"}\n\n{"text": "no id"}\n', "line 3"),
         ('{"id": "x", "text": "ok", "created_at": "yesterday"}\n', "line 1"),
         ("[1, 2]\n", "line 1"),
@@ -235,3 +235,26 @@ def test_a_csv_line_too_long_skips_that_row_only(tmp_path, monkeypatch):
     msgs = read_messages([p], errors=errors)
     assert [m.text for m in msgs] == ["message 0", "message 1", "message 3", "message 4"]
     assert [e.position for e in errors] == ["line 4"] and "longer than 1,000 bytes" in errors[0].reason
+
+
+def test_scan_names_a_malformed_json_line_in_plain_words(tmp_path, capsys, fake_scorer_url, monkeypatch):
+    """``scan --format jsonl`` says what is wrong with a line that is not JSON as ``score`` does
+    (:func:`bot.ingest.common.json_line_problem`): the file, the line number and plain words, not the json module's
+    "Invalid control character at" or "Expecting value"; the good lines are still scanned. With ``--on-error stop``
+    the scan stops with the same words."""
+    from bot.cli import main
+
+    p = tmp_path / "chat.jsonl"
+    p.write_text('{"id": "1", "text": "hi"}\n{"id": "2", "text": "cut short\nnot json\n'
+                 '{"id": "4", "text": "bye"}\n', encoding="utf-8")
+    monkeypatch.setenv("MODBOT_SCORER_URL", fake_scorer_url)
+    args = ["scan", str(p), "--format", "jsonl", "--db", str(tmp_path / "m.db"), "--no-progress"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert f"skipped: {p}:line 2: not valid JSON (the line ends inside a string; was it cut short?)" in err
+    assert f"skipped: {p}:line 3: not valid JSON (column 1: a JSON value was expected)" in err
+    assert "Invalid control character" not in err and "Expecting value" not in err
+    assert "read 2 messages" in err
+    assert main([*args, "--on-error", "stop", "--db", str(tmp_path / "m2.db")]) == 2
+    assert (f"error: {p}:line 2: not valid JSON (the line ends inside a string; was it cut short?)"
+            in capsys.readouterr().err)

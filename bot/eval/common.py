@@ -155,6 +155,27 @@ class _Remembered:
         return [self._known[t] for t in texts]
 
 
+def model_source(scorer: Scorer) -> dict[str, str]:
+    """The model a table set measures, as ``scorer`` reports it, said for a person.
+
+    Returns:
+        ``{"name": str, "version": str, "text": str}``: the scorer's ``name`` and ``version`` (for the embedded
+        model or an artifact directory, the manifest's ``name`` and the first 12 hex digits of its
+        ``delta_sha256``; a named detoxify model's package version; a scoring service's as it answers
+        ``GET /v1/model``), ``text`` e.g. ``"model embedded-minilm-v1, version 6be930fdb033"``.
+    """
+    name, version = str(scorer.name), str(scorer.version)
+    return {"name": name, "version": version, "text": f"model {name}, version {version}"}
+
+
+def print_model(title: str, scorer: Scorer, console) -> dict[str, str]:
+    """Print ``"<title>: model <name>, version <version>"`` (:func:`model_source`) as one plain line (no markup, never
+    wrapped) above a table set; returns :func:`model_source`."""
+    model = model_source(scorer)
+    console.print(f"{title}: {model['text']}", markup=False, highlight=False, soft_wrap=True)
+    return model
+
+
 def _paired_row(name: str, a: list[bool], b: list[bool]) -> dict:
     from bot.eval.paired import accuracy_stat, mcnemar, paired_bootstrap
 
@@ -165,10 +186,16 @@ def _paired_row(name: str, a: list[bool], b: list[bool]) -> dict:
             "p_value": test.p_value}
 
 
-def print_paired(title: str, rows: list[dict], console) -> None:
+def print_paired(title: str, rows: list[dict], console, *, models: tuple[Scorer, Scorer] | None = None) -> None:
     """One table: per metric, A's and B's value, B - A with its paired bootstrap 95% interval, the discordant
-    counts and McNemar's exact p-value. A difference whose interval contains 0 is printed as such."""
+    counts and McNemar's exact p-value. A difference whose interval contains 0 is printed as such. With ``models``
+    (``(baseline, candidate)``), first one plain line naming each: ``"A = baseline: model base, version 1a2b...; B =
+    candidate: model cand, version 3c4d..."`` (:func:`model_source`)."""
     from rich.table import Table
+
+    if models is not None:
+        a, b = (model_source(s)["text"] for s in models)
+        console.print(f"A = baseline: {a}; B = candidate: {b}", markup=False, highlight=False, soft_wrap=True)
 
     t = Table(title=f"{title}: paired comparison, A = baseline, B = candidate")
     for col in ("metric", "n", "A %", "B %", "B - A (points)", "95% interval", "only A right", "only B right",

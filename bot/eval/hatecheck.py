@@ -12,7 +12,17 @@ from pathlib import Path
 
 from bot.core.policy import Policy
 from bot.core.ports import Scorer
-from bot.eval.common import TARGETS, _acc, _fmt, _paired_row, _read_csv, _score, padded, print_paired
+from bot.eval.common import (
+    TARGETS,
+    _acc,
+    _fmt,
+    _paired_row,
+    _read_csv,
+    _score,
+    padded,
+    print_model,
+    print_paired,
+)
 from bot.eval.errors import EvalInputError
 
 
@@ -103,8 +113,10 @@ def eval_hatecheck(
 ) -> dict:
     """Score one HateCheck-format CSV (``test_case``, ``label_gold``...) and print its tables.
 
-    The tables measure the model (``identity_attack >= threshold``). One more line shows the bot's decision with
-    the default policy's identity-target check, returned under ``"with_target_check"`` (same keys).
+    The tables measure the model (``identity_attack >= threshold``), named with its version on the line above them
+    (``"HateCheck: model embedded-minilm-v1, version 6be930fdb033"``, returned under ``"model"``:
+    :func:`bot.eval.common.model_source`). One more line shows the bot's decision with the default policy's
+    identity-target check, returned under ``"with_target_check"`` (same keys).
 
     ``pad=True`` puts one benign sentence (:func:`padded`) before every case: an evasion test. It also prints and
     returns under ``"whole_text_only"`` what scoring only the whole text (no sentence pieces) would give.
@@ -122,6 +134,7 @@ def eval_hatecheck(
         title = f"{title}, each case after one benign sentence"
     scores = _score(scorer, texts, "identity_attack", batch_size)
     m = hatecheck_metrics(rows, scores, threshold)
+    m["model"] = print_model(title, scorer, console)
     _print_hatecheck(title, m, console)
     if pad:
         w = hatecheck_metrics(rows, _score(scorer, texts, "identity_attack", batch_size, pieces=False), threshold)
@@ -175,8 +188,9 @@ def compare_target_checks(rows: list[dict[str, str]], texts: Sequence[str], scor
 
 def compare_hatecheck(path: Path, baseline: Scorer, candidate: Scorer, base_thr: float, cand_thr: float,
                       batch_size: int, console, *, pad: bool = False, title: str = "HateCheck") -> list[dict]:
-    """Score one HateCheck-format file with both models and print :func:`print_paired` rows: overall, hateful,
-    non-hateful, trans non-hateful and every functionality where the two disagree on at least one case.
+    """Score one HateCheck-format file with both models and print :func:`print_paired` rows (after a line naming
+    each model and its version): overall, hateful, non-hateful, trans non-hateful and every functionality where the
+    two disagree on at least one case.
 
     Returns:
         The rows (``name``, ``n``, ``a``, ``b``, ``diff``, ``low``, ``high`` in [0, 1] / [-1, 1]; ``only_a``,
@@ -206,5 +220,5 @@ def compare_hatecheck(path: Path, baseline: Scorer, candidate: Scorer, base_thr:
         pa, pb = pick(lambda r, f=func: r["functionality"] == f)
         if pa != pb:
             out.append(_paired_row(func, pa, pb))
-    print_paired(f"{title} (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console)
+    print_paired(f"{title} (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console, models=(baseline, candidate))
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.core.ports import Scorer
-from bot.eval.common import TARGETS, _paired_row, _score, print_paired
+from bot.eval.common import TARGETS, _paired_row, _score, print_model, print_paired
 from bot.eval.errors import EvalInputError
 from bot.training.splits import olid_split, read_olid
 
@@ -45,7 +45,9 @@ def _olid_holdout(path: Path) -> list:
 
 
 def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, console) -> dict:
-    """Score the fixed 20% OLID hold-out (same split as training) and print macro-F1."""
+    """Score the fixed 20% OLID hold-out (same split as training) and print macro-F1, after a line naming the model
+    and its version (``"OLID hold-out: model embedded-minilm-v1, version 6be930fdb033"``; returned under
+    ``"model"``: :func:`bot.eval.common.model_source`)."""
     from rich.table import Table
 
     if path.is_dir():
@@ -53,6 +55,7 @@ def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, con
     held = _olid_holdout(path)
     scores = _score(scorer, [r.text for r in held], "toxicity", batch_size)
     m = olid_metrics([r.a == "OFF" for r in held], scores, threshold)
+    m["model"] = print_model("OLID hold-out", scorer, console)
     t = Table(title=f"OLID hold-out 20% (n={m['n']}, toxicity >= {threshold:.2f})")
     t.add_column("metric")
     t.add_column("value", justify="right")
@@ -66,7 +69,7 @@ def eval_olid(path: Path, scorer: Scorer, threshold: float, batch_size: int, con
 def compare_olid(path: Path, baseline: Scorer, candidate: Scorer, base_thr: float, cand_thr: float,
                  batch_size: int, console) -> list[dict]:
     """OLID hold-out with both models: macro-F1 difference with a paired bootstrap 95% interval, and accuracy with
-    McNemar's test; printed with :func:`print_paired`."""
+    McNemar's test; printed with :func:`print_paired`, after a line naming each model and its version."""
     from bot.eval.paired import macro_f1_stat, paired_bootstrap
 
     if path.is_dir():
@@ -84,5 +87,6 @@ def compare_olid(path: Path, baseline: Scorer, candidate: Scorer, base_thr: floa
     acc = _paired_row("accuracy", [p == g for p, g in zip(pa, gold, strict=True)],
                       [p == g for p, g in zip(pb, gold, strict=True)])
     out = [f1, acc]
-    print_paired(f"OLID hold-out (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console)
+    print_paired(f"OLID hold-out (A at {base_thr:.2f}, B at {cand_thr:.2f})", out, console,
+                 models=(baseline, candidate))
     return out

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.ports import Scorer
-from bot.eval.common import _paired_row, print_paired
+from bot.eval.common import _paired_row, model_source, print_paired
 from bot.eval.errors import EvalInputError
 from bot.settings import Settings
 
@@ -132,15 +132,19 @@ def policy_source(settings: Settings, policy_files: tuple[Path, ...] = ()) -> di
 
 
 def print_scene(m: dict, console, title: str = "Founding scene") -> None:
-    """Print :func:`scene_metrics` as rich tables (rates and every wrong case); with ``m["policy"]``
-    (:func:`policy_source`), first a line naming the policy the cases were judged under and its version."""
+    """Print :func:`scene_metrics` as rich tables (rates and every wrong case); with ``m["model"]``
+    (:func:`bot.eval.common.model_source`) and/or ``m["policy"]`` (:func:`policy_source`), first one line naming the
+    model and its version and the policy the cases were judged under and its version: ``"Founding scene: model
+    embedded-minilm-v1, version 6be930fdb033; judged under the default policy, policy version 1a2b3c4d5e6f"``."""
     from rich.table import Table
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f}"
 
-    if m.get("policy"):  # plain text: a path with [brackets] is not rich markup, and the line is never wrapped
-        console.print(f"{title}: judged under {m['policy']['text']}", markup=False, highlight=False, soft_wrap=True)
+    said = ([m["model"]["text"]] if m.get("model") else []) + (
+        [f"judged under {m['policy']['text']}"] if m.get("policy") else [])
+    if said:  # plain text: a path with [brackets] is not rich markup, and the line is never wrapped
+        console.print(f"{title}: {'; '.join(said)}", markup=False, highlight=False, soft_wrap=True)
     heading = f"{title} (n={m['n']}, judged under the policy: flagged = review or act)"
     t = Table(title=heading, min_width=len(heading))  # the heading on one line, not wrapped to the columns' width
     for col in ("metric", "%"):
@@ -168,12 +172,14 @@ def print_scene(m: dict, console, title: str = "Founding scene") -> None:
 def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: Scorer | None = None,
                policy_files: tuple[Path, ...] = (), baseline_policy_files: tuple[Path, ...] | None = None) -> dict:
     """Judge the founding-scene probe cases (or any file of this format) under the default policy plus
-    ``policy_files`` and print them, each table set after a line naming the policy and its version; with
+    ``policy_files`` and print them, each table set after a line naming the model and the policy, each with its
+    version (:func:`print_scene`); with
     ``baseline``, also judge them with it (under ``baseline_policy_files`` when given, else the same files) and print
     the paired comparison (under ``"paired"``; the baseline's metrics, with its policy, under ``"baseline"``).
 
     Returns:
-        :func:`scene_metrics` plus ``"policy"`` (:func:`policy_source`) and, with a baseline, ``"baseline"`` and
+        :func:`scene_metrics` plus ``"model"`` (:func:`bot.eval.common.model_source`) and ``"policy"``
+        (:func:`policy_source`) and, with a baseline, ``"baseline"`` (its own ``"model"`` and ``"policy"``) and
         ``"paired"``.
     """
     settings = settings or Settings.from_env()
@@ -182,12 +188,14 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
         raise EvalInputError(f"{path}: no cases (nothing after the header line)")
     verdicts = judge(cases, scorer, settings, policy_files)
     m = scene_metrics(cases, verdicts)
+    m["model"] = model_source(scorer)
     m["policy"] = policy_source(settings, policy_files)
     print_scene(m, console)
     if baseline is not None:
         base_files = policy_files if baseline_policy_files is None else baseline_policy_files
         base = judge(cases, baseline, settings, base_files)
         mb = scene_metrics(cases, base)
+        mb["model"] = model_source(baseline)
         mb["policy"] = policy_source(settings, base_files)
         print_scene(mb, console, title="Founding scene, baseline")
         m["baseline"] = mb
@@ -197,7 +205,7 @@ def eval_scene(path: Path, scorer: Scorer, console, *, settings=None, baseline: 
             idx = [i for i, c in enumerate(cases) if c["gold"] == gold]
             if idx:  # a probe file may hold one side only: no row for an empty subset
                 rows.append(_paired_row(name, [a[i] for i in idx], [b[i] for i in idx]))
-        print_paired("Founding scene", rows, console)
+        print_paired("Founding scene", rows, console, models=(baseline, scorer))
         m["paired"] = rows
     return m
 

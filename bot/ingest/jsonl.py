@@ -26,7 +26,7 @@ from typing import Any
 
 from bot.core.models import NO_AUTHOR_ID, ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
-from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, parse_iso
+from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, json_line_problem, parse_iso
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -209,8 +209,9 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
     Raises:
         IngestError: Only with a ``"stop"`` sink: a line that is not a JSON object, lacks ``id``/``text``, or
             has an unparseable time, a field of the wrong JSON type (``"text": 5``, ``"author": true``,
-            ``"is_bot": "false"``), or is nested too deeply to parse (position ``"line N"``, plus the column for JSON
-            errors).
+            ``"is_bot": "false"``), or is nested too deeply to parse (position ``"line N"``; a line that is not JSON
+            is said in words by :func:`bot.ingest.common.json_line_problem`, with the column where one helps:
+            ``"not valid JSON (column 1: a JSON value was expected)"``).
     """
     sink = sink or ErrorSink()
     default_server = ServerRef("export", inner_name(path).stem, inner_name(path).stem)
@@ -236,8 +237,8 @@ def _parse_line(path: Path, n: int, line: str, sink: ErrorSink, default_server: 
         return None
     try:
         obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        sink.report(IngestError(path, f"line {n}, column {exc.colno}", f"malformed JSON: {exc.msg}"))
+    except json.JSONDecodeError as exc:  # in words, as ``score`` says it: "not valid JSON (column 1: ...)"
+        sink.report(IngestError(path, f"line {n}", json_line_problem(exc)))
         return None
     except RecursionError:
         sink.report(IngestError(path, f"line {n}", TOO_DEEP_REASON))

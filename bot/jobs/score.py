@@ -20,24 +20,30 @@ form could look like it. A line that is not valid JSON, or lacks a string ``text
 the lines after it are still judged. A line that is not JSON is said in words with its line number
 (:func:`bot.ingest.common.json_line_problem`: ``"line 3: not valid JSON (the line ends inside a string; was it cut
 short?)"``).
-A byte order mark at the start of the input is skipped. A line holding a byte that is not UTF-8 gets an error line
-naming the byte and its column (``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are
-still judged. Lone UTF-16 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line
-whose id cannot be echoed as valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on
-the line, which are not JSON) or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line
-with the id ``"line:N"``.
+Lines end at ``\\n`` only (a CRLF ending is one ending; a ``\\r`` inside a line stays in it, so a line is never
+split in two: :func:`input_lines`). A byte order mark at the start of the input names its encoding: UTF-8 (also
+without one), UTF-16 or UTF-32 in either byte order (Windows PowerShell 5.1's ``>`` writes UTF-16LE); it is not part
+of the first line. A line holding a byte that is not UTF-8 gets an error line naming the byte and its column
+(``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16
+surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as
+valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
+or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import json
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
@@ -48,9 +54,10 @@ SERVER = ServerRef(platform="cli", id="score", name="score")
 CHANNEL = ChannelRef(id="stdin", name="stdin")
 
 
-async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str], stdout: IO[str],
+async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str] | IO[bytes], stdout: IO[str],
                     stderr: IO[str] | None = None, *, scorer: Scorer | None = None) -> int:
-    """Run ``score``. ``scorer``: an already loaded scorer (default: the model ``settings`` names).
+    """Run ``score``. ``stdin``: the input, text or bytes, read as :func:`input_lines` says; ``scorer``: an already
+    loaded scorer (default: the model ``settings`` names).
 
     Returns:
         The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
@@ -68,9 +75,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                                 batch_size=args.batch_size, scorer=scorer) as rt:
             service = rt.service
             pending: list[tuple[Any, Any]] = []
-            for n, line in enumerate(stdin, start=1):
-                if n == 1 and line.startswith("\ufeff"):
-                    line = line[1:]  # a UTF-8 byte order mark (a Windows editor's file): not part of the line
+            for n, line in enumerate(input_lines(stdin), start=1):
                 if not line.strip():
                     continue
                 obj: Any = None
@@ -111,6 +116,100 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
         return 1
     return 0
+
+
+#: Bytes read from the input at a time (a pipe gives what it holds, up to this many: lines are not held back).
+CHUNK = 1 << 16
+
+
+def input_lines(stream: IO[str] | IO[bytes]) -> Iterator[str]:
+    """The lines of ``score``'s input, in order, each without its line ending.
+
+    A line ends at ``"\\n"`` only, and one ``"\\r"`` just before it (a CRLF ending) is dropped with it; any other
+    ``"\\r"`` stays in its line (JSON whitespace between tokens; inside a string an error of that one line, never a
+    line break that would shift the numbers of the lines after it). The last line needs no ending.
+
+    ``stream`` may be binary, or text: an :class:`io.TextIOWrapper` (standard input) is read through its binary
+    buffer, so neither its newline translation (universal newlines split at a lone ``"\\r"``) nor its locale's
+    encoding changes the lines; another text stream (:class:`io.StringIO`) is taken as already decoded, a leading
+    U+FEFF dropped. Bytes are UTF-8, or UTF-16 / UTF-32 (either byte order) behind that encoding's byte order mark
+    (:func:`input_encoding`; the mark is not part of the first line).
+    """
+    if isinstance(stream, io.TextIOWrapper):
+        return _split(_decoded(stream.buffer))
+    return _split(_decoded(stream))
+
+
+def _decoded(stream: IO[str] | IO[bytes]) -> Iterator[str]:
+    """``stream``'s text, a piece at a time (see :func:`input_lines`); a byte order mark at its start dropped."""
+    read: Callable[[int], str | bytes] = getattr(stream, "read1", stream.read)  # read1: what a pipe holds now
+    first = read(CHUNK)
+    if isinstance(first, str):
+        yield first.removeprefix("\ufeff")
+        yield from iter(partial(cast(Callable[[int], str], read), CHUNK), "")
+    else:
+        yield from _decoded_bytes(first, cast(Callable[[int], bytes], read))
+
+
+#: Byte order marks that name the input's encoding, UTF-32's before UTF-16's (UTF-32LE's starts with UTF-16LE's):
+#: ``(mark, codec, errors)``. Without one the input is UTF-8.
+BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le", "replace"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "replace"),
+    (codecs.BOM_UTF8, "utf-8", "surrogateescape"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "replace"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "replace"),
+)
+
+
+def input_encoding(head: bytes) -> tuple[str, int, str]:
+    """The encoding a binary input starting with ``head`` (its first 4 bytes or more) is written in.
+
+    Returns:
+        ``(codec, mark length in bytes, errors)``: by the byte order mark (:data:`BYTE_ORDER_MARKS`: UTF-32 LE/BE,
+        UTF-8, UTF-16 LE/BE, as Windows PowerShell 5.1's ``>`` writes UTF-16LE), else ``("utf-8", 0,
+        "surrogateescape")``. ``errors``: UTF-8 keeps a byte that is not UTF-8 as U+DC80..U+DCFF for
+        :func:`_not_utf8` to name; in UTF-16/32 a code unit that is not text (a lone surrogate) becomes U+FFFD, as a
+        lone surrogate escape in ``text`` does.
+    """
+    for mark, codec, errors in BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            return codec, len(mark), errors
+    return "utf-8", 0, "surrogateescape"
+
+
+def _decoded_bytes(first: bytes, read: Callable[[int], bytes]) -> Iterator[str]:
+    """The text of a binary input whose first bytes are ``first`` and the rest ``read(CHUNK)`` until ``b""``, in
+    the encoding :func:`input_encoding` finds (its mark dropped)."""
+    data, eof = first, not first
+    while not eof and len(data) < 4:  # a pipe may hand over fewer bytes than a byte order mark at first
+        more = read(CHUNK)
+        data, eof = data + more, not more
+    codec, skip, errors = input_encoding(data)
+    decoder = codecs.getincrementaldecoder(codec)(errors)
+    data = data[skip:]
+    while True:
+        yield decoder.decode(data)
+        if eof:
+            break
+        data = read(CHUNK)
+        eof = not data
+    yield decoder.decode(b"", final=True)
+
+
+def _split(pieces: Iterator[str]) -> Iterator[str]:
+    """The lines of the text ``pieces`` make up, split at ``"\\n"`` only; one ``"\\r"`` before it is dropped."""
+    held: list[str] = []  # the start of a line longer than a piece (joined once, not re-scanned piece by piece)
+    for piece in pieces:
+        *ended, rest = piece.split("\n")
+        for part in ended:
+            line = "".join([*held, part]) if held else part
+            held.clear()
+            yield line.removesuffix("\r")
+        if rest:
+            held.append(rest)
+    if held:
+        yield "".join(held)
 
 
 def _not_utf8(line: str) -> str | None:
