@@ -480,3 +480,37 @@ async def test_service_falls_back_to_asyncio_without_uvloop_and_refuses_an_expli
         code, out, err = svc.stop()
     assert code == 0, err
     assert "event loop asyncio (asked for)" in _ready_line(out)
+
+
+async def test_the_environment_forces_the_standard_loop_and_a_bad_value_is_refused(tmp_path):
+    """``MODBOT_SERVE_EVENT_LOOP=asyncio`` (no ``--event-loop``) serves on the standard library's loop where uvloop is
+    installed, and the ready line names the variable; ``--event-loop`` wins over the variable; a value that is not a
+    loop exits 2 with one line naming the variable, before binding any port."""
+    pytest.importorskip("uvloop")
+    (tmp_path / "a").mkdir()
+    svc = start_service(tmp_path / "a", env={"MODBOT_SERVE_EVENT_LOOP": "asyncio"})
+    try:
+        await _answers(svc.url)
+    finally:
+        code, out, err = svc.stop()
+    assert code == 0, err
+    assert "event loop asyncio (MODBOT_SERVE_EVENT_LOOP=asyncio)" in _ready_line(out)
+
+    (tmp_path / "b").mkdir()
+    svc = start_service(tmp_path / "b", "--event-loop", "uvloop", env={"MODBOT_SERVE_EVENT_LOOP": "asyncio"})
+    try:
+        await _answers(svc.url)
+    finally:
+        code, out, err = svc.stop()
+    assert code == 0, err
+    assert "event loop uvloop (asked for)" in _ready_line(out)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
+    refused = subprocess.run([sys.executable, "-m", "bot", "serve", "--port", "0", "--scorer",
+                              "tests.serve_scorers:fake"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             env={**env, "PYTHONPATH": str(ROOT), "MODBOT_CACHE": str(tmp_path / "no-cache"),
+                                  "MODBOT_SERVE_EVENT_LOOP": "libuv"})
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "error: serve: MODBOT_SERVE_EVENT_LOOP=libuv: expected auto, uvloop or asyncio"]
+    assert "listening" not in refused.stdout
