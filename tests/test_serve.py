@@ -352,6 +352,49 @@ async def test_language_is_detected_once_per_text_examined(monkeypatch, text, ex
     assert len(calls.texts) == examined
 
 
+MIXED = ("Thanks for the review of the parser, I will update the pull request with the new tests tomorrow morning and "
+         "ping you when it is ready. Tu es vraiment un imbécile.")
+
+
+@pytest.mark.parametrize(("text", "detected", "examined", "status"), [
+    ("Thanks for the review of the parser. I will update the pull request tomorrow morning.", ["en"], 3, 200),
+    ("Je pense que tu es vraiment un imbécile. Personne ne t'aime ici, va-t'en.", ["fr"], 1, 400),
+    (MIXED, ["en"], 3, 400),  # English as a whole; refused for its last sentence, French
+])
+async def test_allowing_unsupported_languages_reads_the_whole_text_only(monkeypatch, text, detected, examined,
+                                                                       status):
+    """With ``allowUnsupportedLanguages: true`` the language check's answer is not used, so the detector reads the
+    whole text once (for detectedLanguages, the same answer as with the check) instead of once per sentence; the
+    same request without it reads every sentence and still refuses a message holding a French sentence."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    calls = _DetectorCalls(monkeypatch)
+    svc = ScoringService(ServeConfig(), KeyRing(), Settings().default_policy)
+    answers = {}
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(SlowFakeScorer(), "fake")
+        for allow in (False, True):
+            calls.texts.clear()
+            body = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}},
+                    "allowUnsupportedLanguages": allow}
+            async with client.post(ANALYZE, json=body) as r:
+                answers[allow] = (r.status, await r.json(), len(calls.texts))
+        await svc.drain()
+    assert answers[True][0] == 200 and answers[True][1]["detectedLanguages"] == detected
+    assert answers[True][2] == 1
+    assert answers[False][0] == status and answers[False][2] == examined
+    doc = answers[False][1]
+    if status == 200:
+        assert doc["detectedLanguages"] == detected
+    else:
+        assert doc["error"]["details"][0]["languageNotSupportedByAttributeError"]["detectedLanguages"] == ["fr"]
+
+
 async def test_malformed_request_line_gets_a_perspective_error_that_echoes_nothing(tmp_path):
     """aiohttp's own 400 quoted the start of a request line it could not parse (its ``?key=`` an API key): the
     answer is Google's error shape and holds nothing of the request."""

@@ -463,7 +463,10 @@ class ScoringService:
             foreign = [x for x in req.languages if x not in model_languages]
             if foreign:
                 raise language_error(first_attr, foreign, detected=False)
-        reading = read_text(req.text, policy, model_languages or None, check_language=not req.languages,
+        # With allowUnsupportedLanguages the check's answer is never used: only detectedLanguages is read, from the
+        # whole text (one detector pass instead of one per line and sentence; docs/performance.md, issue 27).
+        reading = read_text(req.text, policy, model_languages or None,
+                            check_language=not req.languages and not req.allow_unsupported_languages,
                             want_detected=True)
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
