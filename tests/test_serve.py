@@ -380,8 +380,8 @@ async def test_allowing_unsupported_languages_reads_the_whole_text_only(monkeypa
         svc.set_scorer(SlowFakeScorer(), "fake")
         for allow in (False, True):
             calls.texts.clear()
-            body = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}},
-                    "allowUnsupportedLanguages": allow}
+            body: dict[str, object] = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}},
+                                       "allowUnsupportedLanguages": allow}
             async with client.post(ANALYZE, json=body) as r:
                 answers[allow] = (r.status, await r.json(), len(calls.texts))
         await svc.drain()
