@@ -557,3 +557,32 @@ async def test_the_environment_forces_the_standard_loop_and_a_bad_value_is_refus
     assert refused.stderr.strip().splitlines() == [
         "error: serve: MODBOT_SERVE_EVENT_LOOP=libuv: expected auto, uvloop or asyncio"]
     assert "listening" not in refused.stdout
+
+
+async def test_a_request_whose_score_is_late_gets_504_and_the_next_one_is_answered():
+    """A forward pass slower than ``request_timeout_s`` answers its request 504 naming the limit (the wait is
+    given up, not the pass); a request sent once the model is fast again is answered 200."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    svc = ScoringService(ServeConfig(request_timeout_s=0.2), KeyRing(), Settings().default_policy)
+    scorer = SlowFakeScorer()
+    body = {"comment": {"text": "you are an idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(scorer, "fake")
+        scorer.delay_s = 1.0
+        started = time.monotonic()
+        async with client.post(ANALYZE, json=body) as r:
+            late = (r.status, await r.json(), time.monotonic() - started)
+        await asyncio.sleep(1.0)  # the slow pass ends
+        scorer.delay_s = 0.0
+        async with client.post(ANALYZE, json=body) as r:
+            again = (r.status, await r.json())
+        await svc.drain()
+    assert late[0] == 504 and late[1]["error"]["message"] == "Scoring took longer than 0.2 s."
+    assert 0.2 <= late[2] < 0.9
+    assert again[0] == 200 and again[1]["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0.5

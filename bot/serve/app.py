@@ -416,7 +416,8 @@ class ScoringService:
                 when the body has not arrived within ``body_timeout_s``.
         """
         try:
-            body = await asyncio.wait_for(request.read(), self.config.body_timeout_s)
+            async with asyncio.timeout(self.config.body_timeout_s):  # no task of its own, unlike wait_for
+                body = await request.read()
         except TimeoutError:
             raise ApiError(408, f"The request body did not arrive within {self.config.body_timeout_s:g} s.",
                            headers={"Connection": "close"}) from None
@@ -436,7 +437,8 @@ class ScoringService:
     async def _score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
         assert self.batcher is not None
         try:
-            return await asyncio.wait_for(self.batcher.score(plans), self.config.request_timeout_s)
+            async with asyncio.timeout(self.config.request_timeout_s):
+                return await self.batcher.score(plans)
         except BatcherClosed:
             raise ApiError(503, "The service is shutting down; retry on another replica.",
                            headers={"Retry-After": "1"}) from None
