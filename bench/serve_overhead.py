@@ -3,7 +3,7 @@
 message. Prints figures only (issue 27's 16-client share: the per-request work that the model's CPU hides).
 
 Run: ``MODBOT_SHARED=/work/shared python bench/serve_overhead.py [--messages 3000] [--rounds 3]
-[--variant NAME=VAR=VALUE ...] [--also-tree DIR]``. Each variant (an environment variable for the service, e.g.
+[--variant NAME=VAR=VALUE ...] [--also-tree DIR ...]``. Each variant (an environment variable for the service, e.g.
 ``asyncio=MODBOT_SERVE_EVENT_LOOP=asyncio``; default: this checkout as it is, and its standard loop) and each
 tree is measured once per round, alternating. Per request, in milliseconds of CPU (user + system, ``/proc``):
 
@@ -103,14 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", action="append", default=[], metavar="NAME=VAR=VALUE",
                    help="a service environment to measure (repeatable); default: as is, and "
                         "MODBOT_SERVE_EVENT_LOOP=asyncio")
-    p.add_argument("--also-tree", type=Path, default=None, help="another checkout, measured as is, alternating")
+    p.add_argument("--also-tree", type=Path, action="append", default=[],
+                   help="another checkout, measured as is, alternating (repeatable)")
     args = p.parse_args(argv)
     from bot.jobs.bench import load_chat
 
     texts = [m.text for m in load_chat(args.messages)]
     variants: list[tuple[str, Path, dict[str, str]]] = []
-    if args.also_tree:
-        variants.append((f"[{args.also_tree}]", args.also_tree, {}))
+    for tree in args.also_tree:
+        variants.append((f"[{tree}]", tree, {}))
     for item in args.variant or ["as-is=", "asyncio=MODBOT_SERVE_EVENT_LOOP=asyncio"]:
         name, _, assignment = item.partition("=")
         var, _, value = assignment.partition("=")
