@@ -4,7 +4,7 @@ message. Prints figures only (issue 27's 16-client share: the per-request work t
 
 Run: ``MODBOT_SHARED=/work/shared python bench/serve_overhead.py [--messages 3000] [--rounds 3]
 [--variant NAME=VAR=VALUE ...] [--also-tree DIR ...]``. Each variant (an environment variable for the service, e.g.
-``asyncio=MODBOT_SERVE_EVENT_LOOP=asyncio``; default: this checkout as it is, and its standard loop) and each
+``spin=MODBOT_ONNX_SPIN=1``; default: this checkout as it is) and each
 tree is measured once per round, alternating. Per request, in milliseconds of CPU (user + system, ``/proc``):
 
 - the service process, all threads;
@@ -101,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--variant", action="append", default=[], metavar="NAME=VAR=VALUE",
-                   help="a service environment to measure (repeatable); default: as is, and "
-                        "MODBOT_SERVE_EVENT_LOOP=asyncio")
+                   help="a service environment to measure (repeatable); default: as is")
     p.add_argument("--also-tree", type=Path, action="append", default=[],
                    help="another checkout, measured as is, alternating (repeatable)")
     args = p.parse_args(argv)
@@ -112,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     variants: list[tuple[str, Path, dict[str, str]]] = []
     for tree in args.also_tree:
         variants.append((f"[{tree}]", tree, {}))
-    for item in args.variant or ["as-is=", "asyncio=MODBOT_SERVE_EVENT_LOOP=asyncio"]:
+    for item in args.variant or ["as-is="]:
         name, _, assignment = item.partition("=")
         var, _, value = assignment.partition("=")
         variants.append((name, REPO, {var: value} if var else {}))

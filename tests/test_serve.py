@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.serve_proc import ROOT, Served, start_service
+from tests.serve_proc import Served, start_service
 
 KEY = "k" * 8 + "0123456789abcdef"
 OTHER_KEY = "o" * 8 + "fedcba9876543210"
@@ -456,107 +453,6 @@ def test_loopback_is_recognised_however_it_is_written():
         assert is_loopback_host(host), host
     for host in ("0.0.0.0", "::", "10.0.0.1", "example.org", "", "[::1]"):
         assert not is_loopback_host(host), host
-
-
-def _without_uvloop(folder: Path) -> str:
-    """A ``PYTHONPATH`` on which ``import uvloop`` fails as it does where the package is not installed: a package
-    ``uvloop`` in ``folder``, ahead of the repository, that raises ``ImportError``."""
-    (folder / "uvloop").mkdir(parents=True)
-    (folder / "uvloop" / "__init__.py").write_text('raise ImportError("No module named \'uvloop\'")\n',
-                                                   encoding="utf-8")
-    return f"{folder}{os.pathsep}{ROOT}"
-
-
-async def _answers(url: str) -> None:
-    await _ready(url)
-    status, body, _ = await _post(url + ANALYZE, {"comment": {"text": "you are an idiot"},
-                                                  "requestedAttributes": {"TOXICITY": {}}})
-    assert status == 200, body
-    assert body["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0.5
-
-
-def _ready_line(out: str) -> str:
-    return next(line for line in out.splitlines() if line.startswith("serve: ready:"))
-
-
-async def test_service_started_by_the_cli_runs_on_uvloop_when_installed(tmp_path):
-    """``python -m bot serve`` with the default ``--event-loop auto`` serves on uvloop when it can be imported: the
-    ready line names the running loop's kind (read from the loop itself, not from the option)."""
-    pytest.importorskip("uvloop")
-    svc = start_service(tmp_path)
-    try:
-        await _answers(svc.url)
-    finally:
-        code, out, err = svc.stop()
-    assert code == 0, err
-    assert "event loop uvloop (auto)" in _ready_line(out)
-
-
-async def test_service_falls_back_to_asyncio_without_uvloop_and_refuses_an_explicit_uvloop(tmp_path):
-    """Where uvloop cannot be imported, ``auto`` serves on the standard library's loop and says why in the ready
-    line; ``--event-loop uvloop`` there exits 2 with one line naming the option, before binding any port;
-    ``--event-loop asyncio`` takes the standard loop even where uvloop is installed."""
-    path = _without_uvloop(tmp_path / "site")
-    (tmp_path / "a").mkdir()
-    svc = start_service(tmp_path / "a", env={"PYTHONPATH": path})
-    try:
-        await _answers(svc.url)
-    finally:
-        code, out, err = svc.stop()
-    assert code == 0, err
-    assert "event loop asyncio (auto; uvloop not installed)" in _ready_line(out)
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
-    refused = subprocess.run([sys.executable, "-m", "bot", "serve", "--port", "0", "--event-loop", "uvloop",
-                              "--scorer", "tests.serve_scorers:fake"], cwd=tmp_path, capture_output=True, text=True,
-                             env={**env, "PYTHONPATH": path, "MODBOT_CACHE": str(tmp_path / "no-cache")}, timeout=60)
-    assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
-        "error: serve: --event-loop uvloop: uvloop cannot be imported (No module named 'uvloop')"]
-    assert "listening" not in refused.stdout
-
-    (tmp_path / "b").mkdir()
-    svc = start_service(tmp_path / "b", "--event-loop", "asyncio")
-    try:
-        await _answers(svc.url)
-    finally:
-        code, out, err = svc.stop()
-    assert code == 0, err
-    assert "event loop asyncio (asked for)" in _ready_line(out)
-
-
-async def test_the_environment_forces_the_standard_loop_and_a_bad_value_is_refused(tmp_path):
-    """``MODBOT_SERVE_EVENT_LOOP=asyncio`` (no ``--event-loop``) serves on the standard library's loop where uvloop is
-    installed, and the ready line names the variable; ``--event-loop`` wins over the variable; a value that is not a
-    loop exits 2 with one line naming the variable, before binding any port."""
-    pytest.importorskip("uvloop")
-    (tmp_path / "a").mkdir()
-    svc = start_service(tmp_path / "a", env={"MODBOT_SERVE_EVENT_LOOP": "asyncio"})
-    try:
-        await _answers(svc.url)
-    finally:
-        code, out, err = svc.stop()
-    assert code == 0, err
-    assert "event loop asyncio (MODBOT_SERVE_EVENT_LOOP=asyncio)" in _ready_line(out)
-
-    (tmp_path / "b").mkdir()
-    svc = start_service(tmp_path / "b", "--event-loop", "uvloop", env={"MODBOT_SERVE_EVENT_LOOP": "asyncio"})
-    try:
-        await _answers(svc.url)
-    finally:
-        code, out, err = svc.stop()
-    assert code == 0, err
-    assert "event loop uvloop (asked for)" in _ready_line(out)
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MODBOT_")}
-    refused = subprocess.run([sys.executable, "-m", "bot", "serve", "--port", "0", "--scorer",
-                              "tests.serve_scorers:fake"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                             env={**env, "PYTHONPATH": str(ROOT), "MODBOT_CACHE": str(tmp_path / "no-cache"),
-                                  "MODBOT_SERVE_EVENT_LOOP": "libuv"})
-    assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
-        "error: serve: MODBOT_SERVE_EVENT_LOOP=libuv: expected auto, uvloop or asyncio"]
-    assert "listening" not in refused.stdout
 
 
 async def test_a_request_whose_score_is_late_gets_504_and_the_next_one_is_answered():

@@ -60,7 +60,6 @@ from bot.serve.options import (
     build_parser,
     check_options,
     default_max_connections,
-    event_loop,
     model_loader,
     serve_settings,
     serve_workers,
@@ -740,12 +739,11 @@ def listen_socket(host: str, port: int) -> tuple[socket.socket | None, bool]:
 
 
 async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer, str]], default_policy: Path,
-                port_file: Path | None = None, loop_reason: str = "") -> int:
+                port_file: Path | None = None) -> int:
     """Run the service until SIGTERM/SIGINT: listen first (``/healthz`` answers at once, ``/readyz`` 503 until the
     model is loaded), take the model from ``loading`` (a thread started by :func:`bot.serve.options.start_loading`)
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
-    to load). ``loop_reason`` says why the running event loop was chosen (:func:`bot.serve.options.event_loop`),
-    printed with its kind in the ready line."""
+    to load)."""
     svc = ScoringService(config, keys, default_policy)
     runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
                           keepalive_timeout=config.idle_timeout_s)
@@ -755,8 +753,7 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
                           else web.TCPSite(runner, config.host, config.port))
     await site.start()
     server = site._server  # noqa: SLF001 - aiohttp exposes the bound sockets only here
-    sockets = getattr(server, "sockets", None)  # asyncio.Server or uvloop's Server
-    port = sockets[0].getsockname()[1] if sockets else config.port
+    port = server.sockets[0].getsockname()[1] if isinstance(server, asyncio.Server) and server.sockets else config.port
     host = f"[{config.host}]" if ":" in config.host else config.host  # an IPv6 literal in a URL (RFC 3986)
     reach = "" if every is None else (" (every IPv4 and IPv6 address)" if both else
                                       " (IPv6 only: this system cannot take IPv4 on an IPv6 socket; "
@@ -790,18 +787,12 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
                  + f", {svc.batcher.workers if svc.batcher else 1} scoring pass(es) at once"
                  + (f" of {os.environ['MODBOT_ONNX_THREADS']} thread(s)" if runtime == "onnx"
                     and os.environ.get("MODBOT_ONNX_THREADS") else "")
-                 + f", event loop {loop_kind()}" + (f" ({loop_reason})" if loop_reason else "")
                  + f", {time.perf_counter() - STARTED:.2f} s after start")
     await stop.wait()
     left = await svc.drain()
     await runner.cleanup()
     _out(f"serve: stopped ({left} request(s) unfinished after {config.drain_s:g} s)" if left else "serve: stopped")
     return code
-
-
-def loop_kind() -> str:
-    """The running event loop's kind: ``"uvloop"`` or ``"asyncio"`` (the package its class comes from)."""
-    return type(asyncio.get_running_loop()).__module__.split(".", 1)[0]
 
 
 def _hide_request_line(record: logging.LogRecord) -> bool:
@@ -844,7 +835,6 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
                              pass_chars=args.batch_chars, unit_chars=args.batch_slice_chars,
                              workers=args.batch_workers)
         ScoringService(config, keys, settings.default_policy)  # policy files checked before anything binds
-        loop_factory, loop_reason = event_loop(args.event_loop)
     except (KeyConfigError, ValueError, OSError) as exc:
         msg = str(exc).splitlines()[0] if not isinstance(exc, PolicyError) else " ".join(str(exc).split())
         print(f"error: serve: {msg}", file=sys.stderr)  # noqa: T201
@@ -852,8 +842,7 @@ def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] 
     if loading is None:
         loading = start_loading(model_loader(args, settings))
     try:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            return runner.run(serve(config, keys, loading, settings.default_policy, args.port_file, loop_reason))
+        return asyncio.run(serve(config, keys, loading, settings.default_policy, args.port_file))
     except OSError as exc:  # the port is taken, the address is not ours
         where = f"[{args.host}]" if ":" in args.host else args.host  # ``[::]:8080``, not ``:::8080``
         print(f"error: serve: cannot listen on {where}:{args.port}: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201

@@ -13,7 +13,6 @@ Layer: composition root helper (standard library; ``bot.settings`` and ``bot.run
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import importlib
 import io
@@ -123,10 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="forward passes scored at once, each in its own thread (default: 2 on ONNX Runtime with 2 "
                         "or more CPUs, each pass with half the model threads; 1 otherwise; see serve_workers). With "
                         "MODBOT_ONNX_THREADS set, set this too: the two multiply")
-    p.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default=None,
-                   help="the event loop: uvloop (libuv; less CPU per request), asyncio (the standard library's), "
-                        "auto (uvloop when it is installed, else asyncio); default $MODBOT_SERVE_EVENT_LOOP or "
-                        "auto; printed in the ready line")
     p.add_argument("--drain-s", type=float, default=20.0, help="longest wait for in-flight requests on SIGTERM")
     p.add_argument("--idle-timeout-s", type=float, default=IDLE_TIMEOUT_S,
                    help="close a connection idle (or still sending its request line and headers) this long "
@@ -277,38 +272,6 @@ def serve_workers(cpus: int | None = None) -> int:
     """
     n = cpus if cpus is not None else os.cpu_count() or 1
     return 2 if n >= 2 else 1
-
-
-def event_loop(choice: str | None = None) -> tuple[Callable[[], asyncio.AbstractEventLoop], str]:
-    """The service's event loop factory for ``--event-loop choice`` and why it was chosen, e.g. ``(uvloop.new_event_loop,
-    "auto")`` or ``(asyncio.new_event_loop, "auto; uvloop not installed")``.
-
-    ``choice`` ``None`` (no ``--event-loop``) takes ``$MODBOT_SERVE_EVENT_LOOP``, and ``auto`` when that is unset
-    or empty; an ``asyncio`` or ``uvloop`` from the variable gives the reason ``"MODBOT_SERVE_EVENT_LOOP=asyncio"``.
-    ``auto`` takes uvloop when it can be imported and the standard library's loop otherwise (uvloop has no wheel for
-    every platform, and it is not there on Windows); ``asyncio`` never imports uvloop. uvloop does the loop's own
-    work (selector, transports, callbacks) in C; what that saves per request is measured in docs/performance.md
-    (issue 27).
-
-    Raises:
-        ValueError: the choice is ``uvloop`` and it cannot be imported, or it is not one of the three (the message
-            names the option or the variable it came from).
-    """
-    where, asked = f"--event-loop {choice}", "asked for"
-    if choice is None:
-        choice = os.environ.get("MODBOT_SERVE_EVENT_LOOP", "").strip() or "auto"
-        where = asked = f"MODBOT_SERVE_EVENT_LOOP={choice}"
-    if choice not in ("auto", "uvloop", "asyncio"):
-        raise ValueError(f"{where}: expected auto, uvloop or asyncio")
-    if choice == "asyncio":
-        return asyncio.new_event_loop, asked
-    try:
-        import uvloop
-    except ImportError as exc:
-        if choice == "uvloop":
-            raise ValueError(f"{where}: uvloop cannot be imported ({exc})") from None
-        return asyncio.new_event_loop, "auto; uvloop not installed"
-    return uvloop.new_event_loop, "auto" if choice == "auto" else asked
 
 
 def start_loading(load: Callable[[], tuple[Scorer, str]]) -> Future[tuple[Scorer, str]]:
