@@ -349,6 +349,49 @@ async def test_language_is_detected_once_per_text_examined(monkeypatch, text, ex
     assert len(calls.texts) == examined
 
 
+MIXED = ("Thanks for the review of the parser, I will update the pull request with the new tests tomorrow morning and "
+         "ping you when it is ready. Tu es vraiment un imbécile.")
+
+
+@pytest.mark.parametrize(("text", "detected", "examined", "status"), [
+    ("Thanks for the review of the parser. I will update the pull request tomorrow morning.", ["en"], 3, 200),
+    ("Je pense que tu es vraiment un imbécile. Personne ne t'aime ici, va-t'en.", ["fr"], 1, 400),
+    (MIXED, ["en"], 3, 400),  # English as a whole; refused for its last sentence, French
+])
+async def test_allowing_unsupported_languages_reads_the_whole_text_only(monkeypatch, text, detected, examined,
+                                                                       status):
+    """With ``allowUnsupportedLanguages: true`` the language check's answer is not used, so the detector reads the
+    whole text once (for detectedLanguages, the same answer as with the check) instead of once per sentence; the
+    same request without it reads every sentence and still refuses a message holding a French sentence."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    calls = _DetectorCalls(monkeypatch)
+    svc = ScoringService(ServeConfig(), KeyRing(), Settings().default_policy)
+    answers = {}
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(SlowFakeScorer(), "fake")
+        for allow in (False, True):
+            calls.texts.clear()
+            body: dict[str, object] = {"comment": {"text": text}, "requestedAttributes": {"TOXICITY": {}},
+                                       "allowUnsupportedLanguages": allow}
+            async with client.post(ANALYZE, json=body) as r:
+                answers[allow] = (r.status, await r.json(), len(calls.texts))
+        await svc.drain()
+    assert answers[True][0] == 200 and answers[True][1]["detectedLanguages"] == detected
+    assert answers[True][2] == 1
+    assert answers[False][0] == status and answers[False][2] == examined
+    doc = answers[False][1]
+    if status == 200:
+        assert doc["detectedLanguages"] == detected
+    else:
+        assert doc["error"]["details"][0]["languageNotSupportedByAttributeError"]["detectedLanguages"] == ["fr"]
+
+
 async def test_malformed_request_line_gets_a_perspective_error_that_echoes_nothing(tmp_path):
     """aiohttp's own 400 quoted the start of a request line it could not parse (its ``?key=`` an API key): the
     answer is Google's error shape and holds nothing of the request."""
@@ -410,3 +453,32 @@ def test_loopback_is_recognised_however_it_is_written():
         assert is_loopback_host(host), host
     for host in ("0.0.0.0", "::", "10.0.0.1", "example.org", "", "[::1]"):
         assert not is_loopback_host(host), host
+
+
+async def test_a_request_whose_score_is_late_gets_504_and_the_next_one_is_answered():
+    """A forward pass slower than ``request_timeout_s`` answers its request 504 naming the limit (the wait is
+    given up, not the pass); a request sent once the model is fast again is answered 200."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bot.serve.app import ScoringService, ServeConfig
+    from bot.serve.keys import KeyRing
+    from bot.settings import Settings
+    from tests.serve_scorers import SlowFakeScorer
+
+    svc = ScoringService(ServeConfig(request_timeout_s=0.2), KeyRing(), Settings().default_policy)
+    scorer = SlowFakeScorer()
+    body = {"comment": {"text": "you are an idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+    async with TestClient(TestServer(svc.app())) as client:
+        svc.set_scorer(scorer, "fake")
+        scorer.delay_s = 1.0
+        started = time.monotonic()
+        async with client.post(ANALYZE, json=body) as r:
+            late = (r.status, await r.json(), time.monotonic() - started)
+        await asyncio.sleep(1.0)  # the slow pass ends
+        scorer.delay_s = 0.0
+        async with client.post(ANALYZE, json=body) as r:
+            again = (r.status, await r.json())
+        await svc.drain()
+    assert late[0] == 504 and late[1]["error"]["message"] == "Scoring took longer than 0.2 s."
+    assert 0.2 <= late[2] < 0.9
+    assert again[0] == 200 and again[1]["attributeScores"]["TOXICITY"]["summaryScore"]["value"] > 0.5

@@ -258,7 +258,8 @@ class MicroBatcher:
             if left <= 0:
                 return
             try:
-                job = await asyncio.wait_for(self._queue.get(), left)
+                async with asyncio.timeout(left):  # no task per wait, unlike wait_for
+                    job = await self._queue.get()
             except TimeoutError:
                 return
             self._waiting.append(job)
