@@ -26,7 +26,8 @@ without one), UTF-16 or UTF-32 in either byte order (Windows PowerShell 5.1's ``
 of the first line. A line holding a byte that is not UTF-8 gets an error line naming the byte and its column
 (``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16
 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as
-valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
+valid UTF-8 JSON (an id holding a lone surrogate or a number beyond a 64-bit float such as ``1e400``, or
+``NaN``/``Infinity`` anywhere on the line, which are not JSON)
 or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
@@ -244,11 +245,15 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _check_id(ident: Any) -> None:
-    """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it)."""
+    """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it), or
+    holds a number beyond a 64-bit float (``1e400``: valid JSON, but read as ``inf``, written as ``Infinity``)."""
     try:
-        json.dumps(ident, ensure_ascii=False).encode("utf-8")
+        json.dumps(ident, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise _BadId("the id holds a lone UTF-16 surrogate, which cannot be written as UTF-8") from exc
+    except ValueError as exc:  # "Out of range float values are not JSON compliant"
+        raise _BadId("the id holds a number beyond the range of a 64-bit float (such as 1e400), which cannot be "
+                     "echoed as JSON") from exc
 
 
 async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
