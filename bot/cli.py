@@ -281,6 +281,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "score":
             from bot.jobs.score import run_score
 
+            for stream, name in ((sys.stdin, "standard input"), (sys.stdout, "standard output")):
+                if stream is None:  # started with it closed (``<&-``, ``>&-``): Python has no stream for it
+                    print(f"error: score: the {name} is closed; score reads JSON lines on standard input and "  # noqa: T201
+                          "writes one JSON line per line to standard output", file=sys.stderr)
+                    return 2
             # read as bytes whatever the locale and newline mode (bot.jobs.score.input_lines): lines end at "\n"
             # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
             return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))

@@ -132,3 +132,17 @@ def test_score_help_says_which_encodings_it_reads(capsys, monkeypatch):
         main(["score", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "Input is UTF-8, or UTF-16 / UTF-32 behind a byte order mark" in text
+
+
+@pytest.mark.parametrize(("closed", "name"), [(0, "standard input"), (1, "standard output")])
+def test_score_with_a_closed_standard_stream_says_so_in_one_line(tmp_path, fake_scorer_url, closed, name):
+    """``python -m bot score <&-`` (or ``>&-``): the process has no standard input (output) at all, so Python
+    gives ``None`` for it; the run is refused in one line on stderr with exit status 2 (bad input), not a
+    traceback with status 1 (which says some lines could not be judged)."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db")}
+    proc = subprocess.run([sys.executable, "-m", "bot", "score"], capture_output=True, env=env, cwd=ROOT,
+                          timeout=120, preexec_fn=lambda: os.close(closed), input=b'{"id": 1, "text": "hi"}\n')
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.startswith(f"error: score: the {name} is closed") and "Traceback" not in err
+    assert err.count("\n") == 1
