@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import os
@@ -288,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return 2
             # read as bytes whatever the locale and newline mode (bot.jobs.score.input_lines): lines end at "\n"
             # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
+            if isinstance(sys.stdout, io.TextIOWrapper):  # and written as UTF-8 JSON lines whatever the locale
+                sys.stdout.reconfigure(encoding="utf-8")
             return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
         if args.command == "policy":
             return _policy_check(args, _settings(args))

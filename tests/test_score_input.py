@@ -146,3 +146,16 @@ def test_score_with_a_closed_standard_stream_says_so_in_one_line(tmp_path, fake_
     assert proc.returncode == 2, err
     assert err.startswith(f"error: score: the {name} is closed") and "Traceback" not in err
     assert err.count("\n") == 1
+
+
+def test_score_writes_utf8_whatever_the_locales_encoding(tmp_path, fake_scorer_url):
+    """Output is UTF-8 JSON lines even where the locale's encoding is not UTF-8 (a Windows Python writing to a pipe
+    or a file uses the ANSI code page; here ``PYTHONIOENCODING=ascii`` stands for it): a non-ASCII id comes back as
+    written, not a UnicodeEncodeError ending the run."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db"),
+           "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run([sys.executable, "-m", "bot", "score"], input=LINES.encode("utf-8"), capture_output=True,
+                          env=env, cwd=ROOT, timeout=120)
+    out = [json.loads(ln) for ln in proc.stdout.decode("utf-8").splitlines()]
+    assert [o["id"] for o in out] == ["café-🏳️‍⚧️", "line:2"], proc.stderr.decode()
+    assert proc.returncode == 0 and all("scores" in o for o in out)

@@ -29,6 +29,7 @@ surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8).
 valid UTF-8 JSON (an id holding a lone surrogate or a number beyond a 64-bit float such as ``1e400``, or
 ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
 or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
+The output is UTF-8 whatever the locale (the CLI sets standard output so).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
