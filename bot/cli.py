@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return asyncio.run(run_scan(args, _settings(args)))
         if args.command == "score":
-            from bot.jobs.score import run_score
+            from bot.jobs.score import OutputError, run_score
 
             for stream, name in ((sys.stdin, "standard input"), (sys.stdout, "standard output")):
                 if stream is None:  # started with it closed (``<&-``, ``>&-``): Python has no stream for it
@@ -291,7 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
             if isinstance(sys.stdout, io.TextIOWrapper):  # and written as UTF-8 JSON lines whatever the locale
                 sys.stdout.reconfigure(encoding="utf-8")
-            return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
+            try:
+                return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
+            except OutputError as exc:  # a full disk under ``> file``: stdout then points at devnull, as below
+                print(f"error: score: standard output could not be written ({exc}); the output is incomplete",  # noqa: T201
+                      file=sys.stderr)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 1
         if args.command == "policy":
             return _policy_check(args, _settings(args))
         if args.command == "eval":

@@ -159,3 +159,17 @@ def test_score_writes_utf8_whatever_the_locales_encoding(tmp_path, fake_scorer_u
     out = [json.loads(ln) for ln in proc.stdout.decode("utf-8").splitlines()]
     assert [o["id"] for o in out] == ["café-🏳️‍⚧️", "line:2"], proc.stderr.decode()
     assert proc.returncode == 0 and all("scores" in o for o in out)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_score_onto_a_full_disk_says_the_output_is_incomplete_in_one_line(tmp_path, fake_scorer_url):
+    """Standard output that cannot be written (a full disk: ``> /dev/full``) ends the run with one error line on
+    stderr saying the output is incomplete, exit status 1 (the job failed), not a traceback."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db")}
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "bot", "score"], input=LINES.encode("utf-8"), stdout=full,
+                              stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert err.startswith("error: score: standard output could not be written") and "Traceback" not in err
+    assert "No space left on device" in err and err.count("\n") == 1, err

@@ -64,7 +64,9 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     Returns:
         The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
         ``{"id", "error"}`` line on ``stdout``, and ``stderr`` says how many failed). A policy or model that cannot
-        load raises (the CLI exits 2); the policy is checked before the model loads.
+        load raises (the CLI exits 2); the policy is checked before the model loads. ``stdout`` that cannot be
+        written raises :exc:`OutputError` (the CLI says so in one line and exits 1), a reader that went away
+        :exc:`BrokenPipeError`.
     """
     from bot.runtime import open_runtime
 
@@ -257,7 +259,30 @@ def _check_id(ident: Any) -> None:
                      "echoed as JSON") from exc
 
 
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, an I/O error; not a reader that went away, which is
+    :exc:`BrokenPipeError`): the output is incomplete. ``cause``: the :exc:`OSError`."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.strerror or str(cause))
+        self.cause = cause
+
+
 async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
+    """Write the answers of ``pending`` (waiting for each verdict in turn) to ``stdout``, then empty it.
+
+    Raises:
+        OutputError: ``stdout`` could not be written (:exc:`BrokenPipeError` is raised as it is).
+    """
+    try:
+        await _write(pending, stdout)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc) from exc
+
+
+async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
     for ident, fut in pending:
         if isinstance(fut, str):
             out: dict[str, Any] = {"id": ident, "error": fut}
