@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import logging
 import os
@@ -279,11 +280,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return asyncio.run(run_scan(args, _settings(args)))
         if args.command == "score":
-            from bot.jobs.score import run_score
+            from bot.jobs.score import OutputError, run_score
 
+            for stream, name in ((sys.stdin, "standard input"), (sys.stdout, "standard output")):
+                if stream is None:  # started with it closed (``<&-``, ``>&-``): Python has no stream for it
+                    print(f"error: score: the {name} is closed; score reads JSON lines on standard input and "  # noqa: T201
+                          "writes one JSON line per line to standard output", file=sys.stderr)
+                    return 2
             # read as bytes whatever the locale and newline mode (bot.jobs.score.input_lines): lines end at "\n"
             # only, a byte order mark names the encoding, a byte that is not UTF-8 fails its own line alone
-            return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
+            if isinstance(sys.stdout, io.TextIOWrapper):  # and written as UTF-8 JSON lines whatever the locale
+                sys.stdout.reconfigure(encoding="utf-8")
+            try:
+                return asyncio.run(run_score(args, _settings(args), sys.stdin, sys.stdout))
+            except OutputError as exc:  # a full disk under ``> file``: stdout then points at devnull, as below
+                print(f"error: score: standard output could not be written ({exc}); the output is incomplete",  # noqa: T201
+                      file=sys.stderr)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 1
         if args.command == "policy":
             return _policy_check(args, _settings(args))
         if args.command == "eval":

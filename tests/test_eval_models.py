@@ -111,3 +111,21 @@ def test_eval_scene_cli_names_the_served_model(tmp_path, monkeypatch, capsys, fa
     assert main(["eval", "scene", str(path)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("Founding scene: model fake-served, version served-1; judged under the default policy")
+
+
+def test_eval_with_a_baseline_names_the_model_a_scoring_service_reports_once_it_has_answered(tmp_path,
+                                                                                            fake_scorer_url):
+    """A scoring service that had not answered yet when the eval began (the scorer still says ``remote``, version
+    ``unknown``) is named as it reports itself once it has scored the cases, also with a baseline (whose paired
+    comparison keeps the candidate's scores): not as ``model remote, version unknown``."""
+    from bot.scoring.remote import RemoteScorer
+
+    served = RemoteScorer(fake_scorer_url)  # not yet asked which model it serves (as when it was not up yet)
+    assert (served.name, served.version) == ("remote", "unknown")
+    _, base = _scorers()
+    out = io.StringIO()
+    run_eval("hatecheck", _hatecheck(tmp_path / "hc.csv"), threshold=0.5, console=Console(file=out, width=300),
+             scorer=served, baseline=base)
+    lines = [ln.strip() for ln in out.getvalue().splitlines()]
+    assert lines[0] == "HateCheck: model fake-served, version served-1"
+    assert f"A = baseline: {BASE[0]}; B = candidate: model fake-served, version served-1" in lines

@@ -164,3 +164,14 @@ def test_score_judges_a_first_line_behind_a_byte_order_mark(tmp_path):
     assert out[2]["error"] == ("line 3: not valid JSON (column 1: a byte order mark (U+FEFF) starts the line, as "
                                "when files saved with one are joined; remove it)")
     assert rc == 1
+
+
+def test_score_id_too_large_for_a_float_is_refused_not_echoed_as_infinity(tmp_path):
+    """``1e400`` is a valid JSON number, but Python reads it as ``inf``, which would be written back as the bare
+    word ``Infinity`` (not JSON): such an id gets an error line (id "line:N") and the lines after it are judged."""
+    rc, out, err = _score(tmp_path, '{"id": 1e400, "text": "hi"}\n{"id": [-1e999], "text": "hi"}\n'
+                                    '{"id": 1e308, "text": "ok"}\n')
+    assert rc == 1
+    assert [o["id"] for o in out] == ["line:1", "line:2", 1e308]
+    assert "64-bit" in out[0]["error"] and "64-bit" in out[1]["error"] and "scores" in out[2]
+    assert "2 input line(s)" in err

@@ -132,3 +132,44 @@ def test_score_help_says_which_encodings_it_reads(capsys, monkeypatch):
         main(["score", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "Input is UTF-8, or UTF-16 / UTF-32 behind a byte order mark" in text
+
+
+@pytest.mark.parametrize(("closed", "name"), [(0, "standard input"), (1, "standard output")])
+def test_score_with_a_closed_standard_stream_says_so_in_one_line(tmp_path, fake_scorer_url, closed, name):
+    """``python -m bot score <&-`` (or ``>&-``): the process has no standard input (output) at all, so Python
+    gives ``None`` for it; the run is refused in one line on stderr with exit status 2 (bad input), not a
+    traceback with status 1 (which says some lines could not be judged)."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db")}
+    proc = subprocess.run([sys.executable, "-m", "bot", "score"], capture_output=True, env=env, cwd=ROOT,
+                          timeout=120, preexec_fn=lambda: os.close(closed), input=b'{"id": 1, "text": "hi"}\n')
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.startswith(f"error: score: the {name} is closed") and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_score_writes_utf8_whatever_the_locales_encoding(tmp_path, fake_scorer_url):
+    """Output is UTF-8 JSON lines even where the locale's encoding is not UTF-8 (a Windows Python writing to a pipe
+    or a file uses the ANSI code page; here ``PYTHONIOENCODING=ascii`` stands for it): a non-ASCII id comes back as
+    written, not a UnicodeEncodeError ending the run."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db"),
+           "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run([sys.executable, "-m", "bot", "score"], input=LINES.encode("utf-8"), capture_output=True,
+                          env=env, cwd=ROOT, timeout=120)
+    out = [json.loads(ln) for ln in proc.stdout.decode("utf-8").splitlines()]
+    assert [o["id"] for o in out] == ["café-🏳️‍⚧️", "line:2"], proc.stderr.decode()
+    assert proc.returncode == 0 and all("scores" in o for o in out)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_score_onto_a_full_disk_says_the_output_is_incomplete_in_one_line(tmp_path, fake_scorer_url):
+    """Standard output that cannot be written (a full disk: ``> /dev/full``) ends the run with one error line on
+    stderr saying the output is incomplete, exit status 1 (the job failed), not a traceback."""
+    env = {**os.environ, "MODBOT_SCORER_URL": fake_scorer_url, "MODBOT_DB": str(tmp_path / "unused.db")}
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "bot", "score"], input=LINES.encode("utf-8"), stdout=full,
+                              stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert err.startswith("error: score: standard output could not be written") and "Traceback" not in err
+    assert "No space left on device" in err and err.count("\n") == 1, err

@@ -140,18 +140,25 @@ def artifact_threshold(artifact_dir: Path, label: str) -> float:
 
 class _Remembered:
     """A scorer that keeps every text's :class:`Scores` for the rest of one evaluation, so a text scored for the
-    candidate's tables is not scored again for the paired comparison (same model, same text: same scores)."""
+    candidate's tables is not scored again for the paired comparison (same model, same text: same scores).
+
+    ``name``, ``version``, ``labels`` and ``languages`` are the wrapped scorer's as it reported them after its latest
+    batch (a scoring service's are learnt from its answers), not as they were when the evaluation began."""
 
     def __init__(self, scorer: Scorer) -> None:
         self._scorer = scorer
-        self.name, self.version, self.labels = scorer.name, scorer.version, scorer.labels
-        self.languages = getattr(scorer, "languages", None)
         self._known: dict[str, object] = {}
+        self._report()
+
+    def _report(self) -> None:
+        self.name, self.version, self.labels = self._scorer.name, self._scorer.version, self._scorer.labels
+        self.languages = getattr(self._scorer, "languages", None)
 
     def score_batch(self, texts: Sequence[str]) -> list:
         todo = list(dict.fromkeys(t for t in texts if t not in self._known))
         if todo:
             self._known.update(zip(todo, self._scorer.score_batch(todo), strict=True))
+            self._report()  # a scoring service names its model in each answer
         return [self._known[t] for t in texts]
 
 

@@ -26,8 +26,10 @@ without one), UTF-16 or UTF-32 in either byte order (Windows PowerShell 5.1's ``
 of the first line. A line holding a byte that is not UTF-8 gets an error line naming the byte and its column
 (``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16
 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as
-valid UTF-8 JSON (an id holding a lone surrogate, or ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
+valid UTF-8 JSON (an id holding a lone surrogate or a number beyond a 64-bit float such as ``1e400``, or
+``NaN``/``Infinity`` anywhere on the line, which are not JSON)
 or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
+The output is UTF-8 whatever the locale (the CLI sets standard output so).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -62,7 +64,9 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     Returns:
         The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
         ``{"id", "error"}`` line on ``stdout``, and ``stderr`` says how many failed). A policy or model that cannot
-        load raises (the CLI exits 2); the policy is checked before the model loads.
+        load raises (the CLI exits 2); the policy is checked before the model loads. ``stdout`` that cannot be
+        written raises :exc:`OutputError` (the CLI says so in one line and exits 1), a reader that went away
+        :exc:`BrokenPipeError`.
     """
     from bot.runtime import open_runtime
 
@@ -244,14 +248,41 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _check_id(ident: Any) -> None:
-    """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it)."""
+    """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it), or
+    holds a number beyond a 64-bit float (``1e400``: valid JSON, but read as ``inf``, written as ``Infinity``)."""
     try:
-        json.dumps(ident, ensure_ascii=False).encode("utf-8")
+        json.dumps(ident, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise _BadId("the id holds a lone UTF-16 surrogate, which cannot be written as UTF-8") from exc
+    except ValueError as exc:  # "Out of range float values are not JSON compliant"
+        raise _BadId("the id holds a number beyond the range of a 64-bit float (such as 1e400), which cannot be "
+                     "echoed as JSON") from exc
+
+
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, an I/O error; not a reader that went away, which is
+    :exc:`BrokenPipeError`): the output is incomplete. ``cause``: the :exc:`OSError`."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.strerror or str(cause))
+        self.cause = cause
 
 
 async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
+    """Write the answers of ``pending`` (waiting for each verdict in turn) to ``stdout``, then empty it.
+
+    Raises:
+        OutputError: ``stdout`` could not be written (:exc:`BrokenPipeError` is raised as it is).
+    """
+    try:
+        await _write(pending, stdout)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc) from exc
+
+
+async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
     for ident, fut in pending:
         if isinstance(fut, str):
             out: dict[str, Any] = {"id": ident, "error": fut}
