@@ -209,7 +209,9 @@ def test_anchor_and_hold_unnamed_arguments_are_checked(capsys):
 
     assert main(["--out", "/tmp/x-fast-never", "--anchor", "-1"]) == 2
     err = capsys.readouterr().err
-    assert "--replay, --replay-hot and --anchor must be >= 0" in err and err.count("\n") == 1
+    assert "--replay, --replay-hot, --anchor and --anchor-profane must be >= 0" in err and err.count("\n") == 1
+    assert main(["--out", "/tmp/x-fast-never", "--anchor-profane", "-1"]) == 2
+    assert "--anchor-profane must be >= 0" in capsys.readouterr().err
     assert main(["--out", "/tmp/x-fast-never", "--new-repeat", "0"]) == 2
     err = capsys.readouterr().err
     assert "--new-repeat >= 1" in err and err.count("\n") == 1
@@ -235,18 +237,40 @@ def test_fast_loop_with_anchor_and_hold_unnamed_caches_three_target_sets(tmp_pat
         Example("you are a vile homosexual man", HATE, "hand_cf")] * 5)
     cfg = fast.FastConfig(out=tmp_path / "cand", seed=3, families=("tiny",), replay=20, cache=tmp_path / "cache",
                           data=tmp_path / "data", anchor=8, hold_unnamed=True, new_labels=("identity_attack",),
-                          new_repeat=3)
+                          new_repeat=3, anchor_profane=5)
     report = fast.train_fast(cfg, pool=_tiny_pool())
-    assert report["anchor_rows"] == 8 and report["hold_unnamed"] is True
-    assert report["new_train_rows"] == 2 and report["rows_per_epoch"] == 20 + 8 + 3 * 2
+    assert report["anchor_rows"] == 8 and report["hold_unnamed"] is True and report["anchor_profane"] == 5
+    assert report["new_train_rows"] == 2 and report["rows_per_epoch"] == 20 + 8 + 5 + 3 * 2
     meta = art.read_manifest(tmp_path / "cand")["meta"]
     assert meta["anchor"] == 8 and meta["hold_unnamed"] is True and meta["new_labels"] == ["identity_attack"]
-    assert meta["new_repeat"] == 3
+    assert meta["new_repeat"] == 3 and meta["anchor_profane"] == 5
     cached = sorted((tmp_path / "cache" / "fast").glob("replay-*.pt"))
-    assert len(cached) == 3
+    assert len(cached) == 4
     stamps = [p.stat().st_mtime_ns for p in cached]
     fast.train_fast(cfg, pool=_tiny_pool())
     assert [p.stat().st_mtime_ns for p in cached] == stamps
+
+
+def test_profane_anchors_add_one_ordinary_swear_to_chat_texts_the_same_for_every_candidate():
+    """profane_anchor_texts: each text of three or more words gets exactly one frame of PROFANE_FRAMES around or
+    inside it (its words kept in order), shorter texts are skipped, at most n, the same list on every call."""
+    import re
+
+    from bot.training.fast import PROFANE_FRAMES, profane_anchor_texts
+
+    pool = [f"does version {i} build on arm" for i in range(30)] + ["ok thanks", "hi"]
+    sworn = profane_anchor_texts(pool, n=25)
+    assert len(sworn) == 25 and sworn == profane_anchor_texts(pool, n=25)
+    assert not any(t.startswith("ok thanks") or "hi" == t for t in sworn)
+    patterns = [re.compile("^" + re.escape(f).replace(re.escape("{t}"), "(?P<t>.+)")
+                           .replace(re.escape("{a}"), "(?P<a>.+)").replace(re.escape("{b}"), "(?P<b>.+)") + "$")
+                for f in PROFANE_FRAMES]
+    for i, text in enumerate(sworn):
+        fits = [m for m in (p.match(text) for p in patterns) if m]
+        assert fits, text
+        words = " ".join(v for v in fits[0].groupdict().values() if v)
+        assert words == pool[i], (text, pool[i])
+    assert len({t.replace(pool[i], "") for i, t in enumerate(sworn)}) > 5  # several frames, not one
 
 
 def test_borderline_anchors_fill_a_quarter_with_the_texts_near_a_review_tier():

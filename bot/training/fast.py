@@ -147,6 +147,12 @@ class FastConfig:
     #: benign identity text; without a counterweight the model lowers ``identity_attack`` on hateful text too
     #: (the nineteenth session's M and R recipes lost 1.4-3.3 points of HateCheck's hateful cases). 0: none.
     replay_hot: int = 0
+    #: Extra anchors made by swearing in chat: anchor-pool messages with one profanity added by a seeded frame of
+    #: :data:`PROFANE_FRAMES` (:func:`profane_anchor_texts`), held at the base model's probabilities on the
+    #: sworn text. The anchor sources are programming chat that rarely swears, so nothing held the base's
+    #: ``toxicity``/``insult`` on chat that does: every recipe since M added 5-9 Komodo flags on plain swearing
+    #: ("some of that shit", "half-assed") just over those review tiers. 0: none.
+    anchor_profane: int = 0
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -274,6 +280,17 @@ ANCHOR_POOL = 20000
 BORDERLINE_LOW, BORDERLINE_HIGH = 0.5, 0.95
 #: The base-model probability from which a replay row counts as *hot* for ``--replay-hot``.
 HOT_LOW = 0.5
+#: How chat swears: frames of ``--anchor-profane``. ``{t}`` is the message; ``{a} {b}`` splits it before a word
+#: (an intensifier in front of a word). Ordinary, untargeted profanity only: no slur, no insult aimed at anyone.
+PROFANE_FRAMES: tuple[str, ...] = (
+    "holy shit, {t}", "damn, {t}", "wtf, {t}", "fuck, {t}", "shit, {t}", "ffs {t}", "lol {t} as hell",
+    "{t} lol shit", "{t}, fucking finally", "{t}, damn it", "{t}. shit happens", "{t} (this shit again)",
+    "{t}, what the hell", "{t}. fuck it", "{t}, it's a pain in the ass", "{a} fucking {b}", "{a} damn {b}",
+    "{a} goddamn {b}", "{a} bloody {b}", "{a} shitty {b}",
+)
+#: Profane anchors are made once from this many anchor-pool messages (seed 13) and cached; each candidate draws
+#: its ``--anchor-profane`` rows from them with its own seed.
+PROFANE_POOL = 10000
 
 
 def pick_hot(probs, columns: Sequence[int], n: int, rng: random.Random, exclude: frozenset[int] = frozenset()) -> list[int]:
@@ -316,6 +333,28 @@ def _chat_lines(folder: Path) -> list[str]:
     from bot.training.data import irc_texts, xml_texts
 
     return xml_texts(folder) + irc_texts(folder)
+
+
+def profane_anchor_texts(pool: Sequence[str], n: int = PROFANE_POOL) -> list[str]:
+    """Up to ``n`` sworn versions of ``pool`` (anchor-pool texts, in their order): each of the first ``n`` texts of
+    three or more words with one frame of :data:`PROFANE_FRAMES` (seed 13, so the same list for every candidate
+    and one cache file), lower-case frames as chat writes them, de-duplicated."""
+    rng = random.Random(13)
+    out: list[str] = []
+    seen: set[str] = set()
+    for text in pool:
+        words = text.split(" ")
+        if len(words) < 3:
+            continue
+        frame = rng.choice(PROFANE_FRAMES)
+        cut = rng.randrange(1, len(words))
+        sworn = frame.format(t=text, a=" ".join(words[:cut]), b=" ".join(words[cut:]))
+        if sworn not in seen:
+            seen.add(sworn)
+            out.append(sworn)
+        if len(out) >= n:
+            break
+    return out
 
 
 def anchor_texts(data: Path, exclude: frozenset[str] = frozenset()) -> list[str]:
@@ -398,14 +437,24 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     anchors: list[str] = []
     anchor_enc: list[list[int]] = []
     anchor_probs = torch.zeros(0, len(LABELS))
-    if cfg.anchor:
+    if cfg.anchor or cfg.anchor_profane:
         a_pool = anchor_texts(cfg.data, frozenset(ex.text for ex in pool_dev))
+    if cfg.anchor:
         a_enc = tok(a_pool, truncation=True, max_length=rc.max_len)["input_ids"]
         a_probs = replay_targets(cfg.base, a_pool, a_enc, rc.max_len, cache)
         a_pick = pick_anchors(a_probs, cfg.anchor, rng, cfg.anchor_borderline)
         anchors = [a_pool[i] for i in a_pick]
         anchor_enc = [a_enc[i] for i in a_pick]
         anchor_probs = a_probs[a_pick]
+    plain_anchors = len(anchors)
+    if cfg.anchor_profane:
+        p_pool = profane_anchor_texts(a_pool)
+        p_enc = tok(p_pool, truncation=True, max_length=rc.max_len)["input_ids"]
+        p_probs = replay_targets(cfg.base, p_pool, p_enc, rc.max_len, cache)
+        p_pick = sorted(rng.sample(range(len(p_pool)), min(cfg.anchor_profane, len(p_pool))))
+        anchors += [p_pool[i] for i in p_pick]
+        anchor_enc += [p_enc[i] for i in p_pick]
+        anchor_probs = torch.cat([anchor_probs, p_probs[p_pick]])
     t_data = time.monotonic() - t0
 
     new_enc = tok([ex.text for ex in new_train], truncation=True, max_length=rc.max_len)["input_ids"] if new_train else []
@@ -443,16 +492,17 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         state, LABELS, staging, seed=cfg.seed, fast_loop=True, base=art.read_manifest(cfg.base)["delta_sha256"][:12],
         families=list(cfg.families), replay=len(pick), new_rows=len(new_train), epochs=cfg.epochs, lr=cfg.lr,
         max_len=rc.max_len, **({"new_labels": list(cfg.new_labels)} if cfg.new_labels is not None else {}),
-        **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": len(anchors)} if cfg.anchor else {}),
+        **({"hold_unnamed": True} if cfg.hold_unnamed else {}), **({"anchor": plain_anchors} if cfg.anchor else {}),
         **({"anchor_borderline": True} if cfg.anchor_borderline else {}),
         **({"new_repeat": cfg.new_repeat} if cfg.new_repeat != 1 else {}),
-        **({"replay_hot": cfg.replay_hot} if cfg.replay_hot else {}))
+        **({"replay_hot": cfg.replay_hot} if cfg.replay_hot else {}),
+        **({"anchor_profane": cfg.anchor_profane} if cfg.anchor_profane else {}))
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
                     "fast loop's new rows", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
-              "replay_rows": len(pick), "replay_hot": cfg.replay_hot, "anchor_rows": len(anchors), "hold_unnamed": cfg.hold_unnamed,
+              "replay_rows": len(pick), "replay_hot": cfg.replay_hot, "anchor_rows": plain_anchors, "anchor_profane": len(anchors) - plain_anchors, "hold_unnamed": cfg.hold_unnamed,
               "new_train_rows": len(new_train), "new_repeat": cfg.new_repeat, "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
               "rows_per_epoch": len(enc), "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
               "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
@@ -489,6 +539,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--replay-hot", type=int, default=0,
                    help=f"extra replay rows the base scores >= {HOT_LOW} on a label the new rows teach (held at the "
                         "base's scores; a counterweight to benign new data)")
+    p.add_argument("--anchor-profane", type=int, default=0,
+                   help="extra anchors: anchor chat with one ordinary profanity added (held at the base's scores; "
+                        "holds toxicity/insult on swearing chat)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
@@ -499,8 +552,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = [x for x in new_labels or () if x not in LABELS]
         if bad:
             raise ValueError(f"--new-labels: unknown labels {bad}; known: {', '.join(LABELS)}")
-        if args.replay < 0 or args.anchor < 0 or args.replay_hot < 0 or args.epochs < 1 or args.new_repeat < 1 or not 0 < args.lr < 1:
-            raise ValueError("--replay, --replay-hot and --anchor must be >= 0, --epochs and --new-repeat >= 1 and --lr in (0, 1)")
+        if args.replay < 0 or args.anchor < 0 or args.replay_hot < 0 or args.anchor_profane < 0 or args.epochs < 1 or args.new_repeat < 1 or not 0 < args.lr < 1:
+            raise ValueError("--replay, --replay-hot, --anchor and --anchor-profane must be >= 0, --epochs and --new-repeat >= 1 and --lr in (0, 1)")
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
@@ -516,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                      lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
                      hold_unnamed=args.hold_unnamed, anchor=args.anchor,
                      anchor_borderline=args.anchor_borderline, new_repeat=args.new_repeat, replay_hot=args.replay_hot,
-                     recipe=replace(TrainConfig(), data=args.data))
+                     anchor_profane=args.anchor_profane, recipe=replace(TrainConfig(), data=args.data))
     train_fast(cfg)
     return 0
 
