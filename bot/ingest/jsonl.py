@@ -11,7 +11,8 @@ A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line w
 (``created_at=None``, never a stand-in such as the Unix epoch: a line that says ``1970-01-01T00:00:00Z`` means it),
 and the time-ordered merge of :mod:`bot.ingest.stream` keeps it after the line before it. Rate-based rules (flood, duplicates, raids, strikes and the
 escalation ladder) are meaningless on such messages: :func:`lacks_author_or_time` tells ``scan`` to switch them off
-(the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based); so is a
+(the field list and which rule needs which field are in the README, "JSON lines input"). The file is UTF-8, or
+UTF-16 / UTF-32 behind its byte order mark (:func:`bot.ingest.bounded.iter_lines`). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based); so is a
 field of the wrong JSON type (``"text": 5``, ``"author": true``, ``"is_bot": "false"``: see :class:`BadField`).
 """
 

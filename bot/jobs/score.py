@@ -36,7 +36,6 @@ Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 from __future__ import annotations
 
 import argparse
-import codecs
 import io
 import json
 import sys
@@ -50,6 +49,7 @@ from typing import IO, Any, cast
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
 from bot.ingest.common import clean_text, json_line_problem
+from bot.ingest.encoding import DecodedBytes
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -137,7 +137,7 @@ def input_lines(stream: IO[str] | IO[bytes]) -> Iterator[str]:
     buffer, so neither its newline translation (universal newlines split at a lone ``"\\r"``) nor its locale's
     encoding changes the lines; another text stream (:class:`io.StringIO`) is taken as already decoded, a leading
     U+FEFF dropped. Bytes are UTF-8, or UTF-16 / UTF-32 (either byte order) behind that encoding's byte order mark
-    (:func:`input_encoding`; the mark is not part of the first line).
+    (:func:`bot.ingest.encoding.input_encoding`; the mark is not part of the first line).
     """
     if isinstance(stream, io.TextIOWrapper):
         return _split(_decoded(stream.buffer))
@@ -152,53 +152,7 @@ def _decoded(stream: IO[str] | IO[bytes]) -> Iterator[str]:
         yield first.removeprefix("\ufeff")
         yield from iter(partial(cast(Callable[[int], str], read), CHUNK), "")
     else:
-        yield from _decoded_bytes(first, cast(Callable[[int], bytes], read))
-
-
-#: Byte order marks that name the input's encoding, UTF-32's before UTF-16's (UTF-32LE's starts with UTF-16LE's):
-#: ``(mark, codec, errors)``. Without one the input is UTF-8.
-BYTE_ORDER_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le", "replace"),
-    (codecs.BOM_UTF32_BE, "utf-32-be", "replace"),
-    (codecs.BOM_UTF8, "utf-8", "surrogateescape"),
-    (codecs.BOM_UTF16_LE, "utf-16-le", "replace"),
-    (codecs.BOM_UTF16_BE, "utf-16-be", "replace"),
-)
-
-
-def input_encoding(head: bytes) -> tuple[str, int, str]:
-    """The encoding a binary input starting with ``head`` (its first 4 bytes or more) is written in.
-
-    Returns:
-        ``(codec, mark length in bytes, errors)``: by the byte order mark (:data:`BYTE_ORDER_MARKS`: UTF-32 LE/BE,
-        UTF-8, UTF-16 LE/BE, as Windows PowerShell 5.1's ``>`` writes UTF-16LE), else ``("utf-8", 0,
-        "surrogateescape")``. ``errors``: UTF-8 keeps a byte that is not UTF-8 as U+DC80..U+DCFF for
-        :func:`_not_utf8` to name; in UTF-16/32 a code unit that is not text (a lone surrogate) becomes U+FFFD, as a
-        lone surrogate escape in ``text`` does.
-    """
-    for mark, codec, errors in BYTE_ORDER_MARKS:
-        if head.startswith(mark):
-            return codec, len(mark), errors
-    return "utf-8", 0, "surrogateescape"
-
-
-def _decoded_bytes(first: bytes, read: Callable[[int], bytes]) -> Iterator[str]:
-    """The text of a binary input whose first bytes are ``first`` and the rest ``read(CHUNK)`` until ``b""``, in
-    the encoding :func:`input_encoding` finds (its mark dropped)."""
-    data, eof = first, not first
-    while not eof and len(data) < 4:  # a pipe may hand over fewer bytes than a byte order mark at first
-        more = read(CHUNK)
-        data, eof = data + more, not more
-    codec, skip, errors = input_encoding(data)
-    decoder = codecs.getincrementaldecoder(codec)(errors)
-    data = data[skip:]
-    while True:
-        yield decoder.decode(data)
-        if eof:
-            break
-        data = read(CHUNK)
-        eof = not data
-    yield decoder.decode(b"", final=True)
+        yield from DecodedBytes(cast(Callable[[int], bytes], read), first=first, chunk=CHUNK)
 
 
 def _split(pieces: Iterator[str]) -> Iterator[str]:
