@@ -205,6 +205,8 @@ def iter_lines(fh: IO[bytes], where: str, max_bytes: int = MAX_LINE_BYTES) -> It
 
     Raises:
         Damaged: a damaged compressed stream, after the lines before the damage (also in UTF-16 / UTF-32).
+        bot.ingest.encoding.StrayBytes: UTF-16 / UTF-32 text that ends with bytes that are not a whole code unit, after every line
+            (the last one without them).
     """
     codec, _mark, _errors = input_encoding(_peek(fh, 4))
     if codec == "utf-8":
@@ -215,6 +217,8 @@ def iter_lines(fh: IO[bytes], where: str, max_bytes: int = MAX_LINE_BYTES) -> It
         yield from _utf8_lines(utf8, where, max_bytes)
     if raw.damage is not None:
         raise raw.damage
+    if raw.decoded.stray is not None:
+        raise raw.decoded.stray
 
 
 def _peek(fh: IO[bytes], n: int) -> bytes:
@@ -237,7 +241,8 @@ class _Reencoded(io.RawIOBase):
     def __init__(self, fh: IO[bytes]) -> None:
         super().__init__()
         self._fh = fh
-        self._pieces = iter(DecodedBytes(self._read, chunk=CHUNK))
+        self.decoded = DecodedBytes(self._read, chunk=CHUNK)
+        self._pieces = iter(self.decoded)
         self._held = b""
         self.damage: Damaged | None = None
 

@@ -39,6 +39,31 @@ def input_encoding(head: bytes) -> tuple[str, int, str]:
     return "utf-8", 0, "surrogateescape"
 
 
+#: Bytes per code unit of the codecs whose text is whole code units (UTF-8 has none: a cut character is bad bytes).
+CODE_UNIT = {"utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
+
+
+class StrayBytes(ValueError):
+    """A UTF-16 / UTF-32 input ends with bytes that are not a whole code unit (an odd byte after UTF-16: a file cut
+    short, or joined with one in another encoding). They are not read; the text before them is.
+
+    Attributes:
+        offset: Byte offset of the first stray byte from the start of the input (0-based, the byte order mark
+            counted).
+        count: How many bytes are left over (1 for UTF-16; 1 to 3 for UTF-32).
+        codec: The input's codec (``"utf-16-le"``, ...).
+        reason: The problem in words, without the position: ``"the UTF-16LE text ends with 1 stray byte, not a
+            whole 2-byte code unit (cut short?); not read"``.
+    """
+
+    def __init__(self, offset: int, count: int, codec: str) -> None:
+        self.offset, self.count, self.codec = offset, count, codec
+        name = codec.upper().replace("-LE", "LE").replace("-BE", "BE")
+        self.reason = (f"the {name} text ends with {count} stray byte{'s' if count > 1 else ''}, not a whole "
+                       f"{CODE_UNIT[codec]}-byte code unit (cut short?); not read")
+        super().__init__(f"byte {offset}: {self.reason}")
+
+
 class DecodedBytes:
     """The text of a binary input, a piece at a time, in the encoding :func:`input_encoding` finds (its mark
     dropped). Iterate it once.
@@ -51,6 +76,8 @@ class DecodedBytes:
 
     Attributes:
         codec: The codec found (``"utf-16-le"``, ...); ``None`` until iteration starts.
+        stray: Once the text has been read to its end: the :class:`StrayBytes` a UTF-16 / UTF-32 input ends with
+            (left out of the text, so the last line is whole), else ``None``.
     """
 
     def __init__(self, read: Callable[[int], bytes], *, first: bytes | None = None, chunk: int = CHUNK) -> None:
@@ -58,6 +85,7 @@ class DecodedBytes:
         self._first = first
         self._chunk = chunk
         self.codec: str | None = None
+        self.stray: StrayBytes | None = None
 
     def __iter__(self) -> Iterator[str]:
         data, eof = (b"", False) if self._first is None else (self._first, not self._first)
@@ -67,11 +95,18 @@ class DecodedBytes:
         codec, skip, errors = input_encoding(data)
         self.codec = codec
         decoder = codecs.getincrementaldecoder(codec)(errors)
+        total = len(data)
         data = data[skip:]
         while True:
             yield decoder.decode(data)
             if eof:
                 break
             data = self._read(self._chunk)
+            total += len(data)
             eof = not data
+        left = (total - skip) % CODE_UNIT.get(codec, 1)
+        if left:  # the decoder holds them (it decodes whole code units only): drop them, say where they were
+            held, flag = decoder.getstate()
+            decoder.setstate((held[:-left], flag))
+            self.stray = StrayBytes(total - left, left, codec)
         yield decoder.decode(b"", final=True)

@@ -28,6 +28,7 @@ from typing import Any
 from bot.core.models import NO_AUTHOR_ID, ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
 from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, json_line_problem, parse_iso
+from bot.ingest.encoding import StrayBytes
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
             has an unparseable time, a field of the wrong JSON type (``"text": 5``, ``"author": true``,
             ``"is_bot": "false"``), or is nested too deeply to parse (position ``"line N"``; a line that is not JSON
             is said in words by :func:`bot.ingest.common.json_line_problem`, with the column where one helps:
-            ``"not valid JSON (column 1: a JSON value was expected)"``).
+            ``"not valid JSON (column 1: a JSON value was expected)"``), or UTF-16 / UTF-32 text that ends with a
+            stray byte (position ``"byte N"``, after every line before it).
     """
     sink = sink or ErrorSink()
     default_server = ServerRef("export", inner_name(path).stem, inner_name(path).stem)
@@ -228,6 +230,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
                     yield msg
     except TooLarge as exc:
         sink.report(IngestError(path, f"line {n + 1}", str(exc)))
+    except StrayBytes as exc:  # after every line: "byte 123: the UTF-16LE text ends with 1 stray byte, ..."
+        sink.report(IngestError(path, f"byte {exc.offset}", exc.reason))
     except (OSError, EOFError) as exc:
         sink.report(IngestError(path, f"line {n + 1}", f"unreadable: {exc}"))
 
