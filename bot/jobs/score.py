@@ -31,7 +31,8 @@ surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8).
 valid UTF-8 JSON (an id holding a lone surrogate or a number beyond a 64-bit float such as ``1e400``, or
 ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
 or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
-The output is UTF-8 whatever the locale (the CLI sets standard output so).
+The output is UTF-8 whatever the locale (the CLI sets standard output so), with U+2028 / U+2029 escaped so that each
+record is one line for every reader (:func:`bot.jobs.jsonlines.json_line`).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
@@ -53,6 +54,7 @@ from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
 from bot.ingest.common import clean_text, json_line_problem
 from bot.ingest.encoding import DecodedBytes, StrayBytes
+from bot.jobs.jsonlines import json_line
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -260,6 +262,6 @@ async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
             v = outcome.verdict.to_json()
             out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")},
                    "score_status": outcome.verdict.score_status, "language": outcome.verdict.language}
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.write(json_line(out) + "\n")
     stdout.flush()
     pending.clear()
