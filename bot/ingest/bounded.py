@@ -19,9 +19,10 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from bot.ingest.common import TOO_DEEP, skip_json_value
+from bot.ingest.encoding import DecodedBytes, input_encoding
 
 log = logging.getLogger(__name__)
 
@@ -195,8 +196,82 @@ def damage_of(path: Path, n: int = 4096) -> Damaged | None:
 
 
 def iter_lines(fh: IO[bytes], where: str, max_bytes: int = MAX_LINE_BYTES) -> Iterator[str | None]:
-    """Yield the stream's lines decoded (UTF-8, a leading BOM dropped, bad bytes -> U+FFFD with a warning), line
-    endings kept; a line longer than ``max_bytes`` is read past in chunks and yielded as ``None``."""
+    """Yield the stream's lines decoded, line endings kept; a line longer than ``max_bytes`` (in UTF-8) is read
+    past in chunks and yielded as ``None``.
+
+    The text is UTF-8 (a leading BOM dropped, bad bytes -> U+FFFD with a warning), or UTF-16 / UTF-32 in either byte
+    order behind that encoding's byte order mark (:func:`bot.ingest.encoding.input_encoding`, as ``score`` reads
+    its input; Windows PowerShell 5.1's ``>`` writes UTF-16LE), where a lone surrogate becomes U+FFFD.
+
+    Raises:
+        Damaged: a damaged compressed stream, after the lines before the damage (also in UTF-16 / UTF-32).
+        bot.ingest.encoding.StrayBytes: UTF-16 / UTF-32 text that ends with bytes that are not a whole code unit, after every line
+            (the last one without them).
+    """
+    codec, _mark, _errors = input_encoding(_peek(fh, 4))
+    if codec == "utf-8":
+        yield from _utf8_lines(fh, where, max_bytes)
+        return
+    raw = _Reencoded(fh)
+    with io.BufferedReader(raw, CHUNK) as utf8:
+        yield from _utf8_lines(utf8, where, max_bytes)
+    if raw.damage is not None:
+        raise raw.damage
+    if raw.decoded.stray is not None:
+        raise raw.decoded.stray
+
+
+def _peek(fh: IO[bytes], n: int) -> bytes:
+    """Up to the first ``n`` bytes of ``fh`` (at its start), left unread: peeked (a buffered reader) or read and
+    sought back (a seekable stream)."""
+    peek = getattr(fh, "peek", None)
+    if peek is not None:
+        return cast(bytes, peek(n))[:n]
+    pos = fh.tell()
+    head = fh.read(n)
+    fh.seek(pos)
+    return head
+
+
+class _Reencoded(io.RawIOBase):
+    """A read-only binary stream of the UTF-8 bytes of ``fh``'s text (:class:`bot.ingest.encoding.DecodedBytes`:
+    UTF-16 / UTF-32 behind its byte order mark), for the UTF-8 line reader. A :class:`Damaged` met reading ``fh``
+    ends the stream there and is kept in :attr:`damage` (the lines before it are read first)."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        super().__init__()
+        self._fh = fh
+        self.decoded = DecodedBytes(self._read, chunk=CHUNK)
+        self._pieces = iter(self.decoded)
+        self._held = b""
+        self.damage: Damaged | None = None
+
+    def _read(self, n: int) -> bytes:
+        if self.damage is not None:
+            return b""
+        try:
+            return self._fh.read(n)
+        except Damaged as exc:
+            self.damage = exc
+            return b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._held:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return 0
+            self._held = piece.encode("utf-8", "replace")
+        n = min(len(b), len(self._held))
+        b[:n] = self._held[:n]
+        self._held = self._held[n:]
+        return n
+
+
+def _utf8_lines(fh: IO[bytes], where: str, max_bytes: int) -> Iterator[str | None]:
+    """:func:`iter_lines` of a UTF-8 stream."""
     first = True
     while True:
         raw = fh.readline(max_bytes + 1)

@@ -53,6 +53,7 @@ from typing import IO
 from bot.core.models import Attachment, ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
 from bot.ingest.common import clean_text, parse_iso
+from bot.ingest.encoding import StrayBytes
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -223,6 +224,8 @@ class _Tape:
     unterminated quote swallowed are read again as rows.
 
     Iterating raises :class:`_LineTooLong` for a line past :data:`MAX_LINE_BYTES` (it is consumed and dropped).
+    The lines end where UTF-16 / UTF-32 text ends with a stray byte: the :class:`StrayBytes` is kept in
+    :attr:`stray` for the reader to report once the rows are read.
     """
 
     def __init__(self, lines: Iterator[str | None]) -> None:
@@ -233,6 +236,7 @@ class _Tape:
         self.row: list[tuple[int, str]] = []
         #: Number of the last line taken, for an error before any line of a row (a line too long).
         self.line = 0
+        self.stray: StrayBytes | None = None
 
     def __iter__(self) -> _Tape:
         return self
@@ -241,7 +245,11 @@ class _Tape:
         if self._again:
             n, line = self._again.popleft()
         else:
-            got = next(self._src)
+            try:
+                got = next(self._src)
+            except StrayBytes as exc:
+                self.stray = exc
+                raise StopIteration from None
             self._read += 1
             n = self._read
             if got is None:
@@ -268,6 +276,12 @@ class _Tape:
 
 def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) -> Iterator[Message]:
     tape = _Tape(iter_lines(fh, str(path), MAX_LINE_BYTES))
+    yield from _rows(path, tape, sink, root)
+    if tape.stray is not None:  # UTF-16 / UTF-32 text that ends with a stray byte: said after every row
+        sink.report(IngestError(path, f"byte {tape.stray.offset}", tape.stray.reason))
+
+
+def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterator[Message]:
     try:
         first = next(tape, "")
     except _LineTooLong:

@@ -11,7 +11,8 @@ A line without ``author`` is posted by the member :data:`NO_AUTHOR_ID`; a line w
 (``created_at=None``, never a stand-in such as the Unix epoch: a line that says ``1970-01-01T00:00:00Z`` means it),
 and the time-ordered merge of :mod:`bot.ingest.stream` keeps it after the line before it. Rate-based rules (flood, duplicates, raids, strikes and the
 escalation ladder) are meaningless on such messages: :func:`lacks_author_or_time` tells ``scan`` to switch them off
-(the field list and which rule needs which field are in the README, "JSON lines input"). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based); so is a
+(the field list and which rule needs which field are in the README, "JSON lines input"). The file is UTF-8, or
+UTF-16 / UTF-32 behind its byte order mark (:func:`bot.ingest.bounded.iter_lines`). Blank lines are ignored. A bad line is an :class:`IngestError` at ``"line N"`` (1-based); so is a
 field of the wrong JSON type (``"text": 5``, ``"author": true``, ``"is_bot": "false"``: see :class:`BadField`).
 """
 
@@ -27,6 +28,7 @@ from typing import Any
 from bot.core.models import NO_AUTHOR_ID, ChannelRef, MemberRef, Message, ServerRef
 from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
 from bot.ingest.common import TOO_DEEP_REASON, clean_text, get_str, json_line_problem, parse_iso
+from bot.ingest.encoding import StrayBytes
 from bot.ingest.errors import ErrorSink, IngestError
 
 log = logging.getLogger(__name__)
@@ -211,7 +213,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
             has an unparseable time, a field of the wrong JSON type (``"text": 5``, ``"author": true``,
             ``"is_bot": "false"``), or is nested too deeply to parse (position ``"line N"``; a line that is not JSON
             is said in words by :func:`bot.ingest.common.json_line_problem`, with the column where one helps:
-            ``"not valid JSON (column 1: a JSON value was expected)"``).
+            ``"not valid JSON (column 1: a JSON value was expected)"``), or UTF-16 / UTF-32 text that ends with a
+            stray byte (position ``"byte N"``, after every line before it).
     """
     sink = sink or ErrorSink()
     default_server = ServerRef("export", inner_name(path).stem, inner_name(path).stem)
@@ -227,6 +230,8 @@ def iter_jsonl(path: Path, *, sink: ErrorSink | None = None, data: bytes | None 
                     yield msg
     except TooLarge as exc:
         sink.report(IngestError(path, f"line {n + 1}", str(exc)))
+    except StrayBytes as exc:  # after every line: "byte 123: the UTF-16LE text ends with 1 stray byte, ..."
+        sink.report(IngestError(path, f"byte {exc.offset}", exc.reason))
     except (OSError, EOFError) as exc:
         sink.report(IngestError(path, f"line {n + 1}", f"unreadable: {exc}"))
 

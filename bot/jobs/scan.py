@@ -44,6 +44,7 @@ from bot.core.records import ScanSummary, SetVerdict
 from bot.core.service import ModerationService, Outcome
 from bot.core.store_port import ModStore
 from bot.eval.common import table_console
+from bot.jobs.jsonlines import json_line
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -453,7 +454,7 @@ class _Output:
         if row is None:
             return
         if self.out is not None:
-            self.out.write(json.dumps({k: row[k] for k in _OUT_KEYS}, ensure_ascii=False) + "\n")
+            self.out.write(json_line({k: row[k] for k in _OUT_KEYS}) + "\n")
         if self.spool is not None:
             self.spool.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 
@@ -467,7 +468,7 @@ class _Output:
             yield json.loads(line)
 
 
-#: The keys of one ``scan --out`` row.
+#: The keys of one ``scan --out`` row (written by :func:`bot.jobs.jsonlines.json_line`: U+2028 / U+2029 escaped).
 _OUT_KEYS = ("id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action")
 
 

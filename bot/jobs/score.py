@@ -23,21 +23,24 @@ short?)"``).
 Lines end at ``\\n`` only (a CRLF ending is one ending; a ``\\r`` inside a line stays in it, so a line is never
 split in two: :func:`input_lines`). A byte order mark at the start of the input names its encoding: UTF-8 (also
 without one), UTF-16 or UTF-32 in either byte order (Windows PowerShell 5.1's ``>`` writes UTF-16LE); it is not part
-of the first line. A line holding a byte that is not UTF-8 gets an error line naming the byte and its column
+of the first line. UTF-16 / UTF-32 input that ends with a byte that is not a whole code unit is judged up to it (its
+last line whole) and said in one stderr line, ``"error: stdin: byte 123: the UTF-16LE text ends with 1 stray byte,
+not a whole 2-byte code unit (cut short?); not read"``, with the exit code 1. A line holding a byte that is not UTF-8 gets an error line naming the byte and its column
 (``"line 2: not valid UTF-8 (column 25: the byte 0xE9)"``); the lines after it are still judged. Lone UTF-16
 surrogates in ``text`` are replaced by U+FFFD (they cannot be encoded as UTF-8). A line whose id cannot be echoed as
 valid UTF-8 JSON (an id holding a lone surrogate or a number beyond a 64-bit float such as ``1e400``, or
 ``NaN``/``Infinity`` anywhere on the line, which are not JSON)
 or that is nested too deeply for the parser (:exc:`RecursionError`) gets an error line with the id ``"line:N"``.
-The output is UTF-8 whatever the locale (the CLI sets standard output so).
+The output is UTF-8 whatever the locale (the CLI sets standard output so), with U+2028 / U+2029 escaped so that each
+record is one line for every reader (:func:`bot.jobs.jsonlines.json_line`).
 Nothing is kept: verdicts go to a temporary SQLite file deleted at exit.
 """
 
 from __future__ import annotations
 
 import argparse
-import codecs
 import io
+import itertools
 import json
 import sys
 import tempfile
@@ -50,6 +53,8 @@ from typing import IO, Any, cast
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
 from bot.ingest.common import clean_text, json_line_problem
+from bot.ingest.encoding import DecodedBytes, StrayBytes
+from bot.jobs.jsonlines import json_line
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -79,7 +84,8 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                                 batch_size=args.batch_size, scorer=scorer) as rt:
             service = rt.service
             pending: list[tuple[Any, Any]] = []
-            for n, line in enumerate(input_lines(stdin), start=1):
+            stray: list[StrayBytes] = []  # what UTF-16 / UTF-32 input ends with, said after every line
+            for n, line in enumerate(_lines_before_stray(stdin, stray), start=1):
                 if not line.strip():
                     continue
                 obj: Any = None
@@ -116,10 +122,11 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                 if len(pending) >= 4 * args.batch_size:
                     await _flush(pending, stdout)
             await _flush(pending, stdout)
+    for cut in stray:  # "error: stdin: byte 123: the UTF-16LE text ends with 1 stray byte, ..."
+        print(f"error: stdin: {cut}", file=stderr)  # noqa: T201
     if failed:
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
-        return 1
-    return 0
+    return 1 if failed or stray else 0
 
 
 #: Bytes read from the input at a time (a pipe gives what it holds, up to this many: lines are not held back).
@@ -137,68 +144,32 @@ def input_lines(stream: IO[str] | IO[bytes]) -> Iterator[str]:
     buffer, so neither its newline translation (universal newlines split at a lone ``"\\r"``) nor its locale's
     encoding changes the lines; another text stream (:class:`io.StringIO`) is taken as already decoded, a leading
     U+FEFF dropped. Bytes are UTF-8, or UTF-16 / UTF-32 (either byte order) behind that encoding's byte order mark
-    (:func:`input_encoding`; the mark is not part of the first line).
+    (:func:`bot.ingest.encoding.input_encoding`; the mark is not part of the first line).
+
+    Raises:
+        StrayBytes: UTF-16 / UTF-32 input that ends with bytes that are not a whole code unit, once every line has
+            been given (the last one without them).
     """
     if isinstance(stream, io.TextIOWrapper):
-        return _split(_decoded(stream.buffer))
-    return _split(_decoded(stream))
-
-
-def _decoded(stream: IO[str] | IO[bytes]) -> Iterator[str]:
-    """``stream``'s text, a piece at a time (see :func:`input_lines`); a byte order mark at its start dropped."""
+        stream = stream.buffer
     read: Callable[[int], str | bytes] = getattr(stream, "read1", stream.read)  # read1: what a pipe holds now
     first = read(CHUNK)
     if isinstance(first, str):
-        yield first.removeprefix("\ufeff")
-        yield from iter(partial(cast(Callable[[int], str], read), CHUNK), "")
-    else:
-        yield from _decoded_bytes(first, cast(Callable[[int], bytes], read))
+        text = cast(Callable[[int], str], read)
+        yield from _split(itertools.chain([first.removeprefix("\ufeff")], iter(partial(text, CHUNK), "")))
+        return
+    decoded = DecodedBytes(cast(Callable[[int], bytes], read), first=first, chunk=CHUNK)
+    yield from _split(iter(decoded))
+    if decoded.stray is not None:
+        raise decoded.stray
 
 
-#: Byte order marks that name the input's encoding, UTF-32's before UTF-16's (UTF-32LE's starts with UTF-16LE's):
-#: ``(mark, codec, errors)``. Without one the input is UTF-8.
-BYTE_ORDER_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le", "replace"),
-    (codecs.BOM_UTF32_BE, "utf-32-be", "replace"),
-    (codecs.BOM_UTF8, "utf-8", "surrogateescape"),
-    (codecs.BOM_UTF16_LE, "utf-16-le", "replace"),
-    (codecs.BOM_UTF16_BE, "utf-16-be", "replace"),
-)
-
-
-def input_encoding(head: bytes) -> tuple[str, int, str]:
-    """The encoding a binary input starting with ``head`` (its first 4 bytes or more) is written in.
-
-    Returns:
-        ``(codec, mark length in bytes, errors)``: by the byte order mark (:data:`BYTE_ORDER_MARKS`: UTF-32 LE/BE,
-        UTF-8, UTF-16 LE/BE, as Windows PowerShell 5.1's ``>`` writes UTF-16LE), else ``("utf-8", 0,
-        "surrogateescape")``. ``errors``: UTF-8 keeps a byte that is not UTF-8 as U+DC80..U+DCFF for
-        :func:`_not_utf8` to name; in UTF-16/32 a code unit that is not text (a lone surrogate) becomes U+FFFD, as a
-        lone surrogate escape in ``text`` does.
-    """
-    for mark, codec, errors in BYTE_ORDER_MARKS:
-        if head.startswith(mark):
-            return codec, len(mark), errors
-    return "utf-8", 0, "surrogateescape"
-
-
-def _decoded_bytes(first: bytes, read: Callable[[int], bytes]) -> Iterator[str]:
-    """The text of a binary input whose first bytes are ``first`` and the rest ``read(CHUNK)`` until ``b""``, in
-    the encoding :func:`input_encoding` finds (its mark dropped)."""
-    data, eof = first, not first
-    while not eof and len(data) < 4:  # a pipe may hand over fewer bytes than a byte order mark at first
-        more = read(CHUNK)
-        data, eof = data + more, not more
-    codec, skip, errors = input_encoding(data)
-    decoder = codecs.getincrementaldecoder(codec)(errors)
-    data = data[skip:]
-    while True:
-        yield decoder.decode(data)
-        if eof:
-            break
-        data = read(CHUNK)
-        eof = not data
-    yield decoder.decode(b"", final=True)
+def _lines_before_stray(stream: IO[str] | IO[bytes], stray: list[StrayBytes]) -> Iterator[str]:
+    """:func:`input_lines` of ``stream``, its :class:`StrayBytes` (once every line is given) appended to ``stray``."""
+    try:
+        yield from input_lines(stream)
+    except StrayBytes as exc:
+        stray.append(exc)
 
 
 def _split(pieces: Iterator[str]) -> Iterator[str]:
@@ -291,6 +262,6 @@ async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
             v = outcome.verdict.to_json()
             out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")},
                    "score_status": outcome.verdict.score_status, "language": outcome.verdict.language}
-        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        stdout.write(json_line(out) + "\n")
     stdout.flush()
     pending.clear()

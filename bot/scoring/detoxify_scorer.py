@@ -59,12 +59,26 @@ def no_progress_bars() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def checkpoint_version(checkpoint: Path) -> str:
+    """The ``version`` of a model loaded from the local checkpoint file ``checkpoint``: the first 12 hex digits of
+    the sha256 of its bytes (as the embedded model's is of its artifact's), so verdicts and eval output say which
+    weights judged, and a changed file is another version. Reads the whole file (about 0.3 s per 100 MB).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    from bot.model.artifact import sha256_file
+
+    return sha256_file(Path(checkpoint))[:12]
+
+
 class DetoxifyScorer:
     """Scores texts with a detoxify model; implements :class:`bot.core.ports.Scorer`.
 
     Attributes:
         name: ``"embedded-minilm-v1"``, the named model (``"original"``...) or ``"checkpoint:<file name>"``.
-        version: First 12 hex chars of the embedded artifact's sha256, or ``"detoxify-0.5.4"`` style for others.
+        version: First 12 hex chars of the embedded artifact's sha256, of a local checkpoint file's sha256
+            (:func:`checkpoint_version`), or ``"detoxify-0.5.4"`` for detoxify's named models.
         labels: Labels the model produces (subset of ``LABELS``, in ``LABELS`` order).
         languages: Languages the model reads (ISO 639-1): ``("en",)`` for the embedded model, the English
             detoxify models and a local checkpoint (unless ``languages`` is given); :data:`MODEL_LANGUAGES` for
@@ -141,7 +155,8 @@ class DetoxifyScorer:
                         device=device,
                         huggingface_config_path=str(config_dir) if config_dir else None,
                     )
-                return cls(det, name=f"checkpoint:{Path(checkpoint).name}", version="local", bf16=bf16)
+                return cls(det, name=f"checkpoint:{Path(checkpoint).name}", version=checkpoint_version(checkpoint),
+                           bf16=bf16)
             if model == EMBEDDED:
                 from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
 

@@ -9,6 +9,7 @@ manifest); the model is loaded only when some message has no usable stored score
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from bot.core.models import LABELS, Scores
 from bot.scoring import ScorerError
@@ -16,20 +17,24 @@ from bot.scoring import ScorerError
 
 def model_identity(model: str, *, checkpoint: object = None, int8: bool = False) -> tuple[str, str] | None:
     """``(name, version)`` the scorer for these settings will record, without loading it, or ``None`` when it
-    cannot be known beforehand (a local checkpoint: its name and ``"local"`` do not identify the weights).
+    cannot be known beforehand (an unknown model name).
 
     Matches :meth:`bot.scoring.detoxify_scorer.DetoxifyScorer.load` (embedded: ``embedded-minilm-v1`` and the
-    first 12 hex digits of the artifact's sha256 from its manifest; detoxify's named models: the name and
-    ``detoxify-0.5.4``) plus :func:`bot.scoring.quantize.quantize_int8`'s ``+int8`` suffix.
+    first 12 hex digits of the artifact's sha256 from its manifest; a local checkpoint: ``checkpoint:<file name>``
+    and the first 12 hex digits of the file's sha256, :func:`~bot.scoring.detoxify_scorer.checkpoint_version`,
+    which reads the file but loads nothing; detoxify's named models: the name and ``detoxify-0.5.4``) plus
+    :func:`bot.scoring.quantize.quantize_int8`'s ``+int8`` suffix.
 
     Raises:
         bot.model.artifact.ModelArtifactError: the embedded model's manifest is missing or unreadable.
+        OSError: the checkpoint cannot be read.
     """
-    from bot.scoring.detoxify_scorer import EMBEDDED, NAMED_MODELS
+    from bot.scoring.detoxify_scorer import EMBEDDED, NAMED_MODELS, checkpoint_version
 
     suffix = "+int8" if int8 else ""
     if checkpoint is not None:
-        return None
+        path = Path(str(checkpoint))
+        return f"checkpoint:{path.name}", checkpoint_version(path) + suffix
     if model == EMBEDDED:
         from bot.model.artifact import MODEL_NAME, read_manifest
 

@@ -1,0 +1,21 @@
+"""JSON lines as the jobs write them (``score``'s standard output, ``scan --out``): one record per line for every
+reader."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+
+def json_line(obj: Any, *, default: Callable[[Any], Any] | None = None) -> str:
+    """``obj`` as one line of JSON, without its ``"\\n"``: text that is not ASCII written as it is (the file is
+    UTF-8), but U+2028 and U+2029 (line and paragraph separator) escaped as ``\\u2028`` / ``\\u2029``, since
+    JavaScript before ES2019, ``str.splitlines`` and many editors end a line there. ``json.loads`` reads the same
+    value back. ``default``: as :func:`json.dumps`'s.
+
+    Raises:
+        TypeError, ValueError: as :func:`json.dumps` (a value it cannot write).
+    """
+    # json.dumps writes these characters only inside strings, where the escape means the same character
+    return json.dumps(obj, ensure_ascii=False, default=default).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
