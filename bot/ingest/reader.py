@@ -15,6 +15,7 @@ from bot.ingest.bounded import damage_of, inner_name, read_head
 from bot.ingest.common import natural_key
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.ingest.discord_json import iter_discord_json, sniff_discord_json
+from bot.ingest.encoding import input_encoding
 from bot.ingest.errors import ErrorSink, IngestError
 from bot.ingest.jsonl import iter_jsonl
 from bot.ingest.slack_export import SlackExport, iter_slack_export, sniff_slack_export
@@ -31,7 +32,8 @@ def detect_file_format(path: Path) -> str | None:
 
     ``.csv`` -> ``discord-csv``; ``.jsonl``/``.ndjson`` -> ``jsonl``; ``.zip`` with ``users.json`` or
     ``channels.json`` -> ``slack-export``; ``.json`` starting with an object holding ``"guild"``/``"messages"`` ->
-    ``discord-json``, or whose first line is an object with ``id`` and ``text`` -> ``jsonl``. A ``.gz`` file is
+    ``discord-json`` (UTF-8 only), or whose first line is an object with ``id`` and ``text`` -> ``jsonl`` (also
+    behind a UTF-16 / UTF-32 byte order mark, :func:`bot.ingest.encoding.input_encoding`). A ``.gz`` file is
     judged by the name and text it has inflated (``chat.jsonl.gz``; read through a size-capped stream).
     """
     name = inner_name(path)
@@ -43,9 +45,12 @@ def detect_file_format(path: Path) -> str | None:
     if suffix == ".zip" and name == path:
         return "slack-export" if sniff_slack_export(path) else None
     if suffix == ".json":
-        head = read_head(path).decode("utf-8-sig", errors="replace")
+        raw = read_head(path)
+        codec, mark, _errors = input_encoding(raw)  # JSON lines behind a UTF-16 / UTF-32 mark, as iter_jsonl reads
+        head = raw[mark:].decode(codec, errors="replace")
         if sniff_discord_json(head):
-            return "discord-json"
+            # the DiscordChatExporter JSON reader reads UTF-8 only: another encoding is not detected
+            return "discord-json" if codec == "utf-8" else None
         first = head.lstrip().split("\n", 1)[0]
         try:
             obj = json.loads(first)

@@ -320,7 +320,10 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         # the two models produced it only per message, and scores recorded before routing came from the main
         # model alone (French scored by the English model): no stored score is reused, the scorer is loaded.
         routed = getattr(scorer, "route", None) is not None if scorer is not None else bool(s.route_model)
-        identity = (None if routed else (scorer.name, scorer.version) if scorer is not None
+        # through a scoring service (MODBOT_SCORER_URL) a MODBOT_CHECKPOINT is ignored (the service chooses its
+        # model): it is neither read nor taken as the identity, which then cannot be known beforehand
+        remote_ckpt = scorer is None and bool(s.scorer_url) and s.checkpoint is not None
+        identity = (None if routed or remote_ckpt else (scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
         stale = n_messages = n_recorded = 0
         nothing_new = identity is not None
