@@ -19,7 +19,8 @@ def _shipped_id() -> str:
     return art.read_manifest(art.ARTIFACT_DIR)["delta_sha256"][:12]
 
 
-def _candidate(tmp_path, name: str = "cand", base: str | None = None, **meta: object):
+def _candidate(tmp_path, name: str = "cand", base: str | None = None,
+               new_labels: tuple[str, ...] = ("identity_attack", "threat")):
     """The shipped weights with the last encoder layer's output matrix moved (a drifted encoder), written as a
     fast-loop candidate that taught identity_attack and threat."""
     import torch
@@ -30,8 +31,7 @@ def _candidate(tmp_path, name: str = "cand", base: str | None = None, **meta: ob
     g = torch.Generator().manual_seed(3)
     sd[KEY] = sd[KEY] + 0.05 * torch.randn(sd[KEY].shape, generator=g)
     out = tmp_path / name
-    meta.setdefault("new_labels", ["identity_attack", "threat"])
-    art.write_artifact(sd, LABELS, out, fast_loop=True, base=base or _shipped_id(), seed=1, **meta)
+    art.write_artifact(sd, LABELS, out, fast_loop=True, base=base or _shipped_id(), seed=1, new_labels=list(new_labels))
     (out / "fast.json").write_text("{}\n", encoding="utf-8")
     return out
 
@@ -80,8 +80,8 @@ def test_refit_refuses_what_it_cannot_do_in_one_line(tmp_path, capsys, case):
     from bot.training.refit import main
 
     shipped = art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE)
-    meta: dict[str, list[str]] = {"new_labels": []} if case == "no-new-labels" else {}
-    cand = _candidate(tmp_path, base="0123456789ab" if case == "other-base" else None, **meta)
+    cand = _candidate(tmp_path, base="0123456789ab" if case == "other-base" else None,
+                      new_labels=() if case == "no-new-labels" else ("identity_attack", "threat"))
     args = [str(art.ARTIFACT_DIR if case == "not-fast" else cand), "--out",
             str({"shipped-out": art.ARTIFACT_DIR, "candidate-out": cand}.get(case, tmp_path / "refit")),
             "--data", str(tmp_path)]
