@@ -327,3 +327,33 @@ async def test_two_workers_score_two_passes_at_once_and_slices_still_combine_to_
     assert [r[0].values for r in results] == [reference[p].values for p in [long_plan, *shorts]]
     with pytest.raises(ValueError, match="workers 0"):
         MicroBatcher(scorer, workers=0)
+
+
+async def test_a_long_text_is_cut_into_the_models_own_windows_and_scores_as_the_whole(embedded_scorer):
+    """The real model: one long text without sentence breaks (a single piece of several token windows) is cut into
+    units of its windows, scored in several passes by two workers, and gets the scores the scorer gives the whole
+    text (within float noise of batching); a window the scorer would cut again keeps the piece whole."""
+    from bot.serve.batcher import window_pieces
+
+    text = " ".join(f"step {k} of the release pipeline failed again on the arm runners so honestly you are a "
+                    "worthless idiot" if k == 30 else f"step {k} of the release pipeline failed on the arm runners"
+                    for k in range(40))
+    plan = scoring_pieces(text)
+    assert len(plan) == 1 and len(embedded_scorer.windows(text)) >= 3
+    cut = units([plan], 600, embedded_scorer.windows)
+    assert len(cut) >= 3 and [p for _, sub in cut for p in sub] == embedded_scorer.windows(text)
+    assert units([plan], 600) == [(0, plan)]  # without the scorer's windows the single piece stays whole
+    batcher = MicroBatcher(embedded_scorer, pass_chars=600, unit_chars=600, workers=2)
+    batcher.start()
+    (got,) = await batcher.score([plan])
+    await batcher.close()
+    assert batcher.stats.split == 1 and batcher.stats.batches >= 3
+    whole = embedded_scorer.score(text)
+    assert all(abs(got.values[k] - whole.values[k]) < 1e-5 for k in whole.values)
+    assert got.values["insult"] > 0.5  # the window with the insult decides, as in the whole text's windows
+
+    def rewindows(t: str) -> list[str]:  # a scorer that would cut its own windows again
+        return [t[: len(t) // 2], t[len(t) // 2 :]]
+
+    assert window_pieces(text, 600, rewindows) == [text]
+    assert window_pieces("short text", 600, embedded_scorer.windows) == ["short text"]

@@ -30,6 +30,9 @@ class Scorer(Protocol):
         route: ``route(plan) -> Scorer``: the model that scores one message's plan (whole text, then pieces);
             :func:`bot.core.pieces.score_plans` scores each plan whole with the model it picks
             (:class:`bot.scoring.routing.LanguageRoutedScorer`).
+        windows: ``windows(text) -> list[str]``: the substrings (token windows) the model reads a long text in, each
+            scored as a text alone and combined by the highest score per label; the scoring service cuts a long
+            text into them to spread it over its workers (:func:`bot.serve.batcher.window_pieces`).
     """
 
     name: str

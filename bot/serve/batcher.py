@@ -100,12 +100,35 @@ def _chars(sub: Sequence[str]) -> int:
     return sum(len(p) for p in dict.fromkeys(sub))
 
 
-def units(plans: Sequence[tuple[str, ...]], unit_chars: int = UNIT_CHARS) -> list[tuple[int, tuple[str, ...]]]:
+def window_pieces(piece: str, unit_chars: int, windows: Callable[[str], list[str]] | None) -> list[str]:
+    """``[piece]``, or for a piece of more than ``unit_chars`` characters that the scorer reads in several token
+    windows (``windows``: the scorer's own :meth:`bot.scoring.detoxify_scorer.DetoxifyScorer.windows`), those
+    windows, each a text of its own.
+
+    Why: the scorer gives a long text the highest score per label of its windows, each window scored as a text
+    alone; scoring the windows as separate texts, perhaps in separate passes, and taking the highest score per
+    label (:func:`bot.core.pieces.combine`) is the same computation. A long text is then no longer one unit that a
+    single worker thread must score whole (a 1,700-character message: four windows, about 250 ms on one thread of
+    a 2-core AVX2 CPU, the p99 of ``bench/serve.py``'s half load), and its windows can be scored by both workers
+    at once. A window that the scorer would itself cut again (``windows(w) != [w]``: its text re-tokenises to more
+    than one window) keeps the piece whole, so the scores stay exactly the scorer's.
+    """
+    if windows is None or len(piece) <= unit_chars:
+        return [piece]
+    parts = windows(piece)
+    if len(parts) < 2 or any(windows(w) != [w] for w in parts):
+        return [piece]
+    return parts
+
+
+def units(plans: Sequence[tuple[str, ...]], unit_chars: int = UNIT_CHARS,
+          windows: Callable[[str], list[str]] | None = None) -> list[tuple[int, tuple[str, ...]]]:
     """The units a request's plans are scored in: ``(plan index, sub-plan)``, in order.
 
     A plan of at most ``unit_chars`` characters (distinct pieces) is one unit, itself. A longer plan is cut into
     consecutive slices of its distinct pieces, each of at most ``unit_chars`` characters (a piece longer than that
-    is a slice of its own), the whole text's slice first; each slice is scored as a plan and the slices are
+    is a slice of its own, or, with the scorer's ``windows``, is replaced by its token windows first:
+    :func:`window_pieces`), the whole text's slice first; each slice is scored as a plan and the slices are
     :func:`bot.core.pieces.combine`-d (highest score per label), which equals the whole plan's scores. ``unit_chars
     <= 0`` never cuts.
     """
@@ -115,6 +138,8 @@ def units(plans: Sequence[tuple[str, ...]], unit_chars: int = UNIT_CHARS) -> lis
         if unit_chars <= 0 or sum(map(len, pieces)) <= unit_chars:
             out.append((i, plan))
             continue
+        if windows is not None:
+            pieces = tuple(dict.fromkeys(w for p in pieces for w in window_pieces(p, unit_chars, windows)))
         current: list[str] = []
         size = 0
         for piece in pieces:
@@ -168,7 +193,8 @@ class MicroBatcher:
         refill_share: ... and at most this share of the previous batch's model time (:data:`REFILL_SHARE`).
         pass_chars: Characters of texts per pass at most (:data:`PASS_CHARS`; 0: no bound but ``max_texts``).
         unit_chars: A plan of more characters is scored in slices (:func:`units`, :data:`UNIT_CHARS`; 0: never
-            sliced). Ignored (never sliced) for a scorer with ``route``.
+            sliced), a long text of it in its token windows when the scorer has ``windows``. Ignored (never
+            sliced) for a scorer with ``route``.
         observe: Called after each pass with ``(requests, texts, seconds)`` (metrics).
         workers: Passes scored at once, each in its own worker thread (1: one at a time, the scorer is only ever
             called from one thread). More than 1 needs a scorer that may be called from several threads at once
@@ -193,6 +219,8 @@ class MicroBatcher:
         self.refill_share = refill_share
         self.pass_chars = pass_chars
         self.unit_chars = 0 if getattr(scorer, "route", None) is not None else unit_chars
+        #: The scorer's token windows (optional on a scorer: :func:`window_pieces`); a long text is cut into them.
+        self.windows: Callable[[str], list[str]] | None = getattr(scorer, "windows", None) if self.unit_chars else None
         self._answered = 0  # requests the last batch answered: the refill target
         self._last_s = 0.0  # model seconds of the last batch (all its passes)
         self.observe = observe
@@ -232,7 +260,7 @@ class MicroBatcher:
         distinct = {p for plan in plans for p in plan}
         self._seq += 1
         job = _Job(list(plans), fut, len(distinct), sum(map(len, distinct)), self._seq)
-        job.units = units(job.plans, self.unit_chars)
+        job.units = units(job.plans, self.unit_chars, self.windows)
         job.left = sum(_chars(sub) for _, sub in job.units)
         self._queue.put_nowait(job)
         return await fut
