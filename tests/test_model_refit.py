@@ -109,7 +109,8 @@ def test_refit_restores_untaught_heads_and_leaves_the_rest_alone(tmp_path):
     """A drifted candidate re-fitted on the base model's probabilities: the encoder and the taught labels' rows
     are the candidate's exactly, the untaught labels' probabilities on the fit texts move back towards the
     base's, and the result is a complete candidate of the same base (manifest naming the candidate and labels,
-    thresholds for every label, a report) moved into --out via --out.partial; the shipped artifact is untouched."""
+    thresholds for every label, a report) moved into --out via --out.partial (a stale one from a killed run is
+    discarded); the shipped artifact is untouched."""
     import torch
     from transformers import BertTokenizerFast
 
@@ -132,6 +133,8 @@ def test_refit_restores_untaught_heads_and_leaves_the_rest_alone(tmp_path):
     before = torch.sigmoid((feats @ cstate["classifier.weight"].double().T + cstate["classifier.bias"].double()).float())
     dev = [Example("trans women are women", ZERO, "hand"), Example("trans people are disgusting", HATE, "hand")] * 4
     labels = ("toxicity", "severe_toxicity", "obscene", "insult", "sexual_explicit")
+    (tmp_path / "refit.partial").mkdir()  # what a re-fit killed half-way leaves: discarded by the next run
+    (tmp_path / "refit.partial" / "delta.safetensors").write_bytes(b"half-written")
     report = refit(RefitConfig(candidate=cand, out=tmp_path / "refit", labels=labels, l2=0.0),
                    texts={"chat": (texts, enc, base_probs)}, dev=dev)
     out = art.rebuild_state_dict(tmp_path / "refit")
