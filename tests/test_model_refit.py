@@ -156,3 +156,19 @@ def test_refit_restores_untaught_heads_and_leaves_the_rest_alone(tmp_path):
     assert json.loads((tmp_path / "refit" / "fast.json").read_text())["refit_of"] == manifest["meta"]["refit_of"]
     assert not (tmp_path / "refit.partial").exists()
     assert art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE) == shipped_sha
+
+
+def test_the_refit_is_calibrated_on_the_rows_its_candidate_held_out():
+    """A one-seed candidate's calibration rows are the recipe's dev rows plus the very new rows the fast loop held
+    out for that seed and families (never trained on); a soup's (no single seed) are the dev rows alone."""
+    from bot.training.fast import new_rows, split_new
+    from bot.training.refit import candidate_dev_rows
+
+    pool_dev = [Example("trans women are women", ZERO, "hand"), Example("trans people are disgusting", HATE, "hand")]
+    one = {"meta": {"seed": 2, "families": ["counter-quotes"], "base": "x"}}
+    rows = candidate_dev_rows(one, pool_dev)
+    _, held = split_new(new_rows(("counter-quotes",), 2), 2, 0.1, frozenset(ex.text for ex in pool_dev))
+    assert rows[:2] == pool_dev and rows[2:] == held and len(held) > 50
+    other_seed = candidate_dev_rows({"meta": {"seed": 3, "families": ["counter-quotes"]}}, pool_dev)
+    assert {ex.text for ex in other_seed[2:]} != {ex.text for ex in held}
+    assert candidate_dev_rows({"meta": {"soup": ["a", "b"], "seeds": [1, 2], "families": ["x"]}}, pool_dev) == pool_dev

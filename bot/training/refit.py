@@ -27,7 +27,9 @@ did not see (mean absolute difference to the base, and messages newly over the d
 
 Like the fast loop and the soup, the result is built in ``<out>.partial`` and moved to ``<out>`` only when
 complete; ``--out`` may not be the shipped artifact, the candidate, or a folder holding either. Its thresholds are
-calibrated on the recipe's dev split alone (the soup's rule). The manifest keeps the candidate's ``meta`` (so it is
+calibrated on the candidate's own dev rows (:func:`candidate_dev_rows`: the recipe's dev split and the new rows the
+candidate held out; for a soup the dev split alone), so the untouched ``identity_attack`` keeps the candidate's
+threshold. The manifest keeps the candidate's ``meta`` (so it is
 still a candidate of the same base) and adds ``refit`` (the labels) and ``refit_of`` (the candidate's id).
 """
 
@@ -210,6 +212,22 @@ def refit_texts(cfg: RefitConfig, tok) -> dict[str, tuple[list[str], list[list[i
     return out
 
 
+def candidate_dev_rows(manifest: dict, pool_dev: Sequence, dev_fraction: float = 0.1) -> list:
+    """The dev rows ``manifest``'s candidate was calibrated on: ``pool_dev`` (the recipe's dev split) plus, for a
+    fast-loop candidate of one seed (``meta.seed`` and ``meta.families``), the same ``dev_fraction`` of its new rows
+    that it held out (:func:`bot.training.fast.split_new` with its seed), so the re-fit's thresholds are calibrated
+    as the candidate's were and its untouched ``identity_attack`` keeps its threshold; for a soup (no single seed,
+    every new row trained on by some member) ``pool_dev`` alone, the soup's rule."""
+    from bot.training.fast import new_rows, split_new
+
+    meta = manifest.get("meta", {})
+    if meta.get("seed") is None or not meta.get("families"):
+        return list(pool_dev)
+    fresh = new_rows(tuple(meta["families"]), int(meta["seed"]))
+    _, new_dev = split_new(fresh, int(meta["seed"]), dev_fraction, frozenset(ex.text for ex in pool_dev))
+    return list(pool_dev) + new_dev
+
+
 def _agreement(probs, base, columns: list[int]) -> dict[str, dict]:
     """Per label: mean |p - base| and the number of texts ``probs`` puts at or over :data:`REPORT_TIERS` where
     ``base`` is under it (and the reverse)."""
@@ -228,7 +246,7 @@ def _agreement(probs, base, columns: list[int]) -> dict[str, dict]:
 def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = None) -> dict:
     """Re-fit ``cfg.labels``' classifier rows of ``cfg.candidate`` into the artifact ``cfg.out``; returns the report
     (also ``out/fast.json``). ``texts`` replaces :func:`refit_texts` (tests pass a tiny set: ``{name: (texts,
-    token ids, base probabilities)}``), ``dev`` the recipe's dev split for calibration.
+    token ids, base probabilities)}``), ``dev`` the calibration rows (default :func:`candidate_dev_rows`).
 
     Raises:
         ValueError: see :func:`check_candidate` and :func:`check_out`; an unknown label, or no label.
@@ -279,12 +297,12 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
     meta = {k: v for k, v in manifest.get("meta", {}).items() if k not in ("refit", "refit_of", "refit_rows")}
     written = art.write_artifact(state, LABELS, staging, **meta, refit=list(cfg.labels), refit_of=cand_id,
                                  refit_rows=len(fit))
-    dev_rows = dev if dev is not None else build_examples(rc)[1]
+    dev_rows = dev if dev is not None else candidate_dev_rows(manifest, build_examples(rc)[1], rc.dev_fraction)
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(dev_rows))
     (staging / art.THRESHOLDS_FILE).write_text(
-        json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split (a re-fit of "
-                    f"{cand_id}'s {', '.join(cfg.labels)} heads)", "dev": dev_report}, indent=2) + "\n",
-        encoding="utf-8")
+        json.dumps({"thresholds": thresholds, "source": "max-F1 on the candidate's own dev rows (the recipe's 10% "
+                    f"dev split and the new rows it held out; a re-fit of {cand_id}'s {', '.join(cfg.labels)} "
+                    "heads)", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
     base_held = base_probs[held]
     report = {"refit_of": cand_id, "labels": list(cfg.labels), "texts": {k: len(v[0]) for k, v in sources.items()},
               "fit_rows": len(fit), "held_out_rows": len(held), "l2": cfg.l2,
