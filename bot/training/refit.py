@@ -332,11 +332,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profane", type=int, default=RefitConfig.profane, help="sworn chat anchor texts")
     p.add_argument("--l2", type=float, default=RefitConfig.l2, help="pull of each re-fitted row towards the candidate's")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
+    p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR,
+                   help="the artifact the candidate was fine-tuned from (default: shipped), whose probabilities the "
+                        "re-fitted heads match")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
     args = p.parse_args(argv)
     try:
-        check_candidate(args.candidate, art.ARTIFACT_DIR)
-        check_out(args.out, args.candidate, art.ARTIFACT_DIR)
+        if not (args.base / art.DELTA_FILE).is_file():
+            raise ValueError(f"--base {args.base}: not a model artifact directory (no {art.DELTA_FILE})")
+        check_candidate(args.candidate, args.base)
+        check_out(args.out, args.candidate, args.base)
         labels = (tuple(x for x in args.labels.split(",") if x) if args.labels is not None
                   else untaught_labels(args.candidate))
         bad = [x for x in labels if x not in LABELS]
@@ -349,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: refit: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    refit(RefitConfig(candidate=args.candidate, out=args.out, labels=labels, data=args.data, cache=args.cache,
+    refit(RefitConfig(candidate=args.candidate, out=args.out, labels=labels, base=args.base, data=args.data, cache=args.cache,
                       pool=args.pool, anchors=args.anchors, profane=args.profane, l2=args.l2))
     return 0
 
