@@ -82,7 +82,9 @@ def test_refit_refuses_what_it_cannot_do_in_one_line(tmp_path, capsys, case):
     shipped = art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE)
     cand = _candidate(tmp_path, base="0123456789ab" if case == "other-base" else None,
                       new_labels=() if case == "no-new-labels" else ("identity_attack", "threat"))
-    args = [str(art.ARTIFACT_DIR if case == "not-fast" else cand), "--out",
+    plain = tmp_path / "plain"  # a model trained by the full recipe: its manifest names no base artifact
+    art.write_artifact(art.rebuild_state_dict(cand), LABELS, plain, seed=13)
+    args = [str(plain if case == "not-fast" else cand), "--out",
             str({"shipped-out": art.ARTIFACT_DIR, "candidate-out": cand}.get(case, tmp_path / "refit")),
             "--data", str(tmp_path)]
     if case == "bad-label":

@@ -68,8 +68,10 @@ def test_soup_refuses_what_cannot_be_averaged_or_written(tmp_path, capsys, case)
     b = _member(tmp_path, "b", -1.0, base if case != "other-base" else "0123456789ab")
     out = tmp_path / "soup"
     members = {"one": [a], "twice": [a, a]}.get(case, [a, b])
-    if case == "not-fast":
-        members = [a, art.ARTIFACT_DIR]
+    if case == "not-fast":  # a model trained by the full recipe: its manifest names no base artifact
+        plain = tmp_path / "plain"
+        art.write_artifact(art.rebuild_state_dict(a), LABELS, plain, seed=13)
+        members = [a, plain]
     if case == "shipped-out":
         out = art.ARTIFACT_DIR
     if case == "member-out":
