@@ -375,3 +375,21 @@ def test_a_teacher_is_reused_only_when_its_recorded_settings_match(tmp_path):
     (plain.out / RECIPE_FILE).write_text(json.dumps(recipe_key(plain)))
     (plain.out / art.DELTA_FILE).unlink()
     assert not reusable_teacher(plain)
+
+
+def test_training_cli_will_not_write_the_base_over_the_shipped_fast_loop_candidate(tmp_path, capsys):
+    """The shipped model is a fast-loop candidate (re-fitted) of the recipe's student: ``python -m bot.training``
+    builds that base, so writing it to the shipped folder (the default --out) is a usage error naming the base's
+    own folder; nothing is read or written."""
+    from bot.model import artifact as art
+    from bot.training.__main__ import main
+
+    meta = art.read_manifest(art.ARTIFACT_DIR)["meta"]
+    assert meta["fast_loop"] and meta["refit"] and (art.ARTIFACT_DIR.parent / f"artifact-{meta['base']}").is_dir()
+    shipped = art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE)
+    with pytest.raises(SystemExit) as exc:
+        main(["--data", str(tmp_path / "missing")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"fast-loop candidate of {meta['base']}" in err and f"--out bot/model/artifact-{meta['base']}" in err
+    assert art.sha256_file(art.ARTIFACT_DIR / art.DELTA_FILE) == shipped

@@ -6,7 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from bot.model.artifact import ARTIFACT_DIR, DELTA_FILE, default_cache_dir
+from bot.model.artifact import ARTIFACT_DIR, DELTA_FILE, default_cache_dir, read_manifest
 from bot.training.train import DEFAULT_DATA, TrainConfig, check_data_root, check_out_dir, contains, train, train_recipe
 
 
@@ -24,8 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stance-families", action=argparse.BooleanOptionalAction, default=TrainConfig.stance_families,
                    help="add the stance/hostility template families of runs D-F (default: off, as for the shipped model)")
     p.add_argument("--scene-families", action=argparse.BooleanOptionalAction, default=TrainConfig.scene_families,
-                   help="add the founding-scene template families of issue 19 (default: off, as for the shipped "
-                        "model 6be930fdb033; run KS in docs/model-card.md trained the recipe with them)")
+                   help="add the founding-scene template families of issue 19 (default: off, as for the student "
+                        "6be930fdb033, the shipped model's base; run KS in docs/model-card.md trained the recipe "
+                        "with them)")
     p.add_argument("--composites", type=int, default=TrainConfig.composites,
                    help="two-sentence examples (benign chat + a hand-written example) added to the training split "
                         "(default 3000, as for the shipped model; 0: none)")
@@ -72,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
                                                         or contains(ARTIFACT_DIR, args.out)):
         p.error(f"--out {args.out}: a folder holding the shipped artifact or inside it ({ARTIFACT_DIR}); name the "
                 "artifact folder itself (the default) or another one")
+    shipped = read_manifest(ARTIFACT_DIR).get("meta", {}) if (ARTIFACT_DIR / DELTA_FILE).is_file() else {}
+    if args.out.resolve() == ARTIFACT_DIR.resolve() and shipped.get("fast_loop"):
+        base = shipped.get("base")
+        p.error(f"--out {args.out}: the shipped model is a fast-loop candidate of {base}, which this command builds: "
+                f"rebuild that base with --out bot/model/artifact-{base}, then the fast loop and the re-fit "
+                "recorded in the shipped manifest (docs/model-card.md, \"Reproducing the shipped model\")")
     try:
         check_data_root(args.data)
         check_out_dir(args.out)

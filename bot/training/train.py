@@ -106,8 +106,8 @@ class TrainConfig:
     #: Add issue 19's founding-scene families (:func:`bot.training.handwritten.scene_families`: misgendering and
     #: pathologising, costume imagery, dehumanising nicknames, veiled threats, "for existing" defences, angry
     #: support, game/tech violence words, negated hate, dropped-letter evasions; each with twins). Off (default)
-    #: reproduces the shipped model ``6be930fdb033``; run KS (docs/model-card.md, "Twelfth session") trained the
-    #: recipe with it on and was not shipped.
+    #: reproduces the student ``6be930fdb033`` (the shipped model's base); run KS (docs/model-card.md, "Twelfth
+    #: session") trained the recipe with it on and was not shipped.
     scene_families: bool = False
     #: Two-sentence training messages built from the training split (see :func:`composites`); 0 = none.
     composites: int = 3000
