@@ -401,6 +401,18 @@ def _check_out(out: Path, base: Path) -> None:
     check_out_dir(out)
 
 
+def publish(staging: Path, out: Path, report: dict) -> dict:
+    """Finish a candidate built in ``staging`` (``<out>.partial``): write ``report`` as its ``fast.json``, replace
+    ``out`` whole with it (so ``out`` is never half-written) and log it; returns ``report``. The fast loop, the soup
+    and the re-fit all end here."""
+    (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    staging.replace(out)
+    log.info("done: %s", json.dumps(report))
+    return report
+
+
 def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | None = None) -> dict:
     """Train one candidate into ``cfg.out`` (via ``<out>.partial``); returns the report (also ``fast.json``).
 
@@ -507,12 +519,7 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
               "rows_per_epoch": len(enc), "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
               "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
               "delta_sha256": manifest["delta_sha256"], "thresholds": thresholds}
-    (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if Path(cfg.out).exists():
-        shutil.rmtree(cfg.out)
-    staging.replace(cfg.out)
-    log.info("done: %s", json.dumps(report))
-    return report
+    return publish(staging, Path(cfg.out), report)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from bot.core.models import LABELS
 from bot.model import artifact as art
+from bot.training.fast import publish
 from bot.training.train import DEFAULT_DATA, TrainConfig, build_examples, calibrate, check_data_root, contains
 
 log = logging.getLogger(__name__)
@@ -311,12 +312,7 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
               "data_seconds": round(t_data), "feature_seconds": round(t_feat),
               "total_seconds": round(time.monotonic() - t0), "delta_sha256": written["delta_sha256"],
               "thresholds": thresholds}
-    (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.replace(out)
-    log.info("done: %s", json.dumps(report))
-    return report
+    return publish(staging, out, report)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.model import artifact as art
+from bot.training.fast import publish
 from bot.training.train import DEFAULT_DATA, TrainConfig, build_examples, calibrate, check_data_root, contains
 
 log = logging.getLogger(__name__)
@@ -161,12 +162,7 @@ def make_soup(members: list[Path], out: Path, recipe: TrainConfig | None = None,
     report = {"soup": member_ids, "seeds": seeds, "base_weight": base_weight, "members": [str(m) for m in members], "dev_rows": len(dev_rows),
               "total_seconds": round(time.monotonic() - t0), "delta_sha256": manifest["delta_sha256"],
               "thresholds": thresholds}
-    (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.replace(out)
-    log.info("done: %s", json.dumps(report))
-    return report
+    return publish(staging, out, report)
 
 
 def main(argv: list[str] | None = None) -> int:
