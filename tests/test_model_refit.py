@@ -174,3 +174,62 @@ def test_the_refit_is_calibrated_on_the_rows_its_candidate_held_out():
     other_seed = candidate_dev_rows({"meta": {"seed": 3, "families": ["counter-quotes"]}}, pool_dev)
     assert {ex.text for ex in other_seed[2:]} != {ex.text for ex in held}
     assert candidate_dev_rows({"meta": {"soup": ["a", "b"], "seeds": [1, 2], "families": ["x"]}}, pool_dev) == pool_dev
+
+
+@pytest.mark.slow  # trains the real model twice on tiny data and re-fits twice: ~60 s on 2 idle cores
+def test_fast_loop_refit_in_one_run_is_the_two_command_refit_bit_for_bit(tmp_path, monkeypatch):
+    """``fast --refit`` writes the very artifact (same delta sha256, same thresholds) that the fast loop followed by
+    ``python -m bot.training.refit`` writes, with the candidate's own report kept under ``candidate`` and no
+    staging folder left behind; with ``freeze_layers`` 2 the embeddings and the two lowest encoder layers are the
+    base's (up to float rounding of the stored deltas) while the layers above moved."""
+
+    from bot.model import artifact as art
+    from bot.training import fast
+    from bot.training.refit import RefitConfig, refit
+    from tests.test_model_fast import _tiny_pool
+
+    monkeypatch.setitem(fast.FAMILIES, "tiny", lambda seed: [
+        Example("you are a kind homosexual man", ZERO, "hand_cf"),
+        Example("you are a vile homosexual man", HATE, "hand_cf")] * 10 + [
+        Example(f"kind line {i} about straight people", ZERO, "hand_cf") for i in range(20)])
+    common = dict(seed=2, families=("tiny",), replay=30, cache=tmp_path / "cache", new_labels=("identity_attack",),
+                  freeze_layers=2, refit_sizes=(16000, 0, 0))
+    one = fast.train_fast(fast.FastConfig(out=tmp_path / "one", refit=True, **common), pool=_tiny_pool())
+    cand = fast.train_fast(fast.FastConfig(out=tmp_path / "cand", **common), pool=_tiny_pool())
+    two = refit(RefitConfig(candidate=tmp_path / "cand", out=tmp_path / "two", labels=fast.untaught(("identity_attack",)),
+                            cache=tmp_path / "cache", anchors=0, profane=0), pool=_tiny_pool())
+    assert one["delta_sha256"] == two["delta_sha256"] and one["thresholds"] == two["thresholds"]
+    assert one["refit_of"] == cand["delta_sha256"][:12] == one["candidate"]["delta_sha256"][:12]
+    assert one["labels"] == [x for x in LABELS if x != "identity_attack"]
+    assert art.read_manifest(tmp_path / "one")["meta"]["freeze_layers"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "cand", "one", "two"]
+    base, trained = art.rebuild_state_dict(art.ARTIFACT_DIR), art.rebuild_state_dict(tmp_path / "cand")
+    frozen = max((base[k] - trained[k]).abs().max().item() for k in (
+        "bert.embeddings.position_embeddings.weight", "bert.embeddings.LayerNorm.weight",
+        "bert.encoder.layer.0.attention.self.query.weight", "bert.encoder.layer.1.output.dense.weight"))
+    moved = (base[KEY] - trained[KEY]).abs().max().item()
+    assert frozen < 1e-6 < 1e-4 < moved  # frozen: the base's int8 deltas stored again (float rounding only)
+
+
+@pytest.mark.parametrize("args, want", [
+    (["--refit"], "--new-labels naming some labels"),
+    (["--refit", "--new-labels", ",".join(LABELS)], "--new-labels naming some labels"),
+    (["--freeze-layers", "-1"], "--freeze-layers must be >= 0"),
+])
+def test_fast_loop_refuses_a_refit_it_cannot_do_and_a_negative_freeze(tmp_path, capsys, args, want):
+    """--refit without labels left to re-fit, and a negative --freeze-layers: one line, exit 2, nothing written."""
+    from bot.training.fast import main
+
+    assert main(["--out", str(tmp_path / "cand"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: fast: ") and want in err and err.count("\n") == 1
+    assert not (tmp_path / "cand").exists()
+
+
+def test_freeze_layers_beyond_the_encoder_is_refused_before_any_work(tmp_path):
+    """freeze_layers must leave at least one encoder layer to train (the shipped student has 6)."""
+    from bot.training import fast
+
+    with pytest.raises(ValueError, match=r"freeze_layers must be in \[0, 5\]"):
+        fast.train_fast(fast.FastConfig(out=tmp_path / "cand", freeze_layers=6), pool=([], []))
+    assert not (tmp_path / "cand").exists()

@@ -153,6 +153,18 @@ class FastConfig:
     #: ``toxicity``/``insult`` on chat that does: every recipe since M added 5-9 Komodo flags on plain swearing
     #: ("some of that shit", "half-assed") just over those review tiers. 0: none.
     anchor_profane: int = 0
+    #: Encoder layers (counted from the embeddings) kept as the base had them, with the whole embedding block: no
+    #: gradient flows below the first trained layer, so a step costs the forward pass plus the backward of the
+    #: layers above only (measured in docs/model-card.md, twenty-sixth session). 0: only the word embeddings are
+    #: frozen, as in every recipe before.
+    freeze_layers: int = 0
+    #: Re-fit the untaught labels' heads in the same process (:func:`bot.training.refit.refit`, the labels not in
+    #: ``new_labels``) before publishing: ``out`` is then the re-fit, bit for bit what ``python -m bot.training.refit``
+    #: writes from the candidate, without a second data build, model load and calibration. Needs ``new_labels``.
+    refit: bool = False
+    #: Texts the in-process re-fit draws from the replay pool, the chat anchors and the sworn anchors
+    #: (:class:`bot.training.refit.RefitConfig`'s ``pool``, ``anchors``, ``profane``).
+    refit_sizes: tuple[int, int, int] = (16000, 8000, 6000)
     #: The recipe's own settings (batch 32, 48 tokens, warm-up 6%, weight decay 0.01, 2 threads) and its default
     #: data (seed 13): the replay pool is the shipped student's training split.
     recipe: TrainConfig = TrainConfig()
@@ -429,6 +441,12 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
     _check_out(cfg.out, cfg.base)
     if cfg.new_repeat < 1:
         raise ValueError(f"new_repeat must be at least 1, not {cfg.new_repeat}")
+    if cfg.refit:
+        untaught(cfg.new_labels)
+    encoder_layers = json.loads((art.base_model_dir() / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
+    if not 0 <= cfg.freeze_layers < encoder_layers:
+        raise ValueError(f"freeze_layers must be in [0, {encoder_layers - 1}] for the {encoder_layers}-layer "
+                         f"encoder, not {cfg.freeze_layers}")
     t0 = time.monotonic()
     rc = cfg.recipe
     torch.set_num_threads(rc.threads)
@@ -493,11 +511,12 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         str(art.base_model_dir()), num_labels=len(LABELS), problem_type="multi_label_classification")
     model.load_state_dict(art.rebuild_state_dict(cfg.base))
     pos_weight = torch.ones(len(LABELS))
+    freeze_lower(model, cfg.freeze_layers)
     t1 = time.monotonic()
     _fit(model, fit_cfg, cfg.seed, enc, soft, mask, pos_weight, cpu_has_bf16(), t1, soft)
     t_fit = time.monotonic() - t1
 
-    staging = Path(f"{cfg.out}.partial")
+    staging = Path(f"{cfg.out}.unrefit.partial" if cfg.refit else f"{cfg.out}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     manifest = art.write_artifact(
@@ -508,18 +527,68 @@ def train_fast(cfg: FastConfig, *, pool: tuple[list[Example], list[Example]] | N
         **({"anchor_borderline": True} if cfg.anchor_borderline else {}),
         **({"new_repeat": cfg.new_repeat} if cfg.new_repeat != 1 else {}),
         **({"replay_hot": cfg.replay_hot} if cfg.replay_hot else {}),
-        **({"anchor_profane": cfg.anchor_profane} if cfg.anchor_profane else {}))
+        **({"anchor_profane": cfg.anchor_profane} if cfg.anchor_profane else {}),
+        **({"freeze_layers": cfg.freeze_layers} if cfg.freeze_layers else {}))
+    report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
+              "replay_rows": len(pick), "replay_hot": cfg.replay_hot, "anchor_rows": plain_anchors, "anchor_profane": len(anchors) - plain_anchors, "hold_unnamed": cfg.hold_unnamed,
+              "freeze_layers": cfg.freeze_layers,
+              "new_train_rows": len(new_train), "new_repeat": cfg.new_repeat, "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
+              "rows_per_epoch": len(enc), "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
+              "fit_seconds": round(t_fit), "delta_sha256": manifest["delta_sha256"]}
+    if cfg.refit:
+        from bot.training.refit import RefitConfig, refit
+
+        (staging / "fast.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        pool_n, anchors_n, profane_n = cfg.refit_sizes
+        try:
+            done = refit(RefitConfig(candidate=staging, out=Path(cfg.out), labels=untaught(cfg.new_labels),
+                                     base=cfg.base, data=cfg.data, cache=cfg.cache, pool=pool_n, anchors=anchors_n,
+                                     profane=profane_n),
+                         dev=list(pool_dev) + new_dev, pool=(pool_train, pool_dev),
+                         candidate_report={**report, "total_seconds": round(time.monotonic() - t0)}, t_start=t0)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return done
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(pool_dev) + new_dev)
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the recipe's 10% dev split plus 10% of the "
                     "fast loop's new rows", "dev": dev_report}, indent=2) + "\n", encoding="utf-8")
-    report = {"seed": cfg.seed, "families": list(cfg.families), "new_labels": list(cfg.new_labels or LABELS),
-              "replay_rows": len(pick), "replay_hot": cfg.replay_hot, "anchor_rows": plain_anchors, "anchor_profane": len(anchors) - plain_anchors, "hold_unnamed": cfg.hold_unnamed,
-              "new_train_rows": len(new_train), "new_repeat": cfg.new_repeat, "new_dev_rows": len(new_dev), "dev_rows": len(pool_dev) + len(new_dev),
-              "rows_per_epoch": len(enc), "steps": math.ceil(len(enc) / rc.batch_size) * cfg.epochs, "data_seconds": round(t_data),
-              "fit_seconds": round(t_fit), "total_seconds": round(time.monotonic() - t0),
-              "delta_sha256": manifest["delta_sha256"], "thresholds": thresholds}
+    report.update(total_seconds=round(time.monotonic() - t0), thresholds=thresholds)
     return publish(staging, Path(cfg.out), report)
+
+
+def untaught(new_labels: Sequence[str] | None) -> tuple[str, ...]:
+    """The labels a candidate that taught ``new_labels`` re-fits: :data:`LABELS` minus them.
+
+    Raises:
+        ValueError: ``new_labels`` is ``None`` or names every label (nothing is left to re-fit).
+    """
+    rest = tuple(x for x in LABELS if x not in (new_labels or LABELS))
+    if not rest:
+        raise ValueError("a re-fit needs --new-labels naming some labels: it re-fits the heads of the others")
+    return rest
+
+
+def freeze_lower(model, layers: int) -> None:
+    """Keep the embedding block and the lowest ``layers`` encoder layers of ``model`` (a
+    ``BertForSequenceClassification``) as they are: ``requires_grad`` off, so autograd builds no graph below the
+    first trained layer and the backward pass stops there. 0 leaves everything trainable (``_fit`` still freezes
+    the word embeddings).
+
+    Raises:
+        ValueError: ``layers`` is negative or not fewer than the encoder's layers (nothing would be trained but
+            the pooler and heads).
+    """
+    total = len(model.bert.encoder.layer)
+    if not 0 <= layers < total:
+        raise ValueError(f"freeze_layers must be in [0, {total - 1}] for this {total}-layer encoder, not {layers}")
+    if not layers:
+        return
+    for p in model.bert.embeddings.parameters():
+        p.requires_grad_(False)
+    for layer in model.bert.encoder.layer[:layers]:
+        for p in layer.parameters():
+            p.requires_grad_(False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -549,6 +618,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--anchor-profane", type=int, default=0,
                    help="extra anchors: anchor chat with one ordinary profanity added (held at the base's scores; "
                         "holds toxicity/insult on swearing chat)")
+    p.add_argument("--freeze-layers", type=int, default=0,
+                   help="keep the embeddings and this many lowest encoder layers as the base had them (faster steps; "
+                        "default 0: only the word embeddings)")
+    p.add_argument("--refit", action="store_true",
+                   help="re-fit the heads of the labels --new-labels does not name in the same run (what python -m "
+                        "bot.training.refit does next, without its second data build and calibration)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--base", type=Path, default=art.ARTIFACT_DIR, help="artifact to start from (default: shipped)")
     p.add_argument("--cache", type=Path, default=None, help="replay-target cache root (default $MODBOT_CACHE)")
@@ -564,6 +639,10 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+        if args.refit:
+            untaught(new_labels)
+        if args.freeze_layers < 0:
+            raise ValueError(f"--freeze-layers must be >= 0, not {args.freeze_layers}")
         if not (args.base / art.DELTA_FILE).is_file():
             raise ValueError(f"--base {args.base}: not a model artifact directory (no {art.DELTA_FILE})")
         _check_out(args.out, args.base)
@@ -576,8 +655,13 @@ def main(argv: list[str] | None = None) -> int:
                      lr=args.lr, data=args.data, base=args.base, cache=args.cache, new_labels=new_labels,
                      hold_unnamed=args.hold_unnamed, anchor=args.anchor,
                      anchor_borderline=args.anchor_borderline, new_repeat=args.new_repeat, replay_hot=args.replay_hot,
-                     anchor_profane=args.anchor_profane, recipe=replace(TrainConfig(), data=args.data))
-    train_fast(cfg)
+                     anchor_profane=args.anchor_profane, freeze_layers=args.freeze_layers, refit=args.refit,
+                     recipe=replace(TrainConfig(), data=args.data))
+    try:
+        train_fast(cfg)
+    except ValueError as exc:
+        print(f"error: fast: {exc}", file=__import__("sys").stderr)  # noqa: T201
+        return 2
     return 0
 
 

@@ -178,17 +178,19 @@ def fit_heads(features, targets, weight0, bias0, l2: float = 1e-3, max_iter: int
     return w.detach().float(), b.detach().float()
 
 
-def refit_texts(cfg: RefitConfig, tok) -> dict[str, tuple[list[str], list[list[int]], object]]:
+def refit_texts(cfg: RefitConfig, tok, pool_split: tuple[list, list] | None = None
+                ) -> dict[str, tuple[list[str], list[list[int]], object]]:
     """The re-fit's texts by source: ``{"pool" | "anchors" | "profane": (texts, token ids, base probabilities
     (n, 7))}``, each a seeded sample (``cfg.seed``) of the fast loop's own pools, the base's probabilities read from
     (or written to) the fast loop's replay-target cache. Anchors come borderline-first, as ``--anchor-borderline``
-    draws them (:func:`bot.training.fast.pick_anchors`)."""
+    draws them (:func:`bot.training.fast.pick_anchors`). ``pool_split`` is the recipe's ``(train, dev)`` split when the
+    caller has built it already (the fast loop's ``--refit``); default :func:`bot.training.train.build_examples`."""
     from bot.training.fast import anchor_texts, pick_anchors, profane_anchor_texts, replay_targets
 
     rc = replace(TrainConfig(), data=cfg.data)
     cache = cfg.cache or art.default_cache_dir()
     rng = random.Random(cfg.seed)
-    pool_train, pool_dev = build_examples(rc)
+    pool_train, pool_dev = pool_split if pool_split is not None else build_examples(rc)
     out: dict[str, tuple[list[str], list[list[int]], object]] = {}
 
     def scored(texts: list[str]):
@@ -244,10 +246,14 @@ def _agreement(probs, base, columns: list[int]) -> dict[str, dict]:
     return report
 
 
-def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = None) -> dict:
+def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = None, pool: tuple[list, list] | None = None,
+          candidate_report: dict | None = None, t_start: float | None = None) -> dict:
     """Re-fit ``cfg.labels``' classifier rows of ``cfg.candidate`` into the artifact ``cfg.out``; returns the report
     (also ``out/fast.json``). ``texts`` replaces :func:`refit_texts` (tests pass a tiny set: ``{name: (texts,
-    token ids, base probabilities)}``), ``dev`` the calibration rows (default :func:`candidate_dev_rows`).
+    token ids, base probabilities)}``), ``dev`` the calibration rows (default :func:`candidate_dev_rows`), ``pool``
+    the recipe's ``(train, dev)`` split when already built. The fast loop's ``--refit`` passes its own report as
+    ``candidate_report`` (kept under ``"candidate"``) and its start time as ``t_start`` (``time.monotonic()``), so
+    ``total_seconds`` is the whole run's.
 
     Raises:
         ValueError: see :func:`check_candidate` and :func:`check_out`; an unknown label, or no label.
@@ -256,6 +262,7 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
     from transformers import BertTokenizerFast
 
     t0 = time.monotonic()
+    started = t_start if t_start is not None else t0
     candidate, out = Path(cfg.candidate), Path(cfg.out)
     manifest = check_candidate(candidate, cfg.base)
     check_out(out, candidate, cfg.base)
@@ -266,7 +273,7 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
     rc = replace(TrainConfig(), data=cfg.data)
     torch.set_num_threads(rc.threads)
     tok = BertTokenizerFast.from_pretrained(str(art.base_model_dir()))
-    sources = texts if texts is not None else refit_texts(cfg, tok)
+    sources = texts if texts is not None else refit_texts(cfg, tok, pool)
     enc = [e for _, es, _ in sources.values() for e in es]
     base_probs = torch.cat([torch.as_tensor(p, dtype=torch.float32) for _, _, p in sources.values()])
     t_data = time.monotonic() - t0
@@ -298,7 +305,8 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
     meta = {k: v for k, v in manifest.get("meta", {}).items() if k not in ("refit", "refit_of", "refit_rows")}
     written = art.write_artifact(state, LABELS, staging, **meta, refit=list(cfg.labels), refit_of=cand_id,
                                  refit_rows=len(fit))
-    dev_rows = dev if dev is not None else candidate_dev_rows(manifest, build_examples(rc)[1], rc.dev_fraction)
+    dev_rows = dev if dev is not None else candidate_dev_rows(
+        manifest, (pool or build_examples(rc))[1], rc.dev_fraction)
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(dev_rows))
     (staging / art.THRESHOLDS_FILE).write_text(
         json.dumps({"thresholds": thresholds, "source": "max-F1 on the candidate's own dev rows (the recipe's 10% "
@@ -310,8 +318,9 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
               "held_out_before": _agreement(before, base_held, columns),
               "held_out_after": _agreement(after, base_held, columns),
               "data_seconds": round(t_data), "feature_seconds": round(t_feat),
-              "total_seconds": round(time.monotonic() - t0), "delta_sha256": written["delta_sha256"],
-              "thresholds": thresholds}
+              "refit_seconds": round(time.monotonic() - t0), "total_seconds": round(time.monotonic() - started),
+              "delta_sha256": written["delta_sha256"], "thresholds": thresholds,
+              **({"candidate": candidate_report} if candidate_report is not None else {})}
     return publish(staging, out, report)
 
 
