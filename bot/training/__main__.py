@@ -16,7 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data root (default ../shared/data)")
     p.add_argument("--seed", type=int, default=TrainConfig.seed)
     p.add_argument("--epochs", type=int, default=TrainConfig.epochs)
-    p.add_argument("--out", type=Path, default=TrainConfig.out, help="artifact directory")
+    p.add_argument("--out", type=Path, default=TrainConfig.out, help="artifact directory (default: the shipped one, refused while the shipped model is a fast-loop "
+                        "candidate: name another folder)")
     p.add_argument("--limit", type=int, default=0, help="train on at most N rows (smoke runs)")
     p.add_argument("--runs", type=int, default=TrainConfig.runs,
                    help="fine-tunes averaged into the shipped model (same init, data order seed+k)")
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.resolve() != ARTIFACT_DIR.resolve() and (contains(args.out, ARTIFACT_DIR)
                                                         or contains(ARTIFACT_DIR, args.out)):
         p.error(f"--out {args.out}: a folder holding the shipped artifact or inside it ({ARTIFACT_DIR}); name the "
-                "artifact folder itself (the default) or another one")
+                "artifact folder itself (the default, unless the shipped model is a fast-loop candidate) or another one")
     shipped = read_manifest(ARTIFACT_DIR).get("meta", {}) if (ARTIFACT_DIR / DELTA_FILE).is_file() else {}
     if args.out.resolve() == ARTIFACT_DIR.resolve() and shipped.get("fast_loop"):
         base = shipped.get("base")
