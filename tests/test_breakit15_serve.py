@@ -111,12 +111,12 @@ def test_slow_and_idle_connections_are_closed_after_their_timeouts(tmp_path: Pat
     svc = start_service(tmp_path, "--idle-timeout-s", "2", "--body-timeout-s", "1.5")
     port = int(svc.url.rsplit(":", 1)[1])
     body = json.dumps({"comment": {"text": "hello there"}, "requestedAttributes": {"TOXICITY": {}}}).encode()
-    head = (f"POST {ANALYZE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head = (f"POST {ANALYZE} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
     try:
         asyncio.run(_ready(svc.url))
         idle = _open_until_closed(port, b"", b"", 0.25, 15)
-        headers = _open_until_closed(port, f"POST {ANALYZE} HTTP/1.1\r\nHost: x\r\n".encode(), b"X-A: b\r\n", 0.25, 15)
+        headers = _open_until_closed(port, f"POST {ANALYZE} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode(), b"X-A: b\r\n", 0.25, 15)
         slow_body = _open_until_closed(port, head + body[:5], b" ", 0.25, 15)
         served = _open_until_closed(port, head + body, b"", 0.25, 15)
     finally:
@@ -233,7 +233,7 @@ def test_a_language_code_with_no_language_in_it_is_an_invalid_request():
 
 def _request(sock: socket.socket, path: str = "/healthz") -> bytes:
     """Send one keep-alive GET on ``sock`` and read its whole answer (headers and a ``Content-Length`` body)."""
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     return read_http_answer(sock)
 
 

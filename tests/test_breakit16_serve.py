@@ -187,7 +187,7 @@ def test_the_listening_line_of_an_ipv6_host_is_a_url_that_works(tmp_path: Path):
 
 def _answer(sock: socket.socket) -> bytes:
     body = json.dumps(GOOD).encode()
-    sock.sendall(b"POST " + ANALYZE.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST " + ANALYZE.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     sock.settimeout(10)
     return read_http_answer(sock)

@@ -356,13 +356,14 @@ MIXED = ("Thanks for the review of the parser, I will update the pull request wi
 @pytest.mark.parametrize(("text", "detected", "examined", "status"), [
     ("Thanks for the review of the parser. I will update the pull request tomorrow morning.", ["en"], 3, 200),
     ("Je pense que tu es vraiment un imbécile. Personne ne t'aime ici, va-t'en.", ["fr"], 1, 400),
-    (MIXED, ["en"], 3, 400),  # English as a whole; refused for its last sentence, French
+    (MIXED, ["en"], 3, 200),  # English as a whole: scored, its French sentence named after English
 ])
 async def test_allowing_unsupported_languages_reads_the_whole_text_only(monkeypatch, text, detected, examined,
                                                                        status):
     """With ``allowUnsupportedLanguages: true`` the language check's answer is not used, so the detector reads the
     whole text once (for detectedLanguages, the same answer as with the check) instead of once per sentence; the
-    same request without it reads every sentence and still refuses a message holding a French sentence."""
+    same request without it reads every sentence, and names a French sentence of an English message in
+    detectedLanguages (Perspective decides by the whole comment: such a message is scored, not refused)."""
     from aiohttp.test_utils import TestClient, TestServer
 
     from bot.serve.app import ScoringService, ServeConfig
@@ -387,7 +388,7 @@ async def test_allowing_unsupported_languages_reads_the_whole_text_only(monkeypa
     assert answers[False][0] == status and answers[False][2] == examined
     doc = answers[False][1]
     if status == 200:
-        assert doc["detectedLanguages"] == detected
+        assert doc["detectedLanguages"] == (["en", "fr"] if text == MIXED else detected)
     else:
         assert doc["error"]["details"][0]["languageNotSupportedByAttributeError"]["detectedLanguages"] == ["fr"]
 

@@ -44,7 +44,10 @@ MIN_PIECE_WORDS = 4
 MAX_QUOTE_BREAKS = 2
 
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
-_SENTENCE_END = re.compile(r"[.!?…]+[\"”’»)\]]*(\s+)")
+# A run of end marks is taken whole (possessive) and only from its first mark (lookbehind): the plain
+# ``[.!?…]+...(\s+)`` tried again from every mark of a run with no space after it, quadratic in the run's length
+# (4,000 dots: 0.34 s; a 20 KB comment of them held the service's event loop). Same matches.
+_SENTENCE_END = re.compile(r"(?<![.!?…])[.!?…]++[\"”’»)\]]*+(\s+)")
 _RAW_QUOTED = re.compile(r'"[^"\n]*\n[^"]*"|“[^”\n]*\n[^”]*”')
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 

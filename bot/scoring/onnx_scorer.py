@@ -32,6 +32,12 @@ from typing import TYPE_CHECKING, Any
 from bot.scoring import ScorerError, ScorerLoadError
 from bot.scoring.detoxify_scorer import DetoxifyScorer
 
+# ONNX Runtime's official builds keep telemetry on by default: a device id and an event database under
+# ~/.cache/Microsoft/DeveloperTools, queued for upload (its Privacy.md). The service and the bots store nothing they
+# were not asked to, so it is switched off before ORT starts (every ORT import is below this module's); an operator
+# who wants it sets ORT_DISABLE_TELEMETRY=0.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 if TYPE_CHECKING:
     import numpy
     import numpy.typing as npt

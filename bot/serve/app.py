@@ -60,6 +60,7 @@ from bot.serve.options import (
     build_parser,
     check_options,
     default_max_connections,
+    is_loopback_host,
     model_loader,
     serve_settings,
     serve_workers,
@@ -85,6 +86,11 @@ MAX_TEXTS_PER_REQUEST = 512
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+#: A request whose texts hold more characters than this is read (normalised, planned, its language checked) in a
+#: worker thread, so the event loop keeps answering everyone else (``/healthz`` included) meanwhile; smaller ones
+#: are read inline (a thread hop costs more than reading a chat message). The 16-client benchmark's messages
+#: average 210 characters (docs/performance.md).
+READ_INLINE_CHARS = 2_000
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -305,7 +311,7 @@ class ScoringService:
             await asyncio.sleep(0.02)
         left = self.inflight
         if self.batcher is not None:
-            await self.batcher.close()
+            await self.batcher.close(abandon=True)  # what is still queued is answered 503 now, not after its score
         return left
 
     # ---------------------------------------------------------------- the application
@@ -381,6 +387,8 @@ class ScoringService:
             raise ApiError(503, "The service is shutting down; retry on another replica.",
                            headers={"Retry-After": "1", "Connection": "close"})
         name = "anonymous"
+        if not self.keys:
+            self._refuse_non_local(request)
         if self.keys:
             presented_all = presented_keys(request)
             presented = presented_all[0] if len(presented_all) == 1 else None
@@ -405,6 +413,32 @@ class ScoringService:
         if self.scorer is None:
             raise ApiError(503, "The model is loading; retry shortly." if self.load_error is None
                            else f"The model could not be loaded: {self.load_error}", headers={"Retry-After": "1"})
+
+    @staticmethod
+    def _refuse_non_local(request: web.Request) -> None:
+        """Without API keys the service answers only requests addressed to this host: a ``Host`` that is not a
+        loopback name (what DNS rebinding sends: a web page's own name resolved to 127.0.0.1) and an ``Origin``
+        that is not a loopback page (a cross-site form or ``fetch`` from any page the operator visits) are refused
+        with 403. Clients that are not browsers (curl, the bots, plugins) send a loopback ``Host`` and no ``Origin``.
+
+        Raises:
+            ApiError: 403.
+        """
+        host = request.headers.get("Host")
+        if host is not None and not is_loopback_host(_host_name(host)):
+            raise ApiError(403, "Without an API key configured the service answers only requests addressed to "
+                                "localhost (this Host is not a loopback name); configure keys to serve it through a "
+                                "proxy or under another name.")
+        origin = request.headers.get("Origin")
+        if origin is not None and not is_loopback_host(_host_name(origin.split("://", 1)[-1].split("/", 1)[0])):
+            raise ApiError(403, "Cross-site request refused: without an API key configured the service answers "
+                                "no web page but one served from localhost.")
+
+    async def _read(self, chars: int, read: Callable[[], Any]) -> Any:
+        """``read()`` inline for small requests, in a worker thread past :data:`READ_INLINE_CHARS` characters."""
+        if chars <= READ_INLINE_CHARS:
+            return read()
+        return await asyncio.to_thread(read)
 
     async def _json(self, request: web.Request) -> Any:
         """The request body as JSON (strict: ``NaN``/``Infinity`` literals, which Python's json accepts but JSON
@@ -466,22 +500,27 @@ class ScoringService:
                 raise language_error(first_attr, foreign, detected=False)
         # With allowUnsupportedLanguages the check's answer is never used: only detectedLanguages is read, from the
         # whole text (one detector pass instead of one per line and sentence; docs/performance.md, issue 27).
-        reading = read_text(req.text, policy, model_languages or None,
-                            check_language=not req.languages and not req.allow_unsupported_languages,
-                            want_detected=True)
+        reading, spans = await self._read(len(req.text), lambda: (
+            read_text(req.text, policy, model_languages or None,
+                      check_language=not req.languages and not req.allow_unsupported_languages, want_detected=True),
+            sentence_spans(req.text) if req.span_annotations else []))
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
         detected = reading.detected
-        if reading.score_status == "unsupported_language" and not req.allow_unsupported_languages:
+        # Perspective decides by the language of the whole comment: a comment detected as one the model reads is
+        # scored whole even when one of its lines is in another language (the bots score it too, and only ask a
+        # review); that language is then listed in detectedLanguages after the comment's own.
+        if (reading.score_status == "unsupported_language" and not req.allow_unsupported_languages
+                and detected not in model_languages):
             raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
-        spans = sentence_spans(req.text) if req.span_annotations else []
+        found = [x for x in (detected, reading.language) if x]
         plans = [reading.plan, *((for_scoring(req.text[b:e]),) for b, e in spans)]
         scored = await self._score(plans)
         languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
         body = analyze_response(req, scored[0].values,
                                 [(b, e, s.values) for (b, e), s in zip(utf16_spans(req.text, spans), scored[1:],
                                                                        strict=True)],
-                                languages, [detected] if detected else [])
+                                languages, list(dict.fromkeys(found)))
         return web.json_response(body)
 
     def _texts(self, obj: Any, *, ids: bool) -> tuple[list[Any], list[str]]:
@@ -526,7 +565,7 @@ class ScoringService:
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
         languages = getattr(self.scorer, "languages", None)
-        readings = [read_text(t, policy, languages) for t in texts]
+        readings = await self._read(sum(map(len, texts)), lambda: [read_text(t, policy, languages) for t in texts])
         scorable = [r.plan for r in readings if r.plan]
         scored = iter(await self._score(scorable)) if scorable else iter(())
         results = []
@@ -663,6 +702,15 @@ class _QuietRunner(web.AppRunner):
         return server
 
 
+def _host_name(host: str) -> str:
+    """The name or address of a ``Host`` header value (``"localhost:8080"`` -> ``"localhost"``, ``"[::1]:80"`` ->
+    ``"::1"``)."""
+    host = host.strip()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
 def presented_keys(request: web.BaseRequest) -> list[str]:
     """The distinct non-empty API keys a request presents, in order: every ``?key=`` value, every
     ``X-Goog-Api-Key`` header, every ``Authorization: Bearer`` token. More than one is refused by the key check
@@ -745,8 +793,10 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     when it is ready, then serve; on the signal drain and stop. Returns the exit code (0; 1 when the model failed
     to load)."""
     svc = ScoringService(config, keys, default_policy)
+    # handler_cancellation: a request whose client hung up is cancelled, and its queued units are dropped from the
+    # batcher (a cancelled future is skipped), so an abandoned request stops costing the model
     runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
-                          keepalive_timeout=config.idle_timeout_s)
+                          keepalive_timeout=config.idle_timeout_s, handler_cancellation=True)
     await runner.setup()
     every, both = listen_socket(config.host, config.port)
     site: web.BaseSite = (web.SockSite(runner, every) if every is not None

@@ -404,9 +404,17 @@ class MicroBatcher:
         if self.observe is not None:
             self.observe(len(work), texts, seconds)
 
-    async def close(self) -> None:
-        """Refuse new work, let queued work finish, stop the collector and the worker thread."""
+    async def close(self, *, abandon: bool = False) -> None:
+        """Refuse new work, let queued work finish (or, with ``abandon``, fail every request still waiting with
+        :class:`BatcherClosed` at once and finish only the passes being scored), stop the collector and the worker
+        thread."""
         self._closing = True
+        if abandon:
+            self._drain_queue()
+            for job in self._waiting:
+                if not job.future.done():
+                    job.future.set_exception(BatcherClosed("the service is shutting down"))
+            self._waiting = []
         while (self.depth or self._busy) and self._task is not None and not self._task.done():
             await asyncio.sleep(0.01)
         if self._task is not None:

@@ -103,7 +103,9 @@ class AnalyzeRequest:
 
 
 def _bool(obj: Mapping[str, Any], key: str) -> bool:
-    value = obj.get(key, False)
+    value = obj.get(key)
+    if value is None:  # absent or null: the default, as proto3 JSON reads it
+        return False
     if not isinstance(value, bool):
         raise ApiError(400, f"Invalid value at '{key}': expected a boolean.", "INVALID_REQUEST")
     return value
@@ -135,7 +137,9 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
         raise ApiError(400, "Comment text was too short: 'comment.text' is missing or empty.", "COMMENT_EMPTY")
     if not isinstance(text, str):
         raise ApiError(400, "Invalid value at 'comment.text': expected a string.", "INVALID_REQUEST")
-    ctype = comment.get("type") or "PLAIN_TEXT"  # null, as proto3 JSON reads it: the default
+    ctype = comment.get("type")
+    if ctype is None:  # absent or null, as proto3 JSON reads it: the default
+        ctype = "PLAIN_TEXT"
     if ctype not in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
         raise ApiError(400, f"Invalid value at 'comment.type': {str(ctype)[:40]!r} is not supported (PLAIN_TEXT).",
                        "INVALID_REQUEST")
@@ -155,6 +159,9 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
         if label is None:
             raise ApiError(400, f"Unknown attribute: {str(name)[:60]}. Supported: {', '.join(ATTRIBUTES)}.",
                            "ATTRIBUTE_NOT_SUPPORTED", extra={"requestedAttribute": str(name)[:60]})
+        if any(upper == seen for seen, _ in attributes):  # "toxicity" and "TOXICITY": which threshold would hold?
+            raise ApiError(400, f"Attribute {upper} is requested more than once (names are matched ignoring case).",
+                           "INVALID_REQUEST")
         if label not in model_labels:
             raise ApiError(400, f"Attribute {name} is not produced by the serving model.",
                            "ATTRIBUTE_NOT_SUPPORTED", extra={"requestedAttribute": str(name)})
@@ -162,7 +169,8 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
         if not isinstance(cfg, dict):
             raise ApiError(400, f"Invalid value at 'requestedAttributes.{name}': expected an object.",
                            "INVALID_REQUEST")
-        stype = cfg.get("scoreType") or "PROBABILITY"
+        stype = cfg.get("scoreType")
+        stype = "PROBABILITY" if stype is None else stype
         if stype not in ("PROBABILITY", "SCORE_TYPE_UNSPECIFIED"):
             raise ApiError(400, f"Unsupported scoreType {str(stype)[:30]!r} for {name}: only PROBABILITY.",
                            "INVALID_REQUEST")
@@ -171,7 +179,8 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
                                       or not 0 <= threshold <= 1):
             raise ApiError(400, f"Invalid scoreThreshold for {name}: a number in [0, 1].", "INVALID_REQUEST")
         attributes.append((upper, None if threshold is None else float(threshold)))
-    langs = obj.get("languages", [])
+    langs = obj.get("languages")
+    langs = [] if langs is None else langs
     if not isinstance(langs, list) or not all(isinstance(x, str) for x in langs):
         raise ApiError(400, "Invalid value at 'languages': expected a list of ISO 639-1 codes.", "INVALID_REQUEST")
     codes: list[str] = []
