@@ -54,6 +54,7 @@ async def test_null_fields_are_their_defaults_and_a_false_type_is_refused(keyed)
     status, doc, _ = await _post(keyed.url + ANALYZE, body, params={"key": KEY})
     assert status == 200 and doc["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.86
     assert "spanScores" not in doc["attributeScores"]["TOXICITY"]
+    bad: object
     for bad in (False, [], ""):
         status, doc, _ = await _post(keyed.url + ANALYZE, {**body, "comment": {"text": "hi", "type": bad}},
                                      params={"key": KEY})
@@ -146,7 +147,9 @@ async def test_a_request_whose_client_hung_up_is_never_scored(tmp_path):
             assert status == 200
             async with s.get(svc.url + "/metrics") as r:
                 page = await r.text()
-        passes = float(re.search(r"^modbot_serve_batch_requests_count (\S+)$", page, re.M).group(1))
+        found = re.search(r"^modbot_serve_batch_requests_count (\S+)$", page, re.M)
+        assert found is not None, page
+        passes = float(found.group(1))
         assert passes == 2, page  # the first request and the third: the abandoned one never reached the model
     finally:
         svc.stop()
