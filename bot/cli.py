@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--policy", type=Path, action="append", default=[],
                     help="policy file layered on the default (repeatable)")
     sc.add_argument("--batch-size", type=int, default=256, help="largest batch of lines per model call (default 256)")
+    sc.add_argument("texts", nargs="*", metavar="TEXT",
+                    help="texts to score instead of standard input (ids 1, 2, ...): python -m bot score \"you idiot\"")
 
     pol = sub.add_parser("policy", help="policy tools")
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
@@ -282,6 +284,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "score":
             from bot.jobs.score import OutputError, run_score
 
+            if args.texts:  # texts on the command line: the same JSON lines, ids 1, 2, ...
+                sys.stdin = io.TextIOWrapper(io.BytesIO("".join(
+                    json.dumps({"id": n, "text": t}) + "\n" for n, t in enumerate(args.texts, start=1)).encode()),
+                    encoding="utf-8")
+            elif sys.stdin is not None and sys.stdin.isatty():  # typed by hand: say what to type, answer each line
+                print('score: reading JSON lines {"id": 1, "text": "..."} from the terminal, each answered when '  # noqa: T201
+                      "entered; end with Ctrl-D (or pass texts as arguments: python -m bot score \"some text\")",
+                      file=sys.stderr)
             for stream, name in ((sys.stdin, "standard input"), (sys.stdout, "standard output")):
                 if stream is None:  # started with it closed (``<&-``, ``>&-``): Python has no stream for it
                     print(f"error: score: the {name} is closed; score reads JSON lines on standard input and "  # noqa: T201

@@ -175,3 +175,53 @@ def test_score_id_too_large_for_a_float_is_refused_not_echoed_as_infinity(tmp_pa
     assert [o["id"] for o in out] == ["line:1", "line:2", 1e308]
     assert "64-bit" in out[0]["error"] and "64-bit" in out[1]["error"] and "scores" in out[2]
     assert "2 input line(s)" in err
+
+
+@pytest.mark.slow  # loads the real embedded model in a subprocess
+def test_score_typed_at_a_terminal_answers_each_line_as_it_is_entered():
+    """At a terminal (stdin a pty) ``score`` says what to type and answers each line when it is entered, not after
+    Ctrl-D or a full batch (a person trying it thought it hung); Ctrl-D then ends it with exit 0."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "MODBOT_SCORER_URL"}
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "score"], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=root, env=env)
+    os.close(slave)
+    try:
+        os.write(master, b'{"id": 7, "text": "you are an idiot"}\n')
+        assert proc.stdout is not None
+        deadline, out = time.monotonic() + 180, b""
+        while b"\n" not in out and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 65536)
+        assert proc.poll() is None, "score ended before its input did"
+        answer = json.loads(out.splitlines()[0])
+        assert answer["id"] == 7 and answer["flagged"] is True
+        os.write(master, b"\x04")  # Ctrl-D: end of input
+        rc = proc.wait(timeout=60)
+        err = proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert rc == 0 and "end with Ctrl-D" in err
+
+
+def test_score_takes_texts_as_arguments(tmp_path, capsys, monkeypatch):
+    """``python -m bot score "text" "text"`` scores the arguments as lines with ids 1, 2 (it was refused with
+    argparse's "unrecognized arguments")."""
+    from tests import fakes
+
+    monkeypatch.setattr("bot.runtime.load_scorer", lambda *a, **k: fakes.FakeScorer(), raising=False)
+    rc = main(["score", "you idiot", "have a nice day"])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rc == 0 and [x["id"] for x in lines] == [1, 2]

@@ -76,6 +76,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     from bot.runtime import open_runtime
 
     stderr = sys.stderr if stderr is None else stderr
+    interactive = _isatty(stdin)
     now = datetime.now(UTC)
     failed = 0
     with tempfile.TemporaryDirectory(prefix="modbot-score-") as tmp:
@@ -119,7 +120,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                 msg = Message(server=SERVER, channel=CHANNEL, author=MemberRef(id=f"line-{n}", name=f"line-{n}"),
                               id=f"line-{n}", text=clean_text(obj["text"]), created_at=now)
                 pending.append((_ident(obj, n), service.submit(msg)))
-                if len(pending) >= 4 * args.batch_size:
+                if len(pending) >= 4 * args.batch_size or interactive:  # a person typing waits for each answer
                     await _flush(pending, stdout)
             await _flush(pending, stdout)
     for cut in stray:  # "error: stdin: byte 123: the UTF-16LE text ends with 1 stray byte, ..."
@@ -127,6 +128,14 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     if failed:
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
     return 1 if failed or stray else 0
+
+
+def _isatty(stream: IO[str] | IO[bytes]) -> bool:
+    """True when ``stream`` is a terminal (each line is then answered as it is entered, not per batch)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 #: Bytes read from the input at a time (a pipe gives what it holds, up to this many: lines are not held back).
