@@ -344,3 +344,21 @@ def test_counter_quotes_quote_the_new_families_hateful_lines_as_benign():
     assert hateful & set(quoted), "no stance-twin hateful line was quoted"
     few = counter_quote_rows(2, ["they are vermin", "they are vermin", "go back home"], n=5)
     assert sorted(r.text.count("vermin") for r in few) == [0, 1]
+
+
+def test_training_data_root_follows_modbot_shared(tmp_path):
+    """``--data`` of every training command defaults to ``$MODBOT_SHARED/data`` when set (as ``bench`` reads the
+    shared folder), else ``../shared/data`` next to the checkout: the model card's commands work from any clone."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = "from bot.training.train import DEFAULT_DATA; print(DEFAULT_DATA)"
+    env = {**os.environ, "PYTHONPATH": str(root), "MODBOT_SHARED": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == str((tmp_path / "data").resolve())
+    env.pop("MODBOT_SHARED")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == str((root.parent / "shared" / "data").resolve())

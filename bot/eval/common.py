@@ -38,7 +38,7 @@ def table_console(file: IO[str] | None = None, *, soft_wrap: bool = False) -> Co
     return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH, soft_wrap=soft_wrap)
 
 
-#: Targets from issue 19 (HateCheck dev split, OLID hold-out); printed next to the measured numbers, never lowered
+#: Targets of issue 26 (HateCheck dev split, OLID hold-out; docs/model-card.md keeps older ones beside old tables); printed next to the measured numbers, never lowered
 #: in code. ``functionality`` is the floor for every HateCheck functionality.
 TARGETS = {"overall": 0.88, "hateful": 0.88, "non_hateful": 0.88, "counter_quote_nh": 0.90, "counter_ref_nh": 0.90,
            "trans_non_hateful": 0.90, "functionality": 0.70, "olid_macro_f1": 0.78}

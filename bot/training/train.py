@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import random
 import tempfile
 import time
@@ -29,7 +30,10 @@ from bot.training.handwritten import generate
 log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+#: The shared data root: ``$MODBOT_SHARED/data`` when set (as ``bench`` reads it), else ``../shared/data`` next to
+#: the checkout. Every training command's ``--data`` defaults to it.
+DEFAULT_DATA = (Path(os.environ["MODBOT_SHARED"]) / "data" if os.environ.get("MODBOT_SHARED")
+                else REPO_ROOT / ".." / "shared" / "data").resolve()
 #: The folders of the shared data root the recipe reads (:func:`bot.training.data.load_all`).
 RECIPE_SOURCES = ("davidson-hate-offensive", "olid", "ethos", "toxic-spans", "toxigen-seed-sentences",
                   "jigsaw-toxic-sample", "chats")
