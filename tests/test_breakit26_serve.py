@@ -197,3 +197,33 @@ def test_onnx_runtime_writes_no_telemetry_files(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(out.stdout) == "1"
     assert sorted(str(p.relative_to(tmp_path)) for p in Path(tmp_path).rglob("*")) == []
+
+
+async def test_a_flood_of_unreadable_requests_logs_a_line_a_second_not_a_line_each(tmp_path):
+    """200 requests aiohttp cannot parse, sent as fast as possible, are each answered 400, and the log holds about
+    one line per second of them (it held one each: 1,000 lines in 0.6 s from one client), the next line counting
+    those left out."""
+    svc = start_service(tmp_path, keys=f"red:{KEY}\n")
+    try:
+        await _ready(svc.url)
+        host, port = svc.url.removeprefix("http://").split(":")
+        started = time.monotonic()
+        for _ in range(200):
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"POST {ANALYZE}?key={KEY} HTTP/1.1 junk\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            await writer.drain()
+            assert (await asyncio.wait_for(reader.read(), 10)).split(b" ")[1] == b"400"
+            writer.close()
+        seconds = time.monotonic() - started
+        await asyncio.sleep(1.1)
+        reader, writer = await asyncio.open_connection(host, int(port))  # one more after the quiet second
+        writer.write(b"GET / HTTP/1.1 junk\r\n\r\n")
+        await writer.drain()
+        await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    finally:
+        _, out, err = svc.stop()
+    lines = [x for x in (out + err).splitlines() if "refused an unreadable HTTP request" in x]
+    assert 2 <= len(lines) <= seconds + 3, lines
+    assert re.search(r"; \d+ more since the last such line", lines[-1]), lines[-1]
+    assert KEY not in out + err

@@ -153,6 +153,7 @@ def test_refit_restores_untaught_heads_and_leaves_the_rest_alone(tmp_path):
     assert manifest["meta"]["refit"] == list(labels) and manifest["meta"]["base"] == _shipped_id()
     assert manifest["meta"]["refit_of"] == art.read_manifest(cand)["delta_sha256"][:12]
     assert manifest["meta"]["new_labels"] == ["identity_attack", "threat"]
+    assert manifest["meta"]["refit_texts"] == {"chat": len(texts)} and manifest["meta"]["refit_l2"] == 0.0
     assert report["fit_rows"] + report["held_out_rows"] == len(texts)
     assert set(json.loads((tmp_path / "refit" / "thresholds.json").read_text())["thresholds"]) == set(LABELS)
     assert json.loads((tmp_path / "refit" / "fast.json").read_text())["refit_of"] == manifest["meta"]["refit_of"]

@@ -845,13 +845,33 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     return code
 
 
-def _hide_request_line(record: logging.LogRecord) -> bool:
-    """aiohttp logs a request it cannot parse (a URL over 8 KB, a bad header) with a traceback quoting the
-    request line, whose ``?key=`` is an API key: log one line naming only the error's type."""
-    exc = record.exc_info[1] if record.exc_info else None
-    record.msg, record.args = "refused an unreadable HTTP request (%s)", (type(exc).__name__ if exc else "error",)
-    record.exc_info = record.exc_text = None
-    return True
+class _UnreadableRequestLog:
+    """A filter on aiohttp's server log. aiohttp logs a request it cannot parse (a URL over 8 KB, a bad header)
+    with a traceback quoting the request line, whose ``?key=`` is an API key: each is logged as one line naming only
+    the error's type, and at most one such line per :attr:`every_s` seconds (a client sending garbage in a loop wrote
+    1,000 lines in 0.6 s); the next line says how many were left out meanwhile."""
+
+    every_s = 1.0
+
+    def __init__(self) -> None:
+        self._last = -1e9
+        self._skipped = 0
+
+    def __call__(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self._last < self.every_s:
+            self._skipped += 1
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        more = f"; {self._skipped} more since the last such line" if self._skipped else ""
+        record.msg, record.args = "refused an unreadable HTTP request (%s)%s", (
+            type(exc).__name__ if exc else "error", more)
+        record.exc_info = record.exc_text = None
+        self._last, self._skipped = now, 0
+        return True
+
+
+_hide_request_line = _UnreadableRequestLog()
 
 
 def main(argv: Sequence[str] | None = None, loading: Future[tuple[Scorer, str]] | None = None) -> int:

@@ -302,9 +302,11 @@ def refit(cfg: RefitConfig, *, texts: dict | None = None, dev: list | None = Non
     staging = Path(f"{out}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     cand_id = manifest["delta_sha256"][:12]
-    meta = {k: v for k, v in manifest.get("meta", {}).items() if k not in ("refit", "refit_of", "refit_rows")}
+    meta = {k: v for k, v in manifest.get("meta", {}).items() if not k.startswith("refit")}
     written = art.write_artifact(state, LABELS, staging, **meta, refit=list(cfg.labels), refit_of=cand_id,
-                                 refit_rows=len(fit))
+                                 refit_rows=len(fit), refit_texts={k: len(v[0]) for k, v in sources.items()},
+                                 refit_asked=[cfg.pool, cfg.anchors, cfg.profane], refit_l2=cfg.l2,
+                                 refit_seed=cfg.seed)
     dev_rows = dev if dev is not None else candidate_dev_rows(
         manifest, (pool or build_examples(rc))[1], rc.dev_fraction)
     thresholds, dev_report = calibrate(replace(rc, out=staging), list(dev_rows))
