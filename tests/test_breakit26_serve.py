@@ -227,3 +227,28 @@ async def test_a_flood_of_unreadable_requests_logs_a_line_a_second_not_a_line_ea
     assert 2 <= len(lines) <= seconds + 3, lines
     assert re.search(r"; \d+ more since the last such line", lines[-1]), lines[-1]
     assert KEY not in out + err
+
+
+async def test_a_request_that_would_outlast_its_deadline_is_refused_at_once_and_small_ones_are_answered(tmp_path):
+    """Once the model's pace is known (passes at least half full timed), a request whose work, with what is queued,
+    would be scored only after its 30 s limit is answered 503 with Retry-After at once, unscored (it was scored for
+    30 s, both cores busy, then answered 504); a request of ordinary size is answered as before."""
+    svc = start_service(tmp_path, "--rate", "1000", "--burst", "1000", "--batch-chars", "1000", keys=f"red:{KEY}\n",
+                        env={"MODBOT_TEST_BATCH_DELAY_S": "0.2"})
+    try:
+        await _ready(svc.url)
+        long_text = " ".join(f"Sentence {n} of a long comment about the parser and its tests." for n in range(25))
+        ok, _, _ = await _post(svc.url + ANALYZE, {"comment": {"text": long_text},
+                                                   "requestedAttributes": {"TOXICITY": {}}}, params={"key": KEY})
+        assert ok == 200  # its slices (about 1,000 characters each) time the model's pace
+        texts = [f"Text {n}: " + " ".join(f"line {k} of a long report about build {n}." for k in range(30))
+                 for n in range(400)]
+        started = time.monotonic()
+        status, doc, headers = await _post(svc.url + "/v1/score", {"texts": texts}, params={"key": KEY})
+        assert status == 503 and "longer than its 30 s limit" in doc["error"]["message"], doc
+        assert time.monotonic() - started < 15 and 1 <= int(headers["Retry-After"]) <= 60
+        ok, good, _ = await _post(svc.url + ANALYZE, {"comment": {"text": "you idiot"},
+                                                      "requestedAttributes": {"TOXICITY": {}}}, params={"key": KEY})
+        assert ok == 200 and good["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.86
+    finally:
+        svc.stop()

@@ -29,6 +29,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import math
 import os
 import re
 import signal
@@ -469,6 +470,12 @@ class ScoringService:
 
     async def _score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
         assert self.batcher is not None
+        wait = self.batcher.wait_estimate_s(plans)
+        if wait > self.config.request_timeout_s:  # it would be scored only after its 504: refuse it now, unscored
+            raise ApiError(503, f"The service has about {wait:.0f} s of scoring to do before this request's end, "
+                                f"longer than its {self.config.request_timeout_s:g} s limit: retry later or on another "
+                                "replica, or send less text per request.",
+                           headers={"Retry-After": str(max(1, min(60, math.ceil(wait - self.config.request_timeout_s))))})
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
                 return await self.batcher.score(plans)

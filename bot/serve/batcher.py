@@ -233,12 +233,28 @@ class MicroBatcher:
         self._seq = 0
         self._busy = 0  # passes being scored
         self._running: set[asyncio.Task[None]] = set()
+        self._queued_chars = 0  # work of the requests still on the queue (not yet in _waiting)
+        self._rate = 0.0  # characters of distinct texts scored per second of one pass's model time (EWMA)
 
     @property
     def depth(self) -> int:
         """Requests waiting for a pass (not counting the pass being scored; a request scored in slices counts
         while slices of it are left)."""
         return self._queue.qsize() + len(self._waiting)
+
+    def backlog_chars(self) -> int:
+        """Characters of work waiting for a pass (queued requests and what is left of those scored in slices)."""
+        return sum(j.left for j in self._waiting if not j.future.done()) + self._queued_chars
+
+    def wait_estimate_s(self, plans: Sequence[tuple[str, ...]]) -> float:
+        """Seconds until ``plans`` would be scored if sent now: the waiting work plus theirs, at the rate the model
+        has scored characters so far (the characters of a pass at least half full, ``pass_chars``, over its model
+        seconds, averaged), over the workers; 0.0 until such a pass has been timed (a pass of a few short texts is
+        mostly fixed cost, and would make a 20 KB comment look like minutes of work)."""
+        if self._rate <= 0:
+            return 0.0
+        mine = sum(map(len, {p for plan in plans for p in plan}))
+        return (self.backlog_chars() + mine) / (self._rate * self.workers)
 
     def start(self) -> None:
         """Start the collector task (call from the event loop)."""
@@ -263,20 +279,27 @@ class MicroBatcher:
         job.units = units(job.plans, self.unit_chars, self.windows)
         job.left = sum(_chars(sub) for _, sub in job.units)
         self._queue.put_nowait(job)
+        self._queued_chars += job.left
         return await fut
 
     def _drain_queue(self) -> None:
         while True:
             try:
-                self._waiting.append(self._queue.get_nowait())
+                job = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            self._waiting.append(self._from_queue(job))
+
+    def _from_queue(self, job: _Job) -> _Job:
+        """``job``, just taken off the queue: its work no longer counts as queued (it is in ``_waiting`` now)."""
+        self._queued_chars -= job.left
+        return job
 
     async def _gather(self) -> None:
         """Wait for work: at least one request, then the refill wait (see the class docstring)."""
         self._waiting = [j for j in self._waiting if not j.future.done()]  # a caller that gave up costs nothing
         if not self._waiting:
-            self._waiting.append(await self._queue.get())
+            self._waiting.append(self._from_queue(await self._queue.get()))
         now = time.monotonic()
         deadline, refill = now + self.max_wait_s, now + min(self.refill_s, self.refill_share * self._last_s)
         while True:
@@ -290,7 +313,7 @@ class MicroBatcher:
                     job = await self._queue.get()
             except TimeoutError:
                 return
-            self._waiting.append(job)
+            self._waiting.append(self._from_queue(job))
 
     def _plan_pass(self) -> list[tuple[_Job, list[tuple[int, tuple[str, ...]]]]]:
         """The units of the next pass, per request (see the module docstring), taken off their requests: the
@@ -387,6 +410,10 @@ class MicroBatcher:
                 await self._pass(loop, [item])
             return
         seconds = time.perf_counter() - started
+        chars = sum(len(p) for p in {p for sub in subs for p in sub})
+        if seconds > 0 and chars >= self.pass_chars // 2:  # a pass of a few short texts is mostly fixed cost
+            rate = chars / seconds
+            self._rate = rate if self._rate <= 0 else 0.8 * self._rate + 0.2 * rate
         done = 0
         for job, us in work:
             for index, sub in us:
