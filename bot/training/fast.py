@@ -21,7 +21,14 @@ or an existing folder other than a previous candidate: :func:`_check_out`; shipp
 Thresholds are calibrated as for every model (max F1 per label) on the recipe's dev split plus a 10% hold-out of
 the new rows (never trained on).
 
-Time on the session's 2-core AMD EPYC (AVX2 only): see docs/model-card.md, "Fast candidate loop".
+``--refit`` finishes the candidate with :func:`bot.training.refit.refit` in the same run (the heads of the labels
+``--new-labels`` does not name, re-fitted to the base's probabilities; one data build, one calibration): what ships
+is such a re-fit. ``--freeze-layers N`` keeps the embeddings and the N lowest encoder layers as the base had them
+(a cheaper backward pass; recipe Q with 2 frozen layers was measured over three seeds in the twenty-sixth session).
+
+Time on a 2-core AMD EPYC (AVX2 only, fp32; the slowest CPU kind seen), one run with caches warm: recipe Q with
+``--refit`` 20 min 13 s, with ``--freeze-layers 2 --refit`` 15 min 50 s to 16 min 5 s; on an AVX-512 chip (bf16)
+recipe Q's fit took 339 s. Details and quality: docs/model-card.md, "Twenty-sixth session".
 """
 
 from __future__ import annotations
