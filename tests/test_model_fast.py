@@ -325,8 +325,9 @@ def test_counter_quotes_quote_the_new_families_hateful_lines_as_benign():
     import re
 
     from bot.training.counter_quotes import QUOTED, counter_quote_rows, quoted_hate_rows
-    from bot.training.fast import FAMILIES, _stance_twins
+    from bot.training.fast import FAMILIES
     from bot.training.handwritten import COUNTER_QUOTE_T
+    from bot.training.pools import _stance_twins
 
     assert "counter-quotes" in FAMILIES
     rows = quoted_hate_rows(13)

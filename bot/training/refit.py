@@ -48,7 +48,7 @@ from pathlib import Path
 
 from bot.core.models import LABELS
 from bot.model import artifact as art
-from bot.training.fast import publish
+from bot.training.pools import publish
 from bot.training.train import DEFAULT_DATA, TrainConfig, build_examples, calibrate, check_data_root, contains
 
 log = logging.getLogger(__name__)
@@ -183,9 +183,9 @@ def refit_texts(cfg: RefitConfig, tok, pool_split: tuple[list, list] | None = No
     """The re-fit's texts by source: ``{"pool" | "anchors" | "profane": (texts, token ids, base probabilities
     (n, 7))}``, each a seeded sample (``cfg.seed``) of the fast loop's own pools, the base's probabilities read from
     (or written to) the fast loop's replay-target cache. Anchors come borderline-first, as ``--anchor-borderline``
-    draws them (:func:`bot.training.fast.pick_anchors`). ``pool_split`` is the recipe's ``(train, dev)`` split when the
+    draws them (:func:`bot.training.pools.pick_anchors`). ``pool_split`` is the recipe's ``(train, dev)`` split when the
     caller has built it already (the fast loop's ``--refit``); default :func:`bot.training.train.build_examples`."""
-    from bot.training.fast import anchor_texts, pick_anchors, profane_anchor_texts, replay_targets
+    from bot.training.pools import anchor_texts, pick_anchors, profane_anchor_texts, replay_targets
 
     rc = replace(TrainConfig(), data=cfg.data)
     cache = cfg.cache or art.default_cache_dir()
@@ -218,10 +218,10 @@ def refit_texts(cfg: RefitConfig, tok, pool_split: tuple[list, list] | None = No
 def candidate_dev_rows(manifest: dict, pool_dev: Sequence, dev_fraction: float = 0.1) -> list:
     """The dev rows ``manifest``'s candidate was calibrated on: ``pool_dev`` (the recipe's dev split) plus, for a
     fast-loop candidate of one seed (``meta.seed`` and ``meta.families``), the same ``dev_fraction`` of its new rows
-    that it held out (:func:`bot.training.fast.split_new` with its seed), so the re-fit's thresholds are calibrated
+    that it held out (:func:`bot.training.pools.split_new` with its seed), so the re-fit's thresholds are calibrated
     as the candidate's were and its untouched ``identity_attack`` keeps its threshold; for a soup (no single seed,
     every new row trained on by some member) ``pool_dev`` alone, the soup's rule."""
-    from bot.training.fast import new_rows, split_new
+    from bot.training.pools import new_rows, split_new
 
     meta = manifest.get("meta", {})
     if meta.get("seed") is None or not meta.get("families"):

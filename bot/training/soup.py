@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.model import artifact as art
-from bot.training.fast import publish
+from bot.training.pools import publish
 from bot.training.train import DEFAULT_DATA, TrainConfig, build_examples, calibrate, check_data_root, contains
 
 log = logging.getLogger(__name__)
