@@ -20,7 +20,7 @@ from pathlib import Path
 from bot.core.models import LABELS
 from bot.model import artifact as art
 from bot.training.data import Example
-from bot.training.train import check_out_dir, contains, normaliser
+from bot.training.train import check_out_dir, contains, normaliser, split_by_texts
 
 log = logging.getLogger(__name__)
 
@@ -103,15 +103,7 @@ def split_new(rows: list[Example], seed: int, dev_fraction: float = 0.1,
     thresholds; texts in ``exclude`` (the recipe's dev split) go to neither train nor the new dev rows."""
     uniq = sorted({ex.text for ex in rows if ex.text not in exclude})
     random.Random(seed * 104729 + 26).shuffle(uniq)
-    dev_texts = set(uniq[: int(len(uniq) * dev_fraction)])
-    train = [ex for ex in rows if ex.text not in dev_texts and ex.text not in exclude]
-    dev_seen: set[str] = set()
-    dev = []
-    for ex in rows:
-        if ex.text in dev_texts and ex.text not in dev_seen:
-            dev_seen.add(ex.text)
-            dev.append(ex)
-    return train, dev
+    return split_by_texts(rows, set(uniq[: int(len(uniq) * dev_fraction)]), exclude)
 
 
 def restrict_labels(mask, labels: Sequence[str] | None):

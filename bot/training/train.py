@@ -150,6 +150,20 @@ def cpu_has_bf16() -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
+def split_by_texts(rows: list[Example], dev_texts: set[str],
+                   exclude: frozenset[str] = frozenset()) -> tuple[list[Example], list[Example]]:
+    """``(train, dev)`` of ``rows``: train keeps every row whose text is neither in ``dev_texts`` nor in ``exclude``
+    (duplicates kept, in order); dev holds the first row of each text in ``dev_texts``, in order."""
+    train = [ex for ex in rows if ex.text not in dev_texts and ex.text not in exclude]
+    seen: set[str] = set()
+    dev = []
+    for ex in rows:
+        if ex.text in dev_texts and ex.text not in seen:
+            seen.add(ex.text)
+            dev.append(ex)
+    return train, dev
+
+
 def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     """All examples, normalised and de-duplicated, split into ``(train, dev)`` with ``cfg.seed``."""
     norm = normaliser()
@@ -169,14 +183,7 @@ def build_examples(cfg: TrainConfig) -> tuple[list[Example], list[Example]]:
     rng = random.Random(cfg.seed)
     uniq = sorted({ex.text for ex in out})
     rng.shuffle(uniq)
-    dev_texts = set(uniq[: int(len(uniq) * cfg.dev_fraction)])
-    train = [ex for ex in out if ex.text not in dev_texts]
-    dev_seen: set[str] = set()
-    dev = []
-    for ex in out:
-        if ex.text in dev_texts and ex.text not in dev_seen:
-            dev_seen.add(ex.text)
-            dev.append(ex)
+    train, dev = split_by_texts(out, set(uniq[: int(len(uniq) * cfg.dev_fraction)]))
     if cfg.limit:
         rng.shuffle(train)
         train, dev = train[: cfg.limit], dev[: cfg.limit // 5]
