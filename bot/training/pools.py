@@ -56,6 +56,12 @@ def _ordinary_harm(seed: int) -> list[Example]:
     return ordinary_harm_rows(seed)
 
 
+def _composed(seed: int) -> list[Example]:
+    from bot.training.composed import composed_rows
+
+    return composed_rows(seed)
+
+
 def _counter_quotes(seed: int) -> list[Example]:
     from bot.training.counter_quotes import quoted_hate_rows
 
@@ -70,6 +76,7 @@ FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "stance-twins": _stance_twins,
     "ordinary-harm": _ordinary_harm,
     "counter-quotes": _counter_quotes,
+    "composed": _composed,
 }
 
 
