@@ -215,3 +215,37 @@ def test_a_long_run_of_end_marks_is_split_like_a_short_one():
     assert _sentences("." * 50_000 + "x") == ["." * 50_000 + "x"]
     text = "first sentence is here " + "." * 50_000 + " and the second sentence follows here"
     assert _sentences(text) == ["first sentence is here " + "." * 50_000, "and the second sentence follows here"]
+
+
+# ---------------------------------------------------------------- emoji joined by ZWJ stay one emoji in every piece
+TRANS_FLAG = "\U0001f3f3\ufe0f\u200d\u26a7\ufe0f"  # 🏳️‍⚧️ (white flag, ZWJ, transgender symbol)
+
+
+def test_a_zwj_emoji_alone_is_one_text_not_its_parts():
+    """The transgender flag alone is read as "transgender flag", once: before, the pieces were cut from the text
+    with its zero-width joiners removed, so a second piece "white flag transgender symbol" was scored and (0.92
+    on identity_attack with the shipped model) sent a supporter's flag to review."""
+    assert scoring_pieces(TRANS_FLAG) == ("transgender flag",)
+    assert scoring_pieces(TRANS_FLAG * 2) == ("transgender flag transgender flag",)
+
+
+def test_sentence_pieces_keep_zwj_emoji_whole():
+    """A supportive message with the flag in a sentence: its piece names the flag as the whole text does."""
+    plan = scoring_pieces(f"Congratulations Rachel! {TRANS_FLAG} So proud of you. See you at the party tonight.")
+    assert any("transgender flag" in p for p in plan[1:])
+    assert not any("white flag" in p or "transgender symbol" in p for p in plan)
+
+
+def test_long_text_and_its_chunks_keep_zwj_emoji_whole():
+    """A text over the 4,000 characters read whole (normalize.MAX_CHARS) with invisible padding: the whole text and
+    its later chunks still read the flag as one emoji, while the padding (zero-width spaces between letters) is
+    removed before the characters are counted, as before."""
+    from bot.core.normalize import visible
+
+    padded = "\u200b".join("hello") + " "
+    text = (padded + f"we love you {TRANS_FLAG} ") * 300
+    plan = scoring_pieces(text)
+    assert "transgender flag" in plan[0] and "white flag" not in " ".join(plan)
+    assert len(plan) > 1 and all("transgender symbol" not in p for p in plan)
+    assert "\u200b" not in visible(text) and TRANS_FLAG in visible(text)
+    assert visible("a\u200db") == "ab" and visible(f"x{TRANS_FLAG}y") == f"x{TRANS_FLAG}y"

@@ -132,13 +132,31 @@ def _url_decode(m: re.Match[str]) -> str:
         return m.group()
 
 
+#: Characters an emoji can be made of (as ``bot.core.emoji_words``' starts: U+00A9, U+00AE, U+203C..U+3299,
+#: U+1F000..U+1FAFF), and the joiners and variation selectors that belong to an emoji sequence: between two such
+#: characters (``🏳️‍⚧️`` is white flag, VS-16, ZWJ, transgender symbol, VS-16) or a selector right after one.
+_EMOJI_CHAR = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
+_EMOJI_JOIN = re.compile(f"(?<=[{_EMOJI_CHAR}])[\u200d\ufe0e\ufe0f]+(?=[{_EMOJI_CHAR}])|(?<=[{_EMOJI_CHAR}])[\ufe0e\ufe0f]")
+
+
 def visible(text: str) -> str:
     """``text`` without the invisible characters of step 6 (a braille blank becomes a space): what the caps on
     characters read (:data:`MAX_CHARS`, the policy's ``[scoring] max_chars``) count, so padding made of zero-width
-    characters cannot push the words past them. ``text`` itself when it has none."""
+    characters cannot push the words past them. ``text`` itself when it has none.
+
+    The joiners and variation selectors *inside an emoji sequence* are kept (:data:`_EMOJI_JOIN`), so text cut from
+    this one (sentence pieces, chunks of a long text) still spells the sequence as one emoji in step 5: without
+    them ``🏳️‍⚧️`` falls apart into "white flag" and "transgender symbol". A zero-width character between letters is
+    removed as before."""
     if text.isascii() or INVISIBLE_CHARS.isdisjoint(text):
         return text
-    return text.translate(INVISIBLE)
+    out: list[str] = []
+    last = 0
+    for m in _EMOJI_JOIN.finditer(text):
+        out += (text[last:m.start()].translate(INVISIBLE), m.group())
+        last = m.end()
+    out.append(text[last:].translate(INVISIBLE))
+    return "".join(out)
 
 
 def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
@@ -148,7 +166,7 @@ def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
     pre_invisible = False
     if len(text) > MAX_CHARS and not text.isascii() and not INVISIBLE_CHARS.isdisjoint(text):
         pre_invisible = INVISIBLE_FLAG.search(text) is not None
-        text = text.translate(INVISIBLE)
+        text = visible(text)  # emoji sequences keep their joiners for step 5
     s = text[:MAX_CHARS]
     if _SURROGATE.search(s):
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
