@@ -462,20 +462,40 @@ class ModerationService:
         n_texts = len({piece for plan in plans for piece in plan})
         try:
             combined = score_plans(self.scorer, list(plans))  # the one scoring path (eval and bench use it too)
-        except Exception:  # noqa: BLE001 - the policy's on_scorer_error decides
-            log.exception("scorer failed on a batch of %d texts", n_texts)
-            for its in plans.values():
-                for it in its:
-                    it.scorer_failed = True
-            return
-        self.stats["scored_texts"] += n_texts
+        except Exception as exc:  # noqa: BLE001 - the policy's on_scorer_error decides
+            _log_scorer_failure(exc, f"a batch of {n_texts} texts")
+            combined = self._score_alone(list(plans))
+            for plan, its in plans.items():
+                if plan not in combined:
+                    for it in its:
+                        it.scorer_failed = True
+        self.stats["scored_texts"] += len({piece for plan in combined for piece in plan})
         for plan, its in plans.items():
-            s = combined[plan]
+            s = combined.get(plan)
+            if s is None:
+                continue  # failed: on_scorer_error
             self._cache[plan] = s
             for it in its:
                 it.scores = s
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+    def _score_alone(self, plans: list[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+        """After a failed batch of several messages: each message's plan scored on its own, the lightest first,
+        until one fails (the rest are then failed too: the scorer is likely away, and each further try could cost
+        a remote scorer's whole timeout). So one message the scorer cannot score (a remote service timing out on
+        two 39,000-character messages) no longer fails the messages batched with it, as the scoring service's own
+        batcher already ensures for its callers. Returns the plans scored."""
+        done: dict[tuple[str, ...], Scores] = {}
+        if len(plans) < 2:
+            return done
+        for plan in sorted(plans, key=lambda p: sum(map(len, set(p)))):
+            try:
+                done[plan] = score_plans(self.scorer, [plan])[plan]
+            except Exception as exc:  # noqa: BLE001 - on_scorer_error for this one and those left
+                _log_scorer_failure(exc, f"one message's {len(set(plan))} texts, scored alone")
+                break
+        return done
 
     def _languages(self, plan: tuple[str, ...]) -> Sequence[str] | None:
         """The languages the model that scores ``plan`` reads (``Scorer.languages``; ``None``: not declared, so no
@@ -687,3 +707,13 @@ def _store_failure(exc: BaseException) -> bool:
     from bot.core.errors import StoreError
 
     return isinstance(exc, StoreError) or type(exc).__module__ == "sqlite3"
+
+
+def _log_scorer_failure(exc: Exception, what: str) -> None:
+    """One ERROR line for a scorer failure. The scorer's own errors (``ScorerError``: the model failed, the
+    scoring service is away or answered nonsense; a ``RuntimeError``) are expected and named in one line; anything
+    else is a bug and keeps its traceback."""
+    if isinstance(exc, RuntimeError):
+        log.error("scorer failed on %s: %s: %s", what, type(exc).__name__, exc)
+    else:
+        log.error("scorer failed on %s", what, exc_info=exc)

@@ -10,18 +10,30 @@ default 10 s); a refused connection, a 429/502/503/504 or a timed-out attempt is
 doubling, or the service's ``Retry-After`` when it fits) while time is left; then :class:`bot.scoring.ScorerError`
 is raised and the moderation service applies the policy's ``on_scorer_error``. Another 4xx is not retried.
 
+The deadline holds against a service that answers slowly, a byte at a time: each attempt runs under a watchdog
+that shuts the connection at the deadline (a socket timeout alone bounds each read, not the answer). Redirects are
+never followed (the key would go to the other host), an answer over :data:`MAX_ANSWER_BYTES` is refused, and a
+request holds at most :data:`REQUEST_TEXTS` texts and :data:`REQUEST_BYTES` bytes, under the service's default
+1 MiB body limit.
+
 The verdict names the model the service reports: ``name``/``version``/``labels``/``languages`` are read from
-``GET /v1/model`` at start and refreshed from every answer. Standard library only (``urllib``), called from the
-moderation service's worker thread (``score_batch`` is synchronous like every scorer's). No torch import.
+``GET /v1/model`` at start and refreshed from every answer; one ``score_batch`` never mixes two model versions (a
+rolling upgrade behind a load balancer: the requests answered by the older one are sent again). Standard library
+only (``http.client``), called from the moderation service's worker thread (``score_batch`` is synchronous like
+every scorer's). No torch import.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import math
+import socket
+import ssl
+import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +44,11 @@ log = logging.getLogger(__name__)
 
 #: Texts per ``POST /v1/model:score`` request (the service accepts at most 512).
 REQUEST_TEXTS = 256
+#: Bytes of JSON-encoded texts per request at most (a single longer text is sent alone): 256 texts of 1,400 CJK
+#: characters are 1.1 MB, over the service's default ``--max-body-bytes`` of 1 MiB, which refused the whole batch.
+REQUEST_BYTES = 768 * 1024
+#: Largest answer read (bytes): the scores of 256 texts are about 60 KB; more is not a scoring service.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
 #: Statuses worth another attempt (the service is busy, draining, or a load balancer found no replica).
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 FIRST_BACKOFF_S = 0.1
@@ -56,10 +73,32 @@ class RemoteScorer:
     def __init__(self, url: str, *, key: str | None = None, timeout_s: float = 10.0) -> None:
         if not url.startswith(("http://", "https://")):
             raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: expected http://host:port or https://...")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise ScorerLoadError(f"MODBOT_SCORER_URL: not a URL ({exc})") from None
+        if parts.username is not None or parts.password is not None:
+            # never echoed: it holds a password; urllib took "user:pass@host" for a host name and sent it to DNS
+            raise ScorerLoadError("MODBOT_SCORER_URL holds a user name or password (user:pass@host), which the "
+                                  "service does not read; give the key in MODBOT_SCORER_KEY (the URL is not shown)")
+        if not parts.hostname:
+            raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: no host name")
+        if parts.query or parts.fragment:
+            raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: give the service's base URL, without ?query or #fragment")
         if not timeout_s > 0:
             raise ScorerLoadError("MODBOT_SCORER_TIMEOUT_S must be a positive number of seconds")
+        if key is not None:
+            key = key.strip()  # a .env file with CRLF line ends leaves a "\r" on the value
+            if not key.isascii() or not key.isprintable() or " " in key:
+                raise ScorerLoadError("MODBOT_SCORER_KEY holds a space, a control character or a non-ASCII "
+                                      "character, which an HTTP header cannot carry (the key is not shown)")
         self.url = url.rstrip("/")
-        self._key = key
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = port
+        self._base_path = parts.path.rstrip("/")
+        self._key = key or None
         self.timeout_s = float(timeout_s)
         self.name = "remote"
         self.version = "unknown"
@@ -83,7 +122,11 @@ class RemoteScorer:
         try:
             scorer._learn(scorer._call("GET", "/v1/model", None, time.monotonic() + min(timeout_s, 5.0)))
         except _Refused as exc:
-            raise ScorerLoadError(f"MODBOT_SCORER_URL={scorer.url}: {exc}") from exc
+            hint = ""
+            if exc.status in (400, 401, 403):
+                hint = (" (MODBOT_SCORER_KEY is not one of the service's keys)" if key
+                        else " (set MODBOT_SCORER_KEY to one of the service's keys)")
+            raise ScorerLoadError(f"MODBOT_SCORER_URL={scorer.url}: {exc}{hint}") from exc
         except ScorerError as exc:
             log.warning("scoring service %s not answering yet (%s); scoring will retry", scorer.url, exc)
         return scorer
@@ -102,11 +145,12 @@ class RemoteScorer:
             self.languages = tuple(str(x) for x in languages)
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None, deadline: float) -> dict[str, Any]:
-        """One request with retries until ``deadline`` (monotonic seconds); the decoded JSON answer.
+        """One request with retries until ``deadline`` (monotonic seconds); the decoded JSON object answered.
 
         Raises:
-            _Refused: a 4xx other than 429 (not retried).
-            ScorerError: no answer before the deadline (the last reason is named).
+            _Refused: a 4xx other than 429, or a redirect (not retried).
+            ScorerError: no answer before the deadline (the last reason is named), or an answer that is not a
+                JSON object or is over :data:`MAX_ANSWER_BYTES`.
         """
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -121,26 +165,70 @@ class RemoteScorer:
                 raise ScorerError(f"scoring service {self.url}: no answer within {self.timeout_s:g} s")
             wait = backoff
             try:
-                req = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
-                with urllib.request.urlopen(req, timeout=left) as resp:  # noqa: S310 - URL checked in __init__
-                    return json.loads(resp.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                detail = _message(exc)
-                if exc.code not in RETRY_STATUSES:
-                    raise _Refused(f"HTTP {exc.code}: {detail}") from None
-                reason = f"HTTP {exc.code}: {detail}"
-                after = exc.headers.get("Retry-After") if exc.headers else None
-                if after and after.isdigit():
-                    wait = max(wait, float(after))
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                reason = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-            except ValueError as exc:
-                raise ScorerError(f"scoring service {self.url}: not a JSON answer ({exc})") from None
+                status, answer_headers, raw = self._exchange(method, path, data, headers, deadline)
+            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut mid-answer
+                reason = (f"no complete answer within {self.timeout_s:g} s" if time.monotonic() >= deadline
+                          else f"{type(exc).__name__}: {exc}")
+            else:
+                if 200 <= status < 300:
+                    try:
+                        answer = json.loads(raw.decode("utf-8"))
+                    except ValueError as exc:
+                        raise ScorerError(f"scoring service {self.url}: not a JSON answer ({exc})") from None
+                    if not isinstance(answer, dict):
+                        raise ScorerError(f"scoring service {self.url}: the answer is a JSON "
+                                          f"{type(answer).__name__}, not an object")
+                    return answer
+                detail = _message(raw, http.client.responses.get(status, "unknown status"))
+                if 300 <= status < 400:
+                    raise _Refused(f"HTTP {status}: a redirect, which is not followed (the API key would go to "
+                                   "another address); give the service's own URL", status)
+                if status not in RETRY_STATUSES:
+                    raise _Refused(f"HTTP {status}: {detail}", status)
+                reason = f"HTTP {status}: {detail}"
+                wait = max(wait, _retry_after(answer_headers.get("Retry-After")))
             if time.monotonic() + wait >= deadline:
                 raise ScorerError(f"scoring service {self.url}: {reason} (after {attempt} attempt(s) in "
                                   f"{self.timeout_s:g} s)")
             time.sleep(wait)
             backoff *= 2
+
+    def _exchange(self, method: str, path: str, data: bytes | None, headers: dict[str, str],
+                  deadline: float) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One HTTP exchange, cut at ``deadline``: ``(status, headers, body)``.
+
+        A socket timeout bounds each read, so a service that sends its answer a byte at a time would hold the call
+        for as long as it likes; a watchdog timer shuts the socket at the deadline, which ends any read in progress
+        (``OSError``). The connection is closed after each exchange.
+
+        Raises:
+            OSError, http.client.HTTPException: no connection, a reset, the deadline, an answer cut short.
+            ScorerError: an answer over :data:`MAX_ANSWER_BYTES`.
+        """
+        left = max(deadline - time.monotonic(), 0.001)
+        conn: http.client.HTTPConnection
+        if self._https:
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=left,
+                                               context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=left)
+        watchdog = threading.Timer(left, _cut, args=(conn,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            conn.request(method, self._base_path + path, body=data, headers=headers)
+            resp = conn.getresponse()
+            if (resp.length or 0) > MAX_ANSWER_BYTES:
+                raise ScorerError(f"scoring service {self.url}: an answer over {MAX_ANSWER_BYTES:,} bytes")
+            raw = resp.read(MAX_ANSWER_BYTES + 1)
+            if len(raw) > MAX_ANSWER_BYTES:
+                raise ScorerError(f"scoring service {self.url}: an answer over {MAX_ANSWER_BYTES:,} bytes")
+            if resp.length:  # read(amt) returns what came before the connection closed, without raising
+                raise http.client.IncompleteRead(raw, resp.length)
+            return resp.status, resp.headers, raw
+        finally:
+            watchdog.cancel()
+            conn.close()
 
     def score_batch(self, texts: Sequence[str]) -> list[Scores]:
         """Score normalised ``texts`` on the service; one :class:`Scores` per text, same order, named after the
@@ -149,35 +237,67 @@ class RemoteScorer:
         Raises:
             ScorerError: the service did not answer within ``timeout_s`` (retries included), refused the request,
                 or answered something malformed (the wrong number of scores, a score that is not a number in
-                [0, 1]: ``NaN``, an infinity, a boolean); labels the bot does not know are left out.
+                [0, 1]: ``NaN``, an infinity, a boolean; a score object without a label the service says it scores,
+                or with none of the bot's labels); or its requests were answered by two model versions twice over.
+                Labels the bot does not know are left out.
         """
         if not texts:
             return []
         deadline = time.monotonic() + self.timeout_s
+        chunks = _chunks([str(t) for t in texts])
+        answers: list[tuple[str, list[Scores]]] = [self._score_chunk(chunk, deadline) for chunk in chunks]
+        latest = answers[-1][0]
+        if any(version != latest for version, _ in answers):
+            # a rolling upgrade answered part of this call: ask again for the parts the other version scored
+            log.info("scoring service %s answered with two model versions in one call; scoring those texts again",
+                     self.url)
+            answers = [(v, sc) if v == latest else self._score_chunk(chunk, deadline)
+                       for (v, sc), chunk in zip(answers, chunks, strict=True)]
+            if len({v for v, _ in answers}) > 1:
+                raise ScorerError(f"scoring service {self.url}: answered with two model versions "
+                                  f"({', '.join(sorted({v for v, _ in answers}))}) in one call")
+        return [s for _, scores in answers for s in scores]
+
+    def _score_chunk(self, chunk: list[str], deadline: float) -> tuple[str, list[Scores]]:
+        """``(model version, scores)`` of one request's texts (see :meth:`score_batch` for what is refused)."""
+        try:
+            answer = self._call("POST", "/v1/model:score", {"texts": chunk}, deadline)
+        except _Refused as exc:
+            raise ScorerError(f"scoring service {self.url} refused {len(chunk)} texts: {exc}") from None
+        scores = answer.get("scores")
+        if not isinstance(scores, list) or len(scores) != len(chunk):
+            raise ScorerError(f"scoring service {self.url}: {len(scores) if isinstance(scores, list) else 'no'} "
+                              f"scores for {len(chunk)} texts")
+        missing_raw = answer.get("missing") or []
+        labels_raw = answer.get("labels")
+        if not isinstance(missing_raw, list) or not all(isinstance(x, str) for x in missing_raw) or (
+                labels_raw is not None and (not isinstance(labels_raw, list)
+                                            or not all(isinstance(x, str) for x in labels_raw))):
+            raise ScorerError(f"scoring service {self.url}: malformed answer ('labels' and 'missing' must be lists "
+                              "of label names)")
+        self._learn(answer)
+        missing = tuple(missing_raw)
+        served = labels_raw if labels_raw is not None else self.labels
+        required = [label for label in LABELS if label in served and label not in missing]
+        if not required:
+            raise ScorerError(f"scoring service {self.url}: it scores none of the labels {', '.join(LABELS)}")
         out: list[Scores] = []
-        for start in range(0, len(texts), REQUEST_TEXTS):
-            chunk = [str(t) for t in texts[start : start + REQUEST_TEXTS]]
-            try:
-                answer = self._call("POST", "/v1/model:score", {"texts": chunk}, deadline)
-            except _Refused as exc:
-                raise ScorerError(f"scoring service {self.url} refused {len(chunk)} texts: {exc}") from None
-            scores = answer.get("scores")
-            if not isinstance(scores, list) or len(scores) != len(chunk):
-                raise ScorerError(f"scoring service {self.url}: {len(scores) if isinstance(scores, list) else 'no'} "
-                                  f"scores for {len(chunk)} texts")
-            self._learn(answer)
-            missing = tuple(answer.get("missing") or ())
-            for values in scores:
-                # a probability in [0, 1] per known label: NaN is under every threshold (a clean verdict made
-                # up), and a boolean, an infinity or 1.5 is no score either
-                if not isinstance(values, dict) or not all(
-                        isinstance(v, int | float) and not isinstance(v, bool) and 0.0 <= v <= 1.0
-                        for v in values.values()):
-                    raise ScorerError(f"scoring service {self.url}: malformed scores (each must be a number in "
-                                      "[0, 1])")
-                out.append(Scores(values={k: float(v) for k, v in values.items() if k in LABELS}, missing=missing,
-                                  model=self.name))
-        return out
+        for values in scores:
+            # a probability in [0, 1] per known label: NaN is under every threshold (a clean verdict made
+            # up), and a boolean, an infinity or 1.5 is no score either; a label the service says it scores but
+            # left out would read as no score, i.e. clean, too
+            if not isinstance(values, dict) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) and 0.0 <= v <= 1.0
+                    for v in values.values()):
+                raise ScorerError(f"scoring service {self.url}: malformed scores (each must be a number in "
+                                  "[0, 1])")
+            absent = [label for label in required if label not in values]
+            if absent:
+                raise ScorerError(f"scoring service {self.url}: a score object without {', '.join(absent)}, "
+                                  "which the service says it scores")
+            out.append(Scores(values={k: float(v) for k, v in values.items() if k in LABELS}, missing=missing,
+                              model=self.name))
+        return self.version, out
 
     def score(self, text: str) -> Scores:
         """Score one text (convenience wrapper over :meth:`score_batch`)."""
@@ -185,12 +305,55 @@ class RemoteScorer:
 
 
 class _Refused(ScorerError):
-    """The service answered a 4xx that another attempt would not change (bad key, malformed request)."""
+    """The service answered a 4xx that another attempt would not change (bad key, malformed request), or a
+    redirect; ``status`` is the HTTP status."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
-def _message(exc: urllib.error.HTTPError) -> str:
+def _message(raw: bytes, reason: str) -> str:
     """The ``error.message`` of a Google-shaped error body, else the HTTP reason."""
     try:
-        return str(json.loads(exc.read().decode("utf-8"))["error"]["message"])[:200]
+        return str(json.loads(raw.decode("utf-8"))["error"]["message"])[:200]
     except Exception:  # noqa: BLE001 - any unreadable body
-        return str(exc.reason)
+        return reason
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds of a ``Retry-After`` header in seconds (0.0 when absent or not a finite number >= 0; an HTTP date
+    is not read)."""
+    try:
+        seconds = float(value) if value else 0.0
+    except ValueError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
+
+
+def _cut(conn: http.client.HTTPConnection) -> None:
+    """The watchdog: shut ``conn``'s socket, which ends a read or write in progress on it."""
+    sock = conn.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _chunks(texts: list[str]) -> list[list[str]]:
+    """``texts`` in request-sized runs, in order: at most :data:`REQUEST_TEXTS` texts and :data:`REQUEST_BYTES`
+    bytes of JSON each (a longer text alone)."""
+    out: list[list[str]] = []
+    run: list[str] = []
+    size = 0
+    for t in texts:
+        n = len(json.dumps(t, ensure_ascii=False).encode("utf-8")) + 2
+        if run and (len(run) == REQUEST_TEXTS or size + n > REQUEST_BYTES):
+            out.append(run)
+            run, size = [], 0
+        run.append(t)
+        size += n
+    if run:
+        out.append(run)
+    return out
