@@ -36,6 +36,7 @@ import signal
 import socket
 import sys
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -455,13 +456,16 @@ class ScoringService:
         except TimeoutError:
             raise ApiError(408, f"The request body did not arrive within {self.config.body_timeout_s:g} s.",
                            headers={"Connection": "close"}) from None
+        encoding = request.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            body = await asyncio.to_thread(_inflate, body, encoding, self.config.max_body_bytes)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
                            "INVALID_REQUEST") from None
         try:
-            return json.loads(text, parse_constant=_not_json)
+            return json.loads(text, parse_constant=_not_json, parse_float=_finite)
         except RecursionError:
             raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
         except ValueError as exc:
@@ -709,6 +713,35 @@ class _QuietRunner(web.AppRunner):
         return server
 
 
+def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
+    """``body`` sent with ``Content-Encoding: gzip`` or ``deflate`` (zlib, or raw deflate as some clients send),
+    inflated to at most ``limit`` bytes (the body limit applies to what is inflated; a bomb is cut there, never
+    inflated whole).
+
+    Raises:
+        ApiError: 400 for another encoding or a body that does not inflate; 413 over ``limit``.
+    """
+    if encoding in ("gzip", "x-gzip"):
+        tries = [zlib.MAX_WBITS | 16]
+    elif encoding == "deflate":
+        tries = [zlib.MAX_WBITS, -zlib.MAX_WBITS]
+    else:
+        raise ApiError(400, f"Content-Encoding {encoding[:40]!r} is not supported: send the body as is, or gzip or "
+                            "deflate it.", "INVALID_REQUEST")
+    for wbits in tries:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out = inflater.decompress(body, limit + 1)
+        except zlib.error:
+            continue
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise ApiError(413, f"Request payload too large: the limit is {limit} bytes (inflated).")
+        if not inflater.eof:
+            break
+        return out
+    raise ApiError(400, f"Invalid {encoding} payload: the body does not inflate.", "INVALID_REQUEST")
+
+
 def _host_name(host: str) -> str:
     """The name or address of a ``Host`` header value (``"localhost:8080"`` -> ``"localhost"``, ``"[::1]:80"`` ->
     ``"::1"``)."""
@@ -802,8 +835,11 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     svc = ScoringService(config, keys, default_policy)
     # handler_cancellation: a request whose client hung up is cancelled, and its queued units are dropped from the
     # batcher (a cancelled future is skipped), so an abandoned request stops costing the model
+    # auto_decompress off: aiohttp would inflate a gzip body on the event loop as it arrives, before the key check
+    # and before the size limit (a 1 MB body of 1 GB of spaces held the loop for seconds); ApiService._json inflates
+    # it in a thread, bounded by --max-body-bytes
     runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
-                          keepalive_timeout=config.idle_timeout_s, handler_cancellation=True)
+                          keepalive_timeout=config.idle_timeout_s, handler_cancellation=True, auto_decompress=False)
     await runner.setup()
     every, both = listen_socket(config.host, config.port)
     site: web.BaseSite = (web.SockSite(runner, every) if every is not None
@@ -971,6 +1007,15 @@ def _comment_text(path: tuple[str | int, ...]) -> bool:
 def _batch_text(path: tuple[str | int, ...]) -> bool:
     return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
         len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
+
+
+def _finite(literal: str) -> float:
+    """A JSON number as a float, refusing one that overflows to an infinity (``1e999``): echoed back (an ``id``), it
+    would be written ``Infinity``, which is not JSON."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"Number out of range: {literal[:40]}")
+    return value
 
 
 def _not_json(literal: str) -> Any:

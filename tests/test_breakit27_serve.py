@@ -1,0 +1,93 @@
+"""Hostile use of ``python -m bot serve`` (twenty-seventh session's break-it pass): a gzip body of 1 MB that inflates
+to 1 GB held the event loop for seconds before the key was even checked; a broken gzip body was a 500; an ``id`` of
+``1e999`` was echoed as ``Infinity``, which is not JSON. The service runs in a subprocess on port 0 and is called
+over real HTTP (:mod:`tests.serve_proc`, the keyword scorer of :mod:`tests.serve_scorers`)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import time
+import zlib
+
+import aiohttp
+import pytest
+
+from tests.serve_proc import start_service
+from tests.test_serve import ANALYZE, KEY, _post, _ready
+
+BODY = {"comment": {"text": "you idiot"}, "requestedAttributes": {"TOXICITY": {}}}
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory):
+    svc = start_service(tmp_path_factory.mktemp("serve27"), "--rate", "1000", "--burst", "1000", keys=f"red:{KEY}\n")
+    asyncio.run(_ready(svc.url))
+    yield svc
+    svc.stop()
+
+
+def _bomb() -> bytes:
+    """About 1 MB of gzip that inflates to 1 GiB of spaces."""
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b" " * (1 << 20)
+    return b"".join([co.compress(block) for _ in range(1024)] + [co.flush()])
+
+
+async def test_a_gzip_bomb_costs_the_service_nothing_with_or_without_a_key(keyed):
+    """Without a key: 403 at once, and /healthz is answered meanwhile (before, the body was inflated on the event
+    loop as it arrived: 403 after 5.2 s, /healthz stalled 2.9 s). With a key: 413, inflated only up to the 1 MiB
+    body limit."""
+    bomb = _bomb()
+
+    async def health_gaps(stop: asyncio.Event) -> float:
+        worst = 0.0
+        async with aiohttp.ClientSession() as s:
+            while not stop.is_set():
+                t = time.perf_counter()
+                async with s.get(keyed.url + "/healthz") as r:
+                    assert r.status == 200
+                worst = max(worst, time.perf_counter() - t)
+                await asyncio.sleep(0.02)
+        return worst
+
+    stop = asyncio.Event()
+    probe = asyncio.create_task(health_gaps(stop))
+    started = time.perf_counter()
+    status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=bomb, headers={"Content-Encoding": "gzip"})
+    no_key_s = time.perf_counter() - started
+    assert status == 403
+    status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=bomb, headers={"Content-Encoding": "gzip"},
+                                 params={"key": KEY})
+    stop.set()
+    assert status == 413 and "inflated" in doc["error"]["message"]
+    assert no_key_s < 2.0 and await probe < 1.0
+
+
+async def test_gzip_and_deflate_bodies_are_read_and_broken_ones_are_400_not_500(keyed):
+    """A gzip or deflate body (zlib-wrapped or raw) is read like a plain one; a body that does not inflate, or an
+    encoding the service does not read, is a 400 INVALID_REQUEST (it was a 500 and an ERROR line per request)."""
+    raw = json.dumps(BODY).encode()
+    plain = await _post(keyed.url + ANALYZE, BODY, params={"key": KEY})
+    assert plain[0] == 200
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    for encoding, data in (("gzip", gzip.compress(raw)), ("deflate", zlib.compress(raw)),
+                           ("deflate", deflater.compress(raw) + deflater.flush())):
+        status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=data, headers={"Content-Encoding": encoding},
+                                     params={"key": KEY})
+        assert (status, doc) == (200, plain[1]), encoding
+    for encoding, data in (("gzip", b"hello"), ("br", raw), ("gzip", gzip.compress(raw)[:-12])):
+        status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=data, headers={"Content-Encoding": encoding},
+                                     params={"key": KEY})
+        assert status == 400 and doc["error"]["details"][0]["errorType"] == "INVALID_REQUEST", (encoding, data[:8])
+
+
+async def test_a_number_that_overflows_is_refused_not_echoed_as_infinity(keyed):
+    """``{"id": 1e999}`` was answered ``"id": Infinity``, which JSON parsers refuse."""
+    status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e999, "text": "hi"}]}',
+                                 params={"key": KEY})
+    assert status == 400 and "out of range" in doc["error"]["message"]
+    status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e300, "text": "hi"}]}',
+                                 params={"key": KEY})
+    assert status == 200 and doc["results"][0]["id"] == 1e300
