@@ -238,6 +238,7 @@ async def test_native_batch_endpoint_returns_score_contract_with_policy_labels(s
     assert r[0]["flagged"] is False and r[0]["score_status"] == "ok"
     assert r[2]["score_status"] == "not_scored" and r[2]["scores"]["toxicity"] is None
     assert r[3]["score_status"] == "unsupported_language" and r[3]["language"] == "fr"
+    assert r[1]["action"] == "review" and r[1]["reasons"] and r[0]["action"] == "none" and r[0]["reasons"] == []
     status, doc, _ = await _post(served.url + "/v1/score", {"texts": ["x"], "policy": "nope"}, params={"key": KEY})
     assert status == 400 and "Unknown policy" in doc["error"]["message"]
 

@@ -588,6 +588,9 @@ class ScoringService:
             if name is not None:
                 d = decide(policy, policy.thresholds, s, (), score_status=r.score_status)
                 out["labels"], out["flagged"] = list(d.labels), d.flagged
+                # what the bot would do, and why: a text flagged with no label (an unsupported language sent to
+                # review by review_suspect) said nothing otherwise
+                out["action"], out["reasons"] = d.strongest.label, [a.reason for a in d.actions]
             results.append(out)
         return web.json_response({"model": self.scorer.name, "version": self.scorer.version, "results": results})
 
