@@ -378,3 +378,30 @@ async def test_sanction_plan_strikes_escalates_and_opens_review_outside_the_pipe
     shadow = await sanction(policy.model_copy(update={"shadow_mode": True}), decision, ledger, fresh)
     assert shadow.strike is None and shadow.points == 0 and shadow.strongest is ActionKind.DELETE
     assert (await sanction(policy, decision, ledger, fresh)).points == 1  # the same message outside shadow mode
+
+
+def test_identity_target_hit_names_the_tier_raid_mode_applied():
+    """In raid mode the verdict's identity_target hit said "judged against the untargeted tier 0.98" while the
+    tier applied (and shown by the report) was raid mode's stricter 0.78: the hit now names the tier applied."""
+    from bot.core.judge import effective_tiers
+    from bot.core.models import Scores
+    from bot.core.normalize import normalize
+    from bot.core.policy import load_policy
+    from bot.core.rules.base import RuleContext
+    from bot.core.rules.identity import IdentityTargetRule
+
+    policy = load_policy()
+    m = msg("m1", "freaks like him should disappear", member("u1"))
+    norm = normalize(m.text)
+    scores = Scores(values={"identity_attack": 0.99})
+    details = {}
+    for raid in (False, True):
+        tiers = effective_tiers(policy, dict(policy.thresholds), raid)
+        ctx = RuleContext(message=m, norm=norm, raid_mode=raid, policy=policy, parts=(norm,), scores=scores,
+                          tiers=tiers)
+        [hit] = IdentityTargetRule(policy.rules).check(ctx)
+        details[raid] = hit.detail
+    bar = policy.identity_target.untargeted.review
+    strict = round(bar * policy.rules.raid.threshold_factor, 4)
+    assert details[False].endswith(f"untargeted tier {bar:.2f}")
+    assert details[True].endswith(f"untargeted tier {strict:.2f} ({bar:.2f}, made stricter by raid mode)")

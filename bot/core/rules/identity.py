@@ -11,6 +11,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from bot.core.identity_terms import identity_reference
+from bot.core.judge import effective_tiers
 from bot.core.models import RuleHit
 from bot.core.policy import IdentityTargetSettings
 from bot.core.rules.base import RuleContext, Stage
@@ -45,9 +46,15 @@ class IdentityTargetRule:
         if any(identity_reference(n, tuple(cfg.extra_terms), fuzzy=cfg.fuzzy) is not None for n in ctx.parts):
             return []
         bar = cfg.untargeted.review
+        applied = effective_tiers(ctx.policy, {"identity_attack": cfg.untargeted}, ctx.raid_mode)["identity_attack"].review
+        if bar is None:
+            tier_text = "(off)"
+        elif applied != bar:  # the tier decide() applies: raid mode makes the untargeted tier stricter too
+            tier_text = f"{applied:.2f} ({bar:.2f}, made stricter by raid mode)"
+        else:
+            tier_text = f"{bar:.2f}"
         return [RuleHit(
             rule="identity_target",
-            detail=f"no identity named: identity_attack {score:.2f} judged against the untargeted tier "
-            + ("(off)" if bar is None else f"{bar:.2f}"),
+            detail=f"no identity named: identity_attack {score:.2f} judged against the untargeted tier {tier_text}",
             action=None,
         )]
