@@ -159,13 +159,10 @@ def test_wrong_key_at_start_names_the_variable_to_set(stand_ins):
     """A 403 at start said only "missing a valid API key"; it now names MODBOT_SCORER_KEY."""
     svc = stand_ins(lambda h, texts: None)
 
-    class Refusing(BaseHTTPRequestHandler):
-        pass
-
     def refuse(h: BaseHTTPRequestHandler) -> None:
         send(h, 403, json.dumps({"error": {"code": 403, "message": "The request is missing a valid API key."}}).encode())
 
-    svc.server.RequestHandlerClass.do_GET = refuse  # type: ignore[attr-defined]
+    svc.server.RequestHandlerClass.do_GET = refuse
     with pytest.raises(ScorerLoadError, match="set MODBOT_SCORER_KEY"):
         RemoteScorer.connect(svc.url, timeout_s=2)
 

@@ -91,3 +91,25 @@ async def test_a_number_that_overflows_is_refused_not_echoed_as_infinity(keyed):
     status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e300, "text": "hi"}]}',
                                  params={"key": KEY})
     assert status == 200 and doc["results"][0]["id"] == 1e300
+
+
+def test_perspectives_own_python_sample_runs_against_the_service(keyed):
+    """Perspective's documented Python client (google-api-python-client: ``discovery.build("commentanalyzer",
+    "v1alpha1", developerKey=..., discoveryServiceUrl=...)``, then ``comments().analyze(body=...).execute()``) found
+    no discovery document (404 on ``/$discovery/rest``), so such a client could not switch by URL alone. It now
+    builds from the service's document and reads its scores back."""
+    from googleapiclient import discovery, errors
+
+    client = discovery.build("commentanalyzer", "v1alpha1", developerKey=KEY, static_discovery=False,
+                             discoveryServiceUrl=keyed.url + "/$discovery/rest?version=v1alpha1",
+                             cache_discovery=False)
+    request = {"comment": {"text": "you idiot"}, "requestedAttributes": {"TOXICITY": {}, "INSULT": {}},
+               "languages": ["en"], "doNotStore": True}
+    response = client.comments().analyze(body=request).execute()
+    assert response["attributeScores"]["TOXICITY"]["summaryScore"]["value"] == 0.86
+    assert set(response["attributeScores"]) == {"TOXICITY", "INSULT"}
+    bad = discovery.build("commentanalyzer", "v1alpha1", developerKey="wrong-key", static_discovery=False,
+                          discoveryServiceUrl=keyed.url + "/$discovery/rest?version=v1alpha1", cache_discovery=False)
+    with pytest.raises(errors.HttpError) as err:
+        bad.comments().analyze(body=request).execute()
+    assert err.value.resp.status == 400

@@ -74,6 +74,7 @@ from bot.serve.perspective import (
     STATUS,
     ApiError,
     analyze_response,
+    discovery_document,
     language_error,
     parse_analyze,
     utf16_spans,
@@ -87,7 +88,7 @@ MAX_TEXTS_PER_REQUEST = 512
 #: Longest text of a native batch request, in characters: Slack's longest message (the policy's default
 #: ``[scoring] max_chars``).
 MAX_TEXT_CHARS = 40_000
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/$discovery/rest"})
 #: A request whose texts hold more characters than this is read (normalised, planned, its language checked) in a
 #: worker thread, so the event loop keeps answering everyone else (``/healthz`` included) meanwhile; smaller ones
 #: are read inline (a thread hop costs more than reading a chat message). The 16-client benchmark's messages
@@ -328,6 +329,7 @@ class ScoringService:
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/readyz", self.readyz)
         app.router.add_get("/metrics", self.metrics_page)
+        app.router.add_get("/$discovery/rest", self.discovery)
         return app
 
     @web.middleware
@@ -612,6 +614,19 @@ class ScoringService:
                                   "languages": list(getattr(self.scorer, "languages", None) or ()),
                                   "missing": list(scored[0].missing),
                                   "scores": [dict(s.values) for s in scored]})
+
+    async def discovery(self, request: web.Request) -> web.Response:
+        """``GET /$discovery/rest?version=v1alpha1``: Perspective's discovery document, rooted at this service
+        (:func:`bot.serve.perspective.discovery_document`): the URL the request came to, ``https`` when a proxy
+        says so (``X-Forwarded-Proto``). Open like the probes: it holds no text and names no model."""
+        version = request.query.get("version", "v1alpha1")
+        if version != "v1alpha1":
+            raise ApiError(404, f"Discovery document not found for API version {version[:20]!r}: this service "
+                                "serves v1alpha1.")
+        scheme = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip().lower()
+        if scheme not in ("http", "https"):
+            scheme = request.scheme
+        return web.json_response(discovery_document(f"{scheme}://{request.host}/"))
 
     async def model_info(self, request: web.Request) -> web.Response:
         """``GET /v1/model``: what the service scores with."""

@@ -271,3 +271,81 @@ def analyze_response(req: AnalyzeRequest, summary: Mapping[str, float],
     if req.client_token is not None:
         out["clientToken"] = req.client_token
     return out
+
+
+def discovery_document(root_url: str) -> dict[str, Any]:
+    """Perspective's API discovery document (Google's discovery format, ``discovery#restDescription``) for this
+    service at ``root_url`` (``"http://127.0.0.1:8080/"``, ending in ``/``).
+
+    Clients built on ``google-api-python-client`` (Perspective's own Python sample: ``discovery.build(
+    "commentanalyzer", "v1alpha1", developerKey=KEY, discoveryServiceUrl=...)``) fetch it before their first
+    request and build ``comments().analyze(body=...)`` from it; with it such a client needs only a new
+    ``discoveryServiceUrl``. It describes the one method served (AnalyzeComment; SuggestCommentScore is not
+    offered) and its request and response fields as this service reads and writes them.
+    """
+    def obj(ref: str, properties: dict[str, Any]) -> dict[str, Any]:
+        return {"id": ref, "type": "object", "properties": properties}
+
+    any_map = {"type": "object", "additionalProperties": {"type": "any"}}
+    return {
+        "kind": "discovery#restDescription",
+        "discoveryVersion": "v1",
+        "id": "commentanalyzer:v1alpha1",
+        "name": "commentanalyzer",
+        "version": "v1alpha1",
+        "title": "Perspective Comment Analyzer API (served by modbot)",
+        "description": "Perspective-compatible scoring served by python -m bot serve.",
+        "protocol": "rest",
+        "rootUrl": root_url,
+        "servicePath": "",
+        "baseUrl": root_url,
+        "batchPath": "batch",
+        "parameters": {
+            "key": {"type": "string", "location": "query", "description": "API key."},
+            "alt": {"type": "string", "location": "query", "default": "json", "enum": ["json"],
+                    "enumDescriptions": ["JSON answers"], "description": "Answer format (JSON only)."},
+            "prettyPrint": {"type": "boolean", "location": "query", "default": "true",
+                            "description": "Ignored."},
+        },
+        "schemas": {
+            "AnalyzeCommentRequest": obj("AnalyzeCommentRequest", {
+                "comment": {"$ref": "TextEntry"},
+                "requestedAttributes": {"type": "object", "additionalProperties": {"$ref": "AttributeParameters"}},
+                "languages": {"type": "array", "items": {"type": "string"}},
+                "spanAnnotations": {"type": "boolean"},
+                "doNotStore": {"type": "boolean"},
+                "clientToken": {"type": "string"},
+                "allowUnsupportedLanguages": {"type": "boolean"},
+                "context": any_map,
+                "sessionId": {"type": "string"},
+                "communityId": {"type": "string"},
+            }),
+            "TextEntry": obj("TextEntry", {"text": {"type": "string"}, "type": {"type": "string"}}),
+            "AttributeParameters": obj("AttributeParameters", {"scoreType": {"type": "string"},
+                                                               "scoreThreshold": {"type": "number",
+                                                                                  "format": "float"}}),
+            "AnalyzeCommentResponse": obj("AnalyzeCommentResponse", {
+                "attributeScores": {"type": "object", "additionalProperties": {"$ref": "AttributeScores"}},
+                "languages": {"type": "array", "items": {"type": "string"}},
+                "detectedLanguages": {"type": "array", "items": {"type": "string"}},
+                "clientToken": {"type": "string"},
+            }),
+            "AttributeScores": obj("AttributeScores", {"summaryScore": {"$ref": "Score"},
+                                                       "spanScores": {"type": "array", "items": {"$ref": "SpanScore"}}}),
+            "Score": obj("Score", {"value": {"type": "number", "format": "float"}, "type": {"type": "string"}}),
+            "SpanScore": obj("SpanScore", {"begin": {"type": "integer", "format": "int32"},
+                                           "end": {"type": "integer", "format": "int32"},
+                                           "score": {"$ref": "Score"}}),
+        },
+        "resources": {"comments": {"methods": {"analyze": {
+            "id": "commentanalyzer.comments.analyze",
+            "path": "v1alpha1/comments:analyze",
+            "flatPath": "v1alpha1/comments:analyze",
+            "httpMethod": "POST",
+            "parameters": {},
+            "parameterOrder": [],
+            "request": {"$ref": "AnalyzeCommentRequest"},
+            "response": {"$ref": "AnalyzeCommentResponse"},
+            "description": "Analyzes the provided text and returns scores for the requested attributes.",
+        }}}},
+    }
