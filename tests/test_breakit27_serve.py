@@ -113,3 +113,10 @@ def test_perspectives_own_python_sample_runs_against_the_service(keyed):
     with pytest.raises(errors.HttpError) as err:
         bad.comments().analyze(body=request).execute()
     assert err.value.resp.status == 400
+
+
+async def test_a_language_given_twice_is_echoed_once(keyed):
+    """``"languages": ["en", "en-US", "EN"]`` was echoed as given; they are one language."""
+    status, doc, _ = await _post(keyed.url + ANALYZE, {**BODY, "languages": ["en", "en-US", "EN"]},
+                                 params={"key": KEY})
+    assert status == 200 and doc["languages"] == ["en"]

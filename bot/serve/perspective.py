@@ -201,7 +201,7 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
     return AnalyzeRequest(
         text=text,
         attributes=tuple(attributes),
-        languages=tuple(codes),
+        languages=tuple(dict.fromkeys(codes)),  # "en", "en-US" and "EN" are one language: echoed once
         span_annotations=_bool(obj, "spanAnnotations"),
         do_not_store=_bool(obj, "doNotStore"),
         client_token=token,
