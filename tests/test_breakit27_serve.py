@@ -120,3 +120,29 @@ async def test_a_language_given_twice_is_echoed_once(keyed):
     status, doc, _ = await _post(keyed.url + ANALYZE, {**BODY, "languages": ["en", "en-US", "EN"]},
                                  params={"key": KEY})
     assert status == 200 and doc["languages"] == ["en"]
+
+
+def test_expect_100_continue_with_a_body_over_the_limit_is_refused_before_it_is_sent(keyed):
+    """A client announcing 999,999,999 bytes with ``Expect: 100-continue`` was told "100 Continue"; it now gets
+    413 at once, and a body within the limit still gets "100 Continue" and its answer."""
+    import socket
+
+    host, port = keyed.url.removeprefix("http://").rsplit(":", 1)
+
+    def exchange(length: int, body: bytes = b"") -> bytes:
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(f"POST {ANALYZE}?key={KEY} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n".encode())
+            first = s.recv(65536)
+            if body:
+                s.sendall(body)
+                until = time.monotonic() + 10
+                while b"HTTP/1.1 200" not in first and time.monotonic() < until:
+                    first += s.recv(65536)
+            return first
+
+    refused = exchange(999_999_999)
+    assert refused.startswith(b"HTTP/1.1 413") and b"100 Continue" not in refused
+    body = json.dumps(BODY).encode()
+    ok = exchange(len(body), body)
+    assert ok.startswith(b"HTTP/1.1 100 Continue") and b"HTTP/1.1 200" in ok

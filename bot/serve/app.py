@@ -322,15 +322,30 @@ class ScoringService:
     def app(self) -> web.Application:
         """The aiohttp application (routes and middlewares)."""
         app = web.Application(middlewares=[self._middleware], client_max_size=self.config.max_body_bytes)
-        app.router.add_post("/v1alpha1/comments:analyze", self.analyze)
-        app.router.add_post("/v1/score", self.score_batch)
-        app.router.add_post("/v1/model:score", self.model_score)
+        app.router.add_post("/v1alpha1/comments:analyze", self.analyze, expect_handler=self._expect)
+        app.router.add_post("/v1/score", self.score_batch, expect_handler=self._expect)
+        app.router.add_post("/v1/model:score", self.model_score, expect_handler=self._expect)
         app.router.add_get("/v1/model", self.model_info)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/readyz", self.readyz)
         app.router.add_get("/metrics", self.metrics_page)
         app.router.add_get("/$discovery/rest", self.discovery)
         return app
+
+    async def _expect(self, request: web.Request) -> web.StreamResponse | None:
+        """``Expect: 100-continue``: a body announced over ``max_body_bytes`` is refused 413 before it is sent
+        (aiohttp's own handler said "100 Continue" to any length); otherwise "100 Continue", as aiohttp does."""
+        if request.content_length is not None and request.content_length > self.config.max_body_bytes:
+            resp = _error(413, f"Request payload too large: the limit is {self.config.max_body_bytes} bytes.",
+                          "INVALID_REQUEST")
+            resp.force_close()
+            return resp
+        if request.headers.get("Expect", "").lower() != "100-continue":
+            raise web.HTTPExpectationFailed(text=f"Unknown Expect: {request.headers.get('Expect', '')[:40]}")
+        if request.version >= (1, 1):
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # as aiohttp's own handler resets it
+        return None
 
     @web.middleware
     async def _middleware(self, request: web.Request,
