@@ -247,5 +247,20 @@ def test_long_text_and_its_chunks_keep_zwj_emoji_whole():
     plan = scoring_pieces(text)
     assert "transgender flag" in plan[0] and "white flag" not in " ".join(plan)
     assert len(plan) > 1 and all("transgender symbol" not in p for p in plan)
-    assert "\u200b" not in visible(text) and TRANS_FLAG in visible(text)
-    assert visible("a\u200db") == "ab" and visible(f"x{TRANS_FLAG}y") == f"x{TRANS_FLAG}y"
+    assert "\u200b" not in visible(text) and "\U0001f3f3\u200d\u26a7" in visible(text)
+    assert visible("a\u200db") == "ab" and visible(f"x{TRANS_FLAG}y") == "x\U0001f3f3\u200d\u26a7y"
+
+
+def test_joiners_kept_for_emoji_cannot_pad_a_slur_past_the_caps():
+    """A run of 4,100 joiners between two emoji pushed the rest of the message past a 4,000-character max_chars
+    (the whole run was kept as part of an "emoji sequence"): a slur after it was never read. Only one joiner
+    between two emoji survives, kana and CJK are not emoji, and a selector without a joiner is dropped as before."""
+    from bot.core.normalize import visible
+    from bot.core.pieces import is_truncated
+
+    text = "hey \U0001f600" + "\u200d" * 4100 + "\U0001f600 go die you f4ggot"
+    assert visible(text) == "hey \U0001f600\U0001f600 go die you f4ggot"
+    assert not is_truncated(text, 4000) and "go die you f4ggot" in scoring_pieces(text, max_chars=4000)[0]
+    assert visible("\u3042\u200d\u3044") == "\u3042\u3044"  # hiragana: no emoji, no joiner kept
+    assert visible("\u2764\ufe0f") == "\u2764"  # a lone selector counts nothing
+    assert visible(TRANS_FLAG) == "\U0001f3f3\u200d\u26a7"

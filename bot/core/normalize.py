@@ -132,11 +132,13 @@ def _url_decode(m: re.Match[str]) -> str:
         return m.group()
 
 
-#: Characters an emoji can be made of (as ``bot.core.emoji_words``' starts: U+00A9, U+00AE, U+203C..U+3299,
-#: U+1F000..U+1FAFF), and the joiners and variation selectors that belong to an emoji sequence: between two such
-#: characters (``🏳️‍⚧️`` is white flag, VS-16, ZWJ, transgender symbol, VS-16) or a selector right after one.
-_EMOJI_CHAR = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
-_EMOJI_JOIN = re.compile(f"(?<=[{_EMOJI_CHAR}])[\u200d\ufe0e\ufe0f]+(?=[{_EMOJI_CHAR}])|(?<=[{_EMOJI_CHAR}])[\ufe0e\ufe0f]")
+#: Code points that sit next to a zero-width joiner in an emoji ZWJ sequence (checked against the ``emoji`` package's
+#: data: every such neighbour is in this class); CJK and kana are not, so no joiner survives between them.
+_EMOJI_CHAR = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u2199\u21a9\u21aa\u231a-\u23ff\u24c2\u25aa-\u25fe"
+               "\u2600-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299\U0001f000-\U0001faff")
+#: One joiner between two emoji (a variation selector before it is dropped): the joiner of a ZWJ sequence
+#: (``🏳️‍⚧️`` is white flag, VS-16, ZWJ, transgender symbol, VS-16). A run of joiners is not one.
+_EMOJI_JOIN = re.compile(f"(?<=[{_EMOJI_CHAR}])[\ufe0e\ufe0f]?\u200d(?=[{_EMOJI_CHAR}])")
 
 
 def visible(text: str) -> str:
@@ -144,16 +146,16 @@ def visible(text: str) -> str:
     characters read (:data:`MAX_CHARS`, the policy's ``[scoring] max_chars``) count, so padding made of zero-width
     characters cannot push the words past them. ``text`` itself when it has none.
 
-    The joiners and variation selectors *inside an emoji sequence* are kept (:data:`_EMOJI_JOIN`), so text cut from
-    this one (sentence pieces, chunks of a long text) still spells the sequence as one emoji in step 5: without
-    them ``🏳️‍⚧️`` falls apart into "white flag" and "transgender symbol". A zero-width character between letters is
-    removed as before."""
+    The one joiner between two emoji of a ZWJ sequence is kept (:data:`_EMOJI_JOIN`), so text cut from this one
+    (sentence pieces, chunks of a long text) still spells the sequence as one emoji in step 5: without it ``🏳️‍⚧️``
+    falls apart into "white flag" and "transgender symbol". Each kept joiner sits next to a visible emoji, so
+    padding still cannot push words past the caps (a run of joiners, or one between letters or kana, is removed)."""
     if text.isascii() or INVISIBLE_CHARS.isdisjoint(text):
         return text
     out: list[str] = []
     last = 0
     for m in _EMOJI_JOIN.finditer(text):
-        out += (text[last:m.start()].translate(INVISIBLE), m.group())
+        out += (text[last:m.start()].translate(INVISIBLE), "\u200d")
         last = m.end()
     out.append(text[last:].translate(INVISIBLE))
     return "".join(out)
