@@ -124,14 +124,15 @@ async def test_a_language_given_twice_is_echoed_once(keyed):
 
 def test_expect_100_continue_with_a_body_over_the_limit_is_refused_before_it_is_sent(keyed):
     """A client announcing 999,999,999 bytes with ``Expect: 100-continue`` was told "100 Continue"; it now gets
-    413 at once, and a body within the limit still gets "100 Continue" and its answer."""
+    413 at once, a wrong key gets its error before sending the body, and a body within the limit from a key still
+    gets "100 Continue" and its answer."""
     import socket
 
     host, port = keyed.url.removeprefix("http://").rsplit(":", 1)
 
-    def exchange(length: int, body: bytes = b"") -> bytes:
+    def exchange(length: int, body: bytes = b"", key: str = KEY) -> bytes:
         with socket.create_connection((host, int(port)), timeout=10) as s:
-            s.sendall(f"POST {ANALYZE}?key={KEY} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            s.sendall(f"POST {ANALYZE}?key={key} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                       f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n".encode())
             first = s.recv(65536)
             if body:
@@ -143,6 +144,46 @@ def test_expect_100_continue_with_a_body_over_the_limit_is_refused_before_it_is_
 
     refused = exchange(999_999_999)
     assert refused.startswith(b"HTTP/1.1 413") and b"100 Continue" not in refused
+    wrong = exchange(100, key="not-a-key")  # refused by the key check before the body is invited
+    assert wrong.startswith(b"HTTP/1.1 400") and b"100 Continue" not in wrong
     body = json.dumps(BODY).encode()
     ok = exchange(len(body), body)
     assert ok.startswith(b"HTTP/1.1 100 Continue") and b"HTTP/1.1 200" in ok
+
+
+async def test_every_gzip_member_is_read_and_trailing_bytes_are_refused(keyed):
+    """After aiohttp's inflating was turned off, only the first gzip member was read: a document split over two
+    members was refused, a second document was silently dropped, and trailing garbage was accepted, so the service
+    scored other text than a proxy inflating the whole body would log. Every member is read, as gzip.decompress
+    does; bytes after the end are a 400."""
+    raw = json.dumps(BODY).encode()
+    plain = await _post(keyed.url + ANALYZE, BODY, params={"key": KEY})
+    split = gzip.compress(raw[:10]) + gzip.compress(raw[10:])
+    status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=split, headers={"Content-Encoding": "gzip"},
+                                 params={"key": KEY})
+    assert (status, doc) == (200, plain[1])
+    for data, encoding in ((gzip.compress(raw) + b"GARBAGE", "gzip"), (gzip.compress(raw) + gzip.compress(raw), "gzip"),
+                           (zlib.compress(raw) + b"x", "deflate")):
+        status, doc, _ = await _post(keyed.url + ANALYZE, None, raw=data, headers={"Content-Encoding": encoding},
+                                     params={"key": KEY})
+        assert status == 400, (encoding, data[-8:])
+
+
+async def test_the_discovery_document_is_never_cached_and_names_no_hostile_host(keyed):
+    """The discovery document echoed any Host (``evil.example``, ``127.0.0.1:1/attacker?x=``) with no cache
+    headers: a shared cache keyed on the path would hand an attacker's rootUrl, and with it clients' keys and
+    comments, to everyone. It is answered ``Cache-Control: no-store`` (``Vary: Host``), a Host that could add a
+    path, query or user info is a 400, and only ``X-Forwarded-Proto: https`` changes the scheme."""
+    async with aiohttp.ClientSession() as s:
+        async with s.get(keyed.url + "/$discovery/rest", params={"version": "v1alpha1"}) as r:
+            doc = await r.json()
+            assert r.status == 200 and r.headers["Cache-Control"] == "no-store" and "Host" in r.headers["Vary"]
+            assert doc["rootUrl"] == keyed.url + "/"
+        for host in ("127.0.0.1:1/attacker?x=", "good.example@evil.example", "a b"):
+            async with s.get(keyed.url + "/$discovery/rest", headers={"Host": host}) as r:
+                assert r.status == 400, host
+        async with s.get(keyed.url + "/$discovery/rest",
+                         headers={"Host": "scores.example:8443", "X-Forwarded-Proto": "https"}) as r:
+            assert (await r.json())["rootUrl"] == "https://scores.example:8443/"
+        async with s.get(keyed.url + "/$discovery/rest", headers={"X-Forwarded-Proto": "ftp"}) as r:
+            assert (await r.json())["rootUrl"].startswith("http://")

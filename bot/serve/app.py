@@ -333,13 +333,21 @@ class ScoringService:
         return app
 
     async def _expect(self, request: web.Request) -> web.StreamResponse | None:
-        """``Expect: 100-continue``: a body announced over ``max_body_bytes`` is refused 413 before it is sent
-        (aiohttp's own handler said "100 Continue" to any length); otherwise "100 Continue", as aiohttp does."""
+        """``Expect: 100-continue``: a body announced over ``max_body_bytes``, or a request the key check refuses, is
+        answered before the body is sent (aiohttp's own handler said "100 Continue" to anyone); otherwise "100
+        Continue", as aiohttp does."""
         if request.content_length is not None and request.content_length > self.config.max_body_bytes:
             resp = _error(413, f"Request payload too large: the limit is {self.config.max_body_bytes} bytes.",
                           "INVALID_REQUEST")
             resp.force_close()
             return resp
+        try:  # no key, over its rate, draining, a foreign Host: refused before the client sends its body
+            self._admit(request)
+            request["modbot_admitted"] = True  # the middleware does not check (or count) it again
+        except ApiError as exc:
+            refused = web.json_response(exc.body(), status=exc.code, headers=exc.headers)
+            refused.force_close()
+            return refused
         if request.headers.get("Expect", "").lower() != "100-continue":
             raise web.HTTPExpectationFailed(text=f"Unknown Expect: {request.headers.get('Expect', '')[:40]}")
         if request.version >= (1, 1):
@@ -373,7 +381,7 @@ class ScoringService:
                 resp = web.json_response(err.body(), status=err.code, headers={"Retry-After": "1"})
                 resp.force_close()
                 return resp
-            if request.path not in OPEN_PATHS:
+            if request.path not in OPEN_PATHS and not request.get("modbot_admitted"):
                 self._admit(request)
             return await handler(request)
         except ApiError as exc:
@@ -638,10 +646,19 @@ class ScoringService:
         if version != "v1alpha1":
             raise ApiError(404, f"Discovery document not found for API version {version[:20]!r}: this service "
                                 "serves v1alpha1.")
-        scheme = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip().lower()
-        if scheme not in ("http", "https"):
-            scheme = request.scheme
-        return web.json_response(discovery_document(f"{scheme}://{request.host}/"))
+        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        scheme = "https" if forwarded == "https" else request.scheme
+        host = request.headers.get("Host", "").strip()
+        if not host:  # HTTP/1.0 without Host: the address and port this connection came to
+            sock = request.transport.get_extra_info("sockname") if request.transport is not None else None
+            host = (f"[{sock[0]}]:{sock[1]}" if ":" in sock[0] else f"{sock[0]}:{sock[1]}") if sock else "127.0.0.1"
+        if not _HOST_HEADER.fullmatch(host):
+            raise ApiError(400, "The Host header is not a host name or address with an optional port.",
+                           "INVALID_REQUEST")
+        # never cached: the document names the address its request came to, and a shared cache would hand one
+        # client's Host to every other (whose key and comments would then go there)
+        return web.json_response(discovery_document(f"{scheme}://{host}/"),
+                                 headers={"Cache-Control": "no-store", "Vary": "Host, X-Forwarded-Proto"})
 
     async def model_info(self, request: web.Request) -> web.Response:
         """``GET /v1/model``: what the service scores with."""
@@ -746,33 +763,50 @@ class _QuietRunner(web.AppRunner):
         return server
 
 
+#: A ``Host`` header the discovery document may name: a DNS name or IPv4 address, or a bracketed IPv6 address, with
+#: an optional port; nothing that could add a path, a query or user info to the URL built from it.
+_HOST_HEADER = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
 def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
-    """``body`` sent with ``Content-Encoding: gzip`` or ``deflate`` (zlib, or raw deflate as some clients send),
-    inflated to at most ``limit`` bytes (the body limit applies to what is inflated; a bomb is cut there, never
-    inflated whole).
+    """``body`` sent with ``Content-Encoding: gzip`` (every member, as ``gzip.decompress`` reads it) or ``deflate``
+    (zlib, or raw deflate as some clients send), inflated to at most ``limit`` bytes (the body limit applies to what
+    is inflated; a bomb is cut there, never inflated whole).
 
     Raises:
-        ApiError: 400 for another encoding or a body that does not inflate; 413 over ``limit``.
+        ApiError: 400 for another encoding, a body that does not inflate or bytes after its end; 413 over ``limit``.
     """
     if encoding in ("gzip", "x-gzip"):
-        tries = [zlib.MAX_WBITS | 16]
+        tries, members = [zlib.MAX_WBITS | 16], True
     elif encoding == "deflate":
-        tries = [zlib.MAX_WBITS, -zlib.MAX_WBITS]
+        tries, members = [zlib.MAX_WBITS, -zlib.MAX_WBITS], False
     else:
         raise ApiError(400, f"Content-Encoding {encoding[:40]!r} is not supported: send the body as is, or gzip or "
                             "deflate it.", "INVALID_REQUEST")
+    broken = ApiError(400, f"Invalid {encoding} payload: the body does not inflate.", "INVALID_REQUEST")
     for wbits in tries:
-        inflater = zlib.decompressobj(wbits)
+        out = bytearray()
+        rest = body
         try:
-            out = inflater.decompress(body, limit + 1)
+            while True:
+                inflater = zlib.decompressobj(wbits)
+                out += inflater.decompress(rest, limit + 1 - len(out))
+                if len(out) > limit or inflater.unconsumed_tail:
+                    raise ApiError(413, f"Request payload too large: the limit is {limit} bytes (inflated).")
+                if not inflater.eof:
+                    raise broken
+                rest = inflater.unused_data
+                if not rest:
+                    return bytes(out)
+                if not members:  # bytes after the deflate stream: not what a proxy that inflates it would read
+                    raise ApiError(400, f"Invalid {encoding} payload: bytes after the end of the stream.",
+                                   "INVALID_REQUEST")
         except zlib.error:
+            if out:  # a later gzip member (or trailing bytes) does not inflate
+                raise ApiError(400, f"Invalid {encoding} payload: bytes after the end of a member that are not "
+                                    "another member.", "INVALID_REQUEST") from None
             continue
-        if len(out) > limit or inflater.unconsumed_tail:
-            raise ApiError(413, f"Request payload too large: the limit is {limit} bytes (inflated).")
-        if not inflater.eof:
-            break
-        return out
-    raise ApiError(400, f"Invalid {encoding} payload: the body does not inflate.", "INVALID_REQUEST")
+    raise broken
 
 
 def _host_name(host: str) -> str:
