@@ -201,15 +201,19 @@ def test_an_answer_cut_short_is_retried_and_an_odd_retry_after_is_read_as_none(s
 
 def test_one_call_never_mixes_two_model_versions(stand_ins, monkeypatch):
     """Behind a load balancer during a rolling upgrade, one call's requests were answered by two versions and the
-    message's whole text and pieces were combined across them. The requests the older version answered are sent
-    again, so every score of the call comes from one version."""
+    message's whole text and pieces were combined across them. The call is then sent again, once, so every score
+    of the call comes from one version; an answer that names no version counts as another version."""
     monkeypatch.setattr(remote_mod, "REQUEST_TEXTS", 2)
     versions = iter(["1", "2", "2", "2", "2"])
     svc = stand_ins(lambda h, texts: send(h, 200, json.dumps(_answer(texts, version=next(versions))).encode()))
     scorer = RemoteScorer(svc.url, timeout_s=5)
     out = scorer.score_batch(["a", "b", "you idiot", "d"])
     assert [s.values["insult"] for s in out] == [0.01, 0.01, 0.9, 0.01]
-    assert scorer.version == "2" and len(svc.requests) == 3  # chunk 1 (v1) sent again
+    assert scorer.version == "2" and len(svc.requests) == 4  # both chunks sent again
+    unnamed = iter([None, "2", None, "2"])
+    svc2 = stand_ins(lambda h, texts: send(h, 200, json.dumps(_answer(texts, version=next(unnamed))).encode()))
+    with pytest.raises(ScorerError, match="several model versions"):
+        RemoteScorer(svc2.url, timeout_s=5).score_batch(["a", "b", "c"])
 
 
 def test_requests_stay_under_the_service_body_limit(stand_ins):
@@ -268,3 +272,56 @@ async def test_a_message_the_service_cannot_score_in_time_fails_only_itself(stan
     assert batched, "the three messages were never scored in one batch: this test checks nothing"
     assert [o.verdict.score_status for o in outs[:2]] == ["scorer_error", "scorer_error"]
     assert outs[2].verdict.score_status == "ok" and outs[2].verdict.flagged
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/my api", "http://127.0.0.1:9/mod\u00e9rateur"])
+def test_a_url_with_a_space_or_non_ascii_path_is_a_load_error(url):
+    """Such a URL was accepted, then every call burnt its whole timeout (InvalidURL) or raised UnicodeEncodeError."""
+    with pytest.raises(ScorerLoadError, match="space, control or non-ASCII"):
+        RemoteScorer(url, timeout_s=2)
+
+
+def test_an_answer_cut_in_its_headers_is_retried(stand_ins):
+    """A 200 whose headers were cut by a dying replica was read as "not a JSON answer" and not retried."""
+    calls = []
+
+    def reply(h: BaseHTTPRequestHandler, texts: list[str]) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            h.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Ty")
+            h.wfile.flush()
+            h.close_connection = True
+        else:
+            send(h, 200, json.dumps(_answer(texts)).encode())
+
+    svc = stand_ins(reply)
+    [s] = RemoteScorer(svc.url, timeout_s=5).score_batch(["you idiot"])
+    assert s.values["insult"] == 0.9 and len(calls) == 2
+
+
+async def test_a_service_that_is_down_costs_one_timeout_not_two(tmp_path):
+    """When the batch failed because the service was never reached, scoring each message alone (after the batch)
+    doubled the time every batch held the scoring thread in an outage; it is not tried then."""
+    import asyncio
+    import socket
+    from datetime import UTC, datetime
+
+    from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    rt = await Runtime.open(Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers",
+                                     scorer_url=url, scorer_timeout_s=1.0), enforce=False)
+    try:
+        started = time.monotonic()
+        outs = await asyncio.gather(*(rt.service.submit(Message(
+            server=ServerRef("discord", "1", "g"), channel=ChannelRef("2", "chat"), author=MemberRef(f"u{i}", "m"),
+            id=f"m{i}", text=f"message number {i}", created_at=datetime.now(UTC))) for i in range(5)))
+        took = time.monotonic() - started
+    finally:
+        await rt.close()
+    assert all(o.verdict.score_status == "scorer_error" for o in outs)
+    assert took < 1.8

@@ -460,11 +460,14 @@ class ModerationService:
         if not plans:
             return
         n_texts = len({piece for plan in plans for piece in plan})
+        started = time.monotonic()
         try:
             combined = score_plans(self.scorer, list(plans))  # the one scoring path (eval and bench use it too)
         except Exception as exc:  # noqa: BLE001 - the policy's on_scorer_error decides
             _log_scorer_failure(exc, f"a batch of {n_texts} texts")
-            combined = self._score_alone(list(plans))
+            # a scorer that was never reached fails smaller batches alike: no second try then
+            budget = 0.0 if getattr(exc, "unreachable", False) else time.monotonic() - started
+            combined = self._score_alone(list(plans), budget)
             for plan, its in plans.items():
                 if plan not in combined:
                     for it in its:
@@ -480,16 +483,20 @@ class ModerationService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _score_alone(self, plans: list[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+    def _score_alone(self, plans: list[tuple[str, ...]], budget_s: float) -> dict[tuple[str, ...], Scores]:
         """After a failed batch of several messages: each message's plan scored on its own, the lightest first,
         until one fails (the rest are then failed too: the scorer is likely away, and each further try could cost
-        a remote scorer's whole timeout). So one message the scorer cannot score (a remote service timing out on
-        two 39,000-character messages) no longer fails the messages batched with it, as the scoring service's own
-        batcher already ensures for its callers. Returns the plans scored."""
+        a remote scorer's whole timeout) or ``budget_s`` seconds have gone (the time the failed batch took, so the
+        worker thread is held at most twice as long as without this; 0: no try). So one message the scorer cannot
+        score (a remote service timing out on two 39,000-character messages) no longer fails the messages batched
+        with it, as the scoring service's own batcher already ensures for its callers. Returns the plans scored."""
         done: dict[tuple[str, ...], Scores] = {}
-        if len(plans) < 2:
+        if len(plans) < 2 or budget_s <= 0:
             return done
+        until = time.monotonic() + budget_s
         for plan in sorted(plans, key=lambda p: sum(map(len, set(p)))):
+            if time.monotonic() >= until:
+                break
             try:
                 done[plan] = score_plans(self.scorer, [plan])[plan]
             except Exception as exc:  # noqa: BLE001 - on_scorer_error for this one and those left

@@ -84,6 +84,9 @@ class RemoteScorer:
                                   "service does not read; give the key in MODBOT_SCORER_KEY (the URL is not shown)")
         if not parts.hostname:
             raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: no host name")
+        if not url.isascii() or any(c.isspace() or not c.isprintable() for c in url):
+            raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: a space, control or non-ASCII character (percent-"
+                                  "encode the path, use the host's ASCII name)")
         if parts.query or parts.fragment:
             raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: give the service's base URL, without ?query or #fragment")
         if not timeout_s > 0:
@@ -96,7 +99,7 @@ class RemoteScorer:
         self.url = url.rstrip("/")
         self._https = parts.scheme == "https"
         self._host = parts.hostname
-        self._port = port
+        self._port = port or (443 if parts.scheme == "https" else 80)  # http.client would read "[::1]" as host:port
         self._base_path = parts.path.rstrip("/")
         self._key = key or None
         self.timeout_s = float(timeout_s)
@@ -158,38 +161,48 @@ class RemoteScorer:
             headers["X-Goog-Api-Key"] = self._key
         backoff = FIRST_BACKOFF_S
         attempt = 0
+        connected = False  # some attempt reached the service (so a failure may be this request's own)
         while True:
             attempt += 1
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ScorerError(f"scoring service {self.url}: no answer within {self.timeout_s:g} s")
+                raise ScorerError(f"scoring service {self.url}: no answer within {self.timeout_s:g} s",
+                                  unreachable=not connected)
             wait = backoff
             try:
                 status, answer_headers, raw = self._exchange(method, path, data, headers, deadline)
-            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut mid-answer
+            except _Unreachable as exc:
+                reason = f"{type(exc.__cause__).__name__}: {exc.__cause__}"
+            except (OSError, http.client.HTTPException) as exc:  # reset, timed out, cut mid-answer
+                connected = True
                 reason = (f"no complete answer within {self.timeout_s:g} s" if time.monotonic() >= deadline
                           else f"{type(exc).__name__}: {exc}")
             else:
-                if 200 <= status < 300:
+                connected = True
+                if 200 <= status < 300 and not raw:  # cut in its headers, or at the deadline: try again
+                    reason = (f"no complete answer within {self.timeout_s:g} s" if time.monotonic() >= deadline
+                              else "an empty answer (cut short?)")
+                elif 200 <= status < 300:
                     try:
                         answer = json.loads(raw.decode("utf-8"))
-                    except ValueError as exc:
+                    except (ValueError, RecursionError) as exc:
                         raise ScorerError(f"scoring service {self.url}: not a JSON answer ({exc})") from None
                     if not isinstance(answer, dict):
                         raise ScorerError(f"scoring service {self.url}: the answer is a JSON "
                                           f"{type(answer).__name__}, not an object")
                     return answer
-                detail = _message(raw, http.client.responses.get(status, "unknown status"))
-                if 300 <= status < 400:
-                    raise _Refused(f"HTTP {status}: a redirect, which is not followed (the API key would go to "
-                                   "another address); give the service's own URL", status)
-                if status not in RETRY_STATUSES:
-                    raise _Refused(f"HTTP {status}: {detail}", status)
-                reason = f"HTTP {status}: {detail}"
-                wait = max(wait, _retry_after(answer_headers.get("Retry-After")))
+                else:
+                    detail = _message(raw, http.client.responses.get(status, "unknown status"))
+                    if 300 <= status < 400:
+                        raise _Refused(f"HTTP {status}: a redirect, which is not followed (the API key would go "
+                                       "to another address); give the service's own URL", status)
+                    if status not in RETRY_STATUSES:
+                        raise _Refused(f"HTTP {status}: {detail}", status)
+                    reason = f"HTTP {status}: {detail}"
+                    wait = max(wait, _retry_after(answer_headers.get("Retry-After")))
             if time.monotonic() + wait >= deadline:
                 raise ScorerError(f"scoring service {self.url}: {reason} (after {attempt} attempt(s) in "
-                                  f"{self.timeout_s:g} s)")
+                                  f"{self.timeout_s:g} s)", unreachable=not connected)
             time.sleep(wait)
             backoff *= 2
 
@@ -212,10 +225,17 @@ class RemoteScorer:
                                                context=ssl.create_default_context())
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=left)
+        # each address tried within what is left of the deadline (socket.create_connection gives every address
+        # the whole timeout); a failure to connect at all is _Unreachable
+        conn._create_connection = lambda address, timeout=None, source=None: _connect(address, deadline)  # type: ignore[attr-defined]
         watchdog = threading.Timer(left, _cut, args=(conn,))
         watchdog.daemon = True
         watchdog.start()
         try:
+            try:
+                conn.connect()
+            except OSError as exc:
+                raise _Unreachable from exc
             conn.request(method, self._base_path + path, body=data, headers=headers)
             resp = conn.getresponse()
             if (resp.length or 0) > MAX_ANSWER_BYTES:
@@ -245,21 +265,24 @@ class RemoteScorer:
             return []
         deadline = time.monotonic() + self.timeout_s
         chunks = _chunks([str(t) for t in texts])
-        answers: list[tuple[str, list[Scores]]] = [self._score_chunk(chunk, deadline) for chunk in chunks]
-        latest = answers[-1][0]
-        if any(version != latest for version, _ in answers):
-            # a rolling upgrade answered part of this call: ask again for the parts the other version scored
-            log.info("scoring service %s answered with two model versions in one call; scoring those texts again",
+        answers = [self._score_chunk(chunk, deadline) for chunk in chunks]
+        if len({v for v, _ in answers}) > 1:
+            # a rolling upgrade answered part of this call (or an answer named no version): ask again for all of
+            # it, once; whichever replicas answer then must agree
+            log.info("scoring service %s answered one call with several model versions; scoring it again",
                      self.url)
-            answers = [(v, sc) if v == latest else self._score_chunk(chunk, deadline)
-                       for (v, sc), chunk in zip(answers, chunks, strict=True)]
-            if len({v for v, _ in answers}) > 1:
-                raise ScorerError(f"scoring service {self.url}: answered with two model versions "
-                                  f"({', '.join(sorted({v for v, _ in answers}))}) in one call")
+            answers = [self._score_chunk(chunk, deadline) for chunk in chunks]
+            versions = {v for v, _ in answers}
+            if len(versions) > 1:
+                raise ScorerError(f"scoring service {self.url}: answered with several model versions "
+                                  f"({', '.join(sorted(str(v) for v in versions))}) in one call")
+        if answers[0][0] is not None:
+            self.version = answers[0][0]
         return [s for _, scores in answers for s in scores]
 
-    def _score_chunk(self, chunk: list[str], deadline: float) -> tuple[str, list[Scores]]:
-        """``(model version, scores)`` of one request's texts (see :meth:`score_batch` for what is refused)."""
+    def _score_chunk(self, chunk: list[str], deadline: float) -> tuple[str | None, list[Scores]]:
+        """``(model version, scores)`` of one request's texts (the version ``None`` when the answer names none;
+        see :meth:`score_batch` for what is refused)."""
         try:
             answer = self._call("POST", "/v1/model:score", {"texts": chunk}, deadline)
         except _Refused as exc:
@@ -297,11 +320,41 @@ class RemoteScorer:
                                   "which the service says it scores")
             out.append(Scores(values={k: float(v) for k, v in values.items() if k in LABELS}, missing=missing,
                               model=self.name))
-        return self.version, out
+        version = answer.get("version")
+        return (version if isinstance(version, str) else None), out
 
     def score(self, text: str) -> Scores:
         """Score one text (convenience wrapper over :meth:`score_batch`)."""
         return self.score_batch([text])[0]
+
+
+class _Unreachable(OSError):
+    """No connection to the service (``__cause__`` is why): refused, unroutable, no address answered in time."""
+
+
+def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
+    """A TCP connection to ``address``, each of its resolved addresses tried in turn within what is left until
+    ``deadline`` (the name lookup itself is not bounded).
+
+    Raises:
+        OSError: no address accepted in time (the last address's error, or TimeoutError).
+    """
+    host, port = address
+    error: OSError = TimeoutError("no address of the service answered before the deadline")
+    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(left)
+            sock.connect(addr)
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            return sock
+        except OSError as exc:
+            error = exc
+            sock.close()
+    raise error
 
 
 class _Refused(ScorerError):
