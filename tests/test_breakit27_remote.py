@@ -18,7 +18,7 @@ from bot.scoring.remote import RemoteScorer
 LABELS = ["toxicity", "severe_toxicity", "obscene", "threat", "insult", "identity_attack", "sexual_explicit"]
 
 
-def _answer(texts: list[str], version: str = "1", **extra: object) -> dict:
+def _answer(texts: list[str], version: str | None = "1", **extra: object) -> dict:
     return {"model": "stand-in", "version": version, "labels": LABELS, "missing": [],
             "scores": [dict.fromkeys(LABELS, 0.9 if "idiot" in t else 0.01) for t in texts], **extra}
 

@@ -402,6 +402,7 @@ def test_identity_target_hit_names_the_tier_raid_mode_applied():
         [hit] = IdentityTargetRule(policy.rules).check(ctx)
         details[raid] = hit.detail
     bar = policy.identity_target.untargeted.review
+    assert bar is not None
     strict = round(bar * policy.rules.raid.threshold_factor, 4)
     assert details[False].endswith(f"untargeted tier {bar:.2f}")
     assert details[True].endswith(f"untargeted tier {strict:.2f} ({bar:.2f}, made stricter by raid mode)")
