@@ -406,13 +406,19 @@ def _discord(settings: Settings) -> int:
 
 def _graceful_sigterm() -> None:
     """Treat SIGTERM (systemd, containers, Procfile runners) like Ctrl-C: the bot drains its queue and carries out
-    judged verdicts before it closes (asyncio and discord.py handle SIGINT gracefully)."""
+    judged verdicts before it closes (asyncio and discord.py handle SIGINT gracefully).
+
+    A process started in the background of a shell script inherits SIGINT *ignored* (POSIX shells without job
+    control do that to ``cmd &``), and Python then keeps it ignored: the SIGINT this handler sends was dropped and
+    the bot ran on after SIGTERM for ever. So an ignored SIGINT gets Python's default handler back first."""
     import signal
 
     def stop(*_: object) -> None:
         _STOPPED_BY_SIGTERM.append(True)
         os.kill(os.getpid(), signal.SIGINT)
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, stop)
 
 

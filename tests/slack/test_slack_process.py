@@ -85,3 +85,28 @@ async def test_sigterm_during_start_still_closes_the_mod_log_and_exits(tmp_path)
                 await proc.communicate()
                 pytest.fail(f"stop {attempt + 1}: the process did not exit within 30 s of SIGTERM")
             assert proc.returncode == 0, err.decode()[-2000:]
+
+
+async def test_sigterm_stops_a_bot_started_with_sigint_ignored(tmp_path):
+    """A bot started as ``python -m bot slack &`` from a script inherits SIGINT ignored; SIGTERM is turned into
+    SIGINT inside the process, which was then dropped: the bot never exited (seen when the test suite itself ran
+    in the background). It exits 0 now."""
+    async with FakeSlack() as fake:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "MODBOT_", "DISCORD_"))}
+        env.update({"SLACK_BOT_TOKEN": fake.bot_token, "SLACK_APP_TOKEN": fake.app_token,
+                    "SLACK_API_URL": fake.api_url, "MODBOT_SLACK_MODE": "socket", "MODBOT_DB": str(tmp_path / "m.db"),
+                    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "slack", cwd=REPO, env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        try:
+            await fake.wait_for_connections(1, timeout=180)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.communicate()
+            pytest.fail("the process did not exit within 30 s of SIGTERM")
+        assert proc.returncode == 0, err.decode()[-2000:]
