@@ -160,3 +160,24 @@ async def test_a_twenty_year_ban_keeps_its_end_across_a_restart(tmp_path):
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+async def test_a_stop_during_a_refused_unban_try_still_counts_the_try(tmp_path, monkeypatch):
+    """The bot stopped while an unban try was under way (the platform's refusal on its way back): close() cancelled
+    the timer before the mod log counted the try, so the count was lost and the next start allowed a sixth try
+    (seen as a flaky test under load). close() now lets a try under way record its outcome first."""
+    monkeypatch.setattr(sanctions, "UNBAN_RETRY_S", 30)
+    w = await make_world(tmp_path)
+    try:
+        w.enforcer.refuse["unban"] = "503 Service Unavailable"
+        ban = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+        assert ban.ok and ban.case_number is not None
+        w.enforcer.delay_s = 0.5  # the platform answers slowly: the stop lands while the try is under way
+        await _until(lambda: (SERVER, ban.case_number) in w.workflow._lift_trying)
+        await w.workflow.close()
+        assert len(w.enforcer.called("unban")) == 1
+        assert w.rows("SELECT lift_tries FROM cases WHERE number = ?", (ban.case_number,)) == [(1,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

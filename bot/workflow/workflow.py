@@ -55,6 +55,11 @@ log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
+#: Seconds :meth:`ModerationWorkflow.close` waits for unban tries under way to record their outcome (a platform
+#: call has its own timeout; this bounds a stop).
+TRY_FINISH_S = 10.0
+
+
 class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     """Carries out verdicts and moderators' decisions on one platform.
 
@@ -162,8 +167,16 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     async def close(self) -> None:
         """Drain, then cancel timers (temporary-ban expiries are rescheduled from the store at the next start; the
-        owed unbans this process was to retry are handed back in the mod log, so the next start tries them)."""
+        owed unbans this process was to retry are handed back in the mod log, so the next start tries them).
+
+        A timer whose unban try is under way (its platform call sent or about to be) is first left up to
+        :data:`TRY_FINISH_S` seconds to record its outcome: cancelled between the platform's answer and the mod
+        log's write, the refused try was not counted (the case's ``lift_tries``), so the next start allowed one try
+        more than ``LIFT_TRIES``, and the half-written transaction was rolled back at the stop."""
         await self.drain()
+        under_way = [t for key, t in self._timers.items() if key in self._lift_trying and not t.done()]
+        if under_way:
+            await asyncio.wait(under_way, timeout=TRY_FINISH_S)
         for task in [*self._timers.values(), *self.raid_tasks()]:
             task.cancel()
         await asyncio.gather(*self._timers.values(), *self.raid_tasks(), return_exceptions=True)
