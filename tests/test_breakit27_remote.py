@@ -325,3 +325,13 @@ async def test_a_service_that_is_down_costs_one_timeout_not_two(tmp_path):
         await rt.close()
     assert all(o.verdict.score_status == "scorer_error" for o in outs)
     assert took < 1.8
+
+
+def test_language_codes_from_the_service_are_strings_only(stand_ins):
+    """``"languages": ["en", {"x": 1}, null]`` in the service's answer became the languages "en", "{'x': 1}" and
+    "None"; only string codes are kept."""
+    svc = stand_ins(lambda h, texts: send(h, 200, json.dumps(_answer(texts, languages=["en", {"x": 1}, None, ""]))
+                                          .encode()))
+    scorer = RemoteScorer(svc.url, timeout_s=2)
+    scorer.score_batch(["hi"])
+    assert scorer.languages == ("en",)

@@ -144,8 +144,8 @@ class RemoteScorer:
         if isinstance(labels, list) and labels:
             self.labels = tuple(label for label in LABELS if label in labels)
         languages = info.get("languages")
-        if isinstance(languages, list):
-            self.languages = tuple(str(x) for x in languages)
+        if isinstance(languages, list):  # codes only: a non-string item ({"x": 1}, null) is no language
+            self.languages = tuple(x for x in languages if isinstance(x, str) and x)
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None, deadline: float) -> dict[str, Any]:
         """One request with retries until ``deadline`` (monotonic seconds); the decoded JSON object answered.
