@@ -903,7 +903,7 @@ async def serve(config: ServeConfig, keys: KeyRing, loading: Future[tuple[Scorer
     # handler_cancellation: a request whose client hung up is cancelled, and its queued units are dropped from the
     # batcher (a cancelled future is skipped), so an abandoned request stops costing the model
     # auto_decompress off: aiohttp would inflate a gzip body on the event loop as it arrives, before the key check
-    # and before the size limit (a 1 MB body of 1 GB of spaces held the loop for seconds); ApiService._json inflates
+    # and before the size limit (a 1 MB body of 1 GB of spaces held the loop for seconds); ScoringService._json inflates
     # it in a thread, bounded by --max-body-bytes
     runner = _QuietRunner(svc.app(), connection_cap=svc.connections, access_log=None, handle_signals=False,
                           keepalive_timeout=config.idle_timeout_s, handler_cancellation=True, auto_decompress=False)
