@@ -71,8 +71,10 @@ def test_normalize_is_idempotent_on_known_cases(text):
 
 
 _LOOKALIKES = "аеорсуіјѕкмнтвАВЕКМНОРСТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧοιᴀʙᴄ𝐚𝐛𝔞ａｂＡ０１İıßẞﬁﬂǅǆ"
+_ENCLOSED = "🇫🇦🇬🇰🇮🇪🇺🇸🅵🅰🅾🄵🅕🄕"
 _MARKS = "\u0300\u0301\u0302\u0307\u0308\u0323\u0336\u034f\u200b\u200d\u2060\ufe0f"
-_TEXT = st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzIKS01345@$!*. -_'" + _LOOKALIKES + _MARKS),
+_TEXT = st.text(alphabet=st.sampled_from("abcdefghijklmnopqrstuvwxyzIKS01345@$!*. -_'" + _LOOKALIKES + _MARKS
+                                            + _ENCLOSED),
                 max_size=40)
 
 
@@ -83,3 +85,37 @@ def test_normalize_matching_is_idempotent(text):
     once = normalize(text).matching
     assert normalize(once).matching == once
     assert unicodedata.is_normalized("NFC", once)
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("🇫 🇦 🇬 🇬 🇴 🇹", "faggot"),  # regional indicators, spaced
+    ("🇫🇦🇬🇬🇴🇹", "faggot"),  # adjacent: the pairs FA, GG, OT are not all flags
+    ("🇰🇮🇰🇪", "kike"),  # two real flags (Kiribati, Kenya) that spell a slur
+    ("🅵🅰🅶🅶🅾🆃", "faggot"),  # negative squared, with the blood-type emoji among them
+    ("🄵🄰🄶🄶🄾🅃", "faggot"), ("🅕🅐🅖🅖🅞🅣", "faggot"), ("🄕🄐🄖🄖🄞🄣", "faggot"),  # squared, circled, parenthesised
+    ("you 🅵.🅰.🅶", "fag"),
+])
+def test_words_spelt_in_enclosed_letters_are_matched(text, word):
+    """Letters in boxes, circles and regional indicators read as the word they spell (the breaker's evasion:
+    before, only squared capitals folded; regional indicators and negative squares stayed emoji or blood types)."""
+    from bot.core.normalize import contains_term
+
+    n = normalize(text)
+    assert contains_term(n, word), n
+    assert n.confusables
+
+
+@pytest.mark.parametrize(("text", "scoring", "not_in_matching"), [
+    ("I love 🇫🇷", "I love France", " fr "),
+    ("🇺🇸 🇬🇧 friends", "United States United Kingdom friends", "us"),
+    ("got an 🅰️ on the test", "got an A button (blood type) on the test", "ag"),
+    ("🅿️ here", "P button here", None),
+])
+def test_flags_and_lone_emoji_letters_stay_emoji(text, scoring, not_in_matching):
+    """One flag (two regional indicators) and a lone 🅰 🅱 🅾 🅿 keep their emoji names for the model and the blocklist;
+    the letters of one flag are not read as a word."""
+    assert " ".join(for_scoring(text).split()) == scoring
+    n = normalize(text)
+    assert not n.confusables
+    if not_in_matching:
+        assert not_in_matching.strip() not in n.tokens

@@ -15,7 +15,11 @@ Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
    -> ``url label``.
 4. **URL-encoding**: each run of ``%XX`` escapes is decoded when it is valid UTF-8 (``%66%75`` -> ``fu``);
    ``100%`` or ``100%ab`` stay as written.
-5. **Emoji -> words** (see :mod:`bot.core.emoji_words`).
+5. **Enclosed letters** (:func:`_enclosed_letters`): regional indicators (``🇫``), negative squared and circled,
+   squared and parenthesised Latin capitals (``🅵 🅕 🄵 🄕``) become the letters they show, so a word spelt in them
+   reads as that word. Adjacent regional indicators that pair into flags stay flags for scoring (``🇫🇷`` -> France);
+   for matching two flags or more are also read as letters (``🇰🇮🇰🇪`` -> ``KIKE`` and "Kiribati Kenya"). A lone ``🅰 🅱 🅾 🅿`` is
+   the emoji (blood types, parking). Then **emoji -> words** (see :mod:`bot.core.emoji_words`).
 6. **Invisibles**: Unicode format characters (Cf: zero-width, word joiner, BOM, bidi controls, soft hyphen, tag
    characters U+E0000..E007F), variation selectors, CGJ and Hangul fillers are removed. ZWJ/ZWNJ alone between
    non-ASCII letters (Persian, Indic) do not raise the ``invisible`` flag.
@@ -141,6 +145,63 @@ _EMOJI_CHAR = ("\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u2199\u21a9\u21aa\u2
 _EMOJI_JOIN = re.compile(f"(?<=[{_EMOJI_CHAR}])[\ufe0e\ufe0f]?\u200d(?=[{_EMOJI_CHAR}])")
 
 
+#: Enclosed Latin capitals A-Z by block: parenthesised, squared, negative circled, negative squared, regional
+#: indicators (Unicode's Enclosed Alphanumeric Supplement, U+1F110..U+1F1FF).
+_ENCLOSED_STARTS = (0x1F110, 0x1F130, 0x1F150, 0x1F170, 0x1F1E6)
+_ENCLOSED = "".join(f"{chr(a)}-{chr(a + 25)}" for a in _ENCLOSED_STARTS)
+#: A run of enclosed letters, each with an optional VS-16, with at most one space or separator between two.
+_ENCLOSED_RUN = re.compile(f"[{_ENCLOSED}]\ufe0f?(?:[ .\\-_*|]?[{_ENCLOSED}]\ufe0f?)*")
+_ENCLOSED_GROUP = re.compile(f"[{_ENCLOSED}\ufe0f]+")
+#: Negative squared A, B, O, P: emoji in their own right (blood types, parking) when they stand alone.
+_EMOJI_LETTERS = frozenset("\U0001f170\U0001f171\U0001f17e\U0001f17f")
+_REGIONAL = (0x1F1E6, 0x1F1FF)
+
+
+def _enclosed_letter(c: str) -> str:
+    cp = ord(c)
+    start = max(a for a in _ENCLOSED_STARTS if a <= cp)
+    return chr(ord("A") + cp - start)
+
+
+def _is_flags(group: str) -> bool:
+    """``group`` (enclosed letters, no VS) is all regional indicators that pair into flags the emoji data knows."""
+    from emoji import EMOJI_DATA
+
+    return (len(group) % 2 == 0 and all(_REGIONAL[0] <= ord(c) <= _REGIONAL[1] for c in group)
+            and all(group[i:i + 2] in EMOJI_DATA for i in range(0, len(group), 2)))
+
+
+def _enclosed_letters(s: str, scoring: bool) -> tuple[str, bool]:
+    """Step 5's first half: enclosed letters in ``s`` as the capitals they show. Returns ``(text, changed)``.
+
+    Each run (:data:`_ENCLOSED_RUN`) is cut at its separators into groups of adjacent letters; a group of regional
+    indicators that pairs into known flags is kept as written for scoring, and read both ways for matching when it
+    is two flags or more (letters, a space, then the flags for step 5's names); a run that is one lone ``🅰 🅱 🅾 🅿`` is kept; every other group
+    becomes its letters (VS-16 dropped)."""
+    changed = False
+
+    def run(m: re.Match[str]) -> str:
+        nonlocal changed
+        text = m.group()
+        if len(text.replace("\ufe0f", "")) == 1 and text[0] in _EMOJI_LETTERS:
+            return text
+
+        def group(g: re.Match[str]) -> str:
+            nonlocal changed
+            letters = g.group().replace("\ufe0f", "")
+            if _is_flags(letters):
+                if scoring or len(letters) < 4:
+                    return g.group()
+                changed = True
+                return "".join(map(_enclosed_letter, letters)) + " " + g.group()
+            changed = True
+            return "".join(map(_enclosed_letter, letters))
+
+        return _ENCLOSED_GROUP.sub(group, text)
+
+    return _ENCLOSED_RUN.sub(run, s), changed
+
+
 def visible(text: str) -> str:
     """``text`` without the invisible characters of step 6 (a braille blank becomes a space): what the caps on
     characters read (:data:`MAX_CHARS`, the policy's ``[scoring] max_chars``) count, so padding made of zero-width
@@ -179,12 +240,15 @@ def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
         s = _URLENC.sub(_url_decode, s).translate(_CONTROLS)
     invisible = zalgo = confusables = False
     if not s.isascii():
+        enclosed = False
+        if "\U0001f110" <= max(s):
+            s, enclosed = _enclosed_letters(s, scoring)
         s, _ = emoji_to_words(s, scoring=scoring)
         s = s[:MAX_EXPANDED]
         if not INVISIBLE_CHARS.isdisjoint(s):
             invisible = INVISIBLE_FLAG.search(s) is not None
             s = s.translate(INVISIBLE)
-        confusables = any(compat_letter(c) for c in set(s) if c > "\x7f")
+        confusables = enclosed or any(compat_letter(c) for c in set(s) if c > "\x7f")
         s = unicodedata.normalize("NFKD", s)
         if not MARK_CHARS.isdisjoint(s):
             stacked = 0
