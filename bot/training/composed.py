@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 
+from bot.training.counterfactual import BAD, KIND, TERMS, _article
 from bot.training.data import ZERO, Example
 from bot.training.handwritten import (
     ANGRY_HATE,
@@ -85,4 +86,58 @@ def composed_rows(seed: int, n: int = 1000) -> list[Example]:
         hateful = support[:swap] + [_sentence(rng.choice(HATEFUL), rng)] + support[swap + 1:]
         out.append(Example(_join(head + support + tail), ZERO, "hand_composed"))
         out.append(Example(_join(head + hateful + tail), HATE, "hand_composed"))
+    return out
+
+
+#: Stance pairs about any identity (twenty-eighth session): the same frame benign (``[0]``) and hateful (``[1]``),
+#: the stance carried by one word or phrase. Why: recipe QC (``composed`` alone) met the scene's 90% but lost
+#: HateCheck's hateful cases where an identity sits next to a hostile predicate: negated praise (-6 to -10 points),
+#: questions (-5 to -8) and threats. Its hateful twins all spoke of trans women; its benign rows taught that anger
+#: and words like "vile" next to an identity are benign. These twins put every :data:`TERMS` entry in those registers,
+#: inside the same openers and closers. ``{X}`` the term, ``{K}`` a kind adjective, ``{B}`` a derogatory one,
+#: ``{aK}`` / ``{aB}`` their articles. Written from the names of the registers; never from HateCheck or a template file.
+STANCE_PAIRS: tuple[tuple[str, str], ...] = (
+    # negation: a negated insult is benign, negated praise hateful
+    ("{X} people are never {B}, stop saying they are", "{X} people are never {K}, stop saying they are"),
+    ("not one {X} person I have met was {B}", "not one {X} person I have met was {K}"),
+    ("I refuse to believe {X} people are {B}", "I refuse to believe {X} people can be {K}"),
+    ("no {X} person deserves to be called {B}", "no {X} person deserves to be called {K}"),
+    # questions: asking about the hate is benign, asking why the group is bad is hateful
+    ("why are people so cruel to {X} people?", "why are {X} people so {B}?"),
+    ("can someone explain why {X} people get so much hate?", "can someone explain why {X} people are all so {B}?"),
+    ("how is it ok to treat {X} people like this?", "how is it ok to let {X} people live here?"),
+    ("who decided {X} people are not welcome here?", "who decided {X} people are welcome here? get them out"),
+    # threats and wishes aimed at the group, against protection of it
+    ("{X} people should feel safe in this server", "{X} people should feel scared in this server"),
+    ("someone should stand up for {X} people", "someone should hurt {X} people until they leave"),
+    ("I hope every {X} person here has a great day", "I hope every {X} person here gets what's coming to them"),
+    # predicates: human and welcome against vermin and unwanted
+    ("{X} people make this community better", "{X} people make this community worse"),
+    ("{X} people are human beings like the rest of us", "{X} people are animals, not like the rest of us"),
+    ("{X} people belong here as much as anyone", "{X} people do not belong anywhere near us"),
+)
+
+
+def composed_stance_rows(seed: int, n: int = 700) -> list[Example]:
+    """``n`` benign rows and their ``n`` hateful twins from :data:`STANCE_PAIRS`, each about one random
+    :data:`TERMS` entry, inside an opener (3 in 5) and a closer (3 in 5) as in :func:`composed_rows`; the twins share
+    the term, the adjectives' draw, the opener and the closer (deterministic for ``seed``).
+
+    Returns:
+        ``2 * n`` examples, benign (all zeros) and hateful (:data:`bot.training.handwritten.HATE`) alternating,
+        source ``"hand_composed_stance"``.
+    """
+    rng = random.Random(seed * 7121 + 2028)
+    out: list[Example] = []
+    for _ in range(n):
+        benign_t, hateful_t = rng.choice(STANCE_PAIRS)
+        term, k, b = rng.choice(TERMS), rng.choice(KIND), rng.choice(BAD)
+        fill = dict(X=term, K=k, B=b, aK=_article(k), aB=_article(b))
+        head = [_sentence(rng.choice(OPENERS), rng)] if rng.random() < 0.6 else []
+        tail = [_sentence(rng.choice(CLOSERS), rng)] if rng.random() < 0.6 else []
+        end = rng.choice((".", "!"))
+        pair = [t.format(**fill) for t in (benign_t, hateful_t)]
+        pair = [t if t[-1] in ".!?" else t + end for t in pair]
+        out.append(Example(_join(head + [pair[0]] + tail), ZERO, "hand_composed_stance"))
+        out.append(Example(_join(head + [pair[1]] + tail), HATE, "hand_composed_stance"))
     return out

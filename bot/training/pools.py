@@ -62,6 +62,12 @@ def _composed(seed: int) -> list[Example]:
     return composed_rows(seed)
 
 
+def _composed_stance(seed: int) -> list[Example]:
+    from bot.training.composed import composed_stance_rows
+
+    return composed_stance_rows(seed)
+
+
 def _counter_quotes(seed: int) -> list[Example]:
     from bot.training.counter_quotes import quoted_hate_rows
 
@@ -77,6 +83,7 @@ FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "ordinary-harm": _ordinary_harm,
     "counter-quotes": _counter_quotes,
     "composed": _composed,
+    "composed-stance": _composed_stance,
 }
 
 
