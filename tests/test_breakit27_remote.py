@@ -335,3 +335,32 @@ def test_language_codes_from_the_service_are_strings_only(stand_ins):
     scorer = RemoteScorer(svc.url, timeout_s=2)
     scorer.score_batch(["hi"])
     assert scorer.languages == ("en",)
+
+
+def test_a_name_lookup_that_hangs_is_cut_at_the_deadline(stand_ins, monkeypatch):
+    """The system resolver has no timeout of its own: with a DNS server that does not answer, each call held the
+    bot's scoring thread for the resolver's retries (10-30 s) whatever the deadline. The lookup is now bounded by
+    the call's deadline and the call fails as unreachable (so the core does not retry each message alone)."""
+    import socket
+
+    svc = stand_ins(lambda h, texts: send(h, 200, json.dumps(_answer(texts)).encode()))
+    port = int(svc.url.rsplit(":", 1)[1])
+    real = socket.getaddrinfo
+    hang = threading.Event()
+
+    def resolver(host, *args, **kwargs):  # the name resolves to the stand-in, slowly once `hang` is set
+        if host == "scorer.internal":
+            if hang.is_set():
+                time.sleep(4.0)
+            return real("127.0.0.1", *args, **kwargs)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    scorer = RemoteScorer(f"http://scorer.internal:{port}", timeout_s=1.0)
+    assert scorer.score_batch(["you idiot"])[0].values["insult"] == pytest.approx(0.9)
+    hang.set()
+    started = time.monotonic()
+    with pytest.raises(ScorerError) as caught:
+        scorer.score_batch(["hello there"])
+    assert time.monotonic() - started < 2.0
+    assert caught.value.unreachable

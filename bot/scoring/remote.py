@@ -26,6 +26,7 @@ every scorer's). No torch import.
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import logging
 import math
@@ -332,16 +333,52 @@ class _Unreachable(OSError):
     """No connection to the service (``__cause__`` is why): refused, unroutable, no address answered in time."""
 
 
-def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
-    """A TCP connection to ``address``, each of its resolved addresses tried in turn within what is left until
-    ``deadline`` (the name lookup itself is not bounded).
+def _resolve(host: str, port: int, deadline: float) -> list[tuple]:
+    """``socket.getaddrinfo(host, port)`` for TCP, bounded by ``deadline`` (``time.monotonic()`` seconds).
+
+    A literal IP address is converted at once. A name is looked up in a daemon thread: the system resolver has no
+    timeout of its own (its retries can take 10-30 s), and a lookup still under way at the deadline is left to
+    finish on its own without holding the bot's scoring thread or its exit.
 
     Raises:
-        OSError: no address accepted in time (the last address's error, or TimeoutError).
+        TimeoutError: the lookup did not finish before the deadline.
+        OSError: the lookup failed (``socket.gaierror``).
+    """
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    box: list[list[tuple] | OSError] = []
+
+    def lookup() -> None:
+        try:
+            box.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as exc:
+            box.append(exc)
+
+    worker = threading.Thread(target=lookup, name="modbot-scorer-lookup", daemon=True)
+    worker.start()
+    worker.join(max(deadline - time.monotonic(), 0.0))
+    if not box:
+        raise TimeoutError(f"looking up the service's name {host!r} took longer than the deadline")
+    if isinstance(box[0], OSError):
+        raise box[0]
+    return box[0]
+
+
+def _connect(address: tuple[str, int], deadline: float) -> socket.socket:
+    """A TCP connection to ``address``, its name looked up (:func:`_resolve`) and each of its addresses tried in turn
+    within what is left until ``deadline``.
+
+    Raises:
+        OSError: the lookup failed or took too long, or no address accepted in time (the last address's error, or
+            TimeoutError).
     """
     host, port = address
     error: OSError = TimeoutError("no address of the service answered before the deadline")
-    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    for family, kind, proto, _, addr in _resolve(host, port, deadline):
         left = deadline - time.monotonic()
         if left <= 0:
             break
