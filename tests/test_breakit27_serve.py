@@ -91,6 +91,10 @@ async def test_a_number_that_overflows_is_refused_not_echoed_as_infinity(keyed):
     status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e300, "text": "hi"}]}',
                                  params={"key": KEY})
     assert status == 200 and doc["results"][0]["id"] == 1e300
+    # one that underflows was echoed as 0.0, another id than the caller sent
+    status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e-999, "text": "hi"}]}',
+                                 params={"key": KEY})
+    assert status == 400 and "out of range" in doc["error"]["message"]
 
 
 def test_perspectives_own_python_sample_runs_against_the_service(keyed):

@@ -170,11 +170,13 @@ def test_score_id_too_large_for_a_float_is_refused_not_echoed_as_infinity(tmp_pa
     """``1e400`` is a valid JSON number, but Python reads it as ``inf``, which would be written back as the bare
     word ``Infinity`` (not JSON): such an id gets an error line (id "line:N") and the lines after it are judged."""
     rc, out, err = _score(tmp_path, '{"id": 1e400, "text": "hi"}\n{"id": [-1e999], "text": "hi"}\n'
-                                    '{"id": 1e308, "text": "ok"}\n')
+                                    '{"id": 1e308, "text": "ok"}\n{"id": 1e-999, "text": "hi"}\n'
+                                    '{"id": 0.0e-999, "text": "zero"}\n{"id": 5e-324, "text": "tiny"}\n')
     assert rc == 1
-    assert [o["id"] for o in out] == ["line:1", "line:2", 1e308]
-    assert "64-bit" in out[0]["error"] and "64-bit" in out[1]["error"] and "scores" in out[2]
-    assert "2 input line(s)" in err
+    assert [o["id"] for o in out] == ["line:1", "line:2", 1e308, "line:4", 0.0, 5e-324]
+    assert all("64-bit" in out[i]["error"] for i in (0, 1, 3))
+    assert all("scores" in out[i] for i in (2, 4, 5))  # 1e-999 was echoed as 0.0; a written zero is still zero
+    assert "3 input line(s)" in err
 
 
 @pytest.mark.slow  # loads the real embedded model in a subprocess

@@ -54,7 +54,7 @@ from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
 from bot.ingest.common import clean_text, json_line_problem
 from bot.ingest.encoding import DecodedBytes, StrayBytes
-from bot.jobs.jsonlines import json_line
+from bot.jobs.jsonlines import OutOfRange, exact_float, json_line
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -96,7 +96,11 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                     failed += 1
                     continue
                 try:
-                    obj = json.loads(line, parse_constant=_refuse_constant)
+                    try:
+                        obj = json.loads(line, parse_constant=_refuse_constant, parse_float=exact_float)
+                    except OutOfRange as exc:  # 1e400 would be echoed as Infinity, 1e-400 as 0.0
+                        raise _BadId("the line holds a number beyond the range of a 64-bit float (such as 1e400 or "
+                                     "1e-400), which cannot be echoed as JSON as it was sent") from exc
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                         raise ValueError('expected an object with a string "text"')
                     _check_id(obj.get("id"))

@@ -51,6 +51,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
+from bot.jobs.jsonlines import exact_float
 from bot.serve.batcher import PASS_CHARS, REFILL_S, UNIT_CHARS, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
@@ -490,7 +491,7 @@ class ScoringService:
             raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
                            "INVALID_REQUEST") from None
         try:
-            return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+            return json.loads(text, parse_constant=_not_json, parse_float=exact_float)
         except RecursionError:
             raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
         except ValueError as exc:
@@ -1074,15 +1075,6 @@ def _comment_text(path: tuple[str | int, ...]) -> bool:
 def _batch_text(path: tuple[str | int, ...]) -> bool:
     return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
         len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
-
-
-def _finite(literal: str) -> float:
-    """A JSON number as a float, refusing one that overflows to an infinity (``1e999``): echoed back (an ``id``), it
-    would be written ``Infinity``, which is not JSON."""
-    value = float(literal)
-    if not math.isfinite(value):
-        raise ValueError(f"Number out of range: {literal[:40]}")
-    return value
 
 
 def _not_json(literal: str) -> Any:
