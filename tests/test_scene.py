@@ -172,6 +172,21 @@ async def test_a_veiled_doxxing_threat_goes_to_review_as_a_threat(env):
     assert friendly.verdict.action == ActionKind.REVIEW and not friendly.strike_added
 
 
+@pytest.mark.parametrize("text", ["kys", "go kys", "k y s", "\U0001f1f0\U0001f1fe\U0001f1f8", "just k.y.s already"])
+async def test_telling_someone_to_kill_themselves_goes_to_review_as_a_threat(env, text):
+    """'kys' (kill yourself) scored threat 0.01 and toxicity 0.68-0.77 on the shipped model, under every tier, so the
+    default policy let it and its spaced and emoji-letter spellings (🇰🇾🇸) pass (a newcomer's finding): the default
+    self_harm list sends each to review labelled threat, without a strike."""
+    service, _ = env
+    out = await service.handle(msg("m1", text, member("u1")))
+    v = out.verdict
+    assert v.action == ActionKind.REVIEW and not out.strike_added
+    hit = next(h for h in v.rule_hits if h.rule == "blocklist")
+    assert "self_harm" in hit.detail and hit.label == "threat"
+    fine = await service.handle(msg("m2", "the keys are on the table, sky is clear", member("u2")))
+    assert not [h for h in fine.verdict.rule_hits if h.rule == "blocklist"]
+
+
 # ---------------------------------------------------------------- short repeated replies and repeated pings
 
 
