@@ -103,6 +103,15 @@ def test_words_spelt_in_enclosed_letters_are_matched(text, word):
     n = normalize(text)
     assert contains_term(n, word), n
     assert n.confusables
+    assert word.upper() in for_scoring(text).replace(" ", "")  # the model reads the word too (serve has no blocklist)
+
+
+def test_a_slur_spelt_in_real_flags_reaches_the_model_as_letters():
+    """🇳🇮🇬🇬🇪🇷 pairs into three real flags (Nicaragua, Guernsey, Eritrea): read only as flags, the model scored it
+    0.04-0.06 through the Perspective endpoint, which has no blocklist (a newcomer's finding). Two flags or more are
+    read both ways for the model too; one flag is not."""
+    assert for_scoring("\U0001f1f3\U0001f1ee\U0001f1ec\U0001f1ec\U0001f1ea\U0001f1f7").startswith("NIGGER ")
+    assert for_scoring("I love \U0001f1eb\U0001f1f7") == "I love France"
 
 
 @pytest.mark.parametrize(("text", "scoring", "not_in_matching"), [
@@ -119,3 +128,14 @@ def test_flags_and_lone_emoji_letters_stay_emoji(text, scoring, not_in_matching)
     assert not n.confusables
     if not_in_matching:
         assert not_in_matching.strip() not in n.tokens
+
+
+def test_training_reads_enclosed_letters_as_the_shipped_model_was_trained():
+    """The recorded recipes must rebuild the shipped model bit for bit (issue 26): 49 OLID training tweets end in
+    flag runs, so the training normaliser leaves enclosed letters as emoji, as before this step existed; serving
+    reads them both ways."""
+    from bot.training.train import normaliser
+
+    tweet = "more pricks than a pincushion! #MAGA \U0001f1ec\U0001f1e7\U0001f1fa\U0001f1f8"
+    assert normaliser()(tweet) == "more pricks than a pincushion! #MAGA United Kingdom United States"
+    assert for_scoring(tweet) == "more pricks than a pincushion! #MAGA GBUS United Kingdom United States"

@@ -17,8 +17,8 @@ Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
    ``100%`` or ``100%ab`` stay as written.
 5. **Enclosed letters** (:func:`_enclosed_letters`): regional indicators (``🇫``), negative squared and circled,
    squared and parenthesised Latin capitals (``🅵 🅕 🄵 🄕``) become the letters they show, so a word spelt in them
-   reads as that word. Adjacent regional indicators that pair into flags stay flags for scoring (``🇫🇷`` -> France);
-   for matching two flags or more are also read as letters (``🇰🇮🇰🇪`` -> ``KIKE`` and "Kiribati Kenya"). A lone ``🅰 🅱 🅾 🅿`` is
+   reads as that word. One flag stays a flag (``🇫🇷`` -> France); two flags or more side by side are read both
+   ways, for matching and scoring (``🇰🇮🇰🇪`` -> ``KIKE`` and "Kiribati Kenya"). A lone ``🅰 🅱 🅾 🅿`` is
    the emoji (blood types, parking). Then **emoji -> words** (see :mod:`bot.core.emoji_words`).
 6. **Invisibles**: Unicode format characters (Cf: zero-width, word joiner, BOM, bidi controls, soft hyphen, tag
    characters U+E0000..E007F), variation selectors, CGJ and Hangul fillers are removed. ZWJ/ZWNJ alone between
@@ -171,12 +171,13 @@ def _is_flags(group: str) -> bool:
             and all(group[i:i + 2] in EMOJI_DATA for i in range(0, len(group), 2)))
 
 
-def _enclosed_letters(s: str, scoring: bool) -> tuple[str, bool]:
+def _enclosed_letters(s: str) -> tuple[str, bool]:
     """Step 5's first half: enclosed letters in ``s`` as the capitals they show. Returns ``(text, changed)``.
 
     Each run (:data:`_ENCLOSED_RUN`) is cut at its separators into groups of adjacent letters; a group of regional
-    indicators that pairs into known flags is kept as written for scoring, and read both ways for matching when it
-    is two flags or more (letters, a space, then the flags for step 5's names); a run that is one lone ``🅰 🅱 🅾 🅿`` is kept; every other group
+    indicators that pairs into known flags is kept as written when it is one flag, and read both ways when it is
+    two or more (letters, a space, then the flags for step 5's names): the service has no blocklist, so a slur
+    spelt in real flags (``🇳🇮🇬🇬🇪🇷``) must reach the model as letters too; a run that is one lone ``🅰 🅱 🅾 🅿`` is kept; every other group
     becomes its letters (VS-16 dropped)."""
     changed = False
 
@@ -190,7 +191,7 @@ def _enclosed_letters(s: str, scoring: bool) -> tuple[str, bool]:
             nonlocal changed
             letters = g.group().replace("\ufe0f", "")
             if _is_flags(letters):
-                if scoring or len(letters) < 4:
+                if len(letters) < 4:
                     return g.group()
                 changed = True
                 return "".join(map(_enclosed_letter, letters)) + " " + g.group()
@@ -222,7 +223,7 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
-def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
+def _prepare(text: str, scoring: bool, enclosed: bool = True) -> tuple[str, bool, bool, bool]:
     """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case.
 
     The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first."""
@@ -240,9 +241,9 @@ def _prepare(text: str, scoring: bool) -> tuple[str, bool, bool, bool]:
         s = _URLENC.sub(_url_decode, s).translate(_CONTROLS)
     invisible = zalgo = confusables = False
     if not s.isascii():
-        enclosed = False
-        if "\U0001f110" <= max(s):
-            s, enclosed = _enclosed_letters(s, scoring)
+        read_enclosed, enclosed = enclosed, False
+        if read_enclosed and "\U0001f110" <= max(s):
+            s, enclosed = _enclosed_letters(s)
         s, _ = emoji_to_words(s, scoring=scoring)
         s = s[:MAX_EXPANDED]
         if not INVISIBLE_CHARS.isdisjoint(s):
@@ -497,7 +498,7 @@ def normalize(text: str) -> Normalized:
     )
 
 
-def for_scoring(text: str) -> str:
+def for_scoring(text: str, *, enclosed_letters: bool = True) -> str:
     """The text the toxicity model sees: steps 1-11 of the module docstring, case and punctuation kept, no de-leet.
 
     A platform mention (``<@123>``, ``<@!123>``, ``<@&role>``, Slack ``<@U024BE7LH>``) is dropped from the scoring
@@ -511,11 +512,15 @@ def for_scoring(text: str) -> str:
 
     Args:
         text: Any string (see :func:`normalize`).
+        enclosed_letters: Read enclosed letters (step 5's first half, :func:`_enclosed_letters`). Serving always
+            does; training (:func:`bot.training.train.normaliser`) does not, so the recorded recipes rebuild the
+            shipped model bit for bit: 49 OLID training tweets end in two flags or more (``🇬🇧🇺🇸``) and would read
+            ``GBUS United Kingdom United States`` with it (twenty-eighth session; docs/model-card.md).
 
     Returns:
         Single-spaced text of at most :data:`MAX_CHARS` characters (``""`` for whitespace-only input). Never raises.
     """
-    s = _prepare(text, scoring=True)[0]
+    s = _prepare(text, scoring=True, enclosed=enclosed_letters)[0]
     chunks, _, _ = _join_spaced(s.split())
     return " ".join(chunks)[:MAX_CHARS]
 

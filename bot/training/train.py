@@ -11,6 +11,7 @@ score the dev split through detoxify and calibrate per-label thresholds (max F1)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -127,7 +128,10 @@ class TrainConfig:
 
 
 def normaliser():
-    """``bot.core.normalize.for_scoring`` (else identity, logged): training sees exactly the text serving scores.
+    """``bot.core.normalize.for_scoring`` (else identity, logged): training sees the text serving scores, but for
+    one step: enclosed letters (``🅵🅰🅶``, ``🇫🇦🇬``, two flags or more side by side) are left as the emoji they are,
+    as they were when the shipped model was trained, so its recorded recipes rebuild it bit for bit (49 OLID
+    training tweets end in flag runs; no hand-written family has an enclosed letter).
 
     Platform mentions are dropped in both (see :func:`bot.core.normalize.for_scoring`), and OLID's ``@USER``
     placeholders are removed when OLID is read (:func:`bot.training.splits.strip_user_placeholders`), so no mention
@@ -138,7 +142,7 @@ def normaliser():
     except ImportError:
         log.warning("bot.core.normalize.for_scoring not found: training on raw text")
         return lambda s: s
-    return for_scoring
+    return functools.partial(for_scoring, enclosed_letters=False)
 
 
 def cpu_has_bf16() -> bool:
