@@ -95,6 +95,10 @@ async def test_a_number_that_overflows_is_refused_not_echoed_as_infinity(keyed):
     status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 1e-999, "text": "hi"}]}',
                                  params={"key": KEY})
     assert status == 400 and "out of range" in doc["error"]["message"]
+    # a number that is not echoed may underflow: it is read as zero
+    status, doc, _ = await _post(keyed.url + "/v1/score", None, raw=b'{"texts": [{"id": 7, "text": "hi", "w": 1e-999}]}',
+                                 params={"key": KEY})
+    assert status == 200 and doc["results"][0]["id"] == 7
 
 
 def test_perspectives_own_python_sample_runs_against_the_service(keyed):

@@ -177,6 +177,10 @@ def test_score_id_too_large_for_a_float_is_refused_not_echoed_as_infinity(tmp_pa
     assert all("64-bit" in out[i]["error"] for i in (0, 1, 3))
     assert all("scores" in out[i] for i in (2, 4, 5))  # 1e-999 was echoed as 0.0; a written zero is still zero
     assert "3 input line(s)" in err
+    # numbers outside the id are not echoed: a line whose other fields overflow or underflow is judged as before
+    rc, out, err = _score(tmp_path, '{"id": 1, "text": "hi", "extra": 1e-400}\n'
+                                    '{"id": 2, "text": "hi", "meta": {"weight": 1e400}}\n')
+    assert rc == 0 and [o["id"] for o in out] == [1, 2] and all("scores" in o for o in out)
 
 
 @pytest.mark.slow  # loads the real embedded model in a subprocess

@@ -26,15 +26,34 @@ class OutOfRange(ValueError):
     """A JSON number a 64-bit float cannot hold (:func:`exact_float`)."""
 
 
+class Underflow(float):
+    """A JSON number that a 64-bit float reads as zero though one of its digits is not (``1e-400``): its value is that
+    zero (signed), the type marks that echoing it (``0.0``) would change it. See :func:`holds_underflow`."""
+
+
 def exact_float(literal: str) -> float:
-    """``json.loads``'s ``parse_float`` for input whose numbers are echoed back (ids): ``literal`` as a float,
-    refused when a 64-bit float cannot hold it: ``1e400`` reads as an infinity (written back as ``Infinity``, which
-    is not JSON) and ``1e-400`` as zero (written back as ``0.0``, another value than the caller sent).
+    """``json.loads``'s ``parse_float`` for input whose numbers may be echoed back: ``literal`` as a float; one
+    that underflows to zero is returned as an :class:`Underflow` (refused where it would be echoed, an id, by
+    :func:`holds_underflow`; an ordinary zero elsewhere).
 
     Raises:
-        OutOfRange: the number is out of a 64-bit float's range; the message names the literal (first 40 characters).
+        OutOfRange: the number overflows to an infinity (``1e400``), which would be written back as ``Infinity``,
+            not JSON; the message names the literal (first 40 characters).
     """
     value = float(literal)
-    if not math.isfinite(value) or (value == 0.0 and any(c in "123456789" for c in literal.lower().split("e")[0])):
+    if not math.isfinite(value):
         raise OutOfRange(f"Number out of range of a 64-bit float: {literal[:40]}")
+    if value == 0.0 and any(c in "123456789" for c in literal.lower().split("e")[0]):
+        return Underflow(value)
     return value
+
+
+def holds_underflow(obj: Any) -> bool:
+    """``obj`` (parsed with :func:`exact_float`) holds, at any depth, a number that underflowed to zero."""
+    if isinstance(obj, Underflow):
+        return True
+    if isinstance(obj, dict):
+        return any(holds_underflow(v) for v in obj.values())
+    if isinstance(obj, list):
+        return any(holds_underflow(v) for v in obj)
+    return False

@@ -54,7 +54,7 @@ from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.ports import Scorer
 from bot.ingest.common import clean_text, json_line_problem
 from bot.ingest.encoding import DecodedBytes, StrayBytes
-from bot.jobs.jsonlines import OutOfRange, exact_float, json_line
+from bot.jobs.jsonlines import Underflow, holds_underflow, json_line
 from bot.settings import Settings
 
 SERVER = ServerRef(platform="cli", id="score", name="score")
@@ -96,11 +96,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                     failed += 1
                     continue
                 try:
-                    try:
-                        obj = json.loads(line, parse_constant=_refuse_constant, parse_float=exact_float)
-                    except OutOfRange as exc:  # 1e400 would be echoed as Infinity, 1e-400 as 0.0
-                        raise _BadId("the line holds a number beyond the range of a 64-bit float (such as 1e400 or "
-                                     "1e-400), which cannot be echoed as JSON as it was sent") from exc
+                    obj = json.loads(line, parse_constant=_refuse_constant, parse_float=_marked_float)
                     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                         raise ValueError('expected an object with a string "text"')
                     _check_id(obj.get("id"))
@@ -231,9 +227,22 @@ def _refuse_constant(name: str) -> Any:
     raise _BadId(f"{name} is not valid JSON")
 
 
+def _marked_float(literal: str) -> float:
+    """``parse_float`` of the input lines: a float, or an :class:`~bot.jobs.jsonlines.Underflow` for a number that
+    underflows to zero (an infinity stays a float: only an id that holds one is refused, by :func:`_check_id`)."""
+    value = float(literal)
+    if value == 0.0 and any(c in "123456789" for c in literal.lower().split("e")[0]):
+        return Underflow(value)
+    return value
+
+
 def _check_id(ident: Any) -> None:
     """Raise :class:`_BadId` when ``ident`` cannot be written as UTF-8 JSON (a lone UTF-16 surrogate in it), or
-    holds a number beyond a 64-bit float (``1e400``: valid JSON, but read as ``inf``, written as ``Infinity``)."""
+    holds a number beyond a 64-bit float (``1e400``: valid JSON, but read as ``inf``, written as ``Infinity``;
+    ``1e-400``: read as zero, written as ``0.0``). Numbers elsewhere in the line are not echoed and not checked."""
+    if holds_underflow(ident):
+        raise _BadId("the id holds a number beyond the range of a 64-bit float (such as 1e-400), which would be "
+                     "echoed as 0.0, another id")
     try:
         json.dumps(ident, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError as exc:

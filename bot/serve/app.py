@@ -51,7 +51,7 @@ from bot.core.models import LABELS, Scores
 from bot.core.normalize import for_scoring
 from bot.core.policy import Policy, PolicyError, load_policy
 from bot.core.ports import Scorer
-from bot.jobs.jsonlines import exact_float
+from bot.jobs.jsonlines import exact_float, holds_underflow
 from bot.serve.batcher import PASS_CHARS, REFILL_S, UNIT_CHARS, BatcherClosed, MicroBatcher
 from bot.serve.keys import KeyConfigError, KeyRing, RateLimiter
 from bot.serve.options import (
@@ -575,6 +575,9 @@ class ScoringService:
             ident: Any = n
             if ids and isinstance(item, dict):
                 ident, item = item.get("id", n), item.get("text")
+                if holds_underflow(ident):  # echoed as 0.0 it would be another id
+                    raise ApiError(400, f"texts[{n}].id: Number out of range of a 64-bit float (it would be echoed "
+                                   "as 0).", "INVALID_REQUEST")
             if not isinstance(item, str):
                 raise ApiError(400, f"texts[{n}]: expected a string" + (" or {\"id\", \"text\"}." if ids else "."),
                                "INVALID_REQUEST")
