@@ -94,6 +94,12 @@ def test_normalize_matching_is_idempotent(text):
     ("🅵🅰🅶🅶🅾🆃", "faggot"),  # negative squared, with the blood-type emoji among them
     ("🄵🄰🄶🄶🄾🅃", "faggot"), ("🅕🅐🅖🅖🅞🅣", "faggot"), ("🄕🄐🄖🄖🄞🄣", "faggot"),  # squared, circled, parenthesised
     ("you 🅵.🅰.🅶", "fag"),
+    # the breaker's: a blood-type letter inside a word, glue between letters or flags, letters beside flags
+    ("🅱itch", "bitch"), ("f🅰ggot", "faggot"), ("tr🅰nny", "tranny"), ("wetb🅰ck", "wetback"),
+    ("\u200b".join("🅵🅰🅶🅶🅾🆃"), "faggot"), ("\u2060".join("🅵🅰🅶🅶🅾🆃"), "faggot"),
+    ("  ".join("🅵🅰🅶🅶🅾🆃"), "faggot"), ("\U0001f3fc".join("🅵🅰🅶🅶🅾🆃"), "faggot"),
+    ("🇰🇮\u200b🇰🇪", "kike"), ("🇰🇮\u2060🇰🇪", "kike"), ("🇰️🇮️🇰️🇪", "kike"),
+    ("🇰🇮🇰🇪s", "kikes"), ("🇳🇮🇬🇬er", "nigger"), ("🇨🇭🇮🇳k", "chink"), ("f🇦🇬", "fag"), ("🇨🇺nt", "cunt"),
 ])
 def test_words_spelt_in_enclosed_letters_are_matched(text, word):
     """Letters in boxes, circles and regional indicators read as the word they spell (the breaker's evasion:
@@ -103,7 +109,8 @@ def test_words_spelt_in_enclosed_letters_are_matched(text, word):
     n = normalize(text)
     assert contains_term(n, word), n
     assert n.confusables
-    assert word.upper() in for_scoring(text).replace(" ", "")  # the model reads the word too (serve has no blocklist)
+    assert word in for_scoring(text).replace(" ", "").lower()  # the model reads the word too (serve has no blocklist)
+    assert normalize(n.matching).matching == n.matching
 
 
 def test_a_slur_spelt_in_real_flags_reaches_the_model_as_letters():
@@ -119,6 +126,8 @@ def test_a_slur_spelt_in_real_flags_reaches_the_model_as_letters():
     ("🇺🇸 🇬🇧 friends", "United States United Kingdom friends", "us"),
     ("got an 🅰️ on the test", "got an A button (blood type) on the test", "ag"),
     ("🅿️ here", "P button here", None),
+    ("Paris 🇫🇷!", "Paris France !", "fr"),
+    ("🇫️🇷", "France", "fr"),  # a VS-16 inside the flag: still the flag, not raw regional indicators
 ])
 def test_flags_and_lone_emoji_letters_stay_emoji(text, scoring, not_in_matching):
     """One flag (two regional indicators) and a lone 🅰 🅱 🅾 🅿 keep their emoji names for the model and the blocklist;

@@ -17,8 +17,9 @@ Pipeline (shared by :func:`normalize` and :func:`for_scoring`):
    ``100%`` or ``100%ab`` stay as written.
 5. **Enclosed letters** (:func:`_enclosed_letters`): regional indicators (``🇫``), negative squared and circled,
    squared and parenthesised Latin capitals (``🅵 🅕 🄵 🄕``) become the letters they show, so a word spelt in them
-   reads as that word. One flag stays a flag (``🇫🇷`` -> France); two flags or more side by side are read both
-   ways, for matching and scoring (``🇰🇮🇰🇪`` -> ``KIKE`` and "Kiribati Kenya"). A lone ``🅰 🅱 🅾 🅿`` is
+   reads as that word, whatever invisible characters or skin tones sit between them. One flag stays a flag (``🇫🇷``
+   -> France); two flags or more side by side, or flags with letters beside them, are read both ways, for matching
+   and scoring (``🇰🇮🇰🇪`` -> ``KIKE`` and "Kiribati Kenya"). A lone ``🅰 🅱 🅾 🅿`` is
    the emoji (blood types, parking). Then **emoji -> words** (see :mod:`bot.core.emoji_words`).
 6. **Invisibles**: Unicode format characters (Cf: zero-width, word joiner, BOM, bidi controls, soft hyphen, tag
    characters U+E0000..E007F), variation selectors, CGJ and Hangul fillers are removed. ZWJ/ZWNJ alone between
@@ -149,9 +150,15 @@ _EMOJI_JOIN = re.compile(f"(?<=[{_EMOJI_CHAR}])[\ufe0e\ufe0f]?\u200d(?=[{_EMOJI_
 #: indicators (Unicode's Enclosed Alphanumeric Supplement, U+1F110..U+1F1FF).
 _ENCLOSED_STARTS = (0x1F110, 0x1F130, 0x1F150, 0x1F170, 0x1F1E6)
 _ENCLOSED = "".join(f"{chr(a)}-{chr(a + 25)}" for a in _ENCLOSED_STARTS)
-#: A run of enclosed letters, each with an optional VS-16, with at most one space or separator between two.
-_ENCLOSED_RUN = re.compile(f"[{_ENCLOSED}]\ufe0f?(?:[ .\\-_*|]?[{_ENCLOSED}]\ufe0f?)*")
-_ENCLOSED_GROUP = re.compile(f"[{_ENCLOSED}\ufe0f]+")
+#: What may sit inside a word of enclosed letters without splitting it: the invisible characters of step 6 (zero-width
+#: characters, word joiner, variation selectors, tag characters, ...) and skin-tone modifiers. A class of ranges.
+_GLUE_CHARS = frozenset(INVISIBLE_CHARS | {chr(c) for c in range(0x1F3FB, 0x1F400)})
+_GLUE = "".join(re.escape(c) for c in sorted(_GLUE_CHARS))
+#: A run of enclosed letters: glue anywhere, at most three visible separators (spaces, dots, dashes) between two.
+_ENCLOSED_RUN = re.compile(f"[{_ENCLOSED}](?:[{_GLUE}]*[ .\\-_*|\u00a0]{{0,3}}[{_GLUE}]*[{_ENCLOSED}])*")
+#: Letters of one word inside a run: enclosed letters with only glue between them.
+_ENCLOSED_GROUP = re.compile(f"[{_ENCLOSED}](?:[{_GLUE}]*[{_ENCLOSED}])*")
+_ENCLOSED_ONLY = re.compile(f"[^{_ENCLOSED}]+")
 #: Negative squared A, B, O, P: emoji in their own right (blood types, parking) when they stand alone.
 _EMOJI_LETTERS = frozenset("\U0001f170\U0001f171\U0001f17e\U0001f17f")
 _REGIONAL = (0x1F1E6, 0x1F1FF)
@@ -164,41 +171,68 @@ def _enclosed_letter(c: str) -> str:
 
 
 def _is_flags(group: str) -> bool:
-    """``group`` (enclosed letters, no VS) is all regional indicators that pair into flags the emoji data knows."""
+    """``group`` (enclosed letters only) is all regional indicators that pair into flags the emoji data knows."""
     from emoji import EMOJI_DATA
 
     return (len(group) % 2 == 0 and all(_REGIONAL[0] <= ord(c) <= _REGIONAL[1] for c in group)
             and all(group[i:i + 2] in EMOJI_DATA for i in range(0, len(group), 2)))
 
 
+def _letter_beside(s: str, i: int, step: int) -> bool:
+    """A letter sits at ``s[i]`` or beyond it in direction ``step`` (+1 / -1) past glue only."""
+    while 0 <= i < len(s) and s[i] in _GLUE_CHARS:
+        i += step
+    return 0 <= i < len(s) and s[i].isalpha()
+
+
 def _enclosed_letters(s: str) -> tuple[str, bool]:
     """Step 5's first half: enclosed letters in ``s`` as the capitals they show. Returns ``(text, changed)``.
 
-    Each run (:data:`_ENCLOSED_RUN`) is cut at its separators into groups of adjacent letters; a group of regional
-    indicators that pairs into known flags is kept as written when it is one flag, and read both ways when it is
-    two or more (letters, a space, then the flags for step 5's names): the service has no blocklist, so a slur
-    spelt in real flags (``🇳🇮🇬🇬🇪🇷``) must reach the model as letters too; a run that is one lone ``🅰 🅱 🅾 🅿`` is kept; every other group
-    becomes its letters (VS-16 dropped)."""
+    Each run (:data:`_ENCLOSED_RUN`) is cut at its visible separators into words (:data:`_ENCLOSED_GROUP`; glue
+    such as zero-width characters or skin tones does not cut a word, and is dropped from it). A word becomes its
+    letters, except:
+
+    * a run that is one lone ``🅰 🅱 🅾 🅿`` with no letter beside it (past glue) stays the emoji (``🅰️ plus``), while
+      ``🅱itch`` or ``f🅰ggot`` read as letters;
+    * a word of regional indicators that pairs into known flags: one flag with no letter beside it stays the flag
+      (``I love 🇫🇷``); two or more, or flags with letters beside them, are read both ways, the letters on the side
+      of the letters beside them (``🇰🇮🇰🇪s`` -> ``🇰🇮🇰🇪 KIKEs``, ``f🇦🇬`` -> ``fAG 🇦🇬``; letters on both sides:
+      the letters only). The service has no blocklist, so a slur spelt in real flags must reach the model as
+      letters too. Flags are written without the glue that was inside them, so step 5 names them."""
     changed = False
 
     def run(m: re.Match[str]) -> str:
         nonlocal changed
         text = m.group()
-        if len(text.replace("\ufe0f", "")) == 1 and text[0] in _EMOJI_LETTERS:
+        left, right = _letter_beside(s, m.start() - 1, -1), _letter_beside(s, m.end(), 1)
+        words = list(_ENCLOSED_GROUP.finditer(text))
+        if (len(words) == 1 and len(_ENCLOSED_ONLY.sub("", text)) == 1 and text[0] in _EMOJI_LETTERS
+                and not left and not right):
             return text
-
-        def group(g: re.Match[str]) -> str:
-            nonlocal changed
-            letters = g.group().replace("\ufe0f", "")
-            if _is_flags(letters):
-                if len(letters) < 4:
-                    return g.group()
-                changed = True
-                return "".join(map(_enclosed_letter, letters)) + " " + g.group()
+        out: list[str] = []
+        last = 0
+        for n, w in enumerate(words):
+            out.append(text[last:w.start()])
+            last = w.end()
+            letters = _ENCLOSED_ONLY.sub("", w.group())
+            read = "".join(map(_enclosed_letter, letters))
+            lft, rgt = left and n == 0, right and n == len(words) - 1
+            if not _is_flags(letters):
+                out.append(read)
+            elif lft and rgt:
+                out.append(read)
+            elif lft:
+                out.append(f"{read} {letters}")
+            elif rgt:
+                out.append(f"{letters} {read}")
+            elif len(letters) >= 4:
+                out.append(f"{read} {letters}")
+            else:
+                out.append(letters)
+                continue
             changed = True
-            return "".join(map(_enclosed_letter, letters))
-
-        return _ENCLOSED_GROUP.sub(group, text)
+        out.append(text[last:])
+        return "".join(out)
 
     return _ENCLOSED_RUN.sub(run, s), changed
 
