@@ -364,3 +364,11 @@ def test_a_name_lookup_that_hangs_is_cut_at_the_deadline(stand_ins, monkeypatch)
         scorer.score_batch(["hello there"])
     assert time.monotonic() - started < 2.0
     assert caught.value.unreachable
+
+
+@pytest.mark.parametrize("url", ["http://a..b:8080", "http://.:8080", f"http://{'x' * 64}.example:8080"])
+def test_a_host_name_no_resolver_accepts_is_a_load_error(url):
+    """A name IDNA refuses (an empty or over-long label) made every call's lookup thread die with a traceback on
+    stderr and the call report a lookup that "took longer than the deadline"; it is refused at start instead."""
+    with pytest.raises(ScorerLoadError, match="not a valid host name"):
+        RemoteScorer(url, timeout_s=1.0)

@@ -90,6 +90,14 @@ class RemoteScorer:
                                   "encode the path, use the host's ASCII name)")
         if parts.query or parts.fragment:
             raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: give the service's base URL, without ?query or #fragment")
+        try:
+            ipaddress.ip_address(parts.hostname)
+        except ValueError:
+            try:  # what socket.getaddrinfo does with a name first: "a..b", "." or a 64-character label fail here
+                parts.hostname.encode("idna")
+            except UnicodeError:
+                raise ScorerLoadError(f"MODBOT_SCORER_URL={url!r}: {parts.hostname!r} is not a valid host name (an "
+                                      "empty or over-long label)") from None
         if not timeout_s > 0:
             raise ScorerLoadError("MODBOT_SCORER_TIMEOUT_S must be a positive number of seconds")
         if key is not None:
@@ -357,6 +365,8 @@ def _resolve(host: str, port: int, deadline: float) -> list[tuple]:
             box.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
         except OSError as exc:
             box.append(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. UnicodeError for a name IDNA refuses: an error, not a hang
+            box.append(OSError(f"the service's name {host!r} cannot be looked up: {exc}"))
 
     worker = threading.Thread(target=lookup, name="modbot-scorer-lookup", daemon=True)
     worker.start()
