@@ -257,8 +257,9 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
-def _prepare(text: str, scoring: bool, enclosed: bool = True) -> tuple[str, bool, bool, bool]:
-    """Steps 1-10 of the module docstring. Returns ``(text, invisible, zalgo, confusables)``; keeps case.
+def _prepare(text: str, scoring: bool, read_enclosed: bool = True) -> tuple[str, bool, bool, bool]:
+    """Steps 1-10 of the module docstring (step 5's enclosed letters only with ``read_enclosed``). Returns ``(text,
+    invisible, zalgo, confusables)``; keeps case.
 
     The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first."""
     pre_invisible = False
@@ -275,7 +276,7 @@ def _prepare(text: str, scoring: bool, enclosed: bool = True) -> tuple[str, bool
         s = _URLENC.sub(_url_decode, s).translate(_CONTROLS)
     invisible = zalgo = confusables = False
     if not s.isascii():
-        read_enclosed, enclosed = enclosed, False
+        enclosed = False
         if read_enclosed and "\U0001f110" <= max(s):
             s, enclosed = _enclosed_letters(s)
         s, _ = emoji_to_words(s, scoring=scoring)
@@ -554,7 +555,7 @@ def for_scoring(text: str, *, enclosed_letters: bool = True) -> str:
     Returns:
         Single-spaced text of at most :data:`MAX_CHARS` characters (``""`` for whitespace-only input). Never raises.
     """
-    s = _prepare(text, scoring=True, enclosed=enclosed_letters)[0]
+    s = _prepare(text, scoring=True, read_enclosed=enclosed_letters)[0]
     chunks, _, _ = _join_spaced(s.split())
     return " ".join(chunks)[:MAX_CHARS]
 
