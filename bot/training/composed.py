@@ -89,7 +89,8 @@ def composed_rows(seed: int, n: int = 1000) -> list[Example]:
     return out
 
 
-#: Stance pairs about any identity (twenty-eighth session): the same frame benign (``[0]``) and hateful (``[1]``),
+#: Stance pairs about any identity (twenty-eighth session, recipe QD: measured worse, not shipped; docs/model-card.md
+#: "Twenty-eighth session"): the same frame benign (``[0]``) and hateful (``[1]``),
 #: the stance carried by one word or phrase. Why: recipe QC (``composed`` alone) met the scene's 90% but lost
 #: HateCheck's hateful cases where an identity sits next to a hostile predicate: negated praise (-6 to -10 points),
 #: questions (-5 to -8) and threats. Its hateful twins all spoke of trans women; its benign rows taught that anger
