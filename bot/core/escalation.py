@@ -57,19 +57,36 @@ class StrikeLedger:
     def __init__(self, loader: StrikeLoader | None = None) -> None:
         self._loader = loader
         self._members: dict[tuple[str, str, str], _MemberStrikes] = {}
+        #: How many times each member's view was forgotten: a load that a :meth:`forget` overtook is stale.
+        self._forgotten: dict[tuple[str, str, str], int] = {}
 
     async def _get(self, platform: str, server_id: str, member_id: str, now: datetime) -> _MemberStrikes:
+        """The member's cached view, loaded once. Several callers may wait on the store at once (three warns of one
+        member decided together): the first load to finish is kept and every caller gets that one entry, so no
+        caller's strike is added to a copy another overwrites. A load that a :meth:`forget` overtook (a pardon
+        written meanwhile) is read again."""
         key = (platform, server_id, member_id)
-        entry = self._members.get(key)
-        if entry is None:
+        while True:
+            entry = self._members.get(key)
+            if entry is not None:
+                return entry
             entry = _MemberStrikes()
-            if self._loader is not None:
-                for s in await self._loader(platform, server_id, member_id, now):
-                    entry.strikes.append(s)
-                    if s.message_id:
-                        entry.struck_messages.add(s.message_id)
+            if self._loader is None:
+                self._members[key] = entry
+                return entry
+            generation = self._forgotten.get(key, 0)
+            loaded = await self._loader(platform, server_id, member_id, now)
+            if self._forgotten.get(key, 0) != generation:
+                continue
+            kept = self._members.get(key)
+            if kept is not None:  # another caller's load finished first; it may already hold their strike
+                return kept
+            for s in loaded:
+                entry.strikes.append(s)
+                if s.message_id:
+                    entry.struck_messages.add(s.message_id)
             self._members[key] = entry
-        return entry
+            return entry
 
     async def active(self, platform: str, server_id: str, member_id: str, now: datetime) -> list[Strike]:
         """Active strikes of a member at ``now`` (oldest first)."""
@@ -78,7 +95,9 @@ class StrikeLedger:
 
     def forget(self, platform: str, server_id: str, member_id: str) -> None:
         """Drop the cached view of a member (after a pardon or an overturned case), so it reloads from the store."""
-        self._members.pop((platform, server_id, member_id), None)
+        key = (platform, server_id, member_id)
+        self._members.pop(key, None)
+        self._forgotten[key] = self._forgotten.get(key, 0) + 1
 
     async def add(
         self,
