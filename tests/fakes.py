@@ -65,7 +65,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from datetime import datetime  # noqa: E402
 
 from bot.core.models import Action, ActionKind  # noqa: E402
-from bot.core.ports import ActionResult  # noqa: E402
+from bot.core.ports import GONE, ActionResult  # noqa: E402
 from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice  # noqa: E402
 
 ALL_CAPABILITIES = frozenset(Capability)
@@ -93,6 +93,7 @@ class FakeEnforcer:
         self.bot = MemberInfo("bot", "ModBot", rank=bot_rank, is_bot=True)
         self.calls: list[Call] = []
         self.refuse: dict[str, str] = {}
+        self.deleted: set[str] = set()  # message ids deleted (a second delete answers Unknown Message)
         self.dms_closed: set[str] = set()
         self.delay_s = 0.0
         self.slowmode: dict[str, int] = {}
@@ -120,7 +121,15 @@ class FakeEnforcer:
         return self.bot
 
     async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
-        return await self._do("delete_message", channel_id, message_id)
+        """As Discord: a message deleted once is gone, and deleting it again fails with Unknown Message (10008),
+        marked ``extra[GONE]``."""
+        gone = message_id in self.deleted
+        res = await self._do("delete_message", channel_id, message_id)
+        if gone and res.ok:
+            return ActionResult(res.action, False, "Unknown Message (already deleted) (10008)", {GONE: "1"})
+        if res.ok:
+            self.deleted.add(message_id)
+        return res
 
     async def bulk_delete(self, server_id: str, channel_id: str, message_ids) -> BulkResult:
         self.bulk_sizes.append(len(message_ids))

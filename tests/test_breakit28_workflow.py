@@ -34,3 +34,58 @@ async def test_warns_decided_together_all_count_toward_the_ladder(tmp_path):
         assert len(w.enforcer.called("timeout")) == 1
     finally:
         await _close(w)
+
+
+class _Stop(BaseException):
+    """The process stopping (a kill): not an error any handler catches."""
+
+
+async def test_a_stop_after_the_platform_deleted_leaves_the_case_applied_and_posts_its_card(tmp_path):
+    """The platform deleted the message, then the process stopped before the mod log heard back. At the next
+    start, recovery deleted again, got Unknown Message (10008) and marked the done case failed; and the open review
+    item never got its card (the message delivered again is a duplicate). Now a delete that finds the message gone
+    counts as done, and recovery posts the cards a stop left unposted."""
+    from bot.workflow import ModerationWorkflow
+
+    w = await make_world(tmp_path)
+    real = w.enforcer.delete_message
+
+    async def delete_then_stop(sid, cid, mid):
+        await real(sid, cid, mid)
+        raise _Stop
+
+    w.enforcer.delete_message = delete_then_stop  # type: ignore[method-assign]
+    outcome = await w.service.handle(w.message("alice", "you vermin"))
+    try:
+        await w.workflow.carry_out(outcome)
+    except _Stop:
+        pass
+    assert w.rows("SELECT status FROM cases") == [("pending",)] and not w.desk.reviews
+    w.enforcer.delete_message = real  # type: ignore[method-assign]
+    again = ModerationWorkflow(platform="discord", store=w.store, enforcer=w.enforcer, desk=w.desk,
+                               policies=w.workflow.policies, ledger=w.service.ledger, raid_control=w.service)
+    try:
+        lines = await again.recover()
+        assert w.rows("SELECT status, failure FROM cases") == [("applied", None)]
+        assert [c.review_id for c in w.desk.reviews] == [outcome.review_id]
+        assert any("carried out after a restart" in line and "FAILED" not in line for line in lines)
+        assert any(f"review #{outcome.review_id} posted after a restart" in line for line in lines)
+        assert w.rows("SELECT card_message_id IS NOT NULL FROM review_items") == [(1,)]
+        assert await again.recover() == []  # nothing twice
+    finally:
+        await again.close()
+        await _close(w)
+
+
+async def test_automod_delete_of_a_message_its_author_deleted_first_is_not_a_failure(tmp_path):
+    """The author deleted the message before the bot did: the delete's goal is met, the case is applied with a
+    note, and no fallback review is opened for a refused delete."""
+    w = await make_world(tmp_path)
+    try:
+        msg = w.message("alice", "you vermin")
+        w.enforcer.deleted.add(msg.id)
+        out = await w.judge(msg)
+        assert w.rows("SELECT status, failure FROM cases WHERE number = ?", (out.case_number,)) == [
+            ("applied", "delete: the message was already gone")]
+    finally:
+        await _close(w)

@@ -98,7 +98,12 @@ class RecordResult:
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """Outcome of one platform action: ``ok`` or failed with a reason (e.g. ``"Missing Permissions (50013)"``)."""
+    """Outcome of one platform action: ``ok`` or failed with a reason (e.g. ``"Missing Permissions (50013)"``).
+
+    ``extra``: adapter notes; ``extra[GONE] == "1"`` on a failed delete means the message no longer exists
+    (Discord 10008 Unknown Message, Slack ``message_not_found``): deleted before, by its author, a moderator or
+    this bot before a stop, so what the delete was for is done.
+    """
 
     action: Action
     ok: bool
@@ -106,7 +111,11 @@ class ActionResult:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+#: ``ActionResult.extra`` key: the message to delete was already gone.
+GONE = "gone"
+
 __all__ = [
+    "GONE",
     "ActionResult",
     "Case",
     "RecordResult",

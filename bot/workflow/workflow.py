@@ -36,7 +36,7 @@ from bot.core.errors import StoreRefused
 from bot.core.escalation import StrikeLedger
 from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, Strike
 from bot.core.policy import Policy
-from bot.core.ports import ActionResult
+from bot.core.ports import GONE, ActionResult
 from bot.core.records import Appeal, ModStats
 from bot.core.rules.accounts import is_new_member
 from bot.core.service import Outcome
@@ -50,6 +50,12 @@ from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
 from bot.workflow.views import LogEntry
+
+#: Note on a case whose message was already deleted when the bot came to delete it (its author, a moderator, or
+#: this bot before a stop): what the delete was for is done, so the case is not failed.
+ALREADY_GONE = "delete: the message was already gone"
+#: Notes that do not make a case failed.
+_HARMLESS_NOTES = ("dm:", "timeout capped", ALREADY_GONE)
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +216,18 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
+        for item in await self.store.uncarded_reviews(self.platform, now - timedelta(seconds=RECOVER_WITHIN_S)):
+            # recorded, then a stop before its card was posted: moderators would never see it (a message
+            # delivered again is a duplicate, so nothing else posts it)
+            if not self.owns(item.server_id):
+                continue
+            card = await self.review_card(item.id, server_id=item.server_id)
+            if card is not None and await self._show_card(card):
+                text = f"review #{item.id} posted after a restart (the bot stopped before posting its card)"
+                lines.append(text)
+                await self.desk.post_mod_log(item.server_id, LogEntry(
+                    title="Recovered after a restart", lines=(text,), member_id=item.member_id,
+                    case_number=item.case_number, kind="problem"))
         for case in await self.store.due_expiries(self.platform, now + EXPIRY_HORIZON):
             if not self.owns(case.server_id):
                 continue
@@ -231,7 +249,10 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             where = await self.store.message_excerpt(self.platform, case.server_id, case.message_id)
             if where is not None:
                 res = await self._delete(case.server_id, where[0], case.message_id)
-                if not res.ok:
+                if res.ok or res.extra.get(GONE):  # gone: deleted before the stop (or by its author since)
+                    if not res.ok:
+                        notes.append(ALREADY_GONE)
+                else:
                     notes.append(f"delete: {res.reason}")
                     ok = ok and case.action > ActionKind.DELETE
         if case.action > ActionKind.DELETE:
@@ -242,7 +263,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 notes.append(f"{case.action.label}: {res.reason}")
         await self.store.set_case_status(self.platform, case.server_id, case.number,
                                          CaseStatus.APPLIED if ok else CaseStatus.FAILED,
-                                         failure="; ".join(notes) or None)
+                                         failure=None if ok else "; ".join(notes) or None)
         if ok and case.moderator_id is not None and case.action >= ActionKind.DELETE:
             # a moderator's sanction adds its strike after it is carried out (automod's is recorded with the verdict)
             note = await self.strike(policy, case.server_id, case.member_id, case.action, case.reason,
@@ -291,7 +312,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 if note:
                     notes.append(note)
             if verdict.action > ActionKind.REVIEW and not deferred_delete:
-                failed = [n for n in notes if not n.startswith(("dm:", "timeout capped"))]
+                failed = [n for n in notes if not n.startswith(_HARMLESS_NOTES)]
                 await self.store.set_case_status(self.platform, sid, outcome.case_number,
                                                  CaseStatus.FAILED if failed else CaseStatus.APPLIED,
                                                  failure="; ".join(notes) or None)
@@ -333,6 +354,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 return False, "delete: needs an admin (this platform does not let the bot delete members' " \
                     "messages)", True
             res = await self._delete(sid, msg.channel.id, msg.id)
+            if not res.ok and res.extra.get(GONE):  # its author (or another moderator) deleted it first
+                return True, ALREADY_GONE, False
             return res.ok, "" if res.ok else f"delete: {res.reason}", not res.ok
         case = Case(server_id=sid, number=case_number, member_id=msg.author.id, action=kind,
                     reason=action.reason, status=CaseStatus.PENDING, created_at=msg.event_time or self.clock(),
@@ -346,7 +369,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     def _automod_entry(self, outcome: Outcome, done: list[str], notes: list[str]) -> LogEntry:
         v = outcome.verdict
-        failed = any(not n.startswith(("dm:", "timeout capped")) for n in notes)
+        failed = any(not n.startswith(_HARMLESS_NOTES) for n in notes)
         title = f"Case #{outcome.case_number}: {v.action.label}" + (" (FAILED)" if failed else "")
         if v.shadow:
             title += " [shadow mode: not carried out]"

@@ -143,3 +143,16 @@ async def test_non_moderator_direct_invocation_refused(env, sub, extra):
     assert env.fake.find("PUT", r"/guilds/.*/bans/.*") == []
     assert env.fake.find("DELETE", r"/guilds/.*/members/.*") == []
     assert cases(env) == [] and env.rows("SELECT * FROM strikes") == [] and dm_posts(env, env.alice) == []
+
+
+async def test_deleting_a_message_twice_is_marked_gone_not_just_refused(env):
+    """Discord answers a second DELETE of one message 404 Unknown Message (10008): the enforcer marks that result
+    ``extra[GONE]``, so the workflow can count the delete as done (a stop after the first delete; an author who
+    deleted first) instead of recording a failure."""
+    from bot.core.ports import GONE
+
+    msg, _ = await env.post(env.alice, "hello there, nice weather")
+    first = await env.bot.enforcer.delete_message(env.guild["id"], env.general, msg["id"])
+    second = await env.bot.enforcer.delete_message(env.guild["id"], env.general, msg["id"])
+    assert first.ok and not first.extra.get(GONE)
+    assert not second.ok and second.extra.get(GONE) == "1" and "10008" in second.reason

@@ -16,7 +16,7 @@ import discord
 
 from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
-from bot.core.ports import ActionResult
+from bot.core.ports import GONE, ActionResult
 from bot.workflow.authz import Permission
 from bot.workflow.ports import (
     NOT_BANNED,
@@ -143,13 +143,17 @@ class DiscordEnforcer:
 
     # ------------------------------------------------------------------ messages
     async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
-        """Delete one message. ``Unknown Message (10008)`` is returned as a failure with that reason."""
+        """Delete one message. ``Unknown Message (10008)`` is returned as a failure with that reason, marked
+        ``extra[GONE]`` (:data:`bot.core.ports.GONE`)."""
         try:
             channel = await self._channel(channel_id)
             await channel.get_partial_message(int(message_id)).delete()
             return _ok(ActionKind.DELETE)
         except discord.HTTPException as exc:
-            return _fail(describe_error(exc), ActionKind.DELETE)
+            res = _fail(describe_error(exc), ActionKind.DELETE)
+            if exc.code == 10008:  # Unknown Message: already deleted
+                res.extra[GONE] = "1"
+            return res
 
     async def bulk_delete(self, server_id: str, channel_id: str, message_ids: Sequence[str],
                           now: datetime | None = None) -> BulkResult:

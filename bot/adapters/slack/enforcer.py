@@ -32,7 +32,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.adapters.slack import blocks
 from bot.adapters.slack.translate import split
 from bot.core.models import Action, ActionKind
-from bot.core.ports import ActionResult
+from bot.core.ports import GONE, ActionResult
 from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,10 @@ class SlackEnforcer:
             await self.admin_client.chat_delete(channel=channel, ts=ts)
             return _ok(ActionKind.DELETE)
         except SlackApiError as exc:
-            return _fail(describe(exc), ActionKind.DELETE)
+            res = _fail(describe(exc), ActionKind.DELETE)
+            if exc.response.get("error") == "message_not_found":  # already deleted
+                res.extra[GONE] = "1"
+            return res
 
     async def bulk_delete(self, server_id: str, channel_id: str, message_ids: Sequence[str]) -> BulkResult:
         """Slack has no bulk delete: one ``chat.delete`` per message (not in :attr:`capabilities`)."""
