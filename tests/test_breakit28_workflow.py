@@ -89,3 +89,27 @@ async def test_automod_delete_of_a_message_its_author_deleted_first_is_not_a_fai
             ("applied", "delete: the message was already gone")]
     finally:
         await _close(w)
+
+
+async def test_overturning_the_warn_that_crossed_a_ladder_step_lifts_the_step(tmp_path):
+    """Warn, warn, warn: the third crossed the 3-point step (case #4, a 1-hour timeout). Its appeal was overturned:
+    case #3 said overturned but the timeout it set off stood (no remove_timeout). The step is now overturned
+    with it and the timeout removed; the appeal's answer says so."""
+    w = await make_world(tmp_path)
+    try:
+        for why in ("one", "two", "three (wrong member)"):
+            await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, why)
+        assert w.rows("SELECT number, action, status, escalated_from FROM cases WHERE number = 4") == [
+            (4, "timeout", "applied", 3)]
+        await w.workflow.appeal("alice", SERVER, 3, "that was not me")
+        (appeal_id,), = w.rows("SELECT id FROM appeals")
+        res = await w.workflow.decide_appeal(MOD2, SERVER, appeal_id, uphold=False)
+        assert w.rows("SELECT number, status FROM cases WHERE number >= 3 ORDER BY number") == [
+            (3, "overturned"), (4, "overturned")]
+        assert w.enforcer.called("remove_timeout") == [("alice",)]
+        assert "case #4 (timeout) overturned with it: timeout lifted" in res.text
+        # the member's standing: two warns' points, the ladder ready to step again at the next
+        active = await w.service.ledger.active("discord", SERVER, "alice", w.workflow.clock())
+        assert sum(s.points for s in active) == 2
+    finally:
+        await _close(w)

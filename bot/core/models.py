@@ -390,6 +390,7 @@ class Case:
         failure: Why the platform action failed, if it did.
         lifted_at: When a ban (or timeout) was lifted: its end, an unban, a later ban superseding it, an overturn
             (UTC); ``None`` while it stands.
+        escalated_from: For a ladder step, the number of the case whose strike crossed it; else ``None``.
     """
 
     server_id: str
@@ -405,6 +406,7 @@ class Case:
     failure: str | None = None
     platform: str = "discord"
     lifted_at: datetime | None = None
+    escalated_from: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,7 @@ class StoreBase:
         moderator_id: str | None = None,
         message_id: str | None = None,
         expires_at: datetime | None = None,
+        escalated_from: int | None = None,
     ) -> Case:
         """Allocate the server's next case number and insert the case (inside a transaction)."""
         row = await self._one(
@@ -154,7 +155,7 @@ class StoreBase:
         created = to_db_time(created_at)
         await self._db.execute(
             "INSERT INTO cases (platform, server_id, number, member_id, action, reason, status, moderator_id, "
-            "message_id, created_at, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "message_id, created_at, expires_at, updated_at, escalated_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 platform,
                 server_id,
@@ -168,6 +169,7 @@ class StoreBase:
                 created,
                 opt_db_time(expires_at),
                 created,
+                escalated_from,
             ),
         )
         return Case(
@@ -182,6 +184,7 @@ class StoreBase:
             message_id=message_id,
             expires_at=from_db_time(opt_db_time(expires_at)),
             platform=platform,
+            escalated_from=escalated_from,
         )
 
     async def _insert_strike(self, platform: str, strike: Strike) -> bool:
@@ -296,6 +299,7 @@ def case_from_row(row: Row) -> Case:
         failure=row["failure"],
         platform=row["platform"],
         lifted_at=from_db_time(row["lifted_at"]),
+        escalated_from=row["escalated_from"],
     )
 
 

@@ -45,12 +45,14 @@ class CasesMixin(StoreBase):
         status: CaseStatus = CaseStatus.PENDING,
         expires_at: datetime | None = None,
         now: datetime | None = None,
+        escalated_from: int | None = None,
     ) -> Case:
         """Open a case with the server's next number (1, 2, ... per ``(platform, server_id)``).
 
         Args:
             expires_at: End of a timeout, if any.
             now: Creation time (default: now, UTC).
+            escalated_from: For a ladder step, the number of the case whose strike crossed it.
         """
         async with self._tx():
             return await self._insert_case(
@@ -64,7 +66,17 @@ class CasesMixin(StoreBase):
                 moderator_id=moderator_id,
                 message_id=message_id,
                 expires_at=expires_at,
+                escalated_from=escalated_from,
             )
+
+    async def escalations_of(self, platform: str, server_id: str, case_number: int) -> list[Case]:
+        """The ladder steps case ``case_number``'s strike crossed (cases naming it in ``escalated_from``), oldest
+        first."""
+        rows = await self._read_all(
+            "SELECT * FROM cases WHERE platform = ? AND server_id = ? AND escalated_from = ? ORDER BY number",
+            (platform, server_id, case_number),
+        )
+        return [case_from_row(r) for r in rows]
 
     async def get_case(self, platform: str, server_id: str, number: int) -> Case | None:
         """Case ``number`` of this server, or ``None`` (another server's case is never returned)."""

@@ -269,15 +269,42 @@ class ReviewsMixin(WorkflowParts):
 
     async def _overturn_case(self, actor: Actor, server_id: str, case_number: int | None, member_id: str,
                              how: str, case: Case | None = None) -> str:
-        """Pardon a case's strikes, mark it overturned and lift what can be lifted (timeout, ban).
+        """Pardon a case's strikes, mark it overturned and lift what can be lifted (timeout, ban); then the same for
+        the ladder steps its strike crossed (:meth:`_overturn_steps`): without that strike the step was not earned.
 
         ``case``: the case as it was before the decision (an appeal's decision already marked it overturned).
         """
         if case_number is None:
             return ""
+        note = await self._overturn_one(actor, server_id, case_number, member_id, how, case,
+                                        mark=how == "dismissed")
+        steps = await self._overturn_steps(actor, server_id, case_number, member_id)
+        return "; ".join(n for n in (note, *steps) if n)
+
+    async def _overturn_steps(self, actor: Actor, server_id: str, case_number: int, member_id: str) -> list[str]:
+        """Overturn the ladder steps case ``case_number``'s strike crossed (``escalated_from``) that still stand:
+        an applied timeout not yet over is removed, an applied ban lifted (a temporary one's timer too). Returns a
+        note per step."""
+        notes = []
+        now = self.clock()
+        for step in await self.store.escalations_of(self.platform, server_id, case_number):
+            if step.status is not CaseStatus.APPLIED or step.lifted_at is not None:
+                continue
+            if step.action is ActionKind.TIMEOUT and step.expires_at is not None and step.expires_at <= now:
+                continue  # already over
+            note = await self._overturn_one(actor, server_id, step.number, member_id,
+                                            f"overturned with case #{case_number}", step, mark=True)
+            notes.append(f"ladder step case #{step.number} ({step.action.label}) overturned with it"
+                         + (f": {note}" if note else ""))
+        return notes
+
+    async def _overturn_one(self, actor: Actor, server_id: str, case_number: int, member_id: str,
+                            how: str, case: Case | None, *, mark: bool) -> str:
+        """:meth:`_overturn_case` for one case, without its ladder steps. ``mark``: pardon and mark the case
+        overturned here (an appeal's decision has done it already)."""
         case = case or await self.store.get_case(self.platform, server_id, case_number)
         try:
-            if how == "dismissed":
+            if mark:
                 if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
                     # owed before it is overturned: a stop in between leaves the unban for the next start
                     await self.store.owe_lift(self.platform, server_id, case_number)

@@ -228,7 +228,7 @@ class SanctionsMixin(WorkflowParts):
         expires = at + timedelta(seconds=step.duration_s) if step.kind is ActionKind.TIMEOUT and step.duration_s \
             else None
         case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
-                                          now=at)
+                                          now=at, escalated_from=case_number)
         res = await self._sanction_on_platform(policy, case, step.duration_s)
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
