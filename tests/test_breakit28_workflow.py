@@ -113,3 +113,26 @@ async def test_overturning_the_warn_that_crossed_a_ladder_step_lifts_the_step(tm
         assert sum(s.points for s in active) == 2
     finally:
         await _close(w)
+
+
+async def test_a_join_wave_that_goes_on_after_the_moderators_ended_the_raid_is_alerted_again(tmp_path):
+    """12 joins raise a join raid; a moderator ends it; 40 more accounts join, one a second. Each join pushed the
+    quiet period 10 minutes on and the closed raid took no members, so the wave was never alerted and its accounts
+    never recorded. Joins after the end are counted afresh: the wave is a second raid with its own card."""
+    from datetime import UTC, datetime, timedelta
+
+    w = await make_world(tmp_path)
+    try:
+        t0 = datetime.now(UTC)
+        for i in range(12):
+            await w.workflow.member_joined(SERVER, f"a{i}", t0 + timedelta(seconds=i))
+        await w.workflow.raid_action(MOD, SERVER, 1, "end")
+        for i in range(40):
+            await w.workflow.member_joined(SERVER, f"b{i}", t0 + timedelta(seconds=60 + i))
+        raids = w.rows("SELECT id, reason FROM raids ORDER BY id")
+        assert [r[1] for r in raids] == ["join_burst", "join_burst"]
+        assert len(w.desk.raids) == 2
+        second = w.rows("SELECT members FROM raids WHERE id = ?", (raids[1][0],))[0][0]
+        assert "b0" in second and "b39" in second and "a0" not in second
+    finally:
+        await _close(w)

@@ -604,10 +604,17 @@ class RaidResponse(WorkflowParts):
         while joins and (at - joins[0][0]).total_seconds() > s.join_window_s:
             joins.popleft()
         quiet = self._join_quiet.get(server_id)
+        joined = [b for (sid, _), b in self._boards.items() if sid == server_id and b.reason == "join_burst"]
+        if quiet is not None and at < quiet and joined and all(b.closed for b in joined):
+            # the moderators ended the join raid: joins from now on are counted afresh, so a wave that goes on
+            # is alerted as a new raid (each join used to push the quiet period on, and it never ended)
+            del self._join_quiet[server_id]
+            joins.clear()
+            joins.append((at, member_id))
+            quiet = None
         if quiet is not None and at < quiet:
             self._join_quiet[server_id] = at + timedelta(seconds=s.cooldown_s)
-            board = next((b for (sid, _), b in self._boards.items() if sid == server_id and b.reason == "join_burst"
-                          and not b.closed), None)
+            board = next((b for b in joined if not b.closed), None)
             if board is not None and member_id not in board.members:
                 board.members.append(member_id)
                 # saved on the raid, so a bulk action after a restart reaches the later joiners too
