@@ -136,3 +136,36 @@ async def test_a_join_wave_that_goes_on_after_the_moderators_ended_the_raid_is_a
         assert "b0" in second and "b39" in second and "a0" not in second
     finally:
         await _close(w)
+
+
+async def test_a_ladder_ban_step_with_a_duration_is_a_temporary_ban(tmp_path):
+    """``ladder = [{points = 2, action = "ban", duration_s = 604800}]`` passed validation but banned for good
+    (no end, no unban timer). The step's ban now ends after its duration, like a moderator's temporary ban."""
+    w = await make_world(tmp_path, policy='[strikes]\nladder = [{points = 2, action = "ban", duration_s = 604800}]\n')
+    try:
+        await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "one")
+        res = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "two")
+        assert "escalation: case #3 ban (7 days)" in res.text
+        (created, expires), = w.rows("SELECT created_at, expires_at FROM cases WHERE action = 'ban'")
+        from datetime import datetime
+        assert (datetime.fromisoformat(expires) - datetime.fromisoformat(created)).total_seconds() == 604800
+        assert (SERVER, 3) in w.workflow._timers  # the unban is scheduled
+    finally:
+        await _close(w)
+
+
+async def test_a_duration_the_platform_cannot_hold_is_refused_before_anything_is_recorded(tmp_path):
+    """``sanction`` with a 40-day timeout was sent capped at 28 days while the case said 40; a negative duration
+    was sent to the platform and recorded as ending before it began. Both are refused, nothing recorded."""
+    import pytest
+
+    from bot.workflow import Refused
+
+    w = await make_world(tmp_path)
+    try:
+        for kind, seconds in ((ActionKind.TIMEOUT, 40 * 86400), (ActionKind.TIMEOUT, -60), (ActionKind.BAN, 0)):
+            with pytest.raises(Refused, match="not possible"):
+                await w.workflow.sanction(MOD, SERVER, "alice", kind, "x", duration_s=seconds)
+        assert w.rows("SELECT count(*) FROM cases") == [(0,)] and w.enforcer.called("timeout") == []
+    finally:
+        await _close(w)

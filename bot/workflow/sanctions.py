@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
+from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.workflow.authz import Actor, Permission, Refused, authorize
@@ -132,6 +132,10 @@ class SanctionsMixin(WorkflowParts):
         """
         if source == "moderator" and len(reason) > MAX_REASON:
             raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
+        if duration_s is not None and (duration_s < 1 or (kind is ActionKind.TIMEOUT and duration_s > MAX_TIMEOUT_S)):
+            # the platform caps a timeout at 28 days; the case would have said longer, or ended before it began
+            raise Refused(f"A duration of {duration_s} s is not possible: give 1 s to "
+                          f"{dur(MAX_TIMEOUT_S) if kind is ActionKind.TIMEOUT else 'any length'}. Nothing was changed.")
         target = await self.target(server_id, member_id)
         authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
         if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
@@ -225,17 +229,22 @@ class SanctionsMixin(WorkflowParts):
             return ""
         step = max(steps, key=lambda a: (a.kind, a.duration_s or 0))
         why = f"escalation after case #{case_number}: {step.reason}" if case_number else f"escalation: {step.reason}"
-        expires = at + timedelta(seconds=step.duration_s) if step.kind is ActionKind.TIMEOUT and step.duration_s \
-            else None
+        timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
+        expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
         case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
                                           now=at, escalated_from=case_number)
         res = await self._sanction_on_platform(policy, case, step.duration_s)
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                          failure=None if res.ok else res.reason)
+        if res.ok and step.kind is ActionKind.BAN:  # as a moderator's ban: supersedes, and ends when it is timed
+            await self.lift_temporary_bans(server_id, member_id, before=case.number,
+                                           why=f"superseded by case #{case.number}")
+            if expires is not None:  # a ladder step "ban" with duration_s is a temporary ban (it was permanent)
+                self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
         text = f"escalation: case #{case.number} {step.kind.label}"
-        if step.duration_s and step.kind is ActionKind.TIMEOUT:
-            text += f" ({dur(step.duration_s)})"
+        if timed:
+            text += f" ({dur(step.duration_s or 0)})"
         return text + (f" FAILED: {res.reason}" if not res.ok else "")
 
     async def pardon(self, actor: Actor, server_id: str, case_number: int) -> Result:
