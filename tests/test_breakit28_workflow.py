@@ -169,3 +169,29 @@ async def test_a_duration_the_platform_cannot_hold_is_refused_before_anything_is
         assert w.rows("SELECT count(*) FROM cases") == [(0,)] and w.enforcer.called("timeout") == []
     finally:
         await _close(w)
+
+
+async def test_dismiss_counts_the_moderators_permissions_in_the_messages_channel(tmp_path):
+    """A moderator denied Manage Messages in #c1 by an overwrite was refused Delete on a card about a message there
+    and Overturn on its appeal, but Dismiss (which overturns the case and pardons the strike) went through. It is
+    refused too, and nothing changes."""
+    import pytest
+
+    from bot.workflow import Permission, Refused
+
+    w = await make_world(tmp_path)
+
+    async def perms(server_id, channel_id, member_id):
+        return frozenset() if channel_id == "c1" else frozenset({Permission.MANAGE_MESSAGES})
+
+    w.enforcer.member_permissions = perms  # type: ignore[attr-defined]
+    helper = Actor("helper", "Helper", frozenset({Permission.MANAGE_MESSAGES}), rank=10)
+    try:
+        out = await w.judge(w.message("alice", "you vermin"))
+        with pytest.raises(Refused):
+            await w.workflow.decide_review(helper, SERVER, out.review_id, "dismiss")
+        assert w.rows("SELECT status FROM cases") == [("applied",)]
+        assert w.rows("SELECT pardoned_at IS NULL FROM strikes") == [(1,)]
+        assert w.rows("SELECT decision FROM review_items") == [("open",)]
+    finally:
+        await _close(w)

@@ -184,11 +184,13 @@ class ReviewsMixin(WorkflowParts):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
-        if item.channel_id and item.message_id and kind is ActionKind.DELETE:
-            # deleting the message acts on that channel's content:
-            # the moderator's permissions THERE count (an overwrite may deny Manage Messages in it)
+        if item.channel_id and item.message_id and (kind is ActionKind.DELETE or rdecision is ReviewDecision.DISMISSED):
+            # deleting the message acts on that channel's content, and dismissing overturns what automod did about
+            # it (as an appeal's overturn, which counts them there too): the moderator's permissions THERE count
+            # (an overwrite may deny Manage Messages in it). Dismiss used the server-wide ones.
             actor = await self.actor_in_channel(actor, server_id, item.channel_id)
-            authorize(actor, ActionKind.DELETE)
+            if kind is ActionKind.DELETE:
+                authorize(actor, ActionKind.DELETE)
         target = await self.target(server_id, item.member_id)
         authorize(actor, kind if kind is not ActionKind.NONE else ActionKind.REVIEW, target,
                   bot=await self.enforcer.bot_member(server_id))
