@@ -195,3 +195,32 @@ async def test_dismiss_counts_the_moderators_permissions_in_the_messages_channel
         assert w.rows("SELECT decision FROM review_items") == [("open",)]
     finally:
         await _close(w)
+
+
+async def test_a_join_raid_that_spreads_to_two_channels_is_ended_in_both(tmp_path):
+    """A join raid whose accounts then flood #c1 and #c2: only #c1 was slowed, #c2's raid mode was saved as slowed,
+    and "End raid mode" lifted #c2 only, so #c1 stayed slowed with its raid-mode row. Each channel the raid
+    reaches is now slowed and recorded as it is, and the end lifts and clears them all."""
+    from datetime import UTC, datetime, timedelta
+
+    w = await make_world(tmp_path)
+    try:
+        t0 = datetime.now(UTC)
+        for i in range(12):
+            w.enforcer.add(f"new{i}")
+            await w.workflow.member_joined(SERVER, f"new{i}", t0 + timedelta(seconds=i * 0.1))
+        for ch in ("c1", "c2"):
+            for i in range(6):
+                await w.judge(w.message(f"new{i}", "you vermin", channel=ch, at=datetime.now(UTC)))
+        await w.workflow.drain()
+        assert w.enforcer.slowmode == {"c1": 30, "c2": 30}
+        assert sorted(w.rows("SELECT channel_id, slowmode_s FROM raid_modes")) == [("c1", 30), ("c2", 30)]
+        note = await w.workflow.raid_action(MOD, SERVER, 1, "end")
+        assert w.enforcer.slowmode == {"c1": 0, "c2": 0}
+        assert w.rows("SELECT count(*) FROM raid_modes") == [(0,)]
+        assert "slowmode lifted in c1" in str(note) and "slowmode lifted in c2" in str(note)
+        now = datetime.now(UTC)
+        assert not w.service.raid_mode("discord", SERVER, "c1", now)
+        assert not w.service.raid_mode("discord", SERVER, "c2", now)
+    finally:
+        await _close(w)

@@ -68,6 +68,9 @@ class RaidBoard:
     notes: list[str] = field(default_factory=list)
     card_id: str | None = None
     closed: bool = False
+    #: Every channel raid mode was switched on in (a join raid that spreads reaches several): channel id ->
+    #: ``(place, slowmode seconds set there)``; ended together.
+    channels: dict[str, tuple[str, int]] = field(default_factory=dict)
     pending: dict[str, list[tuple[str, int | None]]] = field(default_factory=dict)
     flush_task: asyncio.Task[None] | None = None
     refresh_task: asyncio.Task[None] | None = None
@@ -143,6 +146,7 @@ class RaidResponse(WorkflowParts):
                     board.notes.append(f"slowmode FAILED: {res.reason}")
             else:
                 board.notes.append("slowmode: not available on this platform")
+            board.channels[where] = (alert.channel_id, board.slowmode_s)
             await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
             board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.timeout_raiders(board, list(alert.members), new_only=True)
@@ -184,13 +188,17 @@ class RaidResponse(WorkflowParts):
             board.until = self.clock() + timedelta(seconds=settings.raid_mode_duration_s)
             thread = msg is not None and msg.channel.is_thread
             cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
-            if self.can(cap) and not board.slowmode_s:
-                res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
-                board.slowmode_s = RAID_SLOWMODE_S if res.ok else 0
-                if not res.ok:
-                    board.notes.append(f"slowmode FAILED: {res.reason}")
-            await self.store.save_raid_mode(self.platform, alert.server_id, where, board.until, board.slowmode_s,
-                                            board.raid_id)
+            if where not in board.channels:  # each channel the raid reaches is slowed (and recorded) once
+                slowed = 0
+                if self.can(cap):
+                    res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
+                    slowed = RAID_SLOWMODE_S if res.ok else 0
+                    if not res.ok:
+                        board.notes.append(f"slowmode FAILED in {where}: {res.reason}")
+                board.channels[where] = (alert.channel_id, slowed)
+                board.slowmode_s = max(board.slowmode_s, slowed)
+            await self.store.save_raid_mode(self.platform, alert.server_id, where, board.until,
+                                            board.channels[where][1], board.raid_id)
             if board.end_task is None:
                 board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.store.set_raid_state(self.platform, alert.server_id, raid_id, closed=True)
@@ -317,15 +325,27 @@ class RaidResponse(WorkflowParts):
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
         await self.flush_raids()
-        note = ""
-        if board.slowmode_s:
-            res = await self.enforcer.set_slowmode(board.server_id, board.channel_id, 0)
-            note = "slowmode lifted" if res.ok else f"slowmode could not be lifted: FAILED: {res.reason}"
+        notes: list[str] = []
+        # every channel the raid reached (a spreading join raid: several), else the one it was in
+        channels = dict(board.channels) or {board.channel_id: (board.place, board.slowmode_s)}
+        still = 0
+        for channel_id, (place, slowed) in channels.items():
+            if slowed:
+                res = await self.enforcer.set_slowmode(board.server_id, channel_id, 0)
+                where = f" in {channel_id}" if len(channels) > 1 else ""
+                notes.append(f"slowmode lifted{where}" if res.ok else
+                             f"slowmode could not be lifted{where}: FAILED: {res.reason}")
+                still = still if res.ok else max(still, slowed)
+                board.channels[channel_id] = (place, 0 if res.ok else slowed)
+            await self.store.end_raid_mode(self.platform, board.server_id, channel_id)
+            if self.raid_control is not None:
+                self.raid_control.set_raid_mode(self.platform, board.server_id, place, False, self.clock())
+        note = "; ".join(notes)
+        if note:
             board.notes.append(note)
-            board.slowmode_s = 0 if res.ok else board.slowmode_s
-        await self.store.end_raid_mode(self.platform, board.server_id, board.channel_id)
+        board.slowmode_s = still
         await self.store.set_raid_state(self.platform, board.server_id, board.raid_id, closed=True)
-        if self.raid_control is not None:
+        if self.raid_control is not None and board.place not in {p for p, _ in channels.values()}:
             self.raid_control.set_raid_mode(self.platform, board.server_id, board.place, False, self.clock())
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)
