@@ -224,3 +224,35 @@ async def test_a_join_raid_that_spreads_to_two_channels_is_ended_in_both(tmp_pat
         assert not w.service.raid_mode("discord", SERVER, "c2", now)
     finally:
         await _close(w)
+
+
+async def test_a_helpers_deletes_never_set_off_a_step_the_helper_may_not_take(tmp_path):
+    """A helper (moderator role: Manage Messages only, rank 10) is refused a warn on a senior member (rank 20), yet
+    pressing Delete on three report cards about the senior's messages crossed the 3-point step and timed the senior
+    out. The strikes still count; the step is not carried out, and the mod log asks a moderator who may."""
+    import pytest
+
+    from bot.workflow import Refused
+
+    w = await make_world(tmp_path)
+    w.enforcer.add("senior", rank=20)
+    helper = Actor("helper", "Helper", frozenset(), rank=10, moderator_role=True)
+    try:
+        with pytest.raises(Refused):
+            await w.workflow.sanction(helper, SERVER, "senior", ActionKind.WARN, "x")
+        texts = []
+        for i in range(3):
+            msg = w.message("senior", f"ordinary text {i}")
+            await w.judge(msg)
+            await w.workflow.report("carol", SERVER, "senior", "rude", message_id=msg.id, channel_id="c1")
+            (item,), = w.rows("SELECT id FROM review_items ORDER BY id DESC LIMIT 1")
+            texts.append((await w.workflow.decide_review(helper, SERVER, item, "delete")).text)
+        assert w.enforcer.called("timeout") == []
+        assert w.rows("SELECT count(*) FROM cases WHERE action = 'timeout'") == [(0,)]
+        assert "escalation to timeout (1 hour) not carried out" in texts[-1]
+        assert "You need Moderate Members" in texts[-1]  # the first thing the helper lacks for it
+        assert any(e.title.startswith("Escalation needs a moderator: timeout") for e in w.desk.log)
+        active = await w.service.ledger.active("discord", SERVER, "senior", w.workflow.clock())
+        assert sum(s.points for s in active) == 3
+    finally:
+        await _close(w)

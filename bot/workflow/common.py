@@ -198,8 +198,9 @@ class WorkflowParts(ABC):
     @abstractmethod
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                      case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
-                     at: datetime | None = None) -> str:
-        """Add the strike a sanction earns; returns a note on any escalation (``""``: none)."""
+                     at: datetime | None = None, actor: Actor | None = None) -> str:
+        """Add the strike a sanction earns; returns a note on any escalation (``""``: none). ``actor``: whose
+        decision earned it (a step they may not take is not carried out)."""
 
     @abstractmethod
     def cancel_unban(self, server_id: str, number: int) -> None:

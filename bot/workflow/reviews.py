@@ -261,7 +261,7 @@ class ReviewsMixin(WorkflowParts):
                     await self._note_on_case(sid, case_number, f"delete: {res.reason}")
                 return f"delete FAILED: {res.reason}"
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
-                                     case_number=case_number, message_id=item.message_id)
+                                     case_number=case_number, message_id=item.message_id, actor=actor)
             return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
         result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,

@@ -181,7 +181,7 @@ class SanctionsMixin(WorkflowParts):
         escalation = ""
         if res.ok:
             escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
-                                           duration_s=duration_s, message_id=message_id, at=now)
+                                           duration_s=duration_s, message_id=message_id, at=now, actor=actor)
         length = f" for {dur(duration_s)}" if duration_s else ""
         text = f"Case #{case.number}: {kind.label} <@{member_id}>{length}" + (" done." if res.ok else
                                                                            f" FAILED: {failure}")
@@ -200,12 +200,17 @@ class SanctionsMixin(WorkflowParts):
 
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                      case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
-                     at: datetime | None = None) -> str:
+                     at: datetime | None = None, actor: Actor | None = None) -> str:
         """Add the strike a moderator's sanction earns and carry out a crossed ladder step.
 
         A message already struck (by automod) is raised to this sanction's points instead of struck again, so a
         ban decided on a card counts a ban's points (``policy.strikes.points``; the registry's
         ``SanctionKind.strike_points``).
+
+        ``actor``: the moderator whose decision earned the strike. A step they could not take themselves (a
+        helper's Delete on a card crossing a timeout step; a member ranked at or above them) is not carried out:
+        the strike counts, and the mod log asks a moderator who may to decide it (else a helper's deletes timed out
+        a member they may not even warn).
 
         Returns:
             A note for the moderator (``""`` when nothing escalated).
@@ -229,6 +234,21 @@ class SanctionsMixin(WorkflowParts):
             return ""
         step = max(steps, key=lambda a: (a.kind, a.duration_s or 0))
         why = f"escalation after case #{case_number}: {step.reason}" if case_number else f"escalation: {step.reason}"
+        if actor is not None:
+            try:
+                authorize(actor, step.kind, await self.target(server_id, member_id),
+                          bot=await self.enforcer.bot_member(server_id))
+            except Refused as exc:
+                length = f" ({dur(step.duration_s)})" if step.duration_s else ""
+                text = (f"escalation to {step.kind.label}{length} not carried out: {str(exc).replace(' Nothing was changed.', '')}"
+                        " A moderator who may should decide it.")
+                await self.desk.post_mod_log(server_id, LogEntry(
+                    title=f"Escalation needs a moderator: {step.kind.label}{length}",
+                    lines=(f"Member: {member_id}", *([f"After case #{case_number}"] if case_number else []),
+                           f"Ladder: {step.reason}", f"Decided by: {actor.id}, who may not {step.kind.label} them"),
+                    member_id=member_id, moderator_id=actor.id, case_number=case_number, failed=True,
+                    kind="problem"))
+                return text
         timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
         expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
         case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
