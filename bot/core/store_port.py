@@ -192,10 +192,6 @@ class ReviewStore(Protocol):
         """The review item whose card is that platform message, or ``None``."""
         ...
 
-    async def uncarded_reviews(self, platform: str, since: datetime) -> list[ReviewItem]:
-        """Open items opened at or after ``since`` whose card was never posted, oldest first."""
-        ...
-
     async def open_reviews(self, platform: str, server_id: str, limit: int = 25) -> list[ReviewItem]:
         """Undecided review items, oldest first."""
         ...

@@ -106,16 +106,6 @@ class ReviewMixin(StoreBase):
         )
         return review_from_row(row) if row else None
 
-    async def uncarded_reviews(self, platform: str, since: datetime) -> list[ReviewItem]:
-        """Open items of every server opened at or after ``since`` (UTC) whose card was never posted (a stop between
-        recording the item and posting its card), oldest first."""
-        rows = await self._read_all(
-            "SELECT * FROM review_items WHERE platform = ? AND decision = 'open' AND card_message_id IS NULL "
-            "AND created_at >= ? ORDER BY id",
-            (platform, to_db_time(since)),
-        )
-        return [review_from_row(r) for r in rows]
-
     async def open_reviews(self, platform: str, server_id: str, limit: int = 25) -> list[ReviewItem]:
         """Undecided (``open`` or ``investigating``) items of a server, oldest first."""
         rows = await self._read_all(

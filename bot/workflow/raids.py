@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.policy import Policy
+from bot.core.records import RaidModeRow
 from bot.core.rules.raid import place_of
 from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.common import WorkflowParts
@@ -360,28 +361,38 @@ class RaidResponse(WorkflowParts):
         has its slowmode lifted now."""
         lines = []
         now = self.clock()
+        # one board per raid: a join raid that spread has a row per channel, ended together
+        groups: dict[tuple[str, int | str], list[RaidModeRow]] = {}
         for row in await self.store.raid_modes(self.platform):
             if not self.owns(row.server_id):  # another shard process's guild: restored there
                 continue
+            groups.setdefault((row.server_id, row.raid_id or f"channel:{row.channel_id}"), []).append(row)
+        for rows in groups.values():
+            row = rows[0]
+            untils = [r.until for r in rows]
+            until = None if any(u is None for u in untils) else max(u for u in untils if u is not None)
             board = RaidBoard(raid_id=row.raid_id or 0, server_id=row.server_id, place=row.channel_id,
                               channel_id=row.channel_id, reason="restored", started_at=row.started_at,
-                              until=row.until, slowmode_s=row.slowmode_s)
+                              until=until, slowmode_s=max(r.slowmode_s for r in rows),
+                              channels={r.channel_id: (r.channel_id, r.slowmode_s) for r in rows})
             raid = await self.store.get_raid(self.platform, row.server_id, row.raid_id) if row.raid_id else None
             if raid is not None:
                 board.members = list(raid.members)
                 board.reason = raid.reason
                 board.card_id = raid.card_message_id
                 board.place = raid.channel_id
-            if row.until is not None and row.until <= now:
+            where = ", ".join(r.channel_id for r in rows)
+            if until is not None and until <= now:
                 await self.end_raid(board, by=None)
-                lines.append(f"raid mode in {row.channel_id} ended while the bot was stopped; slowmode lifted")
+                lines.append(f"raid mode in {where} ended while the bot was stopped; slowmode lifted")
                 continue
-            self._boards[(row.server_id, board.place)] = board
-            if self.raid_control is not None:
-                self.raid_control.set_raid_mode(self.platform, row.server_id, board.place, True, now)
-            if row.until is not None:
+            for key in {board.place, *(r.channel_id for r in rows)}:
+                self._boards[(row.server_id, key)] = board
+                if self.raid_control is not None:
+                    self.raid_control.set_raid_mode(self.platform, row.server_id, key, True, now)
+            if until is not None:
                 board.end_task = asyncio.ensure_future(self._end_when_due(board))
-            lines.append(f"raid mode in {row.channel_id} restored until {row.until.isoformat() if row.until else 'switched off'}")
+            lines.append(f"raid mode in {where} restored until {until.isoformat() if until else 'switched off'}")
         return lines
 
     # ------------------------------------------------------------------ moderators' raid actions

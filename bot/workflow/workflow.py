@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from bot.core.errors import StoreRefused
 from bot.core.escalation import StrikeLedger
-from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, Strike
+from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, ReviewDecision, Strike
 from bot.core.policy import Policy
 from bot.core.ports import GONE, ActionResult
 from bot.core.records import Appeal, ModStats
@@ -198,6 +198,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         done (also posted in the mod log)."""
         now = self.clock()
         lines: list[str] = []
+        raided = {(r.server_id, r.channel_id) for r in await self.store.raid_modes(self.platform)
+                  if r.until is None or r.until > now}  # channels whose flagged messages stay on the raid card
         for case in await self.store.pending_cases(self.platform):
             if not self.owns(case.server_id):
                 continue
@@ -212,22 +214,19 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 ok, notes = await self._carry_case(policy, case)
                 text = f"case #{case.number} ({case.action.label}) carried out after a restart" + (
                     "" if ok else f": FAILED: {'; '.join(notes)}")
+                item = await self.store.review_for_case(self.platform, case.server_id, case.number)
+                if (item is not None and item.decision is ReviewDecision.OPEN and item.source == "automod"
+                        and not await self.store.card_of_review(item.id)
+                        and (case.server_id, item.channel_id) not in raided):
+                    # the stop came before the case's card was posted (a message delivered again is a duplicate,
+                    # so nothing else posts it); a raider's message stays on the raid card, as carry_out keeps it
+                    card = await self.review_card(item.id, server_id=case.server_id)
+                    if card is not None and await self._show_card(card):
+                        text += f"; its review card #{item.id} posted"
             lines.append(text)
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title="Recovered after a restart", lines=(text,), member_id=case.member_id,
                 case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
-        for item in await self.store.uncarded_reviews(self.platform, now - timedelta(seconds=RECOVER_WITHIN_S)):
-            # recorded, then a stop before its card was posted: moderators would never see it (a message
-            # delivered again is a duplicate, so nothing else posts it)
-            if not self.owns(item.server_id):
-                continue
-            card = await self.review_card(item.id, server_id=item.server_id)
-            if card is not None and await self._show_card(card):
-                text = f"review #{item.id} posted after a restart (the bot stopped before posting its card)"
-                lines.append(text)
-                await self.desk.post_mod_log(item.server_id, LogEntry(
-                    title="Recovered after a restart", lines=(text,), member_id=item.member_id,
-                    case_number=item.case_number, kind="problem"))
         for case in await self.store.due_expiries(self.platform, now + EXPIRY_HORIZON):
             if not self.owns(case.server_id):
                 continue
