@@ -265,5 +265,64 @@ async def test_a_helpers_deletes_never_set_off_a_step_the_helper_may_not_take(tm
         assert any(e.title.startswith("Escalation needs a moderator: timeout") for e in w.desk.log)
         active = await w.service.ledger.active("discord", SERVER, "senior", w.workflow.clock())
         assert sum(s.points for s in active) == 3
+        # a card a moderator who may can act on (the second tester: the withheld step was otherwise lost for good)
+        (item_id, reason), = w.rows("SELECT id, reason FROM review_items WHERE reason LIKE 'ladder step withheld%'")
+        assert "timeout (1 hour)" in reason and item_id in [c.review_id for c in w.desk.reviews]
+        boss = Actor("boss", "Boss", MOD.permissions, rank=40)  # above the senior member, below the bot
+        res = await w.workflow.decide_review(boss, SERVER, item_id, "timeout", duration_s=3600)
+        assert res.ok and w.enforcer.called("timeout")[0] == ("senior", 3600)
+    finally:
+        await _close(w)
+
+
+async def test_overturning_a_case_never_lifts_a_step_the_moderator_may_not_lift_or_one_still_earned(tmp_path):
+    """The second tester's: a helper (no Ban Members) overturning the warn that crossed a ban step unbanned the
+    member through the cascade; and a step the member's other strikes still reach was lifted. Both steps now
+    stand, and the answer says why."""
+    w = await make_world(tmp_path, policy='[strikes]\nladder = [{points = 3, action = "ban"}]\n')
+    helper = Actor("helper", "Helper", frozenset(), rank=10, moderator_role=True)
+    try:
+        for why in ("one", "two", "three"):
+            await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, why)
+        await w.workflow.appeal("alice", SERVER, 3, "not me")
+        (appeal_id,), = w.rows("SELECT id FROM appeals")
+        res = await w.workflow.decide_appeal(helper, SERVER, appeal_id, uphold=False)
+        assert "ladder step case #4 (ban) stands: You need Ban Members" in res.text
+        assert w.enforcer.called("unban") == [] and w.rows("SELECT status FROM cases WHERE number = 4") == [
+            ("applied",)]
+    finally:
+        await _close(w)
+    (tmp_path / "b").mkdir()
+    w = await make_world(tmp_path / "b")
+    try:
+        for why in ("one", "two", "three", "four"):  # the third crossed the 3-point timeout step
+            await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, why)
+        await w.workflow.appeal("alice", SERVER, 3, "not me")
+        (appeal_id,), = w.rows("SELECT id FROM appeals")
+        res = await w.workflow.decide_appeal(MOD2, SERVER, appeal_id, uphold=False)
+        assert "stands: the member's other strikes still reach it (3 points)" in res.text
+        assert w.enforcer.called("remove_timeout") == []
+    finally:
+        await _close(w)
+
+
+async def test_recovery_sends_a_ladder_step_to_a_moderator_instead_of_acting_for_an_absent_one(tmp_path):
+    """A moderator's warn left pending by a stop is carried out at the next start; the ladder step it crosses was
+    carried out too, on behalf of a moderator whose permissions nobody checked (a helper's warn timed a member
+    out). It now goes to a review card."""
+    from bot.workflow import ModerationWorkflow
+
+    w = await make_world(tmp_path)
+    try:
+        for why in ("one", "two"):
+            await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, why)
+        await w.store.open_case("discord", SERVER, "alice", ActionKind.WARN, "three", moderator_id="helper")
+        again = ModerationWorkflow(platform="discord", store=w.store, enforcer=w.enforcer, desk=w.desk,
+                                   policies=w.workflow.policies, ledger=w.service.ledger, raid_control=w.service)
+        lines = await again.recover()
+        await again.close()
+        assert any("case #3 (warn) carried out after a restart" in line for line in lines)
+        assert w.enforcer.called("timeout") == []
+        assert w.rows("SELECT count(*) FROM review_items WHERE reason LIKE 'ladder step withheld%'") == [(1,)]
     finally:
         await _close(w)

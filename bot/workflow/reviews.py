@@ -289,11 +289,23 @@ class ReviewsMixin(WorkflowParts):
         note per step."""
         notes = []
         now = self.clock()
+        policy = await self.policies.get(self.platform, server_id)
         for step in await self.store.escalations_of(self.platform, server_id, case_number):
             if step.status is not CaseStatus.APPLIED or step.lifted_at is not None:
                 continue
             if step.action is ActionKind.TIMEOUT and step.expires_at is not None and step.expires_at <= now:
                 continue  # already over
+            try:  # lifting it is an unban or a timeout removal: the moderator needs that permission too
+                authorize(actor, step.action)
+            except Refused as exc:
+                notes.append(f"ladder step case #{step.number} ({step.action.label}) stands: "
+                             + str(exc).replace(" Nothing was changed.", " to lift it."))
+                continue
+            total = sum(s.points for s in await self.ledger.active(self.platform, server_id, member_id, now))
+            if any(r.points <= total and r.action == step.action.label for r in policy.strikes.ladder):
+                notes.append(f"ladder step case #{step.number} ({step.action.label}) stands: the member's other "
+                             f"strikes still reach it ({total} points)")
+                continue
             note = await self._overturn_one(actor, server_id, step.number, member_id,
                                             f"overturned with case #{case_number}", step, mark=True)
             notes.append(f"ladder step case #{step.number} ({step.action.label}) overturned with it"

@@ -241,7 +241,16 @@ class SanctionsMixin(WorkflowParts):
             except Refused as exc:
                 length = f" ({dur(step.duration_s)})" if step.duration_s else ""
                 text = (f"escalation to {step.kind.label}{length} not carried out: {str(exc).replace(' Nothing was changed.', '')}"
-                        " A moderator who may should decide it.")
+                        " A moderator who may should decide it (review card posted).")
+                # a card a moderator who may can act on (the ladder steps only when points cross it, so
+                # nothing later would bring it back)
+                item = await self.store.open_review(
+                    self.platform, server_id, member_id, "automod",
+                    f"ladder step withheld: {step.kind.label}{length} ({step.reason}); "
+                    f"<@{actor.id}> may not {step.kind.label} this member"[:1000])
+                card = await self.review_card(item.id, server_id=server_id)
+                if card is not None:
+                    await self._show_card(card)
                 await self.desk.post_mod_log(server_id, LogEntry(
                     title=f"Escalation needs a moderator: {step.kind.label}{length}",
                     lines=(f"Member: {member_id}", *([f"After case #{case_number}"] if case_number else []),

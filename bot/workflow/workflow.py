@@ -265,8 +265,11 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                                          failure=None if ok else "; ".join(notes) or None)
         if ok and case.moderator_id is not None and case.action >= ActionKind.DELETE:
             # a moderator's sanction adds its strike after it is carried out (automod's is recorded with the verdict)
+            # the moderator is not here to ask: their permissions are unknown, so a ladder step it crosses goes to a
+            # moderator who may (a review card) instead of being carried out on their behalf
             note = await self.strike(policy, case.server_id, case.member_id, case.action, case.reason,
-                                     case_number=case.number, message_id=case.message_id, at=case.created_at)
+                                     case_number=case.number, message_id=case.message_id, at=case.created_at,
+                                     actor=Actor(case.moderator_id))
             if note:
                 notes.append(note)
         return ok, notes
