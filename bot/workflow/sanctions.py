@@ -209,8 +209,9 @@ class SanctionsMixin(WorkflowParts):
 
         ``actor``: the moderator whose decision earned the strike. A step they could not take themselves (a
         helper's Delete on a card crossing a timeout step; a member ranked at or above them) is not carried out:
-        the strike counts, and the mod log asks a moderator who may to decide it (else a helper's deletes timed out
-        a member they may not even warn).
+        the strike counts, and a review card (with a mod-log entry) asks a moderator who may to decide it (else a
+        helper's deletes timed out a member they may not even warn). Recovery passes the absent moderator with no
+        permissions, so their case's step always goes to a card.
 
         Returns:
             A note for the moderator (``""`` when nothing escalated).
