@@ -31,6 +31,9 @@ Observer = Callable[[Outcome], object]
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600
+#: Start of the reason of a review item opened for a ladder step its moderator could not take: deciding it carries
+#: the step out, which earns no strike of its own (a ladder step never does).
+WITHHELD_STEP = "ladder step withheld"
 
 #: Seconds before a refused unban (at a temporary ban's end, or of an overturned ban) is tried again.
 UNBAN_RETRY_S = 600
@@ -192,8 +195,9 @@ class WorkflowParts(ABC):
     @abstractmethod
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
-                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False) -> Result:
-        """A moderator's sanction, recorded as a case. Raises ``Refused``."""
+                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False,
+                       earns_strike: bool = True) -> Result:
+        """A moderator's sanction, recorded as a case (``earns_strike``: adds its strike). Raises ``Refused``."""
 
     @abstractmethod
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,

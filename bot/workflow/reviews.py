@@ -15,7 +15,7 @@ from dataclasses import replace
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
 from bot.workflow.authz import Actor, Refused, Said, authorize
-from bot.workflow.common import DECISIONS, Result, WorkflowParts, dur, fit_notes
+from bot.workflow.common import DECISIONS, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.sanction_kinds import REGISTRY
@@ -265,7 +265,7 @@ class ReviewsMixin(WorkflowParts):
             return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
         result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
-                                     source="review")
+                                     source="review", earns_strike=not item.reason.startswith(WITHHELD_STEP))
         note = f"case #{result.case_number}" + ("" if result.ok else f" FAILED: {result.failure}")
         return "; ".join([note, *result.notes])
 

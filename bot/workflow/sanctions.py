@@ -24,6 +24,7 @@ from bot.workflow.common import (
     LIFT_HOLD_S,
     LIFT_TRIES,
     UNBAN_RETRY_S,
+    WITHHELD_STEP,
     Result,
     WorkflowParts,
     dur,
@@ -119,7 +120,8 @@ class SanctionsMixin(WorkflowParts):
 
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
-                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False) -> Result:
+                       channel_id: str | None = None, source: str = "moderator", quiet: bool = False,
+                       earns_strike: bool = True) -> Result:
         """A moderator's warn, timeout, kick or ban (temporary when ``duration_s`` is given for a ban).
 
         Opens a case (``pending``), notifies the member, acts, records the outcome, adds the strike (a warning
@@ -179,7 +181,7 @@ class SanctionsMixin(WorkflowParts):
             if expires is not None:
                 self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
         escalation = ""
-        if res.ok:
+        if res.ok and earns_strike:  # not for a withheld ladder step decided on its card: it is the step itself
             escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
                                            duration_s=duration_s, message_id=message_id, at=now, actor=actor)
         length = f" for {dur(duration_s)}" if duration_s else ""
@@ -247,7 +249,7 @@ class SanctionsMixin(WorkflowParts):
                 # nothing later would bring it back)
                 item = await self.store.open_review(
                     self.platform, server_id, member_id, "automod",
-                    f"ladder step withheld: {step.kind.label}{length} ({step.reason}); "
+                    f"{WITHHELD_STEP}: {step.kind.label}{length} ({step.reason}); "
                     f"<@{actor.id}> may not {step.kind.label} this member"[:1000])
                 card = await self.review_card(item.id, server_id=server_id)
                 if card is not None:
