@@ -160,6 +160,21 @@ async def test_with_an_admin_token_the_attack_is_deleted(senv):
     assert senv.rows("SELECT action, status FROM cases") == [("delete", "applied")]
 
 
+async def test_deleting_a_message_twice_is_marked_gone(senv):
+    """Slack answers a second chat.delete of one message ``message_not_found``: the enforcer marks that result
+    ``extra[GONE]``, so the workflow counts the delete as done (a stop after the first delete, an author who deleted
+    first) instead of recording a failure."""
+    from bot.core.ports import GONE
+
+    await senv.start(admin=True)
+    ev = await senv.say(senv.fake.member.id, "hello there, nice weather")
+    ref = f"{senv.fake.general.id}:{ev['ts']}"
+    first = await senv.bot.enforcer.delete_message("T", senv.fake.general.id, ref)
+    second = await senv.bot.enforcer.delete_message("T", senv.fake.general.id, ref)
+    assert first.ok and not first.extra.get(GONE)
+    assert not second.ok and second.extra.get(GONE) == "1" and "message_not_found" in second.reason
+
+
 @pytest.mark.parametrize("how", ["bad_signature", "too_old"])
 async def test_unsigned_or_stale_requests_get_401_and_nothing_is_recorded(senv, how):
     """A wrong signature, or a signed request older than 5 minutes, is refused with 401; nothing is judged."""
