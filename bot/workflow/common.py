@@ -155,6 +155,7 @@ class WorkflowParts(ABC):
     #: Cases whose timer is trying the unban now (claimed, the platform called or about to be): cancel_unban leaves
     #: such a timer to finish and record its outcome
     _lift_trying: set[tuple[str, int]]
+    _stopping: bool
     _card_locks: dict[int, asyncio.Lock]
 
     # ---- provided by ModerationWorkflow (bot/workflow/workflow.py)

@@ -492,6 +492,8 @@ class SanctionsMixin(WorkflowParts):
         cancelled = trying = False
         try:
             await asyncio.sleep(delay_s)
+            if self._stopping:  # woke while the process stops: the next start tries it
+                raise asyncio.CancelledError
             trying = True  # cancel_unban lets this try finish and record its outcome
             self._lift_trying.add(key)
             await self.retry_lift(case)
@@ -647,6 +649,8 @@ class SanctionsMixin(WorkflowParts):
             delay = (case.expires_at - self.clock()).total_seconds()
             if delay > 0:
                 await asyncio.sleep(delay)
+            if self._stopping:  # woke while the process stops: the next start looks at it again
+                raise asyncio.CancelledError
             # re-check against the mod log at expiry: lifted since (unban, overturned appeal) or superseded by a
             # later ban of the same member means there is nothing to lift
             if not await self._still_due(case):

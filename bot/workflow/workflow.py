@@ -103,6 +103,9 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._lift_holds: dict[tuple[str, int], datetime] = {}
         self._lift_trying: set[tuple[str, int]] = set()
+        #: Set when :meth:`close` begins: a ban-lift timer that wakes after it starts no new try (a try started
+        #: while close drained the queue was counted as a third refused try of a case that had two).
+        self._stopping = False
         self._card_locks: dict[int, asyncio.Lock] = {}
         RaidResponse.__init__(self)
         self.names = NameWatch(self)  # members' names and nicknames (bot/workflow/names.py)
@@ -179,6 +182,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         :data:`TRY_FINISH_S` seconds to record its outcome: cancelled between the platform's answer and the mod
         log's write, the refused try was not counted (the case's ``lift_tries``), so the next start allowed one try
         more than ``LIFT_TRIES``, and the half-written transaction was rolled back at the stop."""
+        self._stopping = True
         await self.drain()
         under_way = [t for key, t in self._timers.items() if key in self._lift_trying and not t.done()]
         if under_way:
