@@ -200,6 +200,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         """At startup: carry out cases a stop left ``pending`` (or mark them failed), reschedule temporary-ban
         expiries, try again the refused unbans of overturned bans and restore raid mode. Returns one line per thing
         done (also posted in the mod log)."""
+        self._stopping = False  # a start (again, after a close of this object) runs its timers
         now = self.clock()
         lines: list[str] = []
         raided = {(r.server_id, r.channel_id) for r in await self.store.raid_modes(self.platform)
