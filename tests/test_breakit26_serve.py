@@ -120,7 +120,7 @@ async def test_sigterm_answers_the_queue_503_at_the_drain_deadline_instead_of_sc
         svc.proc.send_signal(signal.SIGTERM)
         started = time.monotonic()
         codes = await asyncio.gather(*tasks)
-    code, out, _ = svc.stop(timeout=20)
+    code, out, _ = svc.wait(timeout=20)
     assert code == 0 and 504 not in codes, codes
     assert codes.count(200) >= 1 and codes.count(503) >= 4, codes
     assert time.monotonic() - started < 6, "the drain waited for the whole queue"

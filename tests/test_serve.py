@@ -294,7 +294,7 @@ async def test_sigterm_drains_in_flight_requests_and_stores_nothing(tmp_path):
         svc.proc.send_signal(signal.SIGTERM)
         started = time.monotonic()
         codes = await asyncio.gather(*tasks)
-    code, out, err = svc.stop(timeout=20)
+    code, out, err = svc.wait(timeout=20)
     assert codes == [200, 200, 200, 200]
     assert code == 0 and "serve: stopped" in out
     assert time.monotonic() - started < 10
