@@ -172,6 +172,23 @@ async def test_a_veiled_doxxing_threat_goes_to_review_as_a_threat(env):
     assert friendly.verdict.action == ActionKind.REVIEW and not friendly.strike_added
 
 
+@pytest.mark.parametrize("text", ["Here come the troon defenders lol", "another tr00n in the comments",
+                                  "TROONS out of our sports"])
+async def test_the_trans_slur_troon_goes_to_review_as_an_identity_attack(env, text):
+    """'troon' (a slur for trans women) scored identity_attack under the review tier in "Here come the troon
+    defenders lol" (the founding scene's compound nickname, s12), so it passed: the default slurs list sends it, in
+    its leetspeak and capitalised spellings too, to review labelled identity_attack; the town of Troon is the
+    documented exception a server allows."""
+    service, _ = env
+    out = await service.handle(msg("m1", text, member("u1")))
+    v = out.verdict
+    assert v.action >= ActionKind.REVIEW
+    hit = next(h for h in v.rule_hits if h.rule == "blocklist")
+    assert "slurs" in hit.detail and hit.label == "identity_attack"
+    fine = await service.handle(msg("m2", "the trooper waved at the baboon", member("u2")))
+    assert not [h for h in fine.verdict.rule_hits if h.rule == "blocklist"]
+
+
 @pytest.mark.parametrize("text", ["kys", "go kys", "k y s", "\U0001f1f0\U0001f1fe\U0001f1f8", "just k.y.s already"])
 async def test_telling_someone_to_kill_themselves_goes_to_review_as_a_threat(env, text):
     """'kys' (kill yourself) scored threat 0.01 and toxicity 0.68-0.77 on the shipped model, under every tier, so the
