@@ -148,3 +148,43 @@ def test_training_reads_enclosed_letters_as_the_shipped_model_was_trained():
     tweet = "more pricks than a pincushion! #MAGA \U0001f1ec\U0001f1e7\U0001f1fa\U0001f1f8"
     assert normaliser()(tweet) == "more pricks than a pincushion! #MAGA United Kingdom United States"
     assert for_scoring(tweet) == "more pricks than a pincushion! #MAGA GBUS United Kingdom United States"
+
+
+FIRE = "\U0001f525"
+
+
+@pytest.mark.parametrize("padding", [FIRE * 1_400, "\U0001f1eb\U0001f1f7" * 800,
+                                     "\U0001f1eb\U0001f1f7\U0001f1e9\U0001f1ea\U0001f1ee\U0001f1f9" * 300,
+                                     (FIRE + " \U0001f480 ") * 700])
+def test_emoji_padding_cannot_push_a_slur_past_the_caps(padding):
+    """A Discord message of 1,400 fire emoji (1,400 characters) spelt out is 8,400 characters: the slur after it fell
+    past the matching cap (8,000) and the scoring cap (4,000), so neither the slurs list nor the model saw it. Now the
+    emoji names give way: a run of one emoji is named once, and names that no longer fit become spaces."""
+    text = padding + " go back in the closet, tranny"
+    assert normalize(text).tokens[-1] == "tranny"
+    scored = for_scoring(text)
+    assert scored.endswith("go back in the closet, tranny") and len(scored) <= 4_000
+
+
+def test_emoji_names_that_fit_are_spelt_out_as_before():
+    """Below the caps nothing changes: every emoji keeps its name, repeats included."""
+    assert for_scoring(FIRE * 3 + " lit") == "fire fire fire lit"
+    assert for_scoring(FIRE * 799 + " lit") == "fire " * 799 + "lit"  # 3,999 characters single-spaced
+    assert for_scoring(FIRE * 801 + " lit") == "fire lit"  # 4,008: the run is named once
+
+
+def test_training_spells_emoji_out_as_the_shipped_model_was_trained():
+    """The training normaliser keeps the old cap (the recorded recipes rebuild the shipped model bit for bit): the
+    text is cut at 4,000 characters of names."""
+    from bot.training.train import normaliser
+
+    text = FIRE * 801 + " lit"
+    assert normaliser()(text) == ("fire " * 801)[:4_000]
+
+
+async def test_a_slur_behind_emoji_padding_is_reviewed_through_the_service(service):
+    """End to end: 1,400 fire emoji then a slur from the default slurs list: a blocklist hit, sent to review."""
+    out = await service.handle(_msg(FIRE * 1_400 + " go back in the closet, tranny"))
+    v = out.verdict
+    assert any(h.rule == "blocklist" and "slurs" in h.detail for h in v.rule_hits)
+    assert v.flagged

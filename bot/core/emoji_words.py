@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 
 import emoji
 
@@ -42,12 +43,22 @@ def emoji_name(name: str) -> str:
     return name.strip(":").replace("_", " ").replace("\u201c", "").replace("\u201d", "").strip()
 
 
-def emoji_to_words(text: str, *, scoring: bool = False) -> tuple[str, bool]:
+def emoji_to_words(text: str, *, scoring: bool = False, max_len: int | None = None,
+                   max_words_len: int | None = None) -> tuple[str, bool]:
     """Replace every emoji in ``text`` with its plain name, surrounded by spaces (longest match, like ``demojize``).
 
     Args:
         text: Any text.
         scoring: When True, append the hostility gloss of :data:`HOSTILE_GLOSS` (for the model's input only).
+        max_len: The length the caller keeps of the result (``None``: no cap).
+        max_words_len: The same for the result with its whitespace runs squeezed to one space (the model's input
+            is single-spaced and capped at ``bot.core.normalize.MAX_CHARS``).
+
+            When the names would pass either cap, the words are kept and names are given up instead, so emoji
+            padding cannot push a word out of sight (``"🔥" * 1400 + " you <slur>"`` spelt out is 8,400
+            characters): first an emoji repeated right after itself (whitespace between) is named once per run; if
+            that is still too long, every later emoji whose name no longer fits is a space. Text whose names fit is
+            spelt out exactly as without the caps.
 
     Returns:
         ``(new_text, found)`` where ``found`` says whether any emoji was replaced. Never raises.
@@ -55,8 +66,28 @@ def emoji_to_words(text: str, *, scoring: bool = False) -> tuple[str, bool]:
     if not _START.search(text):
         return text, False
     text = text.translate(_SKIN_TONES)
+    found = list(_emoji_spans(text))
+    if not found:
+        return text, False
+
+    def fits(out: str) -> bool:
+        return ((max_len is None or len(out) <= max_len)
+                and (max_words_len is None or len(_WHITESPACE.sub(" ", out)) <= max_words_len))
+
+    out = _spell(text, found, scoring, once_per_run=False)
+    if not fits(out):
+        out = _spell(text, found, scoring, once_per_run=True)
+        if not fits(out):
+            out = _spell(text, found, scoring, once_per_run=True, max_len=max_len, max_words_len=max_words_len)
+    return out, True
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _emoji_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, plain name)`` of each emoji in ``text`` (skin tones already dropped), longest match first."""
     data = emoji.EMOJI_DATA
-    out: list[str] = []
     last = 0
     for m in _START.finditer(text):
         i = m.start()
@@ -68,14 +99,37 @@ def emoji_to_words(text: str, *, scoring: bool = False) -> tuple[str, bool]:
                 break
         else:
             continue
-        words = emoji_name(entry["en"])
-        gloss = HOSTILE_GLOSS.get(words) if scoring else None
-        out += (text[last:i], " ", words, f", {gloss} " if gloss else " ")
         last = i + size
-    if not out:
-        return text, False
+        yield i, last, emoji_name(entry["en"])
+
+
+def _spell(text: str, spans: list[tuple[int, int, str]], scoring: bool, *, once_per_run: bool,
+           max_len: int | None = None, max_words_len: int | None = None) -> str:
+    """``text`` with each emoji of ``spans`` as `` name `` (plus its gloss when ``scoring``); a repeat of the emoji
+    just before it (only whitespace between) as a space with ``once_per_run``; and a name that would leave too
+    little room under ``max_len`` (raw) or ``max_words_len`` (whitespace squeezed) for the rest of the text, every
+    later emoji counted as one character, as a space."""
+    out: list[str] = []
+    raw = squeezed = 0
+    last = 0
+    prev: str | None = None
+    for start, end, words in spans:
+        between = text[last:start]
+        repeat = once_per_run and words == prev and not between.strip()
+        prev = words
+        gloss = HOSTILE_GLOSS.get(words) if scoring else None
+        name = " " if repeat else (f" {words}, {gloss} " if gloss else f" {words} ")
+        rest = len(text) - end
+        between_sq = len(_WHITESPACE.sub(" ", between))
+        if ((max_len is not None and raw + len(between) + len(name) + rest > max_len)
+                or (max_words_len is not None and squeezed + between_sq + len(name.strip()) + 2 + rest > max_words_len)):
+            name = " "
+        out += (between, name)
+        raw += len(between) + len(name)
+        squeezed += between_sq + (len(name.strip()) + 1 if name.strip() else 1)
+        last = end
     out.append(text[last:])
-    return "".join(out), True
+    return "".join(out)
 
 
 #: Plain CLDR names of the emoji that, sent alone at someone, are an insult (the ones :data:`HOSTILE_GLOSS` glosses

@@ -257,11 +257,16 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
-def _prepare(text: str, scoring: bool, read_enclosed: bool = True) -> tuple[str, bool, bool, bool]:
+def _prepare(text: str, scoring: bool, read_enclosed: bool = True,
+             words_first: bool = True) -> tuple[str, bool, bool, bool]:
     """Steps 1-10 of the module docstring (step 5's enclosed letters only with ``read_enclosed``). Returns ``(text,
     invisible, zalgo, confusables)``; keeps case.
 
-    The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first."""
+    The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first. With
+    ``words_first``, emoji names give way to words where spelling them out would pass a cap kept after this step
+    (:data:`MAX_EXPANDED` here; for scoring also :data:`MAX_CHARS` of the single-spaced text; ``emoji_to_words``'s
+    ``max_len`` and ``max_words_len``), so emoji padding cannot push a word out of the blocklist's or the model's
+    sight."""
     pre_invisible = False
     if len(text) > MAX_CHARS and not text.isascii() and not INVISIBLE_CHARS.isdisjoint(text):
         pre_invisible = INVISIBLE_FLAG.search(text) is not None
@@ -279,7 +284,11 @@ def _prepare(text: str, scoring: bool, read_enclosed: bool = True) -> tuple[str,
         enclosed = False
         if read_enclosed and "\U0001f110" <= max(s):
             s, enclosed = _enclosed_letters(s)
-        s, _ = emoji_to_words(s, scoring=scoring)
+        if words_first:
+            s, _ = emoji_to_words(s, scoring=scoring, max_len=MAX_EXPANDED,
+                                  max_words_len=MAX_CHARS if scoring else None)
+        else:
+            s, _ = emoji_to_words(s, scoring=scoring)
         s = s[:MAX_EXPANDED]
         if not INVISIBLE_CHARS.isdisjoint(s):
             invisible = INVISIBLE_FLAG.search(s) is not None
@@ -533,7 +542,7 @@ def normalize(text: str) -> Normalized:
     )
 
 
-def for_scoring(text: str, *, enclosed_letters: bool = True) -> str:
+def for_scoring(text: str, *, enclosed_letters: bool = True, words_first: bool = True) -> str:
     """The text the toxicity model sees: steps 1-11 of the module docstring, case and punctuation kept, no de-leet.
 
     A platform mention (``<@123>``, ``<@!123>``, ``<@&role>``, Slack ``<@U024BE7LH>``) is dropped from the scoring
@@ -551,11 +560,14 @@ def for_scoring(text: str, *, enclosed_letters: bool = True) -> str:
             does; training (:func:`bot.training.train.normaliser`) does not, so the recorded recipes rebuild the
             shipped model bit for bit: 49 OLID training tweets end in two flags or more (``🇬🇧🇺🇸``) and would read
             ``GBUS United Kingdom United States`` with it (twenty-eighth session; docs/model-card.md).
+        words_first: Let emoji names give way to words when spelling the emoji out would pass :data:`MAX_CHARS`
+            (``"🔥" * 700 + " you <slur>"`` lost the slur to the cap). Serving always does; training does not,
+            for the same reason as ``enclosed_letters`` (twenty-ninth session).
 
     Returns:
         Single-spaced text of at most :data:`MAX_CHARS` characters (``""`` for whitespace-only input). Never raises.
     """
-    s = _prepare(text, scoring=True, read_enclosed=enclosed_letters)[0]
+    s = _prepare(text, scoring=True, read_enclosed=enclosed_letters, words_first=words_first)[0]
     chunks, _, _ = _join_spaced(s.split())
     return " ".join(chunks)[:MAX_CHARS]
 

@@ -129,9 +129,10 @@ class TrainConfig:
 
 def normaliser():
     """``bot.core.normalize.for_scoring`` (else identity, logged): training sees the text serving scores, but for
-    one step: enclosed letters (``🅵🅰🅶``, ``🇫🇦🇬``, two flags or more side by side) are left as the emoji they are,
-    as they were when the shipped model was trained, so its recorded recipes rebuild it bit for bit (49 OLID
-    training tweets end in flag runs; no hand-written family has an enclosed letter).
+    two steps: enclosed letters (``🅵🅰🅶``, ``🇫🇦🇬``, two flags or more side by side) are left as the emoji they
+    are, and emoji names do not give way to words at the length cap (``for_scoring``'s ``words_first``), as when
+    the shipped model was trained, so its recorded recipes rebuild it bit for bit (49 OLID training tweets end in
+    flag runs; no hand-written family has an enclosed letter).
 
     Platform mentions are dropped in both (see :func:`bot.core.normalize.for_scoring`), and OLID's ``@USER``
     placeholders are removed when OLID is read (:func:`bot.training.splits.strip_user_placeholders`), so no mention
@@ -142,7 +143,7 @@ def normaliser():
     except ImportError:
         log.warning("bot.core.normalize.for_scoring not found: training on raw text")
         return lambda s: s
-    return functools.partial(for_scoring, enclosed_letters=False)
+    return functools.partial(for_scoring, enclosed_letters=False, words_first=False)
 
 
 def cpu_has_bf16() -> bool:
