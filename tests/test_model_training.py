@@ -112,12 +112,12 @@ def test_average_states_is_a_uniform_soup():
 
 def test_training_sees_what_serving_scores():
     """Training normalises with for_scoring itself: mentions dropped, evasions folded, as in serving (enclosed
-    letters aside: tests/test_normalize_sweep.py)."""
+    letters and emoji names at the length cap aside: tests/test_normalize_sweep.py)."""
     from bot.core.normalize import for_scoring
     from bot.training.train import normaliser
 
     norm = normaliser()
-    assert norm.func is for_scoring and norm.keywords == {"enclosed_letters": False}
+    assert norm.func is for_scoring and norm.keywords == {"enclosed_letters": False, "words_first": False}
     assert norm("<@123456789> f.u.c.k off") == "fuck off" == for_scoring("<@123456789> f.u.c.k off")
 
 
