@@ -10,9 +10,12 @@ import pytest
 
 from bot.core.models import ActionKind
 from bot.workflow import Actor
+from bot.workflow.permissions import Permission
 from tests.test_workflow import MOD, SERVER, make_world
 
 MOD2 = Actor("mod2", "Mod2", MOD.permissions, rank=10)
+#: A moderator who may also lift slowmode (Manage Channels): ending a raid that slowed a channel needs it.
+LEAD = Actor("lead", "Lead", MOD.permissions | {Permission.MANAGE_CHANNELS}, rank=10)
 
 
 async def _close(w) -> None:
@@ -226,7 +229,7 @@ async def test_a_join_raid_that_spreads_to_two_channels_is_ended_in_both(tmp_pat
                                             policies=w.workflow.policies, ledger=w.service.ledger,
                                             raid_control=w.service)
             await w.workflow.recover()
-        note = await w.workflow.raid_action(MOD, SERVER, 1, "end")
+        note = await w.workflow.raid_action(LEAD, SERVER, 1, "end")
         assert w.enforcer.slowmode == {"c1": 0, "c2": 0}
         assert w.rows("SELECT count(*) FROM raid_modes") == [(0,)]
         assert "slowmode lifted in c1" in str(note) and "slowmode lifted in c2" in str(note)

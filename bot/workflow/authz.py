@@ -64,17 +64,36 @@ class Actor:
             return True
         return self.moderator_role and permission in MODERATOR_ROLE_GRANTS and permission not in self.denied
 
-    def in_channel(self, held: frozenset[Permission]) -> Actor:
+    def in_channel(self, held: frozenset[Permission] | ChannelPermissions) -> Actor:
         """This actor with the permissions the platform computes for them in one channel (``held``: roles and
         the channel's overwrites applied): those not held there are not held, and those held at server level but
-        not there are ``denied`` (a moderator role does not grant them back)."""
-        return Actor(id=self.id, name=self.name, permissions=held, rank=self.rank, is_owner=self.is_owner,
-                     moderator_role=self.moderator_role, denied=self.denied | (self.permissions - held))
+        not there, or that the channel takes away from them (:attr:`ChannelPermissions.withheld`), are ``denied``
+        (a moderator role does not grant them back)."""
+        there = held if isinstance(held, ChannelPermissions) else ChannelPermissions(held)
+        return Actor(id=self.id, name=self.name, permissions=there.held, rank=self.rank, is_owner=self.is_owner,
+                     moderator_role=self.moderator_role,
+                     denied=self.denied | (self.permissions - there.held) | (there.withheld - there.held))
 
     @property
     def is_moderator(self) -> bool:
         """May use the review queue at all (Manage Messages, a moderator role or ownership)."""
         return self.has(Permission.MANAGE_MESSAGES)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelPermissions:
+    """A member's permissions in one channel, as the platform computes them.
+
+    Attributes:
+        held: The permissions they hold there (roles, Administrator and the channel's overwrites applied).
+        withheld: Permissions the channel takes away from them whatever their roles grant: on Discord, an overwrite
+            (for @everyone, one of their roles or themselves) that denies it and none that allows it back, or no
+            View Channel there at all (every permission withheld). A moderator role (``server.moderator_roles``)
+            does not grant these there: the server's admins have said this member may not do that in this channel.
+    """
+
+    held: frozenset[Permission]
+    withheld: frozenset[Permission] = frozenset()
 
 
 class Said(str):

@@ -22,7 +22,7 @@ from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.policy import Policy
 from bot.core.records import RaidModeRow
 from bot.core.rules.raid import place_of
-from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
+from bot.workflow.authz import Actor, ChannelPermissions, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.common import WorkflowParts
 from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -299,7 +299,7 @@ class RaidResponse(WorkflowParts):
         held = await lookup(server_id, channel_id, bot.id)
         if held is None:
             return f"the bot's permissions in <#{channel_id}> could not be read"
-        if Permission.MANAGE_MESSAGES not in held:
+        if Permission.MANAGE_MESSAGES not in (held.held if isinstance(held, ChannelPermissions) else held):
             return f"the bot lacks Manage Messages in <#{channel_id}> (a channel permission overwrite?)"
         return None
 
@@ -452,7 +452,10 @@ class RaidResponse(WorkflowParts):
                               started_at=raid.started_at, until=None, members=list(raid.members),
                               card_id=raid.card_message_id)
         if action == "end":
-            authorize(actor, ActionKind.REVIEW)
+            # ending lifts the raid's slowmode, which the platform reserves to Manage Channels (as /raidmode off)
+            slowed = board.slowmode_s > 0 or any(s for _, s in board.channels.values())
+            authorize(actor, ActionKind.REVIEW,
+                      permission=Permission.MANAGE_CHANNELS if slowed and self.can(Capability.SLOWMODE) else None)
             note = await self.end_raid(board, by=actor.id)
             return "Raid mode ended." + (f" {note}." if note else "")
         if action == "pause_invites":

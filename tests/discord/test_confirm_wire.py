@@ -10,7 +10,9 @@ from urllib.parse import unquote
 
 import pytest
 
+from tests.discord.fake_discord import MANAGE_CHANNELS, MANAGE_MESSAGES
 from tests.discord.helpers import confirm, ephemeral_text, guild_requests, mod_cmd, modal_input, text_opt
+from tests.discord.replies import member_with_role
 
 pytestmark = pytest.mark.discord
 
@@ -156,7 +158,9 @@ async def test_ban_all_on_a_raid_card_asks_first_and_puts_the_reason_on_every_ca
         [("coordinated hate raid",)] * 6
     summary = [p.body["embeds"][0] for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Raid #1: ban all"]
     assert len(summary) == 1 and "Reason: coordinated hate raid" in summary[0]["description"]
-    end = await env.fake.click(env.guild, env.mod, card, f"mod:raid:{env.guild['id']}:1:end")  # does not ask
+    # ending lifts the raid's slowmode: Manage Channels, as /raidmode off (tests/discord/test_breakit29_authz.py)
+    lead = await member_with_role(env, "lead", MANAGE_MESSAGES | MANAGE_CHANNELS, 4)
+    end = await env.fake.click(env.guild, lead, card, f"mod:raid:{env.guild['id']}:1:end")  # does not ask
     assert end.body["type"] == 4 and "Raid mode ended" in end.body["data"]["content"]
 
 

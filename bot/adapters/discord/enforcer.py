@@ -17,7 +17,7 @@ import discord
 from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import GONE, ActionResult
-from bot.workflow.authz import Permission
+from bot.workflow.authz import ChannelPermissions, Permission
 from bot.workflow.ports import (
     NOT_BANNED,
     BulkResult,
@@ -109,9 +109,10 @@ class DiscordEnforcer:
             raise MemberLookupError(describe_error(exc)) from None
         return member_info(m)
 
-    async def member_permissions(self, server_id: str, channel_id: str, member_id: str) -> frozenset[Permission] | None:
+    async def member_permissions(self, server_id: str, channel_id: str, member_id: str) -> ChannelPermissions | None:
         """The member's permissions IN ``channel_id`` as Discord computes them (roles, Administrator, the channel's
-        permission overwrites; a thread uses its parent's), from discord.py's ``permissions_for``; ``None`` when the
+        permission overwrites; a thread uses its parent's), from discord.py's ``permissions_for``, and those the
+        channel withholds from them whatever their roles grant (:func:`withheld_in`); ``None`` when the
         server, channel or member cannot be read (Discord failed, an unknown member, an id that is not one).
 
         Raises:
@@ -134,7 +135,8 @@ class DiscordEnforcer:
         if not hasattr(channel, "permissions_for"):
             return None
         perms = channel.permissions_for(member)
-        return frozenset(p for flag, p in PERMISSION_FLAGS.items() if perms.administrator or getattr(perms, flag))
+        held = frozenset(p for flag, p in PERMISSION_FLAGS.items() if perms.administrator or getattr(perms, flag))
+        return ChannelPermissions(held=held, withheld=frozenset() if perms.administrator else withheld_in(channel, member, perms))
 
     async def bot_member(self, server_id: str) -> MemberInfo | None:
         """The bot's own member in that server."""
@@ -280,3 +282,31 @@ class DiscordEnforcer:
     async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
         """Not available on Discord outside an interaction (not in :attr:`capabilities`); DMs are used instead."""
         return _fail("Discord has no private in-channel notices outside interactions")
+
+
+def withheld_in(channel: Any, member: discord.Member, perms: discord.Permissions) -> frozenset[Permission]:
+    """The permissions ``channel`` takes away from ``member`` whatever their roles grant (``perms``: theirs there, as
+    discord.py computes them): every one when they cannot View Channel there; else those an overwrite denies, applied
+    in Discord's order (@everyone's overwrite, then the denies and then the allows of the member's roles, then the
+    member's own: the last layer that names a permission decides). A thread reads its parent's overwrites, as
+    Discord does. Administrator is checked by the caller (no overwrite applies to it)."""
+    if not perms.view_channel:
+        return frozenset(PERMISSION_FLAGS.values())
+    channel = getattr(channel, "parent", None) or channel
+    if not hasattr(channel, "overwrites_for"):
+        return frozenset()
+    everyone = channel.overwrites_for(member.guild.default_role)
+    roles = [channel.overwrites_for(r) for r in member.roles if r.id != member.guild.id]
+    own = channel.overwrites_for(member)
+    withheld = set()
+    for flag, perm in PERMISSION_FLAGS.items():
+        state = getattr(everyone, flag)
+        if any(getattr(o, flag) is False for o in roles):
+            state = False
+        if any(getattr(o, flag) is True for o in roles):
+            state = True
+        if getattr(own, flag) is not None:
+            state = getattr(own, flag)
+        if state is False:
+            withheld.add(perm)
+    return frozenset(withheld)
