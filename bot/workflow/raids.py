@@ -512,7 +512,7 @@ class RaidResponse(WorkflowParts):
         # hold the raid response back)
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Raid #{raid_id}: {kind.label} all", lines=(f"Moderator: {actor.id}",
-                                                               *([f"Reason: {reason}"] if reason else []), text),
+                                                               *([Sentence("Reason: ", Said(reason))] if reason else []), text),
             moderator_id=actor.id, failed=bool(skipped), kind="raid"))
         if board.card_id:
             await self.desk.update_raid(self.raid_view(board), board.card_id)

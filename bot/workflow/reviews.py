@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
-from bot.workflow.authz import Actor, Refused, Said, authorize
+from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize
 from bot.workflow.common import DECISIONS, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -223,7 +223,7 @@ class ReviewsMixin(WorkflowParts):
         card = replace(card, decision=outcome, decided_by=actor.id, notes=(note,) if note else ())
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Review #{review_id}: {outcome}", lines=(f"Member: {item.member_id}", f"Moderator: {actor.id}",
-                                                             *([f"Reason: {reason}"] if reason else []),
+                                                             *([Sentence("Reason: ", Said(reason))] if reason else []),
                                                              *([note] if note else [])),
             member_id=item.member_id, moderator_id=actor.id, case_number=item.case_number,
             failed="FAILED" in note, kind="review"))

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
-from bot.workflow.authz import Actor, Permission, Refused, authorize
+from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import (
     EXPIRY_HORIZON,
@@ -193,7 +193,7 @@ class SanctionsMixin(WorkflowParts):
         if not quiet:
             await self.desk.post_mod_log(server_id, LogEntry(
                 title=f"Case #{case.number}: {kind.label}" + ("" if res.ok else " (FAILED)"),
-                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
+                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", Sentence("Reason: ", Said(reason)),
                        *([f"Duration: {dur(duration_s)}"] if duration_s else []), *extra_lines),
                 member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=not res.ok, kind="case"))
         log.info("case %s: %s by %s (%s)", case.number, kind.label, actor.id, "ok" if res.ok else failure,
@@ -308,7 +308,7 @@ class SanctionsMixin(WorkflowParts):
         await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}",
                                        unbanned=True)
         await self.desk.post_mod_log(server_id, LogEntry(
-            title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}"),
+            title="Unban", lines=(f"Member: {member_id}", f"Moderator: {actor.id}", Sentence("Reason: ", Said(reason))),
             member_id=member_id, moderator_id=actor.id, case_number=case.number, kind="case"))
         return Result(f"Unbanned <@{member_id}> (case #{case.number}).", True, case.number)
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import discord
 
+from bot.adapters.discord.cards import md
 from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import GONE, ActionResult
 from bot.workflow.authz import ChannelPermissions, Permission
+from bot.workflow.fit import fit_escaped
 from bot.workflow.ports import (
     NOT_BANNED,
     BulkResult,
@@ -188,7 +190,7 @@ class DiscordEnforcer:
             name = notice.server_name or (guild.name if guild is not None else "the server")
             user = self.client.get_user(int(member_id)) or await self.client.fetch_user(int(member_id))
             embed = discord.Embed(title=f"{titles.get(notice.action, notice.action.label.title())} in {name}"[:256],
-                                  description=(notice.reason or "No reason given.")[:4000],
+                                  description=fit_escaped(notice.reason or "", 4000, md, empty="") or "No reason given.",
                                   colour=discord.Colour.orange())
             embed.add_field(name="Case", value=f"#{notice.case_number}")
             if notice.duration_s:
