@@ -4,7 +4,8 @@ Layer: composition root helper (called by :mod:`bot.cli` before any job starts).
 is for results: ``score``'s JSON lines, ``scan``'s summary, ``policy check``).
 
 Levels: warnings and errors by default; ``-v`` adds INFO (what the bot does: connections, syncs, retention
-purges); ``-vv`` adds DEBUG (every library's detail). The ready line (logger :data:`READY_LOGGER`, INFO) is shown
+purges); ``-vv`` adds DEBUG (ours, and every library's but those that would write tokens or members' words:
+:data:`QUIET_AT_DEBUG`, kept at INFO). The ready line (logger :data:`READY_LOGGER`, INFO) is shown
 at every level, because a bot that started and says nothing looks like one that hangs.
 
 ``--log-format json`` writes one JSON object per line (:class:`JsonFormatter`): ``{"time", "level", "logger",
@@ -24,6 +25,13 @@ from typing import Any
 READY_LOGGER = "bot.ready"
 #: ``--log-format`` choices.
 FORMATS = ("text", "json")
+#: Library loggers kept at INFO even at ``-vv``: at DEBUG they write credentials or members' words. discord.py's
+#: gateway and HTTP loggers print every event (an ``INTERACTION_CREATE`` holds its interaction token, which lets
+#: anyone answer as the bot for 15 minutes) and every route (``/interactions/<id>/<token>/callback``); aiosqlite
+#: and asyncpg print SQL parameters (message text, the pseudonym salt); slack_sdk and slack_bolt print request and
+#: response bodies; aiohttp's client prints URLs with ``?key=``.
+QUIET_AT_DEBUG = ("discord.gateway", "discord.http", "discord.webhook", "discord.client", "discord.state",
+                  "aiosqlite", "asyncpg", "slack_sdk", "slack_bolt", "aiohttp.client", "urllib3")
 #: Attributes every ``LogRecord`` has: anything else on a record came from ``extra={...}``.
 _RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
@@ -91,4 +99,6 @@ def setup_logging(verbosity: int = 0, fmt: str = "text") -> logging.Handler:
     # them only with -v
     logging.getLogger("bot.ingest").setLevel(logging.ERROR if verbosity <= 0 else logging.NOTSET)
     logging.getLogger(READY_LOGGER).setLevel(logging.INFO if verbosity <= 1 else logging.DEBUG)
+    for name in QUIET_AT_DEBUG:
+        logging.getLogger(name).setLevel(logging.INFO if verbosity >= 2 else logging.NOTSET)
     return handler
