@@ -37,7 +37,7 @@ from bot.adapters.slack.enforcer import describe
 from bot.adapters.slack.files import send_json_to_dm
 from bot.adapters.slack.parts import SlackBotParts, SlackListeners
 from bot.adapters.slack.translate import PLATFORM
-from bot.workflow.authz import Refused
+from bot.workflow.authz import Actor, Refused
 from bot.workflow.policy_admin import (
     RoleLookup,
     RoleWords,
@@ -71,6 +71,9 @@ SLACK_ROLES = RoleWords(mention=re.compile(r"<(?:!subteam\^|@)([SUW][A-Z0-9]+)(?
                         takes="user groups and members: @handle or a user group's name, mentions or ids")
 #: The setup modal's ``callback_id``.
 SETUP_VIEW = "mod_setup"
+#: Seconds the setup submission's checks (the submitter's rights, the picked channels) may take before the ack: Slack
+#: waits 3 s for it, and a rate-limited read would otherwise hold the ack while the SDK waits Retry-After out.
+SETUP_CHECK_S = 2.0
 #: Longest JSON of one key shown inline: a code block inside a section's 3,000 characters.
 INLINE_POLICY_MAX = 2_900
 #: Slack allows at most 100 options in a static select.
@@ -275,15 +278,30 @@ def register_policy(app: AsyncApp, handlers: SlackListeners) -> None:
         modlog = _picked(values, "modlog", "channel", "selected_conversation")
         group = (_picked(values, "group", "group", "selected_option") or {}).get("value")
         users = list(_picked(values, "users", "users", "selected_users") or [])
-        actor = await handlers.actor(team, user)
+
+
+        async def checks() -> tuple[Actor, dict[str, str]]:
+            actor = await handlers.actor(team, user)
+            try:
+                authorize_change(actor)
+            except Refused:
+                return actor, {}  # refused below, without reading the channels
+            return actor, {block: why for block, channel in (("review", review), ("modlog", modlog)) if channel
+                           and (why := await channel_problem(bot.app.client, channel))}
+
+        try:
+            # Slack needs the ack within 3 s: a rate-limited read (the SDK waits Retry-After out) must not hold it
+            actor, errors = await asyncio.wait_for(checks(), SETUP_CHECK_S)
+        except TimeoutError:
+            await ack(response_action="errors",
+                      errors={"review": "Slack was too slow to answer the bot's checks; press Save again."})
+            return
         try:
             authorize_change(actor)  # again on submit (rights change; a submission can be forged)
         except Refused as exc:
             await ack()
             await handlers.tell(user, blocks.refusal(exc), meta.get("channel") or None)
             return
-        errors = {block: why for block, channel in (("review", review), ("modlog", modlog)) if channel
-                  and (why := await channel_problem(bot.app.client, channel))}
         if errors:
             await ack(response_action="errors", errors=errors)
             return
