@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -54,8 +55,12 @@ if TYPE_CHECKING:  # built in start, imported there (importing the bot stays che
 
 log = logging.getLogger(__name__)
 
-#: Seconds a moderator user group's member list is reused.
+#: Seconds a moderator user group's member list, read on every check, may stand in for a read that failed (Slack
+#: rate-limits ``usergroups.users.list`` at Tier 2, about 20 a minute) or was too slow.
 GROUP_CACHE_S = 300.0
+#: Seconds one ``usergroups.users.list`` read may take before the last list read stands in (Slack waits 3 s for an
+#: interaction's ack; the SDK's retry handler would otherwise wait a Retry-After out).
+GROUP_READ_S = 1.0
 
 
 def _body_deadline(seconds: float) -> Any:
@@ -243,24 +248,39 @@ class SlackBot:
 
     async def is_moderator(self, team_id: str, user_id: str) -> bool:
         """Listed in the policy's ``server.moderator_roles`` (user ids ``U…``/``W…``) or a member of a listed user
-        group (``S…``, via ``usergroups.users.list``, cached :data:`GROUP_CACHE_S` seconds)."""
+        group (``S…``), read from Slack on every check (:meth:`_group_members`), so a moderator taken out of the
+        group is refused at once."""
         policy = await self.policies.get(PLATFORM, team_id)
         for entry in policy.server.moderator_roles:
             if entry == user_id:
                 return True
-            if entry.startswith("S"):
-                hit = self._groups.get(entry)
-                if hit is None or time.monotonic() - hit[0] > GROUP_CACHE_S:
-                    try:
-                        resp = await self.app.client.usergroups_users_list(usergroup=entry)
-                        hit = (time.monotonic(), set(resp.get("users") or []))
-                    except Exception:  # noqa: BLE001 - a missing scope or group: nobody is a moderator through it
-                        log.warning("cannot read user group %s", entry)
-                        hit = (time.monotonic(), set())
-                    self._groups[entry] = hit
-                if user_id in hit[1]:
-                    return True
+            if entry.startswith("S") and user_id in await self._group_members(entry):
+                return True
         return False
+
+    async def _group_members(self, group: str) -> set[str]:
+        """The user ids in ``group`` (``usergroups.users.list``). When Slack rate-limits the read or it takes over
+        :data:`GROUP_READ_S`, the last list read within :data:`GROUP_CACHE_S` seconds stands in (none: nobody);
+        any other error (a missing scope, a deleted group) means nobody is a moderator through the group."""
+        now = time.monotonic()
+        try:
+            resp = await asyncio.wait_for(self.app.client.usergroups_users_list(usergroup=group), GROUP_READ_S)
+        except (TimeoutError, SlackApiError) as exc:
+            limited = isinstance(exc, TimeoutError) or exc.response.status_code == 429
+            hit = self._groups.get(group)
+            if limited and hit is not None and now - hit[0] <= GROUP_CACHE_S:
+                log.info("user group %s: Slack did not answer in time; using its list of %.0f s ago", group,
+                         now - hit[0])
+                return hit[1]
+            log.warning("cannot read user group %s: %s", group, "no answer in time" if limited else exc)
+            self._groups.pop(group, None)
+            return set()
+        except Exception:  # noqa: BLE001 - an unreadable answer: nobody is a moderator through it
+            log.warning("cannot read user group %s", group)
+            return set()
+        members = set(resp.get("users") or [])
+        self._groups[group] = (now, members)
+        return members
 
     async def start(self) -> None:
         """Build everything, run the lifecycle's start (retention, watch), start listening (Socket Mode or HTTP),
