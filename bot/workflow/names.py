@@ -169,7 +169,9 @@ class NameWatch:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:  # a join and an update racing for one member judge the name once
             try:
-                if self._last.get(key) == name:
+                if self._last.get(key) == name or (key not in self._last
+                                                   and await self._flagged_last(server_id, member_id, name, kind)):
+                    self._last[key] = name
                     return None
                 policy = await self.wf.policies.get(self.wf.platform, server_id)
                 if not policy.names.enabled:
@@ -184,6 +186,17 @@ class NameWatch:
             finally:
                 if not lock._waiters:  # noqa: SLF001 - drop the lock once nobody waits for it
                     self._locks.pop(key, None)
+
+    async def _flagged_last(self, server_id: str, member_id: str, name: str, kind: str) -> bool:
+        """Whether the member's newest name case here (within their last 25 cases) flagged this very ``name``: what
+        a restart forgot of :meth:`name_seen`'s memory (Slack sends ``user_change`` for every profile edit, a
+        status too), so the same name does not open a second case and card. A name changed back to a flagged one
+        while the bot was stopped is not judged again."""
+        prefix = f"{kind} "
+        for case in await self.wf.store.list_cases(self.wf.platform, server_id, member_id, limit=25):
+            if case.action is ActionKind.REVIEW and case.reason.startswith((prefix + "'", prefix + '"')):
+                return case.reason.startswith(f"{kind} {name!r}: ")
+        return False
 
     async def _judge(self, policy: Policy, name: str, kind: str) -> NameVerdict:
         rules = self._rules.get(policy.version)
