@@ -116,7 +116,12 @@ class PolicyRegistry:
         return n
 
     async def get(self, platform: str, server_id: str) -> Policy:
-        """The effective policy of a server (cached until changed)."""
+        """The effective policy of a server (cached until changed): its files, then its stored overrides (an
+        override the files no longer accept is logged and left out).
+
+        Raises:
+            PolicyError: a policy file is invalid, naming the file, the key and the reason.
+        """
         key = (platform, server_id)
         cached = self._cache.get(key)
         if cached is not None:
@@ -126,12 +131,15 @@ class PolicyRegistry:
                 return self._cache[key]
             overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
             files = self._files_for(platform, server_id)
-            try:
-                policy = load_policy(*files, overrides=overrides)
-                policy.check_for_server(server_id, "override")
-            except PolicyError:
-                log.exception("invalid stored override for %s/%s; using files only", platform, server_id)
-                policy = load_policy(*files)
+            policy = load_policy(*files)  # a bad file is the caller's error (PolicyError names it), never a guess
+            if overrides:
+                try:
+                    policy = load_policy(*files, overrides=overrides)
+                    policy.check_for_server(server_id, "override")
+                except PolicyError as exc:
+                    log.error("invalid stored override for %s/%s (%s); using the policy files only", platform,
+                              server_id, exc)
+                    policy = load_policy(*files)
             policy.check_for_server(server_id, str(files[-1]))
             self._cache[key] = policy
             return policy
