@@ -89,7 +89,12 @@ def test_example_out_rows_follow_the_contract(example_scan):
     n = sum(len(ids) for p in ("discord", "slack") for ids in EXPECTED[p].values())
     assert len(rows) == n
     for r in rows.values():
-        assert set(r) == {"id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action"}
+        assert set(r) == {"id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action",
+                          "source", "server_id", "channel_id", "author_id", "time", "text", "score_status",
+                          "language"}
+        assert r["source"] in ("Discord", "Slack") and r["server_id"] in ("880000000000000001", "T0HARBOR01")
+        assert r["score_status"] in ("ok", "not_scored") and (r["score_status"] == "ok") == \
+            any(v is not None for v in r["scores"].values())
         assert len(r["scores"]) == 7
         assert all(v is None or 0.0 <= v <= 1.0 for v in r["scores"].values())
 

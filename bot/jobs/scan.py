@@ -471,8 +471,12 @@ class _Output:
             yield json.loads(line)
 
 
-#: The keys of one ``scan --out`` row (written by :func:`bot.jobs.jsonlines.json_line`: U+2028 / U+2029 escaped).
-_OUT_KEYS = ("id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action")
+#: The keys of one ``scan --out`` row (written by :func:`bot.jobs.jsonlines.json_line`: U+2028 / U+2029 escaped):
+#: :meth:`Verdict.to_json`'s, then where the message is (``source``: Discord or Slack, ``server_id``, ``channel_id``, ``author_id``,
+#: ``time``, the first 1,000 characters of its ``text``: ``bot.report.rows.message_fields``) and how far the model
+#: read it (``score_status``, ``language``, as ``score`` gives them), so the file reads without the export beside it.
+_OUT_KEYS = ("id", "channel", "author", "scores", "rule_hits", "flagged", "labels", "action", "source", "server_id",
+             "channel_id", "author_id", "time", "text", "score_status", "language")
 
 
 @asynccontextmanager
@@ -606,10 +610,11 @@ async def _row(store: ModStore, o: Outcome) -> dict[str, Any] | None:
             "rule_hits": [{"rule": h.get("rule"), "detail": h.get("detail"), "label": h.get("label")}
                           for h in sv.rule_hits],
             "flagged": sv.flagged, "labels": list(sv.labels), "action": sv.action.label,
-            "policy_version": sv.policy_version, "shadow": sv.shadow,
+            "policy_version": sv.policy_version, "shadow": sv.shadow, "score_status": sv.score_status,
+            "language": sv.language,
         }
     else:
-        row = {**o.verdict.to_json(), **verdict_fields(o.verdict)}
+        row = {**o.verdict.to_json(), **verdict_fields(o.verdict), "language": o.verdict.language}
         if o.case_number is not None:
             row["case"] = o.case_number
     row.update(message_fields(m))  # names and ids, platform, server, time, text, link
