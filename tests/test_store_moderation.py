@@ -14,6 +14,7 @@ from bot.core.errors import (
     NotCaseMember,
     ReviewAlreadyDecided,
     ReviewNotFound,
+    StoreBusy,
 )
 from bot.core.models import ActionKind, CaseStatus, ReviewDecision
 from bot.store.sqlite import SqliteStore
@@ -70,6 +71,59 @@ async def test_decide_review_errors(store):
     with pytest.raises(ValueError, match="not a decision"):
         await store.decide_review(review_id, D.OPEN, "mod")
     assert (await store.get_review(review_id)).decision is D.OPEN
+
+
+async def test_dismiss_review_overturns_its_case_in_one_transaction(store):
+    """dismiss_review claims the item, pardons the case's strike, marks the case overturned and owes the removal of
+    its applied timeout; it returns the case as it was before. A second dismissal (or a decision) is refused and
+    another server's item is not found."""
+    number, review_id = await _flagged(store, ActionKind.TIMEOUT)
+    await store.set_case_status("discord", "g1", number, CaseStatus.APPLIED)
+    with pytest.raises(ReviewNotFound):
+        await store.dismiss_review(review_id, "mod", T0, platform="discord", server_id="g2")
+    item, before = await store.dismiss_review(review_id, "mod", T0, platform="discord", server_id="g1")
+    assert (item.decision, item.moderator_id) == (D.DISMISSED, "mod")
+    assert before is not None and (before.number, before.status) == (number, CaseStatus.APPLIED)
+    assert (await store.get_case("discord", "g1", number)).status is CaseStatus.OVERTURNED
+    assert await store.active_strikes("discord", "g1", "u1", T0) == []
+    assert [c.number for c in await store.owed_timeout_lifts("discord")] == [number]
+    with pytest.raises(ReviewAlreadyDecided):
+        await store.dismiss_review(review_id, "mod2", T0, platform="discord", server_id="g1")
+    await store.end_lift_try("discord", "g1", number, lifted=True)  # the platform removed it
+    assert await store.owed_timeout_lifts("discord") == []
+
+
+async def test_dismiss_review_failing_after_its_claim_writes_nothing(store):
+    """A write failing inside dismiss_review after the item's claim (the pardon) rolls the claim back with it: the
+    item is open (Dismiss can be clicked again), the case applied, its strike active, no lift owed."""
+    number, review_id = await _flagged(store, ActionKind.TIMEOUT)
+    await store.set_case_status("discord", "g1", number, CaseStatus.APPLIED)
+
+    async def busy(*args, **kwargs):
+        raise StoreBusy(store.location, "locked (test)")
+
+    store._pardon_case = busy
+    with pytest.raises(StoreBusy):
+        await store.dismiss_review(review_id, "mod", T0, platform="discord", server_id="g1")
+    del store._pardon_case
+    assert (await store.get_review(review_id)).decision is D.OPEN
+    assert (await store.get_case("discord", "g1", number)).status is CaseStatus.APPLIED
+    assert len(await store.active_strikes("discord", "g1", "u1", T0)) == 1
+    assert await store.owed_timeout_lifts("discord") == []
+    item, _ = await store.dismiss_review(review_id, "mod", T0, platform="discord", server_id="g1")
+    assert item.decision is D.DISMISSED
+
+
+async def test_overturn_case_owes_the_lift_and_pardons(store):
+    """overturn_case (a ladder step overturned with its cause) pardons, marks overturned and owes an applied ban's
+    unban, in one write; an unknown case is refused."""
+    number, _ = await _flagged(store, ActionKind.BAN)
+    await store.set_case_status("discord", "g1", number, CaseStatus.APPLIED)
+    assert await store.overturn_case("discord", "g1", number, moderator_id="mod", now=T0) == 1
+    assert (await store.get_case("discord", "g1", number)).status is CaseStatus.OVERTURNED
+    assert [c.number for c in await store.owed_lifts("discord", 3)] == [number]
+    with pytest.raises(CaseNotFound):
+        await store.overturn_case("discord", "g1", number + 1)
 
 
 async def test_review_card_lookup(store):

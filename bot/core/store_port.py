@@ -130,6 +130,11 @@ class CaseStore(Protocol):
         """Overturned bans whose unban is still owed, tried fewer than ``max_tries`` times, oldest case first."""
         ...
 
+    async def owed_timeout_lifts(self, platform: str) -> list[Case]:
+        """Overturned timeouts whose removal is owed and was never answered (a stop between the overturn's commit
+        and the platform call), oldest case first."""
+        ...
+
     async def claim_lift(self, platform: str, server_id: str, number: int, max_tries: int, *,
                          hold_s: float) -> LiftClaim:
         """Claim the next try at the owed unban of case ``number`` for ``hold_s`` seconds, in one conditional
@@ -140,9 +145,9 @@ class CaseStore(Protocol):
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
                            hold_s: float = 0) -> datetime | None:
-        """The claimed try at the owed unban of case ``number`` is over: ``lifted`` records the ban lifted; else it
-        was refused: counted, and the next try held ``hold_s`` seconds from now (0: free for the next claim).
-        Returns the hold written."""
+        """The claimed try at the owed unban of case ``number`` (or an overturned timeout's owed removal) is over:
+        ``lifted`` records it lifted; else it was refused: counted, and the next try held ``hold_s`` seconds from
+        now (0: free for the next claim). Returns the hold written."""
         ...
 
     async def release_lift(self, platform: str, server_id: str, number: int, held_until: datetime) -> bool:
@@ -169,6 +174,16 @@ class CaseStore(Protocol):
                      member_id: str | None = None, moderator_id: str | None = None,
                      now: datetime | None = None) -> int:
         """Pardon a case's strikes or all of a member's; returns how many strikes were pardoned."""
+        ...
+
+    async def overturn_case(self, platform: str, server_id: str, number: int, moderator_id: str | None = None,
+                            now: datetime | None = None) -> int:
+        """Overturn a case in one transaction: strikes pardoned, status ``overturned``, an applied ban's unban or
+        timeout's removal owed; returns how many strikes were pardoned.
+
+        Raises:
+            CaseNotFound: no such case in this server.
+        """
         ...
 
 
@@ -218,6 +233,18 @@ class ReviewStore(Protocol):
         """
         ...
 
+    async def dismiss_review(self, review_id: int, moderator_id: str, now: datetime | None = None, *,
+                             platform: str, server_id: str) -> tuple[ReviewItem, Case | None]:
+        """Dismiss an item and overturn its case (strikes pardoned, status ``overturned``, an applied ban's unban or
+        timeout's removal owed) in ONE transaction; returns the item as decided and its case as it was before
+        (``None``: no case).
+
+        Raises:
+            ReviewNotFound: no such item in that server.
+            ReviewAlreadyDecided: another moderator decided first (nothing written).
+        """
+        ...
+
     async def reopen_review(self, review_id: int, decision: ReviewDecision, moderator_id: str) -> bool:
         """Undo a decision whose action failed (only if it is still ``decision`` by ``moderator_id``)."""
         ...
@@ -251,7 +278,7 @@ class ReviewStore(Protocol):
 
     async def decide_appeal(self, appeal_id: int, upheld: bool, moderator_id: str,
                             now: datetime | None = None) -> Appeal:
-        """Uphold or overturn (pardoning the case's strikes).
+        """Uphold or overturn (pardoning the case's strikes, an applied ban's unban or timeout's removal owed).
 
         Raises:
             AppealNotFound, AppealAlreadyDecided.

@@ -279,6 +279,26 @@ class StoreBase:
         )
         return count
 
+    async def _overturn_in_tx(
+        self, platform: str, server_id: str, number: int, moderator_id: str | None, when: str
+    ) -> int:
+        """Inside a transaction: overturn case ``number``. What it still does on the platform is owed its lift from
+        this commit on (an applied ban not lifted yet: its unban, :meth:`~bot.store.workflow.WorkflowMixin.owed_lifts`;
+        an applied timeout not lifted yet: its removal, :meth:`~bot.store.workflow.WorkflowMixin.owed_timeout_lifts`;
+        ``lift_tries`` 0, a value already there kept), so a stop before the platform call leaves it for the next
+        start; its strikes are pardoned and its status set to ``overturned`` (:meth:`_pardon_case`). Returns the
+        number of strikes pardoned.
+
+        Raises:
+            CaseNotFound: no such case in this server.
+        """
+        await self._db.execute(
+            "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) WHERE platform = ? AND server_id = ? "
+            "AND number = ? AND action IN ('ban', 'timeout') AND status = 'applied' AND lifted_at IS NULL",
+            (platform, server_id, number),
+        )
+        return await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
+
 
 # -- row converters -----------------------------------------------------------------------------------------------
 

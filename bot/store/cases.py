@@ -174,3 +174,22 @@ class CasesMixin(StoreBase):
             count = cur.rowcount
             await cur.close()
             return count
+
+    async def overturn_case(
+        self,
+        platform: str,
+        server_id: str,
+        number: int,
+        moderator_id: str | None = None,
+        now: datetime | None = None,
+    ) -> int:
+        """Overturn case ``number`` in one transaction: its strikes pardoned, its status ``overturned``, and what it
+        still does on the platform owed its lift (an applied ban's unban, an applied timeout's removal:
+        :meth:`~bot.store.base.StoreBase._overturn_in_tx`). Used for a ladder step overturned with the case whose
+        strike crossed it. Returns the number of strikes pardoned.
+
+        Raises:
+            CaseNotFound: no such case in this server (nothing written).
+        """
+        async with self._tx():
+            return await self._overturn_in_tx(platform, server_id, number, moderator_id, to_db_time(now or utcnow()))

@@ -19,9 +19,9 @@ from bot.core.errors import (
     ReviewAlreadyDecided,
     ReviewNotFound,
 )
-from bot.core.models import ActionKind, ReviewDecision, ReviewItem
+from bot.core.models import ActionKind, Case, ReviewDecision, ReviewItem
 from bot.core.records import Appeal
-from bot.store.base import Row, StoreBase, review_from_row
+from bot.store.base import Row, StoreBase, case_from_row, review_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
 
@@ -170,19 +170,71 @@ class ReviewMixin(StoreBase):
         """
         if decision is ReviewDecision.OPEN:
             raise ValueError("OPEN is not a decision")
-        scope, params = _scope_sql(platform, server_id)
         async with self._tx():
-            row = await self._one(
-                "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "
-                f"WHERE id = ? AND decision IN ('open', 'investigating'){scope} RETURNING *",
-                (decision.value, moderator_id, to_db_time(now or utcnow()), review_id, *params),
-            )
-            if row is None:
-                old = await self._one(f"SELECT * FROM review_items WHERE id = ?{scope}", (review_id, *params))
-                if old is None:
-                    raise ReviewNotFound(f"review item {review_id} not found")
-                raise ReviewAlreadyDecided(review_id, old["decision"], old["moderator_id"])
+            row = await self._claim_review(review_id, decision, moderator_id, to_db_time(now or utcnow()),
+                                           platform, server_id)
         return review_from_row(row)
+
+    async def dismiss_review(
+        self,
+        review_id: int,
+        moderator_id: str,
+        now: datetime | None = None,
+        *,
+        platform: str,
+        server_id: str,
+    ) -> tuple[ReviewItem, Case | None]:
+        """Dismiss review item ``review_id`` of this server (a false positive) and overturn its case, in ONE
+        transaction: the item's decision becomes ``dismissed`` (claimed as :meth:`decide_review` claims it) and,
+        when it has a case, that case's strikes are pardoned, its status becomes ``overturned`` and what it still
+        does on the platform is owed its lift (:meth:`~bot.store.base.StoreBase._overturn_in_tx`: an applied ban's
+        unban, an applied timeout's removal), as :meth:`decide_appeal` overturns. A failed write or a stop leaves
+        none of it: the item stays open (Dismiss can be clicked again), never dismissed while its case still counts.
+
+        Returns:
+            ``(item, case)``: the item as decided, and its case as it was BEFORE the dismissal (``None``: the item
+            has no case, or it is gone: then only the decision is recorded).
+
+        Raises:
+            ReviewNotFound: no such item in this server.
+            ReviewAlreadyDecided: the item already has a final decision (nothing written).
+        """
+        when = to_db_time(now or utcnow())
+        async with self._tx():
+            row = await self._claim_review(review_id, ReviewDecision.DISMISSED, moderator_id, when, platform,
+                                           server_id)
+            case = None
+            if row["case_number"] is not None:
+                found = await self._one(
+                    "SELECT * FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+                    (platform, server_id, row["case_number"]),
+                )
+                if found is not None:
+                    case = case_from_row(found)
+                    await self._overturn_in_tx(platform, server_id, case.number, moderator_id, when)
+        return review_from_row(row), case
+
+    async def _claim_review(self, review_id: int, decision: ReviewDecision, moderator_id: str, when: str,
+                            platform: str | None, server_id: str | None) -> Row:
+        """Inside a transaction: record ``decision`` on an undecided item (a conditional update: of two moderators
+        deciding one item exactly one gets it); returns the updated row.
+
+        Raises:
+            ReviewNotFound: no such item (in that server, when given).
+            ReviewAlreadyDecided: the item already has a final decision.
+        """
+        scope, params = _scope_sql(platform, server_id)
+        row = await self._one(
+            "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "
+            f"WHERE id = ? AND decision IN ('open', 'investigating'){scope} RETURNING *",
+            (decision.value, moderator_id, when, review_id, *params),
+        )
+        if row is None:
+            old = await self._one(f"SELECT * FROM review_items WHERE id = ?{scope}", (review_id, *params))
+            if old is None:
+                raise ReviewNotFound(f"review item {review_id} not found")
+            raise ReviewAlreadyDecided(review_id, old["decision"], old["moderator_id"])
+        return row
 
     async def reopen_review(self, review_id: int, decision: ReviewDecision, moderator_id: str) -> bool:
         """Undo a claimed decision that could not be carried out (the member left meanwhile): back to ``open``,
@@ -365,8 +417,9 @@ class ReviewMixin(StoreBase):
     ) -> Appeal:
         """Decide an open appeal.
 
-        Overturning sets the case's status to ``overturned`` and pardons its strikes (an applied ban not lifted
-        yet is marked as owing its unban: :meth:`owed_lifts`); upholding leaves the case.
+        Overturning sets the case's status to ``overturned`` and pardons its strikes (an applied ban or timeout not
+        lifted yet is marked as owing its lift: :meth:`~bot.store.base.StoreBase._overturn_in_tx`); upholding
+        leaves the case.
         The appeal's review item, if still undecided, is closed: ``dismissed`` when overturned, the decision
         matching the case's sanction (``warned``, ``timed_out``...; ``warned`` for non-sanctions) when upheld.
 
@@ -403,14 +456,9 @@ class ReviewMixin(StoreBase):
                 decision = _UPHELD_DECISION.get(action, ReviewDecision.WARNED)
             else:
                 decision = ReviewDecision.DISMISSED
-                # an applied ban overturned owes its unban from this commit on: a stop before the bot's unban
-                # leaves it for the next start (WorkflowMixin.owed_lifts)
-                await self._db.execute(
-                    "UPDATE cases SET lift_tries = COALESCE(lift_tries, 0) WHERE platform = ? AND server_id = ? "
-                    "AND number = ? AND action = 'ban' AND status = 'applied' AND lifted_at IS NULL",
-                    (platform, server_id, number),
-                )
-                await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
+                # an applied ban or timeout overturned owes its lift from this commit on: a stop before the bot's
+                # unban (or timeout removal) leaves it for the next start
+                await self._overturn_in_tx(platform, server_id, number, moderator_id, when)
             if row["review_id"] is not None:
                 await self._db.execute(
                     "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "

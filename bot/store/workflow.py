@@ -116,9 +116,10 @@ class WorkflowMixin(StoreBase):
 
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
                            hold_s: float = 0) -> datetime | None:
-        """End the claimed try at the owed unban of case ``number``: ``lifted`` sets ``lifted_at``; else the try was
-        refused: ``lift_tries`` counts it and the next try is held ``hold_s`` seconds from now (0: free for the next
-        claim). Returns the hold written (``None``: none)."""
+        """End the claimed try at the owed unban of case ``number`` (or the owed removal of an overturned timeout,
+        never claimed): ``lifted`` sets ``lifted_at``; else the try was refused: ``lift_tries`` counts it and the
+        next try is held ``hold_s`` seconds from now (0: free for the next claim). Returns the hold written
+        (``None``: none)."""
         now = utcnow()
         held = now + timedelta(seconds=hold_s) if not lifted and hold_s > 0 else None
         async with self._tx():
@@ -157,6 +158,18 @@ class WorkflowMixin(StoreBase):
             "SELECT * FROM cases WHERE platform = ? AND action = 'ban' AND status = 'overturned' "
             "AND lift_tries IS NOT NULL AND lift_tries < ? AND lifted_at IS NULL ORDER BY created_at, id",
             (platform, max_tries),
+        )
+        return [case_from_row(r) for r in rows]
+
+    async def owed_timeout_lifts(self, platform: str) -> list[Case]:
+        """Overturned timeouts whose removal is owed and was never answered by the platform (``lift_tries`` 0, not
+        lifted: a stop or a failed write came between the overturn's commit and the removal), oldest case first.
+        A removal answered is settled with :meth:`end_lift_try` (``lifted``: done; else refused, counted, not owed
+        any more)."""
+        rows = await self._read_all(
+            "SELECT * FROM cases WHERE platform = ? AND action = 'timeout' AND status = 'overturned' "
+            "AND lift_tries = 0 AND lifted_at IS NULL ORDER BY created_at, id",
+            (platform,),
         )
         return [case_from_row(r) for r in rows]
 

@@ -215,6 +215,10 @@ class WorkflowParts(ABC):
     async def lift_overturned_ban(self, case: Case, reason: str) -> str:
         """Unban the member of overturned ban ``case`` (retried later if refused); returns a note for the card."""
 
+    @abstractmethod
+    async def lift_overturned_timeout(self, case: Case, reason: str) -> str:
+        """Remove the timeout of overturned case ``case`` (owed until answered); returns a note for the card."""
+
     # ---- provided by ReviewsMixin (bot/workflow/reviews.py)
     @abstractmethod
     async def _note_on_case(self, server_id: str, case_number: int, note: str) -> None:

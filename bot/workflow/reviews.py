@@ -163,7 +163,11 @@ class ReviewsMixin(WorkflowParts):
         """A moderator's decision on a review card (``choice``: a key of :data:`DECISIONS`).
 
         The decision is claimed in the mod log first (a conditional update), so of two moderators deciding one
-        card exactly one acts; the other gets "already decided by ...". Dismissing an automatic timeout lifts it.
+        card exactly one acts; the other gets "already decided by ...". Dismiss claims the item and overturns its
+        case (strikes pardoned, status ``overturned``, a timeout's removal or a ban's unban owed) in one
+        transaction (:meth:`~bot.store.reviews.ReviewMixin.dismiss_review`): a failed write leaves the item open
+        to dismiss again; then the automatic timeout is lifted (or the ban), owed until the platform answers, so a
+        stop before that leaves it to :meth:`recover`.
         ``reason``: the moderator's reason (:mod:`bot.workflow.confirm`), required for a decision that asks first
         (kick, ban); it becomes the case's reason as typed (otherwise the case says "review #N: <flag reason>").
 
@@ -204,14 +208,19 @@ class ReviewsMixin(WorkflowParts):
         self._check_open(item)
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
+        before: Case | None = None
         try:
-            decided = await self.store.decide_review(review_id, rdecision, actor.id, self.clock(),
-                                                     platform=self.platform, server_id=server_id)
+            if rdecision is ReviewDecision.DISMISSED:
+                decided, before = await self.store.dismiss_review(review_id, actor.id, self.clock(),
+                                                                  platform=self.platform, server_id=server_id)
+            else:
+                decided = await self.store.decide_review(review_id, rdecision, actor.id, self.clock(),
+                                                         platform=self.platform, server_id=server_id)
         except ReviewAlreadyDecided as exc:
             raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
                           "Nothing was done.") from None
         try:
-            note = await self._act_on_review(actor, decided, kind, duration_s, reason)
+            note = await self._act_on_review(actor, decided, kind, duration_s, reason, before)
         except Refused:
             # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
             await self.store.reopen_review(review_id, rdecision, actor.id)
@@ -231,13 +240,14 @@ class ReviewsMixin(WorkflowParts):
                       card=card)
 
     async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None,
-                             reason: str | None = None) -> str:
-        """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's."""
+                             reason: str | None = None, case: Case | None = None) -> str:
+        """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's. ``case``: for a
+        dismissal, the item's case as it was before (the dismissal's transaction overturned it already)."""
         sid = item.server_id
         why = reason or f"review #{item.id}: {item.reason}"
         policy = await self.policies.get(self.platform, sid)
         if item.decision is ReviewDecision.DISMISSED:
-            return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed")
+            return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed", case)
         if kind is ActionKind.NONE:
             return ""
         if kind is ActionKind.DELETE:
@@ -271,15 +281,16 @@ class ReviewsMixin(WorkflowParts):
 
     async def _overturn_case(self, actor: Actor, server_id: str, case_number: int | None, member_id: str,
                              how: str, case: Case | None = None) -> str:
-        """Pardon a case's strikes, mark it overturned and lift what can be lifted (timeout, ban); then the same for
-        the ladder steps its strike crossed (:meth:`_overturn_steps`): without that strike the step was not earned.
+        """After a decision that overturned case ``case_number`` (a dismissal or an appeal's overturn: its
+        transaction pardoned the strikes, marked the case overturned and owed the lift), lift what can be lifted
+        (timeout, ban); then overturn the ladder steps its strike crossed (:meth:`_overturn_steps`): without that
+        strike the step was not earned.
 
-        ``case``: the case as it was before the decision (an appeal's decision already marked it overturned).
+        ``case``: the case as it was before the decision (``None``: read now).
         """
         if case_number is None:
             return ""
-        note = await self._overturn_one(actor, server_id, case_number, member_id, how, case,
-                                        mark=how == "dismissed")
+        note = await self._overturn_one(actor, server_id, case_number, member_id, how, case, mark=False)
         steps = await self._overturn_steps(actor, server_id, case_number, member_id)
         return "; ".join(n for n in (note, *steps) if n)
 
@@ -314,16 +325,13 @@ class ReviewsMixin(WorkflowParts):
 
     async def _overturn_one(self, actor: Actor, server_id: str, case_number: int, member_id: str,
                             how: str, case: Case | None, *, mark: bool) -> str:
-        """:meth:`_overturn_case` for one case, without its ladder steps. ``mark``: pardon and mark the case
-        overturned here (an appeal's decision has done it already)."""
+        """:meth:`_overturn_case` for one case, without its ladder steps. ``mark``: overturn the case here, in one
+        transaction (``store.overturn_case``: strikes pardoned, status ``overturned``, the lift owed); a decision's
+        own transaction has done it already for the decided case. ``case``: the case as it was before."""
         case = case or await self.store.get_case(self.platform, server_id, case_number)
         try:
             if mark:
-                if case is not None and case.status is CaseStatus.APPLIED and case.action is ActionKind.BAN:
-                    # owed before it is overturned: a stop in between leaves the unban for the next start
-                    await self.store.owe_lift(self.platform, server_id, case_number)
-                await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
-                await self.store.set_case_status(self.platform, server_id, case_number, CaseStatus.OVERTURNED)
+                await self.store.overturn_case(self.platform, server_id, case_number, moderator_id=actor.id)
         except CaseNotFound:
             return ""
         self.ledger.forget(self.platform, server_id, member_id)
@@ -331,11 +339,7 @@ class ReviewsMixin(WorkflowParts):
             return ""
         reason = f"case #{case_number} {how}"
         if case.action is ActionKind.TIMEOUT and self.can(Capability.TIMEOUT):
-            res = await self.enforcer.remove_timeout(server_id, member_id, reason)
-            if res.ok:
-                return "timeout lifted"
-            await self._note_on_case(server_id, case_number, f"timeout not lifted: {res.reason}")
-            return f"could not lift the timeout: FAILED: {res.reason}"
+            return await self.lift_overturned_timeout(case, reason)
         if case.action is ActionKind.BAN and self.can(Capability.UNBAN):
             return await self.lift_overturned_ban(case, reason)
         return ""

@@ -417,6 +417,45 @@ class SanctionsMixin(WorkflowParts):
             return self._unbanned_meanwhile(res.reason)
         return f"could not lift the ban: FAILED: {await self._lift_refused(case, res.reason, claim.tries)}"
 
+    async def lift_overturned_timeout(self, case: Case, reason: str) -> str:
+        """Remove the timeout of case ``case``, just overturned (its review dismissed, on appeal, or a ladder step
+        overturned with its cause). The overturn's transaction owed the removal (``lift_tries`` 0); the platform's
+        answer settles it (:meth:`~bot.core.store_port.CaseStore.end_lift_try`: removed, or refused: counted and
+        noted on the case, not tried again), so a stop or a failed write before the answer is recorded leaves it to
+        :meth:`retry_owed_timeouts` at the next start. Removing a timeout twice does no harm (nothing is left to
+        remove). Returns the note for the card and the mod log."""
+        res = await self.enforcer.remove_timeout(case.server_id, case.member_id, reason)
+        await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=res.ok)
+        if res.ok:
+            return "timeout lifted"
+        await self._note_on_case(case.server_id, case.number, f"timeout not lifted: {res.reason}")
+        return f"could not lift the timeout: FAILED: {res.reason}"
+
+    async def retry_owed_timeouts(self) -> list[str]:
+        """At startup: remove the timeouts of overturned cases whose removal a stop (or a failed write) cut off
+        after the overturn was committed (``store.owed_timeout_lifts``); one already over only has its debt settled
+        (nothing to lift). Each outcome is posted in the mod log. Returns one line per case tried."""
+        lines: list[str] = []
+        if not self.can(Capability.TIMEOUT):
+            return lines
+        now = self.clock()
+        for case in await self.store.owed_timeout_lifts(self.platform):
+            if not self.owns(case.server_id):  # another shard process's guild: removed there
+                continue
+            end = case.expires_at or case.created_at + timedelta(seconds=MAX_TIMEOUT_S)
+            if end <= now:  # over on its own since
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+                continue
+            note = await self.lift_overturned_timeout(case, f"case #{case.number} overturned (removed after a "
+                                                            "restart)")
+            if note == "timeout lifted":
+                note += " (after a restart)"
+            await self.desk.post_mod_log(case.server_id, LogEntry(
+                title=f"Case #{case.number}: overturned timeout", lines=(f"Member: {case.member_id}", note),
+                member_id=case.member_id, case_number=case.number, failed="FAILED" in note, kind="case"))
+            lines.append(f"case #{case.number}: {note}")
+        return lines
+
     async def _lifted_meanwhile(self, case: Case, res: ActionResult) -> bool:
         """Whether the refused unban ``res`` of ban ``case`` found the member unbanned already: the platform says
         they are not banned (:data:`NOT_BANNED`: unbanned by hand while the bot was stopped, or by a try that a

@@ -198,7 +198,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     async def recover(self) -> list[str]:
         """At startup: carry out cases a stop left ``pending`` (or mark them failed), reschedule temporary-ban
-        expiries, try again the refused unbans of overturned bans and restore raid mode. Returns one line per thing
+        expiries, try again the refused unbans of overturned bans, remove the timeouts of overturned cases a stop
+        cut off before their removal and restore raid mode. Returns one line per thing
         done (also posted in the mod log)."""
         self._stopping = False  # a start (again, after a close of this object) runs its timers
         now = self.clock()
@@ -242,6 +243,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                 continue
             self.schedule_unban(case)
         lines += await self.retry_owed_lifts()
+        lines += await self.retry_owed_timeouts()
         lines += await self.restore_raid_modes()
         return lines
 

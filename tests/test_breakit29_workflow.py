@@ -1,0 +1,89 @@
+"""Break-it round on the workflow's use of the mod log: a write that fails between two of the workflow's separate
+store transactions (``StoreBusy``: SQLite locked past its busy timeout, a PostgreSQL connection dropped; a kill at
+that point leaves the same state) must leave the mod log consistent and lose no strike."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.core.errors import StoreBusy
+from bot.workflow import Refused
+from tests.test_workflow import MOD, SERVER, World, make_world
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    w = await make_world(tmp_path)
+    yield w
+    await w.workflow.close()
+    await w.service.close()
+    await w.store.close()
+
+
+def _fail_once(store, name: str) -> list[int]:
+    """Make ``store.<name>`` raise StoreBusy on its first call (nothing written), then work again."""
+    real = getattr(store, name)
+    calls: list[int] = []
+
+    async def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise StoreBusy(store.location, "locked by another process for more than 5 s (test)")
+        return await real(*args, **kwargs)
+
+    setattr(store, name, flaky)
+    return calls
+
+
+async def test_a_dismiss_whose_overturn_write_fails_can_be_done_again(world):
+    """Dismiss claims the review item (``decide_review`` commits ``dismissed``), then pardons the strike and marks
+    the case overturned in later, separate transactions. When the pardon's write fails, the item stays
+    ``dismissed`` while the case stays ``applied`` with an active strike and the automatic timeout on: the
+    moderator's retry is refused ("already decided") and recovery never looks at it, so the false positive keeps
+    counting towards the member's escalation ladder for good."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    assert world.enforcer.called("timeout") == [("alice", 3600)]
+    # the pardon's write, inside the one transaction Dismiss now is (after the item's claim in it): store.pardon is
+    # no longer called by Dismiss, so the failure is put where that write now happens
+    _fail_once(world.store, "_pardon_case")
+    with pytest.raises(StoreBusy):
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    try:  # the moderator clicks Dismiss again
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    except Refused:
+        pass
+    await world.workflow.recover()
+    decision = world.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))
+    case = world.rows("SELECT status FROM cases WHERE number = ?", (outcome.case_number,))
+    strikes = world.rows("SELECT pardoned_at IS NOT NULL FROM strikes")
+    assert (decision, case, strikes) == ([("dismissed",)], [("overturned",)], [(1,)]), \
+        f"review {decision}, case {case}, strike pardoned {strikes}"
+
+
+async def test_a_dismiss_cut_off_before_the_timeout_removal_lifts_it_at_the_next_start(world):
+    """Dismiss commits the decision and the overturn, then asks the platform to remove the automatic timeout. A stop
+    (here: the platform call raising) between the commit and the answer leaves the removal owed in the mod log: the
+    next start removes it once, and a later start does nothing again."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    real = world.enforcer.remove_timeout
+    calls: list[int] = []
+
+    async def dropped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError("connection lost (test)")
+        return await real(*args, **kwargs)
+
+    world.enforcer.remove_timeout = dropped
+    with pytest.raises(ConnectionResetError):
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    assert world.rows("SELECT status, lifted_at IS NULL FROM cases") == [("overturned", 1)]
+    lines = await world.workflow.recover()
+    assert lines == [f"case #{outcome.case_number}: timeout lifted (after a restart)"]
+    assert world.enforcer.called("remove_timeout") == [("alice",)]
+    assert world.rows("SELECT status, lifted_at IS NOT NULL FROM cases") == [("overturned", 1)]
+    assert await world.workflow.recover() == []
+    assert len(calls) == 2
