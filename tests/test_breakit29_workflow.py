@@ -5,11 +5,13 @@ that point leaves the same state) must leave the mod log consistent and lose no 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.core.errors import StoreBusy
+from bot.core.models import ActionKind
 from bot.workflow import Refused
 from tests.test_workflow import MOD, SERVER, World, make_world
 
@@ -63,6 +65,21 @@ async def test_a_dismiss_whose_overturn_write_fails_can_be_done_again(world):
         f"review {decision}, case {case}, strike pardoned {strikes}"
 
 
+async def test_a_warning_whose_strike_write_fails_keeps_its_strike(world):
+    """A moderator's warn: ``open_case`` (pending), the DM, ``set_case_status`` (applied), then ``add_strike`` in a
+    transaction of its own. When the strike's write fails, the case is recorded as applied with no strike; recovery
+    only looks at pending cases, so the warning never counts (and the in-memory ledger, which counted it, disagrees
+    with the mod log until it reloads)."""
+    _fail_once(world.store, "add_strike")
+    with pytest.raises(StoreBusy):
+        await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "be nice")
+    await world.workflow.recover()
+    cases = world.rows("SELECT number, status FROM cases")
+    strikes = world.rows("SELECT case_number, points FROM strikes")
+    assert cases == [(1, "applied")]
+    assert strikes == [(1, 1)], f"case #1 applied but its strikes are {strikes}"
+
+
 async def test_a_dismiss_cut_off_before_the_timeout_removal_lifts_it_at_the_next_start(world):
     """Dismiss commits the decision and the overturn, then asks the platform to remove the automatic timeout. A stop
     (here: the platform call raising) between the commit and the answer leaves the removal owed in the mod log: the
@@ -87,3 +104,25 @@ async def test_a_dismiss_cut_off_before_the_timeout_removal_lifts_it_at_the_next
     assert world.rows("SELECT status, lifted_at IS NOT NULL FROM cases") == [("overturned", 1)]
     assert await world.workflow.recover() == []
     assert len(calls) == 2
+
+
+async def test_a_card_ban_whose_raised_strike_fails_is_carried_out_again_with_it(world):
+    """Ban decided on the card of a message automod already struck: the ban's points replace the automatic strike's
+    (``raise_strike``) in the write that records the case applied. When that write fails, the ban's case stays
+    pending (never applied with the timeout's 2 points) and the in-memory ledger forgets the raise; recovery carries
+    the case out again and records it applied with the ban's 5 points."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    assert world.rows("SELECT points FROM strikes") == [(2,)]
+    _fail_once(world.store, "raise_strike")
+    with pytest.raises(StoreBusy):
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban", reason="threats, again and again")
+    assert world.rows("SELECT action, status FROM cases ORDER BY number") == [("timeout", "applied"),
+                                                                               ("ban", "pending")]
+    active = await world.workflow.ledger.active("discord", SERVER, "alice", datetime.now(UTC))
+    assert [s.points for s in active] == [2]
+    await world.workflow.recover()
+    assert world.rows("SELECT action, status FROM cases ORDER BY number") == [("timeout", "applied"),
+                                                                               ("ban", "applied")]
+    assert world.rows("SELECT points FROM strikes") == [(5,)]
+    active = await world.workflow.ledger.active("discord", SERVER, "alice", datetime.now(UTC))
+    assert [s.points for s in active] == [5]

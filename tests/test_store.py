@@ -231,6 +231,26 @@ async def test_manual_strikes(store, message_ids, added):
     assert len(await store.active_strikes("discord", "g1", "u1", T0)) == added.count(True)
 
 
+async def test_strike_written_with_its_case_status(store):
+    """add_strike / raise_strike with ``case_status`` record the case's outcome in the same transaction as the strike;
+    a case of another server writes neither, and a status needs its case."""
+    case = await store.open_case("discord", "g1", "u1", ActionKind.WARN, "be nice", moderator_id="mod", now=T0)
+    with pytest.raises(CaseNotFound):
+        await store.add_strike("discord", "g2", "u1", 1, T0 + STRIKE_TTL, case_number=case.number, now=T0,
+                               case_status=CaseStatus.APPLIED)
+    assert await store.active_strikes("discord", "g2", "u1", T0) == []
+    with pytest.raises(ValueError, match="case_number"):
+        await store.add_strike("discord", "g1", "u1", 1, T0 + STRIKE_TTL, now=T0, case_status=CaseStatus.APPLIED)
+    assert await store.add_strike("discord", "g1", "u1", 1, T0 + STRIKE_TTL, message_id="m1", case_number=case.number,
+                                  now=T0, case_status=CaseStatus.APPLIED, failure="dm: closed")
+    got = await store.get_case("discord", "g1", case.number)
+    assert (got.status, got.failure) == (CaseStatus.APPLIED, "dm: closed")
+    ban = await store.open_case("discord", "g1", "u1", ActionKind.BAN, "for m1", moderator_id="mod", message_id="m1")
+    assert await store.raise_strike("discord", "g1", "m1", 5, ban.number, case_status=CaseStatus.APPLIED) == 1
+    assert (await store.get_case("discord", "g1", ban.number)).status is CaseStatus.APPLIED
+    assert [s.points for s in await store.active_strikes("discord", "g1", "u1", T0)] == [5]
+
+
 async def test_active_strikes_exclude_expired_and_pardoned(store):
     """Expired and pardoned strikes do not count."""
     await store.add_strike("discord", "g1", "u1", 1, T0 + timedelta(days=1), reason="short", now=T0)

@@ -255,6 +255,24 @@ class StoreBase:
             scores=dict(scores or {}),
         )
 
+    async def _set_case_status(
+        self, platform: str, server_id: str, number: int, status: CaseStatus, failure: str | None, when: str
+    ) -> Row:
+        """Inside a transaction: set case ``number``'s status and ``failure`` (the platform's refusal, or notes);
+        returns the updated row.
+
+        Raises:
+            CaseNotFound: no such case in this server.
+        """
+        row = await self._one(
+            "UPDATE cases SET status = ?, failure = ?, updated_at = ? "
+            "WHERE platform = ? AND server_id = ? AND number = ? RETURNING *",
+            (status.value, failure, when, platform, server_id, number),
+        )
+        if row is None:
+            raise CaseNotFound(f"case #{number} not found in this server")
+        return row
+
     async def _pardon_case(
         self, platform: str, server_id: str, number: int, moderator_id: str | None, when: str, status: str
     ) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.core.errors import CaseNotFound
 from bot.core.models import ActionKind, Case, CaseStatus, Strike
 from bot.store.base import StoreBase, case_from_row, strike_from_row
 from bot.store.privacy import pseudonym_of
@@ -112,13 +111,8 @@ class CasesMixin(StoreBase):
             CaseNotFound: no such case in this server.
         """
         async with self._tx():
-            row = await self._one(
-                "UPDATE cases SET status = ?, failure = ?, updated_at = ? "
-                "WHERE platform = ? AND server_id = ? AND number = ? RETURNING *",
-                (status.value, failure, to_db_time(now or utcnow()), platform, server_id, number),
-            )
-        if row is None:
-            raise CaseNotFound(f"case #{number} not found in this server")
+            row = await self._set_case_status(platform, server_id, number, status, failure,
+                                              to_db_time(now or utcnow()))
         return case_from_row(row)
 
     async def add_strike(
@@ -132,14 +126,33 @@ class CasesMixin(StoreBase):
         message_id: str | None = None,
         case_number: int | None = None,
         now: datetime | None = None,
+        *,
+        case_status: CaseStatus | None = None,
+        failure: str | None = None,
     ) -> bool:
         """Add a (manual) strike; ``message_id=None`` is allowed any number of times.
 
+        Args:
+            case_status: Also set case ``case_number``'s status (and ``failure``: the platform's refusal or notes)
+                in the same transaction: a moderator's sanction carried out is recorded ``applied`` together with
+                its strike, never one without the other (a failed write leaves the case as it was, ``pending``).
+
         Returns:
-            False when ``message_id`` already has a strike (nothing written).
+            False when ``message_id`` already has a strike (no strike written; ``case_status`` still is).
+
+        Raises:
+            ValueError: ``case_status`` without ``case_number``.
+            CaseNotFound: ``case_status`` given and ``case_number`` is not a case of this server (nothing written).
         """
-        strike = Strike(server_id, member_id, points, now or utcnow(), expires_at, reason, message_id, case_number)
+        if case_status is not None and case_number is None:
+            raise ValueError("case_status needs case_number")
+        when = now or utcnow()
+        strike = Strike(server_id, member_id, points, when, expires_at, reason, message_id, case_number)
         async with self._tx():
+            if case_status is not None:
+                assert case_number is not None
+                await self._set_case_status(platform, server_id, case_number, case_status, failure,
+                                            to_db_time(utcnow()))
             return await self._insert_strike(platform, strike)
 
     async def pardon(

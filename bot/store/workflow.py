@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Unpack
 
-from bot.core.models import Case
+from bot.core.models import Case, CaseStatus
 from bot.core.records import LiftClaim, RaidChanges, RaidModeRow, StoredRaid
 from bot.store.base import StoreBase, case_from_row
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
@@ -27,14 +27,29 @@ class WorkflowMixin(StoreBase):
         return [case_from_row(r) for r in rows]
 
     async def raise_strike(
-        self, platform: str, server_id: str, message_id: str, points: int, case_number: int | None
+        self, platform: str, server_id: str, message_id: str, points: int, case_number: int | None, *,
+        case_status: CaseStatus | None = None, failure: str | None = None,
     ) -> int:
         """Raise the strike of a message to ``points`` (never lower it); links ``case_number`` when it had none.
 
+        Args:
+            case_status: Also set case ``case_number``'s status (and ``failure``) in the same transaction (a
+                moderator's sanction carried out, recorded with its strike: see ``add_strike``).
+
         Returns:
             The number of strikes changed (0 or 1).
+
+        Raises:
+            ValueError: ``case_status`` without ``case_number``.
+            CaseNotFound: ``case_status`` given and ``case_number`` is not a case of this server (nothing written).
         """
+        if case_status is not None and case_number is None:
+            raise ValueError("case_status needs case_number")
         async with self._tx():
+            if case_status is not None:
+                assert case_number is not None
+                await self._set_case_status(platform, server_id, case_number, case_status, failure,
+                                            to_db_time(utcnow()))
             cur = await self._db.execute(
                 "UPDATE strikes SET points = ?, case_number = COALESCE(case_number, ?) WHERE platform = ? "
                 "AND server_id = ? AND message_id = ? AND points < ? AND pardoned_at IS NULL",

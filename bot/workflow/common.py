@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
 from bot.core.escalation import StrikeLedger
-from bot.core.models import ActionKind, Case, ReviewDecision, Verdict
+from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, Verdict
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
 from bot.core.service import Outcome
@@ -133,6 +133,11 @@ def dur(seconds: int | None) -> str:
     return f"{seconds} s"
 
 
+#: A case's outcome on the platform, ``(status, failure)``: recorded with the strike it earns, in one write
+#: (:meth:`WorkflowParts.strike`'s ``outcome``).
+CaseOutcome = tuple[CaseStatus, str | None]
+
+
 class WorkflowParts(ABC):
     """What the workflow's parts (:mod:`~bot.workflow.sanctions`, :mod:`~bot.workflow.reviews`,
     :mod:`~bot.workflow.raids`) share, set by :class:`~bot.workflow.workflow.ModerationWorkflow`: its ports, and
@@ -203,9 +208,11 @@ class WorkflowParts(ABC):
     @abstractmethod
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                      case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
-                     at: datetime | None = None, actor: Actor | None = None) -> str:
+                     at: datetime | None = None, actor: Actor | None = None,
+                     outcome: CaseOutcome | None = None) -> str:
         """Add the strike a sanction earns; returns a note on any escalation (``""``: none). ``actor``: whose
-        decision earned it (a step they may not take is not carried out)."""
+        decision earned it (a step they may not take is not carried out). ``outcome``: case ``case_number``'s
+        status, recorded in the same write as the strike."""
 
     @abstractmethod
     def cancel_unban(self, server_id: str, number: int) -> None:

@@ -262,16 +262,17 @@ class ReviewsMixin(WorkflowParts):
                                                   message_id=item.message_id)
                 case_number = case.number
             res = await self._delete(sid, item.channel_id, item.message_id)
-            if item.case_number is None:
-                await self.store.set_case_status(self.platform, sid, case_number,
-                                                 CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
-                                                 failure=None if res.ok else f"delete: {res.reason}")
             if not res.ok:
-                if item.case_number is not None:
+                if item.case_number is None:
+                    await self.store.set_case_status(self.platform, sid, case_number, CaseStatus.FAILED,
+                                                     failure=f"delete: {res.reason}")
+                else:
                     await self._note_on_case(sid, case_number, f"delete: {res.reason}")
                 return f"delete FAILED: {res.reason}"
+            # the moderator's own case (a report's) is recorded applied in the write that adds its strike
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
-                                     case_number=case_number, message_id=item.message_id, actor=actor)
+                                     case_number=case_number, message_id=item.message_id, actor=actor,
+                                     outcome=(CaseStatus.APPLIED, None) if item.case_number is None else None)
             return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
         result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,

@@ -25,6 +25,7 @@ from bot.workflow.common import (
     LIFT_TRIES,
     UNBAN_RETRY_S,
     WITHHELD_STEP,
+    CaseOutcome,
     Result,
     WorkflowParts,
     dur,
@@ -171,19 +172,23 @@ class SanctionsMixin(WorkflowParts):
         if res.extra.get("cap"):
             notes.append(res.extra["cap"])
         failure = None if res.ok else res.reason
-        await self.store.set_case_status(self.platform, server_id, case.number,
-                                         CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
-                                         failure="; ".join(([failure] if failure else []) + notes) or None)
+        outcome = (CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                   "; ".join(([failure] if failure else []) + notes) or None)
+        escalation = ""
+        if res.ok and earns_strike:  # not for a withheld ladder step decided on its card: it is the step itself
+            # the case's outcome and its strike in one write (a failed write leaves it pending for recover()), then
+            # a crossed ladder step; a ban crosses no step stronger than itself, so its own steps below may follow
+            escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
+                                           duration_s=duration_s, message_id=message_id, at=now, actor=actor,
+                                           outcome=outcome)
+        else:
+            await self.store.set_case_status(self.platform, server_id, case.number, outcome[0], failure=outcome[1])
         if res.ok and kind is ActionKind.BAN:
             # a later ban supersedes the member's earlier temporary bans: their end must not lift this one
             await self.lift_temporary_bans(server_id, member_id, before=case.number,
                                            why=f"superseded by case #{case.number}")
             if expires is not None:
                 self.schedule_unban(replace(case, status=CaseStatus.APPLIED))
-        escalation = ""
-        if res.ok and earns_strike:  # not for a withheld ladder step decided on its card: it is the step itself
-            escalation = await self.strike(policy, server_id, member_id, kind, reason, case_number=case.number,
-                                           duration_s=duration_s, message_id=message_id, at=now, actor=actor)
         length = f" for {dur(duration_s)}" if duration_s else ""
         text = f"Case #{case.number}: {kind.label} <@{member_id}>{length}" + (" done." if res.ok else
                                                                            f" FAILED: {failure}")
@@ -202,8 +207,15 @@ class SanctionsMixin(WorkflowParts):
 
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                      case_number: int | None, duration_s: int | None = None, message_id: str | None = None,
-                     at: datetime | None = None, actor: Actor | None = None) -> str:
+                     at: datetime | None = None, actor: Actor | None = None,
+                     outcome: CaseOutcome | None = None) -> str:
         """Add the strike a moderator's sanction earns and carry out a crossed ladder step.
+
+        ``outcome``: ``(status, failure)`` of case ``case_number`` (the sanction just carried out), written in the
+        same transaction as the strike (or alone when the sanction earns none), so the mod log never holds the case
+        ``applied`` without its strike: when that write fails the case stays ``pending`` for :meth:`recover`, the
+        in-memory ledger (which counted the strike) reloads the member from the mod log, and the store error is
+        raised.
 
         A message already struck (by automod) is raised to this sanction's points instead of struck again, so a
         ban decided on a card counts a ban's points (``policy.strikes.points``; the registry's
@@ -219,18 +231,29 @@ class SanctionsMixin(WorkflowParts):
             A note for the moderator (``""`` when nothing escalated).
         """
         at = at or self.clock()
+        if outcome is not None and case_number is None:
+            raise ValueError("an outcome needs its case_number")
+        status, failure = outcome if outcome is not None else (None, None)
         decision = await self.ledger.add(policy, platform=self.platform, server_id=server_id, member_id=member_id,
                                          message_id=message_id, action=kind, at=at, reason=reason,
                                          raise_existing=True)
-        if decision.strike is None:
-            return ""
-        if decision.raised:
-            await self.store.raise_strike(self.platform, server_id, message_id or "", decision.strike.points,
-                                          case_number)
-        else:
-            await self.store.add_strike(self.platform, server_id, member_id, decision.strike.points,
-                                        decision.strike.expires_at, reason=reason, message_id=message_id,
-                                        case_number=case_number, now=at)
+        try:
+            if decision.strike is None:
+                if status is not None:
+                    assert case_number is not None
+                    await self.store.set_case_status(self.platform, server_id, case_number, status, failure=failure)
+                return ""
+            if decision.raised:
+                await self.store.raise_strike(self.platform, server_id, message_id or "", decision.strike.points,
+                                              case_number, case_status=status, failure=failure)
+            else:
+                await self.store.add_strike(self.platform, server_id, member_id, decision.strike.points,
+                                            decision.strike.expires_at, reason=reason, message_id=message_id,
+                                            case_number=case_number, now=at, case_status=status, failure=failure)
+        except BaseException:
+            # the ledger counted a strike the mod log does not hold: read the member from the mod log again
+            self.ledger.forget(self.platform, server_id, member_id)
+            raise
         steps = [s for s in decision.escalation if s.kind > kind or (
             s.kind is ActionKind.TIMEOUT and kind is ActionKind.TIMEOUT and (s.duration_s or 0) > (duration_s or 0))]
         if not steps:

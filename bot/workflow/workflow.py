@@ -267,18 +267,20 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             if not res.ok:
                 ok = False
                 notes.append(f"{case.action.label}: {res.reason}")
-        await self.store.set_case_status(self.platform, case.server_id, case.number,
-                                         CaseStatus.APPLIED if ok else CaseStatus.FAILED,
-                                         failure=None if ok else "; ".join(notes) or None)
         if ok and case.moderator_id is not None and case.action >= ActionKind.DELETE:
-            # a moderator's sanction adds its strike after it is carried out (automod's is recorded with the verdict)
-            # the moderator is not here to ask: their permissions are unknown, so a ladder step it crosses goes to a
-            # moderator who may (a review card) instead of being carried out on their behalf
+            # a moderator's sanction adds its strike after it is carried out, in the write that records it applied
+            # (automod's is recorded with the verdict). The moderator is not here to ask: their permissions are
+            # unknown, so a ladder step it crosses goes to a moderator who may (a review card) instead of being
+            # carried out on their behalf
             note = await self.strike(policy, case.server_id, case.member_id, case.action, case.reason,
                                      case_number=case.number, message_id=case.message_id, at=case.created_at,
-                                     actor=Actor(case.moderator_id))
+                                     actor=Actor(case.moderator_id), outcome=(CaseStatus.APPLIED, None))
             if note:
                 notes.append(note)
+        else:
+            await self.store.set_case_status(self.platform, case.server_id, case.number,
+                                             CaseStatus.APPLIED if ok else CaseStatus.FAILED,
+                                             failure=None if ok else "; ".join(notes) or None)
         return ok, notes
 
     # ------------------------------------------------------------------ automod verdicts
