@@ -126,3 +126,18 @@ async def test_a_card_ban_whose_raised_strike_fails_is_carried_out_again_with_it
     assert world.rows("SELECT points FROM strikes") == [(5,)]
     active = await world.workflow.ledger.active("discord", SERVER, "alice", datetime.now(UTC))
     assert [s.points for s in active] == [5]
+
+
+async def test_a_refused_unban_is_a_failed_case_in_the_mod_log(world):
+    """The workflow records a refused unban on any platform with bans (the adapters only pass the answer on): a
+    failed ``log`` case with the platform's reason and a mod-log entry; the member's ban cases stay as they were."""
+    await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "spam")
+    world.enforcer.refuse["unban"] = "Missing Permissions (50013)"
+    result = await world.workflow.unban(MOD, SERVER, "alice", "served the time")
+    assert (result.ok, result.case_number, result.failure) == (False, 2, "Missing Permissions (50013)")
+    assert result.text.startswith("Unban failed: Missing Permissions (50013)")
+    assert world.rows("SELECT number, action, status, lifted_at IS NULL FROM cases") == [
+        (1, "ban", "applied", 1), (2, "log", "failed", 1)]
+    assert world.rows("SELECT failure FROM cases WHERE number = 2") == [("Missing Permissions (50013)",)]
+    entry = world.desk.log[-1]
+    assert (entry.case_number, entry.failed, entry.title) == (2, True, "Case #2: unban (FAILED)")

@@ -83,8 +83,10 @@ class CaseStore(Protocol):
     async def open_case(self, platform: str, server_id: str, member_id: str, action: ActionKind, reason: str,
                         moderator_id: str | None = None, message_id: str | None = None,
                         status: CaseStatus = CaseStatus.PENDING, expires_at: datetime | None = None,
-                        now: datetime | None = None, escalated_from: int | None = None) -> Case:
-        """Open a case with the server's next number (``escalated_from``: a ladder step's cause)."""
+                        now: datetime | None = None, escalated_from: int | None = None,
+                        failure: str | None = None) -> Case:
+        """Open a case with the server's next number (``escalated_from``: a ladder step's cause; ``failure``: the
+        platform's refusal, for a case recorded after the platform answered)."""
         ...
 
     async def escalations_of(self, platform: str, server_id: str, case_number: int) -> list[Case]:

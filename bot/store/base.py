@@ -143,8 +143,10 @@ class StoreBase:
         message_id: str | None = None,
         expires_at: datetime | None = None,
         escalated_from: int | None = None,
+        failure: str | None = None,
     ) -> Case:
-        """Allocate the server's next case number and insert the case (inside a transaction)."""
+        """Allocate the server's next case number and insert the case (inside a transaction); ``failure``: the
+        platform's refusal recorded on it."""
         row = await self._one(
             "INSERT INTO case_counters (platform, server_id, last_number) VALUES (?, ?, 1) "
             "ON CONFLICT (platform, server_id) DO UPDATE SET last_number = case_counters.last_number + 1 RETURNING last_number",
@@ -155,7 +157,8 @@ class StoreBase:
         created = to_db_time(created_at)
         await self._db.execute(
             "INSERT INTO cases (platform, server_id, number, member_id, action, reason, status, moderator_id, "
-            "message_id, created_at, expires_at, updated_at, escalated_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "message_id, created_at, expires_at, updated_at, escalated_from, failure) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 platform,
                 server_id,
@@ -170,6 +173,7 @@ class StoreBase:
                 opt_db_time(expires_at),
                 created,
                 escalated_from,
+                failure,
             ),
         )
         return Case(
@@ -185,6 +189,7 @@ class StoreBase:
             expires_at=from_db_time(opt_db_time(expires_at)),
             platform=platform,
             escalated_from=escalated_from,
+            failure=failure,
         )
 
     async def _insert_strike(self, platform: str, strike: Strike) -> bool:

@@ -45,6 +45,7 @@ class CasesMixin(StoreBase):
         expires_at: datetime | None = None,
         now: datetime | None = None,
         escalated_from: int | None = None,
+        failure: str | None = None,
     ) -> Case:
         """Open a case with the server's next number (1, 2, ... per ``(platform, server_id)``).
 
@@ -52,6 +53,7 @@ class CasesMixin(StoreBase):
             expires_at: End of a timeout, if any.
             now: Creation time (default: now, UTC).
             escalated_from: For a ladder step, the number of the case whose strike crossed it.
+            failure: The platform's refusal, for a case recorded once the platform answered (``FAILED``).
         """
         async with self._tx():
             return await self._insert_case(
@@ -66,6 +68,7 @@ class CasesMixin(StoreBase):
                 message_id=message_id,
                 expires_at=expires_at,
                 escalated_from=escalated_from,
+                failure=failure,
             )
 
     async def escalations_of(self, platform: str, server_id: str, case_number: int) -> list[Case]:

@@ -318,16 +318,34 @@ class SanctionsMixin(WorkflowParts):
         return Result(f"Case #{case_number} pardoned ({n} strike(s)).", True, case_number)
 
     async def unban(self, actor: Actor, server_id: str, member_id: str, reason: str) -> Result:
-        """Lift a ban (Ban Members), recorded as a case."""
+        """Lift a ban (Ban Members), recorded as a ``log`` case once the platform answered: ``applied`` (the member's
+        bans are marked lifted in the mod log, their timers cancelled), or ``failed`` with the platform's reason, as
+        every refused sanction is; either way posted in the mod log. (A stop before the answer records nothing: the
+        moderator saw no answer and asks again; unbanning twice does no harm.)
+
+        Returns:
+            The moderator's answer (``ok`` False and ``failure`` set when the platform refused), with the case.
+
+        Raises:
+            Refused: missing Ban Members, or a platform without bans (nothing recorded).
+        """
         authorize(actor, ActionKind.BAN)
         if not self.can(Capability.UNBAN):
             raise Refused("This platform has no bans to lift.")
         res = await self.enforcer.unban(server_id, member_id, reason)
-        if not res.ok:
-            return Result(f"Unban failed: {res.reason}", False)
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
                                           f"unban: {reason}"[:1000], moderator_id=actor.id,
-                                          status=CaseStatus.APPLIED)
+                                          status=CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+                                          failure=None if res.ok else res.reason[:1000])
+        if not res.ok:
+            await self.desk.post_mod_log(server_id, LogEntry(
+                title=f"Case #{case.number}: unban (FAILED)",
+                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
+                       f"Refused: {res.reason}"),
+                member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=True, kind="case"))
+            log.info("case %s: unban by %s (%s)", case.number, actor.id, res.reason, extra={"server": server_id})
+            return Result(f"Unban failed: {res.reason} (case #{case.number}).", False, case.number,
+                          failure=res.reason)
         await self.lift_temporary_bans(server_id, member_id, before=case.number, why=f"unbanned by case #{case.number}",
                                        unbanned=True)
         await self.desk.post_mod_log(server_id, LogEntry(
