@@ -405,4 +405,4 @@ def test_identity_target_hit_names_the_tier_raid_mode_applied():
     assert bar is not None
     strict = round(bar * policy.rules.raid.threshold_factor, 4)
     assert details[False].endswith(f"untargeted tier {bar:.2f}")
-    assert details[True].endswith(f"untargeted tier {strict:.2f} ({bar:.2f}, made stricter by raid mode)")
+    assert details[True].endswith(f"untargeted tier {strict:.2f} (raid mode's; {bar:.2f} outside raid mode)")

@@ -50,7 +50,7 @@ class IdentityTargetRule:
         if bar is None:
             tier_text = "(off)"
         elif applied != bar:  # the tier decide() applies: raid mode makes the untargeted tier stricter too
-            tier_text = f"{applied:.2f} ({bar:.2f}, made stricter by raid mode)"
+            tier_text = f"{applied:.2f} (raid mode's; {bar:.2f} outside raid mode)"
         else:
             tier_text = f"{bar:.2f}"
         return [RuleHit(
