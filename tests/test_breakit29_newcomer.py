@@ -49,3 +49,17 @@ async def test_a_stored_override_the_files_no_longer_accept_is_left_out_with_one
         assert "discord/g1" in line.getMessage() and line.exc_info is None
     finally:
         await store.close()
+
+
+def test_an_unknown_label_is_one_problem_not_two(tmp_path: Path):
+    """``foo = 3`` under [thresholds] was reported twice: pydantic's "Input should be a valid dictionary or instance
+    of Tier" beside "unknown label 'foo'". The label's problem alone is reported; other problems stay."""
+    from bot.core.policy import load_policy
+
+    path = tmp_path / "p.toml"
+    path.write_text('[thresholds]\nfoo = 3\ntoxicity = { review = "x" }\n', encoding="utf-8")
+    with pytest.raises(PolicyError) as err:
+        load_policy(DEFAULT_POLICY_PATH, path)
+    text = str(err.value)
+    assert "unknown label 'foo'" in text and "thresholds.toxicity.review" in text
+    assert "thresholds.foo" not in text and "instance of Tier" not in text

@@ -557,6 +557,9 @@ def _validate(doc: dict[str, Any], source: str) -> Policy:
             if isinstance(raw, dict) and any(key.startswith(f"{table}.") for key, _ in problems):
                 for name in raw:
                     if name not in LABELS:
+                        # the value's own complaint under an unknown label says nothing the label's does not
+                        problems = [(k, r) for k, r in problems
+                                    if k != f"{table}.{name}" and not k.startswith(f"{table}.{name}.")]
                         problems.append((table, f"unknown label {name!r} (labels: {', '.join(LABELS)})"))
         raise PolicyError(source, *problems[0], more=problems[1:]) from None
 

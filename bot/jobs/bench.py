@@ -593,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.bench_command is not None:  # ``bench --json x store``: the command's own options would be lost
         ap.error(f"write the command first: python -m bot bench {args.bench_command} [its options]")
     if not CHATS.exists():
-        print(f"bench needs the chat exports at {CHATS}", file=sys.stderr)
+        print(f"bench needs the chat exports at {CHATS} (set MODBOT_SHARED to the folder that holds data/chats)",
+              file=sys.stderr)
         return 2
     from bot.runtime import load_scorer
     from bot.settings import Settings
