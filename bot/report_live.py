@@ -142,10 +142,24 @@ def _case_status(c: Any) -> str:
 
 
 def _open_reviews(log: ServerLog) -> list[str]:
-    items = [r for r in log.reviews if r.decision.value in ("open", "investigating")]
+    """The review queue: undecided items, those of shadow cases (a scan, or a server in shadow mode: what WOULD have
+    gone to review, nobody was asked) in their own table after the real queue."""
+    shadow = {r.case.number for r in log.cases if r.case.status.value == "shadow"}
+    undecided = [r for r in log.reviews if r.decision.value in ("open", "investigating")]
+    items = [r for r in undecided if r.case_number not in shadow]
+    would = [r for r in undecided if r.case_number in shadow]
     p = [f'<h3 id="{log.key}-queue">Open review items ({len(items)})</h3>']
-    if not items:
-        return [*p, "<p>The review queue is empty.</p>"]
+    p += _review_table(log, items) if items else ["<p>The review queue is empty.</p>"]
+    if would:
+        p.append(f'<h3 id="{log.key}-would-review">Would have gone to review, shadow mode ({len(would)})</h3>')
+        p.append("<p>Flagged while the policy was in shadow mode (a <code>scan</code> of history, or a server trying a "
+                 "policy): recorded for this report, never shown to moderators.</p>")
+        p += _review_table(log, would)
+    return p
+
+
+def _review_table(log: ServerLog, items: list[Any]) -> list[str]:
+    p: list[str] = []
     p.append('<div class="scroll"><table class="msgs reviews"><thead><tr><th>item</th><th>opened</th><th>member</th>'
              "<th>source</th><th>reason</th><th>case</th></tr></thead><tbody>")
     for r in items:

@@ -204,3 +204,27 @@ def test_a_server_or_member_id_with_markup_cannot_break_out_of_the_page(tmp_path
 
     keys = re.findall(r'<section class="server" id="([^"]*)"', page)
     assert len(keys) == 2 and len(set(keys)) == 2 and all(re.fullmatch(r"[A-Za-z0-9_.-]+", k) for k in keys)
+
+
+def test_a_scans_would_be_reviews_are_not_the_open_review_queue(tmp_path):
+    """A scan (shadow mode) records what would have gone to review: its items were listed as "Open review items
+    (10)" on the report of a scan's mod log, as if moderators had a queue. They are shown apart, under "Would have
+    gone to review, shadow mode"; a real open item stays in the queue."""
+
+    async def build() -> Path:
+        db = tmp_path / "shadow.db"
+        async with await SqliteStore.open(db) as store:
+            p, s = "discord", "100000000000000001"
+            for member, status in ((ALICE, CaseStatus.SHADOW), (BOB, CaseStatus.APPLIED)):
+                case = await store.open_case(p, s, member, ActionKind.REVIEW, "flagged", status=status, now=NOW)
+                await store.open_review(p, s, member, "automod", "flagged", case_number=case.number, now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "shadow.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = out.read_text(encoding="utf-8")
+    queue, would = page.split("Would have gone to review, shadow mode (1)")
+    assert "Open review items (1)" in queue and f"member-{BOB}" in queue.split("Open review items (1)")[1]
+    assert f"member-{ALICE}" in would.split("</table>")[0]
