@@ -47,7 +47,7 @@ def test_dce_full_thread_channel_and_server():
         ("5005", "text", ""),
         ("5005", "attachments", (Attachment("https://cdn.example.invalid/a.png", "a.png"),)),
         ("5006", "text", "🏳️‍⚧️🎂"),
-        ("5007", "text", "bad \ufffd surrogate and nul \x00 @everyone"),
+        ("5007", "text", "bad \ufffd surrogate and nul \ufffd @everyone"),  # NUL: as the mod log stores it
         ("5007", "mentions_everyone", True),
     ],
 )

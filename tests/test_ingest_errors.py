@@ -138,13 +138,13 @@ def test_unreadable_inputs(tmp_path, path_name, reason):
         ("x" * 100_000, "x" * 100_000),
         ("🏳️‍⚧️🎂💜", "🏳️‍⚧️🎂💜"),
         ("", ""),
-        ("a\x00b", "a\x00b"),
+        ("a\x00b", "a\ufffdb"),
         ("\ud800lone", "\ufffdlone"),
         ("\ud83d\ude00 pair", "😀 pair"),
     ],
 )
 def test_robust_text_in_every_json_format(tmp_path, content, expected):
-    """Huge, emoji-only, empty, NUL and surrogate text survive DCE JSON and JSONL (lone surrogates -> U+FFFD)."""
+    """Huge, emoji-only, empty, NUL and surrogate text survive DCE JSON and JSONL (NUL, lone surrogates -> U+FFFD)."""
     dce = {"messages": [{"id": "1", "timestamp": "2026-01-01T00:00:00Z", "content": content, "author": {"id": "9"}}]}
     (tmp_path / "a.json").write_text(json.dumps(dce), encoding="utf-8")  # ensure_ascii: surrogates as \\u escapes
     (tmp_path / "b.jsonl").write_text(json.dumps({"id": "2", "text": content}) + "\n", encoding="utf-8")
@@ -155,12 +155,12 @@ def test_robust_text_in_every_json_format(tmp_path, content, expected):
 
 
 def test_csv_nul_and_invalid_utf8(tmp_path):
-    """CSV with a NUL byte and an invalid UTF-8 byte still parses (bad byte -> U+FFFD)."""
+    """CSV with a NUL byte and an invalid UTF-8 byte still parses (each -> U+FFFD, as the mod log stores it)."""
     p = tmp_path / "n.csv"
     p.write_bytes(
         b'AuthorID,Author,Date,Content,Attachments,Reactions\n"1","a","2026-01-01T00:00:00Z","x\x00y\xffz","",""\n'
     )
-    assert [m.text for m in read_messages([p], on_error="stop")] == ["x\x00y\ufffdz"]
+    assert [m.text for m in read_messages([p], on_error="stop")] == ["x\ufffdy\ufffdz"]
 
 
 @pytest.mark.parametrize(("kw", "value"), [("fmt", "xml"), ("on_error", "ignore")])

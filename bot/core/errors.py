@@ -42,6 +42,23 @@ class StoreRefused(StoreError):
         super().__init__(f"mod log {database}: {cause}")
 
 
+class UnstorableValue(StoreError, ValueError):
+    """The database cannot hold a value of this one write, however often it is tried: PostgreSQL refuses a text
+    holding U+0000 (NUL) or a character its encoding lacks (SQLSTATE 22021, 22P05). Only that write fails; the
+    database takes other writes (unlike :class:`StoreRefused`). Message text never gets here: it is cleaned first
+    (:func:`bot.core.storable.storable`); a moderator's typed reason may.
+
+    Attributes:
+        database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
+        cause: Why, in words.
+    """
+
+    def __init__(self, database: str, cause: str) -> None:
+        self.database = database
+        self.cause = cause
+        super().__init__(f"mod log {database}: {cause}")
+
+
 class MigrationError(StoreError):
     """The database schema is newer than this code, or a migration file is malformed."""
 
@@ -104,4 +121,5 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StoreRefused",
+    "UnstorableValue",
 ]

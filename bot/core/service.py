@@ -19,12 +19,16 @@ Scoring of batch N+1 overlaps the judging and writing of batch N.
 
 Nothing lost, nothing invented (issue 24, docs/live-path.md):
 
-* A write (or a dedupe read) that fails with anything but :class:`~bot.core.errors.StoreRefused` (``StoreBusy``,
+* A write (or a dedupe read) that fails with anything but :class:`~bot.core.errors.StoreRefused` or
+  :class:`~bot.core.errors.UnstorableValue` (``StoreBusy``,
   SQLite's "database is locked" after its 5 s busy timeout, a dropped connection) is retried with exponential
   backoff, :data:`RETRY_FIRST_S` doubling to :data:`RETRY_MAX_S`, for as long as it takes; the batch is kept. The
   judged records are retried as they are: the spam and raid windows and the strike ledger have counted exactly this
   batch on top of what is committed, and no later batch is judged before it commits (the writer is sequential), so
   they never hold more than the mod log plus the one batch being written.
+* A write holding a value the database can never hold (``UnstorableValue``: PostgreSQL refuses a NUL in a text;
+  message text has none, :mod:`bot.core.storable` replaces it) is not retried: its batch fails, on one error line,
+  and the service goes on.
 * A write refused for good (``StoreRefused``: disk full, read-only, schema newer than the code) stops the service:
   ONE error line naming the database and the cause, every message not yet recorded fails with that error, the
   ledger forgets the batch's members (it reloads from the mod log), ``submit`` refuses new messages, and
@@ -45,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
 
-from bot.core.errors import StoreError, StoreRefused
+from bot.core.errors import StoreError, StoreRefused, UnstorableValue
 from bot.core.escalation import StrikeLedger
 from bot.core.judge import sanction
 from bot.core.judging import ServerState, content_hits, judge, read_limits, replay
@@ -327,7 +331,7 @@ class ModerationService:
                 if live:
                     await self._prepare(live)
                     await self._judge_q.put(live)
-            except StoreError as exc:  # refused for good (StoreRefused) while reading: stop, one line
+            except StoreRefused as exc:  # refused for good while reading: stop, one line
                 self._forget(batch)
                 self._stop(exc, batch)
             except Exception as exc:  # noqa: BLE001 - a failed batch must not stop the pipeline
@@ -336,9 +340,9 @@ class ModerationService:
                 self._fail(batch, exc)
 
     def _storable(self, batch: list[_Item]) -> list[_Item]:
-        """The batch's messages as the mod log can store them (:mod:`bot.core.storable`): a lone surrogate in a text
-        or name is replaced, so the message is still judged and recorded; a message whose id holds one fails alone
-        (``ValueError``, one error line) instead of holding up its batch."""
+        """The batch's messages as the mod log can store them (:mod:`bot.core.storable`): a lone surrogate or a NUL
+        in a text or name is replaced by U+FFFD, so the message is still judged and recorded; a message whose id
+        holds one fails alone (``ValueError``, one error line) instead of holding up its batch."""
         kept: list[_Item] = []
         for it in batch:
             bad = unstorable_id(it.message)
@@ -346,8 +350,8 @@ class ModerationService:
                 cleaned = storable(it.message)
                 kept.append(it if cleaned is it.message else replace(it, message=cleaned))
                 continue
-            exc = ValueError(f"message {ascii(it.message.id)[1:81]}: its {bad} holds a lone UTF-16 surrogate, which "
-                             "the mod log cannot store; not judged")
+            exc = ValueError(f"message {ascii(it.message.id)[1:81]}: its {bad}, which the mod log cannot store; "
+                             "not judged")
             log.error("%s", exc)
             self._fail([it], exc)
         return kept
@@ -575,7 +579,8 @@ class ModerationService:
         between tries, one warning line at the first failure and one when it succeeds again (no traceback).
 
         Raises:
-            StoreRefused: at once, never retried.
+            StoreRefused: at once, never retried (the database refuses writes).
+            UnstorableValue: at once, never retried (this write holds a value the database cannot hold).
         """
         delay = RETRY_FIRST_S
         failures = 0
@@ -583,7 +588,7 @@ class ModerationService:
         while True:
             try:
                 result = await call()
-            except (StoreRefused, UnicodeError):  # refused for good; text that cannot be encoded never will be
+            except (StoreRefused, UnstorableValue, UnicodeError):  # refused for good; a value never storable
                 raise
             except Exception as exc:  # noqa: BLE001 - transient until the store says otherwise (StoreRefused)
                 failures += 1

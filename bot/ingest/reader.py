@@ -74,9 +74,9 @@ Source = Callable[[], Iterator[Message]]
 
 
 def _storable(source: Source, where: Path, sink: ErrorSink, part: str = "") -> Source:
-    """``source`` without the messages the mod log cannot store: one whose id holds a lone UTF-16 surrogate
-    (:func:`bot.core.storable.unstorable_id`) is reported to ``sink`` at ``where`` (``"<part>message <id>"``, the id ASCII-escaped)
-    and skipped; such a surrogate in a text or name is replaced (:func:`bot.core.storable.storable`)."""
+    """``source`` without the messages the mod log cannot store: one whose id holds a lone UTF-16 surrogate or a
+    NUL (:func:`bot.core.storable.unstorable_id`) is reported to ``sink`` at ``where`` (``"<part>message <id>"``, the
+    id ASCII-escaped) and skipped; either in a text or name is replaced by U+FFFD (:func:`bot.core.storable.storable`)."""
 
     def run() -> Iterator[Message]:
         for m in source():
@@ -86,7 +86,7 @@ def _storable(source: Source, where: Path, sink: ErrorSink, part: str = "") -> S
                 continue
             shown = ascii(m.id)[1:-1]
             sink.report(IngestError(where, f"{part}message {shown[:80]}",
-                                    f"its {bad} holds a lone UTF-16 surrogate, which cannot be stored as UTF-8 "
+                                    f"its {bad}, which the mod log cannot store "
                                     "(a broken or doctored export); this message is skipped"))
 
     return run

@@ -38,7 +38,7 @@ from typing import Any
 
 import asyncpg
 
-from bot.core.errors import StoreBusy, StoreError, StoreRefused
+from bot.core.errors import StoreBusy, StoreError, StoreRefused, UnstorableValue
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.store.pg_batch import write_verdicts
 from bot.store.schema import Migration, to_db_time, utcnow
@@ -206,14 +206,21 @@ TRANSIENT_STATES = ("08", "40001", "40P01", "55P03", "57P01", "57P02", "57P03", 
 #: SQLSTATEs retrying cannot fix: disk full, out of memory... (53100 etc.), read-only transaction, insufficient
 #: privilege, invalid password / authorization, unknown database.
 REFUSED_STATES = ("53100", "25006", "42501", "28", "3D000")
+#: SQLSTATEs of a value the database cannot hold, this write only: character not in repertoire (a NUL in text),
+#: untranslatable character.
+UNSTORABLE_STATES = ("22021", "22P05")
 
 
 def map_pg_error(where: str, exc: BaseException) -> StoreError | None:
     """The store error for an asyncpg failure on ``where`` (URL, password hidden): :class:`StoreBusy` for a lost
     connection, serialization failure or deadlock, :class:`StoreRefused` for a full disk, read-only server,
-    missing privilege or refused login; ``None`` otherwise (re-raised as is)."""
+    missing privilege or refused login, :class:`UnstorableValue` for a text the server cannot hold (a NUL);
+    ``None`` otherwise (re-raised as is)."""
     if isinstance(exc, asyncpg.PostgresError):
         state = getattr(exc, "sqlstate", "") or ""
+        if state in UNSTORABLE_STATES:
+            return UnstorableValue(where, f"a value cannot be stored ({type(exc).__name__}: {exc}); only this "
+                                          "write fails")
         if state.startswith(TRANSIENT_STATES):
             return StoreBusy(where, f"{type(exc).__name__}: {exc}")
         if state.startswith(REFUSED_STATES):

@@ -1,0 +1,100 @@
+"""Break-it round on the mod log store: SQLite / PostgreSQL parity (NUL bytes, integers past 32 bits) and what
+``forget_member`` / retention leave behind. The tests run on both backends unless they name one (the PostgreSQL
+server is the session's throwaway cluster of tests/conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.errors import UnstorableValue
+from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
+from bot.core.storable import storable, unstorable_id
+from bot.store import open_store
+from tests.fakes import ABUSE, FakeScorer
+from tests.store_factories import T0, make_message, make_record
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(params=BACKENDS)
+async def database(request, pg_url: str, tmp_path: Path) -> str:
+    """The mod log's location: a SQLite file or a fresh PostgreSQL database."""
+    return pg_url if request.param == "postgresql" else str(tmp_path / "modlog.db")
+
+
+@pytest.fixture
+async def store(database: str):
+    s = await open_store(database)
+    yield s
+    await s.close()
+
+
+# -- NUL bytes ------------------------------------------------------------------------------------------------------
+
+
+async def test_message_text_with_a_nul_byte_is_recorded_on_both_backends(store):
+    """A message whose text holds U+0000 (a JSONL / CSV export, a platform event), made storable as the importers
+    and the moderation service make every message (:func:`bot.core.storable.storable`), is recorded the same on
+    both backends: verdict, case and excerpt, the NUL shown as U+FFFD. PostgreSQL's TEXT cannot hold NUL, and
+    ``storable`` passed it through, so asyncpg's CharacterNotInRepertoireError failed the whole batch."""
+    text = storable(make_message("m1", text="hello\x00world")).text
+    [res] = await store.record_batch([make_record("m1", text=text, open_case=True)])
+    assert res.inserted and res.case_number == 1
+    found = await store.message_excerpt("discord", "g1", "m1")
+    assert found is not None and found[1] == "hello\ufffdworld"
+
+
+def test_an_id_with_a_nul_byte_is_refused_by_name():
+    """An id cannot be changed without risking two messages or members becoming one: a NUL in one is named and the
+    message refused (the importers skip it, the service fails it alone), as a lone surrogate is."""
+    msg = make_message("m1")
+    assert unstorable_id(msg) is None
+    assert unstorable_id(replace(msg, author=MemberRef("u\x001"))) == "author id holds a NUL character"
+
+
+async def test_a_nul_byte_a_write_still_holds_is_refused_for_that_write_only_on_postgresql(pg_url):
+    """Text that does not come from a message (a moderator's typed reason) is not cleaned: PostgreSQL refuses a NUL
+    in it with SQLSTATE 22021, which came out as a raw asyncpg error the moderation service retried for ever. It
+    is ``UnstorableValue`` (never retried, shown to the moderator as is), and the next write goes through."""
+    store = await open_store(pg_url)
+    try:
+        with pytest.raises(UnstorableValue, match="only this write fails"):
+            await store.open_case("discord", "g1", "u1", ActionKind.WARN, "bad\x00reason")
+        assert (await store.open_case("discord", "g1", "u1", ActionKind.WARN, "insult")).number == 1
+    finally:
+        await store.close()
+
+
+async def test_a_nul_byte_in_one_message_does_not_stall_the_pipeline(database):
+    """The moderation service retries a failed write "for as long as it takes" unless the store says
+    ``StoreRefused``. On PostgreSQL a message with a NUL byte fails its batch with a raw asyncpg error for ever: the
+    message never resolves, and no later message is ever judged or recorded (the writer is sequential)."""
+    store = await open_store(database)
+    service = ModerationService(scorer=FakeScorer(ABUSE), store=store,
+                                policies=PolicyRegistry(DEFAULT_POLICY_PATH), max_delay_s=0.001)
+    await service.start()
+    author = MemberRef("u1", "u1", joined_at=T0 - timedelta(days=400), created_at=T0 - timedelta(days=400))
+
+    def msg(mid: str, text: str) -> Message:
+        return Message(server=ServerRef("discord", "g1"), channel=ChannelRef("c1", name="general"), author=author,
+                       id=mid, text=text, created_at=datetime(2026, 6, 1, 12, tzinfo=UTC))
+
+    try:
+        first = await asyncio.wait_for(service.handle(msg("m1", "nul\x00inside, you freak")), 10)
+        second = await asyncio.wait_for(service.handle(msg("m2", "a plain later message")), 10)
+        assert not first.duplicate and not second.duplicate
+        assert await store.get_verdict("discord", "g1", "m2") is not None
+    finally:
+        try:  # close() drains the writer, which retries for ever where the write keeps failing
+            await asyncio.wait_for(service.close(), 5)
+        except TimeoutError:
+            pass
+        await store.close()
