@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.errors import UnstorableValue
-from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef
+from bot.core.errors import CaseNotFound, UnstorableValue
+from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, ServerRef
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
@@ -98,3 +98,28 @@ async def test_a_nul_byte_in_one_message_does_not_stall_the_pipeline(database):
         except TimeoutError:
             pass
         await store.close()
+
+
+# -- integers past 32 bits -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", [2**31, 10**12, 2**63 - 1, 2**64])
+async def test_a_case_number_past_32_bits_is_simply_not_found(store, number):
+    """A case number a member or moderator types (Slack's /case and /appeal accept up to 18 digits, Discord's
+    integer options up to 2^53) that no case has is answered as no case by every lookup by case number:
+    ``None`` / ``[]`` or ``CaseNotFound``. PostgreSQL's columns are INTEGER (int4), so asyncpg refused to encode
+    the parameter and a raw ``asyncpg.DataError`` (neither ``StoreBusy`` nor ``StoreRefused``) came out; SQLite's
+    ``OverflowError`` past 2^63 - 1 the same."""
+    await store.open_case("discord", "g1", "u1", ActionKind.WARN, "insult")
+    assert await store.get_case("discord", "g1", number) is None
+    with pytest.raises(CaseNotFound):
+        await store.open_appeal("discord", "g1", number, "u1", "not me")
+    with pytest.raises(CaseNotFound):
+        await store.pardon("discord", "g1", case_number=number)
+    with pytest.raises(CaseNotFound):
+        await store.set_case_reason("discord", "g1", number, "typo", "mod")
+    with pytest.raises(CaseNotFound):
+        await store.set_case_status("discord", "g1", number, CaseStatus.APPLIED)
+    assert await store.review_for_case("discord", "g1", number) is None
+    assert await store.case_channel("discord", "g1", number) is None
+    assert await store.escalations_of("discord", "g1", number) == []

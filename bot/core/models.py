@@ -372,6 +372,11 @@ class ReviewDecision(enum.StrEnum):
     INVESTIGATING = "investigating"
 
 
+#: The highest case number there can be: a number a member or moderator types past it (or below 1) is no case, on
+#: every backend (PostgreSQL's INTEGER columns could not even take one past 2^31 - 1 as a parameter).
+MAX_CASE_NUMBER = 10**9
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
     """A numbered (per server), append-only record of a moderation action.

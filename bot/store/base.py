@@ -20,7 +20,7 @@ from typing import Any
 import aiosqlite
 
 from bot.core.errors import CaseNotFound, StoreError
-from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
+from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
 from bot.store.schema import dump_json, from_db_time, load_json, map_error, opt_db_time, req_db_time, to_db_time
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,13 @@ Row = aiosqlite.Row
 REVIEW_SOURCES = frozenset({"automod", "report", "appeal"})
 #: Message ids per ``IN (...)`` query in key lookups (SQLite's classic limit of bound parameters is 999).
 KEY_CHUNK = 500
+
+
+def is_case_number(number: int) -> bool:
+    """Whether ``number`` can name a case (1 to :data:`~bot.core.models.MAX_CASE_NUMBER`). A lookup by any other
+    number finds no case without asking the database, so both backends answer it the same: PostgreSQL's INTEGER
+    columns refuse a parameter past 2^31 - 1 (a raw ``DataError``), SQLite's past 2^63 - 1 (``OverflowError``)."""
+    return 1 <= number <= MAX_CASE_NUMBER
 
 
 class StoreBase:
@@ -281,11 +288,15 @@ class StoreBase:
     async def _pardon_case(
         self, platform: str, server_id: str, number: int, moderator_id: str | None, when: str, status: str
     ) -> int:
-        """Inside a transaction: pardon a case's strikes (by case number or its message) and set its status."""
+        """Inside a transaction: pardon a case's strikes (by case number or its message) and set its status.
+
+        Raises:
+            CaseNotFound: no case ``number`` in this server (:func:`is_case_number`).
+        """
         row = await self._one(
             "SELECT message_id FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
             (platform, server_id, number),
-        )
+        ) if is_case_number(number) else None
         if row is None:
             raise CaseNotFound(f"case #{number} not found in this server")
         cur = await self._db.execute(

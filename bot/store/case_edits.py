@@ -12,7 +12,7 @@ from datetime import datetime
 
 from bot.core.errors import CaseNotFound
 from bot.core.models import ActionKind, Case, CaseStatus
-from bot.store.base import StoreBase, case_from_row
+from bot.store.base import StoreBase, case_from_row, is_case_number
 from bot.store.schema import to_db_time, utcnow
 
 
@@ -27,9 +27,12 @@ class CaseEditsMixin(StoreBase):
             ``(updated case, audit note case)``.
 
         Raises:
-            CaseNotFound: no such case in this server (another server's case included); nothing is changed.
+            CaseNotFound: no such case in this server (another server's case included; any for a number no case can
+                have, :func:`~bot.store.base.is_case_number`); nothing is changed.
         """
         when = now or utcnow()
+        if not is_case_number(number):
+            raise CaseNotFound(f"case #{number} not found in this server")
         async with self._tx():
             old = await self._one("SELECT reason FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
                                   (platform, server_id, number))

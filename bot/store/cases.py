@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.core.models import ActionKind, Case, CaseStatus, Strike
-from bot.store.base import StoreBase, case_from_row, strike_from_row
+from bot.store.base import StoreBase, case_from_row, is_case_number, strike_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import to_db_time, utcnow
 
@@ -73,7 +73,9 @@ class CasesMixin(StoreBase):
 
     async def escalations_of(self, platform: str, server_id: str, case_number: int) -> list[Case]:
         """The ladder steps case ``case_number``'s strike crossed (cases naming it in ``escalated_from``), oldest
-        first."""
+        first; ``[]`` for a number no case can have (:func:`~bot.store.base.is_case_number`)."""
+        if not is_case_number(case_number):
+            return []
         rows = await self._read_all(
             "SELECT * FROM cases WHERE platform = ? AND server_id = ? AND escalated_from = ? ORDER BY number",
             (platform, server_id, case_number),
@@ -81,7 +83,10 @@ class CasesMixin(StoreBase):
         return [case_from_row(r) for r in rows]
 
     async def get_case(self, platform: str, server_id: str, number: int) -> Case | None:
-        """Case ``number`` of this server, or ``None`` (another server's case is never returned)."""
+        """Case ``number`` of this server, or ``None`` (another server's case is never returned; nor is any for a
+        number no case can have, :func:`~bot.store.base.is_case_number`)."""
+        if not is_case_number(number):
+            return None
         row = await self._read_one(
             "SELECT * FROM cases WHERE platform = ? AND server_id = ? AND number = ?", (platform, server_id, number)
         )
@@ -111,8 +116,10 @@ class CasesMixin(StoreBase):
         """Record the platform outcome of a case (``failure`` is the refusal reason for ``FAILED``).
 
         Raises:
-            CaseNotFound: no such case in this server.
+            CaseNotFound: no such case in this server (:func:`~bot.store.base.is_case_number`).
         """
+        if not is_case_number(number):
+            raise CaseNotFound(f"case #{number} not found in this server")
         async with self._tx():
             row = await self._set_case_status(platform, server_id, number, status, failure,
                                               to_db_time(now or utcnow()))
@@ -173,7 +180,7 @@ class CasesMixin(StoreBase):
         Give exactly one of ``case_number`` and ``member_id``. Returns the number of strikes pardoned.
 
         Raises:
-            CaseNotFound: ``case_number`` is not a case of this server.
+            CaseNotFound: ``case_number`` is not a case of this server (:func:`~bot.store.base.is_case_number`).
             ValueError: neither or both selectors given.
         """
         if (case_number is None) == (member_id is None):

@@ -21,7 +21,7 @@ from bot.core.errors import (
 )
 from bot.core.models import ActionKind, Case, ReviewDecision, ReviewItem
 from bot.core.records import Appeal
-from bot.store.base import Row, StoreBase, case_from_row, review_from_row
+from bot.store.base import Row, StoreBase, case_from_row, is_case_number, review_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
 
@@ -69,7 +69,10 @@ class ReviewMixin(StoreBase):
         return review_from_row(row) if row else None
 
     async def review_for_case(self, platform: str, server_id: str, case_number: int) -> ReviewItem | None:
-        """The latest review item linked to a case of this server, or ``None``."""
+        """The latest review item linked to a case of this server, or ``None`` (also for a number no case can have,
+        :func:`~bot.store.base.is_case_number`)."""
+        if not is_case_number(case_number):
+            return None
         row = await self._read_one(
             "SELECT * FROM review_items WHERE platform = ? AND server_id = ? AND case_number = ? "
             "ORDER BY id DESC LIMIT 1",
@@ -82,7 +85,10 @@ class ReviewMixin(StoreBase):
         member, not a message: a manual warn, a ban from a command, a case with no such channel on record).
 
         Looked up, in order, from the recorded message (``messages``), the case's own review items (automod's,
-        which name the channel) and the review items of the case's message (a report of it)."""
+        which name the channel) and the review items of the case's message (a report of it). ``None`` for a number
+        no case can have (:func:`~bot.store.base.is_case_number`)."""
+        if not is_case_number(case_number):
+            return None
         row = await self._read_one(
             "SELECT COALESCE("
             "(SELECT m.channel_id FROM cases c JOIN messages m ON m.platform = c.platform "
@@ -356,13 +362,15 @@ class ReviewMixin(StoreBase):
         """File an appeal of a case by its member and queue it (``source="appeal"``); returns the appeal id.
 
         Raises:
-            CaseNotFound: no such case in this server.
+            CaseNotFound: no such case in this server (:func:`~bot.store.base.is_case_number`).
             NotCaseMember: ``member_id`` is not the case's member.
             AppealAlreadyOpen: the case already has an open appeal (also one filed by another process at the same
                 moment: nothing of this one is recorded).
             AppealError: the case was already overturned, or an appeal of it was already upheld (one appeal per case).
         """
         when = now or utcnow()
+        if not is_case_number(case_number):
+            raise CaseNotFound(f"case #{case_number} not found in this server")
         async with self._tx():
             case = await self._one(
                 "SELECT member_id, status FROM cases WHERE platform = ? AND server_id = ? AND number = ?",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 
-from bot.core.models import ActionKind, Case, Strike
+from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, Strike
 from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
@@ -238,7 +238,7 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
         raise Refused("The reason is empty. Nothing was changed.")
     if len(reason) > MAX_REASON:
         raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
-    if not 1 <= number <= 10**9 or await store.get_case(platform, server_id, number) is None:
+    if not 1 <= number <= MAX_CASE_NUMBER or await store.get_case(platform, server_id, number) is None:
         raise Refused(f"There is no case #{number} in this server. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
     said = f"Case #{case.number} now reads: {{}} (the change is recorded as case #{note.number})."

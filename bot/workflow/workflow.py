@@ -34,7 +34,16 @@ from typing import Any, TypeVar
 
 from bot.core.errors import StoreRefused
 from bot.core.escalation import StrikeLedger
-from bot.core.models import Action, ActionKind, Case, CaseStatus, Message, ReviewDecision, Strike
+from bot.core.models import (
+    MAX_CASE_NUMBER,
+    Action,
+    ActionKind,
+    Case,
+    CaseStatus,
+    Message,
+    ReviewDecision,
+    Strike,
+)
 from bot.core.policy import Policy
 from bot.core.ports import GONE, ActionResult
 from bot.core.records import Appeal, ModStats
@@ -476,7 +485,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
     async def case(self, actor: Actor, server_id: str, number: int) -> Case:
         """One case of this server (Manage Messages). Raises :class:`Refused` for another server's or no case."""
         authorize(actor, ActionKind.LOG)
-        found = await self.store.get_case(self.platform, server_id, number) if 1 <= number <= 10**9 else None
+        found = await self.store.get_case(self.platform, server_id, number) if 1 <= number <= MAX_CASE_NUMBER else None
         if found is None:
             raise Refused(f"There is no case #{number} in this server.")
         return found
