@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import CaseNotFound, UnstorableValue
-from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, ServerRef
+from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, RaidAlert, ServerRef
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
@@ -35,6 +35,12 @@ async def store(database: str):
     s = await open_store(database)
     yield s
     await s.close()
+
+
+async def _rows(store, sql: str, params: tuple = ()) -> list[tuple]:
+    """Raw rows through the store's own connection (``?`` placeholders on both backends)."""
+    async with store._guard():  # noqa: SLF001 - test reads the tables the port does not expose
+        return [tuple(r) for r in await store._all(sql, params)]  # noqa: SLF001
 
 
 # -- NUL bytes ------------------------------------------------------------------------------------------------------
@@ -123,3 +129,27 @@ async def test_a_case_number_past_32_bits_is_simply_not_found(store, number):
     assert await store.review_for_case("discord", "g1", number) is None
     assert await store.case_channel("discord", "g1", number) is None
     assert await store.escalations_of("discord", "g1", number) == []
+
+
+# -- forget_member ------------------------------------------------------------------------------------------------
+
+
+async def test_forget_member_leaves_no_real_id_in_member_joins(store):
+    """``forget_member`` "replaces the member id everywhere by a stable pseudonym" (and deletes
+    ``member_first_seen``). The join record ``member_joins`` (``note_join``: Slack's new-member signal) is not in
+    its table list and keeps the real id next to the pseudonymised rest."""
+    await store.note_join("discord", "g1", "u1", T0)
+    await store.record_batch([make_record("m1", author="u1", text="hi")])
+    await store.forget_member("discord", "g1", "u1")
+    assert await _rows(store, "SELECT member_id FROM member_joins WHERE member_id = ?", ("u1",)) == []
+
+
+async def test_forget_member_leaves_no_real_id_in_raids(store):
+    """The raid's burst-window members (``raids.members``, JSON) keep the real id after ``forget_member``; the live
+    mod log's raid section prints them as "their ids to copy" and ``list_raids`` returns them."""
+    await store.record_raid("discord", RaidAlert("g1", "c1", T0, ("u1", "u2"), 12, "flagged_burst"))
+    pseudonym = await store.forget_member("discord", "g1", "u1")
+    [raid] = await store.list_raids("discord", "g1")
+    assert "u1" not in raid.members and pseudonym in raid.members
+    [(_, _, raiders)] = await store.modlog_raids("discord", "g1")
+    assert "u1" not in raiders

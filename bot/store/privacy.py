@@ -7,8 +7,10 @@ erases older ones while verdicts, cases and strikes stay (the mod log outlives t
 Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<16 hex>``: an HMAC-SHA256 of
 ``platform/server/member`` under a random per-database salt (``store_meta``), so forgetting the same member twice
 gives the same pseudonym, while the pseudonym cannot be reversed by hashing guessed ids without the database.
-Text the member wrote (excerpts, appeal texts, report reasons) is erased. Rows are never deleted, so case numbers
-and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
+The id in a raid's burst-window members (``raids.members``, a JSON list) is replaced too; the member's first-seen
+and join times (``member_first_seen``, ``member_joins``: looked up by the real id only) are deleted. Text the member
+wrote (excerpts, appeal texts, report reasons) is erased. Rows of the mod log proper are never deleted, so case
+numbers and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.store.base import Row, StoreBase
-from bot.store.schema import load_json, to_db_time, utcnow
+from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
 #: Columns holding a member id, per table, rewritten by ``forget_member``.
 _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -122,7 +124,9 @@ class PrivacyMixin(StoreBase):
         }
 
     async def forget_member(self, platform: str, server_id: str, member_id: str, now: datetime | None = None) -> str:
-        """Erase a member's text and replace their id by a stable pseudonym in every table; returns the pseudonym.
+        """Erase a member's text and replace their id by a stable pseudonym in every table (the columns of
+        :data:`_MEMBER_COLUMNS` and the members of this server's raids); delete their first-seen and join times.
+        Returns the pseudonym.
 
         Idempotent: forgetting again returns the same pseudonym and changes nothing more.
         """
@@ -155,7 +159,13 @@ class PrivacyMixin(StoreBase):
                     await self._db.execute(
                         f"UPDATE {table} SET {column} = ? WHERE {scope} AND {column} = ?", (pseudonym, *params)
                     )
+            for row in await self._all(f"SELECT id, members FROM raids WHERE {scope}", (platform, server_id)):
+                members = load_json(row["members"], [])
+                if member_id in members:
+                    await self._db.execute("UPDATE raids SET members = ? WHERE id = ?", (
+                        dump_json([pseudonym if m == member_id else m for m in members]), row["id"]))
             await self._db.execute(f"DELETE FROM member_first_seen WHERE {scope} AND member_id = ?", params)
+            await self._db.execute(f"DELETE FROM member_joins WHERE {scope} AND member_id = ?", params)
             await self._db.execute(
                 "INSERT INTO member_pseudonyms (platform, server_id, pseudonym, forgotten_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
