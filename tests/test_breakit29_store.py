@@ -153,3 +153,59 @@ async def test_forget_member_leaves_no_real_id_in_raids(store):
     assert "u1" not in raid.members and pseudonym in raid.members
     [(_, _, raiders)] = await store.modlog_raids("discord", "g1")
     assert "u1" not in raiders
+
+
+_QUOTED = (("cases.reason", "SELECT reason FROM cases"), ("review_items.reason", "SELECT reason FROM review_items"),
+           ("strikes.reason", "SELECT reason FROM strikes"), ("verdicts.rule_hits", "SELECT rule_hits FROM verdicts"),
+           ("replay_verdicts.rule_hits", "SELECT rule_hits FROM replay_verdicts"))
+SECRET = "555-867-5309"
+
+
+async def _regex_hit(database: str, tmp_path: Path, then) -> list[str]:
+    """Record, through the real service, a message whose phone number a ``[[rules.regex]]`` rule (action delete)
+    matches, and its verdict again as a replay under another policy version; run ``then(store)``; return the
+    tables still quoting the number."""
+    policy = tmp_path / "regex.toml"
+    policy.write_text('[[rules.regex]]\nname = "phone"\npattern = "\\\\d{3}-\\\\d{3}-\\\\d{4}"\naction = "delete"\n',
+                      encoding="utf-8")
+    store = await open_store(database)
+    service = ModerationService(scorer=FakeScorer(ABUSE), store=store,
+                                policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy,)), max_delay_s=0)
+    await service.start()
+    author = MemberRef("u1", "u1", joined_at=T0 - timedelta(days=400), created_at=T0 - timedelta(days=400))
+    try:
+        out = await service.handle(Message(
+            server=ServerRef("discord", "g1"), channel=ChannelRef("c1", name="general"), author=author, id="m1",
+            text=f"call me at {SECRET} tonight", created_at=T0))
+        assert out.case_number is not None and out.review_id is not None  # the rule hit: a delete, case, review
+        assert await store.record_replay([replace(out.verdict, policy_version="p2")], model_version=None) == 1
+        await then(store)
+        return [t for t, sql in _QUOTED if any(SECRET in str(r[0]) for r in await _rows(store, sql))]
+    finally:
+        await service.close()
+        await store.close()
+
+
+async def test_a_regex_rule_quote_stays_while_the_text_is_kept(database, tmp_path):
+    """The quote is what the moderators' cards show of the hit: retention that erases no text (the message is
+    newer than the cutoff) leaves it everywhere."""
+    async def purge(store) -> None:
+        assert await store.purge_expired_text(T0 - timedelta(days=1), now=T0 + timedelta(days=40)) == 0
+    assert await _regex_hit(database, tmp_path, purge) == [t for t, _ in _QUOTED]
+
+
+async def test_retention_erases_the_text_a_regex_rule_quoted(database, tmp_path):
+    """A ``[[rules.regex]]`` hit quotes up to 80 characters of the member's text in its detail (DETAIL_CHARS),
+    which becomes the case's and the review item's reason and the verdict's ``rule_hits``. Retention erases "message
+    text older than retention_days" but only ``messages.excerpt``: the quoted text (a phone number) stays."""
+    async def purge(store) -> None:
+        assert await store.purge_expired_text(T0 + timedelta(days=1), now=T0 + timedelta(days=40)) == 1
+    assert await _regex_hit(database, tmp_path, purge) == []
+
+
+async def test_forget_member_erases_the_text_a_regex_rule_quoted(database, tmp_path):
+    """``/mydata forget`` tells the member "your stored message text was erased"; the phone number a regex rule
+    quoted from their message stays in the case, review item and verdict."""
+    async def forget(store) -> None:
+        await store.forget_member("discord", "g1", "u1")
+    assert await _regex_hit(database, tmp_path, forget) == []

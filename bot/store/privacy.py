@@ -4,6 +4,13 @@
 Retention: message excerpts are kept only for the policy's retention period; :meth:`PrivacyMixin.purge_expired_text`
 erases older ones while verdicts, cases and strikes stay (the mod log outlives the text).
 
+A ``[[rules.regex]]`` hit quotes the text it matched (``detail`` ``"<name>: <matched text>"``,
+:mod:`bot.core.rules.regex`), and that detail is copied into the reasons of the message's case, review item and
+strike. Wherever a message's text is erased (retention, forgetting) the quote goes with it: in the message's
+``verdicts`` and ``replay_verdicts`` rule hits the detail becomes ``"<name>: [text erased]"``
+(:data:`ERASED_QUOTE`), and the reasons of the cases, review items and strikes of that message read the same.
+Until then the moderators' cards show the quote.
+
 Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<16 hex>``: an HMAC-SHA256 of
 ``platform/server/member`` under a random per-database salt (``store_meta``), so forgetting the same member twice
 gives the same pseudonym, while the pseudonym cannot be reversed by hashing guessed ids without the database.
@@ -39,6 +46,28 @@ _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: What a regex hit's quote of a member's text reads once that text is erased.
+ERASED_QUOTE = "[text erased]"
+#: ``LIKE`` pattern of the rule-hit JSON (``dump_json``: compact) that may hold a regex hit.
+_REGEX_HITS = '%"regex"%'
+
+
+def erased_hits(rule_hits: str) -> tuple[str, dict[str, str]]:
+    """``rule_hits`` (JSON ``[{"rule", "detail", "label", "action"}]``) with each regex hit's quote erased, and
+    ``{old detail: new detail}`` for the details changed (``{}``: nothing to erase, the JSON returned as given).
+    A detail ``"<name>: <quote>"`` becomes ``"<name>: [text erased]"`` (split at its first ``": "``)."""
+    hits = load_json(rule_hits, [])
+    changed: dict[str, str] = {}
+    for hit in hits:
+        detail = hit.get("detail") if isinstance(hit, dict) and hit.get("rule") == "regex" else None
+        if not isinstance(detail, str):
+            continue
+        name, sep, quote = detail.partition(": ")
+        if sep and quote and quote != ERASED_QUOTE:
+            hit["detail"] = changed[detail] = f"{name}: {ERASED_QUOTE}"
+    return (dump_json(hits), changed) if changed else (rule_hits, changed)
+
+
 def pseudonym_of(salt_hex: str, platform: str, server_id: str, member_id: str) -> str:
     """The keyed pseudonym of a member: ``forgotten-`` + 16 hex digits of HMAC-SHA256(salt, platform/server/member).
 
@@ -62,6 +91,35 @@ def _rows(rows: list[Row], *columns: str, json_columns: tuple[str, ...] = ()) ->
 
 class PrivacyMixin(StoreBase):
     """Member data export, erasure and retention."""
+
+    async def _erase_quotes(self, messages_sql: str, params: tuple[Any, ...]) -> None:
+        """Inside a transaction: erase the regex quotes (module doc) of the messages ``messages_sql`` selects
+        (``SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE ...``, with ``params``); only those
+        whose verdict or a replay verdict may hold a regex hit are read."""
+        keys = await self._all(
+            f"{messages_sql} AND (EXISTS (SELECT 1 FROM verdicts v WHERE v.platform = m.platform AND v.server_id = "
+            "m.server_id AND v.message_id = m.message_id AND v.rule_hits LIKE ?) OR EXISTS (SELECT 1 FROM "
+            "replay_verdicts r WHERE r.platform = m.platform AND r.server_id = m.server_id AND r.message_id = "
+            "m.message_id AND r.rule_hits LIKE ?))", (*params, _REGEX_HITS, _REGEX_HITS))
+        key_sql = "platform = ? AND server_id = ? AND message_id = ?"
+        for row in keys:
+            key = (row[0], row[1], row[2])
+            details: dict[str, str] = {}
+            for hits in await self._all(f"SELECT rule_hits FROM verdicts WHERE {key_sql}", key):
+                erased, changed = erased_hits(hits[0])
+                if changed:
+                    details.update(changed)
+                    await self._db.execute(f"UPDATE verdicts SET rule_hits = ? WHERE {key_sql}", (erased, *key))
+            for hits in await self._all(f"SELECT policy_version, rule_hits FROM replay_verdicts WHERE {key_sql}", key):
+                erased, changed = erased_hits(hits[1])
+                if changed:
+                    details.update(changed)
+                    await self._db.execute(f"UPDATE replay_verdicts SET rule_hits = ? WHERE {key_sql} "
+                                           "AND policy_version = ?", (erased, *key, hits[0]))
+            for old, new in details.items():
+                for table in ("cases", "review_items", "strikes"):
+                    await self._db.execute(
+                        f"UPDATE {table} SET reason = REPLACE(reason, ?, ?) WHERE {key_sql}", (old, new, *key))
 
     async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]:
         """Everything stored about a member in one server, JSON-serialisable, for ``/mydata``.
@@ -142,6 +200,8 @@ class PrivacyMixin(StoreBase):
             pseudonym = pseudonym_of(salt[0], platform, server_id, member_id)
             params = (platform, server_id, member_id)
             # Text the member wrote, before their id is replaced.
+            await self._erase_quotes("SELECT m.platform, m.server_id, m.message_id FROM messages m "
+                                     "WHERE m.platform = ? AND m.server_id = ? AND m.author_id = ?", params)
             await self._db.execute(
                 f"UPDATE messages SET excerpt = NULL, purged_at = COALESCE(purged_at, ?) WHERE {scope} "
                 "AND author_id = ? AND excerpt IS NOT NULL",
@@ -182,14 +242,21 @@ class PrivacyMixin(StoreBase):
         A text's date is its message's time (the edit's time for an edited message), clamped to when the mod log
         stored that text (its verdict's ``judged_at``, renewed by an edit): a message dated in the future (a wrong
         clock, a doctored export) or with no time at all is erased ``older_than`` after it was stored, never kept
-        for ever. Verdicts, cases and strikes are kept. Returns the number of messages purged.
+        for ever. Verdicts, cases and strikes are kept, the regex quotes of the text in them erased (module doc).
+        Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
-        scope = ""
+        scope = m_scope = ""
         params: tuple[str, ...] = ()
         if platform is not None and server_id is not None:
             scope, params = " AND platform = ? AND server_id = ?", (platform, server_id)
+            m_scope = " AND m.platform = ? AND m.server_id = ?"
         async with self._tx():
+            await self._erase_quotes(
+                "SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE m.excerpt IS NOT NULL "
+                "AND (COALESCE(m.edited_at, m.created_at) < ? OR EXISTS (SELECT 1 FROM verdicts v WHERE "
+                "v.platform = m.platform AND v.server_id = m.server_id AND v.message_id = m.message_id "
+                f"AND v.judged_at < ?)){m_scope}", (cutoff, cutoff, *params))
             cur = await self._db.execute(
                 "UPDATE messages SET excerpt = NULL, purged_at = ? WHERE excerpt IS NOT NULL "
                 "AND (COALESCE(edited_at, created_at) < ? OR EXISTS (SELECT 1 FROM verdicts v WHERE "
