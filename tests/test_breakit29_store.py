@@ -209,3 +209,39 @@ async def test_forget_member_erases_the_text_a_regex_rule_quoted(database, tmp_p
     async def forget(store) -> None:
         await store.forget_member("discord", "g1", "u1")
     assert await _regex_hit(database, tmp_path, forget) == []
+
+
+async def test_a_replay_after_forget_does_not_write_the_real_id_back(store):
+    """After ``/mydata forget`` the member's rows read the pseudonym. A replay of the same export under another
+    policy version (``record_replay``: the scan's replay of already-recorded messages) writes the message's author
+    id from the export into ``replay_verdicts`` next to the pseudonymised verdict of the same message key, so the
+    pseudonym is linked to the real id again."""
+    rec = make_record("m1", author="u1", text="some text")
+    await store.record_batch([rec])
+    pseudonym = await store.forget_member("discord", "g1", "u1")
+    replayed = replace(rec.verdict, policy_version="p2")
+    assert await store.record_replay([replayed], model_version=None) == 1
+    ids = [r[0] for r in await _rows(store, "SELECT member_id FROM replay_verdicts")]
+    assert ids == [pseudonym]
+
+
+async def test_a_replay_of_a_message_never_recorded_names_a_forgotten_member_by_pseudonym(store):
+    """A replayed message the mod log never recorded (no verdict row to follow) of a member who asked to be
+    forgotten in that server is stored under their pseudonym (``member_pseudonyms``), not the export's id."""
+    await store.record_batch([make_record("m1", author="u1")])
+    pseudonym = await store.forget_member("discord", "g1", "u1")
+    other = make_record("m2", author="u1").verdict
+    assert await store.record_replay([other], model_version=None) == 1
+    assert [r[0] for r in await _rows(store, "SELECT member_id FROM replay_verdicts")] == [pseudonym]
+
+
+async def test_a_replay_names_the_member_its_message_was_recorded_under(store):
+    """A message recorded after ``/mydata forget`` (the member posts again) is recorded under their id; its replay
+    names the same id, so no row pairs that message with the pseudonym either."""
+    await store.record_batch([make_record("m1", author="u1")])
+    await store.forget_member("discord", "g1", "u1")
+    later = make_record("m2", author="u1")
+    await store.record_batch([later])
+    assert await store.record_replay([replace(later.verdict, policy_version="p2")], model_version=None) == 1
+    assert [r[0] for r in await _rows(store, "SELECT member_id FROM replay_verdicts")] == ["u1"]
+

@@ -18,7 +18,8 @@ from typing import Any
 
 from bot.core.models import LABELS, Scores, Verdict
 from bot.core.records import MessageKey, SetVerdict
-from bot.store.base import StoreBase
+from bot.store.base import KEY_CHUNK, StoreBase
+from bot.store.privacy import pseudonym_of
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
 
@@ -71,20 +72,52 @@ class ReplayMixin(StoreBase):
                                                                                  row["model_name"]))
         return found
 
+    async def _replay_members(self, verdicts: Sequence[Verdict]) -> dict[MessageKey, str]:
+        """Inside a transaction: the member id each replayed message's row names, by message key. A recorded
+        message: its ``verdicts`` row's (the pseudonym once its member was forgotten, :meth:`forget_member`); one
+        not recorded: its author's pseudonym when that member of that server was forgotten, else the author id."""
+        out = {v.message.key: v.message.author.id for v in verdicts}
+        by_server: dict[tuple[str, str], list[str]] = {}
+        for platform, server_id, message_id in out:
+            by_server.setdefault((platform, server_id), []).append(message_id)
+        salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+        for (platform, server_id), ids in by_server.items():
+            if salt is not None:
+                forgotten = {r[0] for r in await self._all(
+                    "SELECT pseudonym FROM member_pseudonyms WHERE platform = ? AND server_id = ?",
+                    (platform, server_id))}
+                for message_id in ids if forgotten else ():
+                    key = (platform, server_id, message_id)
+                    pseudonym = pseudonym_of(salt[0], platform, server_id, out[key])
+                    if pseudonym in forgotten:
+                        out[key] = pseudonym
+            for start in range(0, len(ids), KEY_CHUNK):
+                chunk = ids[start : start + KEY_CHUNK]
+                for row in await self._all(
+                    "SELECT message_id, member_id FROM verdicts WHERE platform = ? AND server_id = ? "
+                    f"AND message_id IN ({','.join('?' * len(chunk))})", (platform, server_id, *chunk)):
+                    out[(platform, server_id, row[0])] = row[1]
+        return out
+
     async def record_replay(self, verdicts: Sequence[Verdict], *, model_version: str | None) -> int:
         """Store ``verdicts`` (judged in a replay) as their policy version's set, replacing that version's earlier
-        rows for the same messages (a replay of a replay is idempotent). One transaction; returns rows written."""
+        rows for the same messages (a replay of a replay is idempotent). One transaction; returns rows written.
+
+        A row's ``member_id`` is the one the mod log already holds for that message (:meth:`_replay_members`), not
+        the export's author id: after ``/mydata forget`` the replay keeps the member's pseudonym and never writes
+        their real id next to it."""
         now = to_db_time(utcnow())
-        rows = [
-            (*v.message.key, v.policy_version, v.message.author.id, v.message.channel.id,
-             dump_json(v.scores.as_dict()) if v.scores else None,
-             dump_json([{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action}
-                        for h in v.rule_hits]),
-             dump_json(list(v.labels)), int(v.flagged), v.action.label, v.strike_points, v.exempt,
-             v.scores.model if v.scores else "", model_version, int(v.raid_mode), now)
-            for v in verdicts
-        ]
         async with self._tx():
+            members = await self._replay_members(verdicts)
+            rows = [
+                (*v.message.key, v.policy_version, members[v.message.key], v.message.channel.id,
+                 dump_json(v.scores.as_dict()) if v.scores else None,
+                 dump_json([{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action}
+                            for h in v.rule_hits]),
+                 dump_json(list(v.labels)), int(v.flagged), v.action.label, v.strike_points, v.exempt,
+                 v.scores.model if v.scores else "", model_version, int(v.raid_mode), now)
+                for v in verdicts
+            ]
             await self._db.executemany(
                 "INSERT INTO replay_verdicts (platform, server_id, message_id, policy_version, member_id, "
                 "channel_id, scores, rule_hits, labels, flagged, action, strike_points, exempt, model_name, "
