@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import CaseNotFound, UnstorableValue
-from bot.core.models import ActionKind, CaseStatus, ChannelRef, MemberRef, Message, RaidAlert, ServerRef
+from bot.core.models import (
+    ActionKind,
+    CaseStatus,
+    ChannelRef,
+    MemberRef,
+    Message,
+    RaidAlert,
+    RuleHit,
+    ServerRef,
+)
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.service import ModerationService
@@ -245,3 +254,17 @@ async def test_a_replay_names_the_member_its_message_was_recorded_under(store):
     assert await store.record_replay([replace(later.verdict, policy_version="p2")], model_version=None) == 1
     assert [r[0] for r in await _rows(store, "SELECT member_id FROM replay_verdicts")] == ["u1"]
 
+
+@pytest.mark.parametrize("erasure", ["retention", "forget"])
+async def test_a_replay_after_the_text_was_erased_does_not_quote_it_again(database, tmp_path, erasure):
+    """A replay (another policy version) of a message whose text retention or ``/mydata forget`` erased re-judges
+    the export's text; its regex hit's quote of that text is not stored again in ``replay_verdicts``."""
+    async def erase_then_replay(store) -> None:
+        if erasure == "retention":
+            await store.purge_expired_text(T0 + timedelta(days=1), now=T0 + timedelta(days=40))
+        else:
+            await store.forget_member("discord", "g1", "u1")
+        hit = RuleHit("regex", f"phone: {SECRET}", label=None, action="delete")
+        replayed = replace(make_record("m1").verdict, policy_version="p3", rule_hits=(hit,))
+        assert await store.record_replay([replayed], model_version=None) == 1
+    assert await _regex_hit(database, tmp_path, erase_then_replay) == []

@@ -19,7 +19,7 @@ from typing import Any
 from bot.core.models import LABELS, Scores, Verdict
 from bot.core.records import MessageKey, SetVerdict
 from bot.store.base import KEY_CHUNK, StoreBase
-from bot.store.privacy import pseudonym_of
+from bot.store.privacy import erased_hits, pseudonym_of
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
 
@@ -39,6 +39,14 @@ def _set_verdict(key: MessageKey, row: Any) -> SetVerdict:
         rules=tuple(dict.fromkeys(str(h.get("rule")) for h in hits)), scores=scores,
         model_name=row["model_name"], model_version=row["model_version"],
     )
+
+
+def _hits_json(v: Verdict, *, erased: bool) -> str:
+    """``v``'s rule hits as stored (JSON ``[{"rule", "detail", "label", "action"}]``), the quotes of its message's
+    text erased when ``erased``."""
+    hits = dump_json([{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action}
+                      for h in v.rule_hits])
+    return erased_hits(hits)[0] if erased else hits
 
 
 _COLUMNS = "message_id, policy_version, flagged, labels, action, rule_hits, scores, model_name, model_version"
@@ -99,21 +107,36 @@ class ReplayMixin(StoreBase):
                     out[(platform, server_id, row[0])] = row[1]
         return out
 
+    async def _erased_texts(self, keys: Iterable[MessageKey]) -> set[MessageKey]:
+        """Inside a transaction: the keys of recorded messages whose text was erased (retention, forgetting)."""
+        by_server: dict[tuple[str, str], list[str]] = {}
+        for platform, server_id, message_id in dict.fromkeys(keys):
+            by_server.setdefault((platform, server_id), []).append(message_id)
+        out: set[MessageKey] = set()
+        for (platform, server_id), ids in by_server.items():
+            for start in range(0, len(ids), KEY_CHUNK):
+                chunk = ids[start : start + KEY_CHUNK]
+                out.update((platform, server_id, r[0]) for r in await self._all(
+                    "SELECT message_id FROM messages WHERE platform = ? AND server_id = ? AND purged_at IS NOT NULL "
+                    f"AND message_id IN ({','.join('?' * len(chunk))})", (platform, server_id, *chunk)))
+        return out
+
     async def record_replay(self, verdicts: Sequence[Verdict], *, model_version: str | None) -> int:
         """Store ``verdicts`` (judged in a replay) as their policy version's set, replacing that version's earlier
         rows for the same messages (a replay of a replay is idempotent). One transaction; returns rows written.
 
         A row's ``member_id`` is the one the mod log already holds for that message (:meth:`_replay_members`), not
         the export's author id: after ``/mydata forget`` the replay keeps the member's pseudonym and never writes
-        their real id next to it."""
+        their real id next to it. Of a message whose text was erased, the rule hits' quotes of it are erased too
+        (:func:`bot.store.privacy.erased_hits`), as retention and forgetting erased them in its verdict."""
         now = to_db_time(utcnow())
         async with self._tx():
             members = await self._replay_members(verdicts)
+            erased = await self._erased_texts(v.message.key for v in verdicts)
             rows = [
                 (*v.message.key, v.policy_version, members[v.message.key], v.message.channel.id,
                  dump_json(v.scores.as_dict()) if v.scores else None,
-                 dump_json([{"rule": h.rule, "detail": h.detail, "label": h.label, "action": h.action}
-                            for h in v.rule_hits]),
+                 _hits_json(v, erased=v.message.key in erased),
                  dump_json(list(v.labels)), int(v.flagged), v.action.label, v.strike_points, v.exempt,
                  v.scores.model if v.scores else "", model_version, int(v.raid_mode), now)
                 for v in verdicts
