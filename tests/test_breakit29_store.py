@@ -268,3 +268,30 @@ async def test_a_replay_after_the_text_was_erased_does_not_quote_it_again(databa
         replayed = replace(make_record("m1").verdict, policy_version="p3", rule_hits=(hit,))
         assert await store.record_replay([replayed], model_version=None) == 1
     assert await _regex_hit(database, tmp_path, erase_then_replay) == []
+
+
+async def test_two_reason_edits_at_once_audit_the_reason_each_replaced(database):
+    """``set_case_reason`` records "reason of case #N changed from OLD to NEW" with the reason it replaced. Two
+    moderators (two bot processes on one PostgreSQL) editing the reason at the same moment: on SQLite the second
+    waits for the first (``BEGIN IMMEDIATE``) and its note names the first one's reason; on PostgreSQL both read
+    the reason before either writes (READ COMMITTED, no row lock taken by the read), so both notes say it was
+    changed from the ORIGINAL reason and the audit trail never shows the first edit being replaced."""
+    from tests.test_store_postgres import _concurrently
+
+    a, b = await open_store(database), await open_store(database)
+    try:
+        await a.open_case("discord", "g1", "u1", ActionKind.WARN, "original")
+        results = await _concurrently(database, "cases",
+                                      lambda: a.set_case_reason("discord", "g1", 1, "from a", "mod-a"),
+                                      lambda: b.set_case_reason("discord", "g1", 1, "from b", "mod-b"))
+        assert all(isinstance(r, tuple) for r in results), results
+        case = await a.get_case("discord", "g1", 1)
+        assert case is not None
+        final = case.reason
+        notes = sorted(c.reason for c in await a.list_cases("discord", "g1") if c.action is ActionKind.LOG)
+        first = "from b" if final == "from a" else "from a"
+        assert notes == sorted([f"reason of case #1 changed from 'original' to {first!r}",
+                                f"reason of case #1 changed from {first!r} to {final!r}"])
+    finally:
+        await a.close()
+        await b.close()

@@ -21,7 +21,9 @@ class CaseEditsMixin(StoreBase):
 
     async def set_case_reason(self, platform: str, server_id: str, number: int, reason: str, moderator_id: str,
                               now: datetime | None = None) -> tuple[Case, Case]:
-        """Replace case ``number``'s reason and record the change as a ``log`` case of the same member.
+        """Replace case ``number``'s reason and record the change as a ``log`` case of the same member (its reason
+        ``reason of case #N changed from OLD to NEW``, OLD the reason this edit replaced: of two edits at once, the
+        second names the first one's reason, on both backends).
 
         Returns:
             ``(updated case, audit note case)``.
@@ -34,8 +36,12 @@ class CaseEditsMixin(StoreBase):
         if not is_case_number(number):
             raise CaseNotFound(f"case #{number} not found in this server")
         async with self._tx():
-            old = await self._one("SELECT reason FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
-                                  (platform, server_id, number))
+            # The old reason is read by an UPDATE that changes nothing, so it is read under the row's lock: a second
+            # edit of the same case waits for this one's commit and reads the reason it wrote (PostgreSQL's READ
+            # COMMITTED re-reads the row an UPDATE waited for; a plain SELECT would read the reason both edits
+            # replace). SQLite: BEGIN IMMEDIATE already keeps the second edit waiting.
+            old = await self._one("UPDATE cases SET reason = reason WHERE platform = ? AND server_id = ? "
+                                  "AND number = ? RETURNING reason", (platform, server_id, number))
             if old is None:
                 raise CaseNotFound(f"case #{number} not found in this server")
             row = await self._one(
