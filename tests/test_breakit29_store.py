@@ -295,3 +295,33 @@ async def test_two_reason_edits_at_once_audit_the_reason_each_replaced(database)
     finally:
         await a.close()
         await b.close()
+
+
+async def test_migration_6_folds_duplicate_raids_without_dropping_their_members(tmp_path):
+    """Migration 0006 says duplicates of one burst (two processes recording it) "are folded into the first one".
+    It kept the first row as it was and deleted the others: a raider only the second process's window saw (and
+    that copy's card id) disappeared from the mod log, the raid's "ids to copy" and its board. The first copy's
+    members keep their order, the later copy's new ones follow; the first copy, with no card, takes the other's."""
+    import sqlite3
+
+    from bot.store.schema import connect, migrate
+
+    path = tmp_path / "modlog.db"
+    db = await connect(path)
+    assert await migrate(db, target=5) == 5
+    await db.close()
+    at = "2024-05-01T12:00:00.000000+00:00"
+    with sqlite3.connect(path) as raw:
+        for members, card in (('["u1", "u2"]', None), ('["u2", "u3"]', "card-2")):
+            raw.execute("INSERT INTO raids (platform, server_id, channel_id, started_at, members, count, reason, "
+                        "recorded_at, card_message_id) VALUES ('discord', 'g1', 'c1', ?, ?, 12, 'flagged_burst', ?, ?)",
+                        (at, members, at, card))
+    raw.close()
+    store = await open_store(path)
+    try:
+        [raid] = await store.list_raids("discord", "g1")
+        assert raid.members == ("u1", "u2", "u3"), raid.members
+        stored = await store.get_raid("discord", "g1", 1)
+        assert stored is not None and stored.card_message_id == "card-2"
+    finally:
+        await store.close()
