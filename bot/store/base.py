@@ -274,8 +274,10 @@ class StoreBase:
         returns the updated row.
 
         Raises:
-            CaseNotFound: no such case in this server.
+            CaseNotFound: no such case in this server (:func:`is_case_number`).
         """
+        if not is_case_number(number):
+            raise CaseNotFound(f"case #{number} not found in this server")
         row = await self._one(
             "UPDATE cases SET status = ?, failure = ?, updated_at = ? "
             "WHERE platform = ? AND server_id = ? AND number = ? RETURNING *",

@@ -118,8 +118,6 @@ class CasesMixin(StoreBase):
         Raises:
             CaseNotFound: no such case in this server (:func:`~bot.store.base.is_case_number`).
         """
-        if not is_case_number(number):
-            raise CaseNotFound(f"case #{number} not found in this server")
         async with self._tx():
             row = await self._set_case_status(platform, server_id, number, status, failure,
                                               to_db_time(now or utcnow()))
