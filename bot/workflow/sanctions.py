@@ -340,7 +340,7 @@ class SanctionsMixin(WorkflowParts):
         if not res.ok:
             await self.desk.post_mod_log(server_id, LogEntry(
                 title=f"Case #{case.number}: unban (FAILED)",
-                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", f"Reason: {reason}",
+                lines=(f"Member: {member_id}", f"Moderator: {actor.id}", Sentence("Reason: ", Said(reason)),
                        f"Refused: {res.reason}"),
                 member_id=member_id, moderator_id=actor.id, case_number=case.number, failed=True, kind="case"))
             log.info("case %s: unban by %s (%s)", case.number, actor.id, res.reason, extra={"server": server_id})

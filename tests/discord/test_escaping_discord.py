@@ -33,9 +33,9 @@ async def test_a_report_card_shows_the_reporters_words_and_the_members_name_as_t
     assert "was sent to the moderators" in ephemeral_text(done)
     card = await env.fake.wait_for("POST", rf"/channels/{env.review}/messages")
     fields = {f["name"]: f["value"] for f in card.body["embeds"][0]["fields"]}
-    assert fields["Reason"] == r"\[claim your prize](https://evil.example) \*\*now**"
-    assert fields["Member"].startswith(r"\[support](https://evil.example) <@")
-    assert fields["Text"] == r"||hello \[claim your prize](https://evil.example) \*\*now**||"
+    assert fields["Reason"] == r"\[claim your prize\](https://evil.example) \*\*now**"
+    assert fields["Member"].startswith(r"\[support\](https://evil.example) <@")
+    assert fields["Text"] == r"||hello \[claim your prize\](https://evil.example) \*\*now**||"
     assert not [v for k, v in fields.items() if k in ("Reason", "Member", "Text") and RENDERED.search(v)], fields
     assert [tuple(r) for r in env.rows("SELECT reason FROM review_items")] == [(bait,)]  # stored as typed
 
@@ -54,7 +54,7 @@ async def test_a_review_cards_rules_fired_shows_a_quoted_match_as_text(env):
         f"Review #{outcome.review_id} ") for m in env.fake.messages.values()))
     fields = {f["name"]: f["value"] for f in env.card(f"Review #{outcome.review_id} ")["embeds"][0]["fields"]}
     fired = fields["Rules fired"]
-    assert fired.startswith("regex: prize_bait: ") and r"\[claim your prize](https://evil.example) \*\*now" in fired
+    assert fired.startswith("regex: prize_bait: ") and r"\[claim your prize\](https://evil.example) \*\*now" in fired
     assert not RENDERED.search(fired) and len(fired) <= 1024, fired
 
 
@@ -110,7 +110,7 @@ async def test_a_flagged_name_in_the_mod_log_is_shown_as_text(env):
     await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "nick": nick, "guild_id": env.guild["id"]})
     await env.fake.wait_until(lambda: any(p.body["embeds"][0]["title"] == "Flagged name" for p in env.modlog_posts()))
     (entry,) = [p.body["embeds"][0] for p in env.modlog_posts() if p.body["embeds"][0]["title"] == "Flagged name"]
-    assert r"'\[identityhate](https://evil.example) \*\*x**'" in entry["description"], entry["description"]
+    assert r"'\[identityhate\](https://evil.example) \*\*x**'" in entry["description"], entry["description"]
     assert not RENDERED.search(entry["description"])
     await env.fake.wait_until(lambda: len(env.review_posts()) == 1)
     fields = {f["name"]: f["value"] for f in env.review_posts()[0].body["embeds"][0]["fields"]}
@@ -129,10 +129,10 @@ async def test_case_list_and_member_info_show_a_named_members_words_as_text(env)
     await env.fake.dispatch("GUILD_MEMBER_UPDATE", {**member, "nick": nick, "guild_id": env.guild["id"]})
     await env.fake.wait_until(lambda: len(env.review_posts()) == 1)
     listed = ephemeral_text(await mod_cmd(env, "list", group="case"))
-    assert r"nickname '\[identityhate](https://evil.example)': identity_attack" in listed, listed
+    assert r"nickname '\[identityhate\](https://evil.example)': identity_attack" in listed, listed
     opt, resolved = user_opt(env, "member", member["user"])
     info = ephemeral_text(await mod_cmd(env, "info", opt, resolved=resolved, group="member"))
-    assert r"nickname '\[identityhate](https://evil.example)'" in info, info
+    assert r"nickname '\[identityhate\](https://evil.example)'" in info, info
     assert not RENDERED.search(listed) and not RENDERED.search(info)
 
 
@@ -147,6 +147,6 @@ def test_an_appeal_card_shows_the_cases_reason_and_the_appeal_as_text():
                       case_action=ActionKind.REVIEW, reason="nickname '[x](https://evil.example)': insult " + "*" * 2000,
                       evidence=Evidence(text="please [read this](https://evil.example)"))
     fields = {f.name: f.value or "" for f in appeal_embed(card).fields}
-    assert fields["Case"].startswith("#7: review\nnickname '\\[x](https://evil.example)': insult *")
-    assert len(fields["Case"]) <= 1024 and fields["Appeal"] == "||please \\[read this](https://evil.example)||"
+    assert fields["Case"].startswith("#7: review\nnickname '\\[x\\](https://evil.example)': insult *")
+    assert len(fields["Case"]) <= 1024 and fields["Appeal"] == "||please \\[read this\\](https://evil.example)||"
     assert not RENDERED.search(fields["Case"]) and not RENDERED.search(fields["Appeal"])

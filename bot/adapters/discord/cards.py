@@ -9,6 +9,7 @@ embeds of a message; custom ids 100 characters. :func:`fit` enforces the embed l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -66,9 +67,15 @@ def fit(embed: discord.Embed) -> discord.Embed:
 def md(text: str) -> str:
     """What a person typed (a member's message, a report's reason, a display name) as Discord markdown that shows
     it as text: ``discord.utils.escape_markdown(as_needed=True)`` (discord.py's own: a masked link
-    ``[prize](https://…)``, bold, headers and quotes are escaped, a lone ``_`` as in ``identity_attack`` is left).
+    ``[prize](https://…)``, bold, headers and quotes are escaped, a lone ``_`` as in ``identity_attack`` is left),
+    then every square bracket it left (:data:`_BARE_BRACKET`): its masked-link rule misses a link text holding a
+    newline and escapes only the outer bracket of ``[[x]](url)``, both of which Discord still shows as links.
     Mentions are not escaped: the bot sends with ``allowed_mentions`` none, so they cannot ping."""
-    return discord.utils.escape_markdown(text or "", as_needed=True)
+    return _BARE_BRACKET.sub(r"\\\1", discord.utils.escape_markdown(text or "", as_needed=True))
+
+
+#: A square bracket not already escaped (an even number of backslashes, none included, before it).
+_BARE_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*[\[\]])")
 
 
 def _markdown(parts: tuple[str, ...]) -> str:
