@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import emoji
 
@@ -44,15 +44,19 @@ def emoji_name(name: str) -> str:
 
 
 def emoji_to_words(text: str, *, scoring: bool = False, max_len: int | None = None,
-                   max_words_len: int | None = None) -> tuple[str, bool]:
+                   max_words_len: int | None = None,
+                   measure: Callable[[str], int] | None = None) -> tuple[str, bool]:
     """Replace every emoji in ``text`` with its plain name, surrounded by spaces (longest match, like ``demojize``).
 
     Args:
         text: Any text.
         scoring: When True, append the hostility gloss of :data:`HOSTILE_GLOSS` (for the model's input only).
         max_len: The length the caller keeps of the result (``None``: no cap).
-        max_words_len: The same for the result with its whitespace runs squeezed to one space (the model's input
-            is single-spaced and capped at ``bot.core.normalize.MAX_CHARS``).
+        max_words_len: The same for the result as ``measure`` counts it (the model's input is what the later
+            normalisation steps leave, single-spaced, capped at ``bot.core.normalize.MAX_CHARS``).
+        measure: The length a piece of the result will have after the caller's later steps (default: whitespace
+            runs counted as one character); ``bot.core.normalize`` also drops invisibles and markup and applies
+            NFKC, so zero-width padding does not crowd names out and ``\ufdfa`` counts its 18 letters.
 
             When the names would pass either cap, the words are kept and names are given up instead, so emoji
             padding cannot push a word out of sight (``"🔥" * 1400 + " you <slur>"`` spelt out is 8,400
@@ -70,19 +74,25 @@ def emoji_to_words(text: str, *, scoring: bool = False, max_len: int | None = No
     if not found:
         return text, False
 
+    size = measure or _squeezed
+
     def fits(out: str) -> bool:
-        return ((max_len is None or len(out) <= max_len)
-                and (max_words_len is None or len(_WHITESPACE.sub(" ", out)) <= max_words_len))
+        return (max_len is None or len(out) <= max_len) and (max_words_len is None or size(out) <= max_words_len)
 
     out = _spell(text, found, scoring, once_per_run=False)
     if not fits(out):
         out = _spell(text, found, scoring, once_per_run=True)
         if not fits(out):
-            out = _spell(text, found, scoring, once_per_run=True, max_len=max_len, max_words_len=max_words_len)
+            out = _spell(text, found, scoring, once_per_run=True, max_len=max_len, max_words_len=max_words_len,
+                         measure=size)
     return out, True
 
 
 _WHITESPACE = re.compile(r"\s+")
+
+
+def _squeezed(text: str) -> int:
+    return len(_WHITESPACE.sub(" ", text))
 
 
 def _emoji_spans(text: str) -> Iterator[tuple[int, int, str]]:
@@ -104,31 +114,34 @@ def _emoji_spans(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _spell(text: str, spans: list[tuple[int, int, str]], scoring: bool, *, once_per_run: bool,
-           max_len: int | None = None, max_words_len: int | None = None) -> str:
+           max_len: int | None = None, max_words_len: int | None = None,
+           measure: Callable[[str], int] = _squeezed) -> str:
     """``text`` with each emoji of ``spans`` as `` name `` (plus its gloss when ``scoring``); a repeat of the emoji
     just before it (only whitespace between) as a space with ``once_per_run``; and a name that would leave too
-    little room under ``max_len`` (raw) or ``max_words_len`` (whitespace squeezed) for the rest of the text, every
-    later emoji counted as one character, as a space."""
+    little room under ``max_len`` (raw) or ``max_words_len`` (as ``measure`` counts) for the rest of the text,
+    every later emoji counted as one character, as a space."""
+    betweens = [text[(spans[i - 1][1] if i else 0):start] for i, (start, _, _) in enumerate(spans)]
+    sizes = [measure(b) for b in betweens] + [measure(text[spans[-1][1]:])]
+    after = [0] * len(sizes)  # measured size of the text after emoji i (the later emoji as one space each)
+    for i in range(len(sizes) - 2, -1, -1):
+        after[i] = after[i + 1] + sizes[i + 1] + 1
     out: list[str] = []
     raw = squeezed = 0
-    last = 0
     prev: str | None = None
-    for start, end, words in spans:
-        between = text[last:start]
+    for i, (_, end, words) in enumerate(spans):
+        between = betweens[i]
         repeat = once_per_run and words == prev and not between.strip()
         prev = words
         gloss = HOSTILE_GLOSS.get(words) if scoring else None
         name = " " if repeat else (f" {words}, {gloss} " if gloss else f" {words} ")
-        rest = len(text) - end
-        between_sq = len(_WHITESPACE.sub(" ", between))
-        if ((max_len is not None and raw + len(between) + len(name) + rest > max_len)
-                or (max_words_len is not None and squeezed + between_sq + len(name.strip()) + 2 + rest > max_words_len)):
+        if ((max_len is not None and raw + len(between) + len(name) + len(text) - end > max_len)
+                or (max_words_len is not None
+                    and squeezed + sizes[i] + len(name.strip()) + 2 + after[i] > max_words_len)):
             name = " "
         out += (between, name)
         raw += len(between) + len(name)
-        squeezed += between_sq + (len(name.strip()) + 1 if name.strip() else 1)
-        last = end
-    out.append(text[last:])
+        squeezed += sizes[i] + (len(name.strip()) + 1 if name.strip() else 1)
+    out.append(text[spans[-1][1]:])
     return "".join(out)
 
 

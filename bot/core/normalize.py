@@ -257,21 +257,36 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+_SPACES = re.compile(r"\s+")
+
+
+def _scored_size(text: str) -> int:
+    """How long ``text`` will be once the steps after the emoji step have run on it (invisibles dropped, NFKC,
+    markup removed, whitespace runs as one space): what ``emoji_to_words`` counts against :data:`MAX_CHARS`."""
+    text = text.translate(INVISIBLE)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if "|" in text or "~" in text or "`" in text:
+        text = _MD_GLOBAL.sub("", text)
+    return len(_SPACES.sub(" ", text))
+
+
 def _prepare(text: str, scoring: bool, read_enclosed: bool = True,
-             words_first: bool = True) -> tuple[str, bool, bool, bool]:
+             words_first: bool = True, cap: int = MAX_CHARS) -> tuple[str, bool, bool, bool]:
     """Steps 1-10 of the module docstring (step 5's enclosed letters only with ``read_enclosed``). Returns ``(text,
     invisible, zalgo, confusables)``; keeps case.
 
-    The cap counts visible characters: a text longer than :data:`MAX_CHARS` loses its invisibles first. With
+    The cap (``cap``: :data:`MAX_CHARS`, or :data:`MAX_EXPANDED` for text this step already expanded) counts
+    visible characters: a longer text loses its invisibles first. With
     ``words_first``, emoji names give way to words where spelling them out would pass a cap kept after this step
     (:data:`MAX_EXPANDED` here; for scoring also :data:`MAX_CHARS` of the single-spaced text; ``emoji_to_words``'s
     ``max_len`` and ``max_words_len``), so emoji padding cannot push a word out of the blocklist's or the model's
     sight."""
     pre_invisible = False
-    if len(text) > MAX_CHARS and not text.isascii() and not INVISIBLE_CHARS.isdisjoint(text):
+    if len(text) > cap and not text.isascii() and not INVISIBLE_CHARS.isdisjoint(text):
         pre_invisible = INVISIBLE_FLAG.search(text) is not None
         text = visible(text)  # emoji sequences keep their joiners for step 5
-    s = text[:MAX_CHARS]
+    s = text[:cap]
     if _SURROGATE.search(s):
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     s = s.translate(_CONTROLS)
@@ -286,7 +301,7 @@ def _prepare(text: str, scoring: bool, read_enclosed: bool = True,
             s, enclosed = _enclosed_letters(s)
         if words_first:
             s, _ = emoji_to_words(s, scoring=scoring, max_len=MAX_EXPANDED,
-                                  max_words_len=MAX_CHARS if scoring else None)
+                                  max_words_len=MAX_CHARS if scoring else None, measure=_scored_size)
         else:
             s, _ = emoji_to_words(s, scoring=scoring)
         s = s[:MAX_EXPANDED]
@@ -494,7 +509,8 @@ def normalize(text: str) -> Normalized:
         # lower-casing can decompose (İ -> i + U+0307, Greek capitals with tonos): prepare the lower-cased text
         # again, so that normalising the result once more changes nothing
         for _ in range(2):
-            again, inv2, zal2, conf2 = _prepare(s, scoring=False)
+            # the text is already expanded (up to MAX_EXPANDED): cutting it at MAX_CHARS again would lose words
+            again, inv2, zal2, conf2 = _prepare(s, scoring=False, cap=MAX_EXPANDED)
             again = again.lower()
             invisible, zalgo, confusables = invisible or inv2, zalgo or zal2, confusables or conf2
             if again == s:
