@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.core.escalation import StrikeLedger
-from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, Message, RuleHit, Scores, Strike
+from bot.core.models import LABELS, MAX_TIMEOUT_S, Action, ActionKind, Message, RuleHit, Scores, Strike, hit_reason
 from bot.core.policy import Policy, Tier
 
 
@@ -130,7 +130,7 @@ def decide(
     for hit in hits:
         if hit.action:
             kind = ActionKind.parse(hit.action)
-            asked.append(Action(kind=kind, source=hit.rule, reason=f"{hit.rule}: {hit.detail}".strip(": ")))
+            asked.append(Action(kind=kind, source=hit.rule, reason=hit_reason(hit.rule, hit.detail)))
     if policy.agreement.act and scores is not None:
         asked += _agreements(policy, tiers, scores, hits)
     asked += _status_review(policy, score_status, scores, hits)

@@ -262,6 +262,17 @@ class RuleHit:
     action: str | None = None
 
 
+def hit_reason(rule: str, detail: str) -> str:
+    """The reason of the action a rule hit asks for (:func:`bot.core.judge.decide`), as stored in the reasons of its
+    case, review item and strike: ``"<rule>: <detail>"`` with leading and trailing spaces and colons removed, so an
+    empty detail gives ``"<rule>"`` (and a detail ending in ``" "`` or ``":"`` loses those characters).
+
+    The store's erasure of a regex rule's quote (:mod:`bot.store.privacy`) rebuilds the stored text with this same
+    function, so the two cannot disagree.
+    """
+    return f"{rule}: {detail}".strip(": ")
+
+
 @dataclass(frozen=True, slots=True)
 class RaidAlert:
     """A raid or brigade detected in one channel or thread.

@@ -6,9 +6,10 @@ erases older ones while verdicts, cases and strikes stay (the mod log outlives t
 
 A ``[[rules.regex]]`` hit quotes the text it matched (``detail`` ``"<name>: <matched text>"``,
 :mod:`bot.core.rules.regex`), and that detail is copied into the reasons of the message's case, review item and
-strike. Wherever a message's text is erased (retention, forgetting) the quote goes with it: in the message's
-``verdicts`` and ``replay_verdicts`` rule hits the detail becomes ``"<name>: [text erased]"``
-(:data:`ERASED_QUOTE`), and the reasons of the cases, review items and strikes of that message read the same.
+strike (as :func:`bot.core.models.hit_reason` writes it, or quoted as it is in an agreement's reason). Wherever a
+message's text is erased (retention, forgetting) the quote goes with it: in the message's ``verdicts`` and
+``replay_verdicts`` rule hits the detail becomes ``"<name>: [text erased]"`` (:data:`ERASED_QUOTE`), and the
+reasons of the cases, review items and strikes of that message read the same.
 Until then the moderators' cards show the quote.
 
 Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<16 hex>``: an HMAC-SHA256 of
@@ -28,6 +29,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+from bot.core.models import hit_reason
 from bot.store.base import Row, StoreBase
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
@@ -117,9 +119,12 @@ class PrivacyMixin(StoreBase):
                     await self._db.execute(f"UPDATE replay_verdicts SET rule_hits = ? WHERE {key_sql} "
                                            "AND policy_version = ?", (erased, *key, hits[0]))
             for old, new in details.items():
+                # the rule's own action reason is hit_reason() of the detail (its trailing spaces and colons cut,
+                # so the detail itself may not occur in it); the agreement reason quotes the detail as it is
                 for table in ("cases", "review_items", "strikes"):
                     await self._db.execute(
-                        f"UPDATE {table} SET reason = REPLACE(reason, ?, ?) WHERE {key_sql}", (old, new, *key))
+                        f"UPDATE {table} SET reason = REPLACE(REPLACE(reason, ?, ?), ?, ?) WHERE {key_sql}",
+                        (hit_reason("regex", old), hit_reason("regex", new), old, new, *key))
 
     async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]:
         """Everything stored about a member in one server, JSON-serialisable, for ``/mydata``.
