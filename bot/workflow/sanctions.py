@@ -475,7 +475,10 @@ class SanctionsMixin(WorkflowParts):
     async def retry_owed_timeouts(self) -> list[str]:
         """At startup: remove the timeouts of overturned cases whose removal a stop (or a failed write) cut off
         after the overturn was committed (``store.owed_timeout_lifts``); one already over only has its debt settled
-        (nothing to lift). Each outcome is posted in the mod log. Returns one line per case tried."""
+        (nothing to lift). One superseded since (:meth:`superseding_sanction`: a later timeout or a standing ban of
+        the member) has its debt settled without calling the platform, and the case notes why: removing "the"
+        timeout would lift that later one. Each outcome is posted in the mod log. Returns one line per case tried
+        or superseded."""
         lines: list[str] = []
         if not self.can(Capability.TIMEOUT):
             return lines
@@ -487,10 +490,17 @@ class SanctionsMixin(WorkflowParts):
             if end <= now:  # over on its own since
                 await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 continue
-            note = await self.lift_overturned_timeout(case, f"case #{case.number} overturned (removed after a "
-                                                            "restart)")
-            if note == "timeout lifted":
-                note += " (after a restart)"
+            later = await self.superseding_sanction(case)
+            if later is not None:  # a member has one timeout: the platform holds the later one's, not this one's
+                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+                did = "timed them out" if later.action is ActionKind.TIMEOUT else "banned them"
+                note = f"timeout not removed: case #{later.number} {did} since"
+                await self._note_on_case(case.server_id, case.number, note)
+            else:
+                note = await self.lift_overturned_timeout(case, f"case #{case.number} overturned (removed after a "
+                                                                "restart)")
+                if note == "timeout lifted":
+                    note += " (after a restart)"
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title=f"Case #{case.number}: overturned timeout", lines=(f"Member: {case.member_id}", note),
                 member_id=case.member_id, case_number=case.number, failed="FAILED" in note, kind="case"))
@@ -675,6 +685,18 @@ class SanctionsMixin(WorkflowParts):
         later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
         return next((c for c in later if c.number > case.number and c.action is ActionKind.BAN
                      and c.status is CaseStatus.APPLIED), None)
+
+    async def superseding_sanction(self, case: Case) -> Case | None:
+        """The later case of the same member that supersedes timeout ``case``, read from the mod log: a timeout
+        applied after it (a member has one timeout on the platform, so that one replaced ``case``'s, whether it
+        still runs or not), or a ban applied after it that still stands (not lifted, permanent or not ended).
+        ``None``: removing the member's timeout removes ``case``'s."""
+        now = self.clock()
+        later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in later if c.number > case.number and c.status is CaseStatus.APPLIED
+                     and (c.action is ActionKind.TIMEOUT
+                          or (c.action is ActionKind.BAN and c.lifted_at is None
+                              and (c.expires_at is None or c.expires_at > now)))), None)
 
     async def standing_ban(self, case: Case) -> Case | None:
         """Another ban of the member of ban ``case`` that keeps them banned, read from the mod log: a later applied
