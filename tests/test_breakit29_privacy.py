@@ -59,3 +59,22 @@ async def test_retention_erases_a_regex_quote_that_ends_in_a_space(database, tmp
         assert await store.purge_expired_text(T0 + timedelta(days=1), now=T0 + timedelta(days=40)) == 1
     assert await _quoted_after(database, tmp_path, TEXT, purge) == []
 
+
+async def test_a_replay_of_a_forgotten_members_unrecorded_message_does_not_store_their_words(database):  # noqa: F811
+    """After /mydata forget, a replayed message of that member the mod log never recorded is stored under their
+    pseudonym (a523dfb), but its regex hit's quote of their text is written as is: the forgotten member's words
+    are stored again, next to the pseudonym (a recorded message's quote is erased, 1c4c6a9)."""
+    from bot.core.models import RuleHit
+    from tests.store_factories import make_record
+    store = await open_store(database)
+    try:
+        await store.record_batch([make_record("m1", author="u1")])
+        pseudonym = await store.forget_member("discord", "g1", "u1")
+        hit = RuleHit("regex", f"address: my address is {SECRET}", label=None, action="delete")
+        other = replace(make_record("m2", author="u1").verdict, rule_hits=(hit,))
+        assert await store.record_replay([other], model_version=None) == 1
+        rows = await _rows(store, "SELECT member_id, rule_hits FROM replay_verdicts")
+        assert rows[0][0] == pseudonym
+        assert SECRET not in rows[0][1], rows
+    finally:
+        await store.close()

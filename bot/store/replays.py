@@ -80,16 +80,19 @@ class ReplayMixin(StoreBase):
                                                                                  row["model_name"]))
         return found
 
-    async def _replay_members(self, verdicts: Sequence[Verdict]) -> dict[MessageKey, str]:
-        """Inside a transaction: the member id each replayed message's row names, by message key. A recorded
-        message: its ``verdicts`` row's (the pseudonym once its member was forgotten, :meth:`forget_member`); one
-        not recorded: its author's pseudonym when that member of that server was forgotten, else the author id."""
+    async def _replay_members(self, verdicts: Sequence[Verdict]) -> tuple[dict[MessageKey, str], set[MessageKey]]:
+        """Inside a transaction: the member id each replayed message's row names, by message key, and the keys
+        whose member id is a forgotten member's pseudonym. A recorded message: its ``verdicts`` row's (the
+        pseudonym once its member was forgotten, :meth:`forget_member`); one not recorded: its author's pseudonym
+        when that member of that server was forgotten, else the author id."""
         out = {v.message.key: v.message.author.id for v in verdicts}
+        pseudonymous: set[MessageKey] = set()
         by_server: dict[tuple[str, str], list[str]] = {}
         for platform, server_id, message_id in out:
             by_server.setdefault((platform, server_id), []).append(message_id)
         salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
         for (platform, server_id), ids in by_server.items():
+            forgotten: set[str] = set()
             if salt is not None:
                 forgotten = {r[0] for r in await self._all(
                     "SELECT pseudonym FROM member_pseudonyms WHERE platform = ? AND server_id = ?",
@@ -105,7 +108,8 @@ class ReplayMixin(StoreBase):
                     "SELECT message_id, member_id FROM verdicts WHERE platform = ? AND server_id = ? "
                     f"AND message_id IN ({','.join('?' * len(chunk))})", (platform, server_id, *chunk)):
                     out[(platform, server_id, row[0])] = row[1]
-        return out
+            pseudonymous.update(k for k in ((platform, server_id, m) for m in ids) if out[k] in forgotten)
+        return out, pseudonymous
 
     async def _erased_texts(self, keys: Iterable[MessageKey]) -> set[MessageKey]:
         """Inside a transaction: the keys of recorded messages whose text was erased (retention, forgetting)."""
@@ -127,12 +131,14 @@ class ReplayMixin(StoreBase):
 
         A row's ``member_id`` is the one the mod log already holds for that message (:meth:`_replay_members`), not
         the export's author id: after ``/mydata forget`` the replay keeps the member's pseudonym and never writes
-        their real id next to it. Of a message whose text was erased, the rule hits' quotes of it are erased too
-        (:func:`bot.store.privacy.erased_hits`), as retention and forgetting erased them in its verdict."""
+        their real id next to it. Of a message whose text was erased, and of any message whose row names a
+        forgotten member's pseudonym (recorded or not: the mod log keeps no words of theirs), the rule hits' quotes
+        of it are erased too (:func:`bot.store.privacy.erased_hits`), as retention and forgetting erased them in its
+        verdict."""
         now = to_db_time(utcnow())
         async with self._tx():
-            members = await self._replay_members(verdicts)
-            erased = await self._erased_texts(v.message.key for v in verdicts)
+            members, pseudonymous = await self._replay_members(verdicts)
+            erased = pseudonymous | await self._erased_texts(v.message.key for v in verdicts)
             rows = [
                 (*v.message.key, v.policy_version, members[v.message.key], v.message.channel.id,
                  dump_json(v.scores.as_dict()) if v.scores else None,
