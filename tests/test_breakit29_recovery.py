@@ -43,3 +43,16 @@ async def test_an_owed_timeout_removal_does_not_lift_a_later_moderators_timeout(
     assert later.ok
     await world.workflow.recover()
     assert world.enforcer.called("remove_timeout") == [], "the moderator's 7-day timeout was removed at the start"
+
+
+async def test_dismissing_an_earlier_timeout_does_not_lift_a_later_moderators_timeout(world):
+    """The same without a restart: an automatic timeout (case #1), then a moderator's 7-day timeout of the same
+    member (case #2); Dismiss on case #1's card overturns it but must not call the platform's timeout removal (the
+    member has one timeout: case #2's), and the card says why."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    later = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "spamming again",
+                                          duration_s=7 * 86400)
+    assert later.ok
+    result = await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    assert world.enforcer.called("remove_timeout") == []
+    assert f"timeout not removed: case #{later.case_number} timed them out since" in result.text

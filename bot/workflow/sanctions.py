@@ -464,7 +464,16 @@ class SanctionsMixin(WorkflowParts):
         answer settles it (:meth:`~bot.core.store_port.CaseStore.end_lift_try`: removed, or refused: counted and
         noted on the case, not tried again), so a stop or a failed write before the answer is recorded leaves it to
         :meth:`retry_owed_timeouts` at the next start. Removing a timeout twice does no harm (nothing is left to
-        remove). Returns the note for the card and the mod log."""
+        remove). A timeout superseded since (:meth:`superseding_sanction`: a later timeout or a standing ban of the
+        member) has its debt settled without calling the platform, and the case notes why: removing "the" timeout
+        would lift that later one. Returns the note for the card and the mod log."""
+        later = await self.superseding_sanction(case)
+        if later is not None:  # a member has one timeout: the platform holds the later one's, not this one's
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+            did = "timed them out" if later.action is ActionKind.TIMEOUT else "banned them"
+            note = f"timeout not removed: case #{later.number} {did} since"
+            await self._note_on_case(case.server_id, case.number, note)
+            return note
         res = await self.enforcer.remove_timeout(case.server_id, case.member_id, reason)
         await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=res.ok)
         if res.ok:
@@ -475,10 +484,8 @@ class SanctionsMixin(WorkflowParts):
     async def retry_owed_timeouts(self) -> list[str]:
         """At startup: remove the timeouts of overturned cases whose removal a stop (or a failed write) cut off
         after the overturn was committed (``store.owed_timeout_lifts``); one already over only has its debt settled
-        (nothing to lift). One superseded since (:meth:`superseding_sanction`: a later timeout or a standing ban of
-        the member) has its debt settled without calling the platform, and the case notes why: removing "the"
-        timeout would lift that later one. Each outcome is posted in the mod log. Returns one line per case tried
-        or superseded."""
+        (nothing to lift); one superseded since is settled without the platform (:meth:`lift_overturned_timeout`).
+        Each outcome is posted in the mod log. Returns one line per case tried or superseded."""
         lines: list[str] = []
         if not self.can(Capability.TIMEOUT):
             return lines
@@ -490,17 +497,10 @@ class SanctionsMixin(WorkflowParts):
             if end <= now:  # over on its own since
                 await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
                 continue
-            later = await self.superseding_sanction(case)
-            if later is not None:  # a member has one timeout: the platform holds the later one's, not this one's
-                await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
-                did = "timed them out" if later.action is ActionKind.TIMEOUT else "banned them"
-                note = f"timeout not removed: case #{later.number} {did} since"
-                await self._note_on_case(case.server_id, case.number, note)
-            else:
-                note = await self.lift_overturned_timeout(case, f"case #{case.number} overturned (removed after a "
-                                                                "restart)")
-                if note == "timeout lifted":
-                    note += " (after a restart)"
+            note = await self.lift_overturned_timeout(case, f"case #{case.number} overturned (removed after a "
+                                                            "restart)")
+            if note == "timeout lifted":
+                note += " (after a restart)"
             await self.desk.post_mod_log(case.server_id, LogEntry(
                 title=f"Case #{case.number}: overturned timeout", lines=(f"Member: {case.member_id}", note),
                 member_id=case.member_id, case_number=case.number, failed="FAILED" in note, kind="case"))
