@@ -86,6 +86,10 @@ async def test_a_rate_limited_group_read_falls_back_to_the_list_read_just_before
     assert await command(env, "/modcase", "list", env.mods.id) == "No cases in this server yet."
     env.fake.rate_limit("usergroups.users.list", retry_after=30)
     assert await command(env, "/modcase", "list", env.mods.id) == "No cases in this server yet."
+    asked = len(env.fake.calls_of("usergroups.users.list"))
+    # while the limit lasts the list read before stands in without asking (each ask would wait 1 s for nothing)
+    assert await command(env, "/modcase", "list", env.mods.id) == "No cases in this server yet."
+    assert len(env.fake.calls_of("usergroups.users.list")) == asked
     env.bot._groups.clear()  # as after a restart: no list read before
     env.fake.rate_limit("usergroups.users.list", retry_after=30)
     text = await command(env, "/modcase", "list", env.mods.id)

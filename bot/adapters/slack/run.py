@@ -61,6 +61,9 @@ GROUP_CACHE_S = 300.0
 #: Seconds one ``usergroups.users.list`` read may take before the last list read stands in (Slack waits 3 s for an
 #: interaction's ack; the SDK's retry handler would otherwise wait a Retry-After out).
 GROUP_READ_S = 1.0
+#: Seconds after a rate-limited or stalled group read during which the last list read stands in without asking Slack
+#: again (each ask would wait :data:`GROUP_READ_S` for nothing while the limit lasts).
+GROUP_QUIET_S = 10.0
 
 
 def _body_deadline(seconds: float) -> Any:
@@ -219,6 +222,7 @@ class SlackBot:
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._groups: dict[str, tuple[float, set[str]]] = {}
+        self._group_quiet: dict[str, float] = {}  # group -> monotonic time before which its list is not re-read
         #: Called with every Outcome once carried out (metrics, tests): the Slack counterpart of Discord's
         #: ``on_moderation_outcome`` event.
         self.observers: list[Observer] = []
@@ -260,14 +264,18 @@ class SlackBot:
 
     async def _group_members(self, group: str) -> set[str]:
         """The user ids in ``group`` (``usergroups.users.list``). When Slack rate-limits the read or it takes over
-        :data:`GROUP_READ_S`, the last list read within :data:`GROUP_CACHE_S` seconds stands in (none: nobody);
-        any other error (a missing scope, a deleted group) means nobody is a moderator through the group."""
+        :data:`GROUP_READ_S`, the last list read within :data:`GROUP_CACHE_S` seconds stands in (none: nobody), and
+        for :data:`GROUP_QUIET_S` seconds after it stands in without asking; any other error (a missing scope, a deleted group) means nobody is a moderator through the group."""
         now = time.monotonic()
+        hit = self._groups.get(group)
+        if hit is not None and now < self._group_quiet.get(group, 0.0) and now - hit[0] <= GROUP_CACHE_S:
+            return hit[1]  # Slack refused or stalled a read moments ago: not asked again (and waited for) yet
         try:
             resp = await asyncio.wait_for(self.app.client.usergroups_users_list(usergroup=group), GROUP_READ_S)
         except (TimeoutError, SlackApiError) as exc:
             limited = isinstance(exc, TimeoutError) or exc.response.status_code == 429
-            hit = self._groups.get(group)
+            if limited:
+                self._group_quiet[group] = now + GROUP_QUIET_S
             if limited and hit is not None and now - hit[0] <= GROUP_CACHE_S:
                 log.info("user group %s: Slack did not answer in time; using its list of %.0f s ago", group,
                          now - hit[0])
