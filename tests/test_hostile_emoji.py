@@ -38,7 +38,7 @@ async def service(tmp_path: Path):
     await store.close()
 
 
-@pytest.mark.parametrize("text", ["🖕", "🖕🏿", " 🖕 🖕 ", "🤬🖕"])
+@pytest.mark.parametrize("text", ["🖕", "🖕🏿", " 🖕 🖕 ", "🤬🖕", "||🖕||", "**🖕**", "🖕\u200b\u200b\u200b"])
 async def test_a_lone_middle_finger_reply_goes_to_review_as_an_insult(service, text):
     """A reply that is only hostile emoji gets a hostile_emoji hit labelled insult and goes to review."""
     v = (await service.handle(_reply(text))).verdict

@@ -149,7 +149,9 @@ def _spell(text: str, spans: list[tuple[int, int, str]], scoring: bool, *, once_
 #: as abuse; "face vomiting" alone is as often about food or a post as about a person, so it is left to the model).
 HOSTILE_ALONE = frozenset({"middle finger", "face with symbols on mouth", "pile of poo"})
 _MENTION = re.compile(r"<(?:@[!&]?|#)[^<>\s]{1,80}>|@\w{1,40}")
-_FILLER = re.compile("[\\s\u200d\ufe0e\ufe0f.,!?]+")
+#: What may sit around hostile emoji sent alone: whitespace, joiners and selectors, zero-width and format characters,
+#: punctuation, and markdown's spoiler, bold, italic, strike and code marks (``||🖕||`` is still a middle finger).
+_FILLER = re.compile("[\\s\u200b-\u200f\u2060-\u2064\ufeff\ufe0e\ufe0f.,!?|*_~`]+")
 
 
 def hostile_emoji_only(text: str) -> tuple[str, ...] | None:
