@@ -172,6 +172,18 @@ async def test_a_veiled_doxxing_threat_goes_to_review_as_a_threat(env):
     assert friendly.verdict.action == ActionKind.REVIEW and not friendly.strike_added
 
 
+@pytest.mark.parametrize("text", ["people like you should be put down", "Trans freaks need to be put down."])
+async def test_put_down_like_an_animal_goes_to_review_as_a_threat(env, text):
+    """'people like you should be put down' scored threat 0.06 on the shipped model (flagged, if at all, only as
+    toxicity or identity_attack): the veiled_threats list names it a threat and sends it to review."""
+    service, _ = env
+    out = await service.handle(msg("m1", text, member("u1")))
+    v = out.verdict
+    assert v.action >= ActionKind.REVIEW
+    hit = next(h for h in v.rule_hits if h.rule == "blocklist")
+    assert "veiled_threats" in hit.detail and hit.label == "threat"
+
+
 @pytest.mark.parametrize("text", ["Here come the troon defenders lol", "another tr00n in the comments",
                                   "TROONS out of our sports"])
 async def test_the_trans_slur_troon_goes_to_review_as_an_identity_attack(env, text):
