@@ -45,11 +45,11 @@ def test_composed_is_a_fast_loop_family_and_never_an_evaluation_text():
     from bot.training.fast import FAMILIES, new_rows
     from bot.training.train import normaliser
 
-    assert "composed" in FAMILIES and "composed-stance" in FAMILIES
+    assert "composed" in FAMILIES and "composed-stance" in FAMILIES and "composed-half" in FAMILIES
     norm = normaliser()
     held = {norm(r["text"]).strip().lower() for f in (IDENTITY_CASES, SCENE_CASES) for r in read_cases(f)}
     sentences = {p.strip().lower() for t in held for p in scoring_pieces(t)[1:] if len(p.split()) >= 5}
-    for family, least in (("composed", 1800), ("composed-stance", 1300)):
+    for family, least in (("composed", 1800), ("composed-stance", 1300), ("composed-half", 900)):
         trained = {r.text.lower() for r in new_rows((family,), 1)}
         assert len(trained) > least and held.isdisjoint(trained), family
         assert not [s for s in sentences if any(s in t for t in trained)], family
@@ -82,3 +82,11 @@ def test_stance_twins_differ_only_in_the_words_that_carry_the_stance():
         gone, new = [x for x in bs if x not in hs], [x for x in hs if x not in bs]
         assert len(gone) == 1 and term in gone[0] and 1 <= len(new) <= 2 and term in new[0]  # one sentence swapped
     assert len(frames_seen) == len(STANCE_PAIRS) and len(terms_seen) > 40
+
+
+def test_composed_half_is_the_first_half_of_composed():
+    """``composed-half`` is the first 500 messages and twins of ``composed`` (the same generator, fewer draws), so the
+    two recipes differ only in how many composed rows they add."""
+    from bot.training.composed import composed_rows
+
+    assert composed_rows(13, n=500) == composed_rows(13)[:1000]

@@ -62,6 +62,14 @@ def _composed(seed: int) -> list[Example]:
     return composed_rows(seed)
 
 
+def _composed_half(seed: int) -> list[Example]:
+    """Half the ``composed`` family (500 messages and their twins): the twenty-ninth session's question, whether
+    fewer composed rows keep the scene's gain at less HateCheck cost."""
+    from bot.training.composed import composed_rows
+
+    return composed_rows(seed, n=500)
+
+
 def _composed_stance(seed: int) -> list[Example]:
     from bot.training.composed import composed_stance_rows
 
@@ -83,6 +91,7 @@ FAMILIES: dict[str, Callable[[int], list[Example]]] = {
     "ordinary-harm": _ordinary_harm,
     "counter-quotes": _counter_quotes,
     "composed": _composed,
+    "composed-half": _composed_half,
     "composed-stance": _composed_stance,
 }
 
