@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,25 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     await w.workflow.close()
     await w.service.close()
     await w.store.close()
+
+
+async def _dismiss_with_the_removal_dropped(world: World) -> tuple[Any, list[int]]:
+    """An automatic timeout (case #1) dismissed while the platform's timeout removal drops once (a network error
+    after the overturn's commit): the removal stays owed. Returns the judged outcome and the removal's calls."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    real = world.enforcer.remove_timeout
+    calls: list[int] = []
+
+    async def dropped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionResetError("connection lost (test)")
+        return await real(*args, **kwargs)
+
+    world.enforcer.remove_timeout = dropped
+    with pytest.raises(ConnectionResetError):
+        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    return outcome, calls
 
 
 def _fail_once(store, name: str) -> list[int]:
@@ -84,19 +104,7 @@ async def test_a_dismiss_cut_off_before_the_timeout_removal_lifts_it_at_the_next
     """Dismiss commits the decision and the overturn, then asks the platform to remove the automatic timeout. A stop
     (here: the platform call raising) between the commit and the answer leaves the removal owed in the mod log: the
     next start removes it once, and a later start does nothing again."""
-    outcome = await world.judge(world.message("alice", "threatword now"))
-    real = world.enforcer.remove_timeout
-    calls: list[int] = []
-
-    async def dropped(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            raise ConnectionResetError("connection lost (test)")
-        return await real(*args, **kwargs)
-
-    world.enforcer.remove_timeout = dropped
-    with pytest.raises(ConnectionResetError):
-        await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    outcome, calls = await _dismiss_with_the_removal_dropped(world)
     assert world.rows("SELECT status, lifted_at IS NULL FROM cases") == [("overturned", 1)]
     lines = await world.workflow.recover()
     assert lines == [f"case #{outcome.case_number}: timeout lifted (after a restart)"]
@@ -141,3 +149,29 @@ async def test_a_refused_unban_is_a_failed_case_in_the_mod_log(world):
     assert world.rows("SELECT failure FROM cases WHERE number = 2") == [("Missing Permissions (50013)",)]
     entry = world.desk.log[-1]
     assert (entry.case_number, entry.failed, entry.title) == (2, True, "Case #2: unban (FAILED)")
+
+
+async def test_an_owed_timeout_removal_does_not_lift_a_later_moderators_timeout(world):
+    """Dismiss overturns an automatic timeout and owes its removal; the platform call drops (a network error), so
+    the removal stays owed. Later a moderator times the member out for 7 days (case #2, applied). At the next
+    start retry_owed_timeouts removes "the" timeout of overturned case #1: on Discord a member has one timeout, so
+    that lifts the moderator's standing one (bans have superseding_ban for this; timeouts have no such check)."""
+    await _dismiss_with_the_removal_dropped(world)
+    later = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "spamming again",
+                                          duration_s=7 * 86400)
+    assert later.ok
+    await world.workflow.recover()
+    assert world.enforcer.called("remove_timeout") == [], "the moderator's 7-day timeout was removed at the start"
+
+
+async def test_dismissing_an_earlier_timeout_does_not_lift_a_later_moderators_timeout(world):
+    """The same without a restart: an automatic timeout (case #1), then a moderator's 7-day timeout of the same
+    member (case #2); Dismiss on case #1's card overturns it but must not call the platform's timeout removal (the
+    member has one timeout: case #2's), and the card says why."""
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    later = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "spamming again",
+                                          duration_s=7 * 86400)
+    assert later.ok
+    result = await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    assert world.enforcer.called("remove_timeout") == []
+    assert f"timeout not removed: case #{later.case_number} timed them out since" in result.text
