@@ -39,7 +39,7 @@ async def _dismiss_with_the_removal_dropped(world: World) -> tuple[Any, list[int
             raise ConnectionResetError("connection lost (test)")
         return await real(*args, **kwargs)
 
-    world.enforcer.remove_timeout = dropped
+    world.enforcer.remove_timeout = dropped  # type: ignore[method-assign]
     with pytest.raises(ConnectionResetError):
         await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
     return outcome, calls
