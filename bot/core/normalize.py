@@ -304,7 +304,7 @@ def _prepare(text: str, scoring: bool, read_enclosed: bool = True,
                                   max_words_len=MAX_CHARS if scoring else None, measure=_scored_size)
         else:
             s, _ = emoji_to_words(s, scoring=scoring)
-        s = s[:MAX_EXPANDED]
+        s = s[:max(MAX_EXPANDED, cap)]
         if not INVISIBLE_CHARS.isdisjoint(s):
             invisible = INVISIBLE_FLAG.search(s) is not None
             s = s.translate(INVISIBLE)
@@ -509,8 +509,8 @@ def normalize(text: str) -> Normalized:
         # lower-casing can decompose (İ -> i + U+0307, Greek capitals with tonos): prepare the lower-cased text
         # again, so that normalising the result once more changes nothing
         for _ in range(2):
-            # the text is already expanded (up to MAX_EXPANDED): cutting it at MAX_CHARS again would lose words
-            again, inv2, zal2, conf2 = _prepare(s, scoring=False, cap=MAX_EXPANDED)
+            # the text is already expanded and capped once: a second cut (lower-casing İ or NFKC grew it) would lose words
+            again, inv2, zal2, conf2 = _prepare(s, scoring=False, cap=max(MAX_EXPANDED, len(s)))
             again = again.lower()
             invisible, zalgo, confusables = invisible or inv2, zalgo or zal2, confusables or conf2
             if again == s:
