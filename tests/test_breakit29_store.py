@@ -164,6 +164,17 @@ async def test_forget_member_leaves_no_real_id_in_raids(store):
     assert "u1" not in raiders
 
 
+async def test_a_live_raid_board_saved_after_forget_keeps_the_pseudonym(store):
+    """A raider runs /mydata forget while the raid is on: the board in memory still names their id (its bulk
+    actions act on it), and its next save (``set_raid_state(members=...)``) wrote that real id back into the mod log
+    next to the pseudonym forget_member put there. The save keeps the pseudonym; other raiders stay as they are."""
+    raid_id = await store.record_raid("discord", RaidAlert("g1", "c1", T0, ("u1", "u2"), 12, "flagged_burst"))
+    pseudonym = await store.forget_member("discord", "g1", "u1")
+    await store.set_raid_state("discord", "g1", raid_id, members=["u1", "u2", "u3"])
+    [raid] = await store.list_raids("discord", "g1")
+    assert list(raid.members) == [pseudonym, "u2", "u3"]
+
+
 _QUOTED = (("cases.reason", "SELECT reason FROM cases"), ("review_items.reason", "SELECT reason FROM review_items"),
            ("strikes.reason", "SELECT reason FROM strikes"), ("verdicts.rule_hits", "SELECT rule_hits FROM verdicts"),
            ("replay_verdicts.rule_hits", "SELECT rule_hits FROM replay_verdicts"))

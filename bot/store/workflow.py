@@ -13,6 +13,7 @@ from typing import Any, Unpack
 from bot.core.models import Case, CaseStatus
 from bot.core.records import LiftClaim, RaidChanges, RaidModeRow, StoredRaid
 from bot.store.base import StoreBase, case_from_row
+from bot.store.privacy import pseudonym_of
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
 
 
@@ -244,19 +245,34 @@ class WorkflowMixin(StoreBase):
             if key in changes:
                 sets.append(f"{key} = ?")
                 params.append(changes[key])
-        if "members" in changes:
-            sets.append("members = ?")
-            params.append(dump_json(list(changes["members"])))
+        members = list(changes["members"]) if "members" in changes else None
         if "closed" in changes:
             sets.append("closed_at = ?")
             params.append(to_db_time(utcnow()) if changes["closed"] else None)
-        if not sets:
+        if not sets and members is None:
             return
         async with self._tx():
+            if members is not None:
+                # a raider who ran /mydata forget during the raid stays a raider on the card (the board in memory
+                # acts on their id), but the mod log keeps only their pseudonym, as forget_member wrote it
+                sets.append("members = ?")
+                params.append(dump_json(await self._pseudonymised(platform, server_id, members)))
             await self._db.execute(
                 f"UPDATE raids SET {', '.join(sets)} WHERE platform = ? AND server_id = ? AND id = ?",
                 (*params, platform, server_id, raid_id),
             )
+
+    async def _pseudonymised(self, platform: str, server_id: str, member_ids: list[str]) -> list[str]:
+        """Inside a transaction: ``member_ids`` with each forgotten member of this server (``/mydata forget``,
+        :meth:`~bot.store.privacy.PrivacyMixin.forget_member`) as their pseudonym, in the same order."""
+        salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+        if salt is None or not member_ids:
+            return member_ids
+        forgotten = {r[0] for r in await self._all(
+            "SELECT pseudonym FROM member_pseudonyms WHERE platform = ? AND server_id = ?", (platform, server_id))}
+        if not forgotten:
+            return member_ids
+        return [p if (p := pseudonym_of(salt[0], platform, server_id, m)) in forgotten else m for m in member_ids]
 
     async def save_raid_mode(
         self, platform: str, server_id: str, channel_id: str, until: datetime | None, slowmode_s: int,
