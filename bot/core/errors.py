@@ -11,25 +11,8 @@ class StoreError(Exception):
     """Base class of the store's domain errors."""
 
 
-class StoreBusy(StoreError):
-    """A write or read that may succeed if tried again: the database is locked by another process for longer than
-    the busy timeout, the server is restarting, a connection dropped, a serialization conflict. The moderation
-    service keeps the batch and retries with backoff (nothing is dropped, nothing counted twice).
-
-    Attributes:
-        database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
-    """
-
-    def __init__(self, database: str, cause: str) -> None:
-        self.database = database
-        self.cause = cause
-        super().__init__(f"mod log {database}: {cause}")
-
-
-class StoreRefused(StoreError):
-    """The database refuses writes for good: the disk is full, the file or server is read-only, the schema is newer
-    than this code, it is not a mod log, the password is wrong. Retrying cannot help: the bot or the scan stops with
-    this one line (``str(error)`` names the database, password hidden, and the cause); what was committed stays.
+class _DatabaseProblem(StoreError):
+    """A store error about one database: ``str(error)`` is ``"mod log <database>: <cause>"``.
 
     Attributes:
         database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
@@ -42,21 +25,32 @@ class StoreRefused(StoreError):
         super().__init__(f"mod log {database}: {cause}")
 
 
-class UnstorableValue(StoreError, ValueError):
+class StoreBusy(_DatabaseProblem):
+    """A write or read that may succeed if tried again: the database is locked by another process for longer than
+    the busy timeout, the server is restarting, a connection dropped, a serialization conflict. The moderation
+    service keeps the batch and retries with backoff (nothing is dropped, nothing counted twice).
+
+    Attributes: ``database`` and ``cause``, as :class:`_DatabaseProblem`.
+    """
+
+
+class StoreRefused(_DatabaseProblem):
+    """The database refuses writes for good: the disk is full, the file or server is read-only, the schema is newer
+    than this code, it is not a mod log, the password is wrong. Retrying cannot help: the bot or the scan stops with
+    this one line (``str(error)`` names the database, password hidden, and the cause); what was committed stays.
+
+    Attributes: ``database`` and ``cause``, as :class:`_DatabaseProblem`.
+    """
+
+
+class UnstorableValue(_DatabaseProblem, ValueError):
     """The database cannot hold a value of this one write, however often it is tried: PostgreSQL refuses a text
     holding U+0000 (NUL) or a character its encoding lacks (SQLSTATE 22021, 22P05). Only that write fails; the
     database takes other writes (unlike :class:`StoreRefused`). Message text never gets here: it is cleaned first
     (:func:`bot.core.storable.storable`); a moderator's typed reason may.
 
-    Attributes:
-        database: Where the mod log lives, for people (a file path, or a URL with the password hidden).
-        cause: Why, in words.
+    Attributes: ``database`` and ``cause``, as :class:`_DatabaseProblem`.
     """
-
-    def __init__(self, database: str, cause: str) -> None:
-        self.database = database
-        self.cause = cause
-        super().__init__(f"mod log {database}: {cause}")
 
 
 class MigrationError(StoreError):
