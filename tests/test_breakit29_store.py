@@ -181,13 +181,16 @@ _QUOTED = (("cases.reason", "SELECT reason FROM cases"), ("review_items.reason",
 SECRET = "555-867-5309"
 
 
-async def _regex_hit(database: str, tmp_path: Path, then) -> list[str]:
-    """Record, through the real service, a message whose phone number a ``[[rules.regex]]`` rule (action delete)
-    matches, and its verdict again as a replay under another policy version; run ``then(store)``; return the
-    tables still quoting the number."""
+PHONE_RULE = '[[rules.regex]]\nname = "phone"\npattern = "\\\\d{3}-\\\\d{3}-\\\\d{4}"\naction = "delete"\n'
+
+
+async def _regex_hit(database: str, tmp_path: Path, then, *, rule: str = PHONE_RULE,
+                     text: str = f"call me at {SECRET} tonight", secret: str = SECRET) -> list[str]:
+    """Record, through the real service, a message (``text``) whose ``secret`` a ``[[rules.regex]]`` rule (``rule``,
+    action delete; default: a phone number) matches, and its verdict again as a replay under another policy version;
+    run ``then(store)``; return the tables still quoting ``secret``."""
     policy = tmp_path / "regex.toml"
-    policy.write_text('[[rules.regex]]\nname = "phone"\npattern = "\\\\d{3}-\\\\d{3}-\\\\d{4}"\naction = "delete"\n',
-                      encoding="utf-8")
+    policy.write_text(rule, encoding="utf-8")
     store = await open_store(database)
     service = ModerationService(scorer=FakeScorer(ABUSE), store=store,
                                 policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy,)), max_delay_s=0)
@@ -196,11 +199,11 @@ async def _regex_hit(database: str, tmp_path: Path, then) -> list[str]:
     try:
         out = await service.handle(Message(
             server=ServerRef("discord", "g1"), channel=ChannelRef("c1", name="general"), author=author, id="m1",
-            text=f"call me at {SECRET} tonight", created_at=T0))
+            text=text, created_at=T0))
         assert out.case_number is not None and out.review_id is not None  # the rule hit: a delete, case, review
         assert await store.record_replay([replace(out.verdict, policy_version="p2")], model_version=None) == 1
         await then(store)
-        return [t for t, sql in _QUOTED if any(SECRET in str(r[0]) for r in await _rows(store, sql))]
+        return [t for t, sql in _QUOTED if any(secret in str(r[0]) for r in await _rows(store, sql))]
     finally:
         await service.close()
         await store.close()
@@ -334,5 +337,46 @@ async def test_migration_6_folds_duplicate_raids_without_dropping_their_members(
         assert raid.members == ("u1", "u2", "u3"), raid.members
         stored = await store.get_raid("discord", "g1", 1)
         assert stored is not None and stored.card_message_id == "card-2"
+    finally:
+        await store.close()
+
+
+# the match is cut at 80 characters (DETAIL_CHARS) and the 80th is a space: the detail ends in " ", the case's and
+# the review item's reason are f"{rule}: {detail}".strip(": ") (bot/core/judge.py), so REPLACE(reason, detail, ...)
+# no longer finds the detail in them and the quote stays
+ADDRESS = "12 Elm Street"
+ADDRESS_RULE = '[[rules.regex]]\nname = "address"\npattern = "(?i)my address is .*"\naction = "delete"\n'
+TEXT = "my address is " + ADDRESS + ", come " + "x" * 45 + " and more words after the cut"
+
+
+async def test_forget_member_erases_a_regex_quote_that_ends_in_a_space(database, tmp_path):
+    assert len("my address is " + ADDRESS + ", come " + "x" * 45 + " ") == 80
+    async def forget(store) -> None:
+        await store.forget_member("discord", "g1", "u1")
+    assert await _regex_hit(database, tmp_path, forget, rule=ADDRESS_RULE, text=TEXT, secret=ADDRESS) == []
+
+
+async def test_retention_erases_a_regex_quote_that_ends_in_a_space(database, tmp_path):
+    async def purge(store) -> None:
+        assert await store.purge_expired_text(T0 + timedelta(days=1), now=T0 + timedelta(days=40)) == 1
+    assert await _regex_hit(database, tmp_path, purge, rule=ADDRESS_RULE, text=TEXT, secret=ADDRESS) == []
+
+
+async def test_a_replay_of_a_forgotten_members_unrecorded_message_does_not_store_their_words(database):
+    """After /mydata forget, a replayed message of that member the mod log never recorded is stored under their
+    pseudonym (a523dfb), but its regex hit's quote of their text is written as is: the forgotten member's words
+    are stored again, next to the pseudonym (a recorded message's quote is erased, 1c4c6a9)."""
+    from bot.core.models import RuleHit
+    from tests.store_factories import make_record
+    store = await open_store(database)
+    try:
+        await store.record_batch([make_record("m1", author="u1")])
+        pseudonym = await store.forget_member("discord", "g1", "u1")
+        hit = RuleHit("regex", f"address: my address is {ADDRESS}", label=None, action="delete")
+        other = replace(make_record("m2", author="u1").verdict, rule_hits=(hit,))
+        assert await store.record_replay([other], model_version=None) == 1
+        rows = await _rows(store, "SELECT member_id, rule_hits FROM replay_verdicts")
+        assert rows[0][0] == pseudonym
+        assert ADDRESS not in rows[0][1], rows
     finally:
         await store.close()
