@@ -380,3 +380,56 @@ async def test_a_replay_of_a_forgotten_members_unrecorded_message_does_not_store
         assert ADDRESS not in rows[0][1], rows
     finally:
         await store.close()
+
+
+# the invite rule's detail is the invite code, the link rule's the host of the link (in allowlist mode any host the
+# member writes): both are the member's words, copied into the case's, review item's and strike's reasons as a
+# regex quote is; forgetting and retention erased only the regex rule's quotes
+INVITE_CODE = "s3cretroom42"  # the rule quotes the code lower-cased (bot.core.rules.links)
+LINK_HOST = "my-private-diary.example.net"
+LINK_RULES = {
+    "invite": ('[rules.links]\nblock_invites = true\n', f"join us at discord.gg/{INVITE_CODE} tonight", INVITE_CODE),
+    "link": ('[rules.links]\nallowed_domains = ["example.org"]\n', f"read https://{LINK_HOST}/today", LINK_HOST),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(LINK_RULES))
+async def test_an_invite_or_link_quote_stays_while_the_text_is_kept(database, tmp_path, rule):
+    """Before any erasure the code or host is in every table the regex quote is (so the tests below can fail)."""
+    policy, text, secret = LINK_RULES[rule]
+
+    async def nothing(store) -> None:
+        return None
+    assert await _regex_hit(database, tmp_path, nothing, rule=policy, text=text, secret=secret) == [
+        t for t, _ in _QUOTED]
+
+
+@pytest.mark.parametrize("rule", sorted(LINK_RULES))
+async def test_forget_member_erases_the_invite_code_or_link_host_a_rule_quoted(database, tmp_path, rule):
+    policy, text, secret = LINK_RULES[rule]
+
+    async def forget(store) -> None:
+        await store.forget_member("discord", "g1", "u1")
+    assert await _regex_hit(database, tmp_path, forget, rule=policy, text=text, secret=secret) == []
+
+
+@pytest.mark.parametrize("rule", sorted(LINK_RULES))
+async def test_retention_erases_the_invite_code_or_link_host_a_rule_quoted(database, tmp_path, rule):
+    policy, text, secret = LINK_RULES[rule]
+
+    async def purge(store) -> None:
+        assert await store.purge_expired_text(T0 + timedelta(days=1), now=T0 + timedelta(days=40)) == 1
+    assert await _regex_hit(database, tmp_path, purge, rule=policy, text=text, secret=secret) == []
+
+
+def test_erasing_keeps_a_blocklisted_rule_detail_and_names_each_change_by_rule():
+    """Only the quoting rules' details change; a blocklist hit names the policy's own term and stays."""
+    from bot.store.privacy import ERASED_QUOTE, erased_hits
+    from bot.store.schema import dump_json, load_json
+    hits = dump_json([{"rule": "blocklist", "detail": "slurs: xyz", "label": "identity_attack", "action": None},
+                      {"rule": "invite", "detail": INVITE_CODE, "label": None, "action": "delete"},
+                      {"rule": "regex", "detail": "phone: 555", "label": None, "action": "delete"}])
+    erased, changed = erased_hits(hits)
+    assert [h["detail"] for h in load_json(erased)] == ["slurs: xyz", ERASED_QUOTE, f"phone: {ERASED_QUOTE}"]
+    assert changed == {("invite", INVITE_CODE): ERASED_QUOTE, ("regex", "phone: 555"): f"phone: {ERASED_QUOTE}"}
+    assert erased_hits(erased) == (erased, {})

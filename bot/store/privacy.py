@@ -4,13 +4,14 @@
 Retention: message excerpts are kept only for the policy's retention period; :meth:`PrivacyMixin.purge_expired_text`
 erases older ones while verdicts, cases and strikes stay (the mod log outlives the text).
 
-A ``[[rules.regex]]`` hit quotes the text it matched (``detail`` ``"<name>: <matched text>"``,
-:mod:`bot.core.rules.regex`), and that detail is copied into the reasons of the message's case, review item and
-strike (as :func:`bot.core.models.hit_reason` writes it, or quoted as it is in an agreement's reason). Wherever a
-message's text is erased (retention, forgetting) the quote goes with it: in the message's ``verdicts`` and
-``replay_verdicts`` rule hits the detail becomes ``"<name>: [text erased]"`` (:data:`ERASED_QUOTE`), and the
-reasons of the cases, review items and strikes of that message read the same.
-Until then the moderators' cards show the quote.
+Three rules quote the member's text in a hit's detail (:data:`QUOTING_RULES`): a ``[[rules.regex]]`` hit the text
+it matched (``"<name>: <matched text>"``, :mod:`bot.core.rules.regex`), the ``invite`` rule the invite code and the
+``link`` rule the link's host (:mod:`bot.core.rules.links_rule`). That detail is copied into the reasons of the
+message's case, review item and strike (as :func:`bot.core.models.hit_reason` writes it, or as ``"<rule>
+(<detail>)"`` in an agreement's reason). Wherever a message's text is erased (retention, forgetting) the quote goes
+with it: in the message's ``verdicts`` and ``replay_verdicts`` rule hits a regex detail becomes ``"<name>: [text
+erased]"`` and an invite or link detail ``"[text erased]"`` (:data:`ERASED_QUOTE`), and the reasons of the cases,
+review items and strikes of that message read the same. Until then the moderators' cards show the quote.
 
 Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<16 hex>``: an HMAC-SHA256 of
 ``platform/server/member`` under a random per-database salt (``store_meta``), so forgetting the same member twice
@@ -48,25 +49,34 @@ _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: What a regex hit's quote of a member's text reads once that text is erased.
+#: What a rule hit's quote of a member's text reads once that text is erased.
 ERASED_QUOTE = "[text erased]"
-#: ``LIKE`` pattern of the rule-hit JSON (``dump_json``: compact) that may hold a regex hit.
-_REGEX_HITS = '%"regex"%'
+#: Rules whose hit detail quotes the member's text: ``regex`` as ``"<name>: <quote>"`` (the quote erased, the
+#: rule's name kept); ``invite`` the invite code and ``link`` the host of a link the member wrote (the whole detail
+#: erased: in allowlist mode any host a member writes hits, and an invite code leads to their own server).
+QUOTING_RULES = ("regex", "invite", "link")
+#: ``LIKE`` patterns of the rule-hit JSON (``dump_json``: compact) that may hold a hit of :data:`QUOTING_RULES`.
+_QUOTING_HITS = tuple(f'%"{rule}"%' for rule in QUOTING_RULES)
 
 
-def erased_hits(rule_hits: str) -> tuple[str, dict[str, str]]:
-    """``rule_hits`` (JSON ``[{"rule", "detail", "label", "action"}]``) with each regex hit's quote erased, and
-    ``{old detail: new detail}`` for the details changed (``{}``: nothing to erase, the JSON returned as given).
-    A detail ``"<name>: <quote>"`` becomes ``"<name>: [text erased]"`` (split at its first ``": "``)."""
+def erased_hits(rule_hits: str) -> tuple[str, dict[tuple[str, str], str]]:
+    """``rule_hits`` (JSON ``[{"rule", "detail", "label", "action"}]``) with each quote of a member's text erased
+    (the hits of :data:`QUOTING_RULES`), and ``{(rule, old detail): new detail}`` for the details changed (``{}``:
+    nothing to erase, the JSON returned as given). A regex detail ``"<name>: <quote>"`` becomes
+    ``"<name>: [text erased]"`` (split at its first ``": "``); an invite or link detail becomes ``"[text erased]"``."""
     hits = load_json(rule_hits, [])
-    changed: dict[str, str] = {}
+    changed: dict[tuple[str, str], str] = {}
     for hit in hits:
-        detail = hit.get("detail") if isinstance(hit, dict) and hit.get("rule") == "regex" else None
-        if not isinstance(detail, str):
+        rule = hit.get("rule") if isinstance(hit, dict) else None
+        detail = hit.get("detail") if rule in QUOTING_RULES else None
+        if not isinstance(detail, str) or not isinstance(rule, str):
             continue
-        name, sep, quote = detail.partition(": ")
-        if sep and quote and quote != ERASED_QUOTE:
-            hit["detail"] = changed[detail] = f"{name}: {ERASED_QUOTE}"
+        if rule == "regex":
+            name, sep, quote = detail.partition(": ")
+            if sep and quote and quote != ERASED_QUOTE:
+                hit["detail"] = changed[(rule, detail)] = f"{name}: {ERASED_QUOTE}"
+        elif detail and detail != ERASED_QUOTE:
+            hit["detail"] = changed[(rule, detail)] = ERASED_QUOTE
     return (dump_json(hits), changed) if changed else (rule_hits, changed)
 
 
@@ -95,18 +105,20 @@ class PrivacyMixin(StoreBase):
     """Member data export, erasure and retention."""
 
     async def _erase_quotes(self, messages_sql: str, params: tuple[Any, ...]) -> None:
-        """Inside a transaction: erase the regex quotes (module doc) of the messages ``messages_sql`` selects
-        (``SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE ...``, with ``params``); only those
-        whose verdict or a replay verdict may hold a regex hit are read."""
+        """Inside a transaction: erase the quotes of member text in rule hits (:func:`erased_hits`) of the messages
+        ``messages_sql`` selects (``SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE ...``, with
+        ``params``), and in the reasons of their cases, review items and strikes; only messages whose verdict or a
+        replay verdict may hold such a hit are read."""
+        likes = " OR ".join(["{alias}.rule_hits LIKE ?"] * len(_QUOTING_HITS))
         keys = await self._all(
             f"{messages_sql} AND (EXISTS (SELECT 1 FROM verdicts v WHERE v.platform = m.platform AND v.server_id = "
-            "m.server_id AND v.message_id = m.message_id AND v.rule_hits LIKE ?) OR EXISTS (SELECT 1 FROM "
+            f"m.server_id AND v.message_id = m.message_id AND ({likes.format(alias='v')})) OR EXISTS (SELECT 1 FROM "
             "replay_verdicts r WHERE r.platform = m.platform AND r.server_id = m.server_id AND r.message_id = "
-            "m.message_id AND r.rule_hits LIKE ?))", (*params, _REGEX_HITS, _REGEX_HITS))
+            f"m.message_id AND ({likes.format(alias='r')})))", (*params, *_QUOTING_HITS, *_QUOTING_HITS))
         key_sql = "platform = ? AND server_id = ? AND message_id = ?"
         for row in keys:
             key = (row[0], row[1], row[2])
-            details: dict[str, str] = {}
+            details: dict[tuple[str, str], str] = {}
             for hits in await self._all(f"SELECT rule_hits FROM verdicts WHERE {key_sql}", key):
                 erased, changed = erased_hits(hits[0])
                 if changed:
@@ -118,13 +130,15 @@ class PrivacyMixin(StoreBase):
                     details.update(changed)
                     await self._db.execute(f"UPDATE replay_verdicts SET rule_hits = ? WHERE {key_sql} "
                                            "AND policy_version = ?", (erased, *key, hits[0]))
-            for old, new in details.items():
+            for (rule, old), new in details.items():
                 # the rule's own action reason is hit_reason() of the detail (its trailing spaces and colons cut,
-                # so the detail itself may not occur in it); the agreement reason quotes the detail as it is
+                # so the detail itself may not occur in it); the agreement reason quotes it as "<rule> (<detail>)"
+                # (bot.core.judge); only those two forms are replaced, so a short invite code elsewhere in a
+                # moderator's reason is left alone
                 for table in ("cases", "review_items", "strikes"):
                     await self._db.execute(
                         f"UPDATE {table} SET reason = REPLACE(REPLACE(reason, ?, ?), ?, ?) WHERE {key_sql}",
-                        (hit_reason("regex", old), hit_reason("regex", new), old, new, *key))
+                        (hit_reason(rule, old), hit_reason(rule, new), f"{rule} ({old})", f"{rule} ({new})", *key))
 
     async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]:
         """Everything stored about a member in one server, JSON-serialisable, for ``/mydata``.
@@ -247,7 +261,7 @@ class PrivacyMixin(StoreBase):
         A text's date is its message's time (the edit's time for an edited message), clamped to when the mod log
         stored that text (its verdict's ``judged_at``, renewed by an edit): a message dated in the future (a wrong
         clock, a doctored export) or with no time at all is erased ``older_than`` after it was stored, never kept
-        for ever. Verdicts, cases and strikes are kept, the regex quotes of the text in them erased (module doc).
+        for ever. Verdicts, cases and strikes are kept, the rule hits' quotes of the text in them erased (module doc).
         Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
