@@ -307,3 +307,25 @@ def test_neither_a_replay_nor_a_finished_rerun_loads_the_model(tmp_path, capsys)
     assert loads == ["load"]
     assert _rows(out)["m4"]["flagged"]
     assert "1 newly flagged" in capsys.readouterr().out
+
+
+def test_a_slack_thread_reply_counts_in_its_channels_row_and_a_discord_thread_keeps_its_own():
+    """A Slack thread reply lives in a virtual channel ``"<channel>:<thread ts>"`` that carries its channel's name:
+    the per-channel table showed "general" twice, once for the channel and once per thread. It counts in its
+    channel's row; a Discord thread (its own channel, its own name) keeps its own row."""
+    from bot.core.models import ActionKind, ChannelRef, MemberRef, Message, ServerRef, Verdict
+    from bot.core.records import SetVerdict
+    from bot.jobs.replay import compute_diff
+
+    general = ChannelRef("C1", "general")
+    chans = [general, ChannelRef("C1:1700000000.000100", "general", parent_id="C1", is_thread=True),
+             ChannelRef("T9", "match-thread", parent_id="C2", is_thread=True)]
+    msgs = [Message(ServerRef("slack", "T1"), ch, MemberRef(f"u{i}", f"name{i}"), f"m{i}", f"t{i}",
+                    T0 + timedelta(seconds=i)) for i, ch in enumerate(chans)]
+    b = {m.key: SetVerdict(m.key, "old", False, (), "none", (), None, "fake", "1") for m in msgs}
+    a = {m.key: Verdict(message=m, scores=None, flagged=True, action=ActionKind.REVIEW, labels=("insult",),
+                        policy_version="new") for m in msgs}
+    d = compute_diff(msgs, b, a)
+    assert [(r["id"], r["name"], r["newly flagged"]) for r in d["per_channel"]] == [
+        ("C1", "general", 2), ("T9", "match-thread", 1)]
+    assert [m["channel_id"] for m in d["messages"]] == ["C1", "C1:1700000000.000100", "T9"]

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bot.core.models import LABELS, Message, Verdict
+from bot.core.models import LABELS, ChannelRef, Message, Verdict
 from bot.core.records import SetVerdict
 
 #: Change kinds, strongest first: a message gets the first that applies.
@@ -46,6 +46,17 @@ def change_of(before: SetVerdict, after: Verdict) -> str | None:
 def _side(flagged: bool, action: str, labels: Sequence[str], rules: Sequence[str], version: str) -> dict[str, Any]:
     return {"flagged": flagged, "action": action, "labels": list(labels), "rules": list(rules),
             "policy_version": version}
+
+
+def _table_channel(channel: ChannelRef) -> str:
+    """The row of the per-channel table ``channel``'s messages count in: its own id, except a Slack thread reply's
+    virtual channel (``"<channel id>:<thread ts>"``, :mod:`bot.adapters.slack.translate`,
+    :mod:`bot.ingest.slack_export`), which counts in its channel: it carries that channel's name, so a row of its
+    own would show the channel twice. A Discord thread is a channel with its own name and keeps its own row."""
+    parent = channel.parent_id
+    if channel.is_thread and parent and channel.id.startswith(f"{parent}:"):
+        return parent
+    return channel.id
 
 
 def compute_diff(messages: Iterable[Message], before: Mapping[tuple[str, str, str], SetVerdict],
@@ -105,9 +116,10 @@ def compute_diff(messages: Iterable[Message], before: Mapping[tuple[str, str, st
         now = set(a.labels) if a.flagged else set()
         gained.update(now - was)
         lost.update(was - now)
-        channel_names[m.channel.id] = m.channel.name or m.channel.id
+        where = _table_channel(m.channel)
+        channel_names[where] = m.channel.name or where
         member_names[m.author.id] = m.author.name or m.author.id
-        per_channel.setdefault(m.channel.id, Counter())[kind] += 1
+        per_channel.setdefault(where, Counter())[kind] += 1
         per_member.setdefault(m.author.id, Counter())[kind] += 1
         changed.append({
             "key": list(m.key), "id": m.id, "time": m.created_at.isoformat() if m.created_at else None, "member_id": m.author.id,
