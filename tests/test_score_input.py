@@ -173,3 +173,21 @@ def test_score_onto_a_full_disk_says_the_output_is_incomplete_in_one_line(tmp_pa
     assert proc.returncode == 1, err
     assert err.startswith("error: score: standard output could not be written") and "Traceback" not in err
     assert "No space left on device" in err and err.count("\n") == 1, err
+
+
+def test_a_scoring_service_that_is_away_makes_score_exit_1(tmp_path, monkeypatch, capsys):
+    """``MODBOT_SCORER_URL`` naming a port nobody listens on: every line is still answered (the policy's
+    ``on_scorer_error`` verdict, null scores, ``score_status`` ``"scorer_error"``), but the exit code was 0, so a
+    script computing metrics took a run of nulls for scores. It is 1, and stderr says how many lines."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    raw = b'{"id": "a", "text": "hello there"}\n{"id": "b", "text": "you absolute idiot"}\n'
+    monkeypatch.setenv("MODBOT_SCORER_TIMEOUT_S", "1")  # retries stop within it
+    rc, out, err = _cli(monkeypatch, capsys, tmp_path, f"http://127.0.0.1:{port}", raw)
+    assert [(o["id"], o["score_status"], set(o["scores"].values())) for o in out] == [
+        ("a", "scorer_error", {None}), ("b", "scorer_error", {None})]
+    assert rc == 1
+    assert err.splitlines()[-1].startswith('error: 2 input line(s) were judged without model scores (score_status '
+                                           '"scorer_error"')

@@ -67,8 +67,10 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     loaded scorer (default: the model ``settings`` names).
 
     Returns:
-        The exit code: 0 when every line was judged; 1 when some lines were not (each still has its
-        ``{"id", "error"}`` line on ``stdout``, and ``stderr`` says how many failed). A policy or model that cannot
+        The exit code: 0 when every line was judged and scored; 1 when some lines were not judged (each still
+        has its ``{"id", "error"}`` line on ``stdout``, and ``stderr`` says how many failed) or the scorer failed
+        on some (``score_status`` ``"scorer_error"``: a scoring service that is away; their lines are written, with
+        null scores, and ``stderr`` says how many), so a script never takes nulls for a run of scores. A policy or model that cannot
         load raises (the CLI exits 2); the policy is checked before the model loads. ``stdout`` that cannot be
         written raises :exc:`OutputError` (the CLI says so in one line and exits 1), a reader that went away
         :exc:`BrokenPipeError`.
@@ -78,7 +80,7 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
     stderr = sys.stderr if stderr is None else stderr
     interactive = _isatty(stdin)
     now = datetime.now(UTC)
-    failed = 0
+    failed = unscored = 0
     with tempfile.TemporaryDirectory(prefix="modbot-score-") as tmp:
         async with open_runtime(settings, enforce=False, stateful_rules=False, extra_policy_files=tuple(args.policy),
                                 server_files=False, overrides=False, db_path=Path(tmp) / "score.db",
@@ -121,13 +123,16 @@ async def run_score(args: argparse.Namespace, settings: Settings, stdin: IO[str]
                               id=f"line-{n}", text=clean_text(obj["text"]), created_at=now)
                 pending.append((_ident(obj, n), service.submit(msg)))
                 if len(pending) >= 4 * args.batch_size or interactive:  # a person typing waits for each answer
-                    await _flush(pending, stdout)
-            await _flush(pending, stdout)
+                    unscored += await _flush(pending, stdout)
+            unscored += await _flush(pending, stdout)
     for cut in stray:  # "error: stdin: byte 123: the UTF-16LE text ends with 1 stray byte, ..."
         print(f"error: stdin: {cut}", file=stderr)  # noqa: T201
     if failed:
         print(f"error: {failed} input line(s) could not be judged (see their \"error\" lines)", file=stderr)  # noqa: T201
-    return 1 if failed or stray else 0
+    if unscored:  # a scoring service that is away: the lines carry the policy's on_scorer_error verdict, no score
+        print(f"error: {unscored} input line(s) were judged without model scores (score_status \"scorer_error\": "  # noqa: T201
+              "the scorer failed; see the log)", file=stderr)
+    return 1 if failed or stray or unscored else 0
 
 
 def _isatty(stream: IO[str] | IO[bytes]) -> bool:
@@ -261,21 +266,23 @@ class OutputError(Exception):
         self.cause = cause
 
 
-async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
-    """Write the answers of ``pending`` (waiting for each verdict in turn) to ``stdout``, then empty it.
+async def _flush(pending: list[tuple[Any, Any]], stdout: IO[str]) -> int:
+    """Write the answers of ``pending`` (waiting for each verdict in turn) to ``stdout``, then empty it. Returns
+    how many of them the model could not score (``score_status`` ``"scorer_error"``).
 
     Raises:
         OutputError: ``stdout`` could not be written (:exc:`BrokenPipeError` is raised as it is).
     """
     try:
-        await _write(pending, stdout)
+        return await _write(pending, stdout)
     except BrokenPipeError:
         raise
     except OSError as exc:
         raise OutputError(exc) from exc
 
 
-async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
+async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> int:
+    unscored = 0
     for ident, fut in pending:
         if isinstance(fut, str):
             out: dict[str, Any] = {"id": ident, "error": fut}
@@ -284,6 +291,8 @@ async def _write(pending: list[tuple[Any, Any]], stdout: IO[str]) -> None:
             v = outcome.verdict.to_json()
             out = {"id": ident, **{k: v[k] for k in ("scores", "rule_hits", "flagged", "labels", "action")},
                    "score_status": outcome.verdict.score_status, "language": outcome.verdict.language}
+            unscored += outcome.verdict.score_status == "scorer_error"
         stdout.write(json_line(out) + "\n")
     stdout.flush()
     pending.clear()
+    return unscored
