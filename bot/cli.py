@@ -557,7 +557,8 @@ async def _backup(args: argparse.Namespace, settings: Settings) -> int:
         where = await store.backup(str(args.out) if args.out is not None else None)
     except StoreRefused as exc:  # the copy, not the mod log, was refused: say so (the mod log is untouched)
         cause = exc.cause.removeprefix("backup failed: ")  # the line says "failed" once
-        print(f"error: backup of {store.location} to {exc.database} failed: {cause}", file=sys.stderr)  # noqa: T201
+        to = "" if exc.database == store.location else f" to {exc.database}"  # PostgreSQL: no copy was begun
+        print(f"error: backup of {store.location}{to} failed: {cause}", file=sys.stderr)  # noqa: T201
         return 2
     finally:
         await store.close()

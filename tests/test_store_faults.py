@@ -309,3 +309,21 @@ async def test_full_disk_is_refused_and_keeps_what_was_recorded(tmp_path):
             await store.record_batch([make_record(f"m{i}", text="x" * 4000) for i in range(50)])
         found = await store.known_messages([("discord", "g1", "kept"), ("discord", "g1", "m0")])
         assert list(found) == [("discord", "g1", "kept")]
+
+
+@pytest.mark.postgres
+def test_backup_of_a_postgresql_mod_log_names_the_database_once_and_pg_dump(pg_url, capsys):
+    """``backup --db postgresql://...`` is refused with the command to use; the line said "backup of URL to URL
+    failed", as if a copy had been begun onto the database itself."""
+    async def create() -> str:
+        store = await open_store(pg_url)
+        try:
+            return store.location
+        finally:
+            await store.close()
+
+    location = asyncio.run(create())
+    assert main(["backup", "--db", pg_url]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: backup of {location} failed: ") and " to " not in line.split(" failed: ")[0]
+    assert "pg_dump --format=custom" in line
