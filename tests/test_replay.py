@@ -329,3 +329,19 @@ def test_a_slack_thread_reply_counts_in_its_channels_row_and_a_discord_thread_ke
     assert [(r["id"], r["name"], r["newly flagged"]) for r in d["per_channel"]] == [
         ("C1", "general", 2), ("T9", "match-thread", 1)]
     assert [m["channel_id"] for m in d["messages"]] == ["C1", "C1:1700000000.000100", "T9"]
+
+
+def test_a_scan_whose_scorer_fails_records_nothing_of_that_batch_and_the_next_run_judges_it(tmp_path, settings,
+                                                                                            caplog):
+    """A scan whose scorer failed (a scoring service that was away) recorded the policy's ``on_scorer_error``
+    verdict ("review", no scores) as the message's verdict and exited 0; every later run skipped the message as
+    already recorded, so the shadow mod log never held what the model finds. The scan now stops (exit 2, one line
+    saying so) with nothing of the failed batch recorded, and the next run judges it with the model."""
+    src = _export(tmp_path)
+    assert _scan(_args([src]), settings, FakeScorer(RULES, fail_on="idiot")) == 2
+    assert "none of the batch is recorded" in caplog.text
+    out = tmp_path / "v.jsonl"
+    assert _scan(_args([src], out=out), settings, FakeScorer(RULES)) == 0
+    rows = _rows(out)
+    assert len(rows) == 6 and {r["score_status"] for r in rows.values()} == {"ok"}
+    assert rows["m2"]["flagged"] and rows["m2"]["scores"]["insult"] == 0.88

@@ -106,6 +106,13 @@ class Outcome:
     review_updated: bool = False
 
 
+class ScoringStopped(RuntimeError):
+    """A message was not judged because the scorer failed on it and the service was told not to judge without the
+    model (:attr:`ModerationService.stop_on_scorer_error`: ``scan``, whose verdicts would otherwise record the
+    policy's ``on_scorer_error`` answer as what the model found, and be skipped as already recorded by every later
+    run). Nothing of its batch is recorded; ``str()`` is one line for people."""
+
+
 @dataclass
 class _Item:
     message: Message
@@ -148,6 +155,9 @@ class ModerationService:
         max_pending: Most messages held at once (submitted, not yet resolved); :meth:`enqueue` / :meth:`handle`
             wait for a slot beyond it. Default :data:`MAX_PENDING`.
         rules: The automod rules to run, in order; default :data:`bot.core.rules.registry.DEFAULT_RULES`.
+        stop_on_scorer_error: False (the bots): a message the scorer failed on is judged under the policy's
+            ``on_scorer_error``. True (``scan``): its whole batch fails with :class:`ScoringStopped` instead and
+            nothing of it is recorded, so a later run judges those messages when the scorer answers.
 
     Attributes:
         failure: Resolves (with the :class:`~bot.core.errors.StoreError`, never raised) when a write is refused
@@ -168,6 +178,7 @@ class ModerationService:
         known_scores: Mapping[tuple[str, ...], Scores] | None = None,
         max_pending: int = MAX_PENDING,
         rules: RuleRegistry | None = None,
+        stop_on_scorer_error: bool = False,
     ) -> None:
         if max_pending < 1:
             raise ValueError(f"max_pending must be at least 1, got {max_pending}")
@@ -182,6 +193,7 @@ class ModerationService:
         self._cache: OrderedDict[tuple[str, ...], Scores] = OrderedDict()
         self._cache_size = text_cache
         self.known_scores: Mapping[tuple[str, ...], Scores] = known_scores or {}
+        self.stop_on_scorer_error = stop_on_scorer_error
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._judge_q: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=2)
         self._inflight: dict[Key, datetime | None] = {}
@@ -533,6 +545,13 @@ class ModerationService:
                 self._forget(items)
                 continue
             try:
+                if self.stop_on_scorer_error and (failed := sum(it.scorer_failed for it in items)):
+                    log.error("the scorer failed on %d of a batch of %d messages: none of the batch is recorded",
+                              failed, len(items))
+                    self._fail(items, ScoringStopped(
+                        f"the scorer failed on {failed} message(s) (see the ERROR line above); no verdict was "
+                        "recorded without its scores"))
+                    continue
                 judged: list[_Item] = []
                 records: list[VerdictRecord] = []
                 for it in items:

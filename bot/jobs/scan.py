@@ -185,23 +185,30 @@ class ScanStoreFailed(Exception):
     later run resumes (recorded messages are skipped). ``str()`` is the one line ``scan`` prints (exit 2)."""
 
     def __init__(self, database: Path | str, cause: BaseException, judged: int, total: int) -> None:
+        from bot.core.service import ScoringStopped
+
         self.database = str(database)
         self.cause = cause
         text = str(cause)
-        if not text.startswith("mod log"):
+        when = ""
+        if isinstance(cause, ScoringStopped):
+            when = " once the scorer answers"
+        elif not text.startswith("mod log"):
             text = f"mod log {database}: {text or type(cause).__name__}"
         super().__init__(f"{text}; scan stopped after {judged:,} of {total:,} messages (what was recorded is kept; "
-                         "run the same scan again to resume)")
+                         f"run the same scan again{when} to resume)")
 
 
 def _store_failure(exc: BaseException) -> bool:
-    """An error of the mod log itself (:class:`bot.core.errors.StoreError` or a ``sqlite3`` error), which no
-    further message can get past, as opposed to a defect in judging."""
+    """An error no further message can get past, as opposed to a defect in judging: of the mod log itself
+    (:class:`bot.core.errors.StoreError` or a ``sqlite3`` error), or a message the scorer failed on
+    (:class:`bot.core.service.ScoringStopped`: a scan records no verdict without the model's scores)."""
     import sqlite3
 
     from bot.core.errors import StoreError
+    from bot.core.service import ScoringStopped
 
-    return isinstance(exc, (StoreError, sqlite3.Error))
+    return isinstance(exc, (StoreError, sqlite3.Error, ScoringStopped))
 
 
 @dataclass
@@ -543,10 +550,14 @@ async def _replay(service: ModerationService, messages: Iterable[Message],
     ``total`` is the progress bar's length.
 
     Raises:
-        ScanStoreFailed: A message's batch failed in the mod log (:func:`_store_failure`): no further message is
-            submitted, those in flight finish or fail, and the first such error is raised (``database`` names it).
+        ScanStoreFailed: A message's batch failed in the mod log, or the scorer failed on one of its messages
+            (:func:`_store_failure`): no further message is submitted, those in flight finish or fail, and the
+            first such error is raised (``database`` names the mod log).
     """
     failed: list[BaseException] = []
+    # a verdict of the policy's on_scorer_error would be recorded as what the model found, and skipped as
+    # recorded by every later run: a message the scorer fails on stops the scan instead (ScoringStopped)
+    service.stop_on_scorer_error = True
     await service.start()
     pending: deque[asyncio.Future[Outcome]] = deque()
     window = asyncio.Semaphore(4 * service.batch_size)
