@@ -453,9 +453,7 @@ class RaidResponse(WorkflowParts):
                               card_id=raid.card_message_id)
         if action == "end":
             # ending lifts the raid's slowmode, which the platform reserves to Manage Channels (as /raidmode off)
-            slowed = board.slowmode_s > 0 or any(s for _, s in board.channels.values())
-            authorize(actor, ActionKind.REVIEW,
-                      permission=Permission.MANAGE_CHANNELS if slowed and self.can(Capability.SLOWMODE) else None)
+            await self._authorize_ending(actor, server_id, board)
             note = await self.end_raid(board, by=actor.id)
             return "Raid mode ended." + (f" {note}." if note else "")
         if action == "pause_invites":
@@ -518,6 +516,22 @@ class RaidResponse(WorkflowParts):
             await self.desk.update_raid(self.raid_view(board), board.card_id)
         return text
 
+    async def _authorize_ending(self, actor: Actor, server_id: str, board: RaidBoard) -> None:
+        """Check that ``actor`` may end ``board``'s raid mode: lifting its slowmode needs Manage Channels (where the
+        platform has slowmode) IN each channel it is set in (Discord: a channel's overwrite may deny it there), as
+        Discord counts it; without slowmode, Manage Messages.
+
+        Raises:
+            Refused: missing permission (in one of the raid's channels), or it could not be read there.
+        """
+        slowed = [c for c, (_, s) in board.channels.items() if s and c]
+        if not slowed and board.slowmode_s and board.channel_id:
+            slowed = [board.channel_id]
+        need = Permission.MANAGE_CHANNELS if slowed and self.can(Capability.SLOWMODE) else None
+        authorize(actor, ActionKind.REVIEW, permission=need)
+        for channel_id in slowed if need else ():
+            authorize(await self.actor_in_channel(actor, server_id, channel_id), ActionKind.REVIEW, permission=need)
+
     async def _sanctioned_since(self, server_id: str, member_id: str, kind: ActionKind, since: datetime) -> bool:
         """Whether a moderator gave ``member_id`` a ``kind`` case (carried out, or pending: carried out at the
         next start) since the raid began, as the mod log says: the in-memory record of this raid's bulk actions
@@ -536,14 +550,19 @@ class RaidResponse(WorkflowParts):
         keeps it); ``off`` ends an automatic raid there too. Returns the answer for the moderator.
 
         Needs Manage Channels where the platform has slowmode (Discord reserves slowmode to it), else Manage
-        Messages."""
-        authorize(actor, ActionKind.REVIEW,
+        Messages, counted IN that channel (:meth:`actor_in_channel`: Discord's overwrites there apply); ``off``
+        that ends a raid also in each other channel whose slowmode it lifts."""
+        # slowmode is set (or lifted) IN that channel: the moderator's permissions there count (Discord: roles plus
+        # the channel's overwrites, which may deny Manage Channels in it), as Discord would count them
+        authorize(await self.actor_in_channel(actor, server_id, channel_id), ActionKind.REVIEW,
                   permission=Permission.MANAGE_CHANNELS if self.can(Capability.SLOWMODE) else None)
+        board = self._boards.get((server_id, channel_id))
+        if not on and board is not None and not board.closed:
+            await self._authorize_ending(actor, server_id, board)  # it ends in every channel the raid reached
         now = self.clock()
         if self.raid_control is not None:
             self.raid_control.set_raid_mode(self.platform, server_id, channel_id, on, now)
         if not on:
-            board = self._boards.get((server_id, channel_id))
             if board is not None and not board.closed:
                 note = await self.end_raid(board, by=actor.id)
                 return "Raid mode off." + (f" {note}." if note else "")
