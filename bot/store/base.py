@@ -322,8 +322,12 @@ class StoreBase:
         this commit on (an applied ban not lifted yet: its unban, :meth:`~bot.store.workflow.WorkflowMixin.owed_lifts`;
         an applied timeout not lifted yet: its removal, :meth:`~bot.store.workflow.WorkflowMixin.owed_timeout_lifts`;
         ``lift_tries`` 0, a value already there kept), so a stop before the platform call leaves it for the next
-        start; its strikes are pardoned and its status set to ``overturned`` (:meth:`_pardon_case`). Returns the
-        number of strikes pardoned.
+        start; its strikes are pardoned and its status set to ``overturned`` (:meth:`_pardon_case`). The case's
+        other open decisions are settled with it, by the same moderator: its open appeal is ``overturned`` (what it
+        asked for) and its undecided review items (the case's own card, the appeal's card) are ``dismissed``; so
+        an Uphold pressed later on the appeal of a dismissed case, or a Delete on the card of a case overturned on
+        appeal, is refused as already decided (they recorded "upheld" on an overturned case, or struck the member
+        again under it). Returns the number of strikes pardoned.
 
         Raises:
             CaseNotFound: no such case in this server.
@@ -333,7 +337,18 @@ class StoreBase:
             "AND number = ? AND action IN ('ban', 'timeout') AND status = 'applied' AND lifted_at IS NULL",
             (platform, server_id, number),
         )
-        return await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
+        pardoned = await self._pardon_case(platform, server_id, number, moderator_id, when, "overturned")
+        await self._db.execute(
+            "UPDATE appeals SET status = 'overturned', moderator_id = ?, decided_at = ? WHERE platform = ? "
+            "AND server_id = ? AND case_number = ? AND status = 'open'",
+            (moderator_id, when, platform, server_id, number),
+        )
+        await self._db.execute(
+            "UPDATE review_items SET decision = 'dismissed', moderator_id = ?, decided_at = ? WHERE platform = ? "
+            "AND server_id = ? AND case_number = ? AND decision IN ('open', 'investigating')",
+            (moderator_id, when, platform, server_id, number),
+        )
+        return pardoned
 
 
 # -- row converters -----------------------------------------------------------------------------------------------
