@@ -73,6 +73,8 @@ class MemberInfo:
         home_server: The id of the server the member belongs to when it is not this one (a Slack Connect member
             of another workspace in a shared channel; ``None``: a member of this server). Such a member's account
             is managed there: the card says what cannot be done for them here.
+        timed_out_until: Until when the platform says the member is timed out (UTC; ``None``: not timed out, or
+            a platform without timeouts). A member holds one timeout, and a new one replaces it.
     """
 
     id: str
@@ -83,6 +85,7 @@ class MemberInfo:
     created_at: datetime | None = None
     is_bot: bool = False
     home_server: str | None = None
+    timed_out_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -630,7 +630,7 @@ class RaidResponse(WorkflowParts):
                 res = await self._sanction_on_platform(policy, case, settings.raider_timeout_s)
                 await self.store.set_case_status(self.platform, board.server_id, case.number,
                                                  CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
-                                                 failure=None if res.ok else res.reason)
+                                                 failure=res.extra.get("kept") if res.ok else res.reason)
                 if not res.ok:
                     problems.append(f"<@{member_id}>: timeout FAILED: {res.reason}")
         if problems:

@@ -38,6 +38,12 @@ from bot.workflow.views import LogEntry
 log = logging.getLogger(__name__)
 
 
+def _timeout_end(case: Case) -> datetime:
+    """When timeout ``case`` ends: its recorded end, else an hour after it was opened (what is sent without a
+    duration)."""
+    return case.expires_at or case.created_at + timedelta(seconds=3600)
+
+
 def _entry(kind: ActionKind) -> SanctionKind:
     """The registry entry named after member sanction ``kind`` (timeout, kick, ban)."""
     entry = REGISTRY.of_action(kind)
@@ -107,7 +113,12 @@ class SanctionsMixin(WorkflowParts):
                                 f"{dur(seconds)}): Discord "
                                 "refuses more than 28 days from its own clock; 1 h is kept for clock skew")
                 seconds = MAX_SENT_TIMEOUT_S
-            res = await self.enforcer.timeout(sid, uid, seconds, case.reason)
+            longer = await self._timed_out_longer(case, seconds)
+            if longer is not None:  # sending it would cut the member's longer timeout short
+                extra["kept"] = longer
+                res = ActionResult(action, True, "")
+            else:
+                res = await self.enforcer.timeout(sid, uid, seconds, case.reason)
         elif remove:
             assert channel_id is not None
             res = await self.enforcer.remove_from_channel(sid, channel_id, uid)
@@ -118,6 +129,32 @@ class SanctionsMixin(WorkflowParts):
         if res.ok and send_dm and kind is ActionKind.TIMEOUT:
             await dm()
         return ActionResult(action, res.ok, res.reason, {**res.extra, **extra})
+
+    async def _timed_out_longer(self, case: Case, seconds: int) -> str | None:
+        """Why timeout ``case`` (``seconds`` from now) is not sent: the platform says its member is timed out until
+        later already (a moderator's week, or a timeout set by hand), and a member holds one timeout, which a new
+        one replaces: a ladder step's hour crossed by a Delete on an old card, or a card's 10 minutes, ended a
+        moderator's week-long timeout. The case still counts (strike and all); the note says why nothing was sent.
+        ``None``: send it (not timed out, timed out until earlier, or the platform cannot say)."""
+        try:
+            member = await self.enforcer.member(case.server_id, case.member_id)
+        except MemberLookupError:
+            return None
+        until = member.timed_out_until if member is not None else None
+        if until is None or until <= self.clock() + timedelta(seconds=seconds):
+            return None
+        standing = max(await self._running_timeouts(case), key=_timeout_end, default=None)
+        by = f" (case #{standing.number})" if standing is not None else ""
+        when = f"{until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+        return (f"timeout not sent: the member is timed out longer already, until {when}{by}; a member holds one "
+                "timeout, and this one would have cut it short")
+
+    async def _running_timeouts(self, case: Case) -> list[Case]:
+        """The member's other timeouts the mod log holds in force: applied, not lifted, not over."""
+        now = self.clock()
+        cases = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return [c for c in cases if c.number != case.number and c.action is ActionKind.TIMEOUT
+                and c.status is CaseStatus.APPLIED and c.lifted_at is None and _timeout_end(c) > now]
 
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
@@ -171,6 +208,8 @@ class SanctionsMixin(WorkflowParts):
             notes.append(f"dm: {res.extra['dm']}")
         if res.extra.get("cap"):
             notes.append(res.extra["cap"])
+        if res.extra.get("kept"):
+            notes.append(res.extra["kept"])
         failure = None if res.ok else res.reason
         outcome = (CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                    "; ".join(([failure] if failure else []) + notes) or None)
@@ -291,7 +330,7 @@ class SanctionsMixin(WorkflowParts):
         res = await self._sanction_on_platform(policy, case, step.duration_s)
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
-                                         failure=None if res.ok else res.reason)
+                                         failure=res.extra.get("kept") if res.ok else res.reason)
         if res.ok and step.kind is ActionKind.BAN:  # as a moderator's ban: supersedes, and ends when it is timed
             await self.lift_temporary_bans(server_id, member_id, before=case.number,
                                            why=f"superseded by case #{case.number}")
@@ -300,6 +339,8 @@ class SanctionsMixin(WorkflowParts):
         text = f"escalation: case #{case.number} {step.kind.label}"
         if timed:
             text += f" ({dur(step.duration_s or 0)})"
+        if res.extra.get("kept"):
+            text += f": {res.extra['kept']}"
         return text + (f" FAILED: {res.reason}" if not res.ok else "")
 
     async def pardon(self, actor: Actor, server_id: str, case_number: int) -> Result:
@@ -470,14 +511,25 @@ class SanctionsMixin(WorkflowParts):
         later = await self.superseding_sanction(case)
         if later is not None:  # a member has one timeout: the platform holds the later one's, not this one's
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
-            did = "timed them out" if later.action is ActionKind.TIMEOUT else "banned them"
-            note = f"timeout not removed: case #{later.number} {did} since"
+            if later.action is ActionKind.TIMEOUT and later.number < case.number:
+                note = f"timeout not removed: case #{later.number} times them out longer"
+            else:
+                did = "timed them out" if later.action is ActionKind.TIMEOUT else "banned them"
+                note = f"timeout not removed: case #{later.number} {did} since"
             await self._note_on_case(case.server_id, case.number, note)
             return note
-        res = await self.enforcer.remove_timeout(case.server_id, case.member_id, reason)
+        # a shorter timeout of the member still in force (not sent while this longer one ran): it is what is left
+        shorter = max(await self._running_timeouts(case), key=_timeout_end, default=None)
+        if shorter is not None:
+            left = max(1, int((_timeout_end(shorter) - self.clock()).total_seconds()))
+            res = await self.enforcer.timeout(case.server_id, case.member_id, left, reason)
+            done = f"timeout shortened to case #{shorter.number}'s, which still runs ({dur(left)} left)"
+        else:
+            res = await self.enforcer.remove_timeout(case.server_id, case.member_id, reason)
+            done = "timeout lifted"
         await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=res.ok)
         if res.ok:
-            return "timeout lifted"
+            return done
         await self._note_on_case(case.server_id, case.number, f"timeout not lifted: {res.reason}")
         return f"could not lift the timeout: FAILED: {res.reason}"
 
@@ -687,15 +739,19 @@ class SanctionsMixin(WorkflowParts):
                      and c.status is CaseStatus.APPLIED), None)
 
     async def superseding_sanction(self, case: Case) -> Case | None:
-        """The later case of the same member that supersedes timeout ``case``, read from the mod log: a timeout
-        applied after it (a member has one timeout on the platform, so that one replaced ``case``'s, whether it
-        still runs or not), or a ban applied after it that still stands (not lifted, permanent or not ended).
-        ``None``: removing the member's timeout removes ``case``'s."""
+        """The case of the same member that supersedes timeout ``case``, read from the mod log: a timeout applied
+        after it that ends no earlier (a member has one timeout on the platform, so that one replaced ``case``'s,
+        whether it still runs or not), another timeout in force that ends later (a shorter ``case`` was not sent
+        while it ran: :meth:`_timed_out_longer`), or a ban applied after it that still stands (not lifted,
+        permanent or not ended). ``None``: the platform holds ``case``'s timeout (a later shorter one was not sent
+        while it ran; it is left standing by :meth:`lift_overturned_timeout`)."""
         now = self.clock()
-        later = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
-        return next((c for c in later if c.number > case.number and c.status is CaseStatus.APPLIED
-                     and (c.action is ActionKind.TIMEOUT
-                          or (c.action is ActionKind.BAN and c.lifted_at is None
+        end = _timeout_end(case)
+        cases = await self.store.list_cases(self.platform, case.server_id, case.member_id, limit=200)
+        return next((c for c in cases if c.number != case.number and c.status is CaseStatus.APPLIED
+                     and ((c.action is ActionKind.TIMEOUT and _timeout_end(c) >= end
+                           and (c.number > case.number or (c.lifted_at is None and _timeout_end(c) > now)))
+                          or (c.action is ActionKind.BAN and c.number > case.number and c.lifted_at is None
                               and (c.expires_at is None or c.expires_at > now)))), None)
 
     async def standing_ban(self, case: Case) -> Case | None:

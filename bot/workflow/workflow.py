@@ -64,7 +64,7 @@ from bot.workflow.views import LogEntry
 #: this bot before a stop): what the delete was for is done, so the case is not failed.
 ALREADY_GONE = "delete: the message was already gone"
 #: Notes that do not make a case failed.
-_HARMLESS_NOTES = ("dm:", "timeout capped", ALREADY_GONE)
+_HARMLESS_NOTES = ("dm:", "timeout capped", "timeout not sent", ALREADY_GONE)
 
 log = logging.getLogger(__name__)
 
@@ -383,7 +383,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
         if res.ok:
             note = "; ".join(n for n in (f"dm: {res.extra['dm']}" if res.extra.get("dm") else "",
-                                         res.extra.get("cap", "")) if n)
+                                         res.extra.get("cap", ""), res.extra.get("kept", "")) if n)
             return True, note, False
         return False, f"{kind.label}: {res.reason}", True
 

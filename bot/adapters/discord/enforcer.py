@@ -66,7 +66,8 @@ def member_info(member: discord.Member) -> MemberInfo:
     """A guild member as the workflow sees them (rank = position of their highest role)."""
     return MemberInfo(id=str(member.id), name=member.display_name, rank=member.top_role.position,
                       is_owner=member.guild.owner_id == member.id, joined_at=member.joined_at,
-                      created_at=member.created_at, is_bot=member.bot)
+                      created_at=member.created_at, is_bot=member.bot,
+                      timed_out_until=member.timed_out_until if member.is_timed_out() else None)
 
 
 class DiscordEnforcer:
