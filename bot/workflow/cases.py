@@ -230,7 +230,8 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
     (the new reason through ``escape``).
 
     Raises:
-        Refused: not a moderator, an empty or too long reason, no such case in this server.
+        Refused: not a moderator, an empty or too long reason, no such case in this server, or a case about the
+            moderator themselves (as they may not pardon it, dismiss its card or decide its appeal).
     """
     authorize(actor, ActionKind.LOG)
     reason = reason.strip()
@@ -238,8 +239,11 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
         raise Refused("The reason is empty. Nothing was changed.")
     if len(reason) > MAX_REASON:
         raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
-    if not 1 <= number <= MAX_CASE_NUMBER or await store.get_case(platform, server_id, number) is None:
+    case = await store.get_case(platform, server_id, number) if 1 <= number <= MAX_CASE_NUMBER else None
+    if case is None:
         raise Refused(f"There is no case #{number} in this server. Nothing was changed.")
+    if case.member_id == actor.id:
+        raise Refused("You cannot change the reason of a case about yourself. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
     said = f"Case #{case.number} now reads: {{}} (the change is recorded as case #{note.number})."
     if desk is not None:
