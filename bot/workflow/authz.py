@@ -18,7 +18,7 @@ The rules follow Discord's own (and python-discord's and Zeppelin's practice):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import SupportsIndex
 
@@ -156,6 +156,20 @@ class Sentence(str):
         return Sentence(*kept)
 
 
+def joined(sep: str, items: Iterable[str]) -> Sentence:
+    """``sep.join(items)`` as a :class:`Sentence` that keeps each item's pieces (a :class:`Sentence`'s
+    :class:`Said` pieces stay typed, so a member's display name quoted in a note is escaped wherever the note is
+    shown); empty items are left out."""
+    parts: list[str] = []
+    for item in items:
+        if not item:
+            continue
+        if parts:
+            parts.append(sep)
+        parts += item.parts if isinstance(item, Sentence) else (item,)
+    return Sentence(*parts)
+
+
 class Refused(Exception):  # noqa: N818 - a refusal is an outcome, shown to the moderator as is
     """An action was refused; ``str(self)`` is the sentence shown to the moderator. Nothing was changed.
 
@@ -205,4 +219,4 @@ def authorize(actor: Actor, kind: ActionKind, target: MemberInfo | None = None, 
 
 
 __all__ = ["MODERATOR_ROLE_GRANTS", "PERMISSION_NAMES", "REQUIRED", "Actor", "Escape", "Permission", "Refused", "Said",
-           "Sentence", "authorize"]
+           "Sentence", "authorize", "joined"]

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
 from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
-from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize
+from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
 from bot.workflow.common import DECISIONS, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -273,12 +273,12 @@ class ReviewsMixin(WorkflowParts):
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
                                      case_number=case_number, message_id=item.message_id, actor=actor,
                                      outcome=(CaseStatus.APPLIED, None) if item.case_number is None else None)
-            return "; ".join(x for x in (f"case #{case_number}" if item.case_number is None else "", more) if x)
+            return joined("; ", (f"case #{case_number}" if item.case_number is None else "", more))
         result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
                                      source="review", earns_strike=not item.reason.startswith(WITHHELD_STEP))
         note = f"case #{result.case_number}" + ("" if result.ok else f" FAILED: {result.failure}")
-        return "; ".join([note, *result.notes])
+        return joined("; ", [note, *result.notes])  # a note may quote a member's display name (Said)
 
     async def _overturn_case(self, actor: Actor, server_id: str, case_number: int | None, member_id: str,
                              how: str, case: Case | None = None) -> str:

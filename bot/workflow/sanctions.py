@@ -305,8 +305,11 @@ class SanctionsMixin(WorkflowParts):
                           bot=await self.enforcer.bot_member(server_id))
             except Refused as exc:
                 length = f" ({dur(step.duration_s)})" if step.duration_s else ""
-                text = (f"escalation to {step.kind.label}{length} not carried out: {str(exc).replace(' Nothing was changed.', '')}"
-                        " A moderator who may should decide it (review card posted).")
+                # the refusal may quote the member's display name: its pieces stay typed, escaped where shown
+                withheld = Sentence(f"escalation to {step.kind.label}{length} not carried out: ",
+                                    *(p if isinstance(p, Said) else p.replace(" Nothing was changed.", "")
+                                      for p in exc.parts),
+                                    " A moderator who may should decide it (review card posted).")
                 # a card a moderator who may can act on (the ladder steps only when points cross it, so
                 # nothing later would bring it back)
                 item = await self.store.open_review(
@@ -322,7 +325,7 @@ class SanctionsMixin(WorkflowParts):
                            f"Ladder: {step.reason}", f"Decided by: {actor.id}, who may not {step.kind.label} them"),
                     member_id=member_id, moderator_id=actor.id, case_number=case_number, failed=True,
                     kind="problem"))
-                return text
+                return withheld
         timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
         expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
         case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,

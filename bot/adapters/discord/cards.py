@@ -177,7 +177,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if card.case_number is not None:
         embed.add_field(name="Case", value=f"#{card.case_number}")
     if card.notes and card.decision is None:
-        embed.add_field(name="Notes", value="\n".join(card.notes), inline=False)
+        embed.add_field(name="Notes", value="\n".join(map(said, card.notes)), inline=False)
     _decision(embed, card)
     return fit(embed)
 
@@ -203,8 +203,8 @@ def _decision(embed: discord.Embed, card: ReviewCard) -> None:
         return
     when = discord.utils.format_dt(card.decided_at or datetime.now(UTC), "f")
     value = f"**{card.decision}** by <@{card.decided_by}> {when}"
-    if card.notes:
-        value += "\n" + "\n".join(card.notes)
+    if card.notes:  # a note may quote a member's display name (its typed pieces escaped)
+        value += "\n" + "\n".join(map(said, card.notes))
     embed.add_field(name="Decision", value=value, inline=False)
     embed.set_footer(text=f"status: {card.decision}")
 

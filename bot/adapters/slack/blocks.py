@@ -171,14 +171,14 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     out.append(section(f"*Rules fired:* {fired}\n*Reason:* {why}"
                        + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
     if card.notes and card.decision is None:
-        out.append(context("Notes: " + "; ".join(escape(n) for n in card.notes)))
+        out.append(context("Notes: " + "; ".join(as_line(n) for n in card.notes)))
     if card.decision is None or not card.final:
         buttons = [button(_label(k), f"mod:review:{card.review_id}:{k.key}", STYLES[k.style])
                    for k in REGISTRY if k.on_card and k.key not in card.capabilities_missing]
         out.append({"type": "actions", "block_id": f"review-{card.review_id}", "elements": buttons})
     if card.decision is not None:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
-                           + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
+                           + ("\n" + "\n".join(as_line(n) for n in card.notes) if card.notes else "")))
     # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
     return fit_escaped(f"{title}: {card.reason}", TEXT_MAX, escape), out[:BLOCKS_MAX]
 
@@ -207,7 +207,7 @@ def appeal(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
             button("Overturn", f"mod:appealdecide:{card.appeal_id}:overturn", "primary")]})
     else:
         out.append(section(f"*Decision:* *{card.decision}* by <@{card.decided_by}>"
-                           + ("\n" + "\n".join(escape(n) for n in card.notes) if card.notes else "")))
+                           + ("\n" + "\n".join(as_line(n) for n in card.notes) if card.notes else "")))
     return title, out
 
 
