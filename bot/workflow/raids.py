@@ -575,6 +575,16 @@ class RaidResponse(WorkflowParts):
             await self.desk.post_mod_log(server_id, LogEntry(title="Raid mode off", lines=(
                 f"Channel: {channel_id}", f"Moderator: {actor.id}"), moderator_id=actor.id, kind="raid"))
             return f"Raid mode off in <#{channel_id}>{note}."
+        if board is not None and not board.closed and board.until is not None:
+            # an automatic raid mode there: "on" means until switched off, so its timer must not end it (it lifted
+            # the slowmode, deleted this saved raid mode and switched the stricter tiers off when its time was up)
+            board.until = None
+            if board.end_task is not None and board.end_task is not asyncio.current_task():
+                board.end_task.cancel()
+            board.end_task = None
+            for other, (_, slowed) in board.channels.items():
+                if other != channel_id:
+                    await self.store.save_raid_mode(self.platform, server_id, other, None, slowed, board.raid_id)
         note = ""
         slow = 0
         if self.can(Capability.SLOWMODE):
