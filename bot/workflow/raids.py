@@ -131,7 +131,9 @@ class RaidResponse(WorkflowParts):
         settings = policy.rules.raid
         now = self.clock()
         where = msg.channel.id if msg is not None else alert.channel_id
-        until = now + timedelta(seconds=settings.raid_mode_duration_s) if settings.raid_mode else None
+        # a channel a moderator put in raid mode by hand keeps it until switched off: this raid's does not end it
+        held = bool(settings.raid_mode and where and await self._held_by_hand(alert.server_id, where))
+        until = now + timedelta(seconds=settings.raid_mode_duration_s) if settings.raid_mode and not held else None
         board = RaidBoard(raid_id=raid_id, server_id=alert.server_id, place=alert.channel_id, channel_id=where,
                           reason=alert.reason, started_at=alert.started_at, until=until, members=list(alert.members),
                           messages=alert.count)
@@ -149,7 +151,8 @@ class RaidResponse(WorkflowParts):
                 board.notes.append("slowmode: not available on this platform")
             board.channels[where] = (alert.channel_id, board.slowmode_s)
             await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
-            board.end_task = asyncio.ensure_future(self._end_when_due(board))
+            if until is not None:
+                board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.timeout_raiders(board, list(alert.members), new_only=True)
         card = self.raid_view(board)
         board.card_id = await self.desk.post_raid(card)
@@ -186,6 +189,7 @@ class RaidResponse(WorkflowParts):
         board.messages += alert.count
         board.notes.append(f"flagged messages from the raiders in {where}")
         if settings.raid_mode:
+            held = bool(where) and await self._held_by_hand(alert.server_id, where)
             board.until = self.clock() + timedelta(seconds=settings.raid_mode_duration_s)
             thread = msg is not None and msg.channel.is_thread
             cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
@@ -200,7 +204,9 @@ class RaidResponse(WorkflowParts):
                 board.slowmode_s = max(board.slowmode_s, slowed)
             await self.store.save_raid_mode(self.platform, alert.server_id, where, board.until,
                                             board.channels[where][1], board.raid_id)
-            if board.end_task is None:
+            if held:  # it reached a channel in raid mode by hand: the raid lasts until switched off
+                await self._hold_board(board, alert.server_id)
+            elif board.end_task is None:
                 board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.store.set_raid_state(self.platform, alert.server_id, raid_id, closed=True)
         await self.store.set_raid_state(self.platform, alert.server_id, board.raid_id, members=board.members,
@@ -516,6 +522,23 @@ class RaidResponse(WorkflowParts):
             await self.desk.update_raid(self.raid_view(board), board.card_id)
         return text
 
+    async def _held_by_hand(self, server_id: str, channel_id: str) -> bool:
+        """Whether raid mode in ``channel_id`` is saved with no end: a moderator's ``/raidmode on`` (until switched
+        off), or a raid held open by one."""
+        return any(r.server_id == server_id and r.channel_id == channel_id and r.until is None
+                   for r in await self.store.raid_modes(self.platform))
+
+    async def _hold_board(self, board: RaidBoard, server_id: str, *, but: str | None = None) -> None:
+        """Keep ``board``'s raid mode on until switched off (``/raidmode off``, End raid mode): no end time, its
+        timer cancelled, its saved channels (``but`` one, saved by the caller) without an end either."""
+        board.until = None
+        if board.end_task is not None and board.end_task is not asyncio.current_task():
+            board.end_task.cancel()
+        board.end_task = None
+        for other, (_, slowed) in board.channels.items():
+            if other != but:
+                await self.store.save_raid_mode(self.platform, server_id, other, None, slowed, board.raid_id)
+
     async def _authorize_ending(self, actor: Actor, server_id: str, board: RaidBoard) -> None:
         """Check that ``actor`` may end ``board``'s raid mode: lifting its slowmode needs Manage Channels (where the
         platform has slowmode) IN each channel it is set in (Discord: a channel's overwrite may deny it there), as
@@ -578,13 +601,7 @@ class RaidResponse(WorkflowParts):
         if board is not None and not board.closed and board.until is not None:
             # an automatic raid mode there: "on" means until switched off, so its timer must not end it (it lifted
             # the slowmode, deleted this saved raid mode and switched the stricter tiers off when its time was up)
-            board.until = None
-            if board.end_task is not None and board.end_task is not asyncio.current_task():
-                board.end_task.cancel()
-            board.end_task = None
-            for other, (_, slowed) in board.channels.items():
-                if other != channel_id:
-                    await self.store.save_raid_mode(self.platform, server_id, other, None, slowed, board.raid_id)
+            await self._hold_board(board, server_id, but=channel_id)
         note = ""
         slow = 0
         if self.can(Capability.SLOWMODE):
