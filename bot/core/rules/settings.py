@@ -277,6 +277,12 @@ class NewAccountSettings(_Settings):
     action: Action = Field(default=None, description="Default none: a signal for the policy.")
 
 
+#: Longest raid mode and alert cooldown, s (30 days): the workflow dates them (now + this), and an infinite or
+#: astronomically long one (``1e999`` is JSON for infinity) could not be dated: every raid and join burst after it
+#: failed with OverflowError. Raid mode until switched off is ``/raidmode on``.
+MAX_RAID_SPAN_S = 30 * 86400.0
+
+
 class RaidSettings(_Settings):
     """Raid / brigade detection per channel or thread (``[rules.raid]``); times in seconds of message time."""
 
@@ -290,12 +296,15 @@ class RaidSettings(_Settings):
     cooldown_s: float = Field(
         default=600.0,
         ge=0,
+        le=MAX_RAID_SPAN_S,
         description="No second alert for the channel until this long "
         "after the burst's last flagged / new-member message.",
     )
     raid_mode: bool = Field(default=True, description="An alert switches raid mode on for the channel.")
     raid_mode_duration_s: float = Field(
-        default=900.0, gt=0, description="Raid mode lasts this long after the burst's last activity."
+        default=900.0, gt=0, le=MAX_RAID_SPAN_S,
+        description="Raid mode lasts this long after the burst's last activity (at most 30 days; /raidmode on "
+        "holds it until switched off).",
     )
     threshold_factor: float = Field(
         default=0.8,
