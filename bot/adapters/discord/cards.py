@@ -10,7 +10,7 @@ embeds of a message; custom ids 100 characters. :func:`fit` enforces the embed l
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import discord
@@ -227,6 +227,22 @@ def log_embed(entry: LogEntry) -> discord.Embed:
     return fit(embed)
 
 
+def _mentions(members: Sequence[str], limit: int = FIELD_VALUE_MAX) -> str:
+    """``members`` as mentions, space-separated, as many whole ones as fit in ``limit`` characters (a field value's
+    room) with ``"+N more"`` for the rest: about 40 snowflake mentions fit, and :func:`fit`'s cut would leave half
+    a mention (``<@1234``) at the end. ``"-"`` for none."""
+    shown: list[str] = []
+    used = 0
+    for i, m in enumerate(members):
+        mention = f"<@{m}>"
+        more = f" +{len(members) - i - 1} more" if i < len(members) - 1 else ""
+        if used + len(mention) + 1 + len(more) > limit:
+            return " ".join(shown) + f" +{len(members) - i} more"
+        shown.append(mention)
+        used += len(mention) + 1
+    return " ".join(shown) or "-"
+
+
 def raid_embed(card: RaidCard) -> discord.Embed:
     """The single card of a raid: who, how many messages, what was done, until when."""
     title = f"Raid #{card.raid_id}: " + {"join_burst": "join burst", "flagged_burst": "flagged messages",
@@ -238,7 +254,7 @@ def raid_embed(card: RaidCard) -> discord.Embed:
     where = f"<#{card.channel_id}>" if card.channel_id else "the whole server"
     embed.description = (f"{len(card.members)} member(s), {card.messages} flagged message(s) in {where} since "
                          f"{discord.utils.format_dt(card.started_at, 'T')}; {card.deleted} deleted in bulk.")
-    embed.add_field(name="Members", value=" ".join(f"<@{m}>" for m in card.members[:60]) or "-", inline=False)
+    embed.add_field(name="Members", value=_mentions(card.members), inline=False)
     if card.raid_mode_until and not card.closed:
         embed.add_field(name="Raid mode", value=f"until {discord.utils.format_dt(card.raid_mode_until, 'T')}")
     if card.slowmode_s:
