@@ -32,3 +32,15 @@ def test_sixty_raiders_keep_whole_mentions_and_say_how_many_more():
 def test_a_few_raiders_are_all_shown():
     assert _members_field(3) == " ".join(f"<@{1_100_000_000_000_000_000 + i}>" for i in range(3))
     assert _members_field(0) == "-"
+
+
+def test_the_slack_raid_card_says_how_many_raiders_it_does_not_show():
+    """Slack's card shows the first 60 members (a section's 3,000 characters hold them) and dropped the rest
+    without a word."""
+    from bot.adapters.slack.blocks import raid
+
+    card = RaidCard(raid_id=1, server_id="T1", channel_id="C1", reason="flagged_burst",
+                    started_at=datetime(2026, 6, 1, tzinfo=UTC), members=tuple(f"U{i:010d}" for i in range(75)))
+    _, blocks = raid(card)
+    [text] = [b["text"]["text"] for b in blocks if b.get("type") == "section" and "*Members:*" in b["text"]["text"]]
+    assert text.count("<@U") == 60 and text.endswith(" +15 more")

@@ -237,7 +237,8 @@ def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
     title = f"Raid #{card.raid_id}: {kinds.get(card.reason, card.reason)}" + (" (ended)" if card.closed else "")
     out = [header(title),
            section(f"{len(card.members)} member(s), {card.messages} flagged message(s) in {_channel(card.channel_id)};"
-                   f" {card.deleted} deleted.\n*Members:* " + " ".join(f"<@{m}>" for m in card.members[:60]))]
+                   f" {card.deleted} deleted.\n*Members:* " + " ".join(f"<@{m}>" for m in card.members[:60])
+                   + (f" +{len(card.members) - 60} more" if len(card.members) > 60 else ""))]
     if card.notes:  # the last 8, sharing the context's room, each cut between entities and mentions
         notes = card.notes[-8:]
         out.append(context("; ".join(fit_texts(notes, SECTION_MAX - 2 * len(notes), as_line, empty=""))))
