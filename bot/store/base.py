@@ -56,12 +56,17 @@ class StoreBase:
         :class:`StoreRefused` (full disk, read-only, not a database), naming the file (:func:`map_error`)."""
         async with self._lock:
             try:
+                await self._connected()
                 yield
             except Exception as exc:
                 mapped = self._map_error(exc)
                 if mapped is None:
                     raise
                 raise mapped from exc
+
+    async def _connected(self) -> None:
+        """Under the lock, before each operation: make the connection usable. SQLite: nothing to do (a file);
+        PostgreSQL opens a new connection when the server dropped the last one."""
 
     def _map_error(self, exc: Exception) -> StoreError | None:
         """The store error for a driver failure (``None``: re-raise as is). SQLite: :func:`map_error`; another

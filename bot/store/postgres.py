@@ -261,9 +261,10 @@ class PostgresStore(SqliteStore):
 
     backend = "postgresql"
 
-    def __init__(self, db: PgConnection, where: str) -> None:  # noqa: D107
+    def __init__(self, db: PgConnection, where: str, url: str) -> None:  # noqa: D107
         self._db = db  # type: ignore[assignment]
         self._where = where
+        self._url = url  # to connect again (never printed: it may hold the password)
         import asyncio
 
         self._lock = asyncio.Lock()
@@ -300,15 +301,44 @@ class PostgresStore(SqliteStore):
         except BaseException:
             await conn.close()
             raise
-        return cls(PgConnection(conn), where)
+        return cls(PgConnection(conn), where, url)
 
     async def _hold_key(self, *key: str) -> None:
         """``pg_advisory_xact_lock`` on ``key`` (class :data:`KEY_LOCK_CLASS`, the key's 32-bit digest),
         released at the transaction's commit or rollback; see :meth:`StoreBase._hold_key`."""
         await self._db.execute("SELECT pg_advisory_xact_lock(?, ?)", (KEY_LOCK_CLASS, key_digest(key)))
 
+    async def _connected(self) -> None:
+        """Open a new connection when the server dropped the store's one (a restart, a failover, a proxy's idle
+        timeout): the operation that met the lost connection failed with :class:`StoreBusy` ("retrying may
+        succeed"), and the retry runs on the new connection. Nothing is done for a store closed on purpose.
+
+        Raises:
+            StoreBusy: the server cannot be reached yet (or refuses connections for now).
+            StoreRefused: the server refuses this login for good (password changed, database dropped).
+        """
+        conn: asyncpg.Connection = self._db.conn  # type: ignore[attr-defined]
+        if self._closed or not conn.is_closed():
+            return
+        try:
+            fresh = await asyncpg.connect(self._url, timeout=CONNECT_TIMEOUT_S)
+        except asyncpg.PostgresError as exc:
+            mapped = map_pg_error(self._where, exc)
+            raise (mapped or StoreRefused(self._where, f"{type(exc).__name__}: {exc}")) from None
+        except (OSError, TimeoutError) as exc:
+            raise StoreBusy(self._where, f"connection lost, cannot reach the server again: "
+                                         f"{exc or type(exc).__name__}") from None
+        self._db.conn = fresh  # type: ignore[attr-defined]
+        log.warning("mod log %s: the connection to the server was lost; connected again", self._where)
+
     def _map_error(self, exc: Exception) -> StoreError | None:
-        return map_pg_error(self._where, exc)
+        if isinstance(exc, StoreError):  # raised by the store itself (_connected): as it is
+            return None
+        mapped = map_pg_error(self._where, exc)
+        if mapped is None and self._db.conn.is_closed():  # type: ignore[attr-defined]
+            # the server went away in the middle of the operation (asyncpg may say so with an internal error)
+            return StoreBusy(self._where, f"connection lost: {type(exc).__name__}: {exc}")
+        return mapped
 
     async def record_batch(
         self, records: Sequence[VerdictRecord], *, model_version: str | None = None
