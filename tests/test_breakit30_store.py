@@ -5,7 +5,11 @@ tests/conftest.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -69,3 +73,70 @@ async def test_a_lost_postgresql_connection_is_opened_again_on_the_next_try(pg_u
         assert numbers == list(range(len(numbers), 0, -1)) and len(numbers) >= 3
     finally:
         await store.close()
+
+
+# -- two moderators changing one policy override ----------------------------------------------------------------------
+
+KEY = "labels.insult.review"
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["overridden", "not-overridden"])
+async def test_two_changes_of_one_override_at_once_audit_the_value_each_replaced(database, existing):
+    """Every ``/policy set`` writes an audit row "old -> new". Two moderators (two bot processes on one PostgreSQL)
+    setting one key at the same moment: on SQLite the second waits for the first (``BEGIN IMMEDIATE``) and its row
+    names the first one's value as the old one; on PostgreSQL both read the value before either wrote (READ
+    COMMITTED), so both rows named the value before them (or "no override") and the trail never showed the first
+    change being replaced: the audit no longer explained the value in force."""
+    from tests.test_store_postgres import _concurrently
+
+    a, b = await open_store(database), await open_store(database)
+    try:
+        if existing:
+            await a.set_policy_override("discord", "g1", "server", KEY, 0.5, "mod0")
+        await _concurrently(database, "policy_overrides",
+                            lambda: a.set_policy_override("discord", "g1", "server", KEY, 0.6, "mod-a"),
+                            lambda: b.set_policy_override("discord", "g1", "server", KEY, 0.7, "mod-b"))
+        trail = [(c.old, c.new) for c in reversed(await a.policy_changes("discord", "g1"))][-2:]
+        in_force = await a.get_policy_override("discord", "g1", "server", KEY)
+        first = 0.7 if in_force == 0.6 else 0.6
+        assert sorted(trail, key=str) == sorted([(0.5 if existing else None, first), (first, in_force)], key=str)
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_reset_between_a_changes_read_and_its_write_is_audited(database, monkeypatch):
+    """A ``/policy reset`` of a key committed while a ``/policy set`` of it is under way (after the set read the
+    value it replaces, before it wrote): on PostgreSQL the set's audit row named the value the reset had already
+    removed (0.5 -> 0.6 after "0.5 -> none"), so the trail showed 0.5 replaced twice. The set must see what the
+    reset left (no override), or keep the reset waiting until it is done (SQLite: ``BEGIN IMMEDIATE``)."""
+    a, b = await open_store(database), await open_store(database)
+    reset_done = asyncio.Event()
+    read_once = a._one  # type: ignore[attr-defined]  # noqa: SLF001 - the set pauses after its read, as a slow process
+
+    async def read_then_wait(sql: str, params: Iterable[Any] = ()) -> Any:
+        row = await read_once(sql, params)
+        if sql.startswith("SELECT value FROM policy_overrides"):
+            with contextlib.suppress(TimeoutError):  # SQLite: the reset waits for this transaction, never done
+                await asyncio.wait_for(reset_done.wait(), 1.0)
+        return row
+
+    async def reset() -> None:
+        await asyncio.sleep(0.2)  # the set is in its transaction, past its read
+        try:
+            await b.reset_policy_override("discord", "g1", "server", KEY, "mod-b")
+        finally:
+            reset_done.set()
+
+    try:
+        await a.set_policy_override("discord", "g1", "server", KEY, 0.5, "mod0")
+        monkeypatch.setattr(a, "_one", read_then_wait)
+        await asyncio.gather(a.set_policy_override("discord", "g1", "server", KEY, 0.6, "mod-a"), reset())
+        trail = [(c.action, c.old, c.new) for c in reversed(await a.policy_changes("discord", "g1"))][1:]
+        if await a.get_policy_override("discord", "g1", "server", KEY) is None:  # the set first, then the reset
+            assert trail == [("set", 0.5, 0.6), ("reset", 0.6, None)]
+        else:  # the reset first, then the set on no override
+            assert trail == [("reset", 0.5, None), ("set", None, 0.6)]
+    finally:
+        await a.close()
+        await b.close()

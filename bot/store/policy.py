@@ -101,6 +101,11 @@ class PolicyMixin(StoreBase):
         new = dump_json(value)
         when = to_db_time(now or utcnow())
         async with self._tx():
+            # The old value is read, then the new one written: under PostgreSQL's READ COMMITTED another process's
+            # set or reset of this key may commit in between, and the audit row would name a value already replaced
+            # (two changes at once both "from" the value before them). The key keeps the other waiting until this
+            # transaction ends, so it reads what this one wrote (SQLite: BEGIN IMMEDIATE already does).
+            await self._hold_key("policy", platform, server_id, scope, key)
             old = await self._one(
                 "SELECT value FROM policy_overrides WHERE platform = ? AND server_id = ? AND scope = ? AND key = ?",
                 (platform, server_id, scope, key),
@@ -130,6 +135,7 @@ class PolicyMixin(StoreBase):
         check_scope(scope)
         when = to_db_time(now or utcnow())
         async with self._tx():
+            await self._hold_key("policy", platform, server_id, scope, key)  # see set_policy_override
             old = await self._one(
                 "DELETE FROM policy_overrides WHERE platform = ? AND server_id = ? AND scope = ? AND key = ? "
                 "RETURNING value",
