@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from bot.core.errors import StoreBusy
 from bot.core.ports import RecordResult
 from bot.store import open_store
-from tests.store_factories import make_record
+from tests.store_factories import T0, make_record
 
 BACKENDS = ["sqlite", "postgresql"]
 
@@ -140,3 +141,72 @@ async def test_a_reset_between_a_changes_read_and_its_write_is_audited(database,
     finally:
         await a.close()
         await b.close()
+
+
+# -- what /mydata forget leaves of a reporter's words ------------------------------------------------------------------
+
+REPORT = "he DMs me at 555-867-5309 every night"
+
+
+async def _tables_quoting(store, text: str) -> list[str]:
+    """The ``table.column`` of the mod log still holding ``text``."""
+    found = []
+    for table, column in (("cases", "reason"), ("strikes", "reason"), ("review_items", "reason"),
+                          ("reports", "reason"), ("appeals", "text")):
+        async with store._guard():  # noqa: SLF001 - test reads the tables the port does not expose
+            rows = await store._all(f"SELECT {column} FROM {table}")  # noqa: SLF001
+        if any(text in str(r[0]) for r in rows):
+            found.append(f"{table}.{column}")
+    return found
+
+
+async def test_forget_member_erases_a_reporters_words_a_decision_copied_into_cases_and_strikes(tmp_path):
+    """A moderator deciding a report's card (Delete, Warn...) without typing a reason opens a case, and adds a
+    strike, whose reason is "review #N: <the report's text>". ``/mydata forget`` of the reporter erased the text from
+    the report and its review item but left it in that case's and strike's reasons (the mod log, ``/case``, the
+    reported member's ``/mydata export``). The copies read "review #N: [text erased]"; the case stays."""
+    from tests.test_workflow import MOD, SERVER, make_world
+
+    w = await make_world(tmp_path)
+    try:
+        for decision in ("delete", "warn"):
+            msg = w.message("alice", f"nothing the model flags ({decision})")
+            await w.judge(msg)
+            await w.workflow.report("bob", SERVER, "alice", REPORT, message_id=msg.id, channel_id="c1")
+            (review_id,) = w.rows("SELECT MAX(id) FROM review_items WHERE source = 'report'")[0]
+            assert (await w.workflow.decide_review(MOD, SERVER, review_id, decision)).ok
+        assert await _tables_quoting(w.store, REPORT) == ["cases.reason", "strikes.reason", "review_items.reason",
+                                                          "reports.reason"]
+        await w.workflow.forget_member(SERVER, "bob")
+        assert await _tables_quoting(w.store, "555-867-5309") == []
+        assert sorted(w.rows("SELECT action, reason FROM cases WHERE moderator_id = 'mod'")) == [
+            ("delete", "review #1: [text erased]"), ("warn", "review #2: [text erased]")]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+async def test_forget_member_erases_a_reporters_words_cut_or_prefilled_into_a_reason(store):
+    """The copies are the report's text cut to the case's or strike's room ("review #N: <first 400 characters>"),
+    or the prefilled reason of a kick or ban the moderator left as it was (cut with "…"): each is erased on both
+    backends; a reason a moderator typed, and the case of another review item, are left alone."""
+    from bot.core.models import ActionKind, review_reason
+
+    text = REPORT + " " + "x" * 600
+    item = await store.add_report("discord", "g1", "bob", "alice", text, message_id="m1", channel_id="c1")
+    other = await store.add_report("discord", "g1", "carol", "alice", "spam", message_id="m2", channel_id="c1")
+    copies = [review_reason(item.id, text)[:400], review_reason(item.id, text)[:499].strip() + "\u2026",
+              review_reason(item.id, text)[:1000]]
+    for reason in [*copies, "typed by the moderator", review_reason(other.id, "spam")]:
+        case = await store.open_case("discord", "g1", "alice", ActionKind.WARN, reason, moderator_id="mod")
+        await store.add_strike("discord", "g1", "alice", 1, T0 + timedelta(days=30), reason=reason,
+                               case_number=case.number, now=T0)
+    await store.forget_member("discord", "g1", "bob")
+    assert await _tables_quoting(store, "555-867-5309") == []
+    erased = review_reason(item.id, "[text erased]")
+    expected = [erased] * 3 + ["typed by the moderator", review_reason(other.id, "spam")]
+    assert [c.reason for c in reversed(await store.list_cases("discord", "g1"))] == expected
+    async with store._guard():  # noqa: SLF001
+        strikes = [r[0] for r in await store._all("SELECT reason FROM strikes ORDER BY id")]  # noqa: SLF001
+    assert strikes == expected

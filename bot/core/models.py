@@ -273,6 +273,16 @@ def hit_reason(rule: str, detail: str) -> str:
     return f"{rule}: {detail}".strip(": ")
 
 
+def review_reason(review_id: int, reason: str) -> str:
+    """The reason of the case (and strike) a moderator's decision on review item ``review_id`` opens when they give
+    none of their own, and the reason a kick or ban decided on it is prefilled with: ``"review #<id>: <reason>"``,
+    ``reason`` the item's (a report's item: the reporter's words).
+
+    The store's ``forget_member`` finds these copies of a forgotten reporter's words with this same function.
+    """
+    return f"review #{review_id}: {reason}"
+
+
 @dataclass(frozen=True, slots=True)
 class RaidAlert:
     """A raid or brigade detected in one channel or thread.

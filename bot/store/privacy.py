@@ -18,8 +18,9 @@ Forgetting replaces the member id everywhere by a stable pseudonym ``forgotten-<
 gives the same pseudonym, while the pseudonym cannot be reversed by hashing guessed ids without the database.
 The id in a raid's burst-window members (``raids.members``, a JSON list) is replaced too; the member's first-seen
 and join times (``member_first_seen``, ``member_joins``: looked up by the real id only) are deleted. Text the member
-wrote (excerpts, appeal texts, report reasons) is erased. Rows of the mod log proper are never deleted, so case
-numbers and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
+wrote (excerpts, appeal texts, report reasons, and a report's text a moderator's decision copied into the reasons
+of its case and strike: :func:`bot.core.models.review_reason`) is erased. Rows of the mod log proper are never
+deleted, so case numbers and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from bot.core.models import hit_reason
+from bot.core.models import hit_reason, review_reason
 from bot.store.base import Row, StoreBase
 from bot.store.schema import dump_json, load_json, to_db_time, utcnow
 
@@ -140,6 +141,21 @@ class PrivacyMixin(StoreBase):
                         f"UPDATE {table} SET reason = REPLACE(REPLACE(reason, ?, ?), ?, ?) WHERE {key_sql}",
                         (hit_reason(rule, old), hit_reason(rule, new), f"{rule} ({old})", f"{rule} ({new})", *key))
 
+    async def _erase_review_copies(self, platform: str, server_id: str, review_id: int, text: str) -> None:
+        """Inside a transaction: erase ``text`` (review item ``review_id``'s reason, about to be erased) where a
+        moderator's decision on that item copied it: the reasons of the cases and strikes of this server reading
+        :func:`~bot.core.models.review_reason` of it, whole, cut to their room, or as a kick's or ban's prefilled
+        reason cut with "…". They read ``review #<id>: [text erased]``; a reason the moderator typed is left alone."""
+        prefix = review_reason(review_id, "")
+        copy = review_reason(review_id, text)
+        for table in ("cases", "strikes"):
+            for row in await self._all(f"SELECT id, reason FROM {table} WHERE platform = ? AND server_id = ? "
+                                       "AND substr(reason, 1, ?) = ?", (platform, server_id, len(prefix), prefix)):
+                shown = str(row[1]).removesuffix("\u2026").rstrip()
+                if len(shown) > len(prefix) and copy.startswith(shown):
+                    await self._db.execute(f"UPDATE {table} SET reason = ? WHERE id = ?",
+                                           (review_reason(review_id, ERASED_QUOTE), row[0]))
+
     async def member_record(self, platform: str, server_id: str, member_id: str) -> dict[str, Any]:
         """Everything stored about a member in one server, JSON-serialisable, for ``/mydata``.
 
@@ -227,11 +243,12 @@ class PrivacyMixin(StoreBase):
                 (when, *params),
             )
             await self._db.execute(f"UPDATE appeals SET text = '' WHERE {scope} AND member_id = ?", params)
-            await self._db.execute(
-                f"UPDATE review_items SET reason = '' WHERE {scope} AND ((source = 'appeal' AND member_id = ?) OR "
-                "id IN (SELECT review_id FROM reports WHERE platform = ? AND server_id = ? AND reporter_id = ?))",
-                (*params, *params),
-            )
+            their_items = (f"{scope} AND ((source = 'appeal' AND member_id = ?) OR id IN (SELECT review_id FROM "
+                           "reports WHERE platform = ? AND server_id = ? AND reporter_id = ?))")
+            for item in await self._all(f"SELECT id, reason FROM review_items WHERE {their_items} AND reason != ''",
+                                        (*params, *params)):
+                await self._erase_review_copies(platform, server_id, item[0], item[1])
+            await self._db.execute(f"UPDATE review_items SET reason = '' WHERE {their_items}", (*params, *params))
             await self._db.execute(f"UPDATE reports SET reason = '' WHERE {scope} AND reporter_id = ?", params)
             for table, columns in _MEMBER_COLUMNS.items():
                 for column in columns:

@@ -13,7 +13,16 @@ import logging
 from dataclasses import replace
 
 from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
-from bot.core.models import MAX_TIMEOUT_S, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Verdict
+from bot.core.models import (
+    MAX_TIMEOUT_S,
+    ActionKind,
+    Case,
+    CaseStatus,
+    ReviewDecision,
+    ReviewItem,
+    Verdict,
+    review_reason,
+)
 from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
 from bot.workflow.common import DECISIONS, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
@@ -128,7 +137,7 @@ class ReviewsMixin(WorkflowParts):
         authorize(actor, kind)
         self._check_capable(choice, item.channel_id)
         self._check_open(item)
-        return review_confirmation(kind, review_id, f"review #{item.id}: {item.reason}",
+        return review_confirmation(kind, review_id, review_reason(item.id, item.reason),
                                    channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
 
     @staticmethod
@@ -244,7 +253,7 @@ class ReviewsMixin(WorkflowParts):
         """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's. ``case``: for a
         dismissal, the item's case as it was before (the dismissal's transaction overturned it already)."""
         sid = item.server_id
-        why = reason or f"review #{item.id}: {item.reason}"
+        why = reason or review_reason(item.id, item.reason)
         policy = await self.policies.get(self.platform, sid)
         if item.decision is ReviewDecision.DISMISSED:
             return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed", case)
