@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,22 @@ async def test_forget_member_erases_a_reporters_words_cut_or_prefilled_into_a_re
     async with store._guard():  # noqa: SLF001
         strikes = [r[0] for r in await store._all("SELECT reason FROM strikes ORDER BY id")]  # noqa: SLF001
     assert strikes == expected
+
+
+# -- a raid recorded after a raider was forgotten ---------------------------------------------------------------------
+
+
+async def test_a_raid_recorded_after_one_of_its_raiders_was_forgotten_keeps_their_pseudonym(store):
+    """The raid detector's burst window lives in memory: a raider who ran /mydata forget before the burst's alert
+    fired is still in the alert's members, and recording the raid (``record_raid``, or with its batch) wrote their
+    real id into the mod log, which forget_member had replaced everywhere (and a later save of the board keeps the
+    pseudonym: ``set_raid_state``). The mod log keeps the pseudonym here too; the others stay as they are."""
+    from bot.core.models import RaidAlert
+
+    pseudonym = await store.forget_member("discord", "g1", "u1")
+    await store.record_raid("discord", RaidAlert("g1", "c1", T0, ("u2", "u1"), 12, "flagged_burst"))
+    record = replace(make_record("m9", author="u3", open_case=True),
+                     raid=RaidAlert("g1", "c2", T0, ("u1", "u3"), 9, "flagged_burst"))
+    [res] = await store.record_batch([record])
+    assert res.raid_id is not None
+    assert [r.members for r in await store.list_raids("discord", "g1")] == [("u2", pseudonym), (pseudonym, "u3")]

@@ -442,7 +442,10 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
             return await self._insert_raid(platform, alert)
 
     async def _insert_raid(self, platform: str, alert: RaidAlert) -> int | None:
-        """Inside a transaction: insert the raid unless its burst is recorded (``ON CONFLICT DO NOTHING``)."""
+        """Inside a transaction: insert the raid unless its burst is recorded (``ON CONFLICT DO NOTHING``). A raider
+        forgotten (``/mydata forget``) before the alert fired (the burst window in memory still names them) is
+        stored as their pseudonym, as forget_member and a later save of the board write it."""
+        members = await self._pseudonymised(platform, alert.server_id, list(alert.members))
         cur = await self._db.execute(
             "INSERT INTO raids (platform, server_id, channel_id, started_at, members, count, reason, "
             "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -451,7 +454,7 @@ class SqliteStore(CasesMixin, ReviewMixin, PolicyMixin, PrivacyMixin, StatsMixin
                 alert.server_id,
                 alert.channel_id,
                 to_db_time(alert.started_at),
-                dump_json(list(alert.members)),
+                dump_json(members),
                 alert.count,
                 alert.reason,
                 to_db_time(utcnow()),
