@@ -230,3 +230,23 @@ async def test_a_raid_recorded_after_one_of_its_raiders_was_forgotten_keeps_thei
     [res] = await store.record_batch([record])
     assert res.raid_id is not None
     assert [r.members for r in await store.list_raids("discord", "g1")] == [("u2", pseudonym), (pseudonym, "u3")]
+
+
+async def test_forget_member_leaves_others_words_on_a_review_item_their_report_joined(store):
+    """Reports of a message share its open review item (automod's, or the first reporter's). Forgetting a reporter
+    whose report JOINED such an item erased the item's reason, which is not their words: automod's reason on the
+    reported member's card ("delete for insult"), or the first reporter's report, gone from the mod log because a
+    third member asked to be forgotten. Only an item whose reason is the forgotten reporter's own report is erased."""
+    [flagged] = await store.record_batch([make_record("m1", author="alice", open_case=True, open_review=True)])
+    joined = await store.add_report("discord", "g1", "bob", "alice", "bob's words", message_id="m1", channel_id="c1")
+    first = await store.add_report("discord", "g1", "carol", "dave", "carol's words", message_id="m2", channel_id="c1")
+    assert (await store.add_report("discord", "g1", "erin", "dave", "erin's words", message_id="m2")).id == first.id
+    assert joined.id == flagged.review_id
+    await store.forget_member("discord", "g1", "bob")
+    await store.forget_member("discord", "g1", "erin")
+    assert [(i.id, i.reason) for i in await store.modlog_reviews("discord", "g1")] == [
+        (joined.id, "delete for insult"), (first.id, "carol's words")]
+    assert await _tables_quoting(store, "bob's words") == await _tables_quoting(store, "erin's words") == []
+    await store.forget_member("discord", "g1", "carol")  # the item's own reporter: her words go
+    item = await store.get_review(first.id)
+    assert item is not None and item.reason == ""

@@ -243,8 +243,11 @@ class PrivacyMixin(StoreBase):
                 (when, *params),
             )
             await self._db.execute(f"UPDATE appeals SET text = '' WHERE {scope} AND member_id = ?", params)
+            # an appeal's item reads the appeal; a report's item, the report that opened it: a report that joined
+            # another's item (automod's, an earlier reporter's) left that item's words, which stay
             their_items = (f"{scope} AND ((source = 'appeal' AND member_id = ?) OR id IN (SELECT review_id FROM "
-                           "reports WHERE platform = ? AND server_id = ? AND reporter_id = ?))")
+                           "reports WHERE platform = ? AND server_id = ? AND reporter_id = ? "
+                           "AND reason = review_items.reason))")
             for item in await self._all(f"SELECT id, reason FROM review_items WHERE {their_items} AND reason != ''",
                                         (*params, *params)):
                 await self._erase_review_copies(platform, server_id, item[0], item[1])
