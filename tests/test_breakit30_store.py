@@ -250,3 +250,39 @@ async def test_forget_member_leaves_others_words_on_a_review_item_their_report_j
     await store.forget_member("discord", "g1", "carol")  # the item's own reporter: her words go
     item = await store.get_review(first.id)
     assert item is not None and item.reason == ""
+
+
+# -- two processes upgrading one SQLite mod log ------------------------------------------------------------------------
+
+
+async def test_two_processes_opening_an_older_sqlite_mod_log_at_once_both_start(tmp_path, monkeypatch):
+    """Two shard processes (or a bot and a scan) started together after an upgrade both open the same older mod
+    log. Each backs it up before migrating, to ``<db>.bak-<version>-<UTC second>``; in the same second both chose
+    the same name, and the second's backup found the first's file ("already exists; not overwritten"), so it refused
+    the mod log (StoreRefused) and that process did not start. Both start now; the mod log is migrated once and
+    every backup left beside it holds the old version."""
+    import sqlite3
+
+    from bot.store.schema import LATEST_VERSION, connect, migrate
+    from bot.store.sqlite import SqliteStore
+
+    path = tmp_path / "modlog.db"
+    db = await connect(path)
+    assert await migrate(db, target=LATEST_VERSION - 1) == LATEST_VERSION - 1
+    await db.close()
+    monkeypatch.setattr("bot.store.schema.utcnow", lambda: T0)  # both in the same second
+    opened = await asyncio.gather(SqliteStore.open(path), SqliteStore.open(path), return_exceptions=True)
+    try:
+        assert all(isinstance(s, SqliteStore) for s in opened), opened
+    finally:
+        for s in opened:
+            if isinstance(s, SqliteStore):
+                await s.close()
+    copies = sorted(tmp_path.glob("modlog.db.bak-*"))
+    assert copies
+    for copy in copies:
+        raw = sqlite3.connect(copy)
+        try:
+            assert raw.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION - 1, copy.name
+        finally:
+            raw.close()

@@ -152,6 +152,10 @@ async def schema_version(db: aiosqlite.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+class BackupExists(sqlite3.OperationalError):
+    """The backup's file already exists (never overwritten)."""
+
+
 async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
     """Online copy of ``db`` into the file ``target`` with the sqlite3 backup API (page by page; other processes
     may keep writing, the copy is a consistent snapshot). The copy is created owner-only (mode 0600: it holds
@@ -165,7 +169,7 @@ async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
     try:  # O_EXCL: never overwrite, even when another backup races this one to the same name
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
-        raise sqlite3.OperationalError(f"{target} already exists; not overwritten (choose another name)") from None
+        raise BackupExists(f"{target} already exists; not overwritten (choose another name)") from None
     except OSError as exc:
         raise sqlite3.OperationalError(f"cannot create {target}: {exc.strerror}") from None
     dest = await aiosqlite.connect(target)
@@ -222,6 +226,42 @@ async def check_ours(db: aiosqlite.Connection, where: str) -> None:
         raise StoreRefused(where, f"has schema version {version} but no mod-log tables: not a mod log")
 
 
+#: Copies of one version backed up in one second (two processes opening the mod log together) get ``-2``, ``-3``...
+#: up to this many.
+MAX_SAME_SECOND_BACKUPS = 20
+
+
+async def _backup_before_migrating(db: aiosqlite.Connection, path: Path, version: int, where: str) -> None:
+    """The backup of :func:`migrate`: ``<db>.bak-<version>-<UTC second>``, or ``-2``, ``-3``... after that name when
+    another process opening the mod log at the same time (shards started together after an upgrade) took it in the
+    same second (that name was refused, and with it the whole mod log). A copy holding another version than
+    ``version`` (the other process migrated in between; its own backup, taken before, stands) is removed, so a
+    backup's name never lies about its version.
+
+    Raises:
+        StoreRefused: the copy cannot be written.
+    """
+    first = backup_path(path, version)
+    for n in range(1, MAX_SAME_SECOND_BACKUPS + 1):
+        copy = first if n == 1 else first.with_name(f"{first.name}-{n}")
+        try:
+            await backup_to_file(db, copy)
+        except BackupExists:
+            if n < MAX_SAME_SECOND_BACKUPS:  # made by another process in the same second
+                continue
+            raise StoreRefused(where, f"backup before migrating failed ({copy}): it already exists") from None
+        except sqlite3.Error as exc:
+            raise StoreRefused(where, f"backup before migrating failed ({copy}): {exc}") from exc
+        break
+    async with aiosqlite.connect(copy) as check:
+        copied = await schema_version(check)
+    if copied != version:
+        copy.unlink(missing_ok=True)
+        log.info("another process migrated %s first (its backup stands); %s removed", where, copy)
+        return
+    log.warning("backed up %s (schema %d) to %s before migrating", where, version, copy)
+
+
 async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION, *, backup_to: Path | None = None,
                   where: str = "the mod log") -> int:
     """Apply pending migrations up to ``target``, each in one transaction; returns the resulting version.
@@ -238,12 +278,7 @@ async def migrate(db: aiosqlite.Connection, target: int = LATEST_VERSION, *, bac
         raise StoreRefused(where, f"schema version {current} is newer than this code supports ({LATEST_VERSION}); "
                                   "upgrade the bot")
     if backup_to is not None and 1 <= current < min(target, LATEST_VERSION):
-        copy = backup_path(backup_to, current)
-        try:
-            await backup_to_file(db, copy)
-        except sqlite3.Error as exc:
-            raise StoreRefused(where, f"backup before migrating failed ({copy}): {exc}") from exc
-        log.warning("backed up %s (schema %d) to %s before migrating", where, current, copy)
+        await _backup_before_migrating(db, backup_to, current, where)
     for migration in MIGRATIONS:
         if migration.version > target:
             break
