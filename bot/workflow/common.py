@@ -31,6 +31,9 @@ Observer = Callable[[Outcome], object]
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600
+#: The answer when the mod log refused to record a moderator's case (busy past its wait, its server unreachable):
+#: nothing was recorded, so nothing was done, and a decision claimed on a review card is handed back (open again).
+NOT_RECORDED = "The mod log could not record this just now; nothing was done. Try again in a moment."
 #: Start of the reason of a review item opened for a ladder step its moderator could not take: deciding it carries
 #: the step out, which earns no strike of its own (a ladder step never does).
 WITHHELD_STEP = "ladder step withheld"

@@ -12,7 +12,14 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from bot.core.errors import AppealAlreadyOpen, AppealError, CaseNotFound, NotCaseMember, ReviewAlreadyDecided
+from bot.core.errors import (
+    AppealAlreadyOpen,
+    AppealError,
+    CaseNotFound,
+    NotCaseMember,
+    ReviewAlreadyDecided,
+    StoreError,
+)
 from bot.core.models import (
     MAX_TIMEOUT_S,
     ActionKind,
@@ -24,7 +31,7 @@ from bot.core.models import (
     review_reason,
 )
 from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
-from bot.workflow.common import DECISIONS, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
+from bot.workflow.common import DECISIONS, NOT_RECORDED, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.sanction_kinds import REGISTRY
@@ -266,9 +273,13 @@ class ReviewsMixin(WorkflowParts):
                 return "delete FAILED: this platform does not let the bot delete members' messages"
             case_number = item.case_number
             if case_number is None:  # a report: the delete is the moderator's own case (appealable, with its strike)
-                case = await self.store.open_case(self.platform, sid, item.member_id, ActionKind.DELETE,
-                                                  why[:1000], moderator_id=actor.id,
-                                                  message_id=item.message_id)
+                try:
+                    case = await self.store.open_case(self.platform, sid, item.member_id, ActionKind.DELETE,
+                                                      why[:1000], moderator_id=actor.id,
+                                                      message_id=item.message_id)
+                except StoreError as exc:  # nothing recorded, nothing deleted: decide_review hands the item back
+                    log.warning("mod log refused the case of review #%d: %s", item.id, exc)
+                    raise Refused(NOT_RECORDED) from exc
                 case_number = case.number
             res = await self._delete(sid, item.channel_id, item.message_id)
             if not res.ok:

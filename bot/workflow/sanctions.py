@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.core.errors import StoreError
 from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
@@ -23,6 +24,7 @@ from bot.workflow.common import (
     EXPIRY_HORIZON,
     LIFT_HOLD_S,
     LIFT_TRIES,
+    NOT_RECORDED,
     UNBAN_RETRY_S,
     WITHHELD_STEP,
     CaseOutcome,
@@ -186,8 +188,13 @@ class SanctionsMixin(WorkflowParts):
         now = self.clock()
         expires = now + timedelta(seconds=duration_s) if duration_s and kind in (ActionKind.TIMEOUT,
                                                                                   ActionKind.BAN) else None
-        case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:MAX_REASON],
-                                          moderator_id=actor.id, message_id=message_id, expires_at=expires, now=now)
+        try:
+            case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:MAX_REASON],
+                                              moderator_id=actor.id, message_id=message_id, expires_at=expires,
+                                              now=now)
+        except StoreError as exc:  # nothing recorded: the caller hands a claimed review decision back
+            log.warning("mod log refused the case of a %s of %s: %s", kind.label, member_id, exc)
+            raise Refused(NOT_RECORDED) from exc
         notes: list[str] = []
         if message_id and channel_id and kind > ActionKind.DELETE and self.can(Capability.DELETE):
             # removing the message acts on that channel's content: the moderator needs Manage Messages THERE
