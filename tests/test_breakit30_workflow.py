@@ -1,6 +1,7 @@
-"""A review decision whose case the mod log could not record (thirtieth session's break-it pass). Real SQLite mod
-log and the strict fake enforcer (``tests/test_workflow.py``'s world); the failed write is the store's StoreBusy
-(locked past the busy timeout, a lost PostgreSQL connection: "nothing was written, retrying may succeed")."""
+"""The workflow between the platform and the mod log (thirtieth session's break-it pass): a review decision whose
+case the mod log could not record (the store's StoreBusy: locked past the busy timeout, a lost PostgreSQL
+connection, "nothing was written, retrying may succeed"), and a stop between a raid's slowmode and its record. Real
+SQLite mod log and the strict fake enforcer (``tests/test_workflow.py``'s world)."""
 
 from __future__ import annotations
 
@@ -38,5 +39,51 @@ async def test_a_decision_whose_case_could_not_be_recorded_leaves_the_card_open(
         assert w.rows("SELECT action, status FROM cases") == [(decision, "applied")]
     finally:
         await w.workflow.close()
+        await w.service.close()
+        await w.store.close()
+
+
+class _Stop(BaseException):
+    """The process stopping (a kill): not an error any handler catches."""
+
+
+async def test_a_stop_right_after_raid_slowmode_was_set_still_lifts_it(tmp_path):
+    """A raid puts slowmode on its channel and saves raid mode (with its end) so a restart restores it or lifts the
+    slowmode. The slowmode was set on the platform first and recorded after: a stop (or a failed write) between the
+    two left the channel slowed with no raid mode on record, and no start ever lifted it. Raid mode is recorded
+    before the platform is asked; the next start finds it and, past its end, lifts the slowmode."""
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    from bot.workflow import ModerationWorkflow
+
+    w = await make_world(tmp_path)
+    real = w.enforcer.set_slowmode
+
+    async def slow_then_stop(server_id: str, channel_id: str, seconds: int):
+        await real(server_id, channel_id, seconds)
+        raise _Stop
+
+    w.enforcer.set_slowmode = slow_then_stop  # type: ignore[method-assign]
+    t0 = datetime.now(UTC)
+    try:
+        for i in range(5):
+            await w.judge(w.message(f"r{i}", "you vermin", at=t0 + timedelta(seconds=i)))
+    except _Stop:
+        pass
+    assert w.enforcer.slowmode == {"c1": 30}
+    w.enforcer.set_slowmode = real  # type: ignore[method-assign]
+    con = sqlite3.connect(w.store.path)  # the raid mode's end passed while the bot was stopped
+    con.execute("UPDATE raid_modes SET until = '2000-01-01T00:00:00.000000+00:00'")
+    con.commit()
+    con.close()
+    again = ModerationWorkflow(platform="discord", store=w.store, enforcer=w.enforcer, desk=w.desk,
+                               policies=w.workflow.policies, ledger=w.service.ledger, raid_control=w.service)
+    try:
+        lines = await again.recover()
+        assert any("slowmode lifted" in line for line in lines), lines
+        assert w.enforcer.slowmode == {"c1": 0}
+    finally:
+        await again.close()
         await w.service.close()
         await w.store.close()

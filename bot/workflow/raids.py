@@ -141,16 +141,21 @@ class RaidResponse(WorkflowParts):
         if settings.raid_mode and where:
             thread = msg is not None and msg.channel.is_thread
             cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
-            if self.can(cap):
+            able = self.can(cap)
+            # recorded before the platform is asked: a stop (or a failed write) between the two left the channel
+            # slowed with no raid mode on record, and no start lifted it (lifting a slowmode never set is harmless)
+            await self.store.save_raid_mode(self.platform, alert.server_id, where, until,
+                                            RAID_SLOWMODE_S if able else 0, raid_id)
+            if able:
                 res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
                 if res.ok:
                     board.slowmode_s = RAID_SLOWMODE_S
                 else:
                     board.notes.append(f"slowmode FAILED: {res.reason}")
+                    await self.store.save_raid_mode(self.platform, alert.server_id, where, until, 0, raid_id)
             else:
                 board.notes.append("slowmode: not available on this platform")
             board.channels[where] = (alert.channel_id, board.slowmode_s)
-            await self.store.save_raid_mode(self.platform, alert.server_id, where, until, board.slowmode_s, raid_id)
             if until is not None:
                 board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.timeout_raiders(board, list(alert.members), new_only=True)
@@ -195,7 +200,9 @@ class RaidResponse(WorkflowParts):
             cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
             if where not in board.channels:  # each channel the raid reaches is slowed (and recorded) once
                 slowed = 0
-                if self.can(cap):
+                if self.can(cap):  # recorded before the platform is asked, as in raid_started
+                    await self.store.save_raid_mode(self.platform, alert.server_id, where, board.until,
+                                                    RAID_SLOWMODE_S, board.raid_id)
                     res = await self.enforcer.set_slowmode(alert.server_id, where, RAID_SLOWMODE_S)
                     slowed = RAID_SLOWMODE_S if res.ok else 0
                     if not res.ok:
