@@ -96,6 +96,10 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/$discovery/rest"})
 #: average 210 characters (docs/performance.md).
 READ_INLINE_CHARS = 2_000
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A request body longer than this (bytes) is decoded as JSON and walked in a worker thread: 1 MB of ``[]`` items is
+#: 340,000 values, which held the event loop (``/healthz`` included) for over a second per request; a chat
+#: request's body is a few hundred bytes, cheaper to read inline than a thread hop.
+PARSE_INLINE_BYTES = 8_192
 
 
 @dataclass
@@ -468,13 +472,19 @@ class ScoringService:
             return read()
         return await asyncio.to_thread(read)
 
-    async def _json(self, request: web.Request) -> Any:
+    async def _json(self, request: web.Request, texts: Callable[[tuple[str | int, ...]], bool] | None = None,
+                    then: Callable[[Any], Any] | None = None) -> Any:
         """The request body as JSON (strict: ``NaN``/``Infinity`` literals, which Python's json accepts but JSON
-        does not, are refused like any other invalid payload, so nothing non-JSON is echoed back in an answer).
+        does not, are refused like any other invalid payload, so nothing non-JSON is echoed back in an answer), and
+        with ``texts`` refused when it holds a lone surrogate outside the strings ``texts(path)`` says are texts
+        (:func:`_refuse_lone_surrogates`); ``then(obj)`` instead of ``obj`` when given (the handler's own walk over
+        it). A body over :data:`PARSE_INLINE_BYTES` is decoded and walked in a worker thread, so the event loop
+        keeps answering everyone else meanwhile.
 
         Raises:
-            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply; 408
-                when the body has not arrived within ``body_timeout_s``.
+            ApiError: 400 ``INVALID_REQUEST`` for a body that is not UTF-8 or not JSON, or nested too deeply, or a
+                lone surrogate outside ``texts``; whatever ``then`` raises; 408 when the body has not arrived within
+                ``body_timeout_s``.
         """
         try:
             async with asyncio.timeout(self.config.body_timeout_s):  # no task of its own, unlike wait_for
@@ -485,18 +495,9 @@ class ScoringService:
         encoding = request.headers.get("Content-Encoding", "").strip().lower()
         if encoding not in ("", "identity"):
             body = await asyncio.to_thread(_inflate, body, encoding, self.config.max_body_bytes)
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
-                           "INVALID_REQUEST") from None
-        try:
-            return json.loads(text, parse_constant=_not_json, parse_float=exact_float)
-        except RecursionError:
-            raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
-        except ValueError as exc:
-            msg = str(exc).split(":")[0][:80]
-            raise ApiError(400, f"Invalid JSON payload received. {msg}.", "INVALID_REQUEST") from None
+        if len(body) <= PARSE_INLINE_BYTES:
+            return _parse_json(body, texts, then)
+        return await asyncio.to_thread(_parse_json, body, texts, then)
 
     async def _score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
         assert self.batcher is not None
@@ -525,8 +526,7 @@ class ScoringService:
     async def analyze(self, request: web.Request) -> web.Response:
         """``POST /v1alpha1/comments:analyze``: Perspective's AnalyzeComment."""
         assert self.scorer is not None
-        obj = await self._json(request)
-        _refuse_lone_surrogates(obj, _comment_text)
+        obj = await self._json(request, _comment_text)
         req = parse_analyze(obj, self.scorer.labels, max_comment_bytes=self.config.max_comment_bytes)
         policy = self.policies["default"]
         model_languages = tuple(getattr(self.scorer, "languages", None) or ())
@@ -593,9 +593,8 @@ class ScoringService:
         assert self.scorer is not None
         from bot.core.judge import decide
 
-        obj = await self._json(request)
-        _refuse_lone_surrogates(obj, _batch_text)
-        ids, texts = self._texts(obj, ids=True)
+        # the ids are walked (numbers that underflow) with the body, in a worker thread for a large one
+        obj, (ids, texts) = await self._json(request, _batch_text, lambda o: (o, self._texts(o, ids=True)))
         name = obj.get("policy")
         if name is not None and not isinstance(name, str):  # ``"policy": 1`` is not the policy named "1"
             raise ApiError(400, f"Invalid value at 'policy': expected a policy name (a string), got {_json_kind(name)}; "
@@ -626,7 +625,7 @@ class ScoringService:
     async def model_score(self, request: web.Request) -> web.Response:
         """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call)."""
         assert self.scorer is not None
-        _, texts = self._texts(await self._json(request), ids=False)
+        _, texts = await self._json(request, then=lambda o: self._texts(o, ids=False))
         for n, text in enumerate(texts):
             # the texts go to the model as they are, and its tokenizer refuses a lone surrogate (TypeError), which
             # would fail the whole forward pass, every request batched with this one; for_scoring never leaves one
@@ -1078,6 +1077,31 @@ def _comment_text(path: tuple[str | int, ...]) -> bool:
 def _batch_text(path: tuple[str | int, ...]) -> bool:
     return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
         len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
+
+
+def _parse_json(body: bytes, texts: Callable[[tuple[str | int, ...]], bool] | None,
+                then: Callable[[Any], Any] | None = None) -> Any:
+    """``body`` decoded as UTF-8 JSON (:meth:`ScoringService._json`), checked for lone surrogates outside ``texts``
+    when given; ``then(obj)`` when given, else ``obj``.
+
+    Raises:
+        ApiError: 400 ``INVALID_REQUEST``; whatever ``then`` raises.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, f"Invalid JSON payload: not valid UTF-8 at byte {exc.start}.",
+                       "INVALID_REQUEST") from None
+    try:
+        obj = json.loads(text, parse_constant=_not_json, parse_float=exact_float)
+    except RecursionError:
+        raise ApiError(400, "Invalid JSON payload received. Nested too deeply.", "INVALID_REQUEST") from None
+    except ValueError as exc:
+        msg = str(exc).split(":")[0][:80]
+        raise ApiError(400, f"Invalid JSON payload received. {msg}.", "INVALID_REQUEST") from None
+    if texts is not None:
+        _refuse_lone_surrogates(obj, texts)
+    return obj if then is None else then(obj)
 
 
 def _not_json(literal: str) -> Any:
