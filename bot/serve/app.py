@@ -35,13 +35,14 @@ import re
 import signal
 import socket
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -83,6 +84,8 @@ from bot.serve.perspective import (
 from bot.serve.reading import read_text, sentence_spans
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 #: Most texts per native batch / model:score request.
 MAX_TEXTS_PER_REQUEST = 512
@@ -466,11 +469,29 @@ class ScoringService:
             raise ApiError(403, "Cross-site request refused: without an API key configured the service answers "
                                 "no web page but one served from localhost.")
 
-    async def _read(self, chars: int, read: Callable[[], Any]) -> Any:
-        """``read()`` inline for small requests, in a worker thread past :data:`READ_INLINE_CHARS` characters."""
+    async def _read(self, chars: int, items: Sequence[_T], read: Callable[[_T], _R]) -> list[_R]:
+        """``[read(item) for item in items]``, inline for small requests, in a worker thread past
+        :data:`READ_INLINE_CHARS` characters. A request cancelled meanwhile (its client hung up, or the service
+        stopped) stops being read at the next item, or is never read if its thread had not started: a client that
+        sent 1 MB of texts and hung up left seconds of CPU each to the worker threads, and the requests of everyone
+        else waited behind them."""
         if chars <= READ_INLINE_CHARS:
-            return read()
-        return await asyncio.to_thread(read)
+            return [read(item) for item in items]
+        gone = threading.Event()
+
+        def read_all() -> list[_R]:
+            out: list[_R] = []
+            for item in items:
+                if gone.is_set():
+                    raise _Abandoned  # nobody waits for the answer any more
+                out.append(read(item))
+            return out
+
+        try:
+            return await asyncio.to_thread(read_all)
+        except asyncio.CancelledError:
+            gone.set()
+            raise
 
     async def _json(self, request: web.Request, texts: Callable[[tuple[str | int, ...]], bool] | None = None,
                     then: Callable[[Any], Any] | None = None) -> Any:
@@ -537,10 +558,10 @@ class ScoringService:
                 raise language_error(first_attr, foreign, detected=False)
         # With allowUnsupportedLanguages the check's answer is never used: only detectedLanguages is read, from the
         # whole text (one detector pass instead of one per line and sentence; docs/performance.md, issue 27).
-        reading, spans = await self._read(len(req.text), lambda: (
-            read_text(req.text, policy, model_languages or None,
+        [(reading, spans)] = await self._read(len(req.text), [req.text], lambda text: (
+            read_text(text, policy, model_languages or None,
                       check_language=not req.languages and not req.allow_unsupported_languages, want_detected=True),
-            sentence_spans(req.text) if req.span_annotations else []))
+            sentence_spans(text) if req.span_annotations else []))
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
         detected = reading.detected
@@ -604,7 +625,7 @@ class ScoringService:
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
         languages = getattr(self.scorer, "languages", None)
-        readings = await self._read(sum(map(len, texts)), lambda: [read_text(t, policy, languages) for t in texts])
+        readings = await self._read(sum(map(len, texts)), texts, lambda t: read_text(t, policy, languages))
         scorable = [r.plan for r in readings if r.plan]
         scored = iter(await self._score(scorable)) if scorable else iter(())
         results = []
@@ -1077,6 +1098,10 @@ def _comment_text(path: tuple[str | int, ...]) -> bool:
 def _batch_text(path: tuple[str | int, ...]) -> bool:
     return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
         len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
+
+
+class _Abandoned(Exception):
+    """Ends the reading of a request that was cancelled meanwhile (:meth:`ScoringService._read`); never answered."""
 
 
 def _parse_json(body: bytes, texts: Callable[[tuple[str | int, ...]], bool] | None,
