@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from bot.core.models import LABELS, Scores
 from bot.scoring import ScorerError
+from bot.scoring.routing import LanguageRoutedScorer
 from tests.fakes import ABUSE, FakeScorer
 
 RULES = {**ABUSE, "kill you": {"toxicity": 0.93, "threat": 0.96}}
@@ -65,3 +66,11 @@ def int8_checked() -> SlowFakeScorer:
     scorer.precision = "int8"  # type: ignore[attr-defined]
     scorer.precision_reason = "auto: paired check passed (4400 verdict flags on 400 texts unchanged)"  # type: ignore[attr-defined]
     return scorer
+
+
+def routed() -> LanguageRoutedScorer:
+    """Two keyword models named apart, routed as ``MODBOT_ROUTE_MODEL`` routes: text confidently in French to
+    ``fake-served-fr`` (base score 0.2), everything else to ``fake-served`` (0.01)."""
+    second = SlowFakeScorer()
+    second.name, second.version, second.languages, second.base = "fake-served-fr", "fr-1", ("en", "fr"), 0.2
+    return LanguageRoutedScorer(SlowFakeScorer(), second)

@@ -17,7 +17,8 @@ request holds at most :data:`REQUEST_TEXTS` texts and :data:`REQUEST_BYTES` byte
 1 MiB body limit.
 
 The verdict names the model the service reports: ``name``/``version``/``labels``/``languages`` are read from
-``GET /v1/model`` at start and refreshed from every answer; one ``score_batch`` never mixes two model versions (a
+``GET /v1/model`` at start and refreshed from every answer, and each text's scores name the model that scored it
+(the answer's ``models``: a service routing languages between two models names each text's); one ``score_batch`` never mixes two model versions (a
 rolling upgrade behind a load balancer: the requests answered by the older one are sent again). Standard library
 only (``http.client``), called from the moderation service's worker thread (``score_batch`` is synchronous like
 every scorer's). No torch import.
@@ -307,6 +308,10 @@ class RemoteScorer:
                                             or not all(isinstance(x, str) for x in labels_raw))):
             raise ScorerError(f"scoring service {self.url}: malformed answer ('labels' and 'missing' must be lists "
                               "of label names)")
+        models = answer.get("models")  # the model of each text (a service routing languages uses two)
+        if models is not None and (not isinstance(models, list) or len(models) != len(chunk)
+                                   or not all(isinstance(m, str) and m for m in models)):
+            raise ScorerError(f"scoring service {self.url}: malformed answer ('models' must name one model per text)")
         self._learn(answer)
         missing = tuple(missing_raw)
         served = labels_raw if labels_raw is not None else self.labels
@@ -314,7 +319,7 @@ class RemoteScorer:
         if not required:
             raise ScorerError(f"scoring service {self.url}: it scores none of the labels {', '.join(LABELS)}")
         out: list[Scores] = []
-        for values in scores:
+        for n, values in enumerate(scores):
             # a probability in [0, 1] per known label: NaN is under every threshold (a clean verdict made
             # up), and a boolean, an infinity or 1.5 is no score either; a label the service says it scores but
             # left out would read as no score, i.e. clean, too
@@ -328,7 +333,7 @@ class RemoteScorer:
                 raise ScorerError(f"scoring service {self.url}: a score object without {', '.join(absent)}, "
                                   "which the service says it scores")
             out.append(Scores(values={k: float(v) for k, v in values.items() if k in LABELS}, missing=missing,
-                              model=self.name))
+                              model=models[n] if models is not None else self.name))
         version = answer.get("version")
         return (version if isinstance(version, str) else None), out
 

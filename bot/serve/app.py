@@ -8,7 +8,8 @@ Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serv
   {label: float | null}, "score_status", "language", "labels"?, "flagged"?}]}`` (``labels``/``flagged`` from the
   named policy's tiers, model scores only: the service runs no blocklist or spam rules).
 - ``POST /v1/model:score``: already-normalised texts scored as they are (``{"texts": [str]}`` -> ``{"model",
-  "version", "labels", "scores": [{label: float}]}``): what :class:`bot.scoring.remote.RemoteScorer` calls, the
+  "version", "models": [str], "labels", "scores": [{label: float}]}``, ``models`` naming the model that scored each
+  text): what :class:`bot.scoring.remote.RemoteScorer` calls, the
   bot having planned and normalised each message itself.
 - ``GET /v1/model``: ``{"name", "version", "labels", "languages", "runtime"}``.
 - ``GET /healthz`` (200 once the port accepts requests, also while the model loads), ``GET /readyz`` (200 once
@@ -656,7 +657,10 @@ class ScoringService:
                                ": not Unicode text; normalise it (bot.core.normalize.for_scoring) first.",
                                "INVALID_REQUEST")
         scored = await self._score([(t,) for t in texts])
-        return web.json_response({"model": scored[0].model or self.scorer.name, "version": self.scorer.version,
+        # "models": the model that scored each text; one service may route texts between two models
+        # (MODBOT_ROUTE_MODEL), and "model" is then the pair's name, as GET /v1/model gives it
+        return web.json_response({"model": self.scorer.name, "version": self.scorer.version,
+                                  "models": [s.model or self.scorer.name for s in scored],
                                   "labels": list(self.scorer.labels),
                                   "languages": list(getattr(self.scorer, "languages", None) or ()),
                                   "missing": list(scored[0].missing),
