@@ -69,8 +69,9 @@ def int8_checked() -> SlowFakeScorer:
 
 
 def routed() -> LanguageRoutedScorer:
-    """Two keyword models named apart, routed as ``MODBOT_ROUTE_MODEL`` routes: text confidently in French to
-    ``fake-served-fr`` (base score 0.2), everything else to ``fake-served`` (0.01)."""
+    """Two models named apart, routed as ``MODBOT_ROUTE_MODEL`` routes: text confidently in French to
+    ``fake-served-fr`` (no keyword rules, every score 0.2), everything else to ``fake-served`` (:data:`RULES`)."""
     second = SlowFakeScorer()
     second.name, second.version, second.languages, second.base = "fake-served-fr", "fr-1", ("en", "fr"), 0.2
+    second.rules = {}
     return LanguageRoutedScorer(SlowFakeScorer(), second)

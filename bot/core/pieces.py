@@ -209,11 +209,17 @@ def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[
         ``{plan: Scores}`` for each distinct plan (scores in [0, 1] per label; empty for no plans).
 
     A scorer with a ``route(plan) -> Scorer`` method (:class:`bot.scoring.routing.LanguageRoutedScorer`) has each
-    plan scored whole by the model it picks, so one message's pieces are never scored by two models.
+    plan scored whole by the model it picks, so one message's pieces are never scored by two models; so does one
+    whose ``score_whole_plans`` is not ``None`` (:class:`bot.scoring.remote.RemoteScorer` of a scoring service that
+    routes), which is handed the plans.
 
     Raises:
         Whatever ``scorer.score_batch`` raises (``ScorerError`` for the detoxify scorer).
     """
+    whole_plans = getattr(scorer, "score_whole_plans", None)
+    if whole_plans is not None:
+        whole: dict[tuple[str, ...], Scores] = whole_plans(plans)
+        return whole
     route = getattr(scorer, "route", None)
     if route is not None:
         groups: dict[int, tuple[Scorer, list[tuple[str, ...]]]] = {}

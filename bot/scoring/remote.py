@@ -3,7 +3,9 @@
 Several bot processes (shards, the Slack app beside the Discord bot) then share one loaded model, and several
 service replicas behind an HTTP load balancer scale it out (docs/scaling.md). The bot still plans and normalises
 each message itself (:func:`bot.core.pieces.scoring_pieces`); the service scores the pieces as given
-(``POST /v1/model:score``), so verdicts are the same as with the model in process.
+(``POST /v1/model:score``), so verdicts are the same as with the model in process; a service that routes languages
+between two models (its ``routes``) is sent each message's plan whole (``plans``), as
+:func:`bot.core.pieces.score_plans` routes it in process.
 
 Timeouts and retries: one :meth:`RemoteScorer.score_batch` call has ``timeout_s`` in all (``MODBOT_SCORER_TIMEOUT_S``,
 default 10 s); a refused connection, a 429/502/503/504 or a timed-out attempt is retried with backoff (0.1 s,
@@ -36,13 +38,15 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from bot.core.models import LABELS, Scores
+from bot.core.pieces import combine
 from bot.scoring import ScorerError, ScorerLoadError
 
 log = logging.getLogger(__name__)
+_C = TypeVar("_C")
 
 #: Texts per ``POST /v1/model:score`` request (the service accepts at most 512).
 REQUEST_TEXTS = 256
@@ -117,6 +121,9 @@ class RemoteScorer:
         self.version = "unknown"
         self.labels: tuple[str, ...] = LABELS
         self.languages: tuple[str, ...] = ("en",)
+        #: The service routes each message to one of two models by language (its ``routes``; learnt from
+        #: ``GET /v1/model`` and every answer): whole plans are sent then (:attr:`score_whole_plans`).
+        self.routes = False
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, model={self.name!r})"
@@ -153,6 +160,8 @@ class RemoteScorer:
         labels = info.get("labels")
         if isinstance(labels, list) and labels:
             self.labels = tuple(label for label in LABELS if label in labels)
+        if isinstance(info.get("routes"), bool):
+            self.routes = info["routes"]
         languages = info.get("languages")
         if isinstance(languages, list):  # codes only: a non-string item ({"x": 1}, null) is no language
             self.languages = tuple(x for x in languages if isinstance(x, str) and x)
@@ -273,22 +282,47 @@ class RemoteScorer:
         """
         if not texts:
             return []
-        deadline = time.monotonic() + self.timeout_s
         chunks = _chunks([str(t) for t in texts])
-        answers = [self._score_chunk(chunk, deadline) for chunk in chunks]
+        answers = self._consistent(chunks, self._score_chunk, time.monotonic() + self.timeout_s)
+        return [s for _, scores in answers for s in scores]
+
+    @property
+    def score_whole_plans(self) -> Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], Scores]] | None:
+        """:meth:`_score_whole_plans` when the service routes each message to one of two models by language (its
+        ``routes``), else ``None``. :func:`bot.core.pieces.score_plans` then sends each plan whole instead of its
+        texts one by one, which the service would route apart: a message's English sentence scored by the English
+        model and its French ones by the other, one verdict mixing both models' scores, where in process the whole
+        message goes to one model."""
+        return self._score_whole_plans if self.routes else None
+
+    def _score_whole_plans(self, plans: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+        """``{plan: Scores}`` of each distinct plan, each scored whole by the service (``/v1/model:score`` with
+        ``plans``), as :func:`bot.core.pieces.score_plans`; raises as :meth:`score_batch`."""
+        distinct = list(dict.fromkeys(plans))
+        if not distinct:
+            return {}
+        chunks = _plan_chunks(distinct)
+        answers = self._consistent(chunks, self._score_plan_chunk, time.monotonic() + self.timeout_s)
+        return {plan: s for chunk, (_, scores) in zip(chunks, answers, strict=True)
+                for plan, s in zip(chunk, scores, strict=True)}
+
+    def _consistent(self, chunks: list[_C], score: Callable[[_C, float], tuple[str | None, list[Scores]]],
+                    deadline: float) -> list[tuple[str | None, list[Scores]]]:
+        """``score(chunk, deadline)`` of each chunk, all from one model version (see :meth:`score_batch`)."""
+        answers = [score(chunk, deadline) for chunk in chunks]
         if len({v for v, _ in answers}) > 1:
             # a rolling upgrade answered part of this call (or an answer named no version): ask again for all of
             # it, once; whichever replicas answer then must agree
             log.info("scoring service %s answered one call with several model versions; scoring it again",
                      self.url)
-            answers = [self._score_chunk(chunk, deadline) for chunk in chunks]
+            answers = [score(chunk, deadline) for chunk in chunks]
             versions = {v for v, _ in answers}
             if len(versions) > 1:
                 raise ScorerError(f"scoring service {self.url}: answered with several model versions "
                                   f"({', '.join(sorted(str(v) for v in versions))}) in one call")
         if answers[0][0] is not None:
             self.version = answers[0][0]
-        return [s for _, scores in answers for s in scores]
+        return answers
 
     def _score_chunk(self, chunk: list[str], deadline: float) -> tuple[str | None, list[Scores]]:
         """``(model version, scores)`` of one request's texts (the version ``None`` when the answer names none;
@@ -297,10 +331,31 @@ class RemoteScorer:
             answer = self._call("POST", "/v1/model:score", {"texts": chunk}, deadline)
         except _Refused as exc:
             raise ScorerError(f"scoring service {self.url} refused {len(chunk)} texts: {exc}") from None
-        scores = answer.get("scores")
-        if not isinstance(scores, list) or len(scores) != len(chunk):
+        return self._read_scores(answer, "scores", "models", len(chunk))
+
+    def _score_plan_chunk(self, chunk: list[tuple[str, ...]], deadline: float) -> tuple[str | None, list[Scores]]:
+        """``(model version, scores)`` of one request's plans, each scored whole; from a service that does not
+        read ``plans`` (per-text ``scores`` only), each plan's texts' scores combined here."""
+        texts = list(dict.fromkeys(t for plan in chunk for t in plan))
+        index = {t: n for n, t in enumerate(texts)}
+        try:
+            answer = self._call("POST", "/v1/model:score",
+                                {"texts": texts, "plans": [[index[t] for t in plan] for plan in chunk]}, deadline)
+        except _Refused as exc:
+            raise ScorerError(f"scoring service {self.url} refused {len(texts)} texts: {exc}") from None
+        if "plan_scores" in answer:
+            return self._read_scores(answer, "plan_scores", "plan_models", len(chunk))
+        version, scores = self._read_scores(answer, "scores", "models", len(texts))
+        return version, [combine([scores[index[t]] for t in plan]) for plan in chunk]
+
+    def _read_scores(self, answer: dict[str, Any], key: str, models_key: str,
+                     count: int) -> tuple[str | None, list[Scores]]:
+        """``(model version, scores)`` of an answer's ``key`` (``count`` score objects), each named after its model
+        in ``models_key`` (else the service's); see :meth:`score_batch` for what is refused."""
+        scores = answer.get(key)
+        if not isinstance(scores, list) or len(scores) != count:
             raise ScorerError(f"scoring service {self.url}: {len(scores) if isinstance(scores, list) else 'no'} "
-                              f"scores for {len(chunk)} texts")
+                              f"scores for {count} {'texts' if key == 'scores' else 'plans'}")
         missing_raw = answer.get("missing") or []
         labels_raw = answer.get("labels")
         if not isinstance(missing_raw, list) or not all(isinstance(x, str) for x in missing_raw) or (
@@ -308,10 +363,11 @@ class RemoteScorer:
                                             or not all(isinstance(x, str) for x in labels_raw))):
             raise ScorerError(f"scoring service {self.url}: malformed answer ('labels' and 'missing' must be lists "
                               "of label names)")
-        models = answer.get("models")  # the model of each text (a service routing languages uses two)
-        if models is not None and (not isinstance(models, list) or len(models) != len(chunk)
+        models = answer.get(models_key)  # the model of each text (a service routing languages uses two)
+        if models is not None and (not isinstance(models, list) or len(models) != count
                                    or not all(isinstance(m, str) and m for m in models)):
-            raise ScorerError(f"scoring service {self.url}: malformed answer ('models' must name one model per text)")
+            raise ScorerError(f"scoring service {self.url}: malformed answer ('{models_key}' must name one model "
+                              "per score)")
         self._learn(answer)
         missing = tuple(missing_raw)
         served = labels_raw if labels_raw is not None else self.labels
@@ -458,6 +514,29 @@ def _chunks(texts: list[str]) -> list[list[str]]:
             out.append(run)
             run, size = [], 0
         run.append(t)
+        size += n
+    if run:
+        out.append(run)
+    return out
+
+
+def _plan_chunks(plans: list[tuple[str, ...]]) -> list[list[tuple[str, ...]]]:
+    """``plans`` in request-sized runs, in order, each plan whole: at most :data:`REQUEST_TEXTS` distinct texts and
+    :data:`REQUEST_BYTES` bytes of them per run (a larger plan alone)."""
+    out: list[list[tuple[str, ...]]] = []
+    run: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    size = 0
+    for plan in plans:
+        new = [t for t in dict.fromkeys(plan) if t not in seen]
+        n = sum(len(json.dumps(t, ensure_ascii=False).encode("utf-8")) + 2 for t in new)
+        if run and (len(seen) + len(new) > REQUEST_TEXTS or size + n > REQUEST_BYTES):
+            out.append(run)
+            run, seen, size = [], set(), 0
+            new = list(dict.fromkeys(plan))
+            n = sum(len(json.dumps(t, ensure_ascii=False).encode("utf-8")) + 2 for t in new)
+        run.append(plan)
+        seen.update(new)
         size += n
     if run:
         out.append(run)

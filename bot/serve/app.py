@@ -8,8 +8,9 @@ Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serv
   {label: float | null}, "score_status", "language", "labels"?, "flagged"?}]}`` (``labels``/``flagged`` from the
   named policy's tiers, model scores only: the service runs no blocklist or spam rules).
 - ``POST /v1/model:score``: already-normalised texts scored as they are (``{"texts": [str]}`` -> ``{"model",
-  "version", "models": [str], "labels", "scores": [{label: float}]}``, ``models`` naming the model that scored each
-  text): what :class:`bot.scoring.remote.RemoteScorer` calls, the
+  "version", "models": [str], "labels", "routes", "scores": [{label: float}]}``, ``models`` naming the model that
+  scored each text); with ``"plans": [[int]]`` (a message's texts by index, whole text first) each plan scored whole
+  and answered combined in ``plan_scores`` and ``plan_models`` instead: what :class:`bot.scoring.remote.RemoteScorer` calls, the
   bot having planned and normalised each message itself.
 - ``GET /v1/model``: ``{"name", "version", "labels", "languages", "runtime"}``.
 - ``GET /healthz`` (200 once the port accepts requests, also while the model loads), ``GET /readyz`` (200 once
@@ -645,9 +646,12 @@ class ScoringService:
         return web.json_response({"model": self.scorer.name, "version": self.scorer.version, "results": results})
 
     async def model_score(self, request: web.Request) -> web.Response:
-        """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call)."""
+        """``POST /v1/model:score``: normalised texts scored as given (the remote scorer's call); with ``"plans"``
+        (lists of indices into ``texts``, a message's whole text first, then its pieces) each plan is scored whole
+        and answered combined (``plan_scores``, ``plan_models``), so a service that routes languages between two
+        models routes each message whole, as :func:`bot.core.pieces.score_plans` does in process."""
         assert self.scorer is not None
-        _, texts = await self._json(request, then=lambda o: self._texts(o, ids=False))
+        obj, (_, texts) = await self._json(request, then=lambda o: (o, self._texts(o, ids=False)))
         for n, text in enumerate(texts):
             # the texts go to the model as they are, and its tokenizer refuses a lone surrogate (TypeError), which
             # would fail the whole forward pass, every request batched with this one; for_scoring never leaves one
@@ -656,15 +660,18 @@ class ScoringService:
                 raise ApiError(400, f"texts[{n}]: a lone surrogate (U+{ord(m.group()):04X}) at character {m.start()}"
                                ": not Unicode text; normalise it (bot.core.normalize.for_scoring) first.",
                                "INVALID_REQUEST")
-        scored = await self._score([(t,) for t in texts])
-        # "models": the model that scored each text; one service may route texts between two models
+        plans = _plans(obj.get("plans"), len(texts))
+        scored = await self._score([(t,) for t in texts] if plans is None
+                                   else [tuple(texts[i] for i in plan) for plan in plans])
+        # the model that scored each text or plan: one service may route texts between two models
         # (MODBOT_ROUTE_MODEL), and "model" is then the pair's name, as GET /v1/model gives it
+        which, what = ("models", "scores") if plans is None else ("plan_models", "plan_scores")
         return web.json_response({"model": self.scorer.name, "version": self.scorer.version,
-                                  "models": [s.model or self.scorer.name for s in scored],
+                                  which: [s.model or self.scorer.name for s in scored],
                                   "labels": list(self.scorer.labels),
                                   "languages": list(getattr(self.scorer, "languages", None) or ()),
-                                  "missing": list(scored[0].missing),
-                                  "scores": [dict(s.values) for s in scored]})
+                                  "routes": self._routes(), "missing": list(scored[0].missing),
+                                  what: [dict(s.values) for s in scored]})
 
     async def discovery(self, request: web.Request) -> web.Response:
         """``GET /$discovery/rest?version=v1alpha1``: Perspective's discovery document, rooted at this service
@@ -693,10 +700,16 @@ class ScoringService:
         assert self.scorer is not None
         return web.json_response(self._info())
 
+    def _routes(self) -> bool:
+        """The model routes each plan to one of two models by language (``MODBOT_ROUTE_MODEL``): a remote scorer
+        then sends whole plans (``/v1/model:score``'s ``plans``), never pieces to be routed one by one."""
+        return getattr(self.scorer, "route", None) is not None
+
     def _info(self) -> dict[str, Any]:
         assert self.scorer is not None
         return {"name": self.scorer.name, "version": self.scorer.version, "labels": list(self.scorer.labels),
-                "languages": list(getattr(self.scorer, "languages", None) or ()), "runtime": self.runtime,
+                "languages": list(getattr(self.scorer, "languages", None) or ()), "routes": self._routes(),
+                "runtime": self.runtime,
                 "precision": self.precision, "precision_reason": self.precision_reason,
                 "attributes": [a for a, label in ATTRIBUTES.items() if label in self.scorer.labels]}
 
@@ -1102,6 +1115,26 @@ def _comment_text(path: tuple[str | int, ...]) -> bool:
 def _batch_text(path: tuple[str | int, ...]) -> bool:
     return (len(path) == 2 and path[0] == "texts" and isinstance(path[1], int)) or (
         len(path) == 3 and path[0] == "texts" and isinstance(path[1], int) and path[2] == "text")
+
+
+def _plans(value: Any, n_texts: int) -> list[list[int]] | None:
+    """``/v1/model:score``'s ``plans``: ``None`` when absent, else non-empty lists of indices into its ``n_texts``
+    texts, at most :data:`MAX_TEXTS_PER_REQUEST` of them.
+
+    Raises:
+        ApiError: 400 ``INVALID_REQUEST`` naming the first wrong item.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or len(value) > MAX_TEXTS_PER_REQUEST:
+        raise ApiError(400, f"'plans': expected 1 to {MAX_TEXTS_PER_REQUEST} lists of indices into 'texts'.",
+                       "INVALID_REQUEST")
+    for n, plan in enumerate(value):
+        if not isinstance(plan, list) or not plan or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n_texts for i in plan):
+            raise ApiError(400, f"plans[{n}]: expected a non-empty list of indices into 'texts' (0 to {n_texts - 1}).",
+                           "INVALID_REQUEST")
+    return value
 
 
 class _Abandoned(Exception):
