@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.serve_proc import start_service
+from tests.serve_proc import read_http_answer, start_service
 from tests.test_serve import ANALYZE, KEY, _post, _ready
 
 
@@ -131,3 +131,17 @@ async def test_requests_whose_clients_hung_up_are_not_read_on(tmp_path):
     finally:
         svc.proc.kill()
         svc.wait()
+
+
+def test_an_expect_header_other_than_100_continue_is_answered_in_the_error_shape(keyed):
+    """``Expect: something-else`` on a POST endpoint was answered by aiohttp in plain text ("Unknown Expect: ..."),
+    the one answer of the service that a Perspective client could not read as ``{"error": ...}``."""
+    body = json.dumps({"comment": {"text": "hi"}, "requestedAttributes": {"TOXICITY": {}}}).encode()
+    with socket.create_connection(("127.0.0.1", int(keyed.url.rsplit(":", 1)[1])), timeout=5) as sock:
+        sock.sendall((f"POST {ANALYZE}?key={KEY} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                      f"Expect: 200-ok\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
+        head, _, raw = read_http_answer(sock).partition(b"\r\n\r\n")
+    assert head.split()[1] == b"417"
+    error = json.loads(raw)["error"]
+    assert (error["code"], error["status"], error["details"][0]["errorType"]) == (417, "FAILED_PRECONDITION",
+                                                                                  "INVALID_REQUEST")

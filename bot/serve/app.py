@@ -358,8 +358,11 @@ class ScoringService:
             refused = web.json_response(exc.body(), status=exc.code, headers=exc.headers)
             refused.force_close()
             return refused
-        if request.headers.get("Expect", "").lower() != "100-continue":
-            raise web.HTTPExpectationFailed(text=f"Unknown Expect: {request.headers.get('Expect', '')[:40]}")
+        if request.headers.get("Expect", "").lower() != "100-continue":  # in the error shape, as every answer
+            unknown = _error(417, "Only 'Expect: 100-continue' is understood; send the request without this Expect "
+                                  "header.", "INVALID_REQUEST")
+            unknown.force_close()
+            return unknown
         if request.version >= (1, 1):
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             request.writer.output_size = 0  # as aiohttp's own handler resets it
