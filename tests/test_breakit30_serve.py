@@ -96,3 +96,47 @@ def test_an_expect_header_other_than_100_continue_is_answered_in_the_error_shape
     error = json.loads(raw)["error"]
     assert (error["code"], error["status"], error["details"][0]["errorType"]) == (417, "FAILED_PRECONDITION",
                                                                                   "INVALID_REQUEST")
+
+
+def _requests_counted(url: str, status: int) -> float:
+    """``modbot_serve_requests_total`` of the analyze endpoint with ``status`` (0.0 when no such series)."""
+    import urllib.request
+
+    page = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    total = 0.0
+    for line in page.splitlines():
+        if (line.startswith("modbot_serve_requests_total{") and f'code="{status}"' in line
+                and "comments:analyze" in line):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+@pytest.mark.parametrize(("key", "length", "status"), [("wrong-key-0123456789", 10, 400), (KEY, 50_000_000, 413)])
+def test_a_refusal_before_the_body_is_counted_in_the_metrics(keyed, key, length, status):
+    """A request sent with ``Expect: 100-continue`` (curl adds it to bodies over 1 MiB) that is refused before its
+    body (a wrong key, a body announced over the limit, over its rate, draining) was answered but never counted in
+    ``modbot_serve_requests_total``: the refusal came before the middleware that counts every other answer."""
+    before = _requests_counted(keyed.url, status)
+    with socket.create_connection(("127.0.0.1", int(keyed.url.rsplit(":", 1)[1])), timeout=5) as sock:
+        sock.sendall((f"POST {ANALYZE}?key={key} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                      f"Expect: 100-continue\r\nContent-Length: {length}\r\n\r\n").encode())
+        head = read_http_answer(sock).partition(b"\r\n\r\n")[0]
+    assert head.split()[1] == str(status).encode()
+    assert _requests_counted(keyed.url, status) == before + 1
+
+
+def test_error_messages_name_the_value_as_json_wrote_it_and_the_real_problem():
+    """``"type": false`` was said as Python's ``'False'``; ``"requestedAttributes": ["TOXICITY"]`` (a list, as some
+    clients write it) was told it names no attribute, although it names one: the problem is its type."""
+    from bot.serve.perspective import ApiError, parse_analyze
+
+    def message(obj: dict) -> str:
+        with pytest.raises(ApiError) as info:
+            parse_analyze(obj, ("toxicity",))
+        assert info.value.code == 400 and info.value.error_type == "INVALID_REQUEST"
+        return info.value.message
+
+    assert "'comment.type': false is not supported" in message(
+        {"comment": {"text": "hi", "type": False}, "requestedAttributes": {"TOXICITY": {}}})
+    assert message({"comment": {"text": "hi"}, "requestedAttributes": ["TOXICITY"]}).startswith(
+        "Invalid value at 'requestedAttributes': expected an object")

@@ -345,28 +345,38 @@ class ScoringService:
     async def _expect(self, request: web.Request) -> web.StreamResponse | None:
         """``Expect: 100-continue``: a body announced over ``max_body_bytes``, or a request the key check refuses, is
         answered before the body is sent (aiohttp's own handler said "100 Continue" to anyone); otherwise "100
-        Continue", as aiohttp does."""
+        Continue", as aiohttp does. A refusal here never reaches the middleware, so it is counted here
+        (``modbot_serve_requests_total`` and the latency histogram, as the middleware counts every other answer)."""
+        started = time.perf_counter()
         if request.content_length is not None and request.content_length > self.config.max_body_bytes:
             resp = _error(413, f"Request payload too large: the limit is {self.config.max_body_bytes} bytes.",
                           "INVALID_REQUEST")
-            resp.force_close()
-            return resp
+            return self._refused_early(request, resp, started)
         try:  # no key, over its rate, draining, a foreign Host: refused before the client sends its body
             self._admit(request)
             request["modbot_admitted"] = True  # the middleware does not check (or count) it again
         except ApiError as exc:
             refused = web.json_response(exc.body(), status=exc.code, headers=exc.headers)
-            refused.force_close()
-            return refused
+            return self._refused_early(request, refused, started)
         if request.headers.get("Expect", "").lower() != "100-continue":  # in the error shape, as every answer
             unknown = _error(417, "Only 'Expect: 100-continue' is understood; send the request without this Expect "
                                   "header.", "INVALID_REQUEST")
-            unknown.force_close()
-            return unknown
+            return self._refused_early(request, unknown, started)
         if request.version >= (1, 1):
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             request.writer.output_size = 0  # as aiohttp's own handler resets it
         return None
+
+    def _refused_early(self, request: web.Request, response: web.StreamResponse,
+                       started: float) -> web.StreamResponse:
+        """``response`` (a refusal of :meth:`_expect`, before the body) with its connection closed, counted in the
+        metrics under the request's endpoint and status."""
+        response.force_close()
+        route = request.match_info.route.resource
+        endpoint = route.canonical if route is not None else "unmatched"
+        self.metrics.requests.labels(endpoint, str(response.status)).inc()
+        self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+        return response
 
     @web.middleware
     async def _middleware(self, request: web.Request,

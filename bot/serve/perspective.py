@@ -26,6 +26,7 @@ Layer: composition root helper (pure functions, standard library only).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,14 +142,18 @@ def parse_analyze(obj: Any, model_labels: Sequence[str], *, max_comment_bytes: i
     if ctype is None:  # absent or null, as proto3 JSON reads it: the default
         ctype = "PLAIN_TEXT"
     if ctype not in ("PLAIN_TEXT", "TEXT_TYPE_UNSPECIFIED"):
-        raise ApiError(400, f"Invalid value at 'comment.type': {str(ctype)[:40]!r} is not supported (PLAIN_TEXT).",
+        shown = json.dumps(ctype, ensure_ascii=False)[:40]  # as the client wrote it: false, not Python's False
+        raise ApiError(400, f"Invalid value at 'comment.type': {shown} is not supported (PLAIN_TEXT).",
                        "INVALID_REQUEST")
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_comment_bytes:
         raise ApiError(400, f"Comment text too long: {size} bytes, the limit is {max_comment_bytes}.",
                        "COMMENT_TOO_LONG")
     requested = obj.get("requestedAttributes")
-    if not isinstance(requested, dict) or not requested:
+    if requested is not None and not isinstance(requested, dict):  # a list of names, as some clients write it
+        raise ApiError(400, "Invalid value at 'requestedAttributes': expected an object of attribute names, e.g. "
+                            "{\"TOXICITY\": {}}.", "INVALID_REQUEST")
+    if not requested:
         raise ApiError(400, "'requestedAttributes' must name at least one attribute, e.g. {\"TOXICITY\": {}}.",
                        "INVALID_REQUEST")
     attributes: list[tuple[str, float | None]] = []
