@@ -28,10 +28,12 @@ def verify(unit_text: str, name: str, tmp_path: Path) -> str:
     return "\n".join(complaints) if complaints or proc.returncode == 0 else f"rc {proc.returncode}: {proc.stderr}"
 
 
-def test_there_is_one_unit_per_platform():
-    """deploy/ has a Discord and a Slack unit, each running its own platform's command."""
-    assert [u.name for u in UNITS] == ["modbot-discord.service", "modbot-slack.service"]
+def test_there_is_one_unit_per_platform_and_one_for_the_scoring_service():
+    """deploy/ has a Discord and a Slack unit, each running its own platform's command, and the scoring service's."""
+    assert [u.name for u in UNITS] == ["modbot-discord.service", "modbot-serve.service", "modbot-slack.service"]
     for unit in UNITS:
+        if unit.stem == "modbot-serve":
+            continue
         cfg = configparser.ConfigParser(strict=False, interpolation=None)
         cfg.read_string(unit.read_text(encoding="utf-8"))
         platform = unit.stem.removeprefix("modbot-")
@@ -46,6 +48,21 @@ def test_there_is_one_unit_per_platform():
 def test_unit_passes_systemd_analyze_verify(unit, tmp_path):
     """systemd-analyze verify finds nothing wrong with the unit."""
     assert verify(unit.read_text(encoding="utf-8"), unit.name, tmp_path) == ""
+
+
+def test_the_scoring_service_unit_serves_on_localhost_with_a_keys_file_and_stores_nothing():
+    """The service's unit runs ``python -m bot serve`` on localhost (keys are needed before it listens elsewhere),
+    reads its keys file's name from its environment file, drains within the stop timeout, and has no state folder:
+    the service stores no text."""
+    unit = REPO / "deploy" / "modbot-serve.service"
+    cfg = configparser.ConfigParser(strict=False, interpolation=None)
+    cfg.read_string(unit.read_text(encoding="utf-8"))
+    service = cfg["Service"]
+    assert service["ExecStart"] == f"{PYTHON} -m bot serve --host 127.0.0.1 --port 8080"
+    assert service["EnvironmentFile"] == "/etc/modbot/serve.env"
+    assert "StateDirectory" not in service and "MODBOT_DB" not in unit.read_text(encoding="utf-8")
+    assert int(service["TimeoutStopSec"]) > 20  # the default --drain-s
+    assert service["RestartPreventExitStatus"] == "2"
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")
