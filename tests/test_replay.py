@@ -345,3 +345,24 @@ def test_a_scan_whose_scorer_fails_records_nothing_of_that_batch_and_the_next_ru
     rows = _rows(out)
     assert len(rows) == 6 and {r["score_status"] for r in rows.values()} == {"ok"}
     assert rows["m2"]["flagged"] and rows["m2"]["scores"]["insult"] == 0.88
+
+
+def test_a_replay_of_a_long_message_under_a_servers_max_chars_reuses_its_stored_scores(tmp_path, settings):
+    """A server whose policy sets ``[scoring] max_chars``: the replay's plan looked the stored scores up by a long
+    message's texts read to the default 40,000 characters, the service by those read to the policy's, so a
+    message over 4,000 characters had no known score, the stored-scores-only scorer refused it, and (as the scan
+    now stops where the scorer fails) every replay of that server stopped with exit 2, for ever."""
+    long = "hello there friends, see you at the match tonight. " * 250  # 12,750 characters
+    lines = [{"id": f"m{i}", "text": text, "created_at": (T0 + timedelta(minutes=i)).isoformat(),
+              "author": {"id": f"u{i}", "name": f"member{i}"}, "channel": {"id": "c1", "name": "general"}}
+             for i, text in enumerate([long, "what a moron"])]
+    src = tmp_path / "chat.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    reads = "[scoring]\nmax_chars = 8000\n"
+    assert _scan(_args([src], policy=[_policy(tmp_path, "a.toml", reads)]), settings, FakeScorer(RULES)) == 0
+    replayer = FakeScorer(RULES)
+    strict = _policy(tmp_path, "strict.toml", reads + STRICT)
+    assert _scan(_args([src], policy=[strict], out=tmp_path / "b.jsonl"), settings, replayer) == 0
+    assert replayer.calls == []  # every score came from the store
+    rows = _rows(tmp_path / "b.jsonl")
+    assert rows["m1"]["flagged"] and rows["m0"]["score_status"] != "scorer_error"

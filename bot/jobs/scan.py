@@ -377,7 +377,8 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
             for m in chunk:
                 policy = ctx.policies[(m.server.platform, m.server.id)]
                 mode = policy.scoring.pieces
-                plan = scoring_pieces(m.text, sentences=mode == "sentences")
+                # the plan the service looks its known scores up by (a long message's chunks end at max_chars)
+                plan = scoring_pieces(m.text, sentences=mode == "sentences", max_chars=policy.scoring.max_chars)
                 plans.append(None if policy.exemption(m) else plan)
                 hit = stored.get(m.key)
                 # a version never noted scored with the default plan ("sentences")
