@@ -194,8 +194,11 @@ class RaidResponse(WorkflowParts):
         board.messages += alert.count
         board.notes.append(f"flagged messages from the raiders in {where}")
         if settings.raid_mode:
-            held = bool(where) and await self._held_by_hand(alert.server_id, where)
-            board.until = self.clock() + timedelta(seconds=settings.raid_mode_duration_s)
+            # held already (it reached a channel in raid mode by hand, or /raidmode on was run during it: no end,
+            # its channels saved without one), or held by this channel: either way it lasts until switched off
+            held = (board.until is None and bool(board.channels)) or (
+                bool(where) and await self._held_by_hand(alert.server_id, where))
+            board.until = None if held else self.clock() + timedelta(seconds=settings.raid_mode_duration_s)
             thread = msg is not None and msg.channel.is_thread
             cap = Capability.THREAD_SLOWMODE if thread else Capability.SLOWMODE
             if where not in board.channels:  # each channel the raid reaches is slowed (and recorded) once
