@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a malformed export, file or line: reported and skipped (default), or stop the scan")
     s.add_argument("--batch-size", type=int, default=256, help="largest batch of messages per model call (default 256)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar (the summary is still printed)")
+    s.add_argument("--record-scorer-errors", action="store_true",
+                   help="a message the scorer fails on is recorded with the policy's on_scorer_error verdict "
+                        "(score_status scorer_error, never re-judged by a later run) instead of stopping the scan")
 
     sc = sub.add_parser("score", help='score JSON lines {"id", "text"} from stdin',
                         description='Read JSON lines {"id", "text"} from stdin and write one JSON line per non-blank '

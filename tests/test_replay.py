@@ -366,3 +366,17 @@ def test_a_replay_of_a_long_message_under_a_servers_max_chars_reuses_its_stored_
     assert replayer.calls == []  # every score came from the store
     rows = _rows(tmp_path / "b.jsonl")
     assert rows["m1"]["flagged"] and rows["m0"]["score_status"] != "scorer_error"
+
+
+def test_record_scorer_errors_gets_a_scan_past_a_message_the_scorer_always_fails_on(tmp_path, settings):
+    """A message the scorer can never score (a service timing out on it every time) would stop every run; with
+    ``--record-scorer-errors`` it is recorded with the policy's on_scorer_error verdict (score_status
+    ``scorer_error``) and the rest of the export is judged."""
+    src = _export(tmp_path)
+    out = tmp_path / "v.jsonl"
+    args = _args([src], out=out)
+    args.record_scorer_errors = True
+    assert _scan(args, settings, FakeScorer(RULES, fail_on="idiot")) == 0
+    rows = _rows(out)
+    assert len(rows) == 6 and rows["m2"]["score_status"] == "scorer_error"
+    assert rows["m2"]["action"] == "review"  # the default policy's on_scorer_error

@@ -192,11 +192,12 @@ class ScanStoreFailed(Exception):
         text = str(cause)
         when = ""
         if isinstance(cause, ScoringStopped):
-            when = " once the scorer answers"
+            when = (" once the scorer answers; --record-scorer-errors records a message it always fails on with the "
+                    "policy's on_scorer_error verdict instead")
         elif not text.startswith("mod log"):
             text = f"mod log {database}: {text or type(cause).__name__}"
         super().__init__(f"{text}; scan stopped after {judged:,} of {total:,} messages (what was recorded is kept; "
-                         f"run the same scan again{when} to resume)")
+                         f"run the same scan again to resume{when})")
 
 
 def _store_failure(exc: BaseException) -> bool:
@@ -300,7 +301,8 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
             t1 = time.perf_counter()
             await _replay(rt.service, ctx.messages, output.add, total=ctx.total,
                           show_progress=not ctx.args.no_progress, console=ctx.console,
-                          database=ctx.settings.db_path)
+                          database=ctx.settings.db_path,
+                          record_scorer_errors=getattr(ctx.args, "record_scorer_errors", False))
             elapsed = time.perf_counter() - t1
             await _finish(ctx, rt, output, elapsed=elapsed)
     return ctx.exit_code
@@ -422,7 +424,8 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
                 async with _output(ctx, rt.store, judged=judged) as output:
                     t1 = time.perf_counter()
                     await _replay(rt.service, ctx.messages, output.add, total=ctx.total,
-                                  show_progress=not ctx.args.no_progress, console=console)
+                                  show_progress=not ctx.args.no_progress, console=console,
+                                  record_scorer_errors=getattr(ctx.args, "record_scorer_errors", False))
                     elapsed = time.perf_counter() - t1
                     await plan.store.record_replay(list(judged.values()), model_version=scorer.version)
                     await plan.store.note_policy_versions(ctx.piece_modes())
@@ -545,7 +548,7 @@ async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,
 
 async def _replay(service: ModerationService, messages: Iterable[Message],
                   on_outcome: Callable[[Outcome], Awaitable[None]], *, total: int, show_progress: bool,
-                  console: Console, database: Path | str = "the mod log") -> None:
+                  console: Console, database: Path | str = "the mod log", record_scorer_errors: bool = False) -> None:
     """Feed messages in order with a bounded number in flight (``4 * batch_size``), handing each outcome to
     ``on_outcome`` in input order as soon as it and those before it are done; nothing else is kept per message.
     ``total`` is the progress bar's length.
@@ -557,8 +560,9 @@ async def _replay(service: ModerationService, messages: Iterable[Message],
     """
     failed: list[BaseException] = []
     # a verdict of the policy's on_scorer_error would be recorded as what the model found, and skipped as
-    # recorded by every later run: a message the scorer fails on stops the scan instead (ScoringStopped)
-    service.stop_on_scorer_error = True
+    # recorded by every later run: a message the scorer fails on stops the scan instead (ScoringStopped), unless
+    # the admin asked to get past one the scorer always fails on (--record-scorer-errors)
+    service.stop_on_scorer_error = not record_scorer_errors
     await service.start()
     pending: deque[asyncio.Future[Outcome]] = deque()
     window = asyncio.Semaphore(4 * service.batch_size)
