@@ -87,3 +87,28 @@ async def test_a_stop_right_after_raid_slowmode_was_set_still_lifts_it(tmp_path)
         await again.close()
         await w.service.close()
         await w.store.close()
+
+
+async def test_a_timeout_recovered_after_a_stop_says_why_it_was_not_sent(tmp_path):
+    """A pending automatic timeout carried out at the next start, while the member is timed out longer already: it
+    is not sent (it would cut the longer one short), and the case says why, as a timeout carried out live does; the
+    recovery recorded it applied with no word."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from bot.core.models import ActionKind
+
+    w = await make_world(tmp_path)
+    try:
+        info = w.enforcer.members.get("alice") or w.enforcer.add("alice")
+        w.enforcer.members["alice"] = replace(info, timed_out_until=w.workflow.clock() + timedelta(days=7))
+        case = await w.store.open_case("discord", SERVER, "alice", ActionKind.TIMEOUT, "flood",
+                                       expires_at=w.workflow.clock() + timedelta(hours=1))
+        await w.workflow.recover()
+        assert w.enforcer.called("timeout") == []
+        [(status, failure)] = w.rows("SELECT status, failure FROM cases WHERE number = ?", (case.number,))
+        assert status == "applied" and failure is not None and failure.startswith("timeout not sent")
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

@@ -276,6 +276,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             if not res.ok:
                 ok = False
                 notes.append(f"{case.action.label}: {res.reason}")
+            elif res.extra.get("kept"):  # not sent: the member's longer timeout stands (the case says why)
+                notes.append(res.extra["kept"])
         if ok and case.moderator_id is not None and case.action >= ActionKind.DELETE:
             # a moderator's sanction adds its strike after it is carried out, in the write that records it applied
             # (automod's is recorded with the verdict). The moderator is not here to ask: their permissions are
@@ -287,9 +289,11 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             if note:
                 notes.append(note)
         else:
+            # a timeout not sent because the member's longer one stands says so, as a case carried out live does
+            kept = [n for n in notes if n.startswith("timeout not sent")]
             await self.store.set_case_status(self.platform, case.server_id, case.number,
                                              CaseStatus.APPLIED if ok else CaseStatus.FAILED,
-                                             failure=None if ok else "; ".join(notes) or None)
+                                             failure=("; ".join(notes) if not ok else "; ".join(kept)) or None)
         return ok, notes
 
     # ------------------------------------------------------------------ automod verdicts
