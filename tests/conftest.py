@@ -11,7 +11,8 @@ import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import pytest
@@ -144,6 +145,23 @@ async def pg_url(pg_server: PgServer) -> AsyncIterator[str]:
     await admin.close()
 
 
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def database(request: pytest.FixtureRequest, pg_url: str, tmp_path: Path) -> str:
+    """The mod log's location, once per backend: a SQLite file, then a fresh PostgreSQL database (a test module
+    may define its own ``database`` instead)."""
+    return pg_url if request.param == "postgresql" else str(tmp_path / "modlog.db")
+
+
+@pytest.fixture
+async def store(database: str) -> AsyncIterator[Any]:
+    """The mod log opened at :func:`database` (closed after the test)."""
+    from bot.store import open_store
+
+    s = await open_store(database)
+    yield s
+    await s.close()
 
 
 @pytest.fixture(scope="session")

@@ -30,20 +30,7 @@ from bot.store import open_store
 from tests.fakes import ABUSE, FakeScorer
 from tests.store_factories import T0, make_message, make_record
 
-BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(params=BACKENDS)
-async def database(request, pg_url: str, tmp_path: Path) -> str:
-    """The mod log's location: a SQLite file or a fresh PostgreSQL database."""
-    return pg_url if request.param == "postgresql" else str(tmp_path / "modlog.db")
-
-
-@pytest.fixture
-async def store(database: str):
-    s = await open_store(database)
-    yield s
-    await s.close()
+# ``database`` and ``store`` (both backends): tests/conftest.py
 
 
 async def _rows(store, sql: str, params: tuple = ()) -> list[tuple]:

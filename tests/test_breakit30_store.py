@@ -10,7 +10,6 @@ import contextlib
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -21,20 +20,7 @@ from bot.core.ports import RecordResult
 from bot.store import open_store
 from tests.store_factories import T0, make_record
 
-BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(params=BACKENDS)
-async def database(request, pg_url: str, tmp_path: Path) -> str:
-    """The mod log's location: a SQLite file or a fresh PostgreSQL database."""
-    return pg_url if request.param == "postgresql" else str(tmp_path / "modlog.db")
-
-
-@pytest.fixture
-async def store(database: str):
-    s = await open_store(database)
-    yield s
-    await s.close()
+# ``database`` and ``store`` (both backends): tests/conftest.py
 
 
 # -- a lost PostgreSQL connection -------------------------------------------------------------------------------------
