@@ -420,3 +420,4 @@ def test_erasing_keeps_a_blocklisted_rule_detail_and_names_each_change_by_rule()
     assert [h["detail"] for h in load_json(erased)] == ["slurs: xyz", ERASED_QUOTE, f"phone: {ERASED_QUOTE}"]
     assert changed == {("invite", INVITE_CODE): ERASED_QUOTE, ("regex", "phone: 555"): f"phone: {ERASED_QUOTE}"}
     assert erased_hits(erased) == (erased, {})
+

@@ -131,7 +131,9 @@ class PrivacyMixin(StoreBase):
                     details.update(changed)
                     await self._db.execute(f"UPDATE replay_verdicts SET rule_hits = ? WHERE {key_sql} "
                                            "AND policy_version = ?", (erased, *key, hits[0]))
-            for (rule, old), new in details.items():
+            # the longest first: "link: a.co" is the start of "link: a.co.uk", and replacing it first would leave
+            # "[text erased].uk" behind
+            for (rule, old), new in sorted(details.items(), key=lambda item: -len(item[0][1])):
                 # the rule's own action reason is hit_reason() of the detail (its trailing spaces and colons cut,
                 # so the detail itself may not occur in it); the agreement reason quotes it as "<rule> (<detail>)"
                 # (bot.core.judge); only those two forms are replaced, so a short invite code elsewhere in a
