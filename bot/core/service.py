@@ -524,13 +524,18 @@ class ModerationService:
         """The languages the model that scores ``plan`` reads (``Scorer.languages``; ``None``: not declared, so no
         language check). With a routing scorer (a ``route(plan) -> Scorer`` method:
         :class:`bot.scoring.routing.LanguageRoutedScorer`) they are those of the model routed to, not the union of
-        both models': a French line in a message routed to the English model was not read."""
+        both models': a French line in a message routed to the English model was not read. A scorer with
+        ``languages_for(plan)`` (:class:`bot.scoring.remote.RemoteScorer` of a service that routes) names them
+        itself."""
         languages: Sequence[str] | None = getattr(self.scorer, "languages", None)
         if not languages:
             return languages
         route = getattr(self.scorer, "route", None)
         if route is not None:
             languages = getattr(route(plan), "languages", None) or languages
+        languages_for = getattr(self.scorer, "languages_for", None)  # a remote scorer of a service that routes
+        if languages_for is not None:
+            languages = languages_for(plan) or languages
         return languages
 
     # ------------------------------------------------------------------ stage 2: judge in order, write

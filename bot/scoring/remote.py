@@ -41,6 +41,7 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from bot.core.language import unsupported
 from bot.core.models import LABELS, Scores
 from bot.core.pieces import combine
 from bot.scoring import ScorerError, ScorerLoadError
@@ -124,6 +125,9 @@ class RemoteScorer:
         #: The service routes each message to one of two models by language (its ``routes``; learnt from
         #: ``GET /v1/model`` and every answer): whole plans are sent then (:attr:`score_whole_plans`).
         self.routes = False
+        #: How the service routes (its ``routing``: each model's languages, the detector's thresholds), or
+        #: ``None``: the language check then reads :attr:`languages` (see :meth:`languages_for`).
+        self._routing: tuple[tuple[str, ...], tuple[str, ...], int, float] | None = None
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, model={self.name!r})"
@@ -162,6 +166,8 @@ class RemoteScorer:
             self.labels = tuple(label for label in LABELS if label in labels)
         if isinstance(info.get("routes"), bool):
             self.routes = info["routes"]
+        if "routing" in info:
+            self._routing = _routing(info["routing"])
         languages = info.get("languages")
         if isinstance(languages, list):  # codes only: a non-string item ({"x": 1}, null) is no language
             self.languages = tuple(x for x in languages if isinstance(x, str) and x)
@@ -268,6 +274,18 @@ class RemoteScorer:
         finally:
             watchdog.cancel()
             conn.close()
+
+    def languages_for(self, plan: Sequence[str]) -> tuple[str, ...]:
+        """The languages of the model the service scores ``plan`` with (a message's scoring plan): a service that
+        routes (its ``routing``) sends a plan to its second model when a part is confidently in one of the second
+        model's extra languages, as :meth:`bot.scoring.routing.LanguageRoutedScorer.route` does in process, and the
+        language check reads that model's languages, not both models' (:meth:`bot.core.service.ModerationService
+        ._languages`); otherwise :attr:`languages`."""
+        if not self.routes or self._routing is None:
+            return self.languages
+        main, second, min_letters, min_confidence = self._routing
+        found = unsupported(plan, main, min_letters=min_letters, min_confidence=min_confidence)
+        return second if found is not None and found.language in second and found.language not in main else main
 
     def score_batch(self, texts: Sequence[str]) -> list[Scores]:
         """Score normalised ``texts`` on the service; one :class:`Scores` per text, same order, named after the
@@ -472,6 +490,21 @@ class _Refused(ScorerError):
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _routing(value: Any) -> tuple[tuple[str, ...], tuple[str, ...], int, float] | None:
+    """A service's ``routing`` (``{"main_languages", "second_languages", "min_letters", "min_confidence"}``), or
+    ``None`` when it is absent or not of that shape."""
+    if not isinstance(value, dict):
+        return None
+    main, second = value.get("main_languages"), value.get("second_languages")
+    letters, confidence = value.get("min_letters"), value.get("min_confidence")
+    if not (isinstance(main, list) and main and all(isinstance(x, str) and x for x in main)
+            and isinstance(second, list) and second and all(isinstance(x, str) and x for x in second)
+            and isinstance(letters, int) and not isinstance(letters, bool)
+            and isinstance(confidence, int | float) and not isinstance(confidence, bool)):
+        return None
+    return tuple(main), tuple(second), letters, float(confidence)
 
 
 def _message(raw: bytes, reason: str) -> str:

@@ -12,7 +12,8 @@ Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serv
   scored each text); with ``"plans": [[int]]`` (a message's texts by index, whole text first) each plan scored whole
   and answered combined in ``plan_scores`` and ``plan_models`` instead: what :class:`bot.scoring.remote.RemoteScorer` calls, the
   bot having planned and normalised each message itself.
-- ``GET /v1/model``: ``{"name", "version", "labels", "languages", "runtime"}``.
+- ``GET /v1/model``: ``{"name", "version", "labels", "languages", "routes", "routing", "runtime"}`` (``routing``:
+  each model's languages and the detector's thresholds when the model routes languages, else ``null``).
 - ``GET /healthz`` (200 once the port accepts requests, also while the model loads), ``GET /readyz`` (200 once
   the model is loaded, 503 before and while draining), ``GET /metrics`` (Prometheus text format).
 
@@ -683,7 +684,8 @@ class ScoringService:
                                   which: [s.model or self.scorer.name for s in scored],
                                   "labels": list(self.scorer.labels),
                                   "languages": list(getattr(self.scorer, "languages", None) or ()),
-                                  "routes": self._routes(), "missing": list(scored[0].missing),
+                                  "routes": self._routes(), "routing": self._routing(),
+                                  "missing": list(scored[0].missing),
                                   what: [dict(s.values) for s in scored]})
 
     async def discovery(self, request: web.Request) -> web.Response:
@@ -718,11 +720,24 @@ class ScoringService:
         then sends whole plans (``/v1/model:score``'s ``plans``), never pieces to be routed one by one."""
         return getattr(self.scorer, "route", None) is not None
 
+    def _routing(self) -> dict[str, Any] | None:
+        """How the model routes (``None`` when it does not): each model's languages and the detector's thresholds
+        (:class:`bot.scoring.routing.LanguageRoutedScorer`), so a remote scorer checks each message's languages
+        against the model it is routed to, as the bot does in process (:meth:`bot.core.service.ModerationService
+        ._languages`), not against both models' together."""
+        main, second = getattr(self.scorer, "main", None), getattr(self.scorer, "second", None)
+        if not self._routes() or main is None or second is None:
+            return None
+        return {"main_languages": list(getattr(main, "languages", None) or ()),
+                "second_languages": list(getattr(second, "languages", None) or ()),
+                "min_letters": getattr(self.scorer, "min_letters", 20),
+                "min_confidence": getattr(self.scorer, "min_confidence", 0.9)}
+
     def _info(self) -> dict[str, Any]:
         assert self.scorer is not None
         return {"name": self.scorer.name, "version": self.scorer.version, "labels": list(self.scorer.labels),
                 "languages": list(getattr(self.scorer, "languages", None) or ()), "routes": self._routes(),
-                "runtime": self.runtime,
+                "routing": self._routing(), "runtime": self.runtime,
                 "precision": self.precision, "precision_reason": self.precision_reason,
                 "attributes": [a for a, label in ATTRIBUTES.items() if label in self.scorer.labels]}
 
