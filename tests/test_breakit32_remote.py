@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -60,3 +61,51 @@ def test_the_language_check_through_a_routing_service_is_the_one_in_process(tmp_
     assert in_process[:3] == [("unsupported_language", "fr", "fake-served")] * 3
     assert in_process[3] == ("ok", None, "fake-served-fr")
     assert through == in_process
+
+
+def test_a_bot_started_before_a_routing_service_routes_its_first_messages_whole(tmp_path):
+    """A bot may start before the service (``RemoteScorer.connect`` then learns nothing, and scoring retries). It
+    took the service for one that does not route until an answer said otherwise, so its first batch went out text
+    by text and the service routed each alone: the English sentence of a French message scored by the English model
+    (insult 0.88 in a verdict named after the French model, 0.2 in process). Until the service has said whether it
+    routes, whole plans are sent (a service that does not read them answers per text, combined by the bot)."""
+    from bot.core.pieces import score_plans, scoring_pieces
+
+    mixed = ("You are such an idiot and everyone here knows it. Bonjour à tous, je suis très content de vous voir "
+             "aujourd'hui mes amis.")
+    plans = [scoring_pieces(mixed), scoring_pieces(ENGLISH)]
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        remote = RemoteScorer(svc.url)  # what connect() leaves when the service was not answering yet
+        first = score_plans(remote, plans)
+    finally:
+        svc.stop()
+    in_process = score_plans(routed(), plans)
+    assert (in_process[plans[0]].model, in_process[plans[0]].values["insult"]) == ("fake-served-fr", 0.2)
+    assert {p: (s.model, s.values) for p, s in first.items()} == {
+        p: (s.model, s.values) for p, s in in_process.items()}
+
+
+def test_whole_plans_to_a_service_that_does_not_read_them_are_scored_as_texts(tmp_path):
+    """The same plans sent whole to a service that predates ``plans`` (it answers ``scores`` per text, without
+    ``routes``): the bot combines each plan's texts itself, as it does with per-text requests."""
+    from bot.core.pieces import score_plans, scoring_pieces
+    from tests.test_breakit27_remote import LABELS, StandIn, send
+
+    def reply(h, texts):  # an old service: one score per text, no "routes", "models" or "plan_scores"
+        body = {"model": "old", "version": "1", "labels": LABELS, "missing": [],
+                "scores": [dict.fromkeys(LABELS, 0.9 if "idiot" in t else 0.01) for t in texts]}
+        send(h, 200, json.dumps(body).encode())
+
+    old = StandIn(reply)
+    try:
+        remote = RemoteScorer(old.url)
+        plans = [scoring_pieces("Nice weather today for a long walk in the park. You are a total idiot, really."),
+                 scoring_pieces(ENGLISH)]
+        out = score_plans(remote, plans)
+        out2 = score_plans(remote, plans)
+    finally:
+        old.close()
+    assert [out[p].values["toxicity"] for p in plans] == [0.9, 0.01]
+    assert out == out2 and {s.model for s in out.values()} == {"old"}

@@ -123,8 +123,11 @@ class RemoteScorer:
         self.labels: tuple[str, ...] = LABELS
         self.languages: tuple[str, ...] = ("en",)
         #: The service routes each message to one of two models by language (its ``routes``; learnt from
-        #: ``GET /v1/model`` and every answer): whole plans are sent then (:attr:`score_whole_plans`).
-        self.routes = False
+        #: ``GET /v1/model`` and every answer): whole plans are sent then (:attr:`score_whole_plans`). ``None``
+        #: until the service has answered once (a bot started before it): whole plans too, since a routing
+        #: service would route the texts of a plan sent one by one apart; an answer without ``routes`` (a service
+        #: that predates it) is ``False``.
+        self.routes: bool | None = None
         #: How the service routes (its ``routing``: each model's languages, the detector's thresholds), or
         #: ``None``: the language check then reads :attr:`languages` (see :meth:`languages_for`).
         self._routing: tuple[tuple[str, ...], tuple[str, ...], int, float] | None = None
@@ -164,8 +167,8 @@ class RemoteScorer:
         labels = info.get("labels")
         if isinstance(labels, list) and labels:
             self.labels = tuple(label for label in LABELS if label in labels)
-        if isinstance(info.get("routes"), bool):
-            self.routes = info["routes"]
+        routes = info.get("routes")
+        self.routes = routes if isinstance(routes, bool) else False
         if "routing" in info:
             self._routing = _routing(info["routing"])
         languages = info.get("languages")
@@ -307,11 +310,11 @@ class RemoteScorer:
     @property
     def score_whole_plans(self) -> Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], Scores]] | None:
         """:meth:`_score_whole_plans` when the service routes each message to one of two models by language (its
-        ``routes``), else ``None``. :func:`bot.core.pieces.score_plans` then sends each plan whole instead of its
+        ``routes``) or has not said yet, else ``None``. :func:`bot.core.pieces.score_plans` then sends each plan whole instead of its
         texts one by one, which the service would route apart: a message's English sentence scored by the English
         model and its French ones by the other, one verdict mixing both models' scores, where in process the whole
         message goes to one model."""
-        return self._score_whole_plans if self.routes else None
+        return None if self.routes is False else self._score_whole_plans
 
     def _score_whole_plans(self, plans: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
         """``{plan: Scores}`` of each distinct plan, each scored whole by the service (``/v1/model:score`` with
