@@ -109,3 +109,31 @@ def test_whole_plans_to_a_service_that_does_not_read_them_are_scored_as_texts(tm
         old.close()
     assert [out[p].values["toxicity"] for p in plans] == [0.9, 0.01]
     assert out == out2 and {s.model for s in out.values()} == {"old"}
+
+
+def test_a_plan_over_the_request_limit_is_scored_by_a_routing_service(tmp_path):
+    """A long message of a server whose policy reads up to 1,000,000 characters (``[scoring] max_chars``) has a plan
+    of 1.3 MB of texts: in process and through a service that does not route it is scored (the texts go in
+    requests under the service's 1 MiB body limit), but to a routing service it went whole in one request, a 413,
+    a scorer error for that message (and a scan stops at it). It is sent in parts now, each beginning with the
+    texts the routing decides by (the whole text, and the first part in another language), so every part goes to
+    the model the whole plan goes to, and the parts' scores are combined as the plan's."""
+    import random
+
+    from bot.core.pieces import score_plans, scoring_pieces
+
+    rng = random.Random(1)
+    text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) + ("。 " if i % 20 == 19 else "") for i in range(380_000))
+    french = "".join(f"{FRENCH_LINE} {i}. " for i in range(14_000))
+    plans = [scoring_pieces(t, max_chars=1_000_000) for t in (text, french)]
+    assert all(sum(len(t.encode()) for t in set(p)) > 1_050_000 for p in plans)
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        through = score_plans(RemoteScorer.connect(svc.url, timeout_s=30), plans)
+    finally:
+        svc.stop()
+    in_process = score_plans(routed(), plans)
+    assert [in_process[p].model for p in plans] == ["fake-served", "fake-served-fr"]
+    assert {p: (s.model, s.values) for p, s in through.items()} == {
+        p: (s.model, s.values) for p, s in in_process.items()}

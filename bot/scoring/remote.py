@@ -322,10 +322,47 @@ class RemoteScorer:
         distinct = list(dict.fromkeys(plans))
         if not distinct:
             return {}
-        chunks = _plan_chunks(distinct)
+        parts = {plan: self._plan_parts(plan) for plan in distinct}
+        sent = list(dict.fromkeys(part for plan in distinct for part in parts[plan]))
+        chunks = _plan_chunks(sent)
         answers = self._consistent(chunks, self._score_plan_chunk, time.monotonic() + self.timeout_s)
-        return {plan: s for chunk, (_, scores) in zip(chunks, answers, strict=True)
-                for plan, s in zip(chunk, scores, strict=True)}
+        scored = {part: s for chunk, (_, scores) in zip(chunks, answers, strict=True)
+                  for part, s in zip(chunk, scores, strict=True)}
+        return {plan: combine([scored[part] for part in parts[plan]]) for plan in distinct}
+
+    def _plan_parts(self, plan: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """``[plan]``, or for a plan whose texts do not fit one request (a message read up to a policy's
+        ``max_chars`` of 1,000,000: over the service's 1 MiB body limit, a 413) sub-plans that do, each routed as
+        the whole plan is: the routing picks the model by the first text confidently in a language the main model
+        does not read (:meth:`bot.scoring.routing.LanguageRoutedScorer.route`, each text judged alone, the whole
+        text by its own threshold), so each sub-plan begins with the whole text and that text, then a share of the
+        rest; their scores :func:`bot.core.pieces.combine` to the plan's. Needs the service's ``routing``: without
+        it the plan is sent whole."""
+        texts = list(dict.fromkeys(plan))
+        if (self._routing is None or len(texts) <= REQUEST_TEXTS
+                and sum(_json_size(t) for t in texts) <= REQUEST_BYTES):
+            return [plan]
+        main, _, min_letters, min_confidence = self._routing
+        anchor = [texts[0]]
+        for n, text in enumerate(texts):  # "" first: a later text is judged by a part's threshold, as in the plan
+            if unsupported((text,) if n == 0 else ("", text), main, min_letters=min_letters,
+                           min_confidence=min_confidence) is not None:
+                anchor += [text] if n else []
+                break
+        base = sum(_json_size(t) for t in anchor)
+        out: list[tuple[str, ...]] = []
+        run: list[str] = []
+        size = base
+        for text in texts:
+            if text in anchor:
+                continue
+            if run and (len(anchor) + len(run) >= REQUEST_TEXTS or size + _json_size(text) > REQUEST_BYTES):
+                out.append((*anchor, *run))
+                run, size = [], base
+            run.append(text)
+            size += _json_size(text)
+        out.append((*anchor, *run))
+        return out
 
     def _consistent(self, chunks: list[_C], score: Callable[[_C, float], tuple[str | None, list[Scores]]],
                     deadline: float) -> list[tuple[str | None, list[Scores]]]:
@@ -554,6 +591,11 @@ def _chunks(texts: list[str]) -> list[list[str]]:
     if run:
         out.append(run)
     return out
+
+
+def _json_size(text: str) -> int:
+    """Bytes ``text`` takes in a request's JSON (with its quotes' neighbours: ``, ``)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8")) + 2
 
 
 def _plan_chunks(plans: list[tuple[str, ...]]) -> list[list[tuple[str, ...]]]:
