@@ -72,16 +72,21 @@ class SlackHandlers:
                      is_owner=rank == RANK_OWNER)
 
     async def tell(self, user_id: str, text: str, channel: str | None = None) -> None:
-        """An answer only ``user_id`` sees: ephemeral in ``channel`` when given, else a DM."""
+        """An answer only ``user_id`` sees: ephemeral in ``channel`` when given, else (or when Slack refuses the
+        ephemeral there: a channel or direct message the bot is not in, where a member may report a message or run
+        ``/modsetup``, an archived channel) a DM with the bot."""
         client = self.bot.app.client
-        try:
-            if channel:
-                ch, thread = split(channel)
+        if channel:
+            ch, thread = split(channel)
+            try:
                 await client.chat_postEphemeral(channel=ch, user=user_id, text=text,
                                                 thread_ts=thread)  # None is left out by slack_sdk
-            else:
-                opened = await client.conversations_open(users=user_id)
-                await client.chat_postMessage(channel=opened["channel"]["id"], text=text)
+                return
+            except SlackApiError as exc:
+                log.info("could not answer %s in %s (%s): answering in a DM", user_id, ch, describe(exc))
+        try:
+            opened = await client.conversations_open(users=user_id)
+            await client.chat_postMessage(channel=opened["channel"]["id"], text=text)
         except SlackApiError as exc:
             log.warning("could not answer %s: %s", user_id, describe(exc))
 

@@ -1,0 +1,70 @@
+"""Break-it (thirtieth session): the Slack adapter through the real slack-bolt app and slack_sdk client against the
+fake Slack, a real SQLite mod log. Each test failed on main before its fix."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.slack.test_app_wire import SlackEnv
+
+pytestmark = pytest.mark.slack
+
+
+async def report_by_shortcut(env: SlackEnv, reporter: str, channel: str, ts: str, reason: str = "rude") -> None:
+    """``reporter`` uses "Report message" on the message ``ts`` in ``channel`` and submits the modal."""
+    fake = env.fake
+    before = len(fake.calls_of("views.open"))
+    short = fake.message_action_payload(user=reporter, channel=channel, message_ts=ts, callback_id="report_message")
+    assert (await fake.deliver_interaction(env.url, short)).status == 200
+    opened = (await fake.wait_for("views.open", count=before + 1))[-1]
+    view: dict[str, Any] = opened.params["view"] if isinstance(opened.params["view"], dict) \
+        else json.loads(opened.params["view"])
+    sub = fake.view_submission_payload(user=reporter, callback_id="mod_report",
+                                       values={"text": {"value": {"type": "plain_text_input", "value": reason}}},
+                                       private_metadata=view["private_metadata"])
+    assert (await fake.deliver_interaction(env.url, sub)).status == 200
+
+
+def dm_texts(env: SlackEnv, user: str) -> list[str]:
+    dm = env.fake.channels.get("D" + user[1:])
+    return [m["text"] for m in dm.messages.values()] if dm is not None else []
+
+
+async def test_a_report_from_a_channel_the_bot_is_not_in_is_answered_in_a_dm(env):
+    """Message shortcuts work in every conversation, also public channels the bot was never invited to. The report
+    is recorded and carded, but its answer was an ephemeral in that channel, which Slack refuses (``not_in_channel``):
+    the reporter was told nothing, not even that the report arrived. Now the answer comes in a DM with the bot."""
+    await env.start()
+    fake = env.fake
+    lobby = fake.add_channel("lobby", members=[fake.owner.id, fake.member.id], bot_member=False)
+    msg = fake.add_message(lobby.id, fake.member.id, "you are all idiots")
+    await report_by_shortcut(env, fake.owner.id, lobby.id, msg["ts"])
+    await fake.wait_until(lambda: dm_texts(env, fake.owner.id), timeout=5)
+    assert dm_texts(env, fake.owner.id) == ["Thanks. Your report (review #1) was sent to the moderators."]
+    assert env.rows("SELECT source, member_id FROM review_items") == [("report", fake.member.id)]
+
+
+async def test_a_refused_report_from_a_channel_the_bot_is_not_in_is_answered_in_a_dm(env):
+    """Reporting one's own message there is refused; the refusal reaches the member too."""
+    await env.start()
+    fake = env.fake
+    lobby = fake.add_channel("lobby", members=[fake.member.id], bot_member=False)
+    msg = fake.add_message(lobby.id, fake.member.id, "my own words")
+    await report_by_shortcut(env, fake.member.id, lobby.id, msg["ts"])
+    await fake.wait_until(lambda: dm_texts(env, fake.member.id), timeout=5)
+    assert dm_texts(env, fake.member.id) == ["You cannot report yourself."]
+    assert env.rows("SELECT COUNT(*) FROM review_items") == [(0,)]
+
+
+async def test_a_report_in_a_channel_the_bot_is_in_is_still_answered_ephemerally(env):
+    await env.start()
+    fake = env.fake
+    msg = fake.add_message(fake.general.id, fake.member.id, "you are all idiots")
+    await report_by_shortcut(env, fake.owner.id, fake.general.id, msg["ts"])
+    await fake.wait_until(lambda: fake.ephemerals)
+    assert [(e["channel"], e["user"], e["text"]) for e in fake.ephemerals] == [
+        (fake.general.id, fake.owner.id, "Thanks. Your report (review #1) was sent to the moderators.")]
+    assert dm_texts(env, fake.owner.id) == []
