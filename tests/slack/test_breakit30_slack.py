@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import SlackEnv
+from tests.slack.test_app_wire import SlackEnv, card_text
 
 pytestmark = pytest.mark.slack
 
@@ -68,3 +68,21 @@ async def test_a_report_in_a_channel_the_bot_is_in_is_still_answered_ephemerally
     assert [(e["channel"], e["user"], e["text"]) for e in fake.ephemerals] == [
         (fake.general.id, fake.owner.id, "Thanks. Your report (review #1) was sent to the moderators.")]
     assert dm_texts(env, fake.owner.id) == []
+
+
+async def test_a_reported_messages_text_shows_on_the_card_as_the_member_typed_it(env):
+    """Slack sends a message's ``&``, ``<`` and ``>`` as entities, also in a message shortcut's payload. A message the
+    bot never judged (a channel it is not in) is quoted on the card from the shortcut's text, which was escaped a
+    second time: ``Tom & Jerry <3`` showed as ``Tom &amp; Jerry &lt;3`` to the moderators. It is read back from
+    Slack's entities first, as a message event's text is."""
+    await env.start()
+    fake = env.fake
+    lobby = fake.add_channel("lobby", members=[fake.owner.id, fake.member.id], bot_member=False)
+    msg = fake.add_message(lobby.id, fake.member.id, "Tom &amp; Jerry &lt;3 &lt;!channel&gt; <!here>")
+    await report_by_shortcut(env, fake.owner.id, lobby.id, msg["ts"])
+    await fake.wait_until(lambda: env.cards())
+    (card,) = env.cards()
+    quoted = next(b["text"]["text"] for b in card["blocks"]
+                  if b.get("type") == "section" and b["text"]["text"].startswith("*Text:*"))
+    assert quoted == "*Text:*\n>Tom &amp; Jerry &lt;3 &lt;!channel&gt; &lt;!here&gt;", quoted
+    assert "<!here>" not in card_text(card)

@@ -207,7 +207,8 @@ class SlackHandlers:
         msg = body.get("message") or {}
         channel = (body.get("channel") or {}).get("id", "")
         meta = _metadata({"team": (body.get("team") or {}).get("id"), "member": msg.get("user"),
-                          "channel": channel, "ts": msg.get("ts")}, excerpt=msg.get("text") or "")
+                          "channel": channel, "ts": msg.get("ts")},
+                         excerpt=blocks.unescape(msg.get("text") or ""))  # Slack's entities: as the member typed
         await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
                                                        meta), respond)
 
