@@ -3,12 +3,13 @@ fake Slack, a real SQLite mod log. Each test failed on main before its fix."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 
-from tests.slack.test_app_wire import SlackEnv, card_text
+from tests.slack.test_app_wire import SlackEnv, card_text, click
 
 pytestmark = pytest.mark.slack
 
@@ -86,3 +87,51 @@ async def test_a_reported_messages_text_shows_on_the_card_as_the_member_typed_it
                   if b.get("type") == "section" and b["text"]["text"].startswith("*Text:*"))
     assert quoted == "*Text:*\n>Tom &amp; Jerry &lt;3 &lt;!channel&gt; &lt;!here&gt;", quoted
     assert "<!here>" not in card_text(card)
+
+
+def tombstone_event(env: SlackEnv, channel: str, ts: str) -> dict[str, Any]:
+    """What Slack sends when a message with thread replies is deleted: no ``message_deleted`` but a
+    ``message_changed`` whose message is Slackbot's ``tombstone`` ("This message was deleted."), which keeps the
+    thread; the world's message becomes that tombstone."""
+    fake = env.fake
+    previous = dict(fake.channels[channel].messages[ts])
+    tomb = {"type": "message", "subtype": "tombstone", "text": "This message was deleted.", "user": "USLACKBOT",
+            "hidden": True, "ts": ts, "thread_ts": ts, "parent_user_id": "USLACKBOT", "reply_count": 1}
+    fake.channels[channel].messages[ts] = tomb
+    event_ts = fake.new_ts()
+    return {"type": "message", "subtype": "message_changed", "hidden": True, "channel": channel, "ts": event_ts,
+            "event_ts": event_ts, "message": dict(tomb), "previous_message": previous, "channel_type": "channel"}
+
+
+def quoted_text(card: dict[str, Any]) -> str:
+    return next(b["text"]["text"] for b in card["blocks"]
+                if b.get("type") == "section" and b["text"]["text"].startswith("*Text:*"))
+
+
+async def test_a_flagged_message_deleted_with_its_thread_keeps_its_evidence_and_its_card_says_so(env):
+    """A member's flagged message that has thread replies is deleted (by its author, to hide it): Slack sends a
+    ``message_changed`` to Slackbot's tombstone "This message was deleted.". It was judged as an edit, so the mod
+    log's record of the message (its excerpt, and its verdict: now clean) was overwritten with the tombstone's
+    words, the card was not told the message was gone, and once a moderator decided, the card quoted "This message
+    was deleted." instead of what the member wrote. Now it is read as the deletion it is."""
+    await env.start()
+    fake = env.fake
+    ev = await env.say(fake.member.id, "borderline take")
+    await fake.wait_until(lambda: env.cards())
+    await env.say(fake.owner.id, "please stop that", thread_ts=ev["ts"])
+    key = f"{fake.general.id}:{ev['ts']}"
+    updates = len(fake.calls_of("chat.update"))
+    assert (await fake.deliver_event(env.url, tombstone_event(env, fake.general.id, ev["ts"]))).status == 200
+    await fake.wait_for("chat.update", count=updates + 1)
+    await env.settle()
+    (card,) = env.cards()
+    assert "deleted on the platform" in card_text(card)
+    assert env.rows("SELECT excerpt FROM messages WHERE message_id = ?", (key,)) == [("borderline take",)]
+    assert env.rows("SELECT flagged, revision FROM verdicts WHERE message_id = ?", (key,)) == [(1, 1)]
+    assert env.rows("SELECT COUNT(*) FROM member_first_seen WHERE member_id = 'USLACKBOT'") == [(0,)]
+    assert (await click(env, env.mods.id, card, "mod:review:1:dismiss")).status == 200
+    await fake.wait_until(lambda: env.rows("SELECT decision FROM review_items") == [("dismissed",)])
+    await env.settle()
+    await asyncio.sleep(0.2)
+    (card,) = env.cards()
+    assert quoted_text(card) == "*Text:*\n>borderline take"

@@ -36,7 +36,7 @@ from bot.adapters.slack.names import judge_user, register_names
 from bot.adapters.slack.parts import SlackBotParts
 from bot.adapters.slack.policy import register_policy
 from bot.adapters.slack.status import register_status
-from bot.adapters.slack.translate import member_ref, message_fields, split, to_core
+from bot.adapters.slack.translate import deleted_ts, member_ref, message_fields, split, to_core
 from bot.workflow import words
 from bot.workflow.authz import Actor, Permission, Refused
 from bot.workflow.cases import strike_lines
@@ -116,9 +116,10 @@ class SlackHandlers:
         """Judge a new or edited message (bolt has already acknowledged the event)."""
         if self.bot.closing:
             return
-        if event.get("subtype") == "message_deleted" and event.get("channel") and event.get("deleted_ts"):
+        gone = deleted_ts(event)  # message_deleted, or a message with replies turned into a tombstone
+        if gone is not None and event.get("channel"):
             team = body.get("team_id") or self.bot.team_id
-            await self.bot.workflow.message_deleted(team, f"{event['channel']}:{event['deleted_ts']}")
+            await self.bot.workflow.message_deleted(team, f"{event['channel']}:{gone}")
             return
         fields = message_fields(event)
         if fields is None or fields["user"] in (self.bot.bot_user_id, self.bot.bot_id):

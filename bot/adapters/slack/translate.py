@@ -69,6 +69,23 @@ def member_ref(user_id: str, info: dict[str, Any] | None, first_seen: datetime |
                      is_bot=bool(info.get("is_bot")))
 
 
+#: Message subtypes that carry a member's (or an integration's) words to judge.
+JUDGED_SUBTYPES = (None, "file_share", "thread_broadcast", "bot_message", "me_message")
+
+
+def deleted_ts(event: dict[str, Any]) -> str | None:
+    """The ``ts`` of the message a ``message`` event says was deleted, else ``None``: a ``message_deleted``, or a
+    ``message_changed`` to Slackbot's ``tombstone`` (how Slack deletes a message that has thread replies: the
+    thread stays under "This message was deleted.")."""
+    subtype = event.get("subtype")
+    if subtype == "message_deleted":
+        return event.get("deleted_ts") or None
+    msg = event.get("message")
+    if subtype == "message_changed" and isinstance(msg, dict) and msg.get("subtype") == "tombstone":
+        return msg.get("ts") or None
+    return None
+
+
 def message_fields(event: dict[str, Any]) -> dict[str, Any] | None:
     """The message an event carries, as ``{user, text, ts, thread_ts, edited_ts, files, bot}``, or ``None`` when
     it carries none to judge (a deletion, a join notice, an edit of a message's metadata only)."""
@@ -76,13 +93,13 @@ def message_fields(event: dict[str, Any]) -> dict[str, Any] | None:
     if subtype == "message_changed":
         msg = event.get("message") or {}
         prev = event.get("previous_message") or {}
-        if not msg.get("user") or msg.get("text") == prev.get("text"):
-            return None
+        if not msg.get("user") or msg.get("text") == prev.get("text") or msg.get("subtype") not in JUDGED_SUBTYPES:
+            return None  # unchanged words, or no longer a message to judge (a tombstone: see deleted_ts)
         edited = (msg.get("edited") or {}).get("ts") or event.get("event_ts") or event.get("ts")
         return {"user": msg["user"], "text": msg.get("text") or "", "ts": msg.get("ts"),
                 "thread_ts": msg.get("thread_ts"), "edited_ts": edited, "files": msg.get("files") or [],
                 "bot": bool(msg.get("bot_id"))}
-    if subtype not in (None, "file_share", "thread_broadcast", "bot_message", "me_message"):
+    if subtype not in JUDGED_SUBTYPES:
         return None
     user = event.get("user") or event.get("bot_id")
     if not user:
