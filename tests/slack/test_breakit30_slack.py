@@ -135,3 +135,23 @@ async def test_a_flagged_message_deleted_with_its_thread_keeps_its_evidence_and_
     await asyncio.sleep(0.2)
     (card,) = env.cards()
     assert quoted_text(card) == "*Text:*\n>borderline take"
+
+
+async def test_an_admin_of_another_workspace_is_not_exempt_as_an_admin_here(env):
+    """A policy may exempt this workspace's admins (``exempt.roles = ["admin"]``; Slack has no role ids, so the
+    workspace roles "admin" and "owner" stand in). A Slack Connect member in a shared channel is an admin of THEIR
+    workspace (``users.info``: ``is_admin``, another ``team_id``), not of this one: their abuse was not judged at
+    all, as if they were one of this workspace's admins. Rights here are never read from another workspace (as for
+    buttons and commands), so their message is judged like any member's; this workspace's own admin stays exempt."""
+    policy = env.policy_dir / "servers" / f"slack-{env.fake.team_id}.toml"
+    policy.write_text(policy.read_text() + '[exempt]\nroles = ["admin"]\n')
+    guest = env.fake.add_user("guest", is_admin=True, home_team="TEXTERNAL1")
+    env.fake.general.members.add(guest.id)
+    await env.start()
+    await env.say(env.fake.admin.id, "borderline take")
+    assert env.rows("SELECT exempt FROM verdicts") == [("role",)]
+    await env.say(guest.id, "borderline take")
+    await env.fake.wait_until(lambda: env.cards())
+    assert env.rows("SELECT member_id, exempt FROM verdicts ORDER BY id") == [(env.fake.admin.id, "role"),
+                                                                              (guest.id, None)]
+    assert env.rows("SELECT member_id FROM review_items") == [(guest.id,)]

@@ -127,7 +127,8 @@ class SlackHandlers:
         team = body.get("team_id") or event.get("team") or self.bot.team_id
         info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
         first = await self.bot.workflow.first_seen(team, fields["user"], at=datetime.now(UTC))
-        author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first)
+        author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first,
+                            home_team=self.bot.team_id or team)
         try:
             msg = to_core(team, event, fields, author=author)
         except ValueError as exc:

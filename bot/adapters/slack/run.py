@@ -181,7 +181,8 @@ class SlackHistory:
                 continue
             info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
             first = await self.bot.workflow.first_seen(self.bot.team_id, fields["user"], at=ts_time(fields["ts"]))
-            author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first)
+            author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first,
+                                home_team=self.bot.team_id)
             try:
                 yield to_core(self.bot.team_id, event, fields, author=author)
             except ValueError:
