@@ -8,6 +8,7 @@ scoring path: ``for_scoring``, then the whole text and each sentence, highest sc
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -17,6 +18,7 @@ from bot.eval.errors import EvalInputError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 #: Columns a table may take when the output is not a terminal (a pipe, a file): far more than any table of the
 #: harness needs (the widest, "wrong cases", is about 200), so each table takes its natural width.
@@ -36,6 +38,22 @@ def table_console(file: IO[str] | None = None, *, soft_wrap: bool = False) -> Co
 
     console = Console(file=file, soft_wrap=soft_wrap)
     return console if console.is_terminal else Console(file=file, width=PIPED_WIDTH, soft_wrap=soft_wrap)
+
+
+#: Characters a terminal reads as commands (C0 controls, DEL, C1 controls: ESC starts ANSI and OSC 8 sequences,
+#: CR overwrites the line): never written as they are from a member's words (:func:`plain`).
+_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(value: object) -> Text:
+    """``value`` as rich text for a terminal, exactly as written: no rich markup read from it (a member named
+    ``[/b]`` or ``[link=...]`` is shown so, neither crashing the print nor making a hyperlink) and every control
+    character shown as U+FFFD (a tab or line break as a space), so no escape sequence of a member's name or text
+    reaches the terminal."""
+    from rich.text import Text
+
+    text = "" if value is None else str(value)
+    return Text(_TERMINAL_CONTROL.sub(lambda m: " " if m.group() in "\t\n" else "\ufffd", text))
 
 
 #: Targets of issue 26 (HateCheck dev split, OLID hold-out; docs/model-card.md keeps older ones beside old tables); printed next to the measured numbers, never lowered

@@ -43,7 +43,7 @@ from bot.core.ports import Scorer
 from bot.core.records import ScanSummary, SetVerdict
 from bot.core.service import ModerationService, Outcome
 from bot.core.store_port import ModStore
-from bot.eval.common import table_console
+from bot.eval.common import plain, table_console
 from bot.jobs.jsonlines import json_line
 from bot.settings import Settings
 
@@ -669,6 +669,7 @@ def _print_summary(console: Console, summary: Any, total: int, new: int, elapsed
         tm.add_column("points", justify="right")
         tm.add_column("strikes", justify="right")
         for m in summary.top_members[:10]:
-            tm.add_row(f"{m.platform}/{m.server_id}", (names or {}).get(m.member_id, m.member_id), m.member_id,
-                       str(m.points), str(m.strikes))
+            # names and ids as written: never rich markup, no escape sequence reaches the terminal
+            tm.add_row(plain(f"{m.platform}/{m.server_id}"), plain((names or {}).get(m.member_id, m.member_id)),
+                       plain(m.member_id), str(m.points), str(m.strikes))
         console.print(tm)

@@ -1,0 +1,36 @@
+"""What ``scan`` prints on the terminal quotes members' words (display names, a line's bad time, message texts of a
+replay) as they are: never read as rich markup (``[/b]`` crashed the print; ``[link=...]`` made a hyperlink) and
+without the control characters that make a terminal act (ESC starts ANSI and OSC 8 sequences). The real
+``run_scan`` job on real JSON lines files and a real SQLite mod log; the scorer is the suite's FakeScorer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.settings import Settings
+from tests.fakes import FakeScorer
+from tests.test_scan_stream import _args
+from tests.test_scan_strike_points import SCORES, _export
+
+#: A display name that is rich markup (an unmatched closing tag, a hyperlink) and terminal escape sequences
+#: (clear the screen, an OSC 8 hyperlink).
+HOSTILE_NAME = "[/bold][link=https://evil.example]Mal[/link]\x1b[2J\x1b]8;;https://evil.example\x07x\x1b]8;;\x07"
+
+
+def test_scan_summary_shows_a_member_name_as_written_without_markup_or_escapes(tmp_path, capsys):
+    """A member whose display name is rich markup and escape sequences tops the strike-points table: the scan
+    finishes (exit 0) and writes its report, and the table shows the name's characters, its control characters as
+    U+FFFD, no ESC byte."""
+    from bot.jobs.scan import run_scan
+
+    one = _export(tmp_path / "one.jsonl", "111", "Alpha", 3, member=HOSTILE_NAME)
+    report = tmp_path / "report.html"
+    rc = asyncio.run(run_scan(_args([one], report=report), Settings(db_path=tmp_path / "m.db"),
+                              scorer=FakeScorer(SCORES)))
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert report.exists()
+    table = captured.out.split("members with most strike points")[1]
+    assert "[/bold][link=https://evil.example]Mal[/link]\ufffd[2J\ufffd]8;;https://evil.example\ufffdx" in table, table
+    assert "\x1b" not in captured.out + captured.err
+
