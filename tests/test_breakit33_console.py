@@ -6,6 +6,7 @@ without the control characters that make a terminal act (ESC starts ANSI and OSC
 from __future__ import annotations
 
 import asyncio
+import json
 
 from bot.settings import Settings
 from tests.fakes import FakeScorer
@@ -34,3 +35,20 @@ def test_scan_summary_shows_a_member_name_as_written_without_markup_or_escapes(t
     assert "[/bold][link=https://evil.example]Mal[/link]\ufffd[2J\ufffd]8;;https://evil.example\ufffdx" in table, table
     assert "\x1b" not in captured.out + captured.err
 
+
+def test_scan_prints_a_skipped_lines_bad_time_as_written(tmp_path, capsys):
+    """A line whose ``created_at`` is markup and an escape sequence is skipped with its reason (which quotes the
+    value); the scan goes on with the other lines instead of crashing on the quote."""
+    from bot.jobs.scan import run_scan
+
+    src = tmp_path / "a.jsonl"
+    line = {"id": "1", "text": "hi", "author": {"id": "u1", "name": "a"}, "channel": "general",
+            "server": {"platform": "discord", "id": "111"}}
+    src.write_text(json.dumps({**line, "created_at": "[/x]\x1b[2J"}) + "\n"
+                   + json.dumps({**line, "id": "2", "created_at": "2026-03-01T10:00:00Z"}) + "\n", encoding="utf-8")
+    rc = asyncio.run(run_scan(_args([src]), Settings(db_path=tmp_path / "m.db"), scorer=FakeScorer(SCORES)))
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    skipped = [x for x in captured.err.splitlines() if x.startswith("skipped:")]
+    assert len(skipped) == 1 and "bad time" in skipped[0] and "[/x]" in skipped[0], captured.err
+    assert "\x1b" not in captured.out + captured.err

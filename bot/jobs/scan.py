@@ -36,6 +36,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from bot.core.models import LABELS, Message, Scores, Verdict
 from bot.core.policy import Policy
@@ -135,10 +136,11 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         try:
             survey = stream.survey()  # the first pass: counts, servers, names; every malformed input reported
         except IngestError as exc:
-            console.print(f"[red]error:[/red] {exc}", highlight=False)
+            console.print(Text.assemble(("error:", "red"), " ", plain(exc)), highlight=False)
             return 2
         for err in errors:
-            console.print(f"[yellow]skipped:[/yellow] {err}", highlight=False)
+            # the reason may quote the input (a bad time, a file name in an export): printed as written
+            console.print(Text.assemble(("skipped:", "yellow"), " ", plain(err)), highlight=False)
         if not survey.messages:
             why = "no message could be read" if errors else "no messages found"
             console.print(f"[red]error:[/red] {why} in {', '.join(str(p) for p in args.paths)}", highlight=False)
