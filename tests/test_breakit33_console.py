@@ -52,3 +52,29 @@ def test_scan_prints_a_skipped_lines_bad_time_as_written(tmp_path, capsys):
     skipped = [x for x in captured.err.splitlines() if x.startswith("skipped:")]
     assert len(skipped) == 1 and "bad time" in skipped[0] and "[/x]" in skipped[0], captured.err
     assert "\x1b" not in captured.out + captured.err
+
+
+def test_replay_prints_changed_messages_and_names_as_written(tmp_path, capsys):
+    """A replay under a stricter policy newly flags a message whose text and author's name are markup and escape
+    sequences: the replay finishes and its tables show them as written, with no ESC byte."""
+    from tests.test_replay import STRICT, _policy, _scan
+    from tests.test_replay import _args as replay_args
+
+    rules = {"moron": {"insult": 0.6, "toxicity": 0.5}}
+    src = tmp_path / "chat.jsonl"
+    src.write_text("\n".join(json.dumps({
+        "id": f"m{i}", "text": text, "created_at": f"2026-03-01T12:0{i}:00Z",
+        "author": {"id": "u1", "name": "[/i]Mal\x1b[2J"}, "channel": {"id": "c1", "name": "[/u]general"}})
+        for i, text in enumerate(("good morning", "what a moron [/b]\x1b]8;;https://evil.example\x07"))) + "\n",
+        encoding="utf-8")
+    settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers")
+    assert _scan(replay_args([src]), settings, FakeScorer(rules)) == 0
+    capsys.readouterr()
+    strict = _policy(tmp_path, "strict.toml", STRICT)
+    rc = _scan(replay_args([src], policy=[strict]), settings, FakeScorer(rules))
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "1 newly flagged" in captured.out
+    assert "what a moron [/b]\ufffd]8;;https://evil.example\ufffd" in captured.out, captured.out
+    assert "[/i]Mal\ufffd[2J" in captured.out and "[/u]general" in captured.out, captured.out
+    assert "\x1b" not in captured.out + captured.err

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from bot.core.models import LABELS, ChannelRef, Message, Verdict
 from bot.core.records import SetVerdict
+from bot.eval.common import plain
 
 #: Change kinds, strongest first: a message gets the first that applies.
 NEWLY_FLAGGED = "newly flagged"
@@ -186,14 +187,17 @@ def print_diff(console: Console, diff: Mapping[str, Any]) -> None:
         for kind in CHANGES:
             t.add_column(kind, justify="right")
         for r in diff[key][:10]:
-            t.add_row(f"{r['name']} ({r['id']})" if r["name"] != r["id"] else r["id"], *(f"{r[k]:,}" for k in CHANGES))
+            # names, ids and texts are the members' words: as written, never markup or escape sequences
+            t.add_row(plain(f"{r['name']} ({r['id']})" if r["name"] != r["id"] else r["id"]),
+                      *(f"{r[k]:,}" for k in CHANGES))
         console.print(t)
     t = Table(title=f"changed messages (first {min(PRINTED, len(diff['messages']))} of {len(diff['messages']):,})")
     for col in ("change", "member", "channel", "text", "recorded", "now"):
         t.add_column(col)
     for r in diff["messages"][:PRINTED]:
         text = r["text"] if len(r["text"]) <= 80 else r["text"][:79] + "…"
-        t.add_row(r["change"], r["member"], r["channel"], text, _describe(r["before"]), _describe(r["after"]))
+        t.add_row(r["change"], plain(r["member"]), plain(r["channel"]), plain(text), _describe(r["before"]),
+                  _describe(r["after"]))
     console.print(t)
 
 
