@@ -165,7 +165,7 @@ def test_names_with_ids_on_hover(scan):
     assert '<span title="member id 900000000000000003">raider3</span>' in page
     assert '<span title="channel id 880000000000000010">general</span>' in page
     assert '<span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>' in page
-    assert "".join(f'<li>raider{i} <code class="id">90000000000000000{i}</code></li>' for i in range(6)) in page
+    assert "".join(f'<li><bdi>raider{i}</bdi> <code class="id">90000000000000000{i}</code></li>' for i in range(6)) in page
     assert ('<tr><td>Discord (export)</td><td><span title="server id 880000000000000001">Harbor &lt;Lights&gt;</span>'
             '</td><td>sam</td><td class="id">508792563302400003</td><td class="num">1</td></tr>') in page
 

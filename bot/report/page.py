@@ -248,7 +248,7 @@ def _incidents_section(data: ReportData) -> list[str]:
         flagged = sum(r.flagged for r in raid.rows)
         everyone = raiders(raid)
         known = {m: lookup(data.names, platform, raid.server_id, m) for m in everyone}
-        names = "".join(f"<li>{_esc(known[m]) + ' ' if known[m] else ''}"
+        names = "".join(f"<li>{'<bdi>' + _esc(known[m]) + '</bdi> ' if known[m] else ''}"
                         f'<code class="id">{_esc(m)}</code></li>' for m in everyone)
         p.append(
             f'<div class="incident raid" id="raid-{i}"><h3>Raid {i}: {where} in '

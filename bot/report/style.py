@@ -11,6 +11,8 @@ import hashlib
 import html
 import re
 
+#: Names, ids and texts are members' words: isolated (``unicode-bidi:isolate``), so a right-to-left override
+#: (U+202E) in one does not reorder what follows it (an id drawn reversed, a channel or time moved).
 _CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em 1.5em;color:#222;max-width:1280px;line-height:1.4}
@@ -34,6 +36,7 @@ svg text{font-size:12px;fill:#333}svg{display:block;max-width:100%;height:auto}s
 .incident{border-left:4px solid #c0392b;padding-left:.8em;margin:1em 0}
 .thread{border-left-color:#8e44ad}
 abbr,[title]{text-decoration:none}.id{color:#666;font-size:.85em}
+span[title],span.id,code.id,.msg{unicode-bidi:isolate}
 #toggle-texts{font:inherit;padding:.4em 1em;margin:.3em 0}
 @media (max-width:600px){body{padding:.5em .7em;font-size:15px}th,td{padding:3px 5px}
 .msg{min-width:0;max-width:none}td.when{font-size:.8em}.why{min-width:0}
