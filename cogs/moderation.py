@@ -19,11 +19,14 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.adapters.discord.cards import md
 from bot.adapters.discord.interact import actor_of, answer, guarded
 from bot.adapters.discord.translate import PLATFORM
 from bot.core.models import MAX_TIMEOUT_S, ActionKind
+from bot.workflow import words
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.cases import case_title
+from bot.workflow.fit import fit_escaped
 from bot.workflow.policy_admin import change_policy, parse_value, show_policy
 
 if TYPE_CHECKING:
@@ -162,15 +165,16 @@ class Moderation(commands.Cog):
     async def case_show(self, interaction: discord.Interaction, number: int) -> None:
         async def work() -> None:
             c = await self.bot.workflow.case(await self._actor(interaction), str(interaction.guild_id), number)
+            # a reason may quote a member (a flagged name, a reporter's words): shown as text, as /case list does
             embed = discord.Embed(title=case_title(c),
-                                  description=c.reason[:4000])
+                                  description=fit_escaped(words.rule_detail(c.reason), 4000, md, empty="-"))
             embed.add_field(name="Member", value=f"<@{c.member_id}>")
             embed.add_field(name="Moderator", value=f"<@{c.moderator_id}>" if c.moderator_id else "automod")
             embed.add_field(name="Opened", value=discord.utils.format_dt(c.created_at, "f"))
             if c.expires_at:
                 embed.add_field(name="Ends", value=discord.utils.format_dt(c.expires_at, "f"))
             if c.failure:
-                embed.add_field(name="Failure", value=c.failure[:1024], inline=False)
+                embed.add_field(name="Failure", value=fit_escaped(c.failure, 1024, md), inline=False)
             await answer(interaction, embed=embed)
 
         await guarded(interaction, work)

@@ -1,0 +1,23 @@
+"""Break-it (session 31): moderators' slash commands through the real discord.py client against the fake."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.discord.helpers import ephemeral_text, mod_cmd, mod_on, text_opt
+from tests.discord.test_breakit29_escaping import RENDERED
+
+pytestmark = pytest.mark.discord
+
+BAIT = "[see the appeal](https://evil.example/login) **now**"
+
+
+async def test_case_show_shows_a_reason_as_text(env):
+    """/case list escapes a case's reason (a reason may quote a member), as the mod log and the member's notice do;
+    /case show put the reason in the embed's description as typed, so a masked link in it was a live link."""
+    cb = await mod_on(env, "warn", env.alice, text_opt("reason", BAIT))
+    assert "Case #1: warn" in ephemeral_text(cb)
+    shown = await mod_cmd(env, "show", text_opt("number", 1, 4), group="case")
+    embed = shown.body["data"]["embeds"][0]
+    assert "see the appeal" in embed["description"]
+    assert not RENDERED.search(embed["description"]), embed["description"]
