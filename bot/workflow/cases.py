@@ -21,7 +21,7 @@ from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, Strike
 from bot.core.records import CaseRecord
 from bot.core.store_port import ModStore
 from bot.workflow import words
-from bot.workflow.authz import Actor, Escape, Refused, Said, authorize
+from bot.workflow.authz import Actor, Escape, Refused, Said, Sentence, authorize
 from bot.workflow.fit import fit_escaped, fit_texts
 from bot.workflow.ports import ModDesk
 from bot.workflow.views import LogEntry
@@ -245,11 +245,11 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
     if case.member_id == actor.id:
         raise Refused("You cannot change the reason of a case about yourself. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
-    said = f"Case #{case.number} now reads: {{}} (the change is recorded as case #{note.number})."
-    if desk is not None:
+    head, tail = f"Case #{case.number} now reads: ", f" (the change is recorded as case #{note.number})."
+    if desk is not None:  # the new reason is typed words there too (the platform escapes them)
         await desk.post_mod_log(server_id, LogEntry(title=f"Case #{number}: reason changed", lines=(
-            said.format(reason), f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
-    return said.format(escape(reason))
+            Sentence(head, Said(reason), tail), f"Moderator: {actor.id}"), moderator_id=actor.id, kind="case"))
+    return head + escape(reason) + tail
 
 
 async def member_info(store: ModStore, platform: str, actor: Actor, server_id: str, member_id: str,

@@ -21,3 +21,16 @@ async def test_case_show_shows_a_reason_as_text(env):
     embed = shown.body["data"]["embeds"][0]
     assert "see the appeal" in embed["description"]
     assert not RENDERED.search(embed["description"]), embed["description"]
+
+
+async def test_a_changed_reasons_mod_log_entry_shows_the_new_reason_as_text(env):
+    """/case reason answers with the new reason escaped, but its mod-log entry wrote it as a plain line, so a
+    masked link in it was a live link in the mod log (every other entry quotes a reason as typed words)."""
+    await mod_on(env, "warn", env.alice, text_opt("reason", "spam"))
+    cb = await mod_cmd(env, "reason", text_opt("number", 1, 4), text_opt("reason", BAIT), group="case")
+    assert "now reads" in ephemeral_text(cb)
+    await env.fake.wait_until(lambda: any("reason changed" in p.body["embeds"][0]["title"]
+                                          for p in env.modlog_posts()))
+    entry = next(p.body["embeds"][0] for p in env.modlog_posts() if "reason changed" in p.body["embeds"][0]["title"])
+    assert "see the appeal" in entry["description"]
+    assert not RENDERED.search(entry["description"]), entry["description"]
