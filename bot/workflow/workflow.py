@@ -51,6 +51,7 @@ from bot.core.rules.accounts import is_new_member
 from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Refused, authorize
+from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import DECISIONS, EXPIRY_HORIZON, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
@@ -480,8 +481,15 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
 
     # ------------------------------------------------------------------ case lookups (moderators)
     async def note(self, actor: Actor, server_id: str, member_id: str, text: str) -> Result:
-        """A moderator's note about a member: a case with no action (Manage Messages)."""
+        """A moderator's note about a member: a case with no action (Manage Messages).
+
+        Raises:
+            Refused: no Manage Messages, or a note longer than a case's reason holds (:data:`MAX_REASON`;
+                nothing recorded, as a sanction's reason: before, it was cut silently).
+        """
         authorize(actor, ActionKind.LOG)
+        if len(text) > MAX_REASON:
+            raise Refused(f"The note has {len(text):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG, text[:1000],
                                           moderator_id=actor.id, status=CaseStatus.APPLIED)
         return Result(f"Note saved as case #{case.number}.", True, case.number)

@@ -34,3 +34,12 @@ async def test_a_changed_reasons_mod_log_entry_shows_the_new_reason_as_text(env)
     entry = next(p.body["embeds"][0] for p in env.modlog_posts() if "reason changed" in p.body["embeds"][0]["title"])
     assert "see the appeal" in entry["description"]
     assert not RENDERED.search(entry["description"]), entry["description"]
+
+
+async def test_a_note_longer_than_a_reason_is_refused_not_cut(env):
+    """A case's text holds at most 1,000 characters: /mod warn and /case reason refuse a longer one (nothing
+    recorded), but /mod note answered "Note saved" and kept the first 1,000 characters, the rest lost unseen."""
+    text = "seen posting scam links in three channels; " * 35  # 1,505 characters
+    cb = await mod_on(env, "note", env.alice, text_opt("text", text))
+    assert "1,505 characters; at most 1,000" in ephemeral_text(cb)
+    assert env.rows("SELECT number FROM cases") == []
