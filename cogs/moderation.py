@@ -133,7 +133,9 @@ class Moderation(commands.Cog):
     @app_commands.describe(user_id="The banned user's id")
     async def unban(self, interaction: discord.Interaction, user_id: str, reason: str) -> None:
         async def work() -> None:
-            if not user_id.isdigit() or not 15 <= len(user_id) <= 20:
+            # ASCII digits only: str.isdigit holds for other scripts' digits too (int reads them), and the case
+            # would be recorded under an id no other record of the member has
+            if not (user_id.isascii() and user_id.isdigit()) or not 15 <= len(user_id) <= 20:
                 raise Refused("user_id must be a numeric Discord id.")
             result = await self.bot.workflow.unban(await self._actor(interaction), str(interaction.guild_id),
                                                    user_id, reason)

@@ -43,3 +43,16 @@ async def test_a_note_longer_than_a_reason_is_refused_not_cut(env):
     cb = await mod_on(env, "note", env.alice, text_opt("text", text))
     assert "1,505 characters; at most 1,000" in ephemeral_text(cb)
     assert env.rows("SELECT number FROM cases") == []
+
+
+async def test_unban_by_an_id_in_other_digits_is_refused(env):
+    """``str.isdigit`` holds for Arabic-Indic (and other Unicode) digits and ``int`` reads them, so /mod unban with
+    the id typed in them unbanned the user on Discord but recorded the case under an id no other record has (not
+    found by /case list member:, /member info, nor the member's /mydata; the answer's mention did not render)."""
+    banned = env.fake.new_user(None, "banned")
+    env.fake.add_ban(env.guild, banned, "spam")
+    typed = banned["id"].translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+    cb = await mod_cmd(env, "unban", text_opt("user_id", typed), text_opt("reason", "served"))
+    assert "numeric Discord id" in ephemeral_text(cb)
+    assert not env.fake.find("DELETE", rf"/guilds/{env.guild['id']}/bans/")
+    assert env.rows("SELECT member_id FROM cases") == []
