@@ -378,14 +378,17 @@ class SanctionsMixin(WorkflowParts):
             The moderator's answer (``ok`` False and ``failure`` set when the platform refused), with the case.
 
         Raises:
-            Refused: missing Ban Members, or a platform without bans (nothing recorded).
+            Refused: missing Ban Members, a platform without bans, or a reason longer than :data:`MAX_REASON`
+                characters, as a sanction's (nothing recorded; before, the case kept a cut one).
         """
         authorize(actor, ActionKind.BAN)
         if not self.can(Capability.UNBAN):
             raise Refused("This platform has no bans to lift.")
+        if len(reason) > MAX_REASON:
+            raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         res = await self.enforcer.unban(server_id, member_id, reason)
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG,
-                                          f"unban: {reason}"[:1000], moderator_id=actor.id,
+                                          f"unban: {reason}", moderator_id=actor.id,
                                           status=CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
                                           failure=None if res.ok else res.reason[:1000])
         if not res.ok:

@@ -56,3 +56,16 @@ async def test_unban_by_an_id_in_other_digits_is_refused(env):
     assert "numeric Discord id" in ephemeral_text(cb)
     assert not env.fake.find("DELETE", rf"/guilds/{env.guild['id']}/bans/")
     assert env.rows("SELECT member_id FROM cases") == []
+
+
+async def test_an_unban_reason_longer_than_a_case_holds_is_refused_not_cut(env):
+    """/mod warn|kick|ban refuse a reason over 1,000 characters before acting; /mod unban lifted the ban and kept
+    the first 993 characters of the reason in its case ("unban: " + reason, cut to 1,000), while the mod log
+    showed all of it."""
+    banned = env.fake.new_user(None, "banned")
+    env.fake.add_ban(env.guild, banned, "spam")
+    reason = "appeal accepted after a long talk with the member and two witnesses; " * 16  # 1,104 characters
+    cb = await mod_cmd(env, "unban", text_opt("user_id", banned["id"]), text_opt("reason", reason))
+    assert "1,104 characters; at most 1,000" in ephemeral_text(cb)
+    assert not env.fake.find("DELETE", rf"/guilds/{env.guild['id']}/bans/")
+    assert env.rows("SELECT member_id FROM cases") == []
