@@ -606,9 +606,18 @@ def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Pol
     for p in files:
         doc = _deep_merge(doc, read_toml(Path(p)))
         policy = _validate(doc, str(p))
-    for key, value in (overrides or {}).items():
-        doc = set_dotted(doc, key, value)
-        policy = _validate(doc, f"override {key}")
+    if overrides:
+        # The overrides are one layer: validated together, as the policy they make (a store lists them by key,
+        # not in the order they were set, and two of them may need each other: thresholds.threat.review = 0.5
+        # set before thresholds.threat.act = 0.6 is valid, act alone over the file's review 0.8 is not).
+        for key, value in overrides.items():
+            doc = set_dotted(doc, key, value)
+        try:
+            policy = _validate(doc, "override")
+        except PolicyError as exc:
+            keys = [k for k in overrides if k == exc.key or k.startswith(f"{exc.key}.") or
+                    exc.key.startswith(f"{k}.")] or list(overrides)
+            raise PolicyError(f"override {', '.join(keys)}", exc.key, exc.reason, more=exc.problems[1:]) from None
     return policy
 
 

@@ -1,0 +1,30 @@
+"""Server policy configuration and its live changes (thirty-fourth session's break-it pass): the real policy loader,
+the real override store and registry."""
+
+from __future__ import annotations
+
+from bot.core.policy_registry import PolicyRegistry
+
+
+async def test_policy_set_overrides_that_need_each_other_survive_a_restart(tmp_path):
+    """``/policy set thresholds.threat.review 0.5`` then ``/policy set thresholds.threat.act 0.6`` (the file's
+    tiers are 0.8 / 0.98) is valid and answered as set; the store lists overrides by key, and each was validated
+    alone in that order: act 0.6 over the file's review 0.8 was refused, so at the next start every override of the
+    server (shadow_mode too) was logged as invalid and dropped: the policy went back to the files unseen. Any later
+    ``/policy set`` of that server was refused for the same reason."""
+    from bot.runtime import OverrideBridge
+    from bot.store import open_store
+
+    store = await open_store(str(tmp_path / "modlog.db"))
+    try:
+        live = PolicyRegistry(store=OverrideBridge(store))
+        await live.set_override("discord", "g1", "shadow_mode", True, "mod1")
+        await live.set_override("discord", "g1", "thresholds.threat.review", 0.5, "mod1")
+        await live.set_override("discord", "g1", "thresholds.threat.act", 0.6, "mod1")
+        again = await live.set_override("discord", "g1", "thresholds.insult.review", 0.9, "mod1")
+        assert (again.thresholds["threat"].review, again.thresholds["threat"].act) == (0.5, 0.6)
+        restarted = await PolicyRegistry(store=OverrideBridge(store)).get("discord", "g1")
+        assert (restarted.thresholds["threat"].review, restarted.thresholds["threat"].act) == (0.5, 0.6)
+        assert restarted.thresholds["insult"].review == 0.9 and restarted.shadow_mode is True
+    finally:
+        await store.close()
