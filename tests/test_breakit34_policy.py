@@ -3,6 +3,9 @@ the real override store and registry."""
 
 from __future__ import annotations
 
+import pytest
+
+from bot.core.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 from bot.core.policy_registry import PolicyRegistry
 
 
@@ -28,3 +31,16 @@ async def test_policy_set_overrides_that_need_each_other_survive_a_restart(tmp_p
         assert restarted.thresholds["insult"].review == 0.9 and restarted.shadow_mode is True
     finally:
         await store.close()
+
+
+async def test_a_join_window_past_any_span_is_refused_before_a_join_burst_crashes(tmp_path):
+    """``[rules.raid] join_window_s = inf`` (TOML's infinity; ``1e999`` through /policy set) passed validation: the
+    next join burst recorded its raid and posted its card, then the mod log's line ``int(join_window_s)`` raised
+    OverflowError out of the join handler, so the mod log never got the alert. It is refused naming the key, as
+    ``cooldown_s`` and ``raid_mode_duration_s`` are."""
+    bad = tmp_path / "discord-123456789012345678.toml"
+    for key in ("join_window_s", "window_s"):
+        bad.write_text(f"[rules.raid]\n{key} = inf\n", encoding="utf-8")
+        with pytest.raises(PolicyError) as info:
+            load_policy(DEFAULT_POLICY_PATH, bad)
+        assert info.value.key == f"rules.raid.{key}" and info.value.source == str(bad)

@@ -287,7 +287,7 @@ class RaidSettings(_Settings):
     """Raid / brigade detection per channel or thread (``[rules.raid]``); times in seconds of message time."""
 
     enabled: bool = Field(default=True, description="Switch raid detection on or off.")
-    window_s: float = Field(default=60.0, gt=0, description="Sliding window of a burst, s.")
+    window_s: float = Field(default=60.0, gt=0, le=MAX_RAID_SPAN_S, description="Sliding window of a burst, s.")
     flagged_burst: int = Field(default=5, ge=2, description="Distinct members with flagged messages in the window.")
     new_member_burst: int = Field(default=8, ge=2, description="Distinct new members posting in the window.")
     new_member_age_s: int = Field(
@@ -333,7 +333,8 @@ class RaidSettings(_Settings):
         default=10, ge=0, description="Accounts joining within join_window_s that raise a join-burst raid alert "
         "(0: off)."
     )
-    join_window_s: float = Field(default=30.0, gt=0, description="Window of a join burst, s.")
+    join_window_s: float = Field(default=30.0, gt=0, le=MAX_RAID_SPAN_S,
+                                 description="Window of a join burst, s (at most 30 days).")
     timeout_raiders: bool = Field(
         default=False, description="During a raid, time out its new-member raiders automatically (every account of "
         "a join burst, and each new member posting flagged messages in a raid), one case each, carried out by the "
