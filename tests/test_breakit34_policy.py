@@ -44,3 +44,19 @@ async def test_a_join_window_past_any_span_is_refused_before_a_join_burst_crashe
         with pytest.raises(PolicyError) as info:
             load_policy(DEFAULT_POLICY_PATH, bad)
         assert info.value.key == f"rules.raid.{key}" and info.value.source == str(bad)
+
+
+def test_a_server_file_saved_with_a_utf8_byte_order_mark_is_read(tmp_path):
+    """A server file saved by Notepad or PowerShell 5 (``Out-File -Encoding utf8``) starts with a UTF-8 byte order
+    mark: it was refused as ``(syntax): Invalid statement (at line 1, column 1)``, a reason naming nothing the
+    moderator can see in the file. The mark is skipped, as scan's readers skip it; a file in another encoding is
+    still refused naming it."""
+    good = tmp_path / "discord-123456789012345678.toml"
+    good.write_bytes(b"\xef\xbb\xbfshadow_mode = true\r\n[server]\r\nretention_days = 7\r\n")
+    policy = load_policy(DEFAULT_POLICY_PATH, good)
+    assert policy.shadow_mode is True and policy.server.retention_days == 7
+    utf16 = tmp_path / "discord-223456789012345678.toml"
+    utf16.write_bytes("\ufeffshadow_mode = true\n".encode("utf-16"))
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, utf16)
+    assert info.value.source == str(utf16) and "not UTF-8" in info.value.reason

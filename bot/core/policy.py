@@ -10,6 +10,7 @@ A policy is layered like Red-DiscordBot's per-guild config and python-discord's 
 
 from __future__ import annotations
 
+import codecs
 import copy
 import functools
 import hashlib
@@ -569,11 +570,15 @@ def read_toml(path: Path) -> dict[str, Any]:
 
     Raises:
         PolicyError: the file is missing, unreadable (a folder, no permission), not UTF-8, or not valid TOML (the
-            reason carries TOML's line and column), or nested too deeply for the parser.
+            reason carries TOML's line and column), or nested too deeply for the parser. A leading UTF-8 byte order
+            mark is skipped.
     """
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read()
+        # a UTF-8 byte order mark (Notepad, PowerShell 5's Out-File -Encoding utf8) is not part of the TOML: tomllib
+        # read it as a statement and refused the file with "Invalid statement (at line 1, column 1)"
+        return tomllib.loads(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"))
     except FileNotFoundError:
         raise PolicyError(str(path), "(file)", "file not found") from None
     except IsADirectoryError:
