@@ -60,3 +60,25 @@ def test_a_server_file_saved_with_a_utf8_byte_order_mark_is_read(tmp_path):
     with pytest.raises(PolicyError) as info:
         load_policy(DEFAULT_POLICY_PATH, utf16)
     assert info.value.source == str(utf16) and "not UTF-8" in info.value.reason
+
+
+def test_a_named_pipe_given_as_a_policy_is_refused_instead_of_hanging(tmp_path):
+    """A FIFO where a policy file is expected (``policy check``'s FILE, ``--policy``, or a
+    ``discord-<guild id>.toml`` in the servers folder) blocked in open() until some process wrote to it:
+    ``policy check`` and a bot's start hung with no word. It is refused naming the file and why; ``policy check``
+    exits 2 with one ``error:`` line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fifo = tmp_path / "discord-123456789012345678.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, fifo)
+    assert info.value.source == str(fifo) and "not a regular file" in info.value.reason
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "bot", "policy", "check", str(fifo)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(root), "PATH": ""})
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and str(fifo) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

@@ -15,7 +15,9 @@ import copy
 import functools
 import hashlib
 import json
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -569,12 +571,21 @@ def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML policy file.
 
     Raises:
-        PolicyError: the file is missing, unreadable (a folder, no permission), not UTF-8, or not valid TOML (the
-            reason carries TOML's line and column), or nested too deeply for the parser. A leading UTF-8 byte order
-            mark is skipped.
+        PolicyError: the file is missing, unreadable (a folder, a named pipe or device, no permission), not
+            UTF-8, or not valid TOML (the reason carries TOML's line and column), or nested too deeply for the
+            parser. A leading UTF-8 byte order mark is skipped.
     """
     try:
-        with path.open("rb") as fh:
+        # opened without blocking and checked before reading: a FIFO (a named pipe) given as a policy or lying in
+        # the servers folder as <platform>-<id>.toml blocked its open() until a writer came, so `policy check` and
+        # a bot's start hung with no word
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(mode):
+                raise PolicyError(str(path), "(file)", "is not a regular file (a named pipe, socket or device): "
+                                  "name a TOML file")
             data = fh.read()
         # a UTF-8 byte order mark (Notepad, PowerShell 5's Out-File -Encoding utf8) is not part of the TOML: tomllib
         # read it as a statement and refused the file with "Invalid statement (at line 1, column 1)"
