@@ -82,10 +82,13 @@ def dated(msg: Message) -> datetime:
 
 
 def timeout_end(verdict: Verdict) -> datetime | None:
-    """End of the verdict's timeout (:func:`dated` + duration, capped at 28 days), or ``None`` without one."""
+    """End of the verdict's timeout (:func:`dated` + duration, capped at 28 days) or temporary ban (a ladder step
+    ``ban`` with ``duration_s`` crossed by the message: :func:`dated` + duration), or ``None`` without one."""
     for action in verdict.actions:
         if action.kind is ActionKind.TIMEOUT and action.duration_s:
             return dated(verdict.message) + timedelta(seconds=min(action.duration_s, MAX_TIMEOUT_S))
+        if action.kind is ActionKind.BAN and action.duration_s:
+            return dated(verdict.message) + timedelta(seconds=action.duration_s)
     return None
 
 

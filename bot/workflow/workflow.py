@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -386,6 +387,14 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                     reason=action.reason, status=CaseStatus.PENDING, created_at=msg.event_time or self.clock(),
                     message_id=msg.id, platform=self.platform)
         res = await self._sanction_on_platform(policy, case, action.duration_s, msg.channel.parent_id or msg.channel.id)
+        if res.ok and kind is ActionKind.BAN:
+            # as a moderator's ban: it supersedes the member's earlier temporary bans, and a ban with a duration (a
+            # ladder step crossed by this message) ends then (it was recorded and kept for good)
+            await self.lift_temporary_bans(sid, msg.author.id, before=case_number,
+                                           why=f"superseded by case #{case_number}")
+            stored = await self.store.get_case(self.platform, sid, case_number)
+            if stored is not None and stored.expires_at is not None:
+                self.schedule_unban(replace(stored, status=CaseStatus.APPLIED))
         if res.ok:
             note = "; ".join(n for n in (f"dm: {res.extra['dm']}" if res.extra.get("dm") else "",
                                          res.extra.get("cap", ""), res.extra.get("kept", "")) if n)
