@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.core.models import ActionKind
 from bot.workflow import ModerationWorkflow
-from tests.test_workflow import SERVER, World, make_world
+from tests.test_workflow import MOD, SERVER, World, make_world
 
 
 def _restarted(w: World) -> ModerationWorkflow:
@@ -45,5 +47,33 @@ async def test_a_ladder_ban_step_crossed_by_automod_is_a_temporary_ban(tmp_path)
         await asyncio.wait_for(asyncio.gather(*again._timers.values()), 3)
         assert w.enforcer.called("unban") == [("alice",)]
         await again.close()
+    finally:
+        await _close(w)
+
+
+async def test_overturning_a_timeout_that_is_over_removes_no_timeout(tmp_path):
+    """A moderator's 10-minute timeout (case #1) ended long ago; the member is timed out now by hand on the
+    platform (not in the mod log). Their appeal of case #1 is overturned: the bot called the platform's timeout
+    removal, which lifted the timeout standing now (a member holds one), and said "timeout lifted". A ladder step
+    already over is skipped, and so is an owed removal at a start (retry_owed_timeouts); the decided case is now
+    too: its debt is settled without the platform, and the answer says it was over."""
+    w = await make_world(tmp_path)
+    try:
+        res = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "cool off", duration_s=600)
+        assert res.ok and res.case_number == 1
+        con = sqlite3.connect(w.store.path)
+        con.execute("UPDATE cases SET created_at = '2000-01-01T00:00:00.000000+00:00', "
+                    "expires_at = '2000-01-01T00:10:00.000000+00:00' WHERE number = 1")
+        con.commit()
+        con.close()
+        filed = await w.workflow.appeal("alice", SERVER, 1, "it was my brother")
+        assert filed.ok
+        done = await w.workflow.decide_appeal(replace(MOD, id="mod2"), SERVER, 1, uphold=False)
+        assert w.enforcer.called("remove_timeout") == [], "a timeout standing now was removed"
+        assert "timeout lifted" not in done.text
+        assert w.rows("SELECT status, lifted_at IS NOT NULL, lift_tries FROM cases WHERE number = 1") == [
+            ("overturned", 1, 0)]
+        assert await _restarted(w).recover() == []  # nothing owed at the next start either
+        assert w.enforcer.called("remove_timeout") == []
     finally:
         await _close(w)

@@ -518,9 +518,17 @@ class SanctionsMixin(WorkflowParts):
         answer settles it (:meth:`~bot.core.store_port.CaseStore.end_lift_try`: removed, or refused: counted and
         noted on the case, not tried again), so a stop or a failed write before the answer is recorded leaves it to
         :meth:`retry_owed_timeouts` at the next start. Removing a timeout twice does no harm (nothing is left to
-        remove). A timeout superseded since (:meth:`superseding_sanction`: a later timeout or a standing ban of the
+        remove). A timeout over already (its end passed: an appeal decided, or a card dismissed, after it ran out)
+        has its debt settled without calling the platform: the member's timeout then, if any, is another one (set
+        by hand on the platform), which the removal lifted. A timeout superseded since (:meth:`superseding_sanction`: a later timeout or a standing ban of the
         member) has its debt settled without calling the platform, and the case notes why: removing "the" timeout
         would lift that later one. Returns the note for the card and the mod log."""
+        end = _timeout_end(case)
+        if end <= self.clock():
+            # over on its own: nothing of it is left to remove, and "the" member's timeout now is another (set by
+            # hand on the platform, or by another bot), which a removal would lift
+            await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
+            return f"timeout not removed: it was over already ({end.astimezone(UTC):%Y-%m-%d %H:%M} UTC)"
         later = await self.superseding_sanction(case)
         if later is not None:  # a member has one timeout: the platform holds the later one's, not this one's
             await self.store.end_lift_try(self.platform, case.server_id, case.number, lifted=True)
