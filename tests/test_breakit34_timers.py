@@ -107,3 +107,31 @@ async def test_a_start_after_many_bans_ended_reads_the_temporary_bans_once(tmp_p
         await again.close()
     finally:
         await _close(w)
+
+
+async def test_raid_mode_extended_by_the_raid_going_on_survives_a_restart_until_its_new_end(tmp_path):
+    """Raid mode lasts raid_mode_duration_s (900 s) after the raid's last message: at 570 s the raid goes on, so it
+    runs until 1,470 s. Only the end set when it began (900 s) was saved, so a restart at 1,000 s lifted the
+    slowmode ("ended while the bot was stopped") in the middle of the raid. The extended end is saved."""
+    w = await make_world(tmp_path)
+    try:
+        t0 = datetime.now(UTC)
+        now = [t0]
+        w.workflow.clock = lambda: now[0]
+        for i in range(5):
+            await w.judge(w.message(f"r{i}", "you vermin", at=t0 + timedelta(seconds=i)))
+        assert w.rows("SELECT channel_id, slowmode_s FROM raid_modes") == [("c1", 30)]
+        now[0] = t0 + timedelta(seconds=570)
+        await w.judge(w.message("r1", "you vermin", at=now[0]))
+        await w.workflow.close()
+        (until,), = w.rows("SELECT until FROM raid_modes WHERE channel_id = 'c1'")
+        assert datetime.fromisoformat(until) == t0 + timedelta(seconds=1470)
+        again = ModerationWorkflow(platform="discord", store=w.store, enforcer=w.enforcer, desk=w.desk,
+                                   policies=w.workflow.policies, ledger=w.service.ledger, raid_control=w.service,
+                                   clock=lambda: t0 + timedelta(seconds=1000))
+        lines = await again.recover()
+        assert any("restored until" in line for line in lines), lines
+        assert w.enforcer.slowmode == {"c1": 30}
+        await again.close()
+    finally:
+        await _close(w)

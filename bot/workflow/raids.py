@@ -320,6 +320,16 @@ class RaidResponse(WorkflowParts):
         return None
 
     # ------------------------------------------------------------------ end
+    async def save_raid_end(self, board: RaidBoard) -> None:
+        """Record raid mode's end ``board.until``, extended while the raid goes on, in every channel of the raid, so
+        a restart restores it until then: only the end set when it began was saved, so a start after that end (the
+        raid still going on) lifted the slowmode and switched raid mode off."""
+        if board.closed or board.until is None:
+            return
+        for channel_id, (_place, slowed) in board.channels.items():
+            await self.store.save_raid_mode(self.platform, board.server_id, channel_id, board.until, slowed,
+                                            board.raid_id or None)
+
     async def _end_when_due(self, board: RaidBoard) -> None:
         """Sleep until raid mode's end (extended while the burst goes on), then end it."""
         try:

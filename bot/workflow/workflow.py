@@ -354,7 +354,10 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
             if policy.rules.raid.timeout_raiders and is_new_member(msg, policy.rules.raid, msg.event_time):
                 await self.timeout_raiders(board, [msg.author.id], new_only=True)
             if board.until is not None:  # raid mode lasts raid_mode_duration_s after the raid's last message
-                board.until = max(board.until, self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s))
+                later = self.clock() + timedelta(seconds=policy.rules.raid.raid_mode_duration_s)
+                if later > board.until:
+                    board.until = later
+                    await self.save_raid_end(board)
             self.refresh_raid_card(board)
             return notes
         if outcome.case_number is not None and verdict.action > ActionKind.REVIEW:
