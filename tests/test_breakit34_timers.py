@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from bot.core.models import ActionKind, Case, CaseStatus
-from bot.workflow import ModerationWorkflow
+from bot.workflow import ModerationWorkflow, sanctions
 from tests.test_workflow import MOD, SERVER, World, make_world
 
 
@@ -133,5 +133,36 @@ async def test_raid_mode_extended_by_the_raid_going_on_survives_a_restart_until_
         assert any("restored until" in line for line in lines), lines
         assert w.enforcer.slowmode == {"c1": 30}
         await again.close()
+    finally:
+        await _close(w)
+
+
+async def test_a_temporary_ban_s_end_follows_the_clock_set_back_or_forward(tmp_path, monkeypatch):
+    """The end timer slept once, on asyncio's monotonic clock, for the time the clock gave when it was scheduled.
+    The clock set back an hour after a 1-second ban: the member was unbanned when the clock said an hour was left.
+    The clock jumped forward past an hour's ban (a suspended host, a paused VM): the unban waited the whole hour
+    more. The timer looks at the clock again (at least every END_CHECK_S)."""
+    monkeypatch.setattr(sanctions, "END_CHECK_S", 0.05, raising=False)
+    w = await make_world(tmp_path)
+    try:
+        t0 = datetime.now(UTC)
+        now = [t0]
+        w.workflow.clock = lambda: now[0]
+        ban = await w.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "cool off", duration_s=1)
+        assert ban.ok
+        await asyncio.sleep(0.1)  # the timer is asleep
+        now[0] = t0 - timedelta(hours=1)  # set back: the ban has an hour and a second left
+        await asyncio.sleep(1.3)
+        assert w.enforcer.called("unban") == [], "unbanned an hour before the ban's end"
+        now[0] = t0 + timedelta(seconds=2)
+        await asyncio.wait_for(asyncio.gather(*w.workflow._timers.values()), 2)
+        assert w.enforcer.called("unban") == [("alice",)]
+
+        long_ban = await w.workflow.sanction(MOD, SERVER, "bob", ActionKind.BAN, "cool off", duration_s=3600)
+        assert long_ban.ok
+        await asyncio.sleep(0.1)
+        now[0] += timedelta(seconds=3601)  # jumped forward past its end
+        await asyncio.wait_for(asyncio.gather(*w.workflow._timers.values()), 2)
+        assert w.enforcer.called("unban") == [("alice",), ("bob",)]
     finally:
         await _close(w)

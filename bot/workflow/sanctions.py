@@ -40,6 +40,10 @@ from bot.workflow.views import LogEntry
 log = logging.getLogger(__name__)
 
 
+#: Seconds a temporary ban's end timer sleeps at most before it looks at the clock again (:meth:`_unban_at`).
+END_CHECK_S = 600.0
+
+
 def _timeout_end(case: Case) -> datetime:
     """When timeout ``case`` ends: its recorded end, else an hour after it was opened (what is sent without a
     duration)."""
@@ -828,9 +832,14 @@ class SanctionsMixin(WorkflowParts):
         cancelled = trying = False
         try:
             assert case.expires_at is not None
+            # the end is a time of the clock (the mod log's): asyncio sleeps on the monotonic clock, which a wall
+            # clock set back or forward (NTP stepping it) and a suspended host or paused VM (Linux's monotonic clock
+            # stops) leave behind, so the timer looks at the clock again at least every END_CHECK_S seconds; one
+            # sleep unbanned an hour early after the clock was set back an hour, a day late after a day's pause
             delay = (case.expires_at - self.clock()).total_seconds()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            while delay > 0:
+                await asyncio.sleep(min(delay, END_CHECK_S))
+                delay = (case.expires_at - self.clock()).total_seconds()
             if self._stopping:  # woke while the process stops: the next start looks at it again
                 raise asyncio.CancelledError
             # re-check against the mod log at expiry: lifted since (unban, overturned appeal) or superseded by a
