@@ -244,16 +244,20 @@ class PrivacyMixin(StoreBase):
                 "AND author_id = ? AND excerpt IS NOT NULL",
                 (when, *params),
             )
-            await self._db.execute(f"UPDATE appeals SET text = '' WHERE {scope} AND member_id = ?", params)
+            # an appeal of a case forgotten before is filed under the pseudonym (open_appeal): its text is the
+            # member's too, erased by forgetting again
+            await self._db.execute(f"UPDATE appeals SET text = '' WHERE {scope} AND member_id IN (?, ?)",
+                                   (*params, pseudonym))
             # an appeal's item reads the appeal; a report's item, the report that opened it: a report that joined
             # another's item (automod's, an earlier reporter's) left that item's words, which stay
-            their_items = (f"{scope} AND ((source = 'appeal' AND member_id = ?) OR id IN (SELECT review_id FROM "
-                           "reports WHERE platform = ? AND server_id = ? AND reporter_id = ? "
+            their_items = (f"{scope} AND ((source = 'appeal' AND member_id IN (?, ?)) OR id IN (SELECT review_id "
+                           "FROM reports WHERE platform = ? AND server_id = ? AND reporter_id = ? "
                            "AND reason = review_items.reason))")
+            item_params = (*params, pseudonym, *params)
             for item in await self._all(f"SELECT id, reason FROM review_items WHERE {their_items} AND reason != ''",
-                                        (*params, *params)):
+                                        item_params):
                 await self._erase_review_copies(platform, server_id, item[0], item[1])
-            await self._db.execute(f"UPDATE review_items SET reason = '' WHERE {their_items}", (*params, *params))
+            await self._db.execute(f"UPDATE review_items SET reason = '' WHERE {their_items}", item_params)
             await self._db.execute(f"UPDATE reports SET reason = '' WHERE {scope} AND reporter_id = ?", params)
             for table, columns in _MEMBER_COLUMNS.items():
                 for column in columns:
