@@ -32,3 +32,21 @@ async def test_forgetting_again_erases_an_appeal_filed_after_the_first_forget(wo
     await world.workflow.forget_member(SERVER, "alice")
     assert [t for (t,) in world.rows("SELECT text FROM appeals")] == [""]
     assert [r for (r,) in world.rows("SELECT reason FROM review_items WHERE source = 'appeal'")] == [""]
+
+
+async def test_mystatus_after_forget_lists_the_members_open_appeal(world: World) -> None:
+    """/mystatus lists the member's active strikes and open appeals. After /mydata forget it still lists the
+    strikes (stored under the pseudonym, by design: they still count), but an appeal the member filed of their
+    case, before or after forgetting, is stored under that pseudonym too and was left out: "Open appeals: none"
+    while the appeal waits for a moderator (and a second appeal of the case is refused as already open)."""
+    first = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "rude")
+    second = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "rude again")
+    assert first.case_number is not None and second.case_number is not None
+    await world.workflow.appeal("alice", SERVER, first.case_number, "sorry")
+    await world.workflow.forget_member(SERVER, "alice")
+    await world.workflow.appeal("alice", SERVER, second.case_number, "sorry again")
+    strikes, appeals = await world.workflow.member_status(SERVER, "alice")
+    assert len(strikes) == 2
+    assert [a.case_number for a in appeals] == [first.case_number, second.case_number]
+    _, others = await world.workflow.member_status(SERVER, "bob")
+    assert others == []

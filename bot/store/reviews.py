@@ -477,11 +477,17 @@ class ReviewMixin(StoreBase):
         return _appeal_from_row(updated)
 
     async def open_appeals(self, platform: str, server_id: str, member_id: str | None = None) -> list[Appeal]:
-        """Open appeals of a server (optionally of one member), oldest first."""
+        """Open appeals of a server (optionally of one member), oldest first.
+
+        A member's appeals include those stored under their keyed pseudonym (``/mydata forget``: an appeal filed
+        before it was pseudonymised with it, one filed after it is filed under it, :meth:`open_appeal`), as
+        :meth:`~bot.store.cases.CasesMixin.active_strikes` counts their strikes."""
         sql = "SELECT * FROM appeals WHERE platform = ? AND server_id = ? AND status = 'open'"
         params: tuple[str, ...] = (platform, server_id)
-        if member_id is not None:
-            sql += " AND member_id = ?"
-            params += (member_id,)
-        rows = await self._read_all(sql + " ORDER BY id", params)
+        async with self._guard():
+            if member_id is not None:
+                salt = await self._one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+                sql += " AND member_id IN (?, ?)"
+                params += (member_id, pseudonym_of(salt[0], platform, server_id, member_id) if salt else member_id)
+            rows = await self._all(sql + " ORDER BY id", params)
         return [_appeal_from_row(r) for r in rows]
