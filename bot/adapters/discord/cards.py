@@ -112,6 +112,24 @@ def spoiler(text: str, limit: int = 900) -> str:
     return f"||{text}||" if text.strip() else "*(no text)*"
 
 
+def spoilers(text: str, limit: int = FIELD_VALUE_MAX - 4, parts: int = 3) -> list[str]:
+    """A member's long text as :func:`spoiler` pieces of at most ``limit`` characters each (between them, at most
+    ``parts``; the last one cut with "…" when even they are too few), for consecutive embed fields: a field holds
+    1,024 characters, and an appeal (1,500 characters, escaped) does not fit in one."""
+    raw = (text or "").replace("|", "\u2758")
+    shown: list[str] = []
+    while raw.strip() and len(shown) < parts - 1 and len(md(raw)) > limit:
+        lo, hi = 1, len(raw)  # the longest start of raw whose escaped form fits (cut between escapes)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if len(md(raw[:mid])) <= limit else (lo, mid - 1)
+        shown.append(f"||{md(raw[:lo])}||")
+        raw = raw[lo:]
+    if raw.strip() or not shown:
+        shown.append(spoiler(raw, limit))
+    return shown
+
+
 def jump_url(guild_id: str, channel_id: str | None, message_id: str | None) -> str | None:
     """Discord link to a message, or ``None`` without ids."""
     if not channel_id or not message_id:
@@ -192,7 +210,8 @@ def appeal_embed(card: ReviewCard) -> discord.Embed:
     head = f"#{card.case_number}: {action}\n"  # the case's reason may quote the member (a flagged name)
     embed.add_field(name="Case", value=head + fit_escaped(card.reason, FIELD_VALUE_MAX - len(head), md, empty=""),
                     inline=False)
-    embed.add_field(name="Appeal", value=spoiler(card.evidence.text, 1000), inline=False)
+    for i, part in enumerate(spoilers(card.evidence.text)):  # the whole appeal: the moderator decides on it
+        embed.add_field(name="Appeal" if i == 0 else "Appeal (continued)", value=part, inline=False)
     _decision(embed, card)
     return fit(embed)
 
