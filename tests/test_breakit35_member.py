@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.models import ActionKind
+from bot.workflow import Refused
 from tests.test_workflow import MOD, SERVER, World, make_world
 
 
@@ -50,3 +51,26 @@ async def test_mystatus_after_forget_lists_the_members_open_appeal(world: World)
     assert [a.case_number for a in appeals] == [first.case_number, second.case_number]
     _, others = await world.workflow.member_status(SERVER, "bob")
     assert others == []
+
+
+async def test_an_appeal_whose_card_could_not_be_posted_can_be_sent_again(world: World) -> None:
+    """An appeal is decided only with its card's Uphold / Overturn. Filed while the review channel cannot be
+    reached, it was recorded with no card, the member told "A moderator will look at it", and appealing again
+    (the channel back) was refused as "already has an open appeal": no moderator could ever decide it, and the
+    member could not file it again. Now the member is told the card was not sent, and appealing again sends it."""
+    res = await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "rude")
+    assert res.case_number is not None
+    world.desk.reachable = False
+    first = await world.workflow.appeal("alice", SERVER, res.case_number, "it was a quote")
+    assert "cannot be reached" in first.text and "will look at it" not in first.text
+    assert world.desk.reviews == []
+    world.desk.reachable = True
+    again = await world.workflow.appeal("alice", SERVER, res.case_number, "it was a quote, really")
+    assert again.ok and "sent to the moderators" in again.text
+    [card] = world.desk.reviews
+    assert card.appeal_id == 1 and card.case_number == res.case_number and card.evidence.text == "it was a quote"
+    assert world.rows("SELECT COUNT(*) FROM appeals") == [(1,)]
+    # once sent, a further appeal of the case is refused as before
+    with pytest.raises(Refused, match="already has an open appeal"):
+        await world.workflow.appeal("alice", SERVER, res.case_number, "and again")
+    assert len(world.desk.reviews) == 1

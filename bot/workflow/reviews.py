@@ -410,19 +410,42 @@ class ReviewsMixin(WorkflowParts):
         except NotCaseMember:
             raise Refused(f"Case #{case_number} is not about you; you can only appeal your own cases.") from None
         except AppealAlreadyOpen:
-            raise Refused(f"Case #{case_number} already has an open appeal.") from None
+            # its card never reached the review channel: appealing again sends it (it is decided only there)
+            unsent = None
+            for open_one in await self.store.open_appeals(self.platform, server_id, member_id):
+                if (open_one.case_number == case_number and open_one.review_id is not None
+                        and not await self.store.card_of_review(open_one.review_id)):
+                    unsent = open_one
+            if unsent is None:
+                raise Refused(f"Case #{case_number} already has an open appeal.") from None
+            if not await self._show_appeal_card(server_id, unsent.id):
+                return Result(f"Your appeal of case #{case_number} (appeal #{unsent.id}) is recorded, but the "
+                              "moderators' review channel still cannot be reached; they were alerted. Try again "
+                              "later, or contact a moderator directly.", False, case_number)
+            return Result(f"Your appeal of case #{case_number} (appeal #{unsent.id}) was sent to the moderators.",
+                          True, case_number)
         except AppealError as exc:
             raise Refused(f"Case #{case_number} cannot be appealed: {exc}") from None
-        appeal = await self.store.get_appeal(appeal_id)
-        case = await self.store.get_case(self.platform, server_id, case_number)
-        if appeal is not None and appeal.review_id is not None:
-            card = await self.review_card(appeal.review_id)
-            if card is not None:
-                await self._show_card(replace(card, appeal_id=appeal_id, evidence=Evidence(text=text),
-                                              case_action=case.action if case else None,
-                                              reason=case.reason if case else card.reason))
+        if not await self._show_appeal_card(server_id, appeal_id):
+            return Result(f"Your appeal of case #{case_number} was recorded (appeal #{appeal_id}), but the "
+                          "moderators' review channel cannot be reached right now; they were alerted. Appeal again "
+                          "later to send it, or contact a moderator directly.", True, case_number)
         return Result(f"Your appeal of case #{case_number} was filed (appeal #{appeal_id}). A moderator will look "
                       "at it.", True, case_number)
+
+    async def _show_appeal_card(self, server_id: str, appeal_id: int) -> bool:
+        """Post appeal ``appeal_id``'s card (the appeal's text, the appealed case's action and reason); False when
+        the review channel cannot be reached."""
+        appeal = await self.store.get_appeal(appeal_id)
+        if appeal is None or appeal.review_id is None:
+            return True
+        case = await self.store.get_case(self.platform, server_id, appeal.case_number)
+        card = await self.review_card(appeal.review_id)
+        if card is None:
+            return True
+        return await self._show_card(replace(card, appeal_id=appeal_id, evidence=Evidence(text=appeal.text),
+                                             case_action=case.action if case else None,
+                                             reason=case.reason if case else card.reason))
 
     async def decide_appeal(self, actor: Actor, server_id: str, appeal_id: int, uphold: bool) -> Result:
         """Uphold or overturn an appeal; overturning pardons the strikes and lifts a timeout or ban.
