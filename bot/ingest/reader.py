@@ -111,10 +111,7 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
         sink.report(IngestError(path, "", "no such file or directory"))
         return
     if fmt == "slack-export" or (fmt == "auto" and detect_format(path) == "slack-export"):
-        export = SlackExport(path, sink=sink)
-        stack.callback(export.close)
-        for folder in export.folders:
-            yield _storable(functools.partial(export.iter_channel, folder), path, sink, f"channel {folder}, ")
+        yield from _slack_sources(path, sink, stack)
         return
     if path.is_file():
         file_fmt = fmt if fmt != "auto" else detect_file_format(path)
@@ -125,7 +122,13 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
             return
         yield _storable(functools.partial(_iter_file, path, file_fmt, sink, None), path, sink)
         return
-    for child in sorted((p for p in path.rglob("*") if p.is_file()), key=natural_key):
+    for child in _walk(path, fmt):
+        if child.is_dir():  # a Slack export (folder) inside the folder: read as one, not file by file
+            yield from _slack_sources(child, sink, stack)
+            continue
+        if fmt == "auto" and detect_file_format(child) == "slack-export":
+            yield from _slack_sources(child, sink, stack)  # a Slack export zip inside the folder
+            continue
         if fmt == "auto":
             child_fmt = detect_file_format(child)
         elif inner_name(child).suffix.lower() in _EXT[fmt]:
@@ -143,13 +146,40 @@ def iter_sources(path: Path, fmt: str, sink: ErrorSink, stack: ExitStack) -> Ite
         yield _storable(functools.partial(_iter_file, child, child_fmt, sink, path), child, sink)
 
 
+def _slack_sources(path: Path, sink: ErrorSink, stack: ExitStack) -> Iterator[Source]:
+    """One source per channel folder of the Slack export (folder or zip) at ``path``, opened once, closed by
+    ``stack``."""
+    export = SlackExport(path, sink=sink)
+    stack.callback(export.close)
+    for folder in export.folders:
+        yield _storable(functools.partial(export.iter_channel, folder), path, sink, f"channel {folder}, ")
+
+
+def _walk(folder: Path, fmt: str) -> Iterator[Path]:
+    """The files under ``folder`` in natural order (:func:`bot.ingest.common.natural_key`), except that a folder
+    holding a Slack export (:func:`bot.ingest.slack_export.sniff_slack_export`; with ``fmt`` ``auto``) is yielded
+    itself, in the place of its files: its day files are no export on their own, so the
+    walk used to skip them one by one and the whole workspace was silently left out (``scan examples``)."""
+    for child in sorted(folder.iterdir(), key=natural_key):
+        if child.is_symlink() and child.is_dir():
+            continue  # not followed, as Path.rglob does not (a link to a folder above would loop)
+        if child.is_dir():
+            if fmt == "auto" and sniff_slack_export(child):
+                yield child
+            else:
+                yield from _walk(child, fmt)
+        elif child.is_file():
+            yield child
+
+
 def iter_messages(path: Path, fmt: str = "auto", *, sink: ErrorSink | None = None) -> Iterator[Message]:
     """Yield the messages of one input path in file order (not sorted by time).
 
     Args:
         path: A file (``.gz`` ones inflated through a size-capped stream), a Slack export folder or zip, or a
             folder of export files (walked recursively in natural order, so ``2.csv`` comes before ``10.csv``;
-            files that are not exports are skipped with a debug log).
+            files that are not exports are skipped with a debug log; with ``fmt="auto"`` a Slack export folder or
+            zip inside it is read as a Slack export; links to folders are not followed).
         fmt: One of :data:`FORMATS`. An explicit format on a folder reads the folder's files of that format
             (``slack-export``: the folder itself).
         sink: Error policy (default: skip and log).
