@@ -13,7 +13,8 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
   (:data:`DATE_FORMATS`). DCE writes the exporter's **local** time without a zone; we cannot know it, so a time
   without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution).
 * Ids: CSV has no message ids. Each row gets ``"csv-" + sha1(channel id, file stem, author id, raw date, content,
-  ordinal)[:20]``, where ordinal counts identical earlier rows in the same file. It does not depend on where the
+  ordinal)[:20]``, where ordinal counts identical earlier rows in the same file (among the rows of the last
+  :data:`SEEN_DATES` distinct dates: identical rows share their date, and a file is in time order). It does not depend on where the
   folder lives or how the path was spelled, so re-runs give the same ids (resumable, idempotent scans).
 * Channel: the id in a DCE file name (``... [123456789012345678].csv``) or, for partitioned exports laid out as
   ``<category>/<channel>/<N>.csv``, the channel folder, resolved to its id through an archiver ``channels.json``
@@ -43,7 +44,7 @@ import hashlib
 import json
 import logging
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -78,6 +79,10 @@ _MONTHS = {
 _DCE2019 = re.compile(r"^(\d{1,2})-([A-Za-z]{3})-(\d{2}) (\d{1,2}):(\d{2}) ([AaPp][Mm])$")
 _ID_IN_NAME = re.compile(r"\[(\d{15,22})\]")
 _REQUIRED = ("AuthorID", "Date", "Content")
+#: Distinct raw dates whose rows are remembered to number identical rows (:func:`_row_id`'s ordinal): identical
+#: rows share their date, and DCE writes a file in time order, so only the recent dates can repeat; the memory is
+#: the rows of these dates, whatever the file's size.
+SEEN_DATES = 64
 #: How DCE's text formats render system messages (``GuildMemberJoin``, ``ChannelPinnedMessage``): not member text.
 SYSTEM_TEXTS = frozenset({"Joined the server.", "Pinned a message."})
 
@@ -305,7 +310,9 @@ def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterat
     i_aid, i_date, i_text = col["AuthorID"], col["Date"], col["Content"]
     i_name, i_att = col.get("Author"), col.get("Attachments")
     need = max(i_aid, i_date, i_text) + 1
-    seen: dict[tuple[str, str, str], int] = {}
+    # ordinals of identical rows, per raw date, for the last SEEN_DATES dates only: keyed by every row's content
+    # for the whole file, this held the text of the export in memory
+    seen: OrderedDict[str, dict[tuple[str, str], int]] = OrderedDict()
     members: dict[tuple[str, str, bool, datetime | None], MemberRef] = {}
     joins: dict[str, datetime] = {}
     row_no = 0
@@ -364,9 +371,15 @@ def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterat
             sink.report(IngestError(path, where, "empty AuthorID"))
             continue
         name = clean_text(row[i_name]) if i_name is not None and i_name < len(row) else ""
-        dup = (aid, date_raw, content)
-        ordinal = seen.get(dup, 0)
-        seen[dup] = ordinal + 1
+        same_date = seen.get(date_raw)
+        if same_date is None:
+            same_date = seen[date_raw] = {}
+            if len(seen) > SEEN_DATES:
+                seen.popitem(last=False)
+        else:
+            seen.move_to_end(date_raw)
+        ordinal = same_date.get((aid, content), 0)
+        same_date[(aid, content)] = ordinal + 1
         atts: tuple[Attachment, ...] = ()
         if i_att is not None and i_att < len(row) and row[i_att].strip():
             urls = [u.strip() for u in row[i_att].split(",") if u.strip()]
