@@ -87,3 +87,18 @@ def test_identical_csv_rows_still_get_distinct_stable_ids(tmp_path):
     ids = [m.id for m in iter_discord_csv(path)]
     assert len(set(ids)) == 5
     assert ids == [m.id for m in iter_discord_csv(path)]
+
+
+def test_a_slack_zip_with_backslash_separators_reads_like_the_folder(tmp_path):
+    """A Slack export zipped on Windows by a tool that writes ``general\\2026-01-01.json`` (Windows PowerShell 5.1's
+    ``Compress-Archive``) read as no day file at all, and no error: zero messages, the workspace silently lost (with
+    a top folder, ``export\\users.json``, it was not even recognised as a Slack export)."""
+    want = sorted(m.key[2] for m in read_messages([SLACK]))
+    for top in ("", "export\\"):
+        zpath = tmp_path / f"windows{len(top)}.zip"
+        with zipfile.ZipFile(zpath, "w") as zf:
+            for f in sorted(SLACK.rglob("*.json")):
+                zf.write(f, top + str(f.relative_to(SLACK)).replace("/", "\\"))
+        errors: list[IngestError] = []
+        assert sorted(m.key[2] for m in read_messages([zpath], errors=errors)) == want
+        assert errors == []

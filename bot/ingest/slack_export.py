@@ -90,13 +90,16 @@ class _Tree:
         self.max_member_bytes = max_member_bytes
         self.max_ratio = max_ratio
         self.inflated = 0
+        self.members: dict[str, zipfile.ZipInfo] = {}
         if path.is_file():
             self.zip = zipfile.ZipFile(path)
-            names = [n for n in self.zip.namelist() if n.rsplit("/", 1)[-1] in ("channels.json", "users.json")]
+            every = {_zip_name(i.filename): i for i in self.zip.infolist()}
+            names = [n for n in every if n.rsplit("/", 1)[-1] in ("channels.json", "users.json")]
             if names:
                 self.prefix = min(names, key=len).rpartition("/")[0]
                 self.prefix = f"{self.prefix}/" if self.prefix else ""
-            self.names = [n[len(self.prefix) :] for n in self.zip.namelist() if n.startswith(self.prefix)]
+            self.members = {n[len(self.prefix) :]: i for n, i in every.items() if n.startswith(self.prefix)}
+            self.names = list(self.members)
         else:
             self.names = [p.relative_to(path).as_posix() for p in path.rglob("*.json") if p.is_file()]
 
@@ -116,7 +119,7 @@ class _Tree:
             if size > limit:
                 raise TooLarge(f"file of {size:,} bytes is past the {limit:,}-byte bound; skipped")
             return (self.path / name).read_bytes()
-        info = self.zip.getinfo(self.prefix + name)
+        info = self.members[name]
         if info.file_size > limit:
             raise TooLarge(f"member declares {info.file_size:,} bytes, past the {limit:,}-byte bound; skipped")
         try:
@@ -148,6 +151,13 @@ class _Tree:
             self.zip.close()
 
 
+def _zip_name(name: str) -> str:
+    """A zip member's name with ``/`` between folders: zips written on Windows by some tools (Windows PowerShell
+    5.1's ``Compress-Archive``) separate them with ``\\``, which Python's :mod:`zipfile` keeps on other systems, so
+    no ``<channel>/<date>.json`` was found and the export read as no messages, without a word."""
+    return name.replace("\\", "/")
+
+
 def sniff_slack_export(path: Path) -> bool:
     """True for a folder or zip holding ``users.json``, or ``channels.json`` beside ``<channel>/<date>.json``."""
     try:
@@ -157,7 +167,7 @@ def sniff_slack_export(path: Path) -> bool:
             return (path / "channels.json").is_file() and any(_DAY_FILE.match(p.name) for p in path.glob("*/*.json"))
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as zf:
-                base = {n.rsplit("/", 1)[-1] for n in zf.namelist()}
+                base = {_zip_name(n).rsplit("/", 1)[-1] for n in zf.namelist()}
             return "users.json" in base or "channels.json" in base
     except OSError:
         return False
