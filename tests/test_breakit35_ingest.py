@@ -10,6 +10,8 @@ import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.ingest import IngestError, iter_discord_csv, read_messages
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -102,3 +104,22 @@ def test_a_slack_zip_with_backslash_separators_reads_like_the_folder(tmp_path):
         errors: list[IngestError] = []
         assert sorted(m.key[2] for m in read_messages([zpath], errors=errors)) == want
         assert errors == []
+
+
+def test_a_slack_zip_holding_a_day_file_twice_says_so_naming_the_member(tmp_path):
+    """A zip that holds one name twice (a zip appended to) silently read only the last member of that name: the
+    first one's messages were lost without a word. It is now one error naming the member; with ``stop`` it stops."""
+    zpath = tmp_path / "appended.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for f in sorted(SLACK.rglob("*.json")):
+            zf.write(f, f.relative_to(SLACK).as_posix())
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("general/2026-01-01.json", json.dumps([{"ts": "1767225999.000000", "user": "U1",
+                                                                 "text": "a later copy"}]))
+    errors: list[IngestError] = []
+    got = read_messages([zpath], errors=errors)
+    assert "a later copy" in [m.text for m in got]
+    assert [(e.path, e.position) for e in errors] == [(zpath / "general" / "2026-01-01.json", "")]
+    assert "2 members of this name" in errors[0].reason
+    with pytest.raises(IngestError, match="2026-01-01.json: the zip holds 2 members"):
+        read_messages([zpath], on_error="stop")

@@ -91,6 +91,8 @@ class _Tree:
         self.max_ratio = max_ratio
         self.inflated = 0
         self.members: dict[str, zipfile.ZipInfo] = {}
+        #: Names the zip holds more than once (a zip appended to), with how many times: only the last is read.
+        self.repeated: dict[str, int] = {}
         if path.is_file():
             self.zip = zipfile.ZipFile(path)
             every = {_zip_name(i.filename): i for i in self.zip.infolist()}
@@ -100,6 +102,8 @@ class _Tree:
                 self.prefix = f"{self.prefix}/" if self.prefix else ""
             self.members = {n[len(self.prefix) :]: i for n, i in every.items() if n.startswith(self.prefix)}
             self.names = list(self.members)
+            counts = Counter(_zip_name(i.filename) for i in self.zip.infolist())
+            self.repeated = {n[len(self.prefix) :]: k for n, k in counts.items() if k > 1 and n.startswith(self.prefix)}
         else:
             self.names = [p.relative_to(path).as_posix() for p in path.rglob("*.json") if p.is_file()]
 
@@ -288,6 +292,9 @@ class SlackExport:
 
     def _prepare(self) -> None:
         tree, sink = self.tree, self.sink
+        for name, k in tree.repeated.items():
+            sink.report(IngestError(tree.where(name), "", f"the zip holds {k} members of this name; only the last "
+                                    "one is read (the others' messages are left out)"))
         self.users = {str(u["id"]): u for u in _load_list(tree, "users.json", sink) if u.get("id")}
         self.listed: dict[str, tuple[str, str]] = {}
         for listing in ("channels.json", "groups.json", "mpims.json"):
