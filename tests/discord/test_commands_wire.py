@@ -235,3 +235,14 @@ async def test_mention_sync_only_for_server_managers(env, who, synced):
         assert {"report", "appeal", "mod", "policy", "Report to moderators"} <= {c["name"] for c in put.body}
     assert len(env.fake.find("PUT", r"/applications/.*/guilds/.*/commands")) == synced
     assert env.fake.find("PUT", rf"/applications/{env.fake.app_id}/commands") == []
+
+
+async def test_mod_timeout_dm_says_its_duration_in_words(env):
+    """The timeout notice said a week as "10080 minutes" (and a ladder step's 30 seconds as "0 minutes"); it says
+    "7 days", as the moderators' cards and the mod log do."""
+    opt, resolved = user_opt(env, "member", env.alice)
+    sub = [{"name": "timeout", "type": 1, "options": [opt, {"name": "minutes", "type": 4, "value": 10080},
+                                                       {"name": "reason", "type": 3, "value": "cool off"}]}]
+    await env.fake.slash(env.guild, env.mod, "mod", sub, resolved=resolved)
+    dm = env.fake.find("POST", rf"/channels/{env.fake.dm_channels[env.alice['id']]}/messages")[0].body
+    assert {f["name"]: f["value"] for f in dm["embeds"][0]["fields"]}["Duration"] == "7 days"

@@ -18,6 +18,7 @@ from bot.adapters.discord.cards import md
 from bot.adapters.discord.interact import PERMISSION_FLAGS
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import GONE, ActionResult
+from bot.workflow import words
 from bot.workflow.authz import ChannelPermissions, Permission
 from bot.workflow.fit import fit_escaped
 from bot.workflow.ports import (
@@ -195,7 +196,7 @@ class DiscordEnforcer:
                                   colour=discord.Colour.orange())
             embed.add_field(name="Case", value=f"#{notice.case_number}")
             if notice.duration_s:
-                embed.add_field(name="Duration", value=f"{notice.duration_s // 60} minutes")
+                embed.add_field(name="Duration", value=words.duration(notice.duration_s))  # "7 days", "45 seconds"
             kwargs: dict[str, Any] = {"embed": embed}
             if notice.appealable and self.notice_view is not None:
                 embed.set_footer(text="If you think this is wrong, press Appeal.")
