@@ -164,6 +164,19 @@ async def store(database: str) -> AsyncIterator[Any]:
     await s.close()
 
 
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[Any]:
+    """The workflow world of :func:`tests.test_workflow.make_world` (real SQLite mod log, strict fake platform),
+    closed after the test (a test module may define its own ``world`` instead)."""
+    from tests.test_workflow import make_world
+
+    w = await make_world(tmp_path)
+    yield w
+    await w.workflow.close()
+    await w.service.close()
+    await w.store.close()
+
+
 @pytest.fixture(scope="session")
 def fake_scorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of one ``python -m bot serve --scorer tests.serve_scorers:fake`` for the session (keyword scores,

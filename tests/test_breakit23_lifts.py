@@ -15,7 +15,7 @@ from bot.core.service import ModerationService
 from bot.store import open_store
 from bot.workflow import ModerationWorkflow, common, sanctions
 from tests.fakes import FakeDesk, FakeEnforcer, FakeScorer
-from tests.test_workflow import MOD, SCORES, SERVER, make_world, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SCORES, SERVER, make_world
 
 
 class _Process:

@@ -4,9 +4,7 @@ that point leaves the same state) must leave the mod log consistent and lose no 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,16 +12,9 @@ import pytest
 from bot.core.errors import StoreBusy
 from bot.core.models import ActionKind
 from bot.workflow import Refused
-from tests.test_workflow import MOD, SERVER, World, make_world
+from tests.test_workflow import MOD, SERVER, World
 
-
-@pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    w = await make_world(tmp_path)
-    yield w
-    await w.workflow.close()
-    await w.service.close()
-    await w.store.close()
+# ``world``: tests/conftest.py (the world of make_world, closed after the test)
 
 
 async def _dismiss_with_the_removal_dropped(world: World) -> tuple[Any, list[int]]:

@@ -3,23 +3,13 @@ real workflow, the fake enforcer and desk, a real SQLite mod log (tests/test_wor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from bot.core.models import ActionKind
 from bot.workflow import Refused
-from tests.test_workflow import MOD, SERVER, World, make_world
+from tests.test_workflow import MOD, SERVER, World
 
-
-@pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    w = await make_world(tmp_path)
-    yield w
-    await w.workflow.close()
-    await w.service.close()
-    await w.store.close()
+# ``world``: tests/conftest.py (the world of make_world, closed after the test)
 
 
 async def test_forgetting_again_erases_an_appeal_filed_after_the_first_forget(world: World) -> None:

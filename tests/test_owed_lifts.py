@@ -9,7 +9,7 @@ import pytest
 
 from bot.core.models import ActionKind
 from bot.workflow import ModerationWorkflow, common, sanctions
-from tests.test_workflow import MOD, SERVER, make_world, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SERVER, make_world
 
 
 async def _overturn_refused(w, *, duration_s: int | None = 3600) -> int:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.models import ActionKind
 from bot.workflow import ModerationWorkflow
-from tests.test_workflow import MOD, SERVER, make_world, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SERVER, make_world
 
 
 async def _wait_past(seconds: float) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from bot.core.models import ActionKind
 from bot.workflow import ModerationWorkflow, common, sanctions
-from tests.test_workflow import MOD, SERVER, World, make_world, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SERVER, World, make_world
 
 
 def _restarted(w: World) -> ModerationWorkflow:

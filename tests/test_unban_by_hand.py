@@ -10,7 +10,7 @@ from bot.core.models import ActionKind
 from bot.workflow import ModerationWorkflow, sanctions
 from bot.workflow.ports import Capability
 from tests.fakes import ALL_CAPABILITIES
-from tests.test_workflow import MOD, SERVER, World, make_world, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SERVER, World, make_world
 
 
 def _restarted(w: World) -> ModerationWorkflow:

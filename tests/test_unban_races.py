@@ -10,7 +10,7 @@ from bot.core.ports import ActionResult
 from bot.workflow import sanctions
 from tests.fakes import Call
 from tests.test_temp_ban_end_lifts import _until
-from tests.test_workflow import MOD, SERVER, world  # noqa: F401  (fixture)
+from tests.test_workflow import MOD, SERVER
 
 
 def _ended_posts(w, number: int) -> list:

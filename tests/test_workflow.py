@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -90,13 +89,7 @@ async def make_world(tmp_path: Path, policy: str = "", capabilities=ALL_CAPABILI
     return World(store, service, enforcer, desk, workflow, servers)
 
 
-@pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    w = await make_world(tmp_path)
-    yield w
-    await w.workflow.close()
-    await w.service.close()
-    await w.store.close()
+# ``world``: tests/conftest.py (the world of make_world, closed after the test)
 
 
 # ------------------------------------------------------------------ boundary
