@@ -150,6 +150,10 @@ class SlackChannel:
     is_im: bool = False
     members: set[str] = field(default_factory=set)
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Other workspaces this channel is shared with (Slack Connect), by team id; ``pending_share``: an invitation to
+    #: share it that the other organisation has not accepted yet (``is_pending_ext_shared``).
+    shared_with: list[str] = field(default_factory=list)
+    pending_share: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The ``channel`` object of ``conversations.info``."""
@@ -160,6 +164,9 @@ class SlackChannel:
             "id": self.id, "name": self.name, "is_channel": not self.is_private, "is_group": self.is_private,
             "is_im": False, "is_private": self.is_private, "is_general": self.is_general, "is_archived": False,
             "created": 1700000000, "num_members": len(self.members),
+            "is_shared": bool(self.shared_with), "is_ext_shared": bool(self.shared_with), "is_org_shared": False,
+            "is_pending_ext_shared": self.pending_share,
+            **({"shared_team_ids": list(self.shared_with)} if self.shared_with else {}),
         }
 
 
@@ -352,10 +359,14 @@ class FakeSlack:
         return user
 
     def add_channel(self, name: str, *, private: bool = False, members: list[str] | None = None,
-                    is_general: bool = False, bot_member: bool = True) -> SlackChannel:
-        """Add a channel (``C…`` public or ``G…`` private) with these member ids (the bot too unless told not)."""
+                    is_general: bool = False, bot_member: bool = True, shared_with: list[str] | None = None,
+                    pending_share: bool = False) -> SlackChannel:
+        """Add a channel (``C…`` public or ``G…`` private) with these member ids (the bot too unless told not);
+        ``shared_with``: the other workspaces' team ids of a Slack Connect channel (``conversations.info`` then says
+        ``is_ext_shared``), ``pending_share``: one whose sharing invitation is not accepted yet."""
         channel = SlackChannel(_new_id("G" if private else "C"), name, is_private=private, is_general=is_general,
-                               members=set(members or []))
+                               members=set(members or []), shared_with=list(shared_with or []),
+                               pending_share=pending_share)
         if bot_member:
             channel.members.add(self.bot_user_id)
         self.channels[channel.id] = channel

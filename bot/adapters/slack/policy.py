@@ -13,8 +13,9 @@ Slack's input, checks what only Slack can tell, and renders the answer:
 * ``/modsetup`` (workspace admins): a modal with ``conversations_select`` menus for the review and mod-log channels,
   a menu of the workspace's user groups (``usergroups.list``) and a ``multi_users_select`` for moderators. On
   submit each picked channel is checked with ``conversations.info`` as the bot: a private channel it was not
-  invited to is invisible to it (``channel_not_found``), and it can post only in channels it is a member of
-  (``is_member``; the app has no ``chat:write.public``). A problem keeps the modal open with the reason under the
+  invited to is invisible to it (``channel_not_found``), it can post only in channels it is a member of
+  (``is_member``; the app has no ``chat:write.public``), and a Slack Connect channel (shared with another
+  organisation) is refused. A problem keeps the modal open with the reason under the
   field (``response_action: errors``) and nothing is written; otherwise the modal closes and the workflow writes
   the overrides, posts the setup to the mod log and the admin is told what was set.
 """
@@ -227,7 +228,11 @@ async def open_setup(handlers: SlackListeners, team: str, user: str, command: di
 
 
 async def channel_problem(client: AsyncWebClient, channel: str) -> str | None:
-    """Why the bot cannot post in ``channel`` (as ``conversations.info`` tells the bot), or ``None``."""
+    """Why the bot cannot (or must not) post in ``channel`` (as ``conversations.info`` tells the bot), or ``None``.
+
+    A Slack Connect channel (``is_ext_shared``, or ``is_pending_ext_shared`` while the other organisation has not
+    accepted yet) is refused: the review and mod-log channels carry members' flagged words, scores and the
+    moderators' decisions, which the other organisation's people in it would read."""
     try:
         info = (await client.conversations_info(channel=channel))["channel"]
     except SlackApiError as exc:
@@ -238,6 +243,9 @@ async def channel_problem(client: AsyncWebClient, channel: str) -> str | None:
         return "this channel is archived"
     if info.get("is_im") or info.get("is_mpim"):
         return "pick a channel, not a direct message"
+    if info.get("is_ext_shared") or info.get("is_pending_ext_shared"):
+        return ("this channel is shared with another organisation (Slack Connect): its people would read the "
+                "moderators' cards and the mod log; pick a channel of this workspace only")
     if not info.get("is_member"):
         return "the bot is not in this channel: invite @modbot to it (`/invite @modbot`)"
     return None
