@@ -660,6 +660,8 @@ class FakeSlack:
             return _err("user_not_found")
         if user.id == actor.id:
             return _err("cant_kick_self")
+        if chan.is_im:
+            return _err("method_not_supported_for_channel_type")
         if chan.is_general:
             return _err("cant_kick_from_general")
         if actor.id not in chan.members or user.id not in chan.members:

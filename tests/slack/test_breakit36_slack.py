@@ -45,3 +45,49 @@ async def test_modsetup_refuses_a_channel_shared_with_another_organisation(env: 
     assert answer["response_action"] == "errors" and list(answer["errors"]) == ["review"]
     assert SHARED in answer["errors"]["review"]
     assert env.rows("SELECT COUNT(*) FROM policy_overrides") == [(0,)]
+
+
+async def report_member(env: SlackEnv, reporter: str, member: str, channel: str, reason: str) -> None:
+    """``/report @member`` typed by ``reporter`` in ``channel``, its modal submitted with ``reason``; waits until the
+    report's card is in the review channel."""
+    before = len(env.cards())
+    fields = env.fake.command_payload("/report", f"<@{member}|x>", user=reporter, channel=channel)
+    opened = len(env.fake.calls_of("views.open")) + 1
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    view = (await env.fake.wait_for("views.open", count=opened))[-1].response["view"]
+    sub = env.fake.view_submission_payload(user=reporter, callback_id="mod_report", view_id=view["id"],
+                                           private_metadata=view["private_metadata"],
+                                           values={"text": {"value": {"type": "plain_text_input", "value": reason}}})
+    assert (await env.fake.deliver_interaction(env.url, sub)).status == 200
+    await env.fake.wait_until(lambda: len(env.cards()) > before)
+
+
+async def test_a_report_of_a_member_names_no_channel_and_offers_no_remove_from_channel(env: SlackEnv) -> None:
+    """``/report @member`` reports a member, not a message: like Discord's ``/report``, its review item names no
+    channel, so its card says none and offers no "Remove from channel" (Warn and Dismiss stay). Before, the channel
+    the reporter happened to type the command in (#random, or their DM with the bot) was recorded as the report's:
+    the card said the member's behaviour was there, and "Remove from channel" removed the reported member from that
+    unrelated channel (or failed in a DM after the moderator had typed a reason). The reporter is still answered
+    where they typed the command."""
+    from tests.slack.test_app_wire import buttons, card_text
+
+    await env.start()
+    troll = env.fake.add_user("troll")
+    env.fake.random.members.add(troll.id)
+    reporter = env.fake.member.id
+    await report_member(env, reporter, troll.id, env.fake.random.id, "insults me in DMs")
+    dm = env.fake._open_dm(reporter)  # noqa: SLF001 - the reporter's DM with the bot, where a command may be typed
+    await report_member(env, env.fake.owner.id, troll.id, env.fake.random.id, "spams my DMs too")
+    await report_member(env, reporter, env.fake.owner.id, dm.id, "threatened me")
+    assert env.rows("SELECT member_id, channel_id, message_id FROM review_items ORDER BY id") == [
+        (troll.id, None, None), (troll.id, None, None), (env.fake.owner.id, None, None)]
+    for card in env.cards():
+        assert not any(b.endswith(":kick") for b in buttons(card)), buttons(card)
+        assert any(b.endswith(":warn") for b in buttons(card)) and "*Channel:* -" in card_text(card)
+    assert troll.id in env.fake.random.members
+    thanks = await env.fake.wait_until(lambda: (found := [e for e in env.fake.ephemerals
+                                                          if "Thanks" in (e.get("text") or "")]) and len(found) == 3
+                                       and found)
+    assert [(e["user"], e["channel"]) for e in thanks] == [(reporter, env.fake.random.id),
+                                                          (env.fake.owner.id, env.fake.random.id),
+                                                          (reporter, dm.id)]

@@ -215,7 +215,9 @@ class SlackHandlers:
                                                        meta), respond)
 
     async def on_report_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
-        """The report modal was submitted: record it (once per reporter and message) and queue it."""
+        """The report modal was submitted: record it (once per reporter and message) and queue it. A message's
+        report names its channel; a member's (``/report @member``) names none (its card offers no Remove from
+        channel), and the reporter is answered where they typed the command."""
         await ack()
         meta = json.loads(view.get("private_metadata") or "{}")
         user = (body.get("user") or {}).get("id", "")
@@ -226,8 +228,10 @@ class SlackHandlers:
             return
         message_id = f"{meta['channel']}:{meta['ts']}" if meta.get("ts") else None
         try:
+            # a report of a member (/report @member) names no channel, as on Discord: the channel the command was
+            # typed in is only where the reporter is answered (a card's Remove from channel acted there)
             result = await self.bot.workflow.report(user, team, meta["member"], reason, message_id=message_id,
-                                                    channel_id=meta.get("channel") or None,
+                                                    channel_id=(meta.get("channel") or None) if message_id else None,
                                                     excerpt=meta.get("excerpt", ""))
             text = result.text
         except Refused as exc:
