@@ -91,3 +91,23 @@ async def test_a_report_of_a_member_names_no_channel_and_offers_no_remove_from_c
     assert [(e["user"], e["channel"]) for e in thanks] == [(reporter, env.fake.random.id),
                                                           (env.fake.owner.id, env.fake.random.id),
                                                           (reporter, dm.id)]
+
+
+async def test_exempt_roles_naming_a_user_group_or_a_member_exempts_them(env: SlackEnv) -> None:
+    """``/modpolicy set exempt.roles`` takes user groups and members (as ``server.moderator_roles`` does, and the
+    policy stores their ids ``S…`` / ``U…``); a message by a member of that group, or by the member named, is exempt
+    (``role``), and anyone else's is judged. Before, the answer said "Policy updated" but a Slack author carried only
+    the workspace roles (admin, owner), so no user group or member listed there was ever exempt: the moderators'
+    own quotes in the review channel were flagged, carded and struck."""
+    await env.start()
+    admin = env.fake.admin.id
+    helper = env.fake.add_user("helper")
+    env.fake.general.members.add(helper.id)
+    text = await command(env, "/modpolicy", f"set exempt.roles @moderators, &lt;@{helper.id}&gt;", admin)
+    assert text == f'Policy updated: `exempt.roles` = `["{env.group}", "{helper.id}"]`.', text
+    await env.say(env.mods.id, "borderline take")
+    await env.say(helper.id, "borderline take")
+    await env.say(env.fake.member.id, "borderline take")
+    assert env.rows("SELECT member_id, exempt, flagged FROM verdicts ORDER BY id") == [
+        (env.mods.id, "role", 0), (helper.id, "role", 0), (env.fake.member.id, None, 1)]
+    assert env.rows("SELECT member_id FROM review_items") == [(env.fake.member.id,)]

@@ -128,7 +128,8 @@ class SlackHandlers:
         info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
         first = await self.bot.workflow.first_seen(team, fields["user"], at=datetime.now(UTC))
         author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first,
-                            home_team=self.bot.team_id or team)
+                            home_team=self.bot.team_id or team,
+                            named_roles=() if fields["bot"] else await self.bot.author_roles(team, fields["user"]))
         try:
             msg = to_core(team, event, fields, author=author)
         except ValueError as exc:

@@ -69,6 +69,10 @@ class SlackBotParts(Protocol):
         """Judge one message and carry out its outcome (``None``: judging failed, logged)."""
         ...
 
+    async def author_roles(self, team_id: str, user_id: str) -> tuple[str, ...]:
+        """The user groups (``S…``) and member ids the policy names as roles that stand for this author."""
+        ...
+
 
 class SlackListeners(Protocol):
     """The listeners bound to one bot (:class:`~bot.adapters.slack.app.SlackHandlers`), as the other listener

@@ -64,6 +64,9 @@ GROUP_READ_S = 1.0
 #: Seconds after a rate-limited or stalled group read during which the last list read stands in without asking Slack
 #: again (each ask would wait :data:`GROUP_READ_S` for nothing while the limit lasts).
 GROUP_QUIET_S = 10.0
+#: Seconds a user group's member list read for a message's author (:meth:`SlackBot.author_roles`: exempt roles) is
+#: reused: every message is judged, and Slack allows about 20 ``usergroups.users.list`` calls a minute.
+AUTHOR_GROUPS_S = 60.0
 
 
 def _body_deadline(seconds: float) -> Any:
@@ -182,7 +185,9 @@ class SlackHistory:
             info = None if fields["bot"] else await self.bot.enforcer.user_info(fields["user"])
             first = await self.bot.workflow.first_seen(self.bot.team_id, fields["user"], at=ts_time(fields["ts"]))
             author = member_ref(fields["user"], info or ({"is_bot": True} if fields["bot"] else None), first,
-                                home_team=self.bot.team_id)
+                                home_team=self.bot.team_id,
+                                named_roles=() if fields["bot"] else await self.bot.author_roles(
+                                    self.bot.team_id, fields["user"]))
             try:
                 yield to_core(self.bot.team_id, event, fields, author=author)
             except ValueError:
@@ -263,12 +268,32 @@ class SlackBot:
                 return True
         return False
 
-    async def _group_members(self, group: str) -> set[str]:
-        """The user ids in ``group`` (``usergroups.users.list``). When Slack rate-limits the read or it takes over
+    async def author_roles(self, team_id: str, user_id: str) -> tuple[str, ...]:
+        """What stands for a message's author among the roles the policy names (``exempt.roles``,
+        ``rules.mention_spam.everyone_roles``): on Slack these hold user groups (``S…``) and members (``U…``/``W…``,
+        as ``/modpolicy set`` stores them), so the ids of the named groups the author is in, and the author's own
+        id when named. Group lists are reused :data:`AUTHOR_GROUPS_S` seconds (:meth:`_group_members`). The
+        workspace roles (``admin``, ``owner``) come from ``users.info`` (:func:`~bot.adapters.slack.translate.
+        member_ref`)."""
+        policy = await self.policies.get(PLATFORM, team_id)
+        named = dict.fromkeys([*policy.exempt.roles, *policy.rules.mention_spam.everyone_roles])
+        out = []
+        for ref in named:
+            if ref == user_id or (ref.startswith("S") and user_id in await self._group_members(
+                    ref, max_age_s=AUTHOR_GROUPS_S)):
+                out.append(ref)
+        return tuple(out)
+
+    async def _group_members(self, group: str, *, max_age_s: float = 0.0) -> set[str]:
+        """The user ids in ``group`` (``usergroups.users.list``). A list read within ``max_age_s`` seconds is
+        reused (0: read now; rights are checked on a fresh read). When Slack rate-limits the read or it takes over
         :data:`GROUP_READ_S`, the last list read within :data:`GROUP_CACHE_S` seconds stands in (none: nobody), and
-        for :data:`GROUP_QUIET_S` seconds after it stands in without asking; any other error (a missing scope, a deleted group) means nobody is a moderator through the group."""
+        for :data:`GROUP_QUIET_S` seconds after it stands in without asking; any other error (a missing scope, a
+        deleted group) means nobody is a moderator through the group."""
         now = time.monotonic()
         hit = self._groups.get(group)
+        if hit is not None and now - hit[0] < max_age_s:
+            return hit[1]
         if hit is not None and now < self._group_quiet.get(group, 0.0) and now - hit[0] <= GROUP_CACHE_S:
             return hit[1]  # Slack refused or stalled a read moments ago: not asked again (and waited for) yet
         try:

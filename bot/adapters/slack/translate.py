@@ -59,15 +59,18 @@ def channel_ref(channel: str, thread_ts: str | None, ts: str | None, name: str =
 
 
 def member_ref(user_id: str, info: dict[str, Any] | None, first_seen: datetime | None, *,
-               home_team: str = "") -> MemberRef:
+               home_team: str = "", named_roles: tuple[str, ...] = ()) -> MemberRef:
     """The author. Slack gives no account age: ``joined_at`` is the first time the workspace was seen to have this
     member (a ``team_join`` or their first message), which the new-member and raid rules use. ``roles`` carries
     ``"owner"``/``"admin"`` from ``users.info``, only for a member of ``home_team`` (the bot's workspace): a Slack
-    Connect member's flags are their own workspace's (an admin THERE is a plain member here, as for rights)."""
+    Connect member's flags are their own workspace's (an admin THERE is a plain member here, as for rights); then
+    ``named_roles``, the user groups (``S…``) and member ids the policy names as roles that stand for this author
+    (:meth:`bot.adapters.slack.run.SlackBot.author_roles`)."""
     info = info or {}
     foreign = bool(home_team and info.get("team_id") and info["team_id"] != home_team)
     roles = () if foreign else tuple(r for r, flag in (("owner", "is_owner"), ("admin", "is_admin"))
                                      if info.get(flag))
+    roles += tuple(r for r in named_roles if r not in roles)
     name = (info.get("profile") or {}).get("display_name") or info.get("real_name") or info.get("name") or ""
     return MemberRef(id=user_id, name=name, joined_at=first_seen, created_at=None, roles=roles,
                      is_bot=bool(info.get("is_bot")))
