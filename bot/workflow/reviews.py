@@ -67,7 +67,9 @@ class ReviewsMixin(WorkflowParts):
                 found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
                 text = found[1] if found else ""
             evidence = Evidence(text=text, scores=dict(item.scores))
-        missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id))
+        # a delete needs a message: a report of a member names none, so its card offers no Delete
+        missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id)
+                            or (k.action is ActionKind.DELETE and not (item.message_id and item.channel_id)))
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
@@ -188,8 +190,9 @@ class ReviewsMixin(WorkflowParts):
         (kick, ban); it becomes the case's reason as typed (otherwise the case says "review #N: <flag reason>").
 
         Raises:
-            Refused: unknown decision or item, an appeal's item (decided with :meth:`decide_appeal`), a missing,
-                short or too long reason, missing permission, hierarchy, a target who left, or already decided.
+            Refused: unknown decision or item, an appeal's item (decided with :meth:`decide_appeal`), a delete of
+                an item that names no message (a report of a member), a missing, short or too long reason, missing
+                permission, hierarchy, a target who left, or already decided.
         """
         if choice not in DECISIONS:
             raise Refused("Unknown decision ", Said(repr(choice)), ".")
@@ -200,6 +203,9 @@ class ReviewsMixin(WorkflowParts):
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
         self._check_not_appeal(item)
+        if kind is ActionKind.DELETE and not (item.message_id and item.channel_id):
+            raise Refused(f"Review #{review_id} names no message to delete (a report of a member). Nothing was "
+                          "changed.")
         if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
         if item.member_id == actor.id:

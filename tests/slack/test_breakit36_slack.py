@@ -111,3 +111,21 @@ async def test_exempt_roles_naming_a_user_group_or_a_member_exempts_them(env: Sl
     assert env.rows("SELECT member_id, exempt, flagged FROM verdicts ORDER BY id") == [
         (env.mods.id, "role", 0), (helper.id, "role", 0), (env.fake.member.id, None, 1)]
     assert env.rows("SELECT member_id FROM review_items") == [(env.fake.member.id,)]
+
+
+async def test_a_report_of_a_member_offers_no_delete_and_a_delete_without_a_message_is_refused(env: SlackEnv) -> None:
+    """With an admin token the bot can delete messages, but a report of a member (``/report @member``) names no
+    message: its card offers no Delete, and a Delete click (an old card, a crafted action) is refused with nothing
+    changed. Before, the card offered Delete and pressing it closed the item as "message deleted" (the note said
+    "no message to delete"): the report left the queue with nothing done."""
+    from tests.slack.test_app_wire import buttons, click
+
+    await env.start(admin=True)
+    troll = env.fake.add_user("troll")
+    await report_member(env, env.fake.member.id, troll.id, env.fake.random.id, "insults me in DMs")
+    (card,) = env.cards()
+    assert not any(b.endswith(":delete") for b in buttons(card)), buttons(card)
+    assert (await click(env, env.mods.id, card, "mod:review:1:delete")).status == 200
+    (hook,) = await env.fake.wait_for_hook()
+    assert "names no message" in hook.body["text"] and "Nothing was changed" in hook.body["text"], hook.body
+    assert env.rows("SELECT decision FROM review_items") == [("open",)]
