@@ -372,6 +372,12 @@ class FakeSlack:
         self.channels[channel.id] = channel
         return channel
 
+    def add_dm(self, one: str, other: str) -> SlackChannel:
+        """A direct message between two members (``D…``; the bot is not in it, so it gets none of its events)."""
+        channel = SlackChannel(_new_id("D"), "", is_private=True, is_im=True, members={one, other})
+        self.channels[channel.id] = channel
+        return channel
+
     def add_usergroup(self, handle: str, members: list[str]) -> str:
         """Add a user group (e.g. moderators); returns its id ``S…``."""
         group_id = _new_id("S")
@@ -1196,7 +1202,7 @@ class FakeSlack:
         message = chan.messages.get(message_ts, {"ts": message_ts})
         return {**self._interaction_base("message_action", user), "callback_id": callback_id,
                 "action_ts": self.new_ts(), "message_ts": message_ts, "message": dict(message),
-                "channel": {"id": channel, "name": chan.name},
+                "channel": {"id": channel, "name": chan.name or "directmessage"},
                 "response_url": self.new_response_url(channel=channel, user=user)}
 
     # ----------------------------------------------------------------- inbound HTTP

@@ -129,3 +129,33 @@ async def test_a_report_of_a_member_offers_no_delete_and_a_delete_without_a_mess
     (hook,) = await env.fake.wait_for_hook()
     assert "names no message" in hook.body["text"] and "Nothing was changed" in hook.body["text"], hook.body
     assert env.rows("SELECT decision FROM review_items") == [("open",)]
+
+
+async def test_a_reported_direct_message_offers_no_channel_action(env: SlackEnv) -> None:
+    """A member harassed in a direct message reports it with the "Report message" shortcut: the card quotes the
+    message and offers Warn, but neither Remove from channel (Slack cannot remove anyone from a DM:
+    ``method_not_supported_for_channel_type``) nor Delete (an admin's token cannot reach a DM it is not in); the
+    reporter is answered. Before, the DM was recorded as the report's channel: the card offered both, and Remove
+    from channel asked the moderator for a reason, then failed and recorded a failed removal."""
+    from tests.slack.test_app_wire import buttons, card_text
+
+    await env.start(admin=True)
+    victim, troll = env.fake.member.id, env.fake.add_user("troll").id
+    dm = env.fake.add_dm(victim, troll)
+    msg = env.fake.add_message(dm.id, troll, "you are worthless, leave the workspace")
+    short = env.fake.message_action_payload(user=victim, channel=dm.id, message_ts=msg["ts"],
+                                            callback_id="report_message")
+    assert (await env.fake.deliver_interaction(env.url, short)).status == 200
+    view = (await env.fake.wait_for("views.open"))[-1].response["view"]
+    sub = env.fake.view_submission_payload(user=victim, callback_id="mod_report", view_id=view["id"],
+                                           private_metadata=view["private_metadata"],
+                                           values={"text": {"value": {"type": "plain_text_input", "value": "DMs"}}})
+    assert (await env.fake.deliver_interaction(env.url, sub)).status == 200
+    await env.fake.wait_until(lambda: env.cards())
+    (card,) = env.cards()
+    assert "you are worthless" in card_text(card) and "*Channel:* -" in card_text(card)
+    assert [b.rsplit(":", 1)[1] for b in buttons(card)] == ["dismiss", "warn", "investigating"]
+    assert env.rows("SELECT member_id, channel_id FROM review_items") == [(troll, None)]
+    await env.fake.wait_until(lambda: any("Thanks" in (m.get("text") or "") for c in env.fake.channels.values()
+                                          if c.is_im and victim in c.members and env.fake.bot_user_id in c.members
+                                          for m in c.messages.values()))

@@ -210,15 +210,16 @@ class SlackHandlers:
         msg = body.get("message") or {}
         channel = (body.get("channel") or {}).get("id", "")
         meta = _metadata({"team": (body.get("team") or {}).get("id"), "member": msg.get("user"),
-                          "channel": channel, "ts": msg.get("ts")},
+                          "channel": channel, "ts": msg.get("ts"), "dm": is_direct_message(body.get("channel"))},
                          excerpt=blocks.unescape(msg.get("text") or ""))  # Slack's entities: as the member typed
         await self._open_modal(body, blocks.text_modal("mod_report", "Report to moderators", "What is wrong?",
                                                        meta), respond)
 
     async def on_report_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         """The report modal was submitted: record it (once per reporter and message) and queue it. A message's
-        report names its channel; a member's (``/report @member``) names none (its card offers no Remove from
-        channel), and the reporter is answered where they typed the command."""
+        report names its channel, unless it is a direct message (:func:`is_direct_message`: nobody can be removed
+        from it, and an admin's token cannot delete in it); a member's (``/report @member``) names none (its card
+        offers no Remove from channel), and the reporter is answered where they typed the command."""
         await ack()
         meta = json.loads(view.get("private_metadata") or "{}")
         user = (body.get("user") or {}).get("id", "")
@@ -231,8 +232,9 @@ class SlackHandlers:
         try:
             # a report of a member (/report @member) names no channel, as on Discord: the channel the command was
             # typed in is only where the reporter is answered (a card's Remove from channel acted there)
+            in_channel = bool(message_id) and not meta.get("dm")  # a DM is no channel a card can act in
             result = await self.bot.workflow.report(user, team, meta["member"], reason, message_id=message_id,
-                                                    channel_id=(meta.get("channel") or None) if message_id else None,
+                                                    channel_id=(meta.get("channel") or None) if in_channel else None,
                                                     excerpt=meta.get("excerpt", ""))
             text = result.text
         except Refused as exc:
@@ -327,6 +329,15 @@ EXPORT_PAGE_CHARS = 3_500
 
 #: Slack's limit of a view's ``private_metadata``, in characters.
 METADATA_MAX = 3000
+
+
+def is_direct_message(channel: Any) -> bool:
+    """Whether an interaction payload's ``channel`` (``{"id", "name"}``) is a direct message: a DM (id ``D…``, name
+    ``directmessage``) or a group DM (name ``mpdm-…``; its id may start with ``G`` or ``C``)."""
+    if not isinstance(channel, dict):
+        return False
+    cid, name = str(channel.get("id") or ""), str(channel.get("name") or "")
+    return cid.startswith("D") or name == "directmessage" or name.startswith("mpdm-")
 
 
 def _metadata(fields: dict[str, Any], *, excerpt: str = "") -> str:
