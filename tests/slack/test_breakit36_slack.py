@@ -159,3 +159,27 @@ async def test_a_reported_direct_message_offers_no_channel_action(env: SlackEnv)
     await env.fake.wait_until(lambda: any("Thanks" in (m.get("text") or "") for c in env.fake.channels.values()
                                           if c.is_im and victim in c.members and env.fake.bot_user_id in c.members
                                           for m in c.messages.values()))
+
+
+@pytest.mark.parametrize("stamp", ["abc", "1e9", "", "٣٣٣"])
+async def test_a_request_with_a_malformed_timestamp_header_gets_401_not_500(env: SlackEnv, stamp: str,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """Anyone can reach the HTTP Events API: a request whose ``X-Slack-Request-Timestamp`` is not a number is
+    refused like any unsigned request (401 ``invalid request``), logs no error and judges nothing. Before, the
+    signature check raised on it (``int("abc")``): the app answered 500 and logged "slack listener failed" with a
+    traceback for every such request."""
+    import json
+    import logging
+
+    await env.start()
+    event = env.fake.event_callback(env.fake.message_event(env.fake.general.id, env.fake.member.id, "identityhate"))
+    body = json.dumps(event).encode()
+    assert env.fake._session is not None  # noqa: SLF001 - a raw request, as a scanner would send it
+    caplog.set_level(logging.WARNING)
+    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
+               "X-Slack-Signature": env.fake.sign(body, 0)}
+    async with env.fake._session.post(env.url, data=body, headers=headers) as resp:  # noqa: SLF001
+        assert (resp.status, await resp.json()) == (401, {"error": "invalid request"})
+    await env.settle()
+    assert env.rows("SELECT COUNT(*) FROM verdicts") == [(0,)]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
