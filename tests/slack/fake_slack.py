@@ -42,7 +42,8 @@ not in needs ``chat:write.public``.
 Time is the fake's clock (:meth:`FakeSlack.now`), which :meth:`FakeSlack.advance` moves forward, so expiry is tested
 without sleeping. Every Web API call is recorded (:attr:`FakeSlack.calls`); waits are event-based
 (:meth:`FakeSlack.wait_for`). Errors are injected with :meth:`FakeSlack.fail`, 429s with
-:meth:`FakeSlack.rate_limit`, and missing scopes by removing a scope from :attr:`FakeSlack.bot_scopes`.
+:meth:`FakeSlack.rate_limit`, dropped connections with :meth:`FakeSlack.reset_connection`, and missing scopes by
+removing a scope from :attr:`FakeSlack.bot_scopes`.
 """
 
 from __future__ import annotations
@@ -433,6 +434,11 @@ class FakeSlack:
         """Make the next ``times`` calls of ``method`` answer ``{"ok": false, "error": error, **extra}``."""
         self._failures.setdefault(method, []).append(_Failure(error, times, 200, None, extra))
 
+    def reset_connection(self, method: str, *, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` end with the connection closed before any answer (a
+        connection reset on the way to Slack; the client sees ``ServerDisconnectedError``). Nothing is done."""
+        self._failures.setdefault(method, []).append(_Failure("connection_reset", times, 0, None, {}))
+
     def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
         """Make the next ``times`` calls of ``method`` answer HTTP 429 with ``Retry-After: <retry_after>`` seconds."""
         self._failures.setdefault(method, []).append(_Failure("ratelimited", times, 429, retry_after, {}))
@@ -496,6 +502,12 @@ class FakeSlack:
                 queue.pop(0)
             call.status = failure.status
             call.response = {"ok": False, "error": failure.error, **failure.extra}
+            if failure.status == 0:  # reset_connection: no answer at all
+                self.calls.append(call)
+                self._notify()
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response(status=500)
             if failure.retry_after is not None:
                 headers["Retry-After"] = str(failure.retry_after)
         else:

@@ -183,3 +183,23 @@ async def test_a_request_with_a_malformed_timestamp_header_gets_401_not_500(env:
     await env.settle()
     assert env.rows("SELECT COUNT(*) FROM verdicts") == [(0,)]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_connection_reset_on_a_web_api_call_is_retried(env: SlackEnv) -> None:
+    """A connection to Slack's Web API closed before the answer (a reset on the way, a restarted edge) is tried
+    again, as slack_sdk's default retry handlers do: the review card lands and the warning DM reaches the member.
+    Before, the app's client replaced the SDK's defaults with the rate-limit handler alone, so one reset lost the
+    card (and raised an aiohttp error where a Slack error was expected)."""
+    from tests.slack.test_app_wire import click
+
+    await env.start()
+    env.fake.reset_connection("chat.postMessage")
+    await env.say(env.fake.member.id, "borderline take")
+    (card,) = env.cards()
+    posts = env.fake.calls_of("chat.postMessage")
+    assert [p.status for p in posts[:2]] == [0, 200]
+    env.fake.reset_connection("conversations.open")
+    assert (await click(env, env.mods.id, card, "mod:review:1:warn")).status == 200
+    await env.fake.wait_until(lambda: env.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
+    dm = env.fake.channels["D" + env.fake.member.id[1:]]
+    assert any("You were warned" in (m.get("text") or "") for m in dm.messages.values())

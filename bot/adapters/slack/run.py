@@ -32,7 +32,7 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler, async_default_handlers
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.app import SlackHandlers, register
@@ -268,8 +268,12 @@ class SlackBot:
     app: AsyncApp
 
     def _client(self, token: str) -> AsyncWebClient:
+        """A Web API client for ``token``: slack_sdk's default retry handlers (a connection reset or refused is
+        tried once more) plus waiting out rate limits (429 + ``Retry-After``, twice at most). Passing handlers
+        replaces the SDK's defaults, so they are named here too."""
         kwargs: dict[str, Any] = {"token": token,
-                                  "retry_handlers": [AsyncRateLimitErrorRetryHandler(max_retry_count=2)]}
+                                  "retry_handlers": [*async_default_handlers(),
+                                                     AsyncRateLimitErrorRetryHandler(max_retry_count=2)]}
         if self.slack.api_url:
             kwargs["base_url"] = self.slack.api_url
         return AsyncWebClient(**kwargs)
