@@ -63,10 +63,19 @@ class ReviewsMixin(WorkflowParts):
                 tiers=dict(verdict.tiers), raid_mode=verdict.raid_mode, score_status=verdict.score_status,
                 rules=tuple(f"{h.rule}: {h.detail}" if h.detail else h.rule for h in verdict.rule_hits))
         else:
+            # rebuilt after it was posted (a decision, a deletion): the rules and the scorer's reading come from
+            # the stored verdict; the tiers that applied were not recorded, so none are claimed (empty)
+            rules: tuple[str, ...] = ()
+            status = "ok"
             if item.message_id:
                 found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
                 text = found[1] if found else ""
-            evidence = Evidence(text=text, scores=dict(item.scores))
+                stored = await self.store.get_verdict(self.platform, item.server_id, item.message_id)
+                if stored is not None:
+                    rules = tuple(f"{h.get('rule')}: {h['detail']}" if h.get("detail") else str(h.get("rule"))
+                                  for h in stored.rule_hits)
+                    status = stored.score_status
+            evidence = Evidence(text=text, scores=dict(item.scores), rules=rules, score_status=status)
         # a delete needs a message: a report of a member names none, so its card offers no Delete
         missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id)
                             or (k.action is ActionKind.DELETE and not (item.message_id and item.channel_id)))

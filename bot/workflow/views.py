@@ -20,7 +20,8 @@ class Evidence:
     Attributes:
         text: The message text (the original; adapters hide it behind a spoiler and cut it to their limits).
         scores: Label -> score in [0, 1] (``None``: the model lacks the label).
-        tiers: Label -> ``(review, act)`` thresholds actually applied (raid mode included).
+        tiers: Label -> ``(review, act)`` thresholds actually applied (raid mode included); empty when not known
+            (a card rebuilt from the mod log: the tiers are not recorded), and then adapters name no tier.
         rules: ``"rule: detail"`` of every automod rule that fired.
         raid_mode: Raid mode's stricter tiers applied.
         score_status: How far the model read the text (``"ok"``, ``"not_scored"``, ...).

@@ -203,3 +203,25 @@ async def test_a_connection_reset_on_a_web_api_call_is_retried(env: SlackEnv) ->
     await env.fake.wait_until(lambda: env.rows("SELECT status FROM cases WHERE action = 'warn'") == [("applied",)])
     dm = env.fake.channels["D" + env.fake.member.id[1:]]
     assert any("You were warned" in (m.get("text") or "") for m in dm.messages.values())
+
+
+async def test_a_decided_card_keeps_its_evidence(env: SlackEnv) -> None:
+    """A card rebuilt after it was posted (a decision stamped on it, its message deleted by its author) keeps the
+    evidence the moderators decided on: the automod rules that fired stay listed, and a score whose tier was not
+    recorded is shown without a tier. Before, the rebuilt card said "Rules fired: none" and every score's tier
+    "(off)", as if the policy had switched the label off."""
+    import re
+
+    from tests.slack.test_app_wire import card_text, click
+
+    policy = env.policy_dir / "servers" / f"slack-{env.fake.team_id}.toml"
+    policy.write_text(policy.read_text() + '[[rules.regex]]\nname = "invite-spam"\npattern = "discord\\\\.gg/"\n')
+    await env.start()
+    await env.say(env.fake.member.id, "borderline take, join discord.gg/abc")
+    (card,) = env.cards()
+    assert "invite-spam" in card_text(card) and "review from" in card_text(card)
+    assert (await click(env, env.mods.id, card, "mod:review:1:warn")).status == 200
+    await env.fake.wait_until(lambda: "Decision" in card_text(env.cards()[0]))
+    decided = card_text(env.cards()[0])
+    assert "invite-spam" in decided and "Rules fired:* none" not in decided, decided
+    assert "(off)" not in decided and re.search(r"`insult` \*0\.90\*", decided), decided

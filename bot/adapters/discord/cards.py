@@ -147,14 +147,16 @@ def age(created: datetime | None, now: datetime | None = None) -> str:
 def score_lines(scores: Mapping[str, float | None], tiers: Mapping[str, tuple[float | None, float | None]],
                 raid_mode: bool = False) -> str:
     """One line per label that mattered (:func:`bot.workflow.words.labels_that_mattered`): its score next to the
-    tiers that applied, in words ("review from 0.78, act from 0.95")."""
+    tiers that applied, in words ("review from 0.78, act from 0.95"); no tier words when ``tiers`` is empty (not
+    known: a card rebuilt from the mod log)."""
     lines = []
     ordered = {label: scores[label] for label in LABELS if label in scores}
     for label in words.labels_that_mattered(ordered, tiers):
         s = scores[label]
         rv, act = tiers.get(label, (None, None))
         mark = "\N{BLACK SMALL SQUARE} " if s is not None and rv is not None and s >= rv else ""
-        lines.append(f"{mark}`{label}` **{s:.2f}** ({words.tier(rv, act)})")
+        applied = f" ({words.tier(rv, act)})" if tiers else ""
+        lines.append(f"{mark}`{label}` **{s:.2f}**{applied}")
     if lines and raid_mode:
         lines.append("*raid mode's stricter tiers applied*")
     return "\n".join(lines) or "not scored"

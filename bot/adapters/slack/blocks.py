@@ -160,7 +160,8 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
             s = ev.scores[label]
             rv, act = ev.tiers.get(label, (None, None))
             mark = ":small_red_triangle: " if s is not None and rv is not None and s >= rv else ""
-            lines.append(f"{mark}`{label}` *{s:.2f}* ({words.tier(rv, act)})")
+            applied = f" ({words.tier(rv, act)})" if ev.tiers else ""  # empty: not recorded, so not claimed
+            lines.append(f"{mark}`{label}` *{s:.2f}*{applied}")
         if ev.raid_mode:
             lines.append("_raid mode's stricter tiers applied_")
         out.append(section("*Scores (tier applied):*\n" + "\n".join(lines)))
