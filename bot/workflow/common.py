@@ -28,6 +28,10 @@ _T = TypeVar("_T")
 #: Called with each message's outcome once it is carried out (a scan's progress, a catch-up's count).
 Observer = Callable[[Outcome], object]
 
+#: Note on a case whose message was already deleted when the bot came to delete it (its author, a moderator, or
+#: this bot before a stop): what the delete was for is done, so the case is not failed.
+ALREADY_GONE = "delete: the message was already gone"
+
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600

@@ -30,8 +30,18 @@ from bot.core.models import (
     Verdict,
     review_reason,
 )
+from bot.core.ports import GONE
 from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
-from bot.workflow.common import DECISIONS, NOT_RECORDED, WITHHELD_STEP, Result, WorkflowParts, dur, fit_notes
+from bot.workflow.common import (
+    ALREADY_GONE,
+    DECISIONS,
+    NOT_RECORDED,
+    WITHHELD_STEP,
+    Result,
+    WorkflowParts,
+    dur,
+    fit_notes,
+)
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
 from bot.workflow.sanction_kinds import REGISTRY
@@ -297,7 +307,8 @@ class ReviewsMixin(WorkflowParts):
                     raise Refused(NOT_RECORDED) from exc
                 case_number = case.number
             res = await self._delete(sid, item.channel_id, item.message_id)
-            if not res.ok:
+            gone = not res.ok and bool(res.extra.get(GONE))  # deleted already (its author, automod): done
+            if not res.ok and not gone:
                 if item.case_number is None:
                     await self.store.set_case_status(self.platform, sid, case_number, CaseStatus.FAILED,
                                                      failure=f"delete: {res.reason}")
@@ -308,7 +319,8 @@ class ReviewsMixin(WorkflowParts):
             more = await self.strike(policy, sid, item.member_id, kind, why[:400],
                                      case_number=case_number, message_id=item.message_id, actor=actor,
                                      outcome=(CaseStatus.APPLIED, None) if item.case_number is None else None)
-            return joined("; ", (f"case #{case_number}" if item.case_number is None else "", more))
+            return joined("; ", (f"case #{case_number}" if item.case_number is None else "",
+                                 ALREADY_GONE if gone else "", more))
         result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
                                      source="review", earns_strike=not item.reason.startswith(WITHHELD_STEP))

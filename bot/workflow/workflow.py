@@ -53,7 +53,16 @@ from bot.core.service import Outcome
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.cases import MAX_REASON
-from bot.workflow.common import DECISIONS, EXPIRY_HORIZON, RECOVER_WITHIN_S, Observer, PolicySource, Result, dur
+from bot.workflow.common import (
+    ALREADY_GONE,
+    DECISIONS,
+    EXPIRY_HORIZON,
+    RECOVER_WITHIN_S,
+    Observer,
+    PolicySource,
+    Result,
+    dur,
+)
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
 from bot.workflow.ports import Capability, ChannelGone, Enforcer, ModDesk, RaidControl
@@ -62,9 +71,6 @@ from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
 from bot.workflow.views import LogEntry
 
-#: Note on a case whose message was already deleted when the bot came to delete it (its author, a moderator, or
-#: this bot before a stop): what the delete was for is done, so the case is not failed.
-ALREADY_GONE = "delete: the message was already gone"
 #: Notes that do not make a case failed.
 _HARMLESS_NOTES = ("dm:", "timeout capped", "timeout not sent", ALREADY_GONE)
 

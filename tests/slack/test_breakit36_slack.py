@@ -225,3 +225,26 @@ async def test_a_decided_card_keeps_its_evidence(env: SlackEnv) -> None:
     decided = card_text(env.cards()[0])
     assert "invite-spam" in decided and "Rules fired:* none" not in decided, decided
     assert "(off)" not in decided and re.search(r"`insult` \*0\.90\*", decided), decided
+
+
+async def test_delete_on_a_card_whose_message_is_already_gone_counts_as_done(env: SlackEnv) -> None:
+    """The author deletes their flagged message (the card notes it) and a moderator then presses Delete on its card:
+    Slack answers ``message_not_found``, which means the message is gone, as the Delete asked. The decision stands
+    without a failure (the card says the message was already gone) and the strike counts. Before, the card said
+    "delete FAILED: message_not_found" and the case was marked with that failure."""
+    from tests.slack.test_app_wire import card_text, click
+
+    await env.start(admin=True)
+    ev = await env.say(env.fake.member.id, "borderline take")
+    (card,) = env.cards()
+    resp = await env.fake.deliver_event(env.url, env.fake.message_deleted_event(env.fake.general.id, ev["ts"]))
+    assert resp.status == 200
+    await env.fake.wait_until(lambda: "deleted on the platform" in card_text(env.cards()[0]))
+    assert (await click(env, env.mods.id, card, "mod:review:1:delete")).status == 200
+    await env.fake.wait_until(lambda: "Decision" in card_text(env.cards()[0]))
+    await env.settle()
+    decided = card_text(env.cards()[0])
+    assert "FAILED" not in decided and "already gone" in decided, decided
+    assert [f for (f,) in env.rows("SELECT failure FROM cases") if f and "message_not_found" in f] == []
+    assert env.rows("SELECT decision FROM review_items") == [("deleted",)]
+    assert env.rows("SELECT COUNT(*) FROM strikes WHERE member_id = ?", (env.fake.member.id,)) == [(1,)]
