@@ -248,3 +248,17 @@ async def test_delete_on_a_card_whose_message_is_already_gone_counts_as_done(env
     assert [f for (f,) in env.rows("SELECT failure FROM cases") if f and "message_not_found" in f] == []
     assert env.rows("SELECT decision FROM review_items") == [("deleted",)]
     assert env.rows("SELECT COUNT(*) FROM strikes WHERE member_id = ?", (env.fake.member.id,)) == [(1,)]
+
+
+async def test_a_command_that_fails_unexpectedly_is_answered(env: SlackEnv) -> None:
+    """When a listener fails on something that is no refusal (Slack unreachable twice in a row, a mod-log error),
+    the person is told, as Discord's interactions say: "Something went wrong; it was logged." (ephemeral, through
+    the command's response URL; a submitted modal's in a DM). Before, the error was only logged: the member who
+    typed ``/appeal 3`` or submitted a report saw nothing at all and could only guess whether it went through."""
+    await env.start()
+    env.fake.reset_connection("views.open", times=2)  # the SDK tries a reset call once more, then gives up
+    fields = env.fake.command_payload("/appeal", "3", user=env.fake.member.id, channel=env.fake.general.id)
+    assert (await env.fake.deliver_command(env.url, fields)).status == 200
+    (hook,) = await env.fake.wait_for_hook()
+    assert hook.body["text"].startswith("Something went wrong; it was logged.")
+    assert hook.body["response_type"] == "ephemeral"

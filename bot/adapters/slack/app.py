@@ -3,7 +3,8 @@
 Layer: ``bot.adapters.slack``. Thin, like the Discord cogs: every listener acknowledges within Slack's 3 seconds
 (bolt acknowledges events itself; commands, actions, shortcuts and view submissions call ``ack()`` first), builds an
 :class:`~bot.workflow.authz.Actor` from Slack's own roles (workspace owner / admin, the policy's moderator user group
-or user list), asks the workflow, and renders the answer (ephemeral for anything about one person).
+or user list), asks the workflow, and renders the answer (ephemeral for anything about one person). A failure that
+is no refusal is logged and answered "Something went wrong; it was logged." (:meth:`SlackHandlers.answer_failure`).
 
 Listeners (see ``slack-app-manifest.yml``): ``message`` (new, thread replies, ``message_changed``, file shares),
 ``team_join`` (join bursts, first-seen dates; ``member_joined_channel`` is a channel join and is only logged), buttons ``mod:*``, the message shortcut
@@ -89,6 +90,21 @@ class SlackHandlers:
             await client.chat_postMessage(channel=opened["channel"]["id"], text=text)
         except SlackApiError as exc:
             log.warning("could not answer %s: %s", user_id, describe(exc))
+
+    async def answer_failure(self, body: dict[str, Any], respond: AsyncRespond | None) -> None:
+        """Tell the person whose command, click or modal failed on something that is no refusal (logged by the
+        caller) that it failed, as Discord's interactions do (:data:`FAILED`): ephemerally through the request's
+        ``response_url``, else (a submitted modal) in a DM. Events have nobody to tell. Never raises."""
+        if body.get("type") == "event_callback" or "event" in body:
+            return
+        user = (body.get("user") or {}).get("id") if isinstance(body.get("user"), dict) else body.get("user_id")
+        try:
+            if respond is not None:
+                await respond(text=FAILED, response_type="ephemeral", replace_original=False)
+            elif user:
+                await self.tell(str(user), FAILED)
+        except Exception as exc:  # noqa: BLE001 - Slack unreachable still: the failure is logged already
+            log.warning("could not tell %s that their request failed: %s", user, type(exc).__name__)
 
     async def send_export(self, team: str, user: str, record: dict[str, Any]) -> str:
         """Send ``/mydata export``'s record whole, never cut: a short one inline (the answer), else as a JSON file
@@ -320,6 +336,8 @@ class SlackHandlers:
         return f"Unknown command {name}."
 
 
+#: The answer to a command, click or modal that failed on something that is no refusal (Discord's words).
+FAILED = "Something went wrong; it was logged."
 #: A ``/mydata export`` record up to this many characters (compact JSON) is answered inline: an ephemeral answer
 #: holds 3,000 characters of a section's text (Slack's block limit), less the words and code fence around it.
 EXPORT_INLINE_CHARS = 2_800
@@ -372,5 +390,6 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     register_names(app, handlers)  # user_change: members' names (bot.adapters.slack.names)
 
     @app.error
-    async def on_error(error: Exception, body: dict[str, Any]) -> None:
+    async def on_error(error: Exception, body: dict[str, Any], respond: AsyncRespond | None = None) -> None:
         log.error("slack listener failed: %s", type(error).__name__, exc_info=error)
+        await handlers.answer_failure(body, respond)
