@@ -451,11 +451,13 @@ def _token_forms(raw: str) -> tuple[str, str, tuple[str, ...], str | None, bool]
     extra: list[str] = []
     mask: str | None = None
     if not eligible:
-        primary = display = raw.translate(_SYMBOLS)
+        # dropping a symbol can bare an edge apostrophe ("0'@" -> "0'"; "@'i" below), which the strip above removes
+        # from a word read again: strip it here too, so normalising the matching text again changes nothing
+        primary = display = raw.translate(_SYMBOLS).strip(_STRIP)
         if _TRAILING_LEET.fullmatch(primary):
             extra.append(primary[:-1] + primary[-1].translate(_LEET1))  # slu7 ~ slut (extra form only: web3 stays)
     elif raw[0] == "@" and not any(c in _LEET_SYMBOLS or c.isdigit() for c in raw[1:]):
-        primary = display = raw[1:]  # a mention-like @word: keep the word, also try @ = a
+        primary = display = raw[1:].strip(_STRIP)  # a mention-like @word: keep the word, also try @ = a
         extra.append("a" + raw[1:])
     else:
         display = raw.translate(_LEET1)
