@@ -243,6 +243,21 @@ async def test_native_batch_endpoint_returns_score_contract_with_policy_labels(s
     assert status == 400 and "Unknown policy" in doc["error"]["message"]
 
 
+async def test_native_batch_endpoint_holds_untargeted_identity_attack_to_the_untargeted_tier(served):
+    """/v1/score judges identity_attack as the bots and ``python -m bot score`` do ([identity_target]): a text that
+    names no identity is held to the untargeted tier (0.98), so "you are vermin" (identity_attack 0.88, over the
+    0.75 review tier) is not flagged, while "trans people are vermin" (an identity named) is. It flagged both."""
+    texts = [{"id": "untargeted", "text": "you are vermin"}, {"id": "targeted", "text": "trans people are vermin"}]
+    status, doc, _ = await _post(served.url + "/v1/score", {"texts": texts, "policy": "default"},
+                                 params={"key": KEY})
+    assert status == 200
+    r = {x["id"]: x for x in doc["results"]}
+    assert r["untargeted"]["scores"]["identity_attack"] == 0.88
+    assert r["untargeted"]["labels"] == [] and r["untargeted"]["flagged"] is False
+    assert r["untargeted"]["action"] == "none"
+    assert r["targeted"]["labels"] == ["identity_attack"] and r["targeted"]["flagged"] is True
+
+
 def test_no_key_refuses_a_public_address(tmp_path):
     """Without any API key, --host 0.0.0.0 exits 2 with one line naming the reason."""
     import subprocess

@@ -45,7 +45,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -84,7 +84,10 @@ from bot.serve.perspective import (
     parse_analyze,
     utf16_spans,
 )
-from bot.serve.reading import read_text, sentence_spans
+from bot.serve.reading import Reading, read_text, sentence_spans
+
+if TYPE_CHECKING:
+    from bot.core.judge import Decision
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -628,7 +631,6 @@ class ScoringService:
     async def score_batch(self, request: web.Request) -> web.Response:
         """``POST /v1/score``: the native batch endpoint (the ``score`` job's contract per text)."""
         assert self.scorer is not None
-        from bot.core.judge import decide
 
         # the ids are walked (numbers that underflow) with the body, in a worker thread for a large one
         obj, (ids, texts) = await self._json(request, _batch_text, lambda o: (o, self._texts(o, ids=True)))
@@ -644,14 +646,21 @@ class ScoringService:
         readings = await self._read(sum(map(len, texts)), texts, lambda t: read_text(t, policy, languages))
         scorable = [r.plan for r in readings if r.plan]
         scored = iter(await self._score(scorable)) if scorable else iter(())
+        scores = [next(scored) if r.plan else None for r in readings]
+        decisions: list[Decision] = []
+        if name is not None:
+            # judged as the bots judge a message's scores: identity_attack on a text that names no identity is held
+            # to [identity_target] untargeted (the lexicon is read, and the text normalised, only when the score
+            # reaches a tier); in a worker thread for a large request, as the reading
+            decisions = await self._read(sum(map(len, texts)), list(zip(texts, readings, scores, strict=True)),
+                                         lambda item: _decide_text(policy, *item))
         results = []
-        for ident, r in zip(ids, readings, strict=True):
-            s = next(scored) if r.plan else None
+        for n, (ident, r, s) in enumerate(zip(ids, readings, scores, strict=True)):
             out: dict[str, Any] = {"id": ident,
                                    "scores": s.as_dict() if s else {label: None for label in LABELS},
                                    "score_status": r.score_status, "language": r.language}
             if name is not None:
-                d = decide(policy, policy.thresholds, s, (), score_status=r.score_status)
+                d = decisions[n]
                 out["labels"], out["flagged"] = list(d.labels), d.flagged
                 # what the bot would do, and why: a text flagged with no label (an unsupported language sent to
                 # review by review_suspect) said nothing otherwise
@@ -912,6 +921,20 @@ def precision_of(scorer: Scorer) -> tuple[str, str]:
     if str(getattr(scorer, "version", "")).endswith("+int8"):
         return "int8", "MODBOT_INT8 (torch dynamic quantisation)"
     return "fp32", ""
+
+
+def _decide_text(policy: Policy, text: str, reading: Reading, scores: Scores | None) -> Decision:
+    """The policy's decision on one ``/v1/score`` text from its scores, as :func:`bot.core.judging.judge` makes it
+    for a message without rule hits, raid mode or channel: with the identity-target check
+    (:func:`bot.core.rules.identity.untargeted_hit`) over the text's normalised parts."""
+    from bot.core.judge import decide
+    from bot.core.normalize import normalize
+    from bot.core.pieces import chunks
+    from bot.core.rules.identity import untargeted_hit
+
+    parts = (normalize(t) for t in (text, *chunks(text, policy.scoring.max_chars)))
+    untargeted = untargeted_hit(policy, policy.thresholds, scores, parts) is not None
+    return decide(policy, policy.thresholds, scores, (), score_status=reading.score_status, untargeted=untargeted)
 
 
 def _json_kind(value: object) -> str:
