@@ -289,6 +289,24 @@ def test_policy_check_refuses_names_where_ids_are_needed(tmp_path, capsys, text,
     assert f"{key}" in err and f"'{value}' is a name" in err and "17-20 digits" in err
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[server]\nreview_channel = 123456789012345678\n", "server.review_channel"),
+        ("[server]\nmoderator_roles = [123456789012345680]\n", "server.moderator_roles.0"),
+        ("[exempt]\nchannels = [123456789012345678]\n", "exempt.channels.0"),
+    ],
+)
+def test_policy_check_says_to_quote_an_id_written_as_a_number(tmp_path, capsys, text, key):
+    """An id written without quotes (TOML reads it as a number) is refused with the key and what to write, not
+    pydantic's 'Input should be a valid string', which a newcomer copying an id from Discord cannot act on."""
+    f = tmp_path / "srv.toml"
+    f.write_text(text, encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 2
+    value = text.split("= ")[1].strip().strip("[]")
+    assert f'{f}: {key}: {value} is a number: write it in quotes ("{value}")' in capsys.readouterr().err
+
+
 def test_policy_check_accepts_discord_and_slack_ids(tmp_path, capsys):
     """Discord snowflakes, Slack channel ids (C.../G...), user group and user ids (S..., U...) are accepted."""
     f = tmp_path / "srv.toml"

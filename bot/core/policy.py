@@ -544,6 +544,16 @@ def _unknown_key(loc: Sequence[Any]) -> str:
     return f"unknown key; did you mean {close[0]!r}?" if close else "unknown key"
 
 
+def _reason(err: Any) -> str:
+    """pydantic's message for one error, or what to write instead where a newcomer's usual mistake makes that
+    message unhelpful: an id copied from Discord and written without quotes is a TOML number ("Input should be a
+    valid string")."""
+    value = err.get("input")
+    if err["type"] == "string_type" and isinstance(value, int) and not isinstance(value, bool):
+        return f'{value} is a number: write it in quotes ("{value}"); ids and texts are strings'
+    return str(err["msg"])
+
+
 def _validate(doc: dict[str, Any], source: str) -> Policy:
     try:
         return Policy.model_validate(doc)
@@ -551,7 +561,7 @@ def _validate(doc: dict[str, Any], source: str) -> Policy:
         problems = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"]) or "(root)"
-            reason = _unknown_key(err["loc"]) if err["type"] == "extra_forbidden" else err["msg"]
+            reason = _unknown_key(err["loc"]) if err["type"] == "extra_forbidden" else _reason(err)
             problems.append((key, reason.removeprefix("Value error, ")))
         # A label-keyed table's key check runs only once its values validate: report an unknown label beside the
         # other problems instead of after they are fixed (one run shows every mistake).
