@@ -259,7 +259,8 @@ async def test_native_batch_endpoint_holds_untargeted_identity_attack_to_the_unt
 
 
 def test_no_key_refuses_a_public_address(tmp_path):
-    """Without any API key, --host 0.0.0.0 exits 2 with one line naming the reason."""
+    """Without any API key, --host 0.0.0.0 exits 2 with one line naming the reason and that it did not start (it
+    said "so the service listens on localhost only", which reads as if it had started there)."""
     import subprocess
     import sys
 
@@ -270,8 +271,8 @@ def test_no_key_refuses_a_public_address(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "error: serve: --host 0.0.0.0: no API key is configured (MODBOT_SERVE_KEYS_FILE or MODBOT_SERVE_KEYS), "
-        "so the service listens on localhost only"]
+        "error: serve: --host 0.0.0.0: no API key is configured (MODBOT_SERVE_KEYS_FILE or MODBOT_SERVE_KEYS, or "
+        "--keys-file); without one the service listens only on localhost (--host 127.0.0.1), so it did not start"]
 
 
 async def _until_inflight(s: aiohttp.ClientSession, url: str, n: int, timeout_s: float = 10.0) -> None:

@@ -175,7 +175,8 @@ def check_options(args: argparse.Namespace, settings: Settings) -> tuple[KeyRing
         policies[name] = Path(path)
     if not keys and not is_loopback_host(args.host):
         raise ValueError(f"--host {args.host}: no API key is configured (MODBOT_SERVE_KEYS_FILE or "
-                         "MODBOT_SERVE_KEYS), so the service listens on localhost only")
+                         "MODBOT_SERVE_KEYS, or --keys-file); without one the service listens only on localhost "
+                         "(--host 127.0.0.1), so it did not start")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port {args.port}: expected 0 to 65535")
     for flag, value in (("--rate", args.rate), ("--max-comment-bytes", args.max_comment_bytes),
