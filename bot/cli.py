@@ -150,9 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--db", help=DB_HELP)
 
     sl = sub.add_parser("slack", help="run the Slack app (SLACK_BOT_TOKEN; SLACK_APP_TOKEN for Socket Mode or "
-                        "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http for the HTTP Events API; see docs/slack-setup.md)",
+                        "SLACK_SIGNING_SECRET for the HTTP Events API (MODBOT_SLACK_MODE=http when both are set); see "
+                        "docs/slack-setup.md)",
                         description="Run the Slack app. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
-                        "SLACK_SIGNING_SECRET with MODBOT_SLACK_MODE=http; optional SLACK_ADMIN_USER_TOKEN lets it "
+                        "SLACK_SIGNING_SECRET (the HTTP Events API; MODBOT_SLACK_MODE=http picks it when both are set); "
+                        "optional SLACK_ADMIN_USER_TOKEN lets it "
                         "delete members' messages. See docs/slack-setup.md.")
     sl.add_argument("--db", help=DB_HELP)
     _describe(p)

@@ -241,3 +241,15 @@ def test_max_connections_defaults_below_the_file_descriptor_limit_and_checks_its
         args = build_parser().parse_args(["--max-connections", bad])
         with pytest.raises(ValueError, match="--max-connections"):
             check_options(args, Settings.from_env())
+
+
+def test_a_keys_file_that_cannot_be_read_is_refused_with_the_reason_in_words(tmp_path: Path):
+    """A missing or non-UTF-8 keys file named only the exception's class ("FileNotFoundError"); the admin reads the
+    reason in words, with the file's path."""
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(KeyConfigError, match=r"nope\.txt: cannot read the keys file: No such file or directory$"):
+        KeyRing.load(missing, env={})
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"red:caf\xe9caf\xe9caf\xe9caf\xe9caf\xe9\n")
+    with pytest.raises(KeyConfigError, match=r"latin\.txt: cannot read the keys file: not UTF-8$"):
+        KeyRing.load(latin, env={})

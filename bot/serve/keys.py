@@ -70,7 +70,8 @@ class KeyRing:
             try:
                 text = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise KeyConfigError(f"{path}: cannot read the keys file: {type(exc).__name__}") from exc
+                why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else (exc.strerror or type(exc).__name__)
+                raise KeyConfigError(f"{path}: cannot read the keys file: {why}") from exc
             for n, line in enumerate(text.splitlines(), start=1):
                 line = line.strip()
                 if not line or line.startswith("#"):

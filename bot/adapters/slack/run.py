@@ -153,8 +153,8 @@ class SlackSettings:
             raise SystemExit(f"MODBOT_SLACK_MODE must be socket or http, not {mode!r}")
         if mode == "socket" and not e.get("SLACK_APP_TOKEN"):
             raise SystemExit("Socket Mode (the manifest's default) needs SLACK_APP_TOKEN (an app-level token xapp-... "
-                             "with connections:write); for the HTTP Events API set SLACK_SIGNING_SECRET and "
-                             "MODBOT_SLACK_MODE=http")
+                             "with connections:write); for the HTTP Events API set SLACK_SIGNING_SECRET instead (or "
+                             "MODBOT_SLACK_MODE=http beside it)")
         if mode == "http" and not e.get("SLACK_SIGNING_SECRET"):
             raise SystemExit("the HTTP Events API needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret)")
         try:
