@@ -642,8 +642,7 @@ class ScoringService:
             raise ApiError(400, f"Unknown policy {name[:40]!r}: the service has {', '.join(self.policies)}.",
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
-        languages = getattr(self.scorer, "languages", None)
-        readings = await self._read(sum(map(len, texts)), texts, lambda t: read_text(t, policy, languages))
+        readings = await self._read(sum(map(len, texts)), texts, lambda t: read_text(t, policy, self._languages_for))
         scorable = [r.plan for r in readings if r.plan]
         scored = iter(await self._score(scorable)) if scorable else iter(())
         scores = [next(scored) if r.plan else None for r in readings]
@@ -723,6 +722,18 @@ class ScoringService:
         """``GET /v1/model``: what the service scores with."""
         assert self.scorer is not None
         return web.json_response(self._info())
+
+    def _languages_for(self, plan: tuple[str, ...]) -> Sequence[str] | None:
+        """The languages of the model that scores ``plan`` (a text's scoring plan), as the bots check a message in
+        process (:meth:`bot.core.service.ModerationService._languages`): with a model that routes languages
+        (:class:`bot.scoring.routing.LanguageRoutedScorer`) those of the model ``route(plan)`` picks, not both
+        models' together, so a French line in a text the English model scores is ``unsupported_language``;
+        otherwise the scorer's ``languages`` (``None`` or empty: not declared, no check)."""
+        languages: Sequence[str] | None = getattr(self.scorer, "languages", None)
+        route = getattr(self.scorer, "route", None)
+        if languages and route is not None:
+            languages = getattr(route(plan), "languages", None) or languages
+        return languages
 
     def _routes(self) -> bool:
         """The model routes each plan to one of two models by language (``MODBOT_ROUTE_MODEL``): a remote scorer

@@ -12,7 +12,7 @@ Layer: composition root helper (imports ``bot.core`` only).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.core.language import check, detect, message_parts
@@ -43,14 +43,18 @@ class Reading:
     detected: str | None = None
 
 
-def read_text(text: str, policy: Policy, languages: Sequence[str] | None, *, check_language: bool = True,
-              want_detected: bool = False) -> Reading:
+def read_text(text: str, policy: Policy,
+              languages: Sequence[str] | Callable[[tuple[str, ...]], Sequence[str] | None] | None, *,
+              check_language: bool = True, want_detected: bool = False) -> Reading:
     """Plan and check ``text`` as the moderation service does, running the language detector once per part.
 
     Args:
         text: The raw text (not normalised).
         policy: The policy whose ``[scoring]`` and ``[languages]`` settings apply.
-        languages: The languages the scorer reads (``Scorer.languages``), or ``None``: no language check.
+        languages: The languages the scorer reads (``Scorer.languages``), or a function of the text's plan giving
+            the languages of the model that plan is scored by (a scorer routing languages between two models: the
+            routed model's, as :meth:`bot.core.service.ModerationService._languages` checks in process), or
+            ``None``: no language check.
         check_language: ``False`` when the caller stated the language (Perspective's ``languages``).
         want_detected: Also fill :attr:`Reading.detected` (Perspective's ``detectedLanguages``); read from the
             same detector pass as the language check when that runs (:func:`bot.core.language.check`).
@@ -62,6 +66,8 @@ def read_text(text: str, policy: Policy, languages: Sequence[str] | None, *, che
     if len(text) > policy.scoring.max_chars:
         status = "truncated"
     cfg = policy.languages
+    if callable(languages):
+        languages = languages(plan) if check_language and cfg.detect else None
     if check_language and cfg.detect and languages:
         found = check(message_parts(text), languages, min_letters=cfg.min_letters, min_confidence=cfg.min_confidence)
         detected = found.detected.language
