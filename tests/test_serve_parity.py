@@ -39,3 +39,73 @@ def test_native_score_checks_languages_against_the_routed_model_as_the_bot_does(
     assert [(r["score_status"], r["language"]) for r in answer["results"]] == [
         ("unsupported_language", "fr")] * 3 + [("ok", None)]
     assert [(r["score_status"], r["language"]) for r in answer["results"]] == [(s, lang) for s, lang, _ in in_process]
+
+
+def _scan_args(paths, *, policy=(), out=None, report=None):
+    from argparse import Namespace
+
+    return Namespace(paths=list(paths), policy=list(policy), out=out, report=report, format="auto", on_error="skip",
+                     batch_size=16, no_progress=True)
+
+
+def test_a_replay_through_a_scoring_service_judges_by_the_services_model(tmp_path):
+    """A mod log first scanned in process by the embedded model, then scanned again under a stricter policy through a
+    scoring service (``MODBOT_SCORER_URL``) that serves another model: the replay took the model the local settings
+    name (the embedded one, ``MODBOT_MODEL``, which the bot does not load once a service is set) for the model that
+    scores, reused its stored scores and recorded the replay as judged by it, without asking the service: "what a
+    moron" (insult 0.6 from the in-process model) newly flagged, where the service's model scores it 0.01 and a scan
+    through the service flags nothing. The replay asks the service which model it serves and reuses only that
+    model's stored scores."""
+    from bot.jobs.scan import run_scan
+    from bot.scoring.stored import model_identity
+    from bot.settings import Settings
+    from tests.fakes import FakeScorer
+    from tests.test_replay import RULES, STRICT, _export, _policy, _rows
+
+    src = _export(tmp_path)
+    embedded = model_identity("embedded")
+    assert embedded is not None
+    in_process = FakeScorer(RULES)  # recorded as the embedded model records its scans
+    in_process.name, in_process.version = embedded
+    settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers")
+    assert asyncio.run(run_scan(_scan_args([src]), settings, scorer=in_process)) == 0
+
+    (tmp_path / "svc").mkdir()
+    svc = start_service(tmp_path / "svc")
+    try:
+        asyncio.run(_ready(svc.url))
+        remote = Settings(db_path=settings.db_path, servers_dir=settings.servers_dir, scorer_url=svc.url)
+        strict = _policy(tmp_path, "strict.toml", STRICT)
+        assert asyncio.run(run_scan(_scan_args([src], policy=[strict], out=tmp_path / "b.jsonl"), remote)) == 0
+    finally:
+        svc.stop()
+    rows = _rows(tmp_path / "b.jsonl")
+    assert rows["m4"]["scores"]["insult"] == 0.01 and not rows["m4"]["flagged"]
+    import sqlite3
+
+    with sqlite3.connect(settings.db_path) as db:
+        models = set(db.execute("SELECT model_name, model_version FROM replay_verdicts").fetchall())
+    assert models == {("fake-served", "served-1")}
+
+
+def test_a_finished_scan_run_again_through_a_scoring_service_reports_the_services_model(tmp_path):
+    """A scan through a scoring service, run again over the same export once every message is recorded (nothing to
+    score): its report named the embedded model of the local settings ("embedded-minilm-v1 ..."), not the model the
+    service served and that judged every message."""
+    from bot.jobs.scan import run_scan
+    from bot.settings import Settings
+    from tests.test_replay import _export
+
+    src = _export(tmp_path)
+    (tmp_path / "svc").mkdir()
+    svc = start_service(tmp_path / "svc")
+    try:
+        asyncio.run(_ready(svc.url))
+        settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers", scorer_url=svc.url)
+        assert asyncio.run(run_scan(_scan_args([src], report=tmp_path / "a.html"), settings)) == 0
+        assert asyncio.run(run_scan(_scan_args([src], report=tmp_path / "b.html"), settings)) == 0
+    finally:
+        svc.stop()
+    first, again = ((tmp_path / name).read_text(encoding="utf-8") for name in ("a.html", "b.html"))
+    assert "fake-served served-1" in first
+    assert "fake-served served-1" in again and "embedded-minilm-v1" not in again

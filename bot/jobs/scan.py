@@ -172,6 +172,10 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
 
 async def _run(ctx: _Scan, scorer: Scorer | None) -> int:
     try:
+        if scorer is None and ctx.scorer_factory is None and ctx.settings.scorer_url:
+            # a scoring service chooses its model, which the local settings do not name: ask it which one it serves
+            # (GET /v1/model; nothing is loaded here) before stored scores are reused or a report names the model
+            scorer = await asyncio.to_thread(ctx.load)
         plan = await _replay_plan(ctx, scorer)
         if plan is not None:
             return await _run_replay(ctx, plan, scorer)
@@ -330,11 +334,15 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         # Under language routing (MODBOT_ROUTE_MODEL, or a scorer with ``route``) a stored score says which of
         # the two models produced it only per message, and scores recorded before routing came from the main
         # model alone (French scored by the English model): no stored score is reused, the scorer is loaded.
-        routed = getattr(scorer, "route", None) is not None if scorer is not None else bool(s.route_model)
-        # through a scoring service (MODBOT_SCORER_URL) a MODBOT_CHECKPOINT is ignored (the service chooses its
-        # model): it is neither read nor taken as the identity, which then cannot be known beforehand
-        remote_ckpt = scorer is None and bool(s.scorer_url) and s.checkpoint is not None
-        identity = (None if routed or remote_ckpt else (scorer.name, scorer.version) if scorer is not None
+        # A scoring service that routes (``routes``), or has not said which model it serves (``None``: it was not
+        # answering), is taken as routed too: its model is not known.
+        routed = (getattr(scorer, "route", None) is not None or getattr(scorer, "routes", False) is not False
+                  if scorer is not None else bool(s.route_model))
+        # through a scoring service (MODBOT_SCORER_URL) the local model settings (MODBOT_MODEL, MODBOT_CHECKPOINT)
+        # are ignored (the service chooses its model): they are neither read nor taken as the identity, which is
+        # the service's own (the remote scorer :func:`_run` loads), else unknown
+        remote = scorer is None and bool(s.scorer_url)
+        identity = (None if routed or remote else (scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
         stale = n_messages = n_recorded = 0
         nothing_new = identity is not None
