@@ -68,6 +68,14 @@ def int8_checked() -> SlowFakeScorer:
     return scorer
 
 
+def bilingual() -> SlowFakeScorer:
+    """One model reading English and French (as a service serving detoxify's ``multilingual`` model reads several
+    languages), with the keyword rules :data:`RULES`; it routes nothing."""
+    scorer = SlowFakeScorer()
+    scorer.languages = ("en", "fr")
+    return scorer
+
+
 def routed() -> LanguageRoutedScorer:
     """Two models named apart, routed as ``MODBOT_ROUTE_MODEL`` routes: text confidently in French to
     ``fake-served-fr`` (no keyword rules, every score 0.2), everything else to ``fake-served`` (:data:`RULES`)."""

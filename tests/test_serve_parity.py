@@ -109,3 +109,25 @@ def test_a_finished_scan_run_again_through_a_scoring_service_reports_the_service
     first, again = ((tmp_path / name).read_text(encoding="utf-8") for name in ("a.html", "b.html"))
     assert "fake-served served-1" in first
     assert "fake-served served-1" in again and "embedded-minilm-v1" not in again
+
+
+def test_a_bot_started_before_its_service_checks_languages_against_the_services_model(tmp_path):
+    """A bot may start before its scoring service (``RemoteScorer.connect`` then learns nothing, and scoring retries
+    until the service answers). Its language check ran before the first answer, against the English it assumes
+    until then, so the first French messages scored by a service whose model reads French were recorded
+    ``unsupported_language`` (and, under the default ``review_suspect``, sent to review when a label reached 0.5),
+    where the same bot with that model in process, or once the service had answered, records them ``ok``."""
+    from tests.serve_scorers import bilingual
+
+    texts = [f"{FRENCH_LINE}. Tu es un idiot, vraiment un idiot, tout le monde le sait ici.", ENGLISH]
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:bilingual")
+    try:
+        asyncio.run(_ready(svc.url))
+        from bot.scoring.remote import RemoteScorer
+
+        first = asyncio.run(_verdicts(RemoteScorer(svc.url), tmp_path / "remote", texts))
+    finally:
+        svc.stop()
+    in_process = asyncio.run(_verdicts(bilingual(), tmp_path / "local", texts))
+    assert in_process == [("ok", None, "fake-served")] * 2
+    assert first == in_process

@@ -449,6 +449,7 @@ class ModerationService:
         regex rules too (:func:`bot.core.judging.read_limits` records what was not read, and an unsupported language).
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
+        to_check: list[tuple[_Item, tuple[str, ...]]] = []
         for it, rules, extra, allow, raid_on in jobs:
             assert it.policy is not None
             text, cfg = it.message.text, it.policy.scoring
@@ -459,9 +460,7 @@ class ModerationService:
             plan = scoring_pieces(text, sentences=cfg.pieces == "sentences", max_chars=cfg.max_chars)
             if not any(p.strip() for p in plan):
                 continue
-            read = read_limits(text, it.policy, self._languages(plan) if it.policy.languages.detect else None)
-            it.score_status, it.language = read.score_status, read.language
-            it.content_hits += read.hits
+            to_check.append((it, plan))
             known = self.known_scores.get(plan)
             if known is not None:
                 it.scores = known
@@ -473,8 +472,21 @@ class ModerationService:
                 self.stats["cache_hits"] += 1
             else:
                 plans.setdefault(plan, []).append(it)
-        if not plans:
-            return
+        if plans:
+            self._score_plans(plans)
+        # How far each message was read (its length, its languages), after scoring: a scorer may learn the
+        # languages it reads from its first answer (a remote scorer whose service was not answering when the bot
+        # started assumes English until then, and a service's model may read others).
+        for it, plan in to_check:
+            assert it.policy is not None
+            limits = read_limits(it.message.text, it.policy,
+                                 self._languages(plan) if it.policy.languages.detect else None)
+            it.score_status, it.language = limits.score_status, limits.language
+            it.content_hits += limits.hits
+
+    def _score_plans(self, plans: dict[tuple[str, ...], list[_Item]]) -> None:
+        """Worker thread: score ``plans`` (each with the items it is the plan of) in one batch, setting each item's
+        ``scores`` (or ``scorer_failed``: the policy's ``on_scorer_error`` decides) and the cache."""
         n_texts = len({piece for plan in plans for piece in plan})
         started = time.monotonic()
         try:
