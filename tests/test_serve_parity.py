@@ -7,11 +7,41 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
 
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.policy import DEFAULT_POLICY_PATH
+from bot.core.policy_registry import PolicyRegistry
+from bot.core.ports import Scorer
+from bot.core.service import ModerationService
+from bot.store.sqlite import SqliteStore
 from tests.serve_proc import start_service
 from tests.serve_scorers import routed
-from tests.test_breakit32_remote import ENGLISH, FRENCH_LINE, _verdicts
+from tests.test_breakit32_remote import ENGLISH, FRENCH_LINE
 from tests.test_serve import _ready
+
+
+async def _verdicts(scorer: Scorer, folder: Path, texts: list[str],
+                    policy: Path = DEFAULT_POLICY_PATH) -> list[tuple[str, str | None, str | None]]:
+    """``(score_status, language, model)`` of each text judged by a bot's moderation service with ``scorer`` under
+    the default policy ``policy``."""
+    folder.mkdir()
+    store = await SqliteStore.open(folder / "mod.db")
+    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(policy), max_delay_s=0.001)
+    await service.start()
+    out = []
+    try:
+        server, chan = ServerRef("discord", "g1", "guild"), ChannelRef(id="c1", name="general")
+        author = MemberRef(id="u1", name="u1", joined_at=datetime(2025, 1, 1, tzinfo=UTC))
+        for n, text in enumerate(texts):
+            v = (await service.handle(Message(server=server, channel=chan, author=author, id=f"m{n}", text=text,
+                                              created_at=datetime(2026, 6, 1, tzinfo=UTC)))).verdict
+            out.append((v.score_status, v.language, v.scores.model if v.scores else None))
+    finally:
+        await service.close()
+        await store.close()
+    return out
 
 
 def _post(url: str, body: dict) -> dict:
@@ -131,3 +161,27 @@ def test_a_bot_started_before_its_service_checks_languages_against_the_services_
     in_process = asyncio.run(_verdicts(bilingual(), tmp_path / "local", texts))
     assert in_process == [("ok", None, "fake-served")] * 2
     assert first == in_process
+
+
+def test_native_score_counts_visible_characters_toward_max_chars_as_the_bot_does(tmp_path):
+    """Under a policy that reads 4,000 characters (``[scoring] max_chars``), a 3,000-character message padded with
+    2,000 zero-width spaces was answered ``truncated`` by ``/v1/score``, which counted every character, where the bot
+    counts visible ones (zero-width padding neither hides words nor makes a message "truncated") and records it
+    ``ok``; a message of 5,000 visible characters is ``truncated`` both ways."""
+    (tmp_path / "short.toml").write_text("[scoring]\nmax_chars = 4000\n", encoding="utf-8")
+    padded = "\u200b".join("see you at the meetup tomorrow " * 100)[:5000]
+    visible = padded.replace("\u200b", "")
+    long = "see you at the meetup tomorrow " * 170
+    assert len(padded) > 4000 > len(visible) and len(long) > 4000
+    (tmp_path / "svc").mkdir()
+    svc = start_service(tmp_path / "svc", "--policy", f"short={tmp_path / 'short.toml'}")
+    try:
+        asyncio.run(_ready(svc.url))
+        answer = _post(svc.url + "/v1/score", {"texts": [padded, long], "policy": "short"})
+    finally:
+        svc.stop()
+    from tests.serve_scorers import fake
+
+    in_process = asyncio.run(_verdicts(fake(), tmp_path / "local", [padded, long], tmp_path / "short.toml"))
+    assert [r["score_status"] for r in answer["results"]] == ["ok", "truncated"]
+    assert [r["score_status"] for r in answer["results"]] == [s for s, _, _ in in_process]

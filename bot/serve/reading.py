@@ -2,7 +2,8 @@
 
 The plan is :func:`bot.core.pieces.scoring_pieces` under the policy's ``[scoring]`` settings (whole text, sentence
 pieces, later chunks of a long text), and the checks are those of :func:`bot.core.judging.read_limits`: ``"truncated"``
-past ``[scoring] max_chars`` and ``"unsupported_language"`` from :func:`bot.core.language.unsupported` over
+past ``[scoring] max_chars`` visible characters (:func:`bot.core.pieces.is_truncated`: zero-width padding does not
+count) and ``"unsupported_language"`` from :func:`bot.core.language.unsupported` over
 :func:`bot.core.language.message_parts` with the policy's ``[languages]`` thresholds and the scorer's
 ``languages``. The same functions, so the service scores a text exactly as a bot does.
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.core.language import check, detect, message_parts
-from bot.core.pieces import scoring_pieces
+from bot.core.pieces import is_truncated, scoring_pieces
 from bot.core.policy import Policy
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -63,7 +64,7 @@ def read_text(text: str, policy: Policy,
     if not any(p.strip() for p in plan):
         return Reading((), "not_scored")
     status, language, detected = "ok", None, None
-    if len(text) > policy.scoring.max_chars:
+    if is_truncated(text, policy.scoring.max_chars):  # visible characters, as the bots count them
         status = "truncated"
     cfg = policy.languages
     if callable(languages):
