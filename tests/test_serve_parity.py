@@ -185,3 +185,34 @@ def test_native_score_counts_visible_characters_toward_max_chars_as_the_bot_does
     in_process = asyncio.run(_verdicts(fake(), tmp_path / "local", [padded, long], tmp_path / "short.toml"))
     assert [r["score_status"] for r in answer["results"]] == ["ok", "truncated"]
     assert [r["score_status"] for r in answer["results"]] == [s for s, _, _ in in_process]
+
+
+def test_analyze_scores_a_comment_in_a_stated_language_with_the_model_that_reads_it(tmp_path):
+    """A service routing French to a second model (``MODBOT_ROUTE_MODEL``) routes by the language detector, which
+    does not call short text anything. A Perspective client that states the comment's language (``"languages":
+    ["fr"]``, as a French forum's plugin does) got its short French comments scored by the English model, which does
+    not read French (here: insult 0.88, the English model's keyword score), under an answer saying ``"languages":
+    ["fr"]``. A stated language the main model does not read now sends the comment (and its spans) to the model
+    that reads it, as Perspective scores a comment in the language it is given; without ``languages`` the detector
+    decides as before."""
+    def analyze(url: str, text: str, languages: list[str]) -> dict:
+        return _post(url + "/v1alpha1/comments:analyze", {"comment": {"text": text}, "languages": languages,
+                                                          "requestedAttributes": {"INSULT": {}},
+                                                          "spanAnnotations": True})
+
+    short = "t'es un idiot"
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        stated = analyze(svc.url, short, ["fr"])
+        detected = analyze(svc.url, short, [])
+        english = analyze(svc.url, short, ["en"])
+    finally:
+        svc.stop()
+    french_model = routed().second.score_batch([short])[0].values["insult"]
+    insult = stated["attributeScores"]["INSULT"]
+    assert stated["languages"] == ["fr"]
+    assert insult["summaryScore"]["value"] == french_model == 0.2
+    assert [s["score"]["value"] for s in insult["spanScores"]] == [french_model]
+    assert detected["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.88  # the detector calls it nothing
+    assert english["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.88

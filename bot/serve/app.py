@@ -539,7 +539,12 @@ class ScoringService:
             return _parse_json(body, texts, then)
         return await asyncio.to_thread(_parse_json, body, texts, then)
 
-    async def _score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
+    async def _score(self, plans: Sequence[tuple[str, ...]], model: Scorer | None = None) -> list[Scores]:
+        """Scores of ``plans`` from the batcher (with ``model`` instead of the service's scorer when given: one of
+        the models of a scorer that routes languages).
+
+        Raises:
+            ApiError: 503 (the wait would pass the request's limit, draining, the model failed) or 504."""
         assert self.batcher is not None
         wait = self.batcher.wait_estimate_s(plans)
         if wait > self.config.request_timeout_s:  # it would be scored only after its 504: refuse it now, unscored
@@ -549,7 +554,7 @@ class ScoringService:
                            headers={"Retry-After": str(max(1, min(60, math.ceil(wait - self.config.request_timeout_s))))})
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
-                return await self.batcher.score(plans)
+                return await self.batcher.score(plans, model)
         except BatcherClosed:
             raise ApiError(503, "The service is shutting down; retry on another replica.",
                            headers={"Retry-After": "1"}) from None
@@ -592,7 +597,7 @@ class ScoringService:
             raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
         found = [x for x in (detected, reading.language) if x]
         plans = [reading.plan, *((for_scoring(req.text[b:e]),) for b, e in spans)]
-        scored = await self._score(plans)
+        scored = await self._score(plans, self._model_for(req.languages))
         languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
         body = analyze_response(req, scored[0].values,
                                 [(b, e, s.values) for (b, e), s in zip(utf16_spans(req.text, spans), scored[1:],
@@ -722,6 +727,23 @@ class ScoringService:
         """``GET /v1/model``: what the service scores with."""
         assert self.scorer is not None
         return web.json_response(self._info())
+
+    def _model_for(self, languages: Sequence[str]) -> Scorer | None:
+        """The model that scores a comment whose client stated its ``languages`` (Perspective's ``languages``),
+        when the service routes languages between two models (:class:`bot.scoring.routing.LanguageRoutedScorer`)
+        and the main model reads none of them: the second model, which reads one, as Perspective scores a comment
+        in the language it is given. The routing itself goes by the language detector, which calls short text
+        nothing, so a short French comment went to the English model. ``None`` (the routing decides) otherwise: no
+        language stated, one the main model reads, or no routing."""
+        main, second = getattr(self.scorer, "main", None), getattr(self.scorer, "second", None)
+        if not languages or not self._routes() or main is None or second is None:
+            return None
+        main_languages = tuple(getattr(main, "languages", None) or ())
+        second_languages = tuple(getattr(second, "languages", None) or ())
+        if any(x in main_languages for x in languages) or not any(x in second_languages for x in languages):
+            return None
+        model: Scorer = second
+        return model
 
     def _languages_for(self, plan: tuple[str, ...]) -> Sequence[str] | None:
         """The languages of the model that scores ``plan`` (a text's scoring plan), as the bots check a message in

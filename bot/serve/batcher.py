@@ -83,6 +83,8 @@ class _Job:
         left: Characters of :attr:`units` (the work left; the shortest goes first).
         taken: Units taken into passes whose scores have not come back yet (the request is answered when no unit
             is left and none is out).
+        model: The scorer this request's plans are scored with, when not the batcher's own (one of the models of
+            a scorer that routes languages, chosen by the request: :meth:`MicroBatcher.score`).
     """
 
     plans: list[tuple[str, ...]]
@@ -94,6 +96,7 @@ class _Job:
     parts: dict[int, list[Scores]] = field(default_factory=dict)
     left: int = 0
     taken: int = 0
+    model: Scorer | None = None
 
 
 def _chars(sub: Sequence[str]) -> int:
@@ -261,8 +264,13 @@ class MicroBatcher:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._collect(), name="modbot-serve-batcher")
 
-    async def score(self, plans: Sequence[tuple[str, ...]]) -> list[Scores]:
+    async def score(self, plans: Sequence[tuple[str, ...]], model: Scorer | None = None) -> list[Scores]:
         """Scores of ``plans`` (one per plan, in order; each the highest per label over the plan's pieces).
+
+        Args:
+            plans: ``(whole, *pieces)`` tuples.
+            model: Score them with this scorer instead of the batcher's own (one of the two models of a scorer that
+                routes languages, when the request says which language its text is in); ``None``: the batcher's.
 
         Raises:
             BatcherClosed: the service is draining.
@@ -275,7 +283,7 @@ class MicroBatcher:
         fut: asyncio.Future[list[Scores]] = asyncio.get_running_loop().create_future()
         distinct = {p for plan in plans for p in plan}
         self._seq += 1
-        job = _Job(list(plans), fut, len(distinct), sum(map(len, distinct)), self._seq)
+        job = _Job(list(plans), fut, len(distinct), sum(map(len, distinct)), self._seq, model=model)
         job.units = units(job.plans, self.unit_chars, self.windows)
         job.left = sum(_chars(sub) for _, sub in job.units)
         self._queue.put_nowait(job)
@@ -394,9 +402,13 @@ class MicroBatcher:
             return
         subs = [sub for _, us in work for _, sub in us]
         texts = len({p for sub in subs for p in sub})
+        groups: dict[int, tuple[Scorer, list[tuple[str, ...]]]] = {}  # by the scorer each request is scored with
+        for job, us in work:
+            model = job.model or self.scorer
+            groups.setdefault(id(model), (model, []))[1].extend(sub for _, sub in us)
         started = time.perf_counter()
         try:
-            scored = await loop.run_in_executor(self._executor, score_plans, self.scorer, subs)
+            by_model = await loop.run_in_executor(self._executor, _score_groups, list(groups.values()))
         except Exception as exc:  # noqa: BLE001 - each caller answers it (503 / on_scorer_error)
             log.error("scorer failed on a pass of %d texts: %s: %s", texts, type(exc).__name__, exc)
             if len(work) == 1:
@@ -416,6 +428,7 @@ class MicroBatcher:
             self._rate = rate if self._rate <= 0 else 0.8 * self._rate + 0.2 * rate
         done = 0
         for job, us in work:
+            scored = by_model[id(job.model or self.scorer)]
             for index, sub in us:
                 job.parts.setdefault(index, []).append(scored[sub])
             job.taken -= len(us)
@@ -454,6 +467,15 @@ class MicroBatcher:
         for task in list(self._running):
             task.cancel()
         self._executor.shutdown(wait=True)
+
+
+def _score_groups(groups: Sequence[tuple[Scorer, list[tuple[str, ...]]]]) -> dict[int, dict[tuple[str, ...], Scores]]:
+    """``{id(scorer): score_plans(scorer, plans)}`` for each ``(scorer, plans)`` of one pass (worker thread).
+
+    Raises:
+        Whatever a scorer raises (``ScorerError``).
+    """
+    return {id(model): score_plans(model, plans) for model, plans in groups}
 
 
 def waves(jobs: Sequence[_Job], long_chars: int = LONG_CHARS) -> list[list[_Job]]:
