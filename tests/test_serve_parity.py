@@ -216,3 +216,23 @@ def test_analyze_scores_a_comment_in_a_stated_language_with_the_model_that_reads
     assert [s["score"]["value"] for s in insult["spanScores"]] == [french_model]
     assert detected["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.88  # the detector calls it nothing
     assert english["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.88
+
+
+def test_analyze_scores_the_spans_of_a_routed_comment_with_the_comments_model(tmp_path):
+    """A French comment on a service routing French to a second model is scored by that model, but its sentences
+    (``spanAnnotations``) were each routed alone: a short French sentence, which the detector calls nothing, went
+    to the English model, so one answer mixed two models' scores (here the English model's keyword score 0.88 for a
+    span of a comment whose summary the French model scored 0.2), where the bots score a message's sentences with
+    the model its whole text is routed to. The spans of a comment are now scored by the comment's model."""
+    text = f"{FRENCH_LINE}. T'es un idiot."
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        answer = _post(svc.url + "/v1alpha1/comments:analyze", {"comment": {"text": text}, "spanAnnotations": True,
+                                                                "requestedAttributes": {"INSULT": {}}})
+    finally:
+        svc.stop()
+    insult = answer["attributeScores"]["INSULT"]
+    assert answer["detectedLanguages"] == ["fr"]
+    assert insult["summaryScore"]["value"] == 0.2
+    assert [s["score"]["value"] for s in insult["spanScores"]] == [0.2, 0.2]

@@ -586,6 +586,12 @@ class ScoringService:
             read_text(text, policy, model_languages or None,
                       check_language=not req.languages and not req.allow_unsupported_languages, want_detected=True),
             sentence_spans(text) if req.span_annotations else []))
+        model = self._model_for(req.languages)
+        route = getattr(self.scorer, "route", None)
+        if model is None and spans and route is not None and reading.plan:
+            # each span is scored as a text of its own: with the comment's model, as the bots score a message's
+            # sentences with the model its whole text is routed to (a short sentence alone would be routed apart)
+            [model] = await self._read(sum(map(len, reading.plan)), [reading.plan], route)
         if not reading.plan:
             raise ApiError(400, "Comment text was too short: nothing left to score.", "COMMENT_EMPTY")
         detected = reading.detected
@@ -597,7 +603,7 @@ class ScoringService:
             raise language_error(first_attr, [reading.language or detected or "und"], detected=True)
         found = [x for x in (detected, reading.language) if x]
         plans = [reading.plan, *((for_scoring(req.text[b:e]),) for b, e in spans)]
-        scored = await self._score(plans, self._model_for(req.languages))
+        scored = await self._score(plans, model)
         languages = list(req.languages) or ([detected] if detected else list(model_languages[:1]))
         body = analyze_response(req, scored[0].values,
                                 [(b, e, s.values) for (b, e), s in zip(utf16_spans(req.text, spans), scored[1:],
