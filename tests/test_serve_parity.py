@@ -236,3 +236,43 @@ def test_analyze_scores_the_spans_of_a_routed_comment_with_the_comments_model(tm
     assert answer["detectedLanguages"] == ["fr"]
     assert insult["summaryScore"]["value"] == 0.2
     assert [s["score"]["value"] for s in insult["spanScores"]] == [0.2, 0.2]
+
+
+def test_a_replay_from_stored_scores_still_checks_languages(tmp_path):
+    """A replay under a looser policy re-judges every message from its stored scores, with a scorer that only
+    carries the model's name: it declared no languages, so the language check was skipped and a French message
+    the model cannot read (recorded ``unsupported_language`` and sent to review by the default ``review_suspect``,
+    its insult 0.88 over 0.5) was replayed ``ok`` and "no longer flagged", where a scan under that policy keeps
+    it in review. Through a scoring service the replay now reuses the service's stored scores (and so met this);
+    the stored-scores scorer reads the languages of the model that produced them."""
+    import sqlite3
+
+    from bot.jobs.scan import run_scan
+    from bot.settings import Settings
+    from tests.test_replay import LOOSE, _policy, _rows
+
+    lines = [{"id": "m0", "text": "good morning everyone, how are you all doing today?"},
+             {"id": "m1", "text": f"{FRENCH_LINE}, espèce d'idiot"}]
+    src = tmp_path / "chat.jsonl"
+    src.write_text("".join(json.dumps({**x, "created_at": f"2026-03-01T12:0{n}:00+00:00", "author": {"id": f"u{n}"},
+                                       "channel": {"id": "c1"}}) + "\n" for n, x in enumerate(lines)),
+                   encoding="utf-8")
+    loose = _policy(tmp_path, "loose.toml", LOOSE)
+    (tmp_path / "svc").mkdir()
+    svc = start_service(tmp_path / "svc")
+    try:
+        asyncio.run(_ready(svc.url))
+        settings = Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers", scorer_url=svc.url)
+        assert asyncio.run(run_scan(_scan_args([src], out=tmp_path / "a.jsonl"), settings)) == 0
+        assert asyncio.run(run_scan(_scan_args([src], policy=[loose], out=tmp_path / "b.jsonl"), settings)) == 0
+        fresh = Settings(db_path=tmp_path / "fresh.db", servers_dir=tmp_path / "servers", scorer_url=svc.url)
+        assert asyncio.run(run_scan(_scan_args([src], policy=[loose], out=tmp_path / "c.jsonl"), fresh)) == 0
+    finally:
+        svc.stop()
+    first, replayed, scanned = (_rows(tmp_path / f"{n}.jsonl")["m1"] for n in "abc")
+    assert (first["score_status"], first["language"], first["flagged"]) == ("unsupported_language", "fr", True)
+    assert (scanned["score_status"], scanned["flagged"], scanned["action"]) == ("unsupported_language", True, "review")
+    assert {k: replayed[k] for k in ("score_status", "language", "flagged", "action")} == {
+        k: scanned[k] for k in ("score_status", "language", "flagged", "action")}
+    with sqlite3.connect(tmp_path / "mod.db") as db:
+        assert db.execute("SELECT flagged FROM replay_verdicts WHERE message_id = 'm1'").fetchone() == (1,)

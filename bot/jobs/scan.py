@@ -242,6 +242,8 @@ class _Scan:
     nothing_new: bool = False
     #: ``(name, version)`` of the model the settings name, when known without loading it.
     identity: tuple[str, str] | None = None
+    #: The languages that model reads (for the language check of messages judged from stored scores).
+    languages: tuple[str, ...] | None = None
     #: Loads the model when needed (default ``load_scorer(settings)``).
     scorer_factory: Callable[[], Scorer] | None = None
 
@@ -274,6 +276,8 @@ class _Plan:
     known: dict[tuple[str, ...], Scores]
     identity: tuple[str, str] | None
     need_model: int
+    #: The languages the model of :attr:`identity` reads.
+    languages: tuple[str, ...] | None = None
 
 
 #: The live platforms' namespaces, where a scan from before imported histories were kept in ``"export"`` recorded
@@ -299,7 +303,7 @@ async def _run_first(ctx: _Scan, scorer: Scorer | None) -> int:
         from bot.scoring.stored import StoredScoresOnly
 
         # every message is recorded under this policy (a finished scan run again): nothing to score, no model
-        scorer = StoredScoresOnly(*ctx.identity)
+        scorer = StoredScoresOnly(*ctx.identity, languages=ctx.languages)
     async with open_runtime(ctx.settings, scorer=scorer, scorer_factory=ctx.scorer_factory,
                             **ctx.runtime_kwargs()) as rt:
         await rt.store.note_policy_versions(ctx.piece_modes())
@@ -323,7 +327,7 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
     The input is looked up in :data:`PLAN_CHUNK` pieces, so deciding holds no per-message state; a replay's plan
     holds the recorded verdicts and reusable scores of every input message (the diff needs them)."""
     from bot.core.pieces import scoring_pieces
-    from bot.scoring.stored import model_identity
+    from bot.scoring.stored import model_identity, model_languages
     from bot.store import exists, open_store
 
     if not exists(ctx.settings.db_path):
@@ -344,6 +348,10 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         remote = scorer is None and bool(s.scorer_url)
         identity = (None if routed or remote else (scorer.name, scorer.version) if scorer is not None
                     else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
+        # what the language check of a message judged from its stored scores reads (as when it was scored)
+        declared = getattr(scorer, "languages", None) if scorer is not None else model_languages(
+            s.model, checkpoint=s.checkpoint)
+        languages = tuple(declared) if declared else None
         stale = n_messages = n_recorded = 0
         nothing_new = identity is not None
         live_copies: Counter[tuple[str, str]] = Counter()
@@ -375,6 +383,7 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
             if n_recorded == n_messages and identity is not None:
                 ctx.nothing_new = nothing_new
                 ctx.identity = identity
+                ctx.languages = languages
             await store.close()
             return None
         all_recorded: dict[tuple[str, str, str], SetVerdict] = {}
@@ -398,7 +407,7 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
                     known[plan] = hit[1]
             need += sum(1 for plan in plans if plan is not None and plan[0].strip() and plan not in known)
         return _Plan(store=store, recorded=all_recorded, stale=stale, known=known, identity=identity,
-                     need_model=need)
+                     need_model=need, languages=languages)
     except BaseException:
         await store.close()
         raise
@@ -425,7 +434,7 @@ async def _run_replay(ctx: _Scan, plan: _Plan, scorer: Scorer | None) -> int:
             if scorer is None:
                 scorer = await asyncio.to_thread(ctx.load)
         else:
-            scorer = StoredScoresOnly(*plan.identity)
+            scorer = StoredScoresOnly(*plan.identity, languages=plan.languages)
         with tempfile.TemporaryDirectory(prefix="modbot-replay-") as tmp:
             async with open_runtime(ctx.settings, scorer=scorer, db_path=Path(tmp) / "replay.db",
                                     **ctx.runtime_kwargs()) as rt:

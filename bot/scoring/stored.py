@@ -44,16 +44,35 @@ def model_identity(model: str, *, checkpoint: object = None, int8: bool = False)
     return None
 
 
+def model_languages(model: str, *, checkpoint: object = None) -> tuple[str, ...]:
+    """The languages (ISO 639-1) the scorer for these settings reads, without loading it, as
+    :class:`bot.scoring.detoxify_scorer.DetoxifyScorer` declares them: a named model's
+    (:data:`bot.scoring.detoxify_scorer.MODEL_LANGUAGES`), else English (the embedded model, the English detoxify
+    models, a local checkpoint). Never raises."""
+    from bot.scoring.detoxify_scorer import ENGLISH, MODEL_LANGUAGES
+
+    return ENGLISH if checkpoint is not None else MODEL_LANGUAGES.get(model, ENGLISH)
+
+
 class StoredScoresOnly:
     """A :class:`bot.core.ports.Scorer` for a replay in which every message has stored scores (given to the
-    moderation service as ``known_scores``): it carries the model's name and version for the records and refuses
-    to score, so a message that would need the model fails loudly instead of being judged without scores.
+    moderation service as ``known_scores``): it carries the model's name, version and languages for the records
+    and the language check (a message in a language the model does not read is ``unsupported_language`` in the
+    replay as when it was scored) and refuses to score, so a message that would need the model fails loudly instead
+    of being judged without scores.
+
+    Args:
+        name / version: The model's identity, as recorded with its scores.
+        labels: The labels it produces.
+        languages: The languages it reads (``None``: not declared, so the language check is skipped).
     """
 
-    def __init__(self, name: str, version: str, labels: Sequence[str] = LABELS) -> None:
+    def __init__(self, name: str, version: str, labels: Sequence[str] = LABELS,
+                 languages: Sequence[str] | None = None) -> None:
         self.name = name
         self.version = version
         self.labels = tuple(labels)
+        self.languages = tuple(languages) if languages is not None else None
 
     def score_batch(self, texts: Sequence[str]) -> list[Scores]:
         """Never scores.
