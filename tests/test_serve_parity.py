@@ -276,3 +276,22 @@ def test_a_replay_from_stored_scores_still_checks_languages(tmp_path):
         k: scanned[k] for k in ("score_status", "language", "flagged", "action")}
     with sqlite3.connect(tmp_path / "mod.db") as db:
         assert db.execute("SELECT flagged FROM replay_verdicts WHERE message_id = 'm1'").fetchone() == (1,)
+
+
+def test_analyze_scores_a_comment_detected_in_a_routed_language_with_the_model_that_reads_it(tmp_path):
+    """The language detector calls a French chat line with emoji French (``detectedLanguages: ["fr"]``, and the
+    answer's ``languages``), but the routing reads the normalised text, where each emoji is spelt out in English
+    words ("fire fire fire fire ... hundred points ..."), and sent it to the English model: a French comment scored
+    by a model that does not read French under an answer saying it was read as French (a service without the French
+    model refuses it, ``LANGUAGE_NOT_SUPPORTED_BY_ATTRIBUTE``). The language the answer names now picks the model,
+    as a stated one does."""
+    text = "Salut les amis 🔥🔥🔥🔥 trop bien 💯💯💯 ce soir 😂😂😂😂"
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        answer = _post(svc.url + "/v1alpha1/comments:analyze", {"comment": {"text": text},
+                                                                "requestedAttributes": {"INSULT": {}}})
+    finally:
+        svc.stop()
+    assert (answer["languages"], answer["detectedLanguages"]) == (["fr"], ["fr"])
+    assert answer["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.2  # the French model's

@@ -586,7 +586,8 @@ class ScoringService:
             read_text(text, policy, model_languages or None,
                       check_language=not req.languages and not req.allow_unsupported_languages, want_detected=True),
             sentence_spans(text) if req.span_annotations else []))
-        model = self._model_for(req.languages)
+        # the language the answer names (stated, else detected) picks the model of a routing service
+        model = self._model_for(req.languages or ([reading.detected] if reading.detected else []))
         route = getattr(self.scorer, "route", None)
         if model is None and spans and route is not None and reading.plan:
             # each span is scored as a text of its own: with the comment's model, as the bots score a message's
@@ -735,12 +736,13 @@ class ScoringService:
         return web.json_response(self._info())
 
     def _model_for(self, languages: Sequence[str]) -> Scorer | None:
-        """The model that scores a comment whose client stated its ``languages`` (Perspective's ``languages``),
-        when the service routes languages between two models (:class:`bot.scoring.routing.LanguageRoutedScorer`)
-        and the main model reads none of them: the second model, which reads one, as Perspective scores a comment
-        in the language it is given. The routing itself goes by the language detector, which calls short text
-        nothing, so a short French comment went to the English model. ``None`` (the routing decides) otherwise: no
-        language stated, one the main model reads, or no routing."""
+        """The model that scores a comment in ``languages`` (those its client stated, Perspective's ``languages``,
+        else the one detected in the whole comment: the answer's ``languages``), when the service routes languages
+        between two models (:class:`bot.scoring.routing.LanguageRoutedScorer`) and the main model reads none of
+        them: the second model, which reads one, as Perspective scores a comment in the language it is given. The
+        routing itself goes by the detector over the normalised plan, which calls short text nothing and reads
+        emoji spelt out in English words, so a short or emoji-rich French comment went to the English model.
+        ``None`` (the routing decides) otherwise: no language, one the main model reads, or no routing."""
         main, second = getattr(self.scorer, "main", None), getattr(self.scorer, "second", None)
         if not languages or not self._routes() or main is None or second is None:
             return None
