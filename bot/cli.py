@@ -138,7 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pu = sub.add_parser("purge", help="erase message text older than the retention period (verdicts and cases stay)")
     pu.add_argument("--db", help=DB_HELP)
-    pu.add_argument("--days", type=int, help="retention in days (default: the policy's server.retention_days)")
+    pu.add_argument("--days", type=int, help="retention in days for every server (default: each server's own "
+                    "server.retention_days: its file in MODBOT_SERVERS_DIR, its /policy set overrides, else the "
+                    "default policy's)")
 
     rp = sub.add_parser("report", help="render the mod log (open reviews, cases, members, raids, appeals, stats) "
                         "as one self-contained HTML page")
@@ -572,24 +574,34 @@ async def _backup(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _purge(args: argparse.Namespace, settings: Settings) -> int:
+    """``purge``: erase message text past the retention period, ``--days`` for every server, else each server's own
+    ``server.retention_days`` (its effective policy, as the bot's own retention: :mod:`bot.workflow.retention`)."""
     from datetime import UTC, datetime, timedelta
 
     from bot.core.policy import load_policy
+    from bot.runtime import build_policies
     from bot.store import describe, exists, open_store
+    from bot.workflow.retention import Retention
     from bot.workflow.words import plural
 
-    days = args.days if args.days is not None else load_policy(settings.default_policy).server.retention_days
-    if not 1 <= days <= 3650:  # the policy's server.retention_days allows the same range
+    if args.days is not None and not 1 <= args.days <= 3650:  # the policy's server.retention_days allows the same
         print("error: --days must be between 1 and 3650", file=sys.stderr)  # noqa: T201
         return 2
+    if args.days is None:
+        load_policy(settings.default_policy)  # checked before the mod log is opened (PolicyError: exit 2)
     if not exists(settings.db_path):  # purging never creates a database (a typo in --db would)
         print(f"error: {describe(settings.db_path)}: no such database; nothing to purge", file=sys.stderr)  # noqa: T201
         return 2
-    cutoff = datetime.now(UTC) - timedelta(days=days)
     store = await open_store(settings.db_path, create=False)  # purging never creates a database (a typo would)
     try:
-        n = await store.purge_expired_text(cutoff)
+        if args.days is not None:
+            n = await store.purge_expired_text(datetime.now(UTC) - timedelta(days=args.days))
+            period = f"older than {plural(args.days, 'day')}"
+        else:
+            retention = Retention(None, store, build_policies(settings, store=store))
+            n = await retention.purge()
+            period = "past each server's retention period"
     finally:
         await store.close()
-    print(f"purged the text of {plural(n, 'message')} older than {plural(days, 'day')} from {store.location}")  # noqa: T201
+    print(f"purged the text of {plural(n, 'message')} {period} from {store.location}")  # noqa: T201
     return 0

@@ -122,6 +122,48 @@ def test_unusable_db_is_a_clear_error_not_a_traceback(tmp_path, capsys, kind):
         assert db.read_bytes() == before
 
 
+def test_purge_without_days_keeps_each_servers_own_retention(tmp_path, capsys, monkeypatch):
+    """purge without --days erases each server's text after that server's own server.retention_days, as the
+    running bot does: its file in MODBOT_SERVERS_DIR (discord-g90: 90 days), a /policy set override in the mod log
+    (discord-g7: 7 days), else the default policy (discord-g30: 30 days), and a scanned export judged by its guild's
+    file (export-880000000000000001 by discord-880000000000000001.toml: 90 days). It used the default policy's 30
+    days for every server, so 40-day-old text a 90-day server keeps was erased, and 10-day-old text of a 7-day
+    server stayed."""
+    from tests.store_factories import make_record
+
+    db = tmp_path / "mod.db"
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    (servers / "discord-g90.toml").write_text("[server]\nretention_days = 90\n", encoding="utf-8")
+    (servers / "discord-880000000000000001.toml").write_text("[server]\nretention_days = 90\n", encoding="utf-8")
+    monkeypatch.setenv("MODBOT_SERVERS_DIR", str(servers))
+    now = datetime.now(UTC)
+    seeded = {("discord", "g90"): 40, ("discord", "g7"): 10, ("discord", "g30"): 40,
+              ("export", "880000000000000001"): 40}
+
+    async def seed() -> None:
+        async with await SqliteStore.open(db) as store:
+            await store.record_batch([make_record(f"m-{sid}", platform=plat, server=sid, text=f"text of {sid}",
+                                                  created=now - timedelta(days=age))
+                                      for (plat, sid), age in seeded.items()])
+            await store.set_policy_override("discord", "g7", "server", "server.retention_days", 7, "mod")
+
+    async def texts() -> dict[str, str]:
+        async with await SqliteStore.open(db) as store:
+            out = {}
+            for plat, sid in seeded:
+                found = await store.message_excerpt(plat, sid, f"m-{sid}")
+                assert found is not None
+                out[sid] = found[1]
+            return out
+
+    asyncio.run(seed())
+    assert main(["purge", "--db", str(db)]) == 0
+    assert "purged the text of 2 messages" in capsys.readouterr().out
+    assert asyncio.run(texts()) == {"g90": "text of g90", "g7": "", "g30": "",
+                                    "880000000000000001": "text of 880000000000000001"}
+
+
 @pytest.mark.parametrize("days", ["0", "99999999999"])
 def test_purge_refuses_days_out_of_range(tmp_path, capsys, days):
     """purge --days outside 1..3650 (the policy's retention range) exits 2 with a reason, not an OverflowError."""

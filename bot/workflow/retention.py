@@ -27,7 +27,8 @@ class Retention:
     """Purges each server's expired message text.
 
     Args:
-        platform: ``"discord"`` or ``"slack"``.
+        platform: ``"discord"`` or ``"slack"`` (a bot purges its own platform's servers), or ``None`` for every
+            server of the mod log, scanned exports (``"export"``) included (``python -m bot purge``).
         store: The mod log.
         policies: Per-server effective policies (``server.retention_days``, days, 1..3650).
 
@@ -38,7 +39,7 @@ class Retention:
     class Store(RetentionStore, ModLogReadStore, Protocol):
         """What retention needs from the store port."""
 
-    def __init__(self, platform: str, store: Store, policies: PolicySource) -> None:
+    def __init__(self, platform: str | None, store: Store, policies: PolicySource) -> None:
         self.platform, self.store, self.policies = platform, store, policies
         self._task: asyncio.Task[None] | None = None
 
@@ -49,18 +50,19 @@ class Retention:
         """
         now = now or datetime.now(UTC)
         total = 0
-        servers = [sid for platform, sid in await self.store.modlog_servers() if platform == self.platform]
-        for server_id in servers:
-            days = (await self.policies.get(self.platform, server_id)).server.retention_days
+        servers = [(platform, sid) for platform, sid in await self.store.modlog_servers()
+                   if self.platform is None or platform == self.platform]
+        for platform, server_id in servers:
+            days = (await self.policies.get(platform, server_id)).server.retention_days
             try:
-                n = await self.store.purge_expired_text(now - timedelta(days=days), now, platform=self.platform,
+                n = await self.store.purge_expired_text(now - timedelta(days=days), now, platform=platform,
                                                         server_id=server_id)
             except Exception as exc:  # noqa: BLE001 - retention must not stop the bot
-                log.error("retention: purging %s server %s failed: %s", self.platform, server_id, exc)
+                log.error("retention: purging %s server %s failed: %s", platform, server_id, exc)
                 continue
             if n:
                 log.info("retention: erased the text of %s older than %s in %s server %s", plural(n, "message"),
-                         plural(days, "day"), self.platform, server_id)
+                         plural(days, "day"), platform, server_id)
             total += n
         return total
 
@@ -73,7 +75,7 @@ class Retention:
         """Purge once now, then every ``interval_s`` seconds until :meth:`stop`; returns the first purge's count."""
         n = await self.purge()
         if self._task is None:
-            self._task = asyncio.create_task(self._loop(interval_s), name=f"modbot-retention-{self.platform}")
+            self._task = asyncio.create_task(self._loop(interval_s), name=f"modbot-retention-{self.platform or 'all'}")
         return n
 
     @property
