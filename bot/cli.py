@@ -593,15 +593,21 @@ async def _purge(args: argparse.Namespace, settings: Settings) -> int:
         print(f"error: {describe(settings.db_path)}: no such database; nothing to purge", file=sys.stderr)  # noqa: T201
         return 2
     store = await open_store(settings.db_path, create=False)  # purging never creates a database (a typo would)
+    failed: list[tuple[str, str]] = []
     try:
         if args.days is not None:
             n = await store.purge_expired_text(datetime.now(UTC) - timedelta(days=args.days))
             period = f"older than {plural(args.days, 'day')}"
         else:
             retention = Retention(None, store, build_policies(settings, store=store))
-            n = await retention.purge()
+            n = await retention.purge()  # a server it could not purge is logged on stderr, naming the reason
+            failed = retention.failed
             period = "past each server's retention period"
     finally:
         await store.close()
     print(f"purged the text of {plural(n, 'message')} {period} from {store.location}")  # noqa: T201
+    if failed:
+        print(f"error: the text of {plural(len(failed), 'server')} was not purged (see above); fix the "  # noqa: T201
+              "cause and run purge again", file=sys.stderr)
+        return 1
     return 0

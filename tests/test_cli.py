@@ -164,6 +164,37 @@ def test_purge_without_days_keeps_each_servers_own_retention(tmp_path, capsys, m
                                     "880000000000000001": "text of 880000000000000001"}
 
 
+def test_purge_without_days_purges_the_other_servers_when_one_file_is_invalid(tmp_path, capsys, monkeypatch):
+    """One server's file in MODBOT_SERVERS_DIR is invalid: purge erases the other server's expired text, names the
+    file on stderr and exits 1 (it stopped at the bad file with exit 2, leaving every server after it unpurged)."""
+    from tests.store_factories import make_record
+
+    db = tmp_path / "mod.db"
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    bad = servers / "discord-a-bad.toml"
+    bad.write_text("[server]\nretention_days = 0\n", encoding="utf-8")
+    monkeypatch.setenv("MODBOT_SERVERS_DIR", str(servers))
+    old = datetime.now(UTC) - timedelta(days=40)
+
+    async def seed() -> None:
+        async with await SqliteStore.open(db) as store:
+            await store.record_batch([make_record("m1", server="a-bad", created=old),
+                                      make_record("m2", server="b-ok", created=old)])
+
+    async def texts() -> tuple[object, object]:
+        async with await SqliteStore.open(db) as store:
+            return (await store.message_excerpt("discord", "a-bad", "m1"),
+                    await store.message_excerpt("discord", "b-ok", "m2"))
+
+    asyncio.run(seed())
+    assert main(["purge", "--db", str(db)]) == 1
+    out, err = capsys.readouterr()
+    assert "purged the text of 1 message" in out
+    assert str(bad) in err and "1 server was not purged" in err
+    assert asyncio.run(texts()) == (("c1", "some text"), ("c1", ""))
+
+
 @pytest.mark.parametrize("days", ["0", "99999999999"])
 def test_purge_refuses_days_out_of_range(tmp_path, capsys, days):
     """purge --days outside 1..3650 (the policy's retention range) exits 2 with a reason, not an OverflowError."""

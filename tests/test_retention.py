@@ -53,3 +53,32 @@ async def test_slack_bot_erases_text_older_than_retention_at_start(senv: SlackEn
     await senv.start()
     await senv.stop()
     assert senv.rows("SELECT excerpt, purged_at IS NOT NULL FROM messages WHERE message_id = 'C1:1.0'") == [(None, 1)]
+
+
+async def test_a_server_whose_policy_cannot_be_read_does_not_stop_the_others(tmp_path: Path,
+                                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Server g-bad's file was edited into an invalid one while the bot ran (its policy not loaded yet): the purge
+    logs one error naming that server and the file, and still erases the other servers' expired text, and the
+    next run purges g-bad once its file is fixed. The policy error escaped the whole purge, so no server after it
+    was purged, and the periodic purge's task ended for good (retention stopped until a restart, unseen)."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    bad = servers / "discord-g-bad.toml"
+    bad.write_text("[server]\nretention_days = \"a week\"\n")
+    policies = PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=servers)
+    store = await open_store(tmp_path / "m.db")
+    try:
+        await store.record_batch([make_record("m1", server="g-bad"), make_record("m2", server="g-ok")])
+        retention = Retention("discord", store, policies)
+        assert await retention.purge(now=T0 + 40 * DAY) == 1
+        assert (await store.message_excerpt("discord", "g-ok", "m2")) == ("c1", "")
+        assert (await store.message_excerpt("discord", "g-bad", "m1")) == ("c1", "some text")
+        errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert len(errors) == 1 and "g-bad" in errors[0] and str(bad) in errors[0]
+        assert retention.failed == [("discord", "g-bad")]
+        bad.write_text("[server]\nretention_days = 7\n")
+        assert await retention.purge(now=T0 + 40 * DAY) == 1
+        assert (await store.message_excerpt("discord", "g-bad", "m1")) == ("c1", "")
+        assert retention.failed == []
+    finally:
+        await store.close()

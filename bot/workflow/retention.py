@@ -42,28 +42,43 @@ class Retention:
     def __init__(self, platform: str | None, store: Store, policies: PolicySource) -> None:
         self.platform, self.store, self.policies = platform, store, policies
         self._task: asyncio.Task[None] | None = None
+        #: ``(platform, server id)`` of the servers the last :meth:`purge` could not purge (their policy could not
+        #: be read, or the store refused); ``[]`` when every server was purged.
+        self.failed: list[tuple[str, str]] = []
 
     async def purge(self, now: datetime | None = None) -> int:
         """Erase, per server, text older than that server's ``retention_days``; returns messages purged in all.
 
-        A store error is logged (one line) and that server counts 0; the next run tries again.
+        A server whose policy cannot be read (a file edited into an invalid one while the bot runs) or whose purge
+        the store refuses is logged (one line naming the server and the reason), counts 0 and is listed in
+        :attr:`failed`; the other servers are purged all the same, and the next run tries it again. Never raises
+        (the periodic purge must outlive a bad file or a busy database): a failure to list the servers is logged
+        and counts 0.
         """
         now = now or datetime.now(UTC)
         total = 0
-        servers = [(platform, sid) for platform, sid in await self.store.modlog_servers()
-                   if self.platform is None or platform == self.platform]
+        failed: list[tuple[str, str]] = []
+        try:
+            servers = [(platform, sid) for platform, sid in await self.store.modlog_servers()
+                       if self.platform is None or platform == self.platform]
+        except Exception as exc:  # noqa: BLE001 - retention must not stop the bot
+            log.error("retention: the servers of the mod log could not be read: %s", exc)
+            self.failed = [(self.platform or "*", "*")]
+            return 0
         for platform, server_id in servers:
-            days = (await self.policies.get(platform, server_id)).server.retention_days
             try:
+                days = (await self.policies.get(platform, server_id)).server.retention_days
                 n = await self.store.purge_expired_text(now - timedelta(days=days), now, platform=platform,
                                                         server_id=server_id)
             except Exception as exc:  # noqa: BLE001 - retention must not stop the bot
                 log.error("retention: purging %s server %s failed: %s", platform, server_id, exc)
+                failed.append((platform, server_id))
                 continue
             if n:
                 log.info("retention: erased the text of %s older than %s in %s server %s", plural(n, "message"),
                          plural(days, "day"), platform, server_id)
             total += n
+        self.failed = failed
         return total
 
     async def _loop(self, interval_s: float) -> None:
