@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "as one self-contained HTML page")
     rp.add_argument("--db", help=DB_HELP)
     rp.add_argument("--out", type=Path, default=Path("mod-log.html"), help="HTML file to write (default mod-log.html)")
+    rp.add_argument("--server", action="append", metavar="[PLATFORM:]ID",
+                    help="only this server (repeatable), e.g. discord:880000000000000001: a page for one server's "
+                         "moderators holds nothing of the other servers of the mod log (default: every server)")
 
     d = sub.add_parser("discord", help="run the Discord bot (DISCORD_TOKEN from the environment)",
                        description="Run the Discord bot. Needs DISCORD_TOKEN; see docs/discord-setup.md.")
@@ -533,7 +536,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _report(args: argparse.Namespace, settings: Settings) -> int:
     """``report``: the live mod log as HTML (:mod:`bot.report_live`); never creates a database."""
-    from bot.report_live import write_modlog_report
+    from bot.report_live import select_servers, write_modlog_report
     from bot.store import describe, exists, open_store, overwrites_database
 
     if overwrites_database(args.out, settings.db_path):
@@ -545,7 +548,14 @@ async def _report(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     store = await open_store(settings.db_path, create=False)
     try:
-        n = await write_modlog_report(store, args.out)
+        servers = None
+        if args.server:
+            try:
+                servers = select_servers(await store.modlog_servers(), args.server)
+            except LookupError as exc:
+                print(f"error: {describe(settings.db_path)}: {exc.args[0]}", file=sys.stderr)  # noqa: T201
+                return 2
+        n = await write_modlog_report(store, args.out, servers=servers)
     except OSError as exc:
         print(f"error: {args.out}: cannot be written: {exc.strerror or exc}", file=sys.stderr)  # noqa: T201
         return 2

@@ -85,6 +85,26 @@ class ServerLog:
         return safe if safe == raw else f"{safe}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}"
 
 
+def select_servers(known: Sequence[tuple[str, str]], wanted: Sequence[str]) -> list[tuple[str, str]]:
+    """The ``(platform, server id)`` pairs of ``known`` (the mod log's servers) that ``wanted`` names, in
+    ``known``'s order: ``platform:id`` names one server, a bare id every platform's server with that id (a guild
+    and the scanned export of it).
+
+    Raises:
+        LookupError: an entry of ``wanted`` names no server of ``known`` (``"no server X in this mod log"``).
+    """
+    known_set = set(known)
+    chosen: set[tuple[str, str]] = set()
+    for value in wanted:
+        platform, sep, server_id = value.partition(":")
+        exact = bool(sep) and (platform, server_id) in known_set
+        found = {(platform, server_id)} if exact else {k for k in known_set if k[1] == value}
+        if not found:
+            raise LookupError(f"no server {value} in this mod log")
+        chosen |= found
+    return [k for k in known if k in chosen]
+
+
 async def read_modlog(store: Any, servers: Sequence[tuple[str, str]] | None = None) -> list[ServerLog]:
     """Read every server's (or the given ``(platform, server id)`` pairs') mod log through the store's methods."""
     out = []

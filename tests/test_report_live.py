@@ -178,6 +178,33 @@ def test_report_numbers_review_items_as_their_cards_and_says_so(tmp_path):
     assert ">Appeal #1<" in b and "case #1" in b
 
 
+def test_report_of_one_server_holds_nothing_of_another(tmp_path, capsys):
+    """A bot in two servers keeps one mod log; each server's moderators get a page of their own server only:
+    ``report --server discord:<id>`` (or the bare id) writes that server's section, and not a word, review item,
+    case or appeal of the other (there was no way to leave a server out: the only page held every server's cases,
+    members and reasons, to be shared in one server's mod channel). A server the mod log does not hold is refused
+    (exit 2, no page) rather than written as an empty page."""
+    a, b = "100000000000000001", "100000000000000002"
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, _two_servers(tmp_path)).result()
+        pages = {}
+        for arg, name in ((f"discord:{a}", "a"), (b, "b")):
+            out = tmp_path / f"{name}.html"
+            assert pool.submit(main, ["report", "--db", str(db), "--out", str(out), "--server", arg]).result() == 0
+            pages[name] = out.read_text(encoding="utf-8")
+        capsys.readouterr()
+        missing = tmp_path / "none.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(missing),
+                                  "--server", "slack:T0001"]).result() == 2
+    assert capsys.readouterr().err.strip() == f"error: {db}: no server slack:T0001 in this mod log"
+    assert not missing.exists()
+    assert pages["a"].count('<section class="server"') == 1 and f'id="discord-{a}"' in pages["a"]
+    assert "report 1" in pages["a"] and "report 3" in pages["a"]
+    assert b not in pages["a"] and "report 2" not in pages["a"] and "rude" not in pages["a"]
+    assert pages["b"].count('<section class="server"') == 1 and ">Appeal #1<" in pages["b"] and "rude" in pages["b"]
+    assert a not in pages["b"] and "report 1" not in pages["b"]
+
+
 def test_a_server_or_member_id_with_markup_cannot_break_out_of_the_page(tmp_path):
     """Ids come from the platform or from an imported export, where they are any string: a server id and a member
     id holding quotes and tags become neither attributes nor elements (the server's anchors are made of safe
