@@ -140,20 +140,30 @@ REASON_SHOWN = 300
 MEMBER_REASON_SHOWN = 120
 
 
+def _said(text: str) -> str:
+    """``text`` escaped in a ``<bdi>``: a reason holds members' words (a report's text, a regex rule's quote), and a
+    right-to-left override (U+202E) in them must not reorder what the line says after them."""
+    return f"<bdi>{_esc(text)}</bdi>"
+
+
 def _reason_cell(reason: str) -> str:
-    """A case's reason for the case table (escaped): as is when short; else its first :data:`REASON_SHOWN`
-    characters and "…" as a ``<details>`` summary that opens to the whole text (kept once in the page)."""
+    """A case's reason for the case table (escaped, isolated: :func:`_said`): as is when short; else its first
+    :data:`REASON_SHOWN` characters and "…" as a ``<details>`` summary that opens to the whole text (kept once in
+    the page)."""
     text = words.rule_detail(reason)
+    if not text:
+        return "-"
     if len(text) <= REASON_SHOWN:
-        return _esc(text) or "-"
-    return (f"<details><summary>{_esc(text[:REASON_SHOWN])}… ({len(text):,} characters)</summary>{_esc(text)}"
-            "</details>")
+        return _said(text)
+    return (f"<details><summary>{_said(text[:REASON_SHOWN] + '…')} ({len(text):,} characters)</summary>"
+            f"{_said(text)}</details>")
 
 
 def _short_reason(reason: str, limit: int = MEMBER_REASON_SHOWN) -> str:
-    """A reason cut to ``limit`` characters with "…" (escaped), for lines that link to the full text."""
+    """A reason cut to ``limit`` characters with "…" (escaped, isolated: :func:`_said`), for lines that link to the
+    full text."""
     text = words.rule_detail(reason)
-    return _esc(text if len(text) <= limit else text[:limit] + "…") or "-"
+    return _said(text if len(text) <= limit else text[:limit] + "…") if text else "-"
 
 
 def _case_status(c: Any) -> str:

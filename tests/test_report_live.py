@@ -255,3 +255,46 @@ def test_a_scans_would_be_reviews_are_not_the_open_review_queue(tmp_path):
     queue, would = page.split("Would have gone to review, shadow mode (1)")
     assert "Open review items (1)" in queue and f"member-{BOB}" in queue.split("Open review items (1)")[1]
     assert f"member-{ALICE}" in would.split("</table>")[0]
+
+
+@pytest.mark.browser
+def test_a_right_to_left_override_in_a_reason_does_not_reorder_the_rest_of_its_line(browser, tmp_path):
+    """A reason holds members' words (a report's text copied by a moderator's decision, a regex rule's quote), and
+    with them a right-to-left override (U+202E) with no end: in Chromium the words after the reason stay in their
+    order, in the member's line (", by <moderator id>") and after the case table's cut reason ("(326
+    characters)"). They were drawn reversed (the moderator's id before "by", ")sretcarahc 623("), so the line read
+    as something else."""
+    reason = "spam \u202e" + "i" * 320  # narrow letters: the member's line fits on one line
+
+    async def build() -> Path:
+        db = tmp_path / "bidi.db"
+        async with await SqliteStore.open(db) as store:
+            await store.open_case("discord", "100000000000000001", ALICE, ActionKind.WARN, reason, moderator_id=MOD,
+                                  status=CaseStatus.APPLIED, now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "bidi.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(out.as_uri())
+    before = """([root, a, b]) => {
+        const el = document.querySelector(root);
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        const at = (word) => {
+            for (let n = walker.currentNode.nodeType === 3 ? walker.currentNode : walker.nextNode(); n;
+                 n = walker.nextNode()) {
+                const i = n.data.indexOf(word);
+                if (i >= 0) { const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + word.length);
+                              return r.getBoundingClientRect(); }
+            }
+            throw new Error(word);
+        };
+        const x = at(a), y = at(b);  // x is read before y: on an earlier line, or on its line left of it
+        return x.bottom <= y.top || (x.top < y.bottom && x.left < y.left);
+    }"""
+    in_order = [page.evaluate(before, [".member li", ", by", MOD]),
+                page.evaluate(before, ["table.cases summary", "(326", "characters)"])]
+    assert in_order == [True, True]
+    page.close()
