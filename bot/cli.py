@@ -462,11 +462,14 @@ def _slack(settings: Settings) -> int:
 
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.core.policy import load_policy
+    from bot.core.policy import load_policy, server_of_policy_file
     from bot.workflow.policy_text import channel_warnings, switched_off_tiers
 
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
+    named = server_of_policy_file(args.file) if args.file else None
+    if named is not None:  # a server's file (<platform>-<server id>.toml): what the bot refuses for it at start
+        policy.check_for_server(named[1], str(args.file))
     notes = switched_off_tiers(load_policy(settings.default_policy), policy) if args.file else []
     if args.json:
         doc = policy.model_dump(mode="json")

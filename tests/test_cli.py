@@ -44,6 +44,28 @@ def test_policy_check_refuses_bad_file_naming_key(capsys, tmp_path, text, needle
     assert str(f) in err and needle in err
 
 
+def test_policy_check_of_a_server_file_refuses_what_the_bot_refuses_at_start(capsys, tmp_path):
+    """docs/operations.md has the admin check a server's file with ``policy check
+    /etc/modbot/servers/discord-<guild id>.toml`` before starting the unit. A file whose moderator_roles holds the
+    guild's own id (@everyone: every member a moderator) stops the bot at start (exit 2, not restarted), and
+    policy check now refuses it the same way, naming the file and the key; it said "OK: valid policy"."""
+    from bot.config import DEFAULT_POLICY_PATH
+    from bot.core.policy import PolicyError
+    from bot.core.policy_registry import PolicyRegistry
+
+    guild = "880000000000000001"
+    f = tmp_path / f"discord-{guild}.toml"
+    f.write_text(f'[server]\nmoderator_roles = ["{guild}"]\n', encoding="utf-8")
+    with pytest.raises(PolicyError):  # what the bot does with the servers folder at start
+        PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=tmp_path).validate_servers("discord")
+    assert main(["policy", "check", str(f)]) == 2
+    out, err = capsys.readouterr()
+    assert "OK" not in out and str(f) in err and "server.moderator_roles" in err and "@everyone" in err
+    f.write_text('[server]\nmoderator_roles = ["880000000000000002"]\n', encoding="utf-8")
+    assert main(["policy", "check", str(f)]) == 0
+    assert "OK: valid policy" in capsys.readouterr().out
+
+
 def test_scan_with_bad_policy_fails_before_loading_anything(capsys, tmp_path):
     """scan refuses an invalid --policy with exit code 2 and records nothing."""
     f = tmp_path / "bad.toml"

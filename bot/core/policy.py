@@ -670,3 +670,10 @@ def set_dotted(doc: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
 def server_policy_path(servers_dir: Path, platform: str, server_id: str) -> Path:
     """Path of a server's override file: ``<servers_dir>/<platform>-<server_id>.toml``."""
     return servers_dir / f"{platform}-{server_id}.toml"
+
+
+def server_of_policy_file(path: Path) -> tuple[str, str] | None:
+    """``(platform, server id)`` a server's file is named for (``<platform>-<server id>.toml``, the inverse of
+    :func:`server_policy_path`), or ``None`` for a name without a ``-`` and a server id after it."""
+    platform, _, server_id = Path(path).stem.partition("-")
+    return (platform, server_id) if server_id else None

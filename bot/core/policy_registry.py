@@ -11,7 +11,14 @@ import re
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.core.policy import DEFAULT_POLICY_PATH, Policy, PolicyError, load_policy, server_policy_path
+from bot.core.policy import (
+    DEFAULT_POLICY_PATH,
+    Policy,
+    PolicyError,
+    load_policy,
+    server_of_policy_file,
+    server_policy_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +115,10 @@ class PolicyRegistry:
             return 0
         n = 0
         for path in sorted(self.servers_dir.glob("*.toml")):
-            plat, _, server_id = path.stem.partition("-")
-            if not server_id or (platform is not None and plat != platform):
+            named = server_of_policy_file(path)
+            if named is None or (platform is not None and named[0] != platform):
                 continue
+            plat, server_id = named
             load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))
             n += 1
         return n
