@@ -238,6 +238,42 @@ def test_cli_backup_is_owner_only_and_never_overwrites_or_blames_the_mod_log(tmp
     assert not missing.parent.exists()
 
 
+def test_a_backup_that_fails_half_way_leaves_no_file_behind(tmp_path):
+    """A backup that cannot be written whole (a full disk; here the process's file-size limit, ``ulimit -f``, which
+    fails the write as a full disk does) exits 2 and leaves nothing at --out. It left the file it had created (0
+    bytes or torn) under the backup's name: a daily backup's name held an empty "mod log" that opens as a valid
+    empty database (a restore from it starts the bot with no cases, strikes or review queue), and the rerun that
+    day was refused as "already exists"."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    path, out = tmp_path / "m.db", tmp_path / "modlog-2026-12-01.db"
+
+    async def fill() -> None:
+        async with await SqliteStore.open(path) as store:
+            await store.record_batch([make_record(f"m{i}", text="words " * 200) for i in range(300)])
+
+    asyncio.run(fill())
+    assert path.stat().st_size > 400_000
+
+    def limit_file_size() -> None:  # in the child: a write past 200 kB fails with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    run = subprocess.run([sys.executable, "-m", "bot", "backup", "--db", str(path), "--out", str(out)],
+                         preexec_fn=limit_file_size, capture_output=True, text=True, check=False,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(f"error: backup of {path.resolve()} to {out.resolve()} failed: ")
+    assert not out.exists()
+    assert main(["backup", "--db", str(path), "--out", str(out)]) == 0  # the same name, once there is room
+    with sqlite3.connect(out) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 300
+
+
 @pytest.mark.parametrize("command", [["purge", "--days", "30"], ["backup"]])
 def test_cli_refuses_empty_file_in_one_line(tmp_path, capsys, command, short_empty_file_wait):
     """purge and backup on a 0-byte file: exit 2, one line naming the file, the file untouched."""

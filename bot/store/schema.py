@@ -159,7 +159,8 @@ class BackupExists(sqlite3.OperationalError):
 async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
     """Online copy of ``db`` into the file ``target`` with the sqlite3 backup API (page by page; other processes
     may keep writing, the copy is a consistent snapshot). The copy is created owner-only (mode 0600: it holds
-    members' message text), never over an existing file.
+    members' message text), never over an existing file; a copy that fails half-way is removed (nothing is left at
+    ``target``).
 
     Raises:
         sqlite3.Error: the copy cannot be written; the message says why in words (folder missing, file exists).
@@ -172,12 +173,20 @@ async def backup_to_file(db: aiosqlite.Connection, target: Path) -> None:
         raise BackupExists(f"{target} already exists; not overwritten (choose another name)") from None
     except OSError as exc:
         raise sqlite3.OperationalError(f"cannot create {target}: {exc.strerror}") from None
-    dest = await aiosqlite.connect(target)
     try:
-        await db.backup(dest)
-        await dest.execute("PRAGMA journal_mode = DELETE")  # the copy is one self-contained file
-    finally:
-        await dest.close()
+        dest = await aiosqlite.connect(target)
+        try:
+            await db.backup(dest)
+            await dest.execute("PRAGMA journal_mode = DELETE")  # the copy is one self-contained file
+        finally:
+            await dest.close()
+    except BaseException:
+        # a copy that failed half-way (a full disk) is empty or torn: it must not lie there under the backup's
+        # name, where it opens as a valid mod log (an empty one) and blocks the rerun ("already exists"); the file
+        # was created above by this call (O_EXCL), so it is ours to remove, with its journal
+        for leftover in (target, *(target.with_name(target.name + s) for s in ("-journal", "-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        raise
 
 
 def backup_path(path: Path, version: int, now: datetime | None = None) -> Path:
