@@ -184,6 +184,24 @@ def test_cli_purge_wrong_password_is_one_line(pg_server, capsys):
     assert len(err) == 1 and "not-it" not in err[0] and "modbot:***@127.0.0.1" in err[0]
 
 
+def test_a_password_in_the_url_query_is_hidden_as_well(pg_server, capsys):
+    """libpq and asyncpg also take the password as a query parameter (``?password=``, and ``?sslpassword=`` for the
+    client key): it is hidden wherever the mod log's location is shown (here purge's result line and its one-line
+    error; the ready line, ``/modbot status`` and the start's "mod log:" line say the same), as the password
+    before the ``@`` is. It was printed in clear."""
+    from bot.cli import main
+    from tests.pg_server import PASSWORD
+
+    base = f"postgresql://modbot@127.0.0.1:{pg_server.port}/postgres"
+    assert main(["purge", "--db", f"{base}?password={PASSWORD}&sslpassword=key-s3cret", "--days", "30"]) == 0
+    out = capsys.readouterr().out
+    assert PASSWORD not in out and "key-s3cret" not in out
+    assert f"from {base}?password=***&sslpassword=***" in out
+    assert main(["purge", "--db", f"{base}?sslmode=disable&password=not-it", "--days", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not-it" not in err[0] and f"{base}?sslmode=disable&password=***" in err[0]
+
+
 @pytest.mark.slow
 async def test_two_scans_of_one_export_at_once_record_each_message_once(pg_url, fake_scorer_url):
     """Two ``scan`` processes of the same export into one PostgreSQL: every message once, one raid, cases 1..n.

@@ -15,24 +15,36 @@ from bot.core.store_port import ModStore
 from bot.settings import POSTGRES_SCHEMES, URL_SCHEME
 from bot.store.schema import file_location
 
+#: Query parameters of a PostgreSQL URL that hold a secret (libpq and asyncpg read both): the password, and the
+#: passphrase of the client's SSL key.
+_SECRET_PARAMS = frozenset({"password", "sslpassword"})
+
 
 def describe(database: str | os.PathLike[str]) -> str:
     """Where the mod log lives, for people: the absolute file path, or a URL with its password replaced by
-    ``***`` (never printed or logged in clear)."""
+    ``***`` (never printed or logged in clear): the one before the ``@`` and one given as a query parameter
+    (``?password=``, ``?sslpassword=``)."""
     text = os.fspath(database)
     if text.startswith(POSTGRES_SCHEMES):
-        from urllib.parse import urlsplit, urlunsplit
+        from urllib.parse import unquote_plus, urlsplit
 
         try:
             parts = urlsplit(text)
             if parts.password is not None:
                 host = parts.hostname or ""
+                host = f"[{host}]" if ":" in host else host  # an IPv6 address keeps its brackets
                 port = f":{parts.port}" if parts.port else ""
-                netloc = f"{parts.username or ''}:***@{host}{port}"
-                return urlunsplit(parts._replace(netloc=netloc))
+                parts = parts._replace(netloc=f"{parts.username or ''}:***@{host}{port}")
+            if parts.query:
+                pairs = [p.partition("=") for p in parts.query.split("&")]
+                parts = parts._replace(query="&".join(
+                    f"{k}={'***' if unquote_plus(k).strip().lower() in _SECRET_PARAMS else v}" if sep else k
+                    for k, sep, v in pairs))
+            query = f"?{parts.query}" if parts.query else ""  # written out: urlunsplit drops an empty host's //
+            return f"{parts.scheme}://{parts.netloc}{parts.path}{query}" + (f"#{parts.fragment}" if parts.fragment
+                                                                             else "")
         except ValueError:
             return text.split("://", 1)[0] + "://***"
-        return text
     return file_location(Path(text))
 
 
