@@ -82,3 +82,32 @@ async def test_a_server_whose_policy_cannot_be_read_does_not_stop_the_others(tmp
         assert retention.failed == []
     finally:
         await store.close()
+
+
+async def test_a_card_decided_after_retention_erased_its_text_says_the_text_was_erased(world) -> None:
+    """A review item still open when retention erased its message's text (an item left open past the retention
+    period) is decided: the card it is updated to says the text was erased, where it said the message had none
+    (Discord "(no text)", Slack "(none)"); a message that keeps its text is not called erased."""
+    from datetime import UTC, datetime
+
+    from tests.test_workflow import MOD, SERVER
+
+    old = await world.judge(world.message("alice", "borderline text", mid="m-old"))
+    assert await world.store.purge_expired_text(datetime.now(UTC) + DAY, platform="discord", server_id=SERVER) == 1
+    kept = await world.judge(world.message("bob", "borderline text too", mid="m-kept"))
+    assert old.review_id is not None and kept.review_id is not None
+    cards = {}
+    for review_id in (old.review_id, kept.review_id):
+        decided = await world.workflow.decide_review(MOD, SERVER, review_id, "dismiss")
+        assert decided.ok and decided.card is not None  # the card the adapter edits the posted one into
+        cards[review_id] = decided.card.evidence
+    assert (cards[old.review_id].text, cards[old.review_id].erased) == ("", True)
+    assert (cards[kept.review_id].text, cards[kept.review_id].erased) == ("borderline text too", False)
+
+
+async def test_the_store_tells_an_erased_text_from_a_kept_one(store) -> None:
+    """``message_text_erased`` (SQLite and PostgreSQL): true once retention erased a message's text, false for a
+    message whose text is kept and for one never recorded."""
+    await store.record_batch([make_record("m1", created=T0), make_record("m2", created=T0 + 20 * DAY)])
+    assert await store.purge_expired_text(T0 + 10 * DAY, T0 + 10 * DAY) == 1
+    assert [await store.message_text_erased("discord", "g1", m) for m in ("m1", "m2", "m3")] == [True, False, False]

@@ -76,6 +76,11 @@ class VerdictStore(Protocol):
         """``(channel_id, excerpt)`` of a recorded message (excerpt ``""`` once purged), or ``None``."""
         ...
 
+    async def message_text_erased(self, platform: str, server_id: str, message_id: str) -> bool:
+        """Whether a recorded message's text was erased from the mod log (retention, ``/mydata forget``): its
+        excerpt reads ``""`` then; ``False`` while it is kept, and for a message not recorded."""
+        ...
+
 
 class CaseStore(Protocol):
     """Cases (infractions, numbered per server) and strikes."""

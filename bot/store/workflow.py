@@ -73,6 +73,15 @@ class WorkflowMixin(StoreBase):
         )
         return (row[0], row[1] or "") if row else None
 
+    async def message_text_erased(self, platform: str, server_id: str, message_id: str) -> bool:
+        """Whether a recorded message's text was erased (its ``purged_at`` set by retention or forgetting, the
+        excerpt gone); ``False`` for a message whose text is still kept or that is not recorded. (An empty
+        message's excerpt, ``""``, is erased and marked like any other.)"""
+        row = await self._read_one(
+            "SELECT 1 FROM messages WHERE platform = ? AND server_id = ? AND message_id = ? AND excerpt IS NULL "
+            "AND purged_at IS NOT NULL", (platform, server_id, message_id))
+        return row is not None
+
     async def due_expiries(self, platform: str, before: datetime) -> list[Case]:
         """Applied temporary bans not yet lifted whose end is before ``before`` (UTC), soonest first."""
         rows = await self._read_all(

@@ -77,15 +77,18 @@ class ReviewsMixin(WorkflowParts):
             # the stored verdict; the tiers that applied were not recorded, so none are claimed (empty)
             rules: tuple[str, ...] = ()
             status = "ok"
+            erased = False
             if item.message_id:
                 found = await self.store.message_excerpt(self.platform, item.server_id, item.message_id)
                 text = found[1] if found else ""
+                erased = not text and await self.store.message_text_erased(self.platform, item.server_id,
+                                                                           item.message_id)
                 stored = await self.store.get_verdict(self.platform, item.server_id, item.message_id)
                 if stored is not None:
                     rules = tuple(f"{h.get('rule')}: {h['detail']}" if h.get("detail") else str(h.get("rule"))
                                   for h in stored.rule_hits)
                     status = stored.score_status
-            evidence = Evidence(text=text, scores=dict(item.scores), rules=rules, score_status=status)
+            evidence = Evidence(text=text, scores=dict(item.scores), rules=rules, score_status=status, erased=erased)
         # a delete needs a message: a report of a member names none, so its card offers no Delete
         missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id)
                             or (k.action is ActionKind.DELETE and not (item.message_id and item.channel_id)))

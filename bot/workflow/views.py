@@ -25,6 +25,8 @@ class Evidence:
         rules: ``"rule: detail"`` of every automod rule that fired.
         raid_mode: Raid mode's stricter tiers applied.
         score_status: How far the model read the text (``"ok"``, ``"not_scored"``, ...).
+        erased: The message's text was erased from the mod log since (retention, ``/mydata forget``): ``text`` is
+            ``""`` and the card says the text was erased, not that the message had none.
     """
 
     text: str = ""
@@ -33,6 +35,7 @@ class Evidence:
     rules: tuple[str, ...] = ()
     raid_mode: bool = False
     score_status: str = "ok"
+    erased: bool = False
 
 
 @dataclass(frozen=True, slots=True)

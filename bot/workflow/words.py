@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 #: Units of :func:`duration`, largest first: (seconds, singular, plural).
+#: What a review card shows for a message whose text the mod log erased since (retention, ``/mydata forget``).
+TEXT_ERASED = "(text erased from the mod log: its retention period ended, or the member asked)"
 _UNITS = ((86400, "day", "days"), (3600, "hour", "hours"), (60, "minute", "minutes"), (1, "second", "seconds"))
 #: A number of seconds in a rule's detail (``6734s``, ``30s``, ``2.5s``).
 _SECONDS = re.compile(r"\b(\d+(?:\.\d+)?)s\b")

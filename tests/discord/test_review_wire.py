@@ -77,3 +77,17 @@ async def test_other_server_review_id_refused(env):
     cb = await env.fake.click(env.other, other_user, foreign, f"mod:review:{outcome.review_id}:ban")
     assert cb.body["data"]["flags"] == 64 and "does not exist in this server" in cb.body["data"]["content"]
     assert env.rows("SELECT decision FROM review_items WHERE id = ?", (outcome.review_id,))[0][0] == "open"
+
+
+async def test_card_decided_after_retention_erased_the_text_says_so(env):
+    """A card still open when retention erased its message's text is dismissed: the edited card's Text field says
+    the text was erased from the mod log (it said "(no text)", as if the member had posted none)."""
+    from datetime import UTC, datetime, timedelta
+
+    _, outcome, card = await flagged(env)
+    text = next(f for f in card["embeds"][0]["fields"] if f["name"] == "Text")["value"]
+    assert "identityhate card" in text
+    assert await env.bot.store.purge_expired_text(datetime.now(UTC) + timedelta(days=1)) == 1
+    cb = await env.fake.click(env.guild, env.mod, card, f"mod:review:{outcome.review_id}:dismiss")
+    fields = {f["name"]: f["value"] for f in cb.body["data"]["embeds"][0]["fields"]}
+    assert fields["Text"] == "*(text erased from the mod log: its retention period ended, or the member asked)*"

@@ -455,3 +455,26 @@ async def file_appeal(senv: Any, dm: Any, notice: dict[str, Any], reason: str = 
                                             private_metadata=view["private_metadata"])
     assert (await senv.fake.deliver_interaction(senv.url, sub)).status == 200
     await senv.fake.wait_until(lambda: any("Appeal #1" in card_text(c) for c in senv.cards()))
+
+
+async def test_a_card_dismissed_after_retention_erased_its_text_says_so(senv):
+    """A card still open when retention erased its message's text is dismissed: the updated card says the text
+    was erased from the mod log (it said "*Text:* (none)", as if the member had written nothing)."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.store import open_store
+
+    await senv.start()
+    await senv.say(senv.fake.member.id, "borderline take")
+    (card,) = senv.cards()
+    assert "borderline take" in card_text(card)
+    store = await open_store(senv.db)
+    try:
+        assert await store.purge_expired_text(datetime.now(UTC) + timedelta(days=1)) == 1
+    finally:
+        await store.close()
+    assert (await click(senv, senv.mods.id, card, "mod:review:1:dismiss")).status == 200
+    (update,) = await senv.fake.wait_for("chat.update")
+    text = json.dumps(update.params["blocks"])
+    assert "(text erased from the mod log: its retention period ended, or the member asked)" in text
+    assert "(none)" not in text

@@ -181,7 +181,8 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if link:
         where += f" \N{EM DASH} [jump to message]({link})"
     embed.add_field(name="Channel", value=where, inline=False)
-    embed.add_field(name="Text", value=spoiler(card.evidence.text), inline=False)
+    embed.add_field(name="Text", value=f"*{words.TEXT_ERASED}*" if card.evidence.erased
+                    else spoiler(card.evidence.text), inline=False)
     ev = card.evidence
     if ev.scores:
         embed.add_field(name="Scores (threshold)", value=score_lines(ev.scores, ev.tiers, ev.raid_mode),
