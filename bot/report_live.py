@@ -134,6 +134,8 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else ""
 
 
+#: Review item sources whose reason is a member's own words (a report's text, an appeal), shown as written.
+MEMBERS_WORDS = frozenset({"report", "appeal"})
 #: Characters of a reason shown before "…": in the case table's summary (the full text opens below it, once per
 #: page) and in a member section's line (which links to the case row instead of repeating the text).
 REASON_SHOWN = 300
@@ -146,11 +148,12 @@ def _said(text: str) -> str:
     return f"<bdi>{_esc(text)}</bdi>"
 
 
-def _reason_cell(reason: str) -> str:
-    """A case's reason for the case table (escaped, isolated: :func:`_said`): as is when short; else its first
-    :data:`REASON_SHOWN` characters and "…" as a ``<details>`` summary that opens to the whole text (kept once in
-    the page)."""
-    text = words.rule_detail(reason)
+def _reason_cell(reason: str, *, verbatim: bool = False) -> str:
+    """A case's or review item's reason for a table (escaped, isolated: :func:`_said`), its rule details in words
+    (:func:`bot.workflow.words.rule_detail`) unless ``verbatim`` (a member's own words: a report, an appeal): as is
+    when short; else its first :data:`REASON_SHOWN` characters and "…" as a ``<details>`` summary that opens to
+    the whole text (kept once in the page)."""
+    text = reason if verbatim else words.rule_detail(reason)
     if not text:
         return "-"
     if len(text) <= REASON_SHOWN:
@@ -198,7 +201,8 @@ def _review_table(log: ServerLog, items: list[Any]) -> list[str]:
                                                                 else ""))
                  + _td("when", "opened", _esc(_when(log.review_times.get(r.id))))
                  + _td("", "member", f'<a href="#{log.key}-member-{_esc(r.member_id)}">{_id(r.member_id)}</a>')
-                 + _td("", "source", _esc(r.source)) + _td("why", "reason", _reason_cell(r.reason))
+                 + _td("", "source", _esc(r.source))
+                 + _td("why", "reason", _reason_cell(r.reason, verbatim=r.source in MEMBERS_WORDS))
                  + _td("", "case", case) + "</tr>")
     p.append("</tbody></table></div>")
     return p

@@ -298,3 +298,32 @@ def test_a_right_to_left_override_in_a_reason_does_not_reorder_the_rest_of_its_l
                 page.evaluate(before, ["table.cases summary", "(326", "characters)"])]
     assert in_order == [True, True]
     page.close()
+
+
+def test_a_reporters_and_an_appellants_words_are_shown_as_they_wrote_them(tmp_path):
+    """An open report's and an appeal's review item read the member's own words: the page shows them as written.
+    They went through the rewording meant for automod's reasons ("30s" -> "30 seconds", " < " -> ", under "), so
+    "he said 5 < 6 then spammed for 30s" read "he said 5, under 6 then spammed for 30 seconds" in the record; an
+    automod item's reason is still put in words."""
+    said = "he said 5 < 6 then spammed for 30s"
+
+    async def build() -> Path:
+        db = tmp_path / "words.db"
+        async with await SqliteStore.open(db) as store:
+            p, s = "discord", "100000000000000001"
+            await store.open_review(p, s, ALICE, "report", said, now=NOW)
+            case = await store.open_case(p, s, BOB, ActionKind.WARN, "rude", moderator_id=MOD,
+                                         status=CaseStatus.APPLIED, now=NOW)
+            await store.open_appeal(p, s, case.number, BOB, f"I did not: {said}", now=NOW)
+            await store.open_review(p, s, BOB, "automod", "account age 6734s < 604800s", now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "words.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    queue = out.read_text(encoding="utf-8").split("Open review items (3)")[1].split("</table>")[0]
+    assert f"<bdi>{said.replace('<', '&lt;')}</bdi>" in queue
+    assert f"<bdi>I did not: {said.replace('<', '&lt;')}</bdi>" in queue
+    assert "30 seconds" not in queue and "account age 1 hour 52 minutes, under 7 days" in queue
+
