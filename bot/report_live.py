@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.report.charts import _bar_svg, _timeline_svg
-from bot.report.page import _td
+from bot.report.page import _td, write_page
 from bot.report.style import _CSS, _esc
 from bot.workflow import words
 
@@ -369,13 +369,12 @@ def render_modlog(logs: Sequence[ServerLog], *, title: str = "Mod log", now: dat
 
 async def write_modlog_report(store: Any, out: Path, *, servers: Sequence[tuple[str, str]] | None = None,
                               now: datetime | None = None) -> int:
-    """Read the mod log from ``store`` and write the page to ``out`` (UTF-8). Returns the number of servers.
+    """Read the mod log from ``store`` and write the page to ``out`` (UTF-8; whole or not at all, the previous page
+    kept on a failure: :func:`bot.report.page.write_page`). Returns the number of servers.
 
     Raises:
         OSError: ``out`` cannot be written.
     """
     logs = await read_modlog(store, servers)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_modlog(logs, now=now), encoding="utf-8")
+    write_page(Path(out), render_modlog(logs, now=now))  # whole or not at all: a timer rewrites it while read
     return len(logs)

@@ -327,3 +327,43 @@ def test_a_reporters_and_an_appellants_words_are_shown_as_they_wrote_them(tmp_pa
     assert f"<bdi>I did not: {said.replace('<', '&lt;')}</bdi>" in queue
     assert "30 seconds" not in queue and "account age 1 hour 52 minutes, under 7 days" in queue
 
+
+def test_a_page_that_cannot_be_written_whole_leaves_the_previous_page(tmp_path):
+    """A timer rewrites the page every few minutes; a rewrite that fails half-way (a full disk; here the
+    process's file-size limit, which fails the write as a full disk does) exits 2 and leaves the previous page
+    whole, and no half-written file beside it. The page was written in place: the failure left it cut off
+    mid-table (and a moderator opening it during any rewrite read a partial page)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    async def build() -> Path:
+        db = tmp_path / "big.db"
+        async with await SqliteStore.open(db) as store:
+            for n in range(300):
+                await store.open_case("discord", "100000000000000001", f"{n:018d}", ActionKind.WARN,
+                                      f"case {n}: " + "words of the reason " * 45, moderator_id=MOD,
+                                      status=CaseStatus.APPLIED, now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "mod-log.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    before = out.read_bytes()
+    assert len(before) > 300_000 and before.rstrip().endswith(b"</html>")
+
+    def limit_file_size() -> None:  # in the child: a write past 100 kB fails with EFBIG instead of a signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    run = subprocess.run([sys.executable, "-m", "bot", "report", "--db", str(db), "--out", str(out)],
+                         preexec_fn=limit_file_size, capture_output=True, text=True, check=False,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": ""})
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith(f"error: {out}: cannot be written")
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "mod-log" in p.name) == ["mod-log.html"]
+

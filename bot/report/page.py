@@ -6,6 +6,8 @@ Layer: ``bot.report``. Every value from the scan is escaped (:func:`bot.report.s
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -435,14 +437,39 @@ def render_html(data: ReportData) -> str:
     return "\n".join(p)
 
 
+def write_page(path: Path, html: str) -> None:
+    """Write ``html`` to ``path`` (UTF-8) whole or not at all: into a temporary file beside it, then renamed over
+    it, so a reader never sees half a page and a write that fails half-way (a full disk) leaves the previous page
+    as it was and no temporary file. A page that exists keeps its permission bits; a symbolic link at ``path``
+    is written through (its target is replaced).
+
+    Raises:
+        OSError: the page cannot be written (the previous one is untouched).
+    """
+    target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(html)
+            f.flush()
+            os.fsync(f.fileno())
+        if target.exists():
+            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_html_report(path: Path, summary: Mapping[str, Any], verdict_rows: Iterable[Mapping[str, Any]]) -> None:
-    """Build the report (see :func:`build_report_data`) and write it to ``path`` as UTF-8 HTML.
+    """Build the report (see :func:`build_report_data`) and write it to ``path`` as UTF-8 HTML (whole or not at
+    all: :func:`write_page`).
 
     Raises:
         OSError: ``path`` cannot be written.
     """
     data = build_report_data(summary, verdict_rows)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(data), encoding="utf-8")
+    write_page(path, render_html(data))
     log.info("wrote report %s (%d flagged of %d)", path, data.flagged, data.messages)
