@@ -111,3 +111,18 @@ async def test_the_store_tells_an_erased_text_from_a_kept_one(store) -> None:
     await store.record_batch([make_record("m1", created=T0), make_record("m2", created=T0 + 20 * DAY)])
     assert await store.purge_expired_text(T0 + 10 * DAY, T0 + 10 * DAY) == 1
     assert [await store.message_text_erased("discord", "g1", m) for m in ("m1", "m2", "m3")] == [True, False, False]
+
+
+async def test_retention_erases_the_quotes_an_earlier_version_left_beside_text_it_erased(database, tmp_path) -> None:
+    """A mod log upgraded from a version whose retention erased only ``messages.excerpt`` (before rule-hit quotes
+    were erased with it) holds messages whose text is gone but whose regex quote (a phone number) is still in the
+    case, review item, strike and (replay) verdict. The next purge erases those quotes too, once; it looked only
+    at messages whose text it was erasing then, so those quotes stayed for ever."""
+    from tests.test_breakit29_store import _regex_hit
+
+    async def old_purge_then_purge(store) -> None:
+        async with store._tx():  # noqa: SLF001 - what the earlier version's purge left: the text gone, the quotes kept
+            await store._db.execute("UPDATE messages SET excerpt = NULL, purged_at = ?",  # noqa: SLF001
+                                    (T0.isoformat(timespec="microseconds"),))
+        assert await store.purge_expired_text(T0 + DAY, now=T0 + 40 * DAY) == 0  # no text left to erase
+    assert await _regex_hit(database, tmp_path, old_purge_then_purge) == []

@@ -56,6 +56,9 @@ ERASED_QUOTE = "[text erased]"
 #: rule's name kept); ``invite`` the invite code and ``link`` the host of a link the member wrote (the whole detail
 #: erased: in allowlist mode any host a member writes hits, and an invite code leads to their own server).
 QUOTING_RULES = ("regex", "invite", "link")
+#: ``store_meta`` key set once :meth:`PrivacyMixin.purge_expired_text` has erased the quotes an earlier version left
+#: beside the text it erased (before quotes were erased with the text); its value is when.
+_QUOTES_SWEPT = "erased_quotes_of_erased_text"
 #: ``LIKE`` patterns of the rule-hit JSON (``dump_json``: compact) that may hold a hit of :data:`QUOTING_RULES`.
 _QUOTING_HITS = tuple(f'%"{rule}"%' for rule in QUOTING_RULES)
 
@@ -287,7 +290,8 @@ class PrivacyMixin(StoreBase):
         A text's date is its message's time (the edit's time for an edited message), clamped to when the mod log
         stored that text (its verdict's ``judged_at``, renewed by an edit): a message dated in the future (a wrong
         clock, a doctored export) or with no time at all is erased ``older_than`` after it was stored, never kept
-        for ever. Verdicts, cases and strikes are kept, the rule hits' quotes of the text in them erased (module doc).
+        for ever. Verdicts, cases and strikes are kept, the rule hits' quotes of the text in them erased (module doc);
+        the first purge of a mod log also erases the quotes an earlier version left beside text it had erased.
         Returns the number of messages purged.
         """
         cutoff = to_db_time(older_than)
@@ -297,6 +301,13 @@ class PrivacyMixin(StoreBase):
             scope, params = " AND platform = ? AND server_id = ?", (platform, server_id)
             m_scope = " AND m.platform = ? AND m.server_id = ?"
         async with self._tx():
+            if await self._one(f"SELECT 1 FROM store_meta WHERE key = '{_QUOTES_SWEPT}'") is None:
+                # once per mod log: the quotes an earlier version left beside text it erased (its retention and
+                # forgetting erased messages.excerpt only), which the erasure below no longer visits
+                await self._erase_quotes("SELECT m.platform, m.server_id, m.message_id FROM messages m "
+                                         "WHERE m.excerpt IS NULL AND m.purged_at IS NOT NULL", ())
+                await self._db.execute("INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                       (_QUOTES_SWEPT, to_db_time(now or utcnow())))
             await self._erase_quotes(
                 "SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE m.excerpt IS NOT NULL "
                 "AND (COALESCE(m.edited_at, m.created_at) < ? OR EXISTS (SELECT 1 FROM verdicts v WHERE "
