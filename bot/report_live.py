@@ -162,10 +162,10 @@ def _reason_cell(reason: str, *, verbatim: bool = False) -> str:
             f"{_said(text)}</details>")
 
 
-def _short_reason(reason: str, limit: int = MEMBER_REASON_SHOWN) -> str:
+def _short_reason(reason: str, limit: int = MEMBER_REASON_SHOWN, *, verbatim: bool = False) -> str:
     """A reason cut to ``limit`` characters with "…" (escaped, isolated: :func:`_said`), for lines that link to the
-    full text."""
-    text = words.rule_detail(reason)
+    full text; its rule details in words unless ``verbatim`` (a member's own words)."""
+    text = reason if verbatim else words.rule_detail(reason)
     return _said(text if len(text) <= limit else text[:limit] + "…") if text else "-"
 
 
@@ -250,16 +250,20 @@ def _cases(log: ServerLog) -> list[str]:
 
 
 def _members(log: ServerLog, now: datetime) -> list[str]:
-    by_member: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {"cases": [], "strikes": [], "appeals": []})
+    by_member: dict[str, dict[str, list[Any]]] = defaultdict(
+        lambda: {"cases": [], "strikes": [], "appeals": [], "reviews": []})
     for rec in log.cases:
         by_member[rec.case.member_id]["cases"].append(rec)
     for s in log.strikes:
         by_member[s.member_id]["strikes"].append(s)
     for a in log.appeals:
         by_member[a.member_id]["appeals"].append(a)
+    for r in log.reviews:  # a report of a member with no case yet: the review queue links here too
+        if r.case_number is None:
+            by_member[r.member_id]["reviews"].append(r)
     p = [f'<h3 id="{log.key}-members">Members ({len(by_member)})</h3>']
     if not by_member:
-        return [*p, "<p>No member has a case, a strike or an appeal.</p>"]
+        return [*p, "<p>No member has a case, a strike, an appeal or a review item.</p>"]
 
     def points(m: str) -> int:
         return sum(s.points for s in by_member[m]["strikes"] if not s.pardoned and s.expires_at > now)
@@ -271,7 +275,8 @@ def _members(log: ServerLog, now: datetime) -> list[str]:
                  f"<p>{words.plural(len(d['cases']), 'case')}; active: "
                  f"{words.strikes(len(active), sum(s.points for s in active))}; "
                  f"{words.plural(len(d['strikes']), 'strike')} in all; {words.plural(len(d['appeals']), 'appeal')}"
-                 "</p><ul>")
+                 + (f"; {words.plural(len(d['reviews']), 'review item')} with no case" if d["reviews"] else "")
+                 + "</p><ul>")
         for rec in d["cases"]:
             c = rec.case
             p.append(f'<li><a href="#{log.key}-case-{c.number}">case #{c.number}</a> {_esc(_when(c.created_at))}: '
@@ -285,6 +290,10 @@ def _members(log: ServerLog, now: datetime) -> list[str]:
                      "</li>")
         for a in d["appeals"]:
             p.append(f"<li>appeal #{a.id} of case #{a.case_number}: {_esc(a.status)}</li>")
+        for r in d["reviews"]:
+            p.append(f"<li>review #{r.id} ({_esc(r.source)}, {_esc(r.decision.value)}) "
+                     f"{_esc(_when(log.review_times.get(r.id)))}: "
+                     f"{_short_reason(r.reason, verbatim=r.source in MEMBERS_WORDS)}</li>")
         p.append("</ul></div>")
     return p
 

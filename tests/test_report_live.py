@@ -367,3 +367,24 @@ def test_a_page_that_cannot_be_written_whole_leaves_the_previous_page(tmp_path):
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if "mod-log" in p.name) == ["mod-log.html"]
 
+
+def test_a_reported_member_without_a_case_has_a_section_the_queue_links_to(tmp_path):
+    """A member reported by another (an open report item, no case yet) is linked from the review queue to their
+    member section: the section exists, with the report item in it. The member list held only members with a
+    case, a strike or an appeal, so the queue's link to a reported member led nowhere."""
+    async def build() -> Path:
+        db = tmp_path / "reported.db"
+        async with await SqliteStore.open(db) as store:
+            await store.open_review("discord", "100000000000000001", BOB, "report", "keeps following me", now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "reported.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = out.read_text(encoding="utf-8")
+    key = "discord-100000000000000001"
+    assert f'href="#{key}-member-{BOB}"' in page.split("Open review items (1)")[1].split("</table>")[0]
+    section = page.split(f'<div class="member" id="{key}-member-{BOB}">')[1].split("</div>")[0]
+    assert "1 review item" in section and "review #1 (report, open)" in section and "keeps following me" in section
+
