@@ -32,15 +32,19 @@ from bot.workflow import words
 
 #: The filter script of the case table: every input / select with ``data-filter="<key>"`` keeps the rows whose
 #: ``data-<key>`` contains its value (case-insensitive; dates compare as ISO text), the free-text box searches the
-#: whole row; the count of shown rows is updated.
+#: whole row; the count of shown rows is updated. Text and query are compared NFKC-folded, lower-cased and without
+#: invisible characters (soft hyphen, zero-width and bidi controls), as evaders write words: "bad\u200bword" and
+#: fullwidth letters are found by the plain word.
 _SCRIPT = (
     "(function(){var f=document.querySelectorAll('[data-filter]');if(!f.length)return;"
+    "function norm(s){return s.normalize('NFKC').replace(/[\\u00ad\\u180e\\u200b-\\u200f\\u202a-\\u202e"
+    "\\u2060-\\u2064\\ufeff]/g,'').toLowerCase();}"
     "document.querySelectorAll('.filters').forEach(function(x){x.hidden=false;});"
     "function run(){document.querySelectorAll('table.cases').forEach(function(t){"
     "var sid=t.getAttribute('data-server'),n=0;t.querySelectorAll('tbody tr').forEach(function(r){var ok=true;"
-    "document.querySelectorAll('[data-filter][data-for=\"'+sid+'\"]').forEach(function(i){var v=i.value.trim()"
-    ".toLowerCase();if(!v)return;var k=i.getAttribute('data-filter');"
-    "if(k==='text'){if(r.textContent.toLowerCase().indexOf(v)<0)ok=false;}"
+    "document.querySelectorAll('[data-filter][data-for=\"'+sid+'\"]').forEach(function(i){var v=norm(i.value)"
+    ".trim();if(!v)return;var k=i.getAttribute('data-filter');"
+    "if(k==='text'){if(!r.hasOwnProperty('_text'))r._text=norm(r.textContent);if(r._text.indexOf(v)<0)ok=false;}"
     "else if(k==='from'){if((r.getAttribute('data-date')||'')<v)ok=false;}"
     "else if(k==='to'){if((r.getAttribute('data-date')||'')>v)ok=false;}"
     "else if(((r.getAttribute('data-'+k)||'').toLowerCase().split(' ')).indexOf(v)<0)ok=false;});"

@@ -388,3 +388,33 @@ def test_a_reported_member_without_a_case_has_a_section_the_queue_links_to(tmp_p
     section = page.split(f'<div class="member" id="{key}-member-{BOB}">')[1].split("</div>")[0]
     assert "1 review item" in section and "review #1 (report, open)" in section and "keeps following me" in section
 
+
+@pytest.mark.browser
+def test_the_search_finds_words_hidden_by_invisible_or_wide_characters(browser, tmp_path):
+    """A reason quoting a member's words keeps them as written: "bad\u200bword" (a zero-width space inside) and
+    "ｓｃａｍ" (fullwidth letters), as evaders write them. In Chromium the case search finds them by "badword" and
+    "scam" (and a query typed with a soft hyphen finds the plain word); it found nothing, so a moderator searching
+    the word saw no case."""
+    async def build() -> Path:
+        db = tmp_path / "hidden.db"
+        async with await SqliteStore.open(db) as store:
+            for n, reason in enumerate(("regex: words: bad\u200bword", "regex: words: ｓｃａｍ link", "plain spam")):
+                await store.open_case("discord", "100000000000000001", f"{n:018d}", ActionKind.WARN, reason,
+                                      moderator_id=MOD, status=CaseStatus.APPLIED, now=NOW)
+        return db
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, build()).result()
+        out = tmp_path / "hidden.html"
+        assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(out.as_uri())
+    key = "discord-100000000000000001"
+    search = page.locator(f'[data-filter="text"][data-for="{key}"]')
+    found = {}
+    for query in ("badword", "scam", "sp\u00adam", "nothing like it"):
+        search.fill(query)
+        found[query] = _shown(page, key)
+    assert found == {"badword": 1, "scam": 1, "sp\u00adam": 1, "nothing like it": 0}
+    page.close()
+
