@@ -418,3 +418,24 @@ def test_the_search_finds_words_hidden_by_invisible_or_wide_characters(browser, 
     assert found == {"badword": 1, "scam": 1, "sp\u00adam": 1, "nothing like it": 0}
     page.close()
 
+
+def test_a_new_page_is_owner_only_and_a_rewrite_keeps_the_mode_the_admin_gave(tmp_path):
+    """The page holds members' ids and words (report and appeal texts, quotes in reasons), as a backup holds their
+    text: a new page is created owner-only (0600) whatever the umask, as ``backup`` creates its copy; an admin who
+    opened it to the moderators' group (chmod 640) keeps that mode when the timer rewrites it. It was created
+    world-readable (0644 under the usual umask 022)."""
+    import os
+
+    with ThreadPoolExecutor(1) as pool:
+        db = pool.submit(asyncio.run, _two_servers(tmp_path)).result()
+        out = tmp_path / "page.html"
+        old = os.umask(0o022)
+        try:
+            assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+            assert out.stat().st_mode & 0o777 == 0o600
+            out.chmod(0o640)
+            assert pool.submit(main, ["report", "--db", str(db), "--out", str(out)]).result() == 0
+            assert out.stat().st_mode & 0o777 == 0o640
+        finally:
+            os.umask(old)
+

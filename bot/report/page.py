@@ -440,8 +440,9 @@ def render_html(data: ReportData) -> str:
 def write_page(path: Path, html: str) -> None:
     """Write ``html`` to ``path`` (UTF-8) whole or not at all: into a temporary file beside it, then renamed over
     it, so a reader never sees half a page and a write that fails half-way (a full disk) leaves the previous page
-    as it was and no temporary file. A page that exists keeps its permission bits; a symbolic link at ``path``
-    is written through (its target is replaced).
+    as it was and no temporary file. A new page is owner-only (mode 0600: it holds members' ids and words, as a
+    backup does); a page that exists keeps its permission bits (an admin may have opened it to a group); a
+    symbolic link at ``path`` is written through (its target is replaced).
 
     Raises:
         OSError: the page cannot be written (the previous one is untouched).
@@ -450,7 +451,7 @@ def write_page(path: Path, html: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "x", encoding="utf-8") as f:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
             f.write(html)
             f.flush()
             os.fsync(f.fileno())
