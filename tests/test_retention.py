@@ -126,3 +126,24 @@ async def test_retention_erases_the_quotes_an_earlier_version_left_beside_text_i
                                     (T0.isoformat(timespec="microseconds"),))
         assert await store.purge_expired_text(T0 + DAY, now=T0 + 40 * DAY) == 0  # no text left to erase
     assert await _regex_hit(database, tmp_path, old_purge_then_purge) == []
+
+
+async def test_a_bot_also_erases_the_expired_text_of_exports_scanned_into_its_mod_log(tmp_path: Path) -> None:
+    """docs/operations.md covers an outage with a ``scan`` of the guild's export into the mod log; its messages are
+    recorded under platform "export". The running bot's retention erases their text once expired, by the guild's
+    own file (discord-<id>.toml: 7 days); it purged only its own platform's servers, so the scanned text stayed
+    for ever unless someone ran ``purge`` by hand."""
+    guild = "880000000000000001"
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    (servers / f"discord-{guild}.toml").write_text("[server]\nretention_days = 7\n")
+    policies = PolicyRegistry(DEFAULT_POLICY_PATH, servers_dir=servers)
+    store = await open_store(tmp_path / "m.db")
+    try:
+        await store.record_batch([make_record("e1", server=guild, platform="export"),
+                                  make_record("d1", server=guild, platform="discord", created=T0 + 9 * DAY)])
+        assert await Retention("discord", store, policies).purge(now=T0 + 10 * DAY) == 1
+        assert (await store.message_excerpt("export", guild, "e1")) == ("c1", "")
+        assert (await store.message_excerpt("discord", guild, "d1")) == ("c1", "some text")
+    finally:
+        await store.close()

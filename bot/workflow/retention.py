@@ -19,6 +19,9 @@ from bot.workflow.words import plural
 
 log = logging.getLogger(__name__)
 
+#: The platform name scans record chat exports under (``python -m bot scan``): every bot purges them too, since a
+#: scan of an export into the bot's mod log (an outage covered, docs/operations.md) has no bot of its own.
+EXPORTS = "export"
 #: Seconds between two purges (the first runs when the bot starts): text is erased within a day of its date.
 RETENTION_INTERVAL_S = 6 * 3600
 
@@ -33,7 +36,9 @@ class Retention:
         policies: Per-server effective policies (``server.retention_days``, days, 1..3650).
 
     Every server of the platform the mod log holds is purged, also one the bot has left (its members' text must
-    not outlive the retention period because the bot was removed).
+    not outlive the retention period because the bot was removed), and every scanned export (:data:`EXPORTS`, by
+    its guild's or workspace's file: :meth:`bot.core.policy_registry.PolicyRegistry.server_file`), which no bot
+    runs for: each bot purges them (the purge is idempotent).
     """
 
     class Store(RetentionStore, ModLogReadStore, Protocol):
@@ -60,7 +65,7 @@ class Retention:
         failed: list[tuple[str, str]] = []
         try:
             servers = [(platform, sid) for platform, sid in await self.store.modlog_servers()
-                       if self.platform is None or platform == self.platform]
+                       if self.platform is None or platform in (self.platform, EXPORTS)]
         except Exception as exc:  # noqa: BLE001 - retention must not stop the bot
             log.error("retention: the servers of the mod log could not be read: %s", exc)
             self.failed = [(self.platform or "*", "*")]
@@ -106,4 +111,4 @@ class Retention:
             self._task = None
 
 
-__all__ = ["RETENTION_INTERVAL_S", "Retention"]
+__all__ = ["EXPORTS", "RETENTION_INTERVAL_S", "Retention"]
