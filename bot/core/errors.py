@@ -47,7 +47,8 @@ class UnstorableValue(_DatabaseProblem, ValueError):
     """The database cannot hold a value of this one write, however often it is tried: PostgreSQL refuses a text
     holding U+0000 (NUL) or a character its encoding lacks (SQLSTATE 22021, 22P05). Only that write fails; the
     database takes other writes (unlike :class:`StoreRefused`). Message text never gets here: it is cleaned first
-    (:func:`bot.core.storable.storable`); a moderator's typed reason may.
+    (:func:`bot.core.storable.storable`), nor does typed text the workflow records (a reason, a note, a report,
+    an appeal: :func:`bot.core.storable.storable_text`).
 
     Attributes: ``database`` and ``cause``, as :class:`_DatabaseProblem`.
     """

@@ -7,7 +7,8 @@ A text or a name with either is shown with U+FFFD in its place (:func:`storable`
 message text, as the importers do; U+FFFD rather than a space or nothing, so words on either side are not joined
 or split differently and the card shows that something was there); an id with either (:func:`unstorable_id`)
 cannot be changed without risking two messages or members becoming one, so that message is refused: the importers
-report and skip it, the moderation service fails it alone.
+report and skip it, the moderation service fails it alone. What a person types (a moderator's reason or note, a
+member's report or appeal) is stored the same way: the workflow passes it through :func:`storable_text`.
 """
 
 from __future__ import annotations

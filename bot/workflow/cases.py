@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime
 
 from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, Strike
 from bot.core.records import CaseRecord
+from bot.core.storable import storable_text
 from bot.core.store_port import ModStore
 from bot.workflow import words
 from bot.workflow.authz import Actor, Escape, Refused, Said, Sentence, authorize
@@ -234,7 +235,7 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
             moderator themselves (as they may not pardon it, dismiss its card or decide its appeal).
     """
     authorize(actor, ActionKind.LOG)
-    reason = reason.strip()
+    reason = storable_text(reason.strip())  # a NUL as U+FFFD, as a sanction's reason
     if not reason:
         raise Refused("The reason is empty. Nothing was changed.")
     if len(reason) > MAX_REASON:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.core.models import ActionKind
+from bot.core.storable import storable_text
 from bot.workflow.authz import Refused
 from bot.workflow.sanction_kinds import REGISTRY
 
@@ -81,7 +82,8 @@ def raid_asks_first(action: str) -> bool:
 
 
 def check_reason(reason: str | None, what: str) -> str:
-    """The reason a moderator submitted, stripped.
+    """The reason a moderator submitted, stripped, a NUL or a lone surrogate in it as U+FFFD
+    (:func:`~bot.core.storable.storable_text`: the mod log stores it so on both backends).
 
     Args:
         reason: The submitted text (``None``: the decision came without its confirmation).
@@ -94,7 +96,7 @@ def check_reason(reason: str | None, what: str) -> str:
     if reason is None:
         raise Refused(f"{what} asks for a reason first: press the button and fill in the reason. Nothing was "
                       "changed.")
-    text = reason.strip()
+    text = storable_text(reason.strip())
     if len(text) < REASON_MIN:
         raise Refused(f"{what} needs a reason of at least {REASON_MIN} characters. Nothing was changed.")
     if len(text) > REASON_MAX:

@@ -31,6 +31,7 @@ from bot.core.models import (
     review_reason,
 )
 from bot.core.ports import GONE
+from bot.core.storable import storable_text
 from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
 from bot.workflow.common import (
     ALREADY_GONE,
@@ -409,9 +410,11 @@ class ReviewsMixin(WorkflowParts):
 
     async def report(self, reporter_id: str, server_id: str, member_id: str, reason: str, *,
                      message_id: str | None = None, channel_id: str | None = None, excerpt: str = "") -> Result:
-        """A member's report: recorded once per reporter and message, and put in the review queue with a card."""
+        """A member's report: recorded once per reporter and message, and put in the review queue with a card.
+        A NUL or a lone surrogate in ``reason`` is recorded as U+FFFD, as in a moderator's reason."""
         if member_id == reporter_id:
             raise Refused("You cannot report yourself.")
+        reason = storable_text(reason)
         item = await self.store.add_report(self.platform, server_id, reporter_id, member_id, reason[:1000],
                                            message_id=message_id, channel_id=channel_id)
         shown = True
@@ -430,9 +433,12 @@ class ReviewsMixin(WorkflowParts):
     async def appeal(self, member_id: str, server_id: str, case_number: int, text: str) -> Result:
         """A member's appeal of one of their own cases, queued with an appeal card.
 
+        A NUL or a lone surrogate in ``text`` is recorded as U+FFFD, as in a moderator's reason.
+
         Raises:
             Refused: no such case, another member's case, already overturned or already appealed.
         """
+        text = storable_text(text)
         try:
             appeal_id = await self.store.open_appeal(self.platform, server_id, case_number, member_id, text[:1500])
         except CaseNotFound:

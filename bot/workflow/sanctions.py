@@ -18,6 +18,7 @@ from bot.core.errors import StoreError
 from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
+from bot.core.storable import storable_text
 from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import (
@@ -175,7 +176,11 @@ class SanctionsMixin(WorkflowParts):
         Raises:
             Refused: the actor may not do this to this member, or a moderator's reason is longer than
                 :data:`MAX_REASON` characters (nothing recorded; before, it was cut silently).
+
+        A NUL or a lone surrogate in ``reason`` is recorded (and sent) as U+FFFD (:func:`~bot.core.storable.storable_text`),
+        as in message text: PostgreSQL cannot store a NUL, so both backends store the same.
         """
+        reason = storable_text(reason)
         if source == "moderator" and len(reason) > MAX_REASON:
             raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         if duration_s is not None and (duration_s < 1 or (kind is ActionKind.TIMEOUT and duration_s > MAX_TIMEOUT_S)):
@@ -388,6 +393,7 @@ class SanctionsMixin(WorkflowParts):
         authorize(actor, ActionKind.BAN)
         if not self.can(Capability.UNBAN):
             raise Refused("This platform has no bans to lift.")
+        reason = storable_text(reason)  # a NUL as U+FFFD, as a sanction's reason
         if len(reason) > MAX_REASON:
             raise Refused(f"The reason has {len(reason):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         res = await self.enforcer.unban(server_id, member_id, reason)

@@ -50,6 +50,7 @@ from bot.core.ports import GONE, ActionResult
 from bot.core.records import Appeal, ModStats
 from bot.core.rules.accounts import is_new_member
 from bot.core.service import Outcome
+from bot.core.storable import storable_text
 from bot.core.store_port import ModStore
 from bot.workflow.authz import Actor, Refused, authorize
 from bot.workflow.cases import MAX_REASON
@@ -504,8 +505,11 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         Raises:
             Refused: no Manage Messages, or a note longer than a case's reason holds (:data:`MAX_REASON`;
                 nothing recorded, as a sanction's reason: before, it was cut silently).
+
+        A NUL or a lone surrogate in ``text`` is recorded as U+FFFD, as in a sanction's reason.
         """
         authorize(actor, ActionKind.LOG)
+        text = storable_text(text)
         if len(text) > MAX_REASON:
             raise Refused(f"The note has {len(text):,} characters; at most {MAX_REASON:,}. Nothing was changed.")
         case = await self.store.open_case(self.platform, server_id, member_id, ActionKind.LOG, text[:1000],
