@@ -5,12 +5,15 @@ processes on one mod log do nothing twice."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 
-from bot.core.models import ActionKind
+from bot.core.errors import StoreError
+from bot.core.models import ActionKind, CaseStatus
 from bot.workflow import cases as case_commands
 from tests.fakes import FakeDesk, FakeEnforcer
 from tests.test_breakit23_lifts import _Process
@@ -76,3 +79,77 @@ async def test_a_nul_in_typed_text_is_stored_as_a_replacement_character_on_both_
     [notice] = [c.args[1] for c in bot.enforcer.calls if c.method == "notify"]
     assert notice.reason == "spam\ufffdhere"
 
+
+# ------------------------------------------------------------------ a failed write between two of the workflow's
+
+
+async def _sql(database: str, *statements: str) -> None:
+    """Run ``statements`` on the mod log at ``database`` with the database's own client (not through the store)."""
+    if database.startswith("postgresql"):
+        conn = await asyncpg.connect(database)
+        try:
+            for sql in statements:
+                await conn.execute(sql)
+        finally:
+            await conn.close()
+        return
+    con = sqlite3.connect(database)
+    try:
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+    finally:
+        con.close()
+
+
+async def _fail_overturning_ladder_steps(database: str) -> None:
+    """From now on the database refuses every write that overturns a ladder step (a case with ``escalated_from``):
+    a real failing write (PostgreSQL: a serialization failure; SQLite: an aborted statement)."""
+    if database.startswith("postgresql"):
+        await _sql(database,
+                   "CREATE FUNCTION refuse_step() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not serialize "
+                   "access (test)' USING ERRCODE = '40001'; END $$ LANGUAGE plpgsql",
+                   "CREATE TRIGGER refuse_step BEFORE UPDATE OF status ON cases FOR EACH ROW WHEN "
+                   "(NEW.status = 'overturned' AND OLD.escalated_from IS NOT NULL) EXECUTE FUNCTION refuse_step()")
+    else:
+        await _sql(database,
+                   "CREATE TRIGGER refuse_step BEFORE UPDATE OF status ON cases WHEN NEW.status = 'overturned' "
+                   "AND OLD.escalated_from IS NOT NULL BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+
+
+async def test_an_overturn_whose_ladder_step_write_fails_leaves_case_and_step_together(bot, database):
+    """Overturning a case on appeal also overturns the ladder step its strike crossed (the step was not earned
+    without it). The appeal's transaction overturned the case, and the step was overturned in a LATER, separate
+    write: when that write failed (or the bot stopped before it), the appeal stood ``overturned`` with its case
+    pardoned while the step's timeout stayed applied and on the member, owed to nobody: the next start did not
+    lift it and the moderator could not decide the appeal again. Now the step is overturned in the appeal's own
+    transaction: a failed write leaves neither, and deciding again overturns both and lifts the step's timeout."""
+    p = await bot.another()
+    for reason in ("one", "two"):
+        await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, reason)
+    third = await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "three")  # 3 points: the 1 h step
+    assert third.case_number == 3 and bot.enforcer.called("timeout") == [("alice", 3600)]
+    [step] = await p.store.escalations_of("discord", SERVER, 3)
+    appeal_id = await p.store.open_appeal("discord", SERVER, 3, "alice", "sorry")
+    await _fail_overturning_ladder_steps(database)
+    with pytest.raises((StoreError, sqlite3.Error)):
+        await p.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    await p.close()
+    bot.processes.remove(p)
+    again = await bot.another()  # the next start
+    await again.workflow.recover()
+    case, after = (await again.store.get_case("discord", SERVER, 3), await again.store.get_case("discord", SERVER,
+                                                                                                 step.number))
+    appeal = await again.store.get_appeal(appeal_id)
+    assert case is not None and after is not None and appeal is not None
+    # all or nothing: the appeal still open with the case and its step standing
+    assert (appeal.status, case.status, after.status) == ("open", CaseStatus.APPLIED, CaseStatus.APPLIED)
+    assert bot.enforcer.called("remove_timeout") == []
+    await _sql(database, "DROP TRIGGER refuse_step" + (" ON cases" if database.startswith("postgresql") else ""))
+    done = await again.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
+    assert done.ok, done.text
+    case, after = (await again.store.get_case("discord", SERVER, 3), await again.store.get_case("discord", SERVER,
+                                                                                                 step.number))
+    assert case is not None and after is not None
+    assert (case.status, after.status) == (CaseStatus.OVERTURNED, CaseStatus.OVERTURNED)
+    assert bot.enforcer.called("remove_timeout") == [("alice",)]

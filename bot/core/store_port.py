@@ -255,9 +255,10 @@ class ReviewStore(Protocol):
         ...
 
     async def dismiss_review(self, review_id: int, moderator_id: str, now: datetime | None = None, *,
-                             platform: str, server_id: str) -> tuple[ReviewItem, Case | None]:
+                             platform: str, server_id: str, steps: Sequence[int] = ()) -> tuple[ReviewItem, Case | None]:
         """Dismiss an item and overturn its case (strikes pardoned, status ``overturned``, an applied ban's unban or
-        timeout's removal owed) in ONE transaction; returns the item as decided and its case as it was before
+        timeout's removal owed) and the ladder steps ``steps`` (case numbers) its strike crossed, those still
+        applied and not lifted, in ONE transaction; returns the item as decided and its case as it was before
         (``None``: no case).
 
         Raises:
@@ -298,8 +299,10 @@ class ReviewStore(Protocol):
         ...
 
     async def decide_appeal(self, appeal_id: int, upheld: bool, moderator_id: str,
-                            now: datetime | None = None) -> Appeal:
-        """Uphold or overturn (pardoning the case's strikes, an applied ban's unban or timeout's removal owed).
+                            now: datetime | None = None, *, steps: Sequence[int] = ()) -> Appeal:
+        """Uphold or overturn (pardoning the case's strikes, an applied ban's unban or timeout's removal owed; the
+        ladder steps ``steps`` its strike crossed, those still applied and not lifted, overturned the same way in
+        the same transaction).
 
         Raises:
             AppealNotFound, AppealAlreadyDecided.

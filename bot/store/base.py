@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -354,6 +354,22 @@ class StoreBase:
             (moderator_id, when, platform, server_id, number),
         )
         return pardoned
+
+    async def _overturn_steps_in_tx(
+        self, platform: str, server_id: str, number: int, steps: Sequence[int], moderator_id: str | None, when: str
+    ) -> None:
+        """Inside the transaction that overturns case ``number``: overturn its ladder steps ``steps`` (case numbers
+        naming it in ``escalated_from``) as :meth:`_overturn_in_tx` does, each one only while it is still applied and
+        not lifted (another decision may have settled it since the workflow read it); any other number is left
+        alone."""
+        for step in steps:
+            row = await self._one(
+                "SELECT number FROM cases WHERE platform = ? AND server_id = ? AND number = ? AND escalated_from = ? "
+                "AND status = 'applied' AND lifted_at IS NULL",
+                (platform, server_id, step, number),
+            ) if is_case_number(step) else None
+            if row is not None:
+                await self._overturn_in_tx(platform, server_id, step, moderator_id, when)
 
 
 # -- row converters -----------------------------------------------------------------------------------------------

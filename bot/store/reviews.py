@@ -6,7 +6,7 @@ decision otherwise raises :class:`~bot.core.errors.ReviewAlreadyDecided` (two mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from bot.core.errors import (
@@ -189,13 +189,16 @@ class ReviewMixin(StoreBase):
         *,
         platform: str,
         server_id: str,
+        steps: Sequence[int] = (),
     ) -> tuple[ReviewItem, Case | None]:
         """Dismiss review item ``review_id`` of this server (a false positive) and overturn its case, in ONE
         transaction: the item's decision becomes ``dismissed`` (claimed as :meth:`decide_review` claims it) and,
         when it has a case, that case's strikes are pardoned, its status becomes ``overturned`` and what it still
         does on the platform is owed its lift (:meth:`~bot.store.base.StoreBase._overturn_in_tx`: an applied ban's
-        unban, an applied timeout's removal), as :meth:`decide_appeal` overturns. A failed write or a stop leaves
-        none of it: the item stays open (Dismiss can be clicked again), never dismissed while its case still counts.
+        unban, an applied timeout's removal), as :meth:`decide_appeal` overturns; so are the ladder steps
+        ``steps`` (case numbers) the case's strike crossed, those still applied and not lifted
+        (:meth:`~bot.store.base.StoreBase._overturn_steps_in_tx`). A failed write or a stop leaves none of it: the
+        item stays open (Dismiss can be clicked again), never dismissed while its case or its step still counts.
 
         Returns:
             ``(item, case)``: the item as decided, and its case as it was BEFORE the dismissal (``None``: the item
@@ -218,6 +221,7 @@ class ReviewMixin(StoreBase):
                 if found is not None:
                     case = case_from_row(found)
                     await self._overturn_in_tx(platform, server_id, case.number, moderator_id, when)
+                    await self._overturn_steps_in_tx(platform, server_id, case.number, steps, moderator_id, when)
         return review_from_row(row), case
 
     async def _claim_review(self, review_id: int, decision: ReviewDecision, moderator_id: str, when: str,
@@ -421,13 +425,16 @@ class ReviewMixin(StoreBase):
         return _appeal_from_row(row) if row else None
 
     async def decide_appeal(
-        self, appeal_id: int, upheld: bool, moderator_id: str, now: datetime | None = None
+        self, appeal_id: int, upheld: bool, moderator_id: str, now: datetime | None = None, *,
+        steps: Sequence[int] = (),
     ) -> Appeal:
         """Decide an open appeal.
 
         Overturning sets the case's status to ``overturned`` and pardons its strikes (an applied ban or timeout not
-        lifted yet is marked as owing its lift: :meth:`~bot.store.base.StoreBase._overturn_in_tx`); upholding
-        leaves the case.
+        lifted yet is marked as owing its lift: :meth:`~bot.store.base.StoreBase._overturn_in_tx`), and overturns
+        the same way, in the same transaction, the ladder steps ``steps`` (case numbers) its strike crossed, those
+        still applied and not lifted (:meth:`~bot.store.base.StoreBase._overturn_steps_in_tx`); upholding leaves
+        the case (``steps`` unused).
         The appeal's review item, if still undecided, is closed: ``dismissed`` when overturned, the decision
         matching the case's sanction (``warned``, ``timed_out``...; ``warned`` for non-sanctions) when upheld.
 
@@ -467,6 +474,7 @@ class ReviewMixin(StoreBase):
                 # an applied ban or timeout overturned owes its lift from this commit on: a stop before the bot's
                 # unban (or timeout removal) leaves it for the next start
                 await self._overturn_in_tx(platform, server_id, number, moderator_id, when)
+                await self._overturn_steps_in_tx(platform, server_id, number, steps, moderator_id, when)
             if row["review_id"] is not None:
                 await self._db.execute(
                     "UPDATE review_items SET decision = ?, moderator_id = ?, decided_at = ? "

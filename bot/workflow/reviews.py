@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bot.core.errors import (
     AppealAlreadyOpen,
@@ -49,6 +49,20 @@ from bot.workflow.sanction_kinds import REGISTRY
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """The ladder steps of a case about to be overturned (:meth:`ReviewsMixin._plan_steps`): per step still
+    standing, ``None`` when it is overturned with the case (in the decision's own transaction), else the note saying
+    why it stands."""
+
+    entries: tuple[tuple[Case, str | None], ...] = ()
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """The numbers of the steps overturned with the case."""
+        return tuple(step.number for step, stands in self.entries if stands is None)
 
 
 class ReviewsMixin(WorkflowParts):
@@ -254,10 +268,14 @@ class ReviewsMixin(WorkflowParts):
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
         before: Case | None = None
+        plan = StepPlan()
         try:
             if rdecision is ReviewDecision.DISMISSED:
+                # the ladder steps its case's strike crossed are overturned in the dismissal's own transaction
+                plan = await self._plan_steps(actor, server_id, item.case_number, item.member_id)
                 decided, before = await self.store.dismiss_review(review_id, actor.id, self.clock(),
-                                                                  platform=self.platform, server_id=server_id)
+                                                                  platform=self.platform, server_id=server_id,
+                                                                  steps=plan.numbers)
             else:
                 decided = await self.store.decide_review(review_id, rdecision, actor.id, self.clock(),
                                                          platform=self.platform, server_id=server_id)
@@ -265,7 +283,7 @@ class ReviewsMixin(WorkflowParts):
             raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
                           "Nothing was done.") from None
         try:
-            note = await self._act_on_review(actor, decided, kind, duration_s, reason, before)
+            note = await self._act_on_review(actor, decided, kind, duration_s, reason, before, plan)
         except Refused:
             # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
             await self.store.reopen_review(review_id, rdecision, actor.id)
@@ -285,14 +303,17 @@ class ReviewsMixin(WorkflowParts):
                       card=card)
 
     async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None,
-                             reason: str | None = None, case: Case | None = None) -> str:
+                             reason: str | None = None, case: Case | None = None,
+                             plan: StepPlan | None = None) -> str:
         """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's. ``case``: for a
-        dismissal, the item's case as it was before (the dismissal's transaction overturned it already)."""
+        dismissal, the item's case as it was before (the dismissal's transaction overturned it already), ``plan``
+        its ladder steps (:meth:`_plan_steps`, overturned in that transaction too)."""
         sid = item.server_id
         why = reason or review_reason(item.id, item.reason)
         policy = await self.policies.get(self.platform, sid)
         if item.decision is ReviewDecision.DISMISSED:
-            return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed", case)
+            return await self._overturn_case(actor, sid, item.case_number, item.member_id, "dismissed", case,
+                                             plan or StepPlan())
         if kind is ActionKind.NONE:
             return ""
         if kind is ActionKind.DELETE:
@@ -332,28 +353,44 @@ class ReviewsMixin(WorkflowParts):
         return joined("; ", [note, *result.notes])  # a note may quote a member's display name (Said)
 
     async def _overturn_case(self, actor: Actor, server_id: str, case_number: int | None, member_id: str,
-                             how: str, case: Case | None = None) -> str:
+                             how: str, case: Case | None, plan: StepPlan) -> str:
         """After a decision that overturned case ``case_number`` (a dismissal or an appeal's overturn: its
-        transaction pardoned the strikes, marked the case overturned and owed the lift), lift what can be lifted
-        (timeout, ban); then overturn the ladder steps its strike crossed (:meth:`_overturn_steps`): without that
-        strike the step was not earned.
+        transaction pardoned the strikes, marked the case overturned and owed the lift, and overturned the ladder
+        steps of ``plan`` the same way), lift what can be lifted (timeout, ban) of the case, then of those steps
+        (:meth:`_lift_steps`).
 
         ``case``: the case as it was before the decision (``None``: read now).
         """
         if case_number is None:
             return ""
         note = await self._overturn_one(actor, server_id, case_number, member_id, how, case, mark=False)
-        steps = await self._overturn_steps(actor, server_id, case_number, member_id)
+        steps = await self._lift_steps(actor, server_id, case_number, member_id, plan)
         return "; ".join(n for n in (note, *steps) if n)
 
-    async def _overturn_steps(self, actor: Actor, server_id: str, case_number: int, member_id: str) -> list[str]:
-        """Overturn the ladder steps case ``case_number``'s strike crossed (``escalated_from``) that still stand:
-        an applied timeout not yet over is removed, an applied ban lifted (a temporary one's timer too). Returns a
-        note per step."""
-        notes = []
+    async def _plan_steps(self, actor: Actor, server_id: str, case_number: int | None,
+                          member_id: str) -> StepPlan:
+        """Before a decision overturns case ``case_number``: which ladder steps its strike crossed
+        (``escalated_from``) are overturned with it, in the decision's own transaction (a stop or a failed write
+        between two transactions left the case overturned while its step's timeout or ban stood, owed to nobody).
+        A step is overturned when it still stands (applied, not lifted, a timeout not over yet), the moderator may
+        lift it, and the member's other strikes (all active ones but this case's, which the decision pardons) do
+        not reach a ladder rung of its action; otherwise it stands, with a note saying why."""
+        plan = StepPlan()
+        if case_number is None:
+            return plan
+        case = await self.store.get_case(self.platform, server_id, case_number)
+        if case is None:
+            return plan
+        steps = await self.store.escalations_of(self.platform, server_id, case_number)
+        if not steps:
+            return plan
         now = self.clock()
         policy = await self.policies.get(self.platform, server_id)
-        for step in await self.store.escalations_of(self.platform, server_id, case_number):
+        others = [s for s in await self.store.active_strikes(self.platform, server_id, member_id, now)
+                  if s.case_number != case_number and not (case.message_id and s.message_id == case.message_id)]
+        total = sum(s.points for s in others)
+        entries: list[tuple[Case, str | None]] = []
+        for step in steps:
             if step.status is not CaseStatus.APPLIED or step.lifted_at is not None:
                 continue
             if step.action is ActionKind.TIMEOUT and step.expires_at is not None and step.expires_at <= now:
@@ -361,16 +398,32 @@ class ReviewsMixin(WorkflowParts):
             try:  # lifting it is an unban or a timeout removal: the moderator needs that permission too
                 authorize(actor, step.action)
             except Refused as exc:
-                notes.append(f"ladder step case #{step.number} ({step.action.label}) stands: "
-                             + str(exc).replace(" Nothing was changed.", " to lift it."))
+                entries.append((step, f"ladder step case #{step.number} ({step.action.label}) stands: "
+                                      + str(exc).replace(" Nothing was changed.", " to lift it.")))
                 continue
-            total = sum(s.points for s in await self.ledger.active(self.platform, server_id, member_id, now))
             if any(r.points <= total and r.action == step.action.label for r in policy.strikes.ladder):
-                notes.append(f"ladder step case #{step.number} ({step.action.label}) stands: the member's other "
-                             f"strikes still reach it ({total} points)")
+                entries.append((step, f"ladder step case #{step.number} ({step.action.label}) stands: the "
+                                      f"member's other strikes still reach it ({total} points)"))
                 continue
+            entries.append((step, None))
+        return StepPlan(tuple(entries))
+
+    async def _lift_steps(self, actor: Actor, server_id: str, case_number: int, member_id: str,
+                          plan: StepPlan) -> list[str]:
+        """After the decision's transaction overturned the steps of ``plan`` (:meth:`_plan_steps`): lift each one's
+        applied timeout (not over yet) or ban (a temporary one's timer too), owed from that commit on, so a stop
+        before the platform's answer leaves it to the next start. Returns a note per step (those that stand
+        too)."""
+        notes = []
+        for step, stands in plan.entries:
+            if stands is not None:
+                notes.append(stands)
+                continue
+            now = await self.store.get_case(self.platform, server_id, step.number)
+            if now is None or now.status is not CaseStatus.OVERTURNED:
+                continue  # changed before the decision's transaction (lifted, or overturned by another decision)
             note = await self._overturn_one(actor, server_id, step.number, member_id,
-                                            f"overturned with case #{case_number}", step, mark=True)
+                                            f"overturned with case #{case_number}", step, mark=False)
             notes.append(f"ladder step case #{step.number} ({step.action.label}) overturned with it"
                          + (f": {note}" if note else ""))
         return notes
@@ -379,7 +432,8 @@ class ReviewsMixin(WorkflowParts):
                             how: str, case: Case | None, *, mark: bool) -> str:
         """:meth:`_overturn_case` for one case, without its ladder steps. ``mark``: overturn the case here, in one
         transaction (``store.overturn_case``: strikes pardoned, status ``overturned``, the lift owed); a decision's
-        own transaction has done it already for the decided case. ``case``: the case as it was before."""
+        own transaction has done it already for the decided case and its planned steps. ``case``: the case as it
+        was before."""
         case = case or await self.store.get_case(self.platform, server_id, case_number)
         try:
             if mark:
@@ -512,14 +566,16 @@ class ReviewsMixin(WorkflowParts):
         authorize(actor, kind)
         if appeal.status != "open":
             raise Refused(f"Appeal #{appeal_id} was already decided ({appeal.status} by <@{appeal.moderator_id}>).")
+        # overturning: the ladder steps the case's strike crossed are overturned in the decision's own transaction
+        plan = StepPlan() if uphold else await self._plan_steps(actor, server_id, appeal.case_number, appeal.member_id)
         try:
-            decided = await self.store.decide_appeal(appeal_id, uphold, actor.id)
+            decided = await self.store.decide_appeal(appeal_id, uphold, actor.id, steps=plan.numbers)
         except AppealError as exc:
             again = await self.store.get_appeal(appeal_id)
             who = f" by <@{again.moderator_id}>" if again is not None and again.moderator_id else ""
             raise Refused(f"Appeal #{appeal_id}: {exc}{who}. Nothing was done.") from None
         note = "" if uphold else await self._overturn_case(actor, server_id, decided.case_number, decided.member_id,
-                                                           "overturned on appeal", case)
+                                                           "overturned on appeal", case, plan)
         outcome = "upheld" if uphold else "overturned"
         card = None
         if decided.review_id is not None:
