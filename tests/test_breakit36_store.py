@@ -5,8 +5,10 @@ processes on one mod log do nothing twice."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
@@ -153,3 +155,57 @@ async def test_an_overturn_whose_ladder_step_write_fails_leaves_case_and_step_to
     assert case is not None and after is not None
     assert (case.status, after.status) == (CaseStatus.OVERTURNED, CaseStatus.OVERTURNED)
     assert bot.enforcer.called("remove_timeout") == [("alice",)]
+
+
+# ------------------------------------------------------------------ two processes on one mod log
+
+
+async def test_two_processes_starting_at_once_carry_out_a_pending_case_once(bot):
+    """A stop between recording a moderator's sanction (``pending``) and the platform's answer leaves it to the
+    next start. Two processes starting at once on one mod log (two started together, a restart overlapping a
+    second one) both read it as pending and both carried it out: two notices and two strikes for one warning, two
+    timeouts. Each pending case is now claimed in the mod log before it is carried out: once, by one of them."""
+    first = await bot.another()
+    # what a stop right after the sanction's first write leaves in the mod log
+    warn = await first.store.open_case("discord", SERVER, "alice", ActionKind.WARN, "rude", moderator_id="mod")
+    timeout = await first.store.open_case("discord", SERVER, "bob", ActionKind.TIMEOUT, "rude", moderator_id="mod")
+    await first.close()
+    bot.processes.remove(first)
+    bot.enforcer.delay_s = 0.05  # a platform answering as slowly as a real one
+    a, b = await bot.another(), await bot.another()
+    lines = await asyncio.gather(a.workflow.recover(), b.workflow.recover())
+    assert sorted(line for got in lines for line in got) == [
+        f"case #{warn.number} (warn) carried out after a restart",
+        f"case #{timeout.number} (timeout) carried out after a restart"]
+    assert [c.args[0] for c in bot.enforcer.calls if c.method == "notify"] == ["alice", "bob"]
+    assert bot.enforcer.called("timeout") == [("bob", 3600)]
+    strikes = await a.store.active_strikes("discord", SERVER, "alice", datetime.now(UTC))
+    assert [(s.points, s.case_number) for s in strikes] == [(1, warn.number)]
+    for number in (warn.number, timeout.number):
+        case = await a.store.get_case("discord", SERVER, number)
+        assert case is not None and case.status is CaseStatus.APPLIED
+
+
+async def test_a_pending_case_claimed_by_a_process_that_stopped_is_carried_out_when_its_hold_ends(bot):
+    """A process that claimed a pending case at its start and stopped before carrying it out holds it only until
+    its hold ends: a process started meanwhile leaves it then, and carries it out once the hold is over."""
+    first = await bot.another()
+    warn = await first.store.open_case("discord", SERVER, "alice", ActionKind.WARN, "rude", moderator_id="mod")
+    claimed, _ = await first.store.claim_pending("discord", SERVER, warn.number, hold_s=0.5)
+    assert claimed
+    await first.close()  # stopped before carrying it out
+    bot.processes.remove(first)
+    second = await bot.another()
+    assert await second.workflow.recover() == []  # held by the process that stopped
+    assert bot.enforcer.called("notify") == []
+
+    async def carried_out() -> CaseStatus:
+        while True:
+            case = await second.store.get_case("discord", SERVER, warn.number)
+            assert case is not None
+            if case.status is not CaseStatus.PENDING:
+                return case.status
+            await asyncio.sleep(0.05)
+
+    assert await asyncio.wait_for(carried_out(), 30) is CaseStatus.APPLIED
+    assert [c.args[0] for c in bot.enforcer.calls if c.method == "notify"] == ["alice"]

@@ -120,6 +120,13 @@ class CaseStore(Protocol):
         """Cases whose action was never carried out (a stop between the commit and the platform call)."""
         ...
 
+    async def claim_pending(self, platform: str, server_id: str, number: int, *,
+                            hold_s: float) -> tuple[bool, datetime | None]:
+        """Claim pending case ``number`` for ``hold_s`` seconds to carry it out, in one conditional update: of
+        several processes asking at once exactly one gets it. Returns ``(True, None)`` when claimed, ``(False, until)`` when another process holds
+        it until then, ``(False, None)`` when it is no longer pending."""
+        ...
+
     async def due_expiries(self, platform: str, before: datetime) -> list[Case]:
         """Applied temporary sanctions whose ``expires_at`` is before ``before`` and not yet lifted."""
         ...

@@ -27,6 +27,36 @@ class WorkflowMixin(StoreBase):
         )
         return [case_from_row(r) for r in rows]
 
+    async def claim_pending(self, platform: str, server_id: str, number: int, *,
+                            hold_s: float) -> tuple[bool, datetime | None]:
+        """Claim pending case ``number`` for carrying it out (a start's recovery): one conditional update holds it
+        ``hold_s`` seconds (``pending_held_until``), taken only while the case is still ``pending`` and no other
+        process holds it, so of two processes claiming at once exactly one gets it
+        (SQLite: the write lock; PostgreSQL: the row lock, the second update re-checking the row the first
+        committed).
+
+        Returns:
+            ``(True, None)``: claimed; ``(False, until)``: still pending, held by another process until then;
+            ``(False, None)``: not pending any more (carried out or marked failed meanwhile), or no such case.
+        """
+        now = utcnow()
+        async with self._tx():
+            cur = await self._db.execute(
+                "UPDATE cases SET pending_held_until = ? WHERE platform = ? AND server_id = ? AND number = ? "
+                "AND status = 'pending' AND (pending_held_until IS NULL OR pending_held_until <= ?)",
+                (to_db_time(now + timedelta(seconds=hold_s)), platform, server_id, number, to_db_time(now)),
+            )
+            claimed = cur.rowcount == 1
+            await cur.close()
+            row = None if claimed else await self._one(
+                "SELECT status, pending_held_until FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+                (platform, server_id, number))
+        if claimed:
+            return True, None
+        if row is None or row[0] != "pending" or row[1] is None:
+            return False, None
+        return False, from_db_time(row[1])
+
     async def raise_strike(
         self, platform: str, server_id: str, message_id: str, points: int, case_number: int | None, *,
         case_status: CaseStatus | None = None, failure: str | None = None,

@@ -35,6 +35,10 @@ ALREADY_GONE = "delete: the message was already gone"
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
 #: one is marked failed: acting an hour late surprises members and moderators more than it helps.
 RECOVER_WITHIN_S = 3600
+#: Seconds a start holds a pending case it claimed in the mod log while it carries it out (``cases.pending_held_until``:
+#: a platform call or three, well under this); past it, a process that stopped holding it no longer keeps another's
+#: start from carrying it out.
+PENDING_HOLD_S = 120
 #: The answer when the mod log refused to record a moderator's case (busy past its wait, its server unreachable):
 #: nothing was recorded, so nothing was done, and a decision claimed on a review card is handed back (open again).
 NOT_RECORDED = "The mod log could not record this just now; nothing was done. Try again in a moment."

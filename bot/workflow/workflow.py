@@ -58,6 +58,7 @@ from bot.workflow.common import (
     ALREADY_GONE,
     DECISIONS,
     EXPIRY_HORIZON,
+    PENDING_HOLD_S,
     RECOVER_WITHIN_S,
     Observer,
     PolicySource,
@@ -119,6 +120,8 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         self.clock = clock or (lambda: datetime.now(UTC))
         self._inflight: set[asyncio.Task[Any]] = set()
         self._timers: dict[tuple[str, int], asyncio.Task[None]] = {}
+        #: Pending cases another process held at this one's start, looked at again when the hold ends.
+        self._pending_checks: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._lift_holds: dict[tuple[str, int], datetime] = {}
         self._lift_trying: set[tuple[str, int]] = set()
         #: Set when :meth:`close` begins: a ban-lift timer that wakes after it starts no new try (a try started
@@ -205,10 +208,12 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         under_way = [t for key, t in self._timers.items() if key in self._lift_trying and not t.done()]
         if under_way:
             await asyncio.wait(under_way, timeout=TRY_FINISH_S)
-        for task in [*self._timers.values(), *self.raid_tasks()]:
+        checks = list(self._pending_checks.values())
+        for task in [*self._timers.values(), *self.raid_tasks(), *checks]:
             task.cancel()
-        await asyncio.gather(*self._timers.values(), *self.raid_tasks(), return_exceptions=True)
+        await asyncio.gather(*self._timers.values(), *self.raid_tasks(), *checks, return_exceptions=True)
         self._timers.clear()
+        self._pending_checks.clear()
         try:
             await self.release_lifts()
         except Exception:  # the mod log is gone: the holds run out on their own (UNBAN_RETRY_S)
@@ -227,30 +232,9 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         for case in await self.store.pending_cases(self.platform):
             if not self.owns(case.server_id):
                 continue
-            policy = await self.policies.get(self.platform, case.server_id)
-            if (now - case.created_at).total_seconds() > RECOVER_WITHIN_S:
-                reason = (f"the bot stopped before carrying this out, {dur(int((now - case.created_at).total_seconds()) // 60 * 60) or 'long'} "
-                          "ago; not done late")
-                await self.store.set_case_status(self.platform, case.server_id, case.number, CaseStatus.FAILED,
-                                                 failure=reason)
-                text = f"case #{case.number} ({case.action.label}) marked failed: {reason}"
-            else:
-                ok, notes = await self._carry_case(policy, case)
-                text = f"case #{case.number} ({case.action.label}) carried out after a restart" + (
-                    "" if ok else f": FAILED: {'; '.join(notes)}")
-                item = await self.store.review_for_case(self.platform, case.server_id, case.number)
-                if (item is not None and item.decision is ReviewDecision.OPEN and item.source == "automod"
-                        and not await self.store.card_of_review(item.id)
-                        and (case.server_id, item.channel_id) not in raided):
-                    # the stop came before the case's card was posted (a message delivered again is a duplicate,
-                    # so nothing else posts it); a raider's message stays on the raid card, as carry_out keeps it
-                    card = await self.review_card(item.id, server_id=case.server_id)
-                    if card is not None and await self._show_card(card):
-                        text += f"; its review card #{item.id} posted"
-            lines.append(text)
-            await self.desk.post_mod_log(case.server_id, LogEntry(
-                title="Recovered after a restart", lines=(text,), member_id=case.member_id,
-                case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
+            line = await self._recover_pending(case, raided)
+            if line is not None:
+                lines.append(line)
         for case in await self.store.due_expiries(self.platform, now + EXPIRY_HORIZON):
             if not self.owns(case.server_id):
                 continue
@@ -264,6 +248,76 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         lines += await self.retry_owed_timeouts()
         lines += await self.restore_raid_modes()
         return lines
+
+    async def _recover_pending(self, case: Case, raided: set[tuple[str, str]]) -> str | None:
+        """At startup (or when another process's hold on it ran out): carry out pending ``case`` (or mark it failed
+        when older than :data:`RECOVER_WITHIN_S`), once it is claimed in the mod log (``store.claim_pending``): of
+        two processes starting on one mod log only one carries it out (both did: two timeouts, two notices and two
+        strikes for one warning). A case another starting process holds is looked at again when the hold ends
+        (:meth:`_recheck_pending`): one that stopped while holding it leaves it to this one. ``raided``:
+        the channels in raid mode. Returns the line posted in the mod log, or ``None`` when another process has
+        it."""
+        claimed, until = await self.store.claim_pending(self.platform, case.server_id, case.number,
+                                                        hold_s=PENDING_HOLD_S)
+        if not claimed:
+            if until is not None:
+                self._recheck_pending(case, until)
+            return None
+        now = self.clock()
+        policy = await self.policies.get(self.platform, case.server_id)
+        if (now - case.created_at).total_seconds() > RECOVER_WITHIN_S:
+            reason = (f"the bot stopped before carrying this out, {dur(int((now - case.created_at).total_seconds()) // 60 * 60) or 'long'} "
+                      "ago; not done late")
+            await self.store.set_case_status(self.platform, case.server_id, case.number, CaseStatus.FAILED,
+                                             failure=reason)
+            text = f"case #{case.number} ({case.action.label}) marked failed: {reason}"
+        else:
+            ok, notes = await self._carry_case(policy, case)
+            text = f"case #{case.number} ({case.action.label}) carried out after a restart" + (
+                "" if ok else f": FAILED: {'; '.join(notes)}")
+            item = await self.store.review_for_case(self.platform, case.server_id, case.number)
+            if (item is not None and item.decision is ReviewDecision.OPEN and item.source == "automod"
+                    and not await self.store.card_of_review(item.id)
+                    and (case.server_id, item.channel_id) not in raided):
+                # the stop came before the case's card was posted (a message delivered again is a duplicate,
+                # so nothing else posts it); a raider's message stays on the raid card, as carry_out keeps it
+                card = await self.review_card(item.id, server_id=case.server_id)
+                if card is not None and await self._show_card(card):
+                    text += f"; its review card #{item.id} posted"
+        await self.desk.post_mod_log(case.server_id, LogEntry(
+            title="Recovered after a restart", lines=(text,), member_id=case.member_id,
+            case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
+        return text
+
+    def _recheck_pending(self, case: Case, until: datetime) -> None:
+        """Look at pending ``case`` again when another process's hold on it ends at ``until`` (the mod log's clock,
+        real UTC time): still pending then, it is claimed and carried out here."""
+        key = (case.server_id, case.number)
+        old = self._pending_checks.pop(key, None)
+        if old is not None:
+            old.cancel()
+
+        async def recheck() -> None:
+            try:
+                await asyncio.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+                if self._stopping:
+                    return
+                now = self.clock()
+                raided = {(r.server_id, r.channel_id) for r in await self.store.raid_modes(self.platform)
+                          if r.until is None or r.until > now}
+                fresh = await self.store.get_case(self.platform, case.server_id, case.number)
+                if fresh is not None and fresh.status is CaseStatus.PENDING:
+                    await self._recover_pending(fresh, raided)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("carrying out pending case %s failed", case.number, extra={"server": case.server_id})
+            finally:
+                if self._pending_checks.get(key) is task:
+                    del self._pending_checks[key]
+
+        task = asyncio.ensure_future(recheck())
+        self._pending_checks[key] = task
 
     async def _carry_case(self, policy: Policy, case: Case) -> tuple[bool, list[str]]:
         """Carry out a recorded case's action (recovery): delete its message, then the sanction."""
