@@ -209,3 +209,27 @@ async def test_a_pending_case_claimed_by_a_process_that_stopped_is_carried_out_w
 
     assert await asyncio.wait_for(carried_out(), 30) is CaseStatus.APPLIED
     assert [c.args[0] for c in bot.enforcer.calls if c.method == "notify"] == ["alice"]
+
+
+# ------------------------------------------------------------------ /mydata forget
+
+
+async def test_forgetting_a_member_erases_their_flagged_name_from_its_case_card_and_decision(bot):
+    """A flagged display name opens a case and a review item whose reason quotes the name ("nickname 'Alice Smith
+    vermin': identity_attack ..."), and a moderator's decision on that card copies it ("review #N: nickname ...").
+    /mydata forget pseudonymised the member in all of them but left the name they chose (often their real name)
+    in those reasons; it is now erased there, as the text of their messages is."""
+    p = await bot.another()
+    verdict = await p.workflow.names.name_seen(SERVER, "alice", "Alice Smith vermin", kind="nickname")
+    assert verdict is not None and verdict.case_number is not None and verdict.review_id is not None
+    decided = await p.workflow.decide_review(MOD, SERVER, verdict.review_id, "warn")
+    assert decided.ok, decided.text
+    await p.workflow.forget_member(SERVER, "alice")
+    cases = await p.store.list_cases("discord", SERVER, limit=10)
+    item = await p.store.get_review(verdict.review_id, "discord", SERVER)
+    assert item is not None
+    reasons = [c.reason for c in cases] + [item.reason]
+    assert reasons and not [r for r in reasons if "Alice Smith" in r], reasons
+    name_case = next(c for c in cases if c.number == verdict.case_number)
+    assert name_case.reason == item.reason == "nickname [text erased]"
+    assert f"review #{verdict.review_id}: [text erased]" in [c.reason for c in cases]

@@ -19,7 +19,9 @@ gives the same pseudonym, while the pseudonym cannot be reversed by hashing gues
 The id in a raid's burst-window members (``raids.members``, a JSON list) is replaced too; the member's first-seen
 and join times (``member_first_seen``, ``member_joins``: looked up by the real id only) are deleted. Text the member
 wrote (excerpts, appeal texts, report reasons, and a report's text a moderator's decision copied into the reasons
-of its case and strike: :func:`bot.core.models.review_reason`) is erased. Rows of the mod log proper are never
+of its case and strike: :func:`bot.core.models.review_reason`) is erased, and so is the shown name the name watch
+flagged (its case's and review item's reasons read ``"<kind> [text erased]"``, a decision's copy ``"review #<id>:
+[text erased]"``). Rows of the mod log proper are never
 deleted, so case numbers and counts stay intact. Message keys stay known, so a replayed export does not re-insert the text.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from datetime import datetime
 from typing import Any
@@ -52,6 +55,10 @@ _MEMBER_COLUMNS: dict[str, tuple[str, ...]] = {
 
 #: What a rule hit's quote of a member's text reads once that text is erased.
 ERASED_QUOTE = "[text erased]"
+
+#: The reason of a flagged name's case and review item (``bot.workflow.names``: ``"<kind> '<name>': <why>"``, the
+#: name as Python's ``repr`` quotes it); group 1 is the kind (``nickname``, ``display name``).
+_NAME_REASON = re.compile(r"([a-z][a-z ]*) ['\"]")
 #: Rules whose hit detail quotes the member's text: ``regex`` as ``"<name>: <quote>"`` (the quote erased, the
 #: rule's name kept); ``invite`` the invite code and ``link`` the host of a link the member wrote (the whole detail
 #: erased: in allowlist mode any host a member writes hits, and an invite code leads to their own server).
@@ -145,6 +152,30 @@ class PrivacyMixin(StoreBase):
                     await self._db.execute(
                         f"UPDATE {table} SET reason = REPLACE(REPLACE(reason, ?, ?), ?, ?) WHERE {key_sql}",
                         (hit_reason(rule, old), hit_reason(rule, new), f"{rule} ({old})", f"{rule} ({new})", *key))
+
+    async def _erase_flagged_names(self, platform: str, server_id: str, member_ids: tuple[str, str]) -> None:
+        """Inside a transaction: erase the shown names of the members ``member_ids`` (the id and its pseudonym) that
+        the name watch flagged (``bot.workflow.names``: a ``review`` case with no message and no moderator, its
+        reason ``"<kind> '<name>': <why>"``, and the review item of that case with the same reason): both read
+        ``"<kind> [text erased]"`` (the reason's rule details may quote the name too), and a moderator's decision
+        on that item copying it reads ``review #<id>: [text erased]`` (:meth:`_erase_review_copies`). A name a
+        member chose is often their real one: pseudonymising the records kept it."""
+        scope = "platform = ? AND server_id = ?"
+        cases = await self._all(
+            f"SELECT number, reason FROM cases WHERE {scope} AND member_id IN (?, ?) AND action = 'review' "
+            "AND message_id IS NULL AND moderator_id IS NULL", (platform, server_id, *member_ids))
+        for number, reason in cases:
+            found = _NAME_REASON.match(str(reason))
+            if found is None:
+                continue
+            erased = f"{found.group(1)} {ERASED_QUOTE}"
+            for item in await self._all(f"SELECT id, reason FROM review_items WHERE {scope} AND case_number = ? "
+                                        "AND message_id IS NULL", (platform, server_id, number)):
+                if item[1] == reason:
+                    await self._erase_review_copies(platform, server_id, item[0], item[1])
+                    await self._db.execute("UPDATE review_items SET reason = ? WHERE id = ?", (erased, item[0]))
+            await self._db.execute(f"UPDATE cases SET reason = ? WHERE {scope} AND number = ?",
+                                   (erased, platform, server_id, number))
 
     async def _erase_review_copies(self, platform: str, server_id: str, review_id: int, text: str) -> None:
         """Inside a transaction: erase ``text`` (review item ``review_id``'s reason, about to be erased) where a
@@ -260,6 +291,7 @@ class PrivacyMixin(StoreBase):
             for item in await self._all(f"SELECT id, reason FROM review_items WHERE {their_items} AND reason != ''",
                                         item_params):
                 await self._erase_review_copies(platform, server_id, item[0], item[1])
+            await self._erase_flagged_names(platform, server_id, (member_id, pseudonym))
             await self._db.execute(f"UPDATE review_items SET reason = '' WHERE {their_items}", item_params)
             await self._db.execute(f"UPDATE reports SET reason = '' WHERE {scope} AND reporter_id = ?", params)
             for table, columns in _MEMBER_COLUMNS.items():
