@@ -233,3 +233,27 @@ async def test_forgetting_a_member_erases_their_flagged_name_from_its_case_card_
     name_case = next(c for c in cases if c.number == verdict.case_number)
     assert name_case.reason == item.reason == "nickname [text erased]"
     assert f"review #{verdict.review_id}: [text erased]" in [c.reason for c in cases]
+
+
+async def test_two_processes_starting_at_once_remove_an_owed_timeout_once(bot):
+    """An overturn commits the timeout's removal as owed; a stop before the platform's answer leaves it to the next
+    start. Two processes starting at once both removed it and both posted it in the mod log (and, where the
+    platform refused, both counted and noted a refusal). The removal is now claimed first, as an owed unban's try
+    is: one process removes it and posts it once."""
+    first = await bot.another()
+    timed = await first.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "rude", duration_s=86400)
+    assert timed.ok and timed.case_number is not None
+    # what a stop right after the overturn's commit leaves: the case overturned, its removal owed
+    await first.store.overturn_case("discord", SERVER, timed.case_number, moderator_id="mod")
+    await first.close()
+    bot.processes.remove(first)
+    bot.enforcer.delay_s = 0.05
+    a, b = await bot.another(), await bot.another()
+    lines = await asyncio.gather(a.workflow.recover(), b.workflow.recover())
+    assert [line for got in lines for line in got] == [
+        f"case #{timed.case_number}: timeout lifted (after a restart)"]
+    assert bot.enforcer.called("remove_timeout") == [("alice",)]
+    posted = [e.title for e in bot.desk.log if e.title == f"Case #{timed.case_number}: overturned timeout"]
+    assert len(posted) == 1
+    case = await a.store.get_case("discord", SERVER, timed.case_number)
+    assert case is not None and case.lifted_at is not None

@@ -172,7 +172,7 @@ class WorkflowMixin(StoreBase):
     async def end_lift_try(self, platform: str, server_id: str, number: int, *, lifted: bool,
                            hold_s: float = 0) -> datetime | None:
         """End the claimed try at the owed unban of case ``number`` (or the owed removal of an overturned timeout,
-        never claimed): ``lifted`` sets ``lifted_at``; else the try was refused: ``lift_tries`` counts it and the
+        claimed only at a start's retry): ``lifted`` sets ``lifted_at``; else the try was refused: ``lift_tries`` counts it and the
         next try is held ``hold_s`` seconds from now (0: free for the next claim). Returns the hold written
         (``None``: none)."""
         now = utcnow()

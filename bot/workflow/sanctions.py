@@ -568,6 +568,9 @@ class SanctionsMixin(WorkflowParts):
         """At startup: remove the timeouts of overturned cases whose removal a stop (or a failed write) cut off
         after the overturn was committed (``store.owed_timeout_lifts``); one already over only has its debt settled
         (nothing to lift); one superseded since is settled without the platform (:meth:`lift_overturned_timeout`).
+        Each removal is claimed in the mod log first (``claim_lift``, one try: a refused removal is not tried
+        again), so of processes starting together on one mod log one removes it, posts it and, when refused, counts
+        and notes the refusal once (each did before); a process that stops mid-try leaves a hold that runs out.
         Each outcome is posted in the mod log. Returns one line per case tried or superseded."""
         lines: list[str] = []
         if not self.can(Capability.TIMEOUT):
@@ -575,6 +578,9 @@ class SanctionsMixin(WorkflowParts):
         now = self.clock()
         for case in await self.store.owed_timeout_lifts(self.platform):
             if not self.owns(case.server_id):  # another shard process's guild: removed there
+                continue
+            claim = await self.store.claim_lift(self.platform, case.server_id, case.number, 1, hold_s=LIFT_HOLD_S)
+            if claim.tries is None:  # another process is removing it (or has settled it since)
                 continue
             end = case.expires_at or case.created_at + timedelta(seconds=MAX_TIMEOUT_S)
             if end <= now:  # over on its own since
