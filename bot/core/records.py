@@ -65,6 +65,26 @@ class StoredVerdict:
     language: str | None = None
 
 
+class StepCase(NamedTuple):
+    """A ladder step's case, recorded ``pending`` in the transaction that adds (or raises) the strike crossing it
+    (``ModStore.add_strike`` / ``raise_strike``, ``step=``), ``escalated_from`` that strike's case: a stop or a
+    failed write between the two left the strike without the step it earned.
+
+    Attributes:
+        member_id: The member.
+        action: The step's action (timeout, kick, ban).
+        reason: The case's reason (``"escalation after case #N: <ladder reason>"``).
+        created_at: The case's time (the strike's).
+        expires_at: The end of a timed step (a timeout, a temporary ban); ``None`` otherwise.
+    """
+
+    member_id: str
+    action: ActionKind
+    reason: str
+    created_at: datetime
+    expires_at: datetime | None
+
+
 class LiftClaim(NamedTuple):
     """The outcome of claiming a try at the owed unban of an overturned ban (``ModStore.claim_lift``).
 

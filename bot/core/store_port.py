@@ -34,6 +34,7 @@ from bot.core.records import (
     RaidModeRow,
     ScanSummary,
     SetVerdict,
+    StepCase,
     StoredRaid,
     StoredVerdict,
     VerdictPoint,
@@ -172,24 +173,26 @@ class CaseStore(Protocol):
     async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,
                          reason: str = "", message_id: str | None = None, case_number: int | None = None,
                          now: datetime | None = None, *, case_status: CaseStatus | None = None,
-                         failure: str | None = None) -> bool:
+                         failure: str | None = None, step: StepCase | None = None) -> bool:
         """Add a strike; ``False`` when the message already has one. ``case_status``: case ``case_number``'s
         status (and ``failure``) set in the same transaction (a sanction carried out, recorded with its strike).
+        ``step``: the ladder step the strike crosses, its case opened ``pending`` (``escalated_from``
+        ``case_number``) in the same transaction.
 
         Raises:
-            ValueError: ``case_status`` without ``case_number``.
+            ValueError: ``case_status`` or ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given, no such case in this server (nothing written).
         """
         ...
 
     async def raise_strike(self, platform: str, server_id: str, message_id: str, points: int,
                            case_number: int | None, *, case_status: CaseStatus | None = None,
-                           failure: str | None = None) -> int:
+                           failure: str | None = None, step: StepCase | None = None) -> int:
         """Raise a message's strike to at least ``points``; returns the number of strikes changed (0 or 1).
-        ``case_status``: as :meth:`add_strike`'s, in the same transaction.
+        ``case_status``, ``step``: as :meth:`add_strike`'s, in the same transaction.
 
         Raises:
-            ValueError: ``case_status`` without ``case_number``.
+            ValueError: ``case_status`` or ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given, no such case in this server (nothing written).
         """
         ...

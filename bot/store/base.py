@@ -21,6 +21,7 @@ import aiosqlite
 
 from bot.core.errors import CaseNotFound, StoreError
 from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
+from bot.core.records import StepCase
 from bot.store.schema import dump_json, from_db_time, load_json, map_error, opt_db_time, req_db_time, to_db_time
 
 log = logging.getLogger(__name__)
@@ -203,6 +204,13 @@ class StoreBase:
             escalated_from=escalated_from,
             failure=failure,
         )
+
+    async def _insert_step(self, platform: str, server_id: str, step: StepCase, case_number: int | None) -> Case:
+        """Inside the transaction that adds or raises the strike of case ``case_number``: open the ladder step's
+        case it crossed, ``pending`` until the platform answers (a stop before that leaves it to the next start)."""
+        return await self._insert_case(platform, server_id, step.member_id, step.action, step.reason,
+                                       CaseStatus.PENDING, step.created_at, expires_at=step.expires_at,
+                                       escalated_from=case_number)
 
     async def _insert_strike(self, platform: str, strike: Strike) -> bool:
         """Insert a strike unless its message already has one; returns whether a row was added."""

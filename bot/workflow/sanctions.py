@@ -18,6 +18,7 @@ from bot.core.errors import StoreError
 from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
+from bot.core.records import StepCase
 from bot.core.storable import storable_text
 from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.cases import MAX_REASON
@@ -282,6 +283,10 @@ class SanctionsMixin(WorkflowParts):
         helper's deletes timed out a member they may not even warn). Recovery passes the absent moderator with no
         permissions, so their case's step always goes to a card.
 
+        A step carried out is recorded ``pending`` in the strike's own transaction (``step=`` of ``add_strike`` /
+        ``raise_strike``), then carried out and recorded ``applied`` or ``failed``: a failed write leaves neither
+        (the sanction's case stays ``pending``), a stop after it leaves the step to :meth:`recover`.
+
         Returns:
             A note for the moderator (``""`` when nothing escalated).
         """
@@ -292,6 +297,28 @@ class SanctionsMixin(WorkflowParts):
         decision = await self.ledger.add(policy, platform=self.platform, server_id=server_id, member_id=member_id,
                                          message_id=message_id, action=kind, at=at, reason=reason,
                                          raise_existing=True)
+        steps = [s for s in decision.escalation if s.kind > kind or (
+            s.kind is ActionKind.TIMEOUT and kind is ActionKind.TIMEOUT and (s.duration_s or 0) > (duration_s or 0))]
+        step = max(steps, key=lambda a: (a.kind, a.duration_s or 0)) if steps and decision.strike else None
+        withheld: Refused | None = None
+        if step is not None and actor is not None:
+            try:
+                authorize(actor, step.kind, await self.target(server_id, member_id),
+                          bot=await self.enforcer.bot_member(server_id))
+            except Refused as exc:
+                withheld = exc
+        why = ""
+        timed = False
+        expires: datetime | None = None
+        draft: StepCase | None = None
+        if step is not None:
+            why = (f"escalation after case #{case_number}: {step.reason}" if case_number
+                   else f"escalation: {step.reason}")
+            timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
+            expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
+            if withheld is None and case_number is not None:
+                # recorded (pending) in the strike's own transaction: never the strike without the step it earned
+                draft = StepCase(member_id, step.kind, why, at, expires)
         try:
             if decision.strike is None:
                 if status is not None:
@@ -300,52 +327,50 @@ class SanctionsMixin(WorkflowParts):
                 return ""
             if decision.raised:
                 await self.store.raise_strike(self.platform, server_id, message_id or "", decision.strike.points,
-                                              case_number, case_status=status, failure=failure)
+                                              case_number, case_status=status, failure=failure, step=draft)
             else:
                 await self.store.add_strike(self.platform, server_id, member_id, decision.strike.points,
                                             decision.strike.expires_at, reason=reason, message_id=message_id,
-                                            case_number=case_number, now=at, case_status=status, failure=failure)
+                                            case_number=case_number, now=at, case_status=status, failure=failure,
+                                            step=draft)
         except BaseException:
             # the ledger counted a strike the mod log does not hold: read the member from the mod log again
             self.ledger.forget(self.platform, server_id, member_id)
             raise
-        steps = [s for s in decision.escalation if s.kind > kind or (
-            s.kind is ActionKind.TIMEOUT and kind is ActionKind.TIMEOUT and (s.duration_s or 0) > (duration_s or 0))]
-        if not steps:
+        if step is None:
             return ""
-        step = max(steps, key=lambda a: (a.kind, a.duration_s or 0))
-        why = f"escalation after case #{case_number}: {step.reason}" if case_number else f"escalation: {step.reason}"
-        if actor is not None:
-            try:
-                authorize(actor, step.kind, await self.target(server_id, member_id),
-                          bot=await self.enforcer.bot_member(server_id))
-            except Refused as exc:
-                length = f" ({dur(step.duration_s)})" if step.duration_s else ""
-                # the refusal may quote the member's display name: its pieces stay typed, escaped where shown
-                withheld = Sentence(f"escalation to {step.kind.label}{length} not carried out: ",
-                                    *(p if isinstance(p, Said) else p.replace(" Nothing was changed.", "")
-                                      for p in exc.parts),
-                                    " A moderator who may should decide it (review card posted).")
-                # a card a moderator who may can act on (the ladder steps only when points cross it, so
-                # nothing later would bring it back)
-                item = await self.store.open_review(
-                    self.platform, server_id, member_id, "automod",
-                    f"{WITHHELD_STEP}: {step.kind.label}{length} ({step.reason}); "
-                    f"<@{actor.id}> may not {step.kind.label} this member"[:1000])
-                card = await self.review_card(item.id, server_id=server_id)
-                if card is not None:
-                    await self._show_card(card)
-                await self.desk.post_mod_log(server_id, LogEntry(
-                    title=f"Escalation needs a moderator: {step.kind.label}{length}",
-                    lines=(f"Member: {member_id}", *([f"After case #{case_number}"] if case_number else []),
-                           f"Ladder: {step.reason}", f"Decided by: {actor.id}, who may not {step.kind.label} them"),
-                    member_id=member_id, moderator_id=actor.id, case_number=case_number, failed=True,
-                    kind="problem"))
-                return withheld
-        timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
-        expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
-        case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
-                                          now=at, escalated_from=case_number)
+        if withheld is not None:
+            assert actor is not None
+            length = f" ({dur(step.duration_s)})" if step.duration_s else ""
+            # the refusal may quote the member's display name: its pieces stay typed, escaped where shown
+            note = Sentence(f"escalation to {step.kind.label}{length} not carried out: ",
+                            *(p if isinstance(p, Said) else p.replace(" Nothing was changed.", "")
+                              for p in withheld.parts),
+                            " A moderator who may should decide it (review card posted).")
+            # a card a moderator who may can act on (the ladder steps only when points cross it, so
+            # nothing later would bring it back)
+            item = await self.store.open_review(
+                self.platform, server_id, member_id, "automod",
+                f"{WITHHELD_STEP}: {step.kind.label}{length} ({step.reason}); "
+                f"<@{actor.id}> may not {step.kind.label} this member"[:1000])
+            card = await self.review_card(item.id, server_id=server_id)
+            if card is not None:
+                await self._show_card(card)
+            await self.desk.post_mod_log(server_id, LogEntry(
+                title=f"Escalation needs a moderator: {step.kind.label}{length}",
+                lines=(f"Member: {member_id}", *([f"After case #{case_number}"] if case_number else []),
+                       f"Ladder: {step.reason}", f"Decided by: {actor.id}, who may not {step.kind.label} them"),
+                member_id=member_id, moderator_id=actor.id, case_number=case_number, failed=True,
+                kind="problem"))
+            return note
+        case = None
+        if draft is not None:
+            assert case_number is not None
+            case = next((c for c in reversed(await self.store.escalations_of(self.platform, server_id, case_number))
+                         if c.status is CaseStatus.PENDING and c.action is step.kind), None)
+        if case is None:
+            case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
+                                              now=at, escalated_from=case_number)
         res = await self._sanction_on_platform(policy, case, step.duration_s)
         await self.store.set_case_status(self.platform, server_id, case.number,
                                          CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
