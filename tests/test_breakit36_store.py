@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
@@ -296,3 +296,32 @@ async def test_a_ladder_step_is_not_lost_when_the_write_after_its_strike_fails(b
     assert (len(steps), len(withheld)) in ((1, 0), (0, 1)), (steps, withheld)
     if steps:
         assert steps[0].status is CaseStatus.APPLIED and bot.enforcer.called("timeout") == [("alice", 3600)]
+
+
+# ------------------------------------------------------------------ a pardoned sanction
+
+
+async def test_a_pardoned_temporary_ban_still_ends(bot):
+    """Pardoning a case forgives its strikes. It also set the case's status to ``pardoned``, and the end of a
+    temporary ban is looked up among ``applied`` bans: a pardoned 1-hour ban was never lifted (its timer found it
+    no longer due, and no start rescheduled it), so forgiving the member's points made their ban permanent. A
+    pardoned ban or timeout that still stands keeps its status: it ends as it would have."""
+    p = await bot.another()
+    ban = await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "spam", duration_s=3600)
+    assert ban.ok and ban.case_number is not None
+    pardoned = await p.workflow.pardon(MOD, SERVER, ban.case_number)
+    assert pardoned.ok
+    strikes = await p.store.active_strikes("discord", SERVER, "alice", datetime.now(UTC))
+    assert strikes == []
+    await p.close()
+    bot.processes.remove(p)
+    later = await bot.another()  # a start after the ban's end
+    later.workflow.clock = lambda: datetime.now(UTC) + timedelta(hours=2)
+    await later.workflow.recover()
+
+    async def unbanned() -> None:
+        while not bot.enforcer.called("unban"):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(unbanned(), 10)
+    assert bot.enforcer.called("unban") == [("alice",)]

@@ -304,6 +304,9 @@ class StoreBase:
         self, platform: str, server_id: str, number: int, moderator_id: str | None, when: str, status: str
     ) -> int:
         """Inside a transaction: pardon a case's strikes (by case number or its message) and set its status.
+        ``status`` ``"pardoned"`` leaves an applied ban or timeout still in force (not lifted, not over)
+        ``applied``: forgiving its points does not lift it, and its end (a temporary ban's unban, an overturn's lift)
+        is looked up among applied cases (a pardoned 1-hour ban was never unbanned).
 
         Raises:
             CaseNotFound: no case ``number`` in this server (:func:`is_case_number`).
@@ -323,8 +326,9 @@ class StoreBase:
         await cur.close()
         await self._db.execute(
             "UPDATE cases SET status = ?, updated_at = ? WHERE platform = ? AND server_id = ? AND number = ? "
-            "AND status != 'overturned'",
-            (status, when, platform, server_id, number),
+            "AND status != 'overturned' AND NOT (? = 'pardoned' AND status = 'applied' AND action IN ('ban', "
+            "'timeout') AND lifted_at IS NULL AND (expires_at IS NULL OR expires_at > ?))",
+            (status, when, platform, server_id, number, status, when),
         )
         return count
 
