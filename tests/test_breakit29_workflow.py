@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.errors import StoreBusy
 from bot.core.models import ActionKind
-from bot.workflow import Refused
+from bot.workflow import Refused, common
 from tests.test_workflow import MOD, SERVER, World
 
 # ``world``: tests/conftest.py (the world of make_world, closed after the test)
@@ -36,14 +36,14 @@ async def _dismiss_with_the_removal_dropped(world: World) -> tuple[Any, list[int
     return outcome, calls
 
 
-def _fail_once(store, name: str) -> list[int]:
-    """Make ``store.<name>`` raise StoreBusy on its first call (nothing written), then work again."""
+def _fail_once(store, name: str, times: int = 1) -> list[int]:
+    """Make ``store.<name>`` raise StoreBusy on its first ``times`` calls (nothing written), then work again."""
     real = getattr(store, name)
     calls: list[int] = []
 
     async def flaky(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 1:
+        if len(calls) <= times:
             raise StoreBusy(store.location, "locked by another process for more than 5 s (test)")
         return await real(*args, **kwargs)
 
@@ -76,12 +76,20 @@ async def test_a_dismiss_whose_overturn_write_fails_can_be_done_again(world):
         f"review {decision}, case {case}, strike pardoned {strikes}"
 
 
-async def test_a_warning_whose_strike_write_fails_keeps_its_strike(world):
+@pytest.fixture
+def outcome_retries_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workflow tries a busy outcome write again at once (``OUTCOME_RETRY_S`` 0): for the tests of a write that
+    stays busy past every try (``OUTCOME_TRIES``), which would only wait the retries out."""
+    monkeypatch.setattr("bot.workflow.common.OUTCOME_RETRY_S", 0)
+
+
+async def test_a_warning_whose_strike_write_fails_keeps_its_strike(outcome_retries_at_once, world):
     """A moderator's warn: ``open_case`` (pending), the DM, ``set_case_status`` (applied), then ``add_strike`` in a
     transaction of its own. When the strike's write fails, the case is recorded as applied with no strike; recovery
     only looks at pending cases, so the warning never counts (and the in-memory ledger, which counted it, disagrees
-    with the mod log until it reloads)."""
-    _fail_once(world.store, "add_strike")
+    with the mod log until it reloads). (A write busy for a moment is tried again: here it stays busy past every
+    try.)"""
+    _fail_once(world.store, "add_strike", times=common.OUTCOME_TRIES)
     with pytest.raises(StoreBusy):
         await world.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "be nice")
     await world.workflow.recover()
@@ -105,14 +113,14 @@ async def test_a_dismiss_cut_off_before_the_timeout_removal_lifts_it_at_the_next
     assert len(calls) == 2
 
 
-async def test_a_card_ban_whose_raised_strike_fails_is_carried_out_again_with_it(world):
+async def test_a_card_ban_whose_raised_strike_fails_is_carried_out_again_with_it(outcome_retries_at_once, world):
     """Ban decided on the card of a message automod already struck: the ban's points replace the automatic strike's
     (``raise_strike``) in the write that records the case applied. When that write fails, the ban's case stays
     pending (never applied with the timeout's 2 points) and the in-memory ledger forgets the raise; recovery carries
     the case out again and records it applied with the ban's 5 points."""
     outcome = await world.judge(world.message("alice", "threatword now"))
     assert world.rows("SELECT points FROM strikes") == [(2,)]
-    _fail_once(world.store, "raise_strike")
+    _fail_once(world.store, "raise_strike", times=common.OUTCOME_TRIES)  # busy past every try
     with pytest.raises(StoreBusy):
         await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "ban", reason="threats, again and again")
     assert world.rows("SELECT action, status FROM cases ORDER BY number") == [("timeout", "applied"),

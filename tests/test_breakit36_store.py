@@ -325,3 +325,53 @@ async def test_a_pardoned_temporary_ban_still_ends(bot):
 
     await asyncio.wait_for(unbanned(), 10)
     assert bot.enforcer.called("unban") == [("alice",)]
+
+
+# ------------------------------------------------------------------ a write refused for now after the platform acted
+
+
+async def test_a_sanction_whose_outcome_write_is_refused_for_now_is_recorded_once_the_mod_log_takes_it(
+        short_busy_timeout, bot, database):
+    """The platform carried out a moderator's timeout; the write recording it (``applied`` with its strike) was
+    refused for now (SQLite locked by another process past its busy timeout; PostgreSQL: a serialization failure).
+    That raised out of the workflow and left the case ``pending`` although the member was timed out: the next start
+    timed them out and notified them again (or, an hour later, marked it failed as "not done" with no strike). The
+    outcome write is now tried again while the mod log answers "busy": the case is applied with its strike, once."""
+    p = await bot.another()
+    unlock: list[asyncio.TimerHandle] = []
+    if database.startswith("postgresql"):
+        await _sql(database,
+                   "CREATE SEQUENCE refuse_once",
+                   "CREATE FUNCTION refuse_once() RETURNS trigger AS $$ BEGIN IF nextval('refuse_once') = 1 THEN "
+                   "RAISE EXCEPTION 'could not serialize access (test)' USING ERRCODE = '40001'; END IF; "
+                   "RETURN NEW; END $$ LANGUAGE plpgsql",
+                   "CREATE TRIGGER refuse_once BEFORE UPDATE OF status ON cases FOR EACH ROW WHEN "
+                   "(OLD.status = 'pending' AND NEW.status = 'applied') EXECUTE FUNCTION refuse_once()")
+    else:
+        real_timeout = bot.enforcer.timeout
+
+        async def timeout_then_lock(server_id: str, member_id: str, seconds: int, reason: str):
+            # another process takes the mod log's write lock as the platform answers, for 4 busy timeouts
+            other = sqlite3.connect(database, isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+
+            def release() -> None:
+                other.execute("ROLLBACK")
+                other.close()
+
+            unlock.append(asyncio.get_running_loop().call_later(4 * short_busy_timeout, release))
+            return await real_timeout(server_id, member_id, seconds, reason)
+
+        bot.enforcer.timeout = timeout_then_lock
+    done = await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "rude", duration_s=600)
+    assert done.ok and done.case_number is not None
+    case = await p.store.get_case("discord", SERVER, done.case_number)
+    assert case is not None and case.status is CaseStatus.APPLIED
+    strikes = await p.store.active_strikes("discord", SERVER, "alice", datetime.now(UTC))
+    assert [(s.points, s.case_number) for s in strikes] == [(2, done.case_number)]
+    await p.close()
+    bot.processes.remove(p)
+    again = await bot.another()
+    assert await again.workflow.recover() == []
+    assert bot.enforcer.called("timeout") == [("alice", 600)]
+    assert len([c for c in bot.enforcer.calls if c.method == "notify"]) == 1

@@ -6,12 +6,14 @@ Layer: ``bot.workflow`` (platform-neutral).
 from __future__ import annotations
 
 import asyncio
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
+from bot.core.errors import StoreBusy
 from bot.core.escalation import StrikeLedger
 from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, Verdict
 from bot.core.policy import Policy
@@ -80,6 +82,39 @@ def fit_notes(old: str, note: str) -> str:
         return joined
     head = old[:NOTES_HEAD]
     return f"{head} … {joined[-(MAX_NOTES - len(head) - 3):]}"
+
+
+#: Tries of a write recording what the platform already did (a case's outcome with its strike, a ladder step's
+#: outcome) while the mod log answers "busy for now" (:class:`~bot.core.errors.StoreBusy`), :data:`OUTCOME_RETRY_S`
+#: seconds apart, doubling (0.5 + 1 + 2 + 4 + 8 s between six tries, plus each try's own wait).
+OUTCOME_TRIES = 6
+OUTCOME_RETRY_S = 0.5
+
+_log = logging.getLogger(__name__)
+
+
+async def record_outcome(what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+    """Await ``call()``, a write recording what the platform already did, tried again while the mod log refuses
+    it for now (:class:`~bot.core.errors.StoreBusy`: SQLite locked past its busy timeout, a PostgreSQL
+    serialization failure or dropped connection), at most :data:`OUTCOME_TRIES` times: given up at once, the case
+    stayed ``pending`` though the platform had acted, so the next start did it again (a second timeout and notice)
+    or, past an hour, marked it failed without its strike. ``what``: for the log line.
+
+    Raises:
+        StoreBusy: still busy after the last try (the case stays ``pending``, for the next start).
+        StoreError: any other refusal, at once.
+    """
+    delay = OUTCOME_RETRY_S
+    for attempt in range(1, OUTCOME_TRIES + 1):
+        try:
+            return await call()
+        except StoreBusy as exc:
+            if attempt == OUTCOME_TRIES:
+                raise
+            _log.warning("mod log: recording %s failed (%s); trying again in %.1f s", what, exc, delay)
+            await asyncio.sleep(delay)
+            delay *= 2
+    raise AssertionError("unreachable")
 
 
 def short_refusal(why: str) -> str:

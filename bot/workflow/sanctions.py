@@ -33,6 +33,7 @@ from bot.workflow.common import (
     Result,
     WorkflowParts,
     dur,
+    record_outcome,
     short_refusal,
 )
 from bot.workflow.ports import NOT_BANNED, Capability, MemberInfo, MemberLookupError, MemberNotice
@@ -238,7 +239,8 @@ class SanctionsMixin(WorkflowParts):
                                            duration_s=duration_s, message_id=message_id, at=now, actor=actor,
                                            outcome=outcome)
         else:
-            await self.store.set_case_status(self.platform, server_id, case.number, outcome[0], failure=outcome[1])
+            await record_outcome(f"case #{case.number}", lambda: self.store.set_case_status(
+                self.platform, server_id, case.number, outcome[0], failure=outcome[1]))
         if res.ok and kind is ActionKind.BAN:
             # a later ban supersedes the member's earlier temporary bans: their end must not lift this one
             await self.lift_temporary_bans(server_id, member_id, before=case.number,
@@ -320,19 +322,24 @@ class SanctionsMixin(WorkflowParts):
                 # recorded (pending) in the strike's own transaction: never the strike without the step it earned
                 draft = StepCase(member_id, step.kind, why, at, expires)
         try:
+            # the platform acted already: the write is tried again while the mod log is busy (record_outcome)
+            what = f"case #{case_number}'s strike"
             if decision.strike is None:
                 if status is not None:
                     assert case_number is not None
-                    await self.store.set_case_status(self.platform, server_id, case_number, status, failure=failure)
+                    await record_outcome(what, lambda: self.store.set_case_status(
+                        self.platform, server_id, case_number, status, failure=failure))
                 return ""
+            strike = decision.strike
             if decision.raised:
-                await self.store.raise_strike(self.platform, server_id, message_id or "", decision.strike.points,
-                                              case_number, case_status=status, failure=failure, step=draft)
+                await record_outcome(what, lambda: self.store.raise_strike(
+                    self.platform, server_id, message_id or "", strike.points, case_number, case_status=status,
+                    failure=failure, step=draft))
             else:
-                await self.store.add_strike(self.platform, server_id, member_id, decision.strike.points,
-                                            decision.strike.expires_at, reason=reason, message_id=message_id,
-                                            case_number=case_number, now=at, case_status=status, failure=failure,
-                                            step=draft)
+                await record_outcome(what, lambda: self.store.add_strike(
+                    self.platform, server_id, member_id, strike.points, strike.expires_at, reason=reason,
+                    message_id=message_id, case_number=case_number, now=at, case_status=status, failure=failure,
+                    step=draft))
         except BaseException:
             # the ledger counted a strike the mod log does not hold: read the member from the mod log again
             self.ledger.forget(self.platform, server_id, member_id)
@@ -372,9 +379,10 @@ class SanctionsMixin(WorkflowParts):
             case = await self.store.open_case(self.platform, server_id, member_id, step.kind, why, expires_at=expires,
                                               now=at, escalated_from=case_number)
         res = await self._sanction_on_platform(policy, case, step.duration_s)
-        await self.store.set_case_status(self.platform, server_id, case.number,
-                                         CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
-                                         failure=res.extra.get("kept") if res.ok else res.reason)
+        step_case = case
+        await record_outcome(f"ladder step case #{case.number}", lambda: self.store.set_case_status(
+            self.platform, server_id, step_case.number, CaseStatus.APPLIED if res.ok else CaseStatus.FAILED,
+            failure=res.extra.get("kept") if res.ok else res.reason))
         if res.ok and step.kind is ActionKind.BAN:  # as a moderator's ban: supersedes, and ends when it is timed
             await self.lift_temporary_bans(server_id, member_id, before=case.number,
                                            why=f"superseded by case #{case.number}")

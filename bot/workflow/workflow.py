@@ -64,6 +64,7 @@ from bot.workflow.common import (
     PolicySource,
     Result,
     dur,
+    record_outcome,
 )
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
@@ -354,9 +355,9 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         else:
             # a timeout not sent because the member's longer one stands says so, as a case carried out live does
             kept = [n for n in notes if n.startswith("timeout not sent")]
-            await self.store.set_case_status(self.platform, case.server_id, case.number,
-                                             CaseStatus.APPLIED if ok else CaseStatus.FAILED,
-                                             failure=("; ".join(notes) if not ok else "; ".join(kept)) or None)
+            await record_outcome(f"case #{case.number}", lambda: self.store.set_case_status(
+                self.platform, case.server_id, case.number, CaseStatus.APPLIED if ok else CaseStatus.FAILED,
+                failure=("; ".join(notes) if not ok else "; ".join(kept)) or None))
         return ok, notes
 
     # ------------------------------------------------------------------ automod verdicts
@@ -400,9 +401,10 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                     notes.append(note)
             if verdict.action > ActionKind.REVIEW and not deferred_delete:
                 failed = [n for n in notes if not n.startswith(_HARMLESS_NOTES)]
-                await self.store.set_case_status(self.platform, sid, outcome.case_number,
-                                                 CaseStatus.FAILED if failed else CaseStatus.APPLIED,
-                                                 failure="; ".join(notes) or None)
+                number = outcome.case_number
+                await record_outcome(f"case #{number}", lambda: self.store.set_case_status(
+                    self.platform, sid, number, CaseStatus.FAILED if failed else CaseStatus.APPLIED,
+                    failure="; ".join(notes) or None))
         review_id = outcome.review_id
         if fallback_review and review_id is None and outcome.case_number is not None:
             item = await self.store.open_review(self.platform, sid, msg.author.id, "automod",
