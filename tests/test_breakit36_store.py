@@ -6,7 +6,12 @@ processes on one mod log do nothing twice."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +25,8 @@ from bot.workflow import cases as case_commands
 from tests.fakes import FakeDesk, FakeEnforcer
 from tests.test_breakit23_lifts import _Process
 from tests.test_workflow import MOD, SERVER, make_world
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class _Bot:
@@ -375,3 +382,72 @@ async def test_a_sanction_whose_outcome_write_is_refused_for_now_is_recorded_onc
     assert await again.workflow.recover() == []
     assert bot.enforcer.called("timeout") == [("alice", 600)]
     assert len([c for c in bot.enforcer.calls if c.method == "notify"]) == 1
+
+
+# ------------------------------------------------------------------ a kill between the workflow's writes
+
+#: A bot process (SQLite mod log ``argv[1]``, its policy files under ``argv[2]``): automod flags a message for
+#: review, then a moderator decides Warn on its card while the platform takes for ever to say who the member is
+#: (it prints ``waiting`` then); the test kills it there, with SIGKILL.
+_DECIDER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[3])
+    from tests.test_workflow import MOD, SERVER, make_world
+
+    async def main(db, folder):
+        w = await make_world(Path(folder), db=Path(db))
+        outcome = await w.judge(w.message("alice", "borderline words"))
+        print("review", outcome.review_id, flush=True)
+        real, calls = w.enforcer.member, []
+
+        async def member(server_id, member_id):
+            calls.append(member_id)
+            if len(calls) > 1:  # the sanction's own look-up, after the card's decision was claimed
+                print("waiting", flush=True)
+                await asyncio.sleep(3600)
+            return await real(server_id, member_id)
+
+        w.enforcer.member = member
+        await w.workflow.decide_review(MOD, SERVER, outcome.review_id, "warn")
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
+async def test_a_card_decision_killed_before_its_case_is_carried_out_at_the_next_start(tmp_path):
+    """A moderator's Warn on a review card claims the card (``warned``) in one write and opened the warning's case
+    in a later one, after asking the platform about the member. A kill between the two left the card decided with
+    no case and nothing done: the moderator's retry was refused as already decided and the next start had nothing
+    to carry out. The case is now opened (``pending``) in the claim's own transaction, so the next start carries
+    the warning out."""
+    db = tmp_path / "modlog.db"
+    proc = subprocess.Popen([sys.executable, "-c", _DECIDER, str(db), str(tmp_path), str(ROOT)],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None
+    try:
+        review_id = int(proc.stdout.readline().split()[1])
+        assert proc.stdout.readline().strip() == "waiting"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+    w = await make_world(tmp_path, db=db)  # the next start
+    try:
+        await w.workflow.recover()
+        decision = w.rows("SELECT decision FROM review_items WHERE id = ?", (review_id,))
+        warns = w.rows("SELECT status FROM cases WHERE action = 'warn' AND moderator_id = ?", (MOD.id,))
+        # the decision and its warning together: carried out at the start, or neither (the card open again)
+        assert (decision, warns) in (([("warned",)], [("applied",)]), ([("open",)], [])), (decision, warns)
+        if warns:
+            assert [c.args[0] for c in w.enforcer.calls if c.method == "notify"] == ["alice"]
+            assert w.rows("SELECT points FROM strikes WHERE member_id = 'alice'") == [(1,)]
+    finally:
+        await w.workflow.close()
+        await w.service.close()
+        await w.store.close()

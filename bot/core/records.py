@@ -65,6 +65,30 @@ class StoredVerdict:
     language: str | None = None
 
 
+class CaseDraft(NamedTuple):
+    """A moderator's case recorded ``pending`` in the transaction that claims their decision on a review card
+    (``ModStore.decide_review``, ``case=``): a stop between the claim and the case left the card decided with
+    nothing done and nothing for the next start to carry out.
+
+    Attributes:
+        member_id: The member.
+        action: The sanction decided (warn, timeout, kick, ban).
+        reason: The case's reason.
+        moderator_id: The moderator who decided.
+        message_id: The flagged message, if any.
+        created_at: The case's time.
+        expires_at: The end of a timeout or temporary ban; ``None`` otherwise.
+    """
+
+    member_id: str
+    action: ActionKind
+    reason: str
+    moderator_id: str
+    message_id: str | None
+    created_at: datetime
+    expires_at: datetime | None
+
+
 class StepCase(NamedTuple):
     """A ladder step's case, recorded ``pending`` in the transaction that adds (or raises) the strike crossing it
     (``ModStore.add_strike`` / ``raise_strike``, ``step=``), ``escalated_from`` that strike's case: a stop or a

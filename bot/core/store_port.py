@@ -24,6 +24,7 @@ from bot.core.models import ActionKind, Case, CaseStatus, RaidAlert, ReviewDecis
 from bot.core.ports import RecordResult, VerdictRecord
 from bot.core.records import (
     Appeal,
+    CaseDraft,
     CaseRecord,
     LiftClaim,
     MessageKey,
@@ -261,6 +262,18 @@ class ReviewStore(Protocol):
         Raises:
             ReviewNotFound: no such item (in that server).
             ReviewAlreadyDecided: another moderator decided first.
+        """
+        ...
+
+    async def decide_review_opening(self, review_id: int, decision: ReviewDecision, case: CaseDraft,
+                                    now: datetime | None = None, *, platform: str,
+                                    server_id: str) -> tuple[ReviewItem, Case]:
+        """Record ``case.moderator_id``'s decision and open the case of the sanction it carries out (``pending``)
+        in ONE transaction; returns the item as decided and the case.
+
+        Raises:
+            ReviewNotFound: no such item in that server.
+            ReviewAlreadyDecided: another moderator decided first (nothing written).
         """
         ...
 

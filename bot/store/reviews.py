@@ -19,8 +19,8 @@ from bot.core.errors import (
     ReviewAlreadyDecided,
     ReviewNotFound,
 )
-from bot.core.models import ActionKind, Case, ReviewDecision, ReviewItem
-from bot.core.records import Appeal
+from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
+from bot.core.records import Appeal, CaseDraft
 from bot.store.base import Row, StoreBase, case_from_row, is_case_number, review_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
@@ -180,6 +180,38 @@ class ReviewMixin(StoreBase):
             row = await self._claim_review(review_id, decision, moderator_id, to_db_time(now or utcnow()),
                                            platform, server_id)
         return review_from_row(row)
+
+    async def decide_review_opening(
+        self,
+        review_id: int,
+        decision: ReviewDecision,
+        case: CaseDraft,
+        now: datetime | None = None,
+        *,
+        platform: str,
+        server_id: str,
+    ) -> tuple[ReviewItem, Case]:
+        """:meth:`decide_review` (by ``case.moderator_id``) and open the case of the sanction it carries out,
+        ``pending``, in ONE transaction: a stop before the sanction is carried out leaves the case to the next
+        start (``pending_cases``), never the card decided with nothing recorded and nothing done.
+
+        Returns:
+            ``(item, case)``: the item as decided and the case opened.
+
+        Raises:
+            ValueError: ``decision`` is ``OPEN``.
+            ReviewNotFound: no such item in that server.
+            ReviewAlreadyDecided: the item already has a final decision (nothing written).
+        """
+        if decision is ReviewDecision.OPEN:
+            raise ValueError("OPEN is not a decision")
+        async with self._tx():
+            row = await self._claim_review(review_id, decision, case.moderator_id, to_db_time(now or utcnow()),
+                                           platform, server_id)
+            opened = await self._insert_case(platform, server_id, case.member_id, case.action, case.reason,
+                                             CaseStatus.PENDING, case.created_at, moderator_id=case.moderator_id,
+                                             message_id=case.message_id, expires_at=case.expires_at)
+        return review_from_row(row), opened
 
     async def dismiss_review(
         self,

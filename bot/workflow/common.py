@@ -248,8 +248,9 @@ class WorkflowParts(ABC):
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
                        channel_id: str | None = None, source: str = "moderator", quiet: bool = False,
-                       earns_strike: bool = True) -> Result:
-        """A moderator's sanction, recorded as a case (``earns_strike``: adds its strike). Raises ``Refused``."""
+                       earns_strike: bool = True, case: Case | None = None) -> Result:
+        """A moderator's sanction, recorded as a case (``earns_strike``: adds its strike; ``case``: already opened
+        pending). Raises ``Refused``."""
 
     @abstractmethod
     async def strike(self, policy: Policy, server_id: str, member_id: str, kind: ActionKind, reason: str, *,

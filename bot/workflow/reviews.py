@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from bot.core.errors import (
     AppealAlreadyOpen,
@@ -18,6 +19,7 @@ from bot.core.errors import (
     CaseNotFound,
     NotCaseMember,
     ReviewAlreadyDecided,
+    ReviewNotFound,
     StoreError,
 )
 from bot.core.models import (
@@ -31,8 +33,10 @@ from bot.core.models import (
     review_reason,
 )
 from bot.core.ports import GONE
+from bot.core.records import CaseDraft
 from bot.core.storable import storable_text
 from bot.workflow.authz import Actor, Refused, Said, Sentence, authorize, joined
+from bot.workflow.cases import MAX_REASON
 from bot.workflow.common import (
     ALREADY_GONE,
     DECISIONS,
@@ -42,6 +46,7 @@ from bot.workflow.common import (
     WorkflowParts,
     dur,
     fit_notes,
+    short_refusal,
 )
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
@@ -268,6 +273,7 @@ class ReviewsMixin(WorkflowParts):
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")
         before: Case | None = None
+        opened: Case | None = None
         plan = StepPlan()
         try:
             if rdecision is ReviewDecision.DISMISSED:
@@ -276,6 +282,17 @@ class ReviewsMixin(WorkflowParts):
                 decided, before = await self.store.dismiss_review(review_id, actor.id, self.clock(),
                                                                   platform=self.platform, server_id=server_id,
                                                                   steps=plan.numbers)
+            elif (draft := self._decision_case(actor, item, kind, duration_s, reason)) is not None:
+                # the sanction's case is opened (pending) in the claim's own transaction: a stop before it is
+                # carried out leaves it to the next start, never the card decided with nothing done
+                try:
+                    decided, opened = await self.store.decide_review_opening(
+                        review_id, rdecision, draft, self.clock(), platform=self.platform, server_id=server_id)
+                except (ReviewAlreadyDecided, ReviewNotFound):
+                    raise
+                except StoreError as exc:  # nothing written: the card stays open, as when sanction's case fails
+                    log.warning("mod log refused the decision on review #%d: %s", review_id, exc)
+                    raise Refused(NOT_RECORDED) from exc
             else:
                 decided = await self.store.decide_review(review_id, rdecision, actor.id, self.clock(),
                                                          platform=self.platform, server_id=server_id)
@@ -283,10 +300,13 @@ class ReviewsMixin(WorkflowParts):
             raise Refused(f"Review #{review_id} was already decided ({exc.decision} by <@{exc.moderator_id}>). "
                           "Nothing was done.") from None
         try:
-            note = await self._act_on_review(actor, decided, kind, duration_s, reason, before, plan)
-        except Refused:
+            note = await self._act_on_review(actor, decided, kind, duration_s, reason, before, plan, opened)
+        except Refused as exc:
             # refused after the claim (the member left meanwhile): nothing was done, so the item is open again
             await self.store.reopen_review(review_id, rdecision, actor.id)
+            if opened is not None:  # its case says why it was not carried out (never left pending for a start)
+                await self.store.set_case_status(self.platform, server_id, opened.number, CaseStatus.FAILED,
+                                                 failure=f"not carried out: {short_refusal(str(exc))}")
             raise
         if kind is ActionKind.TIMEOUT:
             outcome += f" for {dur(duration_s)}"
@@ -302,12 +322,31 @@ class ReviewsMixin(WorkflowParts):
         return Result(f"Review #{review_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,
                       card=card)
 
+    def _sanction_reason(self, item: ReviewItem, reason: str | None) -> str:
+        """The reason of the sanction a decision on ``item`` carries out: the moderator's ``reason``, else the
+        card's (``review #N: <flag reason>``, cut to 400 characters)."""
+        return reason if reason is not None else review_reason(item.id, item.reason)[:400]
+
+    def _decision_case(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None,
+                       reason: str | None) -> CaseDraft | None:
+        """The case a decision on ``item`` opens for its sanction (warn, timeout, kick, ban), recorded with the
+        claim (:meth:`~bot.core.store_port.ReviewStore.decide_review_opening`); ``None`` for the other decisions.
+        The same case :meth:`sanction` would open."""
+        if kind not in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK, ActionKind.BAN):
+            return None
+        now = self.clock()
+        expires = now + timedelta(seconds=seconds) if seconds and kind in (ActionKind.TIMEOUT,
+                                                                           ActionKind.BAN) else None
+        return CaseDraft(item.member_id, kind, storable_text(self._sanction_reason(item, reason))[:MAX_REASON],
+                         actor.id, item.message_id, now, expires)
+
     async def _act_on_review(self, actor: Actor, item: ReviewItem, kind: ActionKind, seconds: int | None,
                              reason: str | None = None, case: Case | None = None,
-                             plan: StepPlan | None = None) -> str:
+                             plan: StepPlan | None = None, opened: Case | None = None) -> str:
         """Carry out a claimed decision; ``reason``: the moderator's, else the case says the flag's. ``case``: for a
         dismissal, the item's case as it was before (the dismissal's transaction overturned it already), ``plan``
-        its ladder steps (:meth:`_plan_steps`, overturned in that transaction too)."""
+        its ladder steps (:meth:`_plan_steps`, overturned in that transaction too). ``opened``: the sanction's case,
+        opened with the claim (:meth:`_decision_case`)."""
         sid = item.server_id
         why = reason or review_reason(item.id, item.reason)
         policy = await self.policies.get(self.platform, sid)
@@ -346,9 +385,10 @@ class ReviewsMixin(WorkflowParts):
                                      outcome=(CaseStatus.APPLIED, None) if item.case_number is None else None)
             return joined("; ", (f"case #{case_number}" if item.case_number is None else "",
                                  ALREADY_GONE if gone else "", more))
-        result = await self.sanction(actor, sid, item.member_id, kind, why[:400] if reason is None else why,
+        result = await self.sanction(actor, sid, item.member_id, kind, self._sanction_reason(item, reason),
                                      duration_s=seconds, message_id=item.message_id, channel_id=item.channel_id,
-                                     source="review", earns_strike=not item.reason.startswith(WITHHELD_STEP))
+                                     source="review", earns_strike=not item.reason.startswith(WITHHELD_STEP),
+                                     case=opened)
         note = f"case #{result.case_number}" + ("" if result.ok else f" FAILED: {result.failure}")
         return joined("; ", [note, *result.notes])  # a note may quote a member's display name (Said)
 

@@ -168,12 +168,13 @@ class SanctionsMixin(WorkflowParts):
     async def sanction(self, actor: Actor, server_id: str, member_id: str, kind: ActionKind, reason: str, *,
                        duration_s: int | None = None, message_id: str | None = None,
                        channel_id: str | None = None, source: str = "moderator", quiet: bool = False,
-                       earns_strike: bool = True) -> Result:
+                       earns_strike: bool = True, case: Case | None = None) -> Result:
         """A moderator's warn, timeout, kick or ban (temporary when ``duration_s`` is given for a ban).
 
         Opens a case (``pending``), notifies the member, acts, records the outcome, adds the strike (a warning
         counts even when its DM fails) and escalates. ``message_id``/``channel_id``: the message the sanction is
-        about; it is deleted too (for a review decision).
+        about; it is deleted too (for a review decision). ``case``: the case already opened ``pending`` for it (a
+        review decision opens it with its claim); ``None``: opened here.
 
         Raises:
             Refused: the actor may not do this to this member, or a moderator's reason is longer than
@@ -200,9 +201,10 @@ class SanctionsMixin(WorkflowParts):
         expires = now + timedelta(seconds=duration_s) if duration_s and kind in (ActionKind.TIMEOUT,
                                                                                   ActionKind.BAN) else None
         try:
-            case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:MAX_REASON],
-                                              moderator_id=actor.id, message_id=message_id, expires_at=expires,
-                                              now=now)
+            if case is None:
+                case = await self.store.open_case(self.platform, server_id, member_id, kind, reason[:MAX_REASON],
+                                                  moderator_id=actor.id, message_id=message_id, expires_at=expires,
+                                                  now=now)
         except StoreError as exc:  # nothing recorded: the caller hands a claimed review decision back
             log.warning("mod log refused the case of a %s of %s: %s", kind.label, member_id, exc)
             raise Refused(NOT_RECORDED) from exc
