@@ -83,8 +83,9 @@ class FakeEnforcer:
     """Implements :class:`bot.workflow.ports.Enforcer` in memory.
 
     ``members``: member id -> :class:`MemberInfo` (absent: not in the server). ``refuse``: method name -> reason
-    (that call fails with it). ``dms_closed``: members whose DMs fail. ``delay_s``: every call waits this long
-    (to overlap concurrent decisions).
+    (that call fails with it). ``dms_closed``: members whose DMs fail. ``refused_in``: channel id -> capabilities
+    the platform refuses there (:meth:`channel_refusals`). ``delay_s``: every call waits this long (to overlap
+    concurrent decisions).
     """
 
     def __init__(self, capabilities: frozenset[Capability] = ALL_CAPABILITIES, *, bot_rank: int = 50) -> None:
@@ -98,6 +99,7 @@ class FakeEnforcer:
         self.delay_s = 0.0
         self.slowmode: dict[str, int] = {}
         self.bulk_sizes: list[int] = []
+        self.refused_in: dict[str, frozenset[Capability]] = {}  # channel id -> capabilities refused there
 
     def add(self, member_id: str, *, rank: int = 0, owner: bool = False, name: str = "") -> MemberInfo:
         info = MemberInfo(member_id, name or member_id, rank=rank, is_owner=owner)
@@ -179,6 +181,10 @@ class FakeEnforcer:
 
     async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
         return await self._do("notify_in_channel", channel_id, member_id, text)
+
+    async def channel_refusals(self, server_id: str, channel_id: str) -> frozenset[Capability]:
+        """What :attr:`refused_in` names for ``channel_id`` (as Slack's #general refuses removals)."""
+        return self.refused_in.get(channel_id, frozenset())
 
 
 @dataclass

@@ -92,7 +92,7 @@ async def test_every_kind_is_offered_and_carried_out_where_the_platform_can(tmp_
         if kind.raid_label:
             board = RaidBoard(raid_id=1, server_id=GUILD, place="c1", channel_id="c1", reason="flagged_burst",
                               started_at=datetime.now(UTC), until=None, members=["bob"])
-            raid = w.workflow.raid_view(board)
+            raid = await w.workflow.raid_view(board)
             assert (key in raid.actions_offered) is offered
             raid_id = f"mod:raid:{GUILD}:1:{key}"
             assert RaidButton.__discord_ui_compiled_template__.fullmatch(raid_id)
@@ -165,7 +165,7 @@ async def test_a_kind_added_to_the_registry_alone_is_offered_and_carried_out(tmp
         assert w.rows("SELECT member_id, points, case_number FROM strikes") == [("alice", 3, case)]
         board = RaidBoard(raid_id=1, server_id=GUILD, place="c1", channel_id="c1", reason="flagged_burst",
                           started_at=datetime.now(UTC), until=None, members=["bob"])
-        raid = w.workflow.raid_view(board)
+        raid = await w.workflow.raid_view(board)
         assert "shun" in raid.actions_offered
         assert f"mod:raid:{GUILD}:1:shun" in discord_ids(raid_view(raid))
     finally:

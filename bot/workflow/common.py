@@ -232,12 +232,9 @@ class WorkflowParts(ABC):
         """The member acted on (``None``: not in the server). Raises ``Refused`` when the platform cannot say."""
 
     @abstractmethod
-    def capable(self, kind: SanctionKind, channel_id: str | None = None) -> bool:
-        """Whether this platform carries out registry entry ``kind`` (``channel_id``: where a stand-in acts)."""
-
-    @abstractmethod
-    def _kick_capable(self, channel_id: str | None) -> bool:
-        """Kick is possible here (a real kick, or removing the member from ``channel_id``)."""
+    async def capable(self, kind: SanctionKind, server_id: str, channel_id: str | None = None) -> bool:
+        """Whether this platform carries out registry entry ``kind`` in ``server_id`` (``channel_id``: where a
+        stand-in acts; a channel where the platform refuses the stand-in does not count)."""
 
     @abstractmethod
     async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,

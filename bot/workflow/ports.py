@@ -198,6 +198,14 @@ class Enforcer(Protocol):
         """A notice in the channel that only the member sees (``Capability.EPHEMERAL``)."""
         ...
 
+    async def channel_refusals(self, server_id: str, channel_id: str) -> frozenset[Capability]:
+        """Capabilities of :attr:`capabilities` the platform refuses in this one channel (``channel_id``: a channel
+        or a thread, whose parent counts): Slack removes nobody from a workspace's general channel
+        (``conversations.kick`` answers ``cant_kick_from_general``), so there ``REMOVE_FROM_CHANNEL`` is refused.
+        Empty when every capability holds there, or when the platform could not say (the action is then tried and
+        its refusal recorded). Never raises."""
+        ...
+
 
 class ModDesk(Protocol):
     """The moderators' side of a platform: the mod log and the review channel. Renders the workflow's views.

@@ -26,7 +26,7 @@ from bot.workflow.authz import Actor, ChannelPermissions, Permission, Refused, S
 from bot.workflow.common import WorkflowParts
 from bot.workflow.confirm import Confirmation, check_reason, raid_asks_first, raid_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
-from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, there
 from bot.workflow.views import LogEntry, RaidCard
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class RaidResponse(WorkflowParts):
             if until is not None:
                 board.end_task = asyncio.ensure_future(self._end_when_due(board))
         await self.timeout_raiders(board, list(alert.members), new_only=True)
-        card = self.raid_view(board)
+        card = await self.raid_view(board)
         board.card_id = await self.desk.post_raid(card)
         if board.card_id:
             await self.store.set_raid_state(self.platform, alert.server_id, raid_id, card_message_id=board.card_id,
@@ -224,9 +224,10 @@ class RaidResponse(WorkflowParts):
         await self.timeout_raiders(board, list(alert.members), new_only=True)
         self.refresh_raid_card(board)
 
-    def raid_view(self, board: RaidBoard) -> RaidCard:
-        """The card of a raid, with the bulk actions this platform supports."""
-        offered = [k.key for k in REGISTRY.raid_kinds() if self.capable(k, board.channel_id or None)]
+    async def raid_view(self, board: RaidBoard) -> RaidCard:
+        """The card of a raid, with the bulk actions this platform supports in the raid's channel."""
+        offered = [k.key for k in REGISTRY.raid_kinds()
+                   if await self.capable(k, board.server_id, board.channel_id or None)]
         if self.can(Capability.PAUSE_INVITES):
             offered.append("pause_invites")
         return RaidCard(raid_id=board.raid_id, server_id=board.server_id, channel_id=board.channel_id,
@@ -245,7 +246,7 @@ class RaidResponse(WorkflowParts):
     async def _refresh_later(self, board: RaidBoard) -> None:
         await asyncio.sleep(CARD_REFRESH_S)
         if board.card_id and not board.closed:
-            await self.desk.update_raid(self.raid_view(board), board.card_id)
+            await self.desk.update_raid(await self.raid_view(board), board.card_id)
 
     async def _flush_later(self, board: RaidBoard) -> None:
         try:
@@ -375,7 +376,7 @@ class RaidResponse(WorkflowParts):
         if self.raid_control is not None and board.place not in {p for p, _ in channels.values()}:
             self.raid_control.set_raid_mode(self.platform, board.server_id, board.place, False, self.clock())
         if board.card_id:
-            await self.desk.update_raid(self.raid_view(board), board.card_id)
+            await self.desk.update_raid(await self.raid_view(board), board.card_id)
         await self.desk.post_mod_log(board.server_id, LogEntry(
             title="Raid mode off", lines=(f"raid #{board.raid_id} in {board.channel_id}",
                                           f"ended by {by}" if by else "ended automatically", *([note] if note else [])),
@@ -440,8 +441,9 @@ class RaidResponse(WorkflowParts):
         authorize(actor, kind)
         board = self.raid_board(server_id, raid_id)
         channel = (board.channel_id if board else raid.thread_id or raid.channel_id) or None
-        if not self.capable(entry, channel):
-            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        if not await self.capable(entry, server_id, channel):
+            raise Refused(f"This platform cannot {kind.label} members"
+                          f"{there(entry, self.enforcer.capabilities, channel)}. Nothing was changed.")
         members = board.members if board else list(raid.members)
         kinds = {"join_burst": "join burst", "flagged_burst": "flagged messages", "new_member_burst": "new members"}
         return raid_confirmation(kind, raid_id, len(members),
@@ -491,7 +493,7 @@ class RaidResponse(WorkflowParts):
             text = "Invites paused for 24 hours." if res.ok else f"Pausing invites FAILED: {res.reason}"
             board.notes.append(text)
             if board.card_id:
-                await self.desk.update_raid(self.raid_view(board), board.card_id)
+                await self.desk.update_raid(await self.raid_view(board), board.card_id)
             return text
         bulk = _raid_kind(action)
         if bulk is None:
@@ -539,7 +541,7 @@ class RaidResponse(WorkflowParts):
                                                                *([Sentence("Reason: ", Said(reason))] if reason else []), text),
             moderator_id=actor.id, failed=bool(skipped), kind="raid"))
         if board.card_id:
-            await self.desk.update_raid(self.raid_view(board), board.card_id)
+            await self.desk.update_raid(await self.raid_view(board), board.card_id)
         return text
 
     async def _held_by_hand(self, server_id: str, channel_id: str) -> bool:
@@ -735,7 +737,7 @@ class RaidResponse(WorkflowParts):
                           started_at=alert.started_at, until=None, members=members, messages=0)
         self._boards[(server_id, f"join:{raid_id}")] = board
         await self.timeout_raiders(board, members)
-        board.card_id = await self.desk.post_raid(self.raid_view(board))
+        board.card_id = await self.desk.post_raid(await self.raid_view(board))
         if board.card_id:
             await self.store.set_raid_state(self.platform, server_id, raid_id, card_message_id=board.card_id)
         await self.desk.post_mod_log(server_id, LogEntry(

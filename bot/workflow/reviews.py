@@ -50,7 +50,7 @@ from bot.workflow.common import (
 )
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
 from bot.workflow.ports import Capability, MemberLookupError
-from bot.workflow.sanction_kinds import REGISTRY
+from bot.workflow.sanction_kinds import REGISTRY, there
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,8 @@ class ReviewsMixin(WorkflowParts):
                     status = stored.score_status
             evidence = Evidence(text=text, scores=dict(item.scores), rules=rules, score_status=status, erased=erased)
         # a delete needs a message: a report of a member names none, so its card offers no Delete
-        missing = frozenset(k.key for k in REGISTRY if not self.capable(k, item.channel_id)
-                            or (k.action is ActionKind.DELETE and not (item.message_id and item.channel_id)))
+        missing = frozenset([k.key for k in REGISTRY if not await self.capable(k, item.server_id, item.channel_id)
+                             or (k.action is ActionKind.DELETE and not (item.message_id and item.channel_id))])
         return ReviewCard(
             review_id=item.id, server_id=item.server_id, source=item.source, member_id=item.member_id,
             member_name=member.name if member else "", member_joined_at=member.joined_at if member else None,
@@ -186,7 +186,7 @@ class ReviewsMixin(WorkflowParts):
         if item.member_id == actor.id:
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         authorize(actor, kind)
-        self._check_capable(choice, item.channel_id)
+        await self._check_capable(choice, server_id, item.channel_id)
         self._check_open(item)
         return review_confirmation(kind, review_id, review_reason(item.id, item.reason),
                                    channel_only=REGISTRY.by_channel(entry, self.enforcer.capabilities))
@@ -205,12 +205,19 @@ class ReviewsMixin(WorkflowParts):
             raise Refused(f"Review #{item.id} is an appeal of case #{item.case_number}: decide it with Uphold or "
                           "Overturn on its card. Nothing was changed.")
 
-    def _check_capable(self, choice: str, channel_id: str | None) -> None:
-        """A member sanction (timeout, kick, ban) this platform cannot carry out is refused before the claim (a
-        delete it cannot do is reported on the card instead)."""
+    async def _check_capable(self, choice: str, server_id: str, channel_id: str | None) -> None:
+        """A member sanction (timeout, kick, ban) this platform cannot carry out (anywhere, or in the item's
+        channel: Slack removes nobody from #general) is refused before the claim (a delete it cannot do is
+        reported on the card instead).
+
+        Raises:
+            Refused: the sanction is not possible there.
+        """
         entry = REGISTRY.get(choice)
-        if entry is not None and entry.action >= ActionKind.TIMEOUT and not self.capable(entry, channel_id):
-            raise Refused(f"This platform cannot {entry.action.label} members. Nothing was changed.")
+        if entry is not None and entry.action >= ActionKind.TIMEOUT and not await self.capable(entry, server_id,
+                                                                                               channel_id):
+            raise Refused(f"This platform cannot {entry.action.label} members"
+                          f"{there(entry, self.enforcer.capabilities, channel_id)}. Nothing was changed.")
 
     @staticmethod
     def _check_open(item: ReviewItem) -> None:
@@ -268,7 +275,7 @@ class ReviewsMixin(WorkflowParts):
             if case is not None and case.status is CaseStatus.APPLIED and case.action in (ActionKind.TIMEOUT,
                                                                                           ActionKind.BAN):
                 authorize(actor, case.action)
-        self._check_capable(choice, item.channel_id)
+        await self._check_capable(choice, server_id, item.channel_id)
         self._check_open(item)
         if kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK) and target is None:
             raise Refused(f"<@{item.member_id}> is no longer in this server; nothing was changed (Ban still works).")

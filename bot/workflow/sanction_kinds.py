@@ -192,6 +192,13 @@ REGISTRY = SanctionRegistry([
                  Permission.MANAGE_MESSAGES, "Investigating", Style.SECONDARY),
 ])
 
+
+def there(kind: SanctionKind, can: frozenset[Capability], channel_id: str | None) -> str:
+    """``" in that channel"`` when ``kind`` is refused in ``channel_id`` alone (its channel stand-in, which the
+    platform refuses there: Slack's #general), else ``""`` (the platform cannot do it anywhere)."""
+    return " in that channel" if channel_id and REGISTRY.capable(kind, can, channel_id) else ""
+
+
 #: Actions that are no sanction: the permission they need and the report's (would, did) words.
 _NOT_SANCTIONS: dict[ActionKind, tuple[Permission, str, str]] = {
     ActionKind.NONE: (Permission.MANAGE_MESSAGES, "no action", "no action"),
@@ -215,4 +222,4 @@ ACTION_WORDS: dict[str, tuple[str, str]] = {
     a.label: _NOT_SANCTIONS[a][1:] if a in _NOT_SANCTIONS else (_primary(a).would, _primary(a).did)
     for a in ActionKind}
 
-__all__ = ["ACTION_PERMISSION", "ACTION_WORDS", "REGISTRY", "SanctionKind", "SanctionRegistry", "Style"]
+__all__ = ["ACTION_PERMISSION", "ACTION_WORDS", "REGISTRY", "SanctionKind", "SanctionRegistry", "Style", "there"]

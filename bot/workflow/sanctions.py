@@ -37,7 +37,7 @@ from bot.workflow.common import (
     short_refusal,
 )
 from bot.workflow.ports import NOT_BANNED, Capability, MemberInfo, MemberLookupError, MemberNotice
-from bot.workflow.sanction_kinds import REGISTRY, SanctionKind
+from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, there
 from bot.workflow.views import LogEntry
 
 log = logging.getLogger(__name__)
@@ -73,14 +73,18 @@ class SanctionsMixin(WorkflowParts):
             raise Refused(f"The platform did not answer about <@{member_id}> ({exc}); try again. Nothing was "
                           "changed.") from None
 
-    def capable(self, kind: SanctionKind, channel_id: str | None = None) -> bool:
-        """Whether this platform carries out registry entry ``kind`` (``channel_id``: the message's channel, where
-        a channel stand-in such as Slack's "remove from channel" acts)."""
-        return REGISTRY.capable(kind, self.enforcer.capabilities, channel_id)
-
-    def _kick_capable(self, channel_id: str | None) -> bool:
-        """Kick is possible: a real kick, or (Slack) removing the member from the message's channel."""
-        return self.capable(_entry(ActionKind.KICK), channel_id)
+    async def capable(self, kind: SanctionKind, server_id: str, channel_id: str | None = None) -> bool:
+        """Whether this platform carries out registry entry ``kind`` in ``server_id`` (``channel_id``: the
+        message's channel, where a channel stand-in such as Slack's "remove from channel" acts). A stand-in the
+        platform refuses in that channel (:meth:`~bot.workflow.ports.Enforcer.channel_refusals`: Slack's
+        #general) is not offered there."""
+        can = self.enforcer.capabilities
+        if not REGISTRY.capable(kind, can, channel_id):
+            return False
+        if channel_id and REGISTRY.by_channel(kind, can):
+            return REGISTRY.capable(kind, can - await self.enforcer.channel_refusals(server_id, channel_id),
+                                    channel_id)
+        return True
 
     async def _sanction_on_platform(self, policy: Policy, case: Case, duration_s: int | None,
                                     channel_id: str | None = None) -> ActionResult:
@@ -111,8 +115,9 @@ class SanctionsMixin(WorkflowParts):
             return ActionResult(action, True, "", extra)
         entry = _entry(kind)
         remove = REGISTRY.by_channel(entry, self.enforcer.capabilities) and bool(channel_id)
-        if not self.capable(entry, channel_id):
-            return ActionResult(action, False, f"this platform cannot {kind.label} members", extra)
+        if not await self.capable(entry, sid, channel_id):
+            return ActionResult(action, False, f"this platform cannot {kind.label} members"
+                                f"{there(entry, self.enforcer.capabilities, channel_id)}", extra)
         if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
             await dm()
         if kind is ActionKind.TIMEOUT:
@@ -194,8 +199,9 @@ class SanctionsMixin(WorkflowParts):
         authorize(actor, kind, target, bot=await self.enforcer.bot_member(server_id))
         if target is None and kind in (ActionKind.WARN, ActionKind.TIMEOUT, ActionKind.KICK):
             raise Refused(f"<@{member_id}> is not in this server; nothing was changed (a ban still works).")
-        if kind >= ActionKind.TIMEOUT and not self.capable(_entry(kind), channel_id):
-            raise Refused(f"This platform cannot {kind.label} members. Nothing was changed.")
+        if kind >= ActionKind.TIMEOUT and not await self.capable(_entry(kind), server_id, channel_id):
+            raise Refused(f"This platform cannot {kind.label} members"
+                          f"{there(_entry(kind), self.enforcer.capabilities, channel_id)}. Nothing was changed.")
         policy = await self.policies.get(self.platform, server_id)
         now = self.clock()
         expires = now + timedelta(seconds=duration_s) if duration_s and kind in (ActionKind.TIMEOUT,

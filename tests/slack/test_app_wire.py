@@ -135,11 +135,13 @@ def buttons(card: dict[str, Any]) -> list[str]:
 
 
 async def test_identity_attack_in_a_thread_goes_to_review_and_the_author_is_told_privately(senv):
-    """Without an admin token: an attack in a thread is not deleted; its card reaches review, says deletion needs an
-    admin, offers no Delete, and the author gets an ephemeral notice in the thread."""
+    """Without an admin token: an attack in a thread (of #random: Slack removes nobody from #general) is not
+    deleted; its card reaches review, says deletion needs an admin, offers no Delete but Remove from channel, and
+    the author gets an ephemeral notice in the thread."""
     await senv.start()
-    parent = senv.fake.add_message(senv.fake.general.id, senv.fake.owner.id, "celebrating Alex today!")
-    ev = await senv.say(senv.fake.member.id, "identityhate, all of you", thread_ts=parent["ts"])
+    random = senv.fake.random.id
+    parent = senv.fake.add_message(random, senv.fake.owner.id, "celebrating Alex today!")
+    ev = await senv.say(senv.fake.member.id, "identityhate, all of you", channel=random, thread_ts=parent["ts"])
     (card,) = senv.cards()
     assert "Review #1 (automod)" in card_text(card) and "needs an admin" in card_text(card)
     assert "mod:review:1:delete" not in buttons(card) and "mod:review:1:kick" in buttons(card)
@@ -147,7 +149,7 @@ async def test_identity_attack_in_a_thread_goes_to_review_and_the_author_is_told
     (eph,) = [e for e in senv.fake.ephemerals if e.get("user") == senv.fake.member.id]
     assert eph.get("thread_ts") == parent["ts"] and "case #1" in eph["text"]
     assert senv.rows("SELECT message_id, channel_id FROM verdicts") == [
-        (f"{senv.fake.general.id}:{ev['ts']}", f"{senv.fake.general.id}:{parent['ts']}")]
+        (f"{random}:{ev['ts']}", f"{random}:{parent['ts']}")]
 
 
 async def test_with_an_admin_token_the_attack_is_deleted(senv):
@@ -302,16 +304,17 @@ async def test_a_rate_limited_web_api_call_is_retried_after_retry_after(senv):
 
 
 async def test_a_join_burst_with_abuse_raises_one_raid_alert(senv):
-    """Ten accounts join the workspace within seconds and post attacks: one raid alert, one raid card."""
+    """Ten accounts join the workspace within seconds and post attacks (in #random: Slack removes nobody from
+    #general): one raid alert, one raid card."""
     await senv.start()
     raiders = [senv.fake.add_user(f"raider{i}") for i in range(10)]
     for user in raiders:
-        senv.fake.general.members.add(user.id)
+        senv.fake.random.members.add(user.id)
         resp = await senv.fake.deliver_event(senv.url, senv.fake.team_join_event(user))
         assert resp.status == 200
     await senv.fake.wait_until(lambda: senv.rows("SELECT COUNT(*) FROM raids")[0][0] >= 1)
     for user in raiders[:6]:
-        await senv.say(user.id, f"identityhate from {user.name}")
+        await senv.say(user.id, f"identityhate from {user.name}", channel=senv.fake.random.id)
     await senv.fake.wait_until(lambda: any("Remove all from channel" in card_text(c) for c in senv.cards()))
     # the burst of attacks is the same raid: still one open raid, one card, one alert in the mod log
     assert senv.rows("SELECT COUNT(*) FROM raids WHERE closed_at IS NULL") == [(1,)]

@@ -273,6 +273,10 @@ class DiscordEnforcer:
         """Not a Discord sanction (not in :attr:`capabilities`): permission overwrites would be needed."""
         return _fail("Discord has no 'remove from channel'; use a timeout or channel permissions")
 
+    async def channel_refusals(self, server_id: str, channel_id: str) -> frozenset[Capability]:
+        """None: every capability Discord grants holds in any channel (permissions are checked per call)."""
+        return frozenset()
+
     async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
         """Pause invites (Discord's incident actions, ``PUT /guilds/{g}/incident-actions``; at most 24 h)."""
         try:

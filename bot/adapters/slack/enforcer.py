@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds a ``users.info`` answer is reused (roles and names change rarely; moderation checks re-read after this).
 USER_CACHE_S = 300.0
+#: Seconds a channel's ``conversations.info`` answer (is it the workspace's #general?) is reused.
+CHANNEL_CACHE_S = 3600.0
 #: Rank of Slack roles for the workflow's hierarchy check (owner > admin > moderator > member).
 RANK_OWNER, RANK_ADMIN, RANK_MODERATOR, RANK_MEMBER = 3, 2, 1, 0
 
@@ -84,6 +86,7 @@ class SlackEnforcer:
             caps.add(Capability.DELETE)
         self.capabilities = frozenset(caps)
         self._users: dict[str, tuple[float, dict[str, Any] | None]] = {}
+        self._refusals: dict[str, tuple[float, frozenset[Capability]]] = {}
 
     # ------------------------------------------------------------------ users
     async def user_info(self, user_id: str, *, fresh: bool = False) -> dict[str, Any] | None:
@@ -193,6 +196,26 @@ class SlackEnforcer:
             return _ok(ActionKind.KICK)
         except SlackApiError as exc:
             return _fail(describe(exc), ActionKind.KICK)
+
+    async def channel_refusals(self, server_id: str, channel_id: str) -> frozenset[Capability]:
+        """``{REMOVE_FROM_CHANNEL}`` in the workspace's general channel (``conversations.info``'s ``is_general``:
+        Slack answers ``conversations.kick`` there ``cant_kick_from_general``) and in a DM or group DM
+        (``method_not_supported_for_channel_type``); else empty. A thread counts as its conversation. Each answer
+        is reused :data:`CHANNEL_CACHE_S` seconds; when Slack does not answer, empty (nothing cached: the
+        removal is then tried and Slack's refusal recorded)."""
+        channel, _ = split(channel_id)
+        hit = self._refusals.get(channel)
+        if hit is not None and time.monotonic() - hit[0] < CHANNEL_CACHE_S:
+            return hit[1]
+        try:
+            info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
+        except SlackApiError as exc:
+            log.info("conversations.info %s: %s", channel, describe(exc))
+            return frozenset()
+        stuck = info.get("is_general") or info.get("is_im") or info.get("is_mpim")
+        refused = frozenset({Capability.REMOVE_FROM_CHANNEL}) if stuck else frozenset()
+        self._refusals[channel] = (time.monotonic(), refused)
+        return refused
 
     async def _unsupported(self, what: str) -> ActionResult:
         return _fail(f"Slack has no {what} for apps")

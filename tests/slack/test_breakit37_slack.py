@@ -1,0 +1,53 @@
+"""Breaking the Slack app as a workspace admin, a moderator and a member would, through the real slack-bolt app and
+slack_sdk client against the fake Slack (a real SQLite mod log). Each test failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.slack.test_app_wire import SlackEnv, buttons, card_text, click
+
+pytestmark = pytest.mark.slack
+
+
+async def test_a_card_about_a_message_in_general_offers_no_remove_from_channel(env: SlackEnv) -> None:
+    """Slack removes nobody from the workspace's #general (``conversations.kick`` answers
+    ``cant_kick_from_general``): a card about a message there, or in one of its threads, offers Warn but no
+    "Remove from channel", and a click on it anyway (a card posted before) is refused with nothing done; a card
+    about a message in #random offers it. Before, every card offered it, and confirming it on a #general message
+    recorded a failed removal."""
+    await env.start()
+    await env.say(env.fake.member.id, "borderline take")
+    parent = env.fake.add_message(env.fake.general.id, env.fake.owner.id, "welcome, everyone")
+    await env.say(env.fake.member.id, "borderline take in a thread", thread_ts=parent["ts"])
+    await env.say(env.fake.member.id, "borderline take elsewhere", channel=env.fake.random.id)
+    general, thread, random = sorted(env.cards(), key=lambda c: float(c["ts"]))
+    for card, review in ((general, 1), (thread, 2)):
+        assert f"mod:review:{review}:warn" in buttons(card)
+        assert f"mod:review:{review}:kick" not in buttons(card) and "Remove from channel" not in card_text(card)
+    assert "mod:review:3:kick" in buttons(random) and "Remove from channel" in card_text(random)
+    before = len(env.fake.ephemerals)
+    assert (await click(env, env.mods.id, general, "mod:review:1:kick")).status == 200
+    refusal = await env.fake.wait_until(lambda: env.fake.ephemerals[before:])
+    assert "cannot kick members in that channel" in refusal[0]["text"], refusal
+    await env.settle()
+    assert env.fake.calls_of("views.open") == [] and env.fake.calls_of("conversations.kick") == []
+    assert env.rows("SELECT decision FROM review_items ORDER BY id") == [("open",), ("open",), ("open",)]
+
+
+async def test_a_raid_in_general_offers_no_remove_all_from_channel(env: SlackEnv) -> None:
+    """A join burst whose attacks land in #general: its raid card offers no "Remove all from channel" (Slack
+    removes nobody from #general), only what can be done there. Before, it offered it, and every removal failed."""
+    await env.start()
+    raiders = [env.fake.add_user(f"raider{i}") for i in range(10)]
+    for user in raiders:
+        env.fake.general.members.add(user.id)
+        assert (await env.fake.deliver_event(env.url, env.fake.team_join_event(user))).status == 200
+    await env.fake.wait_until(lambda: env.rows("SELECT COUNT(*) FROM raids")[0][0] >= 1)
+    for user in raiders[:6]:
+        await env.say(user.id, f"identityhate from {user.name}")
+    where = f"<#{env.fake.general.id}>"
+    card = await env.fake.wait_until(lambda: next((c for c in env.cards() if "Raid #" in card_text(c)
+                                                   and where in card_text(c)), None))
+    assert not any(b.endswith(":kick") for b in buttons(card)) and "Remove all from channel" not in card_text(card)
+    assert any(b.endswith(":end") for b in buttons(card))
