@@ -51,3 +51,24 @@ async def test_a_raid_in_general_offers_no_remove_all_from_channel(env: SlackEnv
                                                    and where in card_text(c)), None))
     assert not any(b.endswith(":kick") for b in buttons(card)) and "Remove all from channel" not in card_text(card)
     assert any(b.endswith(":end") for b in buttons(card))
+
+
+@pytest.mark.parametrize(("text", "file", "judged"), [
+    ("", {"name": "identityhate.png", "title": "identityhate.png"}, "identityhate.png"),
+    ("look at this", {"name": "identityhate.txt", "title": "identityhate.txt"}, "look at this\nidentityhate.txt"),
+    ("", {"name": "IMG_0001.png", "title": "identityhate, all of you"},
+     "identityhate, all of you\nIMG_0001.png"),
+])
+async def test_a_shared_files_name_and_title_are_judged(env: SlackEnv, text: str, file: dict[str, str],
+                                                        judged: str) -> None:
+    """A file share is judged on the message text, the title the member typed and the file's name: an abusive
+    file name reaches review with the words it was judged on. Before, a file whose title was its name (Slack's
+    default when the member types none) was judged on the message text alone, so ``identityhate.png`` shared
+    without a word was judged empty and passed."""
+    await env.start()
+    ev = env.fake.message_event(env.fake.random.id, env.fake.member.id, text,
+                                files=[{"id": "F0000000001", **file, "url_private": "https://files.example/f"}])
+    await env.say(env.fake.member.id, "", event=ev)
+    assert env.rows("SELECT excerpt FROM messages") == [(judged,)]
+    (card,) = env.cards()
+    assert "identityhate" in card_text(card)

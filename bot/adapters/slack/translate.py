@@ -116,9 +116,23 @@ def message_fields(event: dict[str, Any]) -> dict[str, Any] | None:
             "bot": subtype == "bot_message" or bool(event.get("bot_id"))}
 
 
+def file_words(files: list[dict[str, Any]]) -> str:
+    """The words of shared files that are judged with the message, one per line in file order: each file's title
+    when the member typed one (Slack sets ``title`` to the file ``name`` when they did not), then its ``name`` (a
+    file name is the member's words too: ``you-are-vermin.png``), each text once. Plain text, not markup: a file
+    named ``<!channel>`` pings nobody. ``""`` when there are none."""
+    words: list[str] = []
+    for f in files:
+        for value in (f.get("title"), f.get("name")):
+            if isinstance(value, str) and value.strip() and value.strip() not in words:
+                words.append(value.strip())
+    return "\n".join(words)
+
+
 def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, author: MemberRef,
             channel_name: str = "") -> Message:
-    """A core :class:`Message` from a ``message`` event (see :func:`message_fields`).
+    """A core :class:`Message` from a ``message`` event (see :func:`message_fields`). Its text is what the member
+    typed, then the shared files' titles and names (:func:`file_words`), so a file share is judged on all of them.
 
     Raises:
         ValueError: the event has no channel or ``ts``, or its ``ts`` is not a Slack time (:func:`parse_ts`:
@@ -132,13 +146,13 @@ def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, auth
     if created is None:
         raise ValueError("message event whose ts is not a Slack time")
     text = fields["text"]
-    files = fields.get("files") or []
-    titles = " ".join(f.get("title") or "" for f in files if f.get("title") and f.get("title") != f.get("name"))
-    if titles:
-        text = f"{text}\n{titles}".strip()
+    files = [f for f in fields.get("files") or [] if isinstance(f, dict)]
     mentions = tuple(Mention(id=u) for u in _MENTION.findall(text))  # real markup, read before unescaping
     everyone = bool(_EVERYONE.search(text))
     text = unescape(text)  # what the member typed: Slack sends &, <, > as &amp; &lt; &gt;
+    shared = file_words(files)
+    if shared:
+        text = f"{text}\n{shared}".strip()
     return Message(
         server=ServerRef(PLATFORM, team_id),
         channel=channel_ref(channel, fields.get("thread_ts"), ts, channel_name),
