@@ -5,8 +5,8 @@ aiosqlite or torch (``tests/test_core_boundary.py`` enforces this).
 
 * :class:`Enforcer` carries out actions on one platform and **declares what it can do** (:class:`Capability`).
   The workflow never asks for something outside ``capabilities``: it falls back (to the review queue, to a note on
-  the case) instead of failing. An enforcer never raises for a platform refusal; it returns
-  ``ActionResult(ok=False, reason=...)`` with a moderator-readable reason.
+  the case) instead of failing. An enforcer never raises for a platform refusal, nor for a network failure that
+  outlasts its client's retries; it returns ``ActionResult(ok=False, reason=...)`` with a moderator-readable reason.
 * :class:`ModDesk` is where moderators read: the mod log and the review channel. The adapter renders the view
   models of :mod:`bot.workflow.views` into embeds (Discord) or Block Kit (Slack).
 * The mod log is the core's store port, :class:`bot.core.store_port.ModStore`; adapters never call the store

@@ -191,7 +191,7 @@ class Recorded:
 class _Failure:
     method: str
     pattern: re.Pattern[str]
-    status: int
+    status: int  # 0: the connection is closed without an answer (reset_connection)
     code: int
     message: str
     times: int
@@ -428,6 +428,12 @@ class FakeDiscord:
              message: str = "Missing Permissions", times: int = 1) -> None:
         """Answer the next ``times`` requests matching ``method`` and ``path_regex`` with an error body."""
         self._failures.append(_Failure(method, re.compile(path_regex), status, code, message, times))
+
+    def reset_connection(self, method: str, path_regex: str, *, times: int = 1) -> None:
+        """End the next ``times`` requests matching ``method`` and ``path_regex`` with the connection closed before
+        any answer (a reset on the way to Discord, a restarted edge; discord.py sees ``ServerDisconnectedError``,
+        which it does not retry). Nothing is done."""
+        self._failures.append(_Failure(method, re.compile(path_regex), 0, 0, "connection reset", times))
 
     def rate_limit(self, method: str, path_regex: str, *, retry_after: float = 0.5, times: int = 1,
                    global_: bool = False, scope: str | None = None, bucket: str = "abcd1234", limit: int = 5,
@@ -921,6 +927,10 @@ class FakeDiscord:
                     f.times -= 1
                     rec.response = {"status": f.status, "code": f.code}
                     rec.error_code = f.code
+                    if f.status == 0:  # reset_connection: no answer at all
+                        assert request.transport is not None
+                        request.transport.close()
+                        return web.Response(status=500)
                     return self._error(f.status, f.code, f.message)
             try:
                 resp = self._route(rec)

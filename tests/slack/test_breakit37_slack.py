@@ -72,3 +72,23 @@ async def test_a_shared_files_name_and_title_are_judged(env: SlackEnv, text: str
     assert env.rows("SELECT excerpt FROM messages") == [(judged,)]
     (card,) = env.cards()
     assert "identityhate" in card_text(card)
+
+
+async def test_a_removal_whose_connection_keeps_resetting_is_recorded_as_failed(env: SlackEnv) -> None:
+    """"Remove from channel" confirmed while every connection to ``conversations.kick`` is reset (slack_sdk tries
+    once more, then gives up): the case records the removal as failed with the network's reason, the card says so,
+    the member stays in the channel and nothing is tried again. Before, the aiohttp error escaped the enforcer: the
+    review item said "kicked" while its case stayed ``pending`` with nothing recorded."""
+    from tests.slack.test_confirm_slack import flagged_card, open_reason_modal, submit
+
+    card = await flagged_card(env)
+    env.fake.reset_connection("conversations.kick", times=2)
+    view = await open_reason_modal(env, env.mods.id, card, "mod:review:1:kick")
+    assert (await submit(env, env.mods.id, view, "keeps baiting people")).status == 200
+    await env.fake.wait_until(lambda: "FAILED" in card_text(env.cards()[0]))
+    await env.settle()
+    assert "network error: could not reach Slack" in card_text(env.cards()[0])
+    assert [c.status for c in env.fake.calls_of("conversations.kick")] == [0, 0]
+    ((status, failure),) = env.rows("SELECT status, failure FROM cases WHERE moderator_id = ?", (env.mods.id,))
+    assert status == "failed" and failure.startswith("network error: could not reach Slack"), failure
+    assert env.fake.member.id in env.fake.random.members

@@ -1,7 +1,8 @@
 """Carry out the workflow's actions on Discord (:class:`bot.workflow.ports.Enforcer`).
 
 Layer: ``bot.adapters.discord``. Imports discord.py, ``bot.core`` and ``bot.workflow``. Never raises for Discord
-refusals (403 Forbidden, 404 NotFound, 400 HTTPException): the reason is returned so the case records it. Rate
+refusals (403 Forbidden, 404 NotFound, 400 HTTPException) nor for a network failure that outlasts discord.py's
+retries (:mod:`bot.adapters.network`): the reason is returned so the case records it. Rate
 limits (429) are waited out by discord.py itself, which is why verdicts are carried out off the interaction path.
 """
 
@@ -12,10 +13,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import discord
 
 from bot.adapters.discord.cards import md
 from bot.adapters.discord.interact import PERMISSION_FLAGS
+from bot.adapters.network import NETWORK_ERRORS, network_failure, network_reason
 from bot.core.models import MAX_SENT_TIMEOUT_S, Action, ActionKind
 from bot.core.ports import GONE, ActionResult
 from bot.workflow import words
@@ -32,6 +35,9 @@ from bot.workflow.ports import (
 )
 
 log = logging.getLogger(__name__)
+
+#: The platform's name in a network failure's reason (:func:`bot.adapters.network.network_reason`).
+PLATFORM_NAME = "Discord"
 
 #: Discord refuses bulk deletion of messages older than 14 days (API error 50034).
 BULK_DELETE_MAX_AGE = timedelta(days=14)
@@ -111,6 +117,8 @@ class DiscordEnforcer:
             return None
         except discord.HTTPException as exc:
             raise MemberLookupError(describe_error(exc)) from None
+        except NETWORK_ERRORS as exc:
+            raise MemberLookupError(network_reason(exc, PLATFORM_NAME)) from None
         return member_info(m)
 
     async def member_permissions(self, server_id: str, channel_id: str, member_id: str) -> ChannelPermissions | None:
@@ -124,17 +132,17 @@ class DiscordEnforcer:
         """
         try:
             guild = await self._guild(server_id)
-        except (ValueError, discord.HTTPException):
+        except (ValueError, discord.HTTPException, aiohttp.ClientError, TimeoutError):  # unreadable
             return None
         try:
             channel = guild.get_channel_or_thread(int(channel_id)) or await guild.fetch_channel(int(channel_id))
         except discord.NotFound:
             raise ChannelGone(channel_id) from None
-        except (ValueError, discord.HTTPException):
+        except (ValueError, discord.HTTPException, aiohttp.ClientError, TimeoutError):  # unreadable
             return None
         try:
             member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
-        except (ValueError, discord.HTTPException):
+        except (ValueError, discord.HTTPException, aiohttp.ClientError, TimeoutError):  # unreadable
             return None
         if not hasattr(channel, "permissions_for"):
             return None
@@ -148,6 +156,7 @@ class DiscordEnforcer:
         return member_info(guild.me) if guild is not None and guild.me is not None else None
 
     # ------------------------------------------------------------------ messages
+    @network_failure(PLATFORM_NAME, ActionKind.DELETE)
     async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
         """Delete one message. ``Unknown Message (10008)`` is returned as a failure with that reason, marked
         ``extra[GONE]`` (:data:`bot.core.ports.GONE`)."""
@@ -180,9 +189,13 @@ class DiscordEnforcer:
         except discord.HTTPException as exc:
             failed.update({m: describe_error(exc) for m in young})
             return BulkResult(failed=failed)
+        except NETWORK_ERRORS as exc:
+            failed.update({m: network_reason(exc, PLATFORM_NAME) for m in young})
+            return BulkResult(failed=failed)
         return BulkResult(deleted=tuple(young), failed=failed)
 
     # ------------------------------------------------------------------ notices
+    @network_failure(PLATFORM_NAME)
     async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
         """DM the member about their case, with an Appeal button (fails with 50007 when DMs are closed)."""
         titles = {ActionKind.WARN: "Warning", ActionKind.TIMEOUT: "Timeout", ActionKind.KICK: "Kicked",
@@ -207,6 +220,7 @@ class DiscordEnforcer:
             return _fail(describe_error(exc))
 
     # ------------------------------------------------------------------ sanctions
+    @network_failure(PLATFORM_NAME, ActionKind.TIMEOUT)
     async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
         """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most
         :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for clock skew)."""
@@ -220,6 +234,7 @@ class DiscordEnforcer:
         except discord.HTTPException as exc:
             return _fail(describe_error(exc), ActionKind.TIMEOUT)
 
+    @network_failure(PLATFORM_NAME, ActionKind.TIMEOUT)
     async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
         """Lift a timeout (``communication_disabled_until: null``)."""
         try:
@@ -230,6 +245,7 @@ class DiscordEnforcer:
         except discord.HTTPException as exc:
             return _fail(describe_error(exc), ActionKind.TIMEOUT)
 
+    @network_failure(PLATFORM_NAME, ActionKind.KICK)
     async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
         """Kick (``DELETE /guilds/{g}/members/{u}``)."""
         try:
@@ -238,6 +254,7 @@ class DiscordEnforcer:
         except discord.HTTPException as exc:
             return _fail(describe_error(exc), ActionKind.KICK)
 
+    @network_failure(PLATFORM_NAME, ActionKind.BAN)
     async def ban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
         """Ban (``PUT /guilds/{g}/bans/{u}``), keeping the member's message history."""
         try:
@@ -247,6 +264,7 @@ class DiscordEnforcer:
         except discord.HTTPException as exc:
             return _fail(describe_error(exc), ActionKind.BAN)
 
+    @network_failure(PLATFORM_NAME, ActionKind.BAN)
     async def unban(self, server_id: str, member_id: str, reason: str) -> ActionResult:
         """Lift a ban (``DELETE /guilds/{g}/bans/{u}``); 404 Unknown Ban (the user is not banned) is refused with
         :data:`bot.workflow.ports.NOT_BANNED` in ``extra``."""
@@ -260,6 +278,7 @@ class DiscordEnforcer:
             return res
 
     # ------------------------------------------------------------------ channels and server
+    @network_failure(PLATFORM_NAME)
     async def set_slowmode(self, server_id: str, channel_id: str, seconds: int) -> ActionResult:
         """Set ``rate_limit_per_user`` (0-21600 s) on a text channel or a thread itself."""
         try:
@@ -277,6 +296,7 @@ class DiscordEnforcer:
         """None: every capability Discord grants holds in any channel (permissions are checked per call)."""
         return frozenset()
 
+    @network_failure(PLATFORM_NAME)
     async def pause_invites(self, server_id: str, until: datetime | None) -> ActionResult:
         """Pause invites (Discord's incident actions, ``PUT /guilds/{g}/incident-actions``; at most 24 h)."""
         try:

@@ -14,8 +14,9 @@ What Slack lets an app do (docs: ``chat.delete``, ``conversations.kick``, ``chat
   ``chat.postEphemeral`` (the member must be in the channel).
 
 Every Slack error (``cant_delete_message``, ``not_in_channel``, ``missing_scope``, ``channel_not_found``,
-``user_not_found``, ``ratelimited`` after retries...) becomes ``ActionResult(ok=False, reason=...)`` recorded on the
-case. Rate limits (HTTP 429 + ``Retry-After``) are waited out by slack_sdk's own ``AsyncRateLimitErrorRetryHandler``.
+``user_not_found``, ``ratelimited`` after retries...) and every network failure that outlasts slack_sdk's retries
+(connection refused or reset, no answer in time: :mod:`bot.adapters.network`) becomes
+``ActionResult(ok=False, reason=...)`` recorded on the case. Rate limits (HTTP 429 + ``Retry-After``) are waited out by slack_sdk's own ``AsyncRateLimitErrorRetryHandler``.
 """
 
 from __future__ import annotations
@@ -29,13 +30,17 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.network import NETWORK_ERRORS, network_failure, network_reason
 from bot.adapters.slack import blocks
 from bot.adapters.slack.translate import split
 from bot.core.models import Action, ActionKind
 from bot.core.ports import GONE, ActionResult
-from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberNotice
+from bot.workflow.ports import BulkResult, Capability, MemberInfo, MemberLookupError, MemberNotice
 
 log = logging.getLogger(__name__)
+
+#: The platform's name in a network failure's reason (:func:`bot.adapters.network.network_reason`).
+PLATFORM_NAME = "Slack"
 
 #: Seconds a ``users.info`` answer is reused (roles and names change rarely; moderation checks re-read after this).
 USER_CACHE_S = 300.0
@@ -122,8 +127,15 @@ class SlackEnforcer:
         organisation in a shared channel) is here, not gone: they are a plain member of this workspace's channels
         (rank 0, never an owner or admin *here*, whatever they are at home), so the card's Warn (a DM) and Remove
         from channel are tried, and whatever Slack answers is recorded on the case. ``home_server`` names their
-        workspace, so the card says what cannot be done for them here (:func:`bot.adapters.slack.blocks.review`)."""
-        user = await self.user_info(member_id)
+        workspace, so the card says what cannot be done for them here (:func:`bot.adapters.slack.blocks.review`).
+
+        Raises:
+            MemberLookupError: Slack could not be reached (:data:`bot.adapters.network.NETWORK_ERRORS`).
+        """
+        try:
+            user = await self.user_info(member_id)
+        except NETWORK_ERRORS as exc:
+            raise MemberLookupError(network_reason(exc, PLATFORM_NAME)) from None
         if user is None:
             return None
         name = (user.get("profile") or {}).get("display_name") or user.get("real_name") or user.get("name") or ""
@@ -138,6 +150,7 @@ class SlackEnforcer:
         return MemberInfo(id=self.bot_user_id, name="modbot", rank=RANK_ADMIN, is_bot=True)
 
     # ------------------------------------------------------------------ messages
+    @network_failure(PLATFORM_NAME, ActionKind.DELETE)
     async def delete_message(self, server_id: str, channel_id: str, message_id: str) -> ActionResult:
         """Delete with the admin user token (a bot token can delete only its own messages)."""
         if self.admin_client is None:
@@ -166,6 +179,7 @@ class SlackEnforcer:
         return BulkResult(tuple(deleted), failed)
 
     # ------------------------------------------------------------------ notices
+    @network_failure(PLATFORM_NAME)
     async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
         """DM the member (``conversations.open`` + ``chat.postMessage``) with the case and an Appeal button."""
         try:
@@ -177,6 +191,7 @@ class SlackEnforcer:
         except SlackApiError as exc:
             return _fail(describe(exc))
 
+    @network_failure(PLATFORM_NAME)
     async def notify_in_channel(self, server_id: str, channel_id: str, member_id: str, text: str) -> ActionResult:
         """A notice only the member sees (``chat.postEphemeral``; in the thread for a thread channel)."""
         channel, thread_ts = split(channel_id)
@@ -188,6 +203,7 @@ class SlackEnforcer:
             return _fail(describe(exc))
 
     # ------------------------------------------------------------------ sanctions
+    @network_failure(PLATFORM_NAME, ActionKind.KICK)
     async def remove_from_channel(self, server_id: str, channel_id: str, member_id: str) -> ActionResult:
         """``conversations.kick``: Slack's strongest per-channel sanction (the bot must be in the channel)."""
         channel, _ = split(channel_id)
@@ -211,6 +227,9 @@ class SlackEnforcer:
             info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
         except SlackApiError as exc:
             log.info("conversations.info %s: %s", channel, describe(exc))
+            return frozenset()
+        except NETWORK_ERRORS as exc:
+            log.info("conversations.info %s: %s", channel, network_reason(exc, PLATFORM_NAME))
             return frozenset()
         stuck = info.get("is_general") or info.get("is_im") or info.get("is_mpim")
         refused = frozenset({Capability.REMOVE_FROM_CHANNEL}) if stuck else frozenset()
