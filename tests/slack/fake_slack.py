@@ -1136,6 +1136,22 @@ class FakeSlack:
             event["inviter"] = inviter
         return event
 
+    def channel_shared_event(self, channel: str, team: str) -> dict[str, Any]:
+        """A ``channel_shared`` event: the channel is now shared with workspace ``team`` (Slack Connect accepted;
+        ``conversations.info`` then says ``is_ext_shared``)."""
+        chan = self.channels[channel]
+        if team not in chan.shared_with:
+            chan.shared_with.append(team)
+        chan.pending_share = False
+        return {"type": "channel_shared", "connected_team_id": team, "channel": channel, "event_ts": self.new_ts()}
+
+    def channel_unshared_event(self, channel: str, team: str) -> dict[str, Any]:
+        """A ``channel_unshared`` event: workspace ``team`` no longer shares the channel."""
+        chan = self.channels[channel]
+        chan.shared_with = [t for t in chan.shared_with if t != team]
+        return {"type": "channel_unshared", "previously_connected_team_id": team, "channel": channel,
+                "is_ext_shared": bool(chan.shared_with), "event_ts": self.new_ts()}
+
     def command_payload(self, command: str, text: str, *, user: str, channel: str) -> dict[str, str]:
         """A slash command's form fields, with a registered ``response_url`` and ``trigger_id``."""
         chan, who = self.channels[channel], self.users[user]

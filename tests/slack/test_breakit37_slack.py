@@ -92,3 +92,56 @@ async def test_a_removal_whose_connection_keeps_resetting_is_recorded_as_failed(
     ((status, failure),) = env.rows("SELECT status, failure FROM cases WHERE moderator_id = ?", (env.mods.id,))
     assert status == "failed" and failure.startswith("network error: could not reach Slack"), failure
     assert env.fake.member.id in env.fake.random.members
+
+
+#: Another organisation's workspace, which a Slack Connect channel is shared with.
+OTHER_ORG = "T0OTHERORG"
+
+
+def problems(env: SlackEnv) -> list[str]:
+    """The mod log's "Channel problem" posts, as text."""
+    return [card_text(c.params) for c in env.posted(env.modlog) if "Channel problem" in str(c.params.get("text"))]
+
+
+async def test_a_review_channel_shared_after_setup_gets_no_more_cards(env: SlackEnv) -> None:
+    """The review channel is shared with another organisation (Slack Connect) after setup: from the
+    ``channel_shared`` event on, no card is posted there (the other organisation's people would read members'
+    flagged words); the mod log says why, once, and that the card could not be posted. Unshared again
+    (``channel_unshared``), cards land there again. Before, every card went on to the shared channel."""
+    await env.start()
+    await env.say(env.fake.member.id, "borderline take", channel=env.fake.random.id)
+    assert len(env.cards()) == 1
+    shared = env.fake.channel_shared_event(env.review.id, OTHER_ORG)
+    assert (await env.fake.deliver_event(env.url, shared)).status == 200
+    await env.say(env.fake.member.id, "borderline again", channel=env.fake.random.id)
+    await env.say(env.fake.member.id, "borderline thrice", channel=env.fake.random.id)
+    assert len(env.cards()) == 1
+    (problem,) = problems(env)
+    assert "shared with another organisation (Slack Connect)" in problem and env.review.id in problem
+    assert any("Review #2 could not be posted" in str(c.params.get("text")) for c in env.posted(env.modlog))
+    unshared = env.fake.channel_unshared_event(env.review.id, OTHER_ORG)
+    assert (await env.fake.deliver_event(env.url, unshared)).status == 200
+    await env.say(env.fake.member.id, "borderline once more", channel=env.fake.random.id)
+    assert len(env.cards()) == 2
+
+
+async def test_a_review_channel_shared_while_the_event_was_missed_is_seen_within_the_check_interval(
+        env: SlackEnv) -> None:
+    """The bot missed the ``channel_shared`` event (it was stopped): the channel's sharing is read from Slack
+    again once the last answer is :data:`~bot.adapters.slack.desk.SHARE_CHECK_S` seconds old (the desk's clock), so
+    the next card after that is not posted there and the mod log says why."""
+    from bot.adapters.slack.desk import SHARE_CHECK_S
+
+    await env.start()
+    assert env.bot is not None
+    now = [1000.0]
+    env.bot.desk.clock = lambda: now[0]
+    await env.say(env.fake.member.id, "borderline take", channel=env.fake.random.id)
+    env.review.shared_with.append(OTHER_ORG)  # shared behind the bot's back: no event
+    await env.say(env.fake.member.id, "borderline again", channel=env.fake.random.id)
+    assert len(env.cards()) == 2 and problems(env) == []  # the answer of a moment ago is reused
+    now[0] += SHARE_CHECK_S
+    await env.say(env.fake.member.id, "borderline thrice", channel=env.fake.random.id)
+    assert len(env.cards()) == 2
+    (problem,) = problems(env)
+    assert "shared with another organisation (Slack Connect)" in problem

@@ -28,7 +28,8 @@ def test_manifest_events_shortcut_and_socket_mode():
     """Bot events are the message and join events the app handles; the message shortcut's callback id matches."""
     m = load()
     assert set(m["settings"]["event_subscriptions"]["bot_events"]) == {
-        "message.channels", "message.groups", "team_join", "user_change", "member_joined_channel", "app_home_opened"}
+        "message.channels", "message.groups", "team_join", "user_change", "member_joined_channel", "channel_shared",
+        "channel_unshared", "app_home_opened"}
     assert m["features"]["app_home"]["home_tab_enabled"] is True
     assert [(s["type"], s["callback_id"]) for s in m["features"]["shortcuts"]] == [("message", "report_message")]
     assert m["settings"]["socket_mode_enabled"] is True and m["settings"]["interactivity"]["is_enabled"] is True

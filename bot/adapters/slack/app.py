@@ -171,6 +171,16 @@ class SlackHandlers:
         first-seen date: the new-member and raid-mode tiers must not apply to regulars added to a new channel."""
         log.debug("channel join of %s in %s (not a workspace join)", event.get("user"), event.get("channel"))
 
+    async def on_channel_shared(self, event: dict[str, Any]) -> None:
+        """``channel_shared`` / ``channel_unshared``: a channel was shared with another organisation (Slack
+        Connect) or stopped being shared. The desk reads its sharing again before its next card or mod-log post
+        (:meth:`bot.adapters.slack.desk.SlackDesk.channel_changed`), so a review or mod-log channel shared after
+        setup gets no more cards (a channel problem is reported instead), and one unshared gets them again."""
+        channel = event.get("channel")
+        if isinstance(channel, str) and channel:
+            log.info("%s: %s", event.get("type"), channel)
+            self.bot.desk.channel_changed(channel)
+
     # ------------------------------------------------------------------ buttons
     async def on_action(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], respond: AsyncRespond) -> None:
         """A ``mod:*`` button: review decision, appeal decision, raid action, or Appeal (opens a modal)."""
@@ -376,6 +386,8 @@ def register(app: AsyncApp, handlers: SlackHandlers) -> None:
     app.event("message")(handlers.on_message)
     app.event("team_join")(handlers.on_join)
     app.event("member_joined_channel")(handlers.on_channel_join)
+    app.event("channel_shared")(handlers.on_channel_shared)
+    app.event("channel_unshared")(handlers.on_channel_shared)
     app.action(re.compile(r"^mod:"))(handlers.on_action)
     app.shortcut("report_message")(handlers.on_report_shortcut)
     app.view("mod_report")(handlers.on_report_submit)
