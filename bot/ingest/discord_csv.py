@@ -23,7 +23,9 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
 * Server: ``ServerRef("export", <name of the folder holding channels.json, else the given root folder, else the
   file's folder>)``.
 * Authors: ``AuthorID`` and ``Author`` (``name#discriminator``, kept as written); ``created_at`` is not derived
-  because exported ids may be pseudonyms. Mentions cannot be resolved (CSV renders them as ``@name``);
+  because exported ids may be pseudonyms. An AuthorID in scientific notation (``1.23457E+17``: a spreadsheet
+  such as Excel rounded the ids and saved the file again) is reported and its row skipped, never read as a member
+  that different members' rounded ids would share. Mentions cannot be resolved (CSV renders them as ``@name``);
   ``@everyone``/``@here`` set ``mentions_everyone``.
 * Bots: CSV has no ``isBot`` column. A row with neither content nor attachments is an embed-only message, which
   Discord's API lets only bots, webhooks and integrations send (a member's message needs text, a file or a
@@ -79,6 +81,10 @@ _MONTHS = {
 _DCE2019 = re.compile(r"^(\d{1,2})-([A-Za-z]{3})-(\d{2}) (\d{1,2}):(\d{2}) ([AaPp][Mm])$")
 _ID_IN_NAME = re.compile(r"\[(\d{15,22})\]")
 _REQUIRED = ("AuthorID", "Date", "Content")
+#: An AuthorID a spreadsheet turned into a number and wrote back in scientific notation (Excel: ``1.23457E+17``,
+#: ``1,23457E+17`` in locales with a decimal comma): 6 significant digits of an 18-digit id, so different members
+#: read as one.
+_ROUNDED_ID = re.compile(r"\d+(?:[.,]\d+)?[eE][+-]?\d+")
 #: Distinct raw dates whose rows are remembered to number identical rows (:func:`_row_id`'s ordinal): identical
 #: rows share their date, and DCE writes a file in time order, so only the recent dates can repeat; the memory is
 #: the rows of these dates, whatever the file's size.
@@ -205,7 +211,7 @@ def iter_discord_csv(
 
     Raises:
         IngestError: Only with a ``"stop"`` sink: a missing header column (``"line 1"``), a row with too few
-            fields or a bad date (``"row R (line L)"``), or broken quoting / end of file inside a quoted field (with a
+            fields, a bad date or an AuthorID in scientific notation (``"row R (line L)"``), or broken quoting / end of file inside a quoted field (with a
             ``"skip"`` sink that row alone is skipped: reading goes on at the line after the one it started on, so
             the rows an unterminated quote swallowed are read, or reported one by one).
     """
@@ -369,6 +375,14 @@ def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterat
             continue
         if not aid:
             sink.report(IngestError(path, where, "empty AuthorID"))
+            continue
+        if _ROUNDED_ID.fullmatch(aid.strip()):
+            # one id for many members: their messages would be one member's (flood, strikes, the ladder)
+            sink.report(IngestError(path, where, f"AuthorID {aid!r} is a number in scientific notation: a "
+                                                 "spreadsheet rounded the member ids (their last digits are lost, "
+                                                 "so different members would read as one); this row is skipped: "
+                                                 "use the file DiscordChatExporter wrote, or import the AuthorID "
+                                                 "column as text"))
             continue
         name = clean_text(row[i_name]) if i_name is not None and i_name < len(row) else ""
         same_date = seen.get(date_raw)
