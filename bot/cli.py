@@ -461,6 +461,14 @@ def _slack(settings: Settings) -> int:
     return 0
 
 
+def _same_folder(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` are one folder (resolved; a folder that does not exist is no folder)."""
+    try:
+        return a.resolve(strict=True) == b.resolve(strict=True)
+    except OSError:
+        return False
+
+
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     from bot.core.policy import load_policy, server_of_policy_file
     from bot.workflow.policy_text import channel_warnings, switched_off_tiers
@@ -471,6 +479,15 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
     if named is not None:  # a server's file (<platform>-<server id>.toml): what the bot refuses for it at start
         policy.check_for_server(named[1], str(args.file))
     notes = switched_off_tiers(load_policy(settings.default_policy), policy) if args.file else []
+    unread = None
+    if args.file and _same_folder(args.file.parent, settings.servers_dir):
+        # a file in the servers folder is a server's file: its name is checked too (a bot or scan reads
+        # discord-<id>.toml only: a .TOML or a name instead of the id ran the server on the default policy)
+        from bot.core.policy_registry import file_server
+
+        named = file_server(args.file.name)
+        if isinstance(named, str):
+            unread = f"{args.file}: no server reads this file: {named}"
     if args.json:
         doc = policy.model_dump(mode="json")
         sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},
@@ -478,6 +495,8 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
         sys.stdout.flush()  # inside main's try, so a closed pipe (``| head``) is a quiet exit, not a traceback
     for line in policy.warnings():
         print(f"warning: {line}", file=sys.stderr)  # noqa: T201
+    if unread is not None:
+        print(f"warning: {unread}", file=sys.stderr)  # noqa: T201
     for warning in channel_warnings(policy):
         print(f"warning: {warning} (set it in the server's file or with /policy set)", file=sys.stderr)  # noqa: T201
     ok = f"OK: valid policy, version {policy.version} ({', '.join(str(f) for f in files)})"

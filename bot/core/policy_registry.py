@@ -16,7 +16,6 @@ from bot.core.policy import (
     Policy,
     PolicyError,
     load_policy,
-    server_of_policy_file,
     server_policy_path,
 )
 
@@ -27,6 +26,38 @@ _SNOWFLAKE = re.compile(r"\d{17,20}")
 #: A Slack team id: ``T`` (a workspace) or ``E`` (an Enterprise Grid organization, as an org-wide export records
 #: it) then upper-case letters and digits.
 _SLACK_TEAM = re.compile(r"[TE][A-Z0-9]{2,}")
+
+#: The platforms a server's own file may name: the bots' (``discord``, ``slack``) and a scanned export's.
+FILE_PLATFORMS = ("discord", "slack", "export")
+#: Names in the servers folder that are no server's file and are left alone: hidden files and editor backups.
+_LEFT_ALONE = re.compile(r"(?is)\..*|.*~|.*\.(?:bak|orig|old|swp|swo|rej)")
+#: An ending a server's file was meant to have (``.TOML``, ``.tml``, Notepad's ``.toml.txt``).
+_TOMLISH = re.compile(r"(?i)(.+?)\.(?:toml|tml|tmol|toml\.txt)")
+
+
+def file_server(name: str) -> tuple[str, str] | str:
+    """The ``(platform, server id)`` a file in the servers folder is read for, from its name
+    ``<platform>-<server id>.toml``; or, for a name no server's file has, why (one clause, naming the name it needs
+    when that is plain: ``discord-123456789012345678.TOML`` -> "... rename it to discord-123456789012345678.toml").
+
+    A Discord server id is 17-20 digits and a Slack one a team id (``T`` or ``E`` then upper-case letters and
+    digits), as the bots look them up; ``export-<id>.toml`` takes any id (a scanned JSON lines file's stem)."""
+    meant = _TOMLISH.fullmatch(name)
+    stem = meant.group(1) if meant else name
+    if not name.endswith(".toml"):
+        return f"a server's file ends in .toml (lower case); rename it to {stem}.toml"
+    platform, dash, server_id = stem.partition("-")
+    if not dash or not server_id or platform not in FILE_PLATFORMS:
+        fixed = (f"; rename it to {platform.lower()}-{server_id}.toml" if dash and server_id and
+                 platform.lower() in FILE_PLATFORMS else "")
+        return f"a server's file is named <platform>-<server id>.toml, the platform discord, slack or export{fixed}"
+    if platform == "discord" and not _SNOWFLAKE.fullmatch(server_id):
+        return (f"{server_id!r} is not a Discord server id (17-20 digits: with Developer Mode on, right-click the "
+                "server > Copy Server ID)")
+    if platform == "slack" and not _SLACK_TEAM.fullmatch(server_id):
+        return f"{server_id!r} is not a Slack team id (T or E, then upper-case letters and digits: T0123ABCD)"
+    return platform, server_id
+
 
 #: Scope under which policy overrides are stored; the key is the dotted path into the policy document.
 OVERRIDE_SCOPE = "policy"
@@ -101,22 +132,55 @@ class PolicyRegistry:
         own = self.server_file(platform, server_id)
         return [self.default_path, *self.extra_files, *([own] if own is not None else [])]
 
+    def unread_files(self, platform: str | None = None) -> list[tuple[Path, str]]:
+        """Files in ``servers_dir`` meant as a server's file that no server reads, each with why
+        (:func:`file_server`): a name ending in ``.TOML``, ``.tml`` or ``.toml.txt``, one without ``.toml`` that
+        starts with a platform (``discord-123...``), or a ``.toml`` file whose name is not
+        ``<platform>-<server id>.toml`` with a server id of that platform (``discord-myserver.toml``). Hidden files,
+        editor backups (``~``, ``.bak``, ``.orig``, ``.swp``...) and other files (``README.md``) are left alone.
+
+        Args:
+            platform: Only the files that name this platform, in any case, or no platform a server's file may name
+                (``None``: every one).
+        """
+        if self.servers_dir is None or not self.servers_dir.is_dir():
+            return []
+        out: list[tuple[Path, str]] = []
+        for path in sorted(self.servers_dir.iterdir()):
+            name = path.name
+            prefix = name.partition("-")[0].lower()
+            meant = _TOMLISH.fullmatch(name) or (name.partition("-")[1] and prefix in FILE_PLATFORMS)
+            if not meant or _LEFT_ALONE.fullmatch(name) or not path.is_file():
+                continue
+            why = file_server(name)
+            if isinstance(why, str) and (platform is None or prefix == platform or prefix not in FILE_PLATFORMS):
+                out.append((path, why))
+        return out
+
     def validate_servers(self, platform: str | None = None) -> int:
         """Load every server file (``<platform>-<server id>.toml``) in ``servers_dir`` and check it for its server;
         called at startup so a bad file stops the bot with a clear error instead of failing on the first message.
+        A file meant as a server's that no server would read (:meth:`unread_files`: ``discord-<id>.TOML``, a name
+        instead of the id) stops it too: that server would run on the default policy without a word.
 
         Returns:
             The number of server files checked.
 
         Raises:
-            PolicyError: naming the file, the key and the reason (e.g. ``moderator_roles`` holding the server id).
+            PolicyError: naming the file, the key (``(file name)`` for a name no server reads) and the reason
+                (e.g. ``moderator_roles`` holding the server id).
         """
         if self.servers_dir is None or not self.servers_dir.is_dir():
             return 0
+        unread = self.unread_files(platform)
+        if unread:
+            path, why = unread[0]
+            more = f" (and {len(unread) - 1} more such file(s) in {self.servers_dir})" if len(unread) > 1 else ""
+            raise PolicyError(str(path), "(file name)", f"no server reads this file: {why}{more}")
         n = 0
         for path in sorted(self.servers_dir.glob("*.toml")):
-            named = server_of_policy_file(path)
-            if named is None or (platform is not None and named[0] != platform):
+            named = file_server(path.name)
+            if isinstance(named, str) or (platform is not None and named[0] != platform):
                 continue
             plat, server_id = named
             load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))

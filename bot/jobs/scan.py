@@ -130,6 +130,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         console.print(f"[red]error:[/red] {clash}", highlight=False)
         return 2
     registry = build_policies(settings, extra_policy_files=tuple(args.policy))  # PolicyError before reading
+    for path, why in registry.unread_files():  # meant for a server, read for none: that server gets the default
+        console.print(Text.assemble(("warning:", "yellow"), f" {path}: no server reads this file: {why}"),
+                      highlight=False)
     errors: list[IngestError] = []
     t0 = time.perf_counter()
     with MessageStream(list(args.paths), fmt=args.format, on_error=args.on_error, errors=errors) as stream:
