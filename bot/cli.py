@@ -488,6 +488,8 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
         named = file_server(args.file.name)
         if isinstance(named, str):
             unread = f"{args.file}: no server reads this file: {named}"
+        else:  # what the bot refuses at start for this server (moderator_roles holding its id: @everyone)
+            policy.check_for_server(named[1], str(args.file))
     if args.json:
         doc = policy.model_dump(mode="json")
         sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},

@@ -127,3 +127,21 @@ def test_policy_check_of_a_file_in_the_servers_folder_warns_when_no_server_reads
     err = capsys.readouterr().err.splitlines()
     assert f"warning: {misnamed}: no server reads this file: a server's file ends in .toml (lower case); rename it " \
            f"to discord-{GUILD}.toml" in err
+
+
+def test_policy_check_of_a_server_file_refuses_what_the_bot_refuses_for_that_server(tmp_path: Path, monkeypatch,
+                                                                                      capsys):
+    """``policy check config/servers/discord-<id>.toml`` said OK for a file whose moderator_roles hold the server's
+    own id (Discord's @everyone role: every member a moderator), which the bot then refused at start. It is now
+    refused by the check too, with the file, the key and the reason (exit 2)."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    monkeypatch.setenv("MODBOT_SERVERS_DIR", str(servers))
+    everyone = servers / f"discord-{GUILD}.toml"
+    everyone.write_text(f'[server]\nmoderator_roles = ["{GUILD}"]\n', encoding="utf-8")
+    assert main(["policy", "check", str(everyone)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: invalid policy: {everyone}: server.moderator_roles: contains the server id {GUILD}, "
+                          "which is the @everyone role")
+    with pytest.raises(PolicyError, match="@everyone"):
+        PolicyRegistry(DEFAULT_POLICY_PATH, servers).validate_servers("discord")
