@@ -490,6 +490,9 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
             unread = f"{args.file}: no server reads this file: {named}"
         else:  # what the bot refuses at start for this server (moderator_roles holding its id: @everyone)
             policy.check_for_server(named[1], str(args.file))
+            from bot.core.policy_registry import PolicyRegistry
+
+            PolicyRegistry.check_own_ids(args.file)  # ids of its platform: a role's name matched no role
     if args.json:
         doc = policy.model_dump(mode="json")
         sys.stdout.write(json.dumps({"files": [str(f) for f in files], "version": policy.version, "policy": doc},

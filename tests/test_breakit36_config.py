@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.core.policy import DEFAULT_POLICY_PATH, PolicyError
+from bot.core.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 from bot.core.policy_registry import PolicyRegistry
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.jobs.scan import run_scan
+from bot.runtime import OverrideBridge
 from bot.settings import Settings
+from bot.store.sqlite import SqliteStore
 from tests.fakes import FakeScorer
 from tests.ingest_sinks import CollectingSink
 from tests.test_scan_stream import _args
@@ -145,3 +147,102 @@ def test_policy_check_of_a_server_file_refuses_what_the_bot_refuses_for_that_ser
                           "which is the @everyone role")
     with pytest.raises(PolicyError, match="@everyone"):
         PolicyRegistry(DEFAULT_POLICY_PATH, servers).validate_servers("discord")
+
+
+@pytest.mark.parametrize(("toml", "key", "reason"), [
+    ('[exempt]\nroles = ["@Moderators"]\n', "exempt.roles", "'@Moderators' is a name or mention, not an id; give "
+     "the role's id (Discord: 17-20 digits, Developer Mode > right-click the role > Copy Role ID; Slack: a user group "
+     "S0123ABCD, a user U0123ABCD, or admin / owner)"),
+    ('[exempt]\nchannels = ["#staff-lounge"]\n', "exempt.channels", "'#staff-lounge' is a name or mention, not an "
+     "id; give the channel's id (Discord: 17-20 digits, Developer Mode > right-click the channel > Copy Channel ID; "
+     "Slack: C0123ABCD (private: G0123ABCD))"),
+    ('[exempt]\nmembers = ["-123456789012345678"]\n', "exempt.members", "'-123456789012345678' is a negative "
+     "number, not an id"),
+    ('[exempt]\nchannels = ["<#123456789012345678>"]\n', "exempt.channels", "'<#123456789012345678>' is a name or "
+     "mention, not an id"),
+    ('[channels."bot commands"]\nexempt = true\n', "channels", "'bot commands' is a name or mention, not an id; "
+     "give the channel's id"),
+    ('[categories."#Staff"]\nexempt = true\n', "categories", "'#Staff' is a name or mention, not an id; give the "
+     "category's id"),
+])
+def test_an_exemption_or_override_naming_a_name_instead_of_an_id_is_refused(tmp_path: Path, toml, key, reason):
+    """Exempt roles, channels and members and the keys of channel and category overrides are matched against ids
+    only, so ``roles = ["@Moderators"]`` or ``channels = ["#staff-lounge"]`` loaded and exempted nothing: the staff
+    channel's banter was moderated as if no exemption were set. What no platform's or export's id can be (a name or
+    mention, blank, a negative number) is now refused in any policy file, naming the file, the key and the reason."""
+    path = tmp_path / "policy.toml"
+    path.write_text(toml, encoding="utf-8")
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, path)
+    assert (info.value.source, info.value.key) == (str(path), key)
+    assert info.value.reason.startswith(reason)
+
+
+def test_a_servers_file_naming_ids_of_another_kind_stops_the_start_and_the_scan(tmp_path: Path, monkeypatch, capsys):
+    """A Discord server's own file exempting a role by its name, a Slack channel id and a shortened member id loaded
+    without a word, and none of them exempted anything (Discord ids are snowflakes). The bots' start check and a
+    scan of that guild's export now refuse the file with every such key and the reason; ``policy check`` too."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    own = servers / f"discord-{GUILD}.toml"
+    own.write_text('[exempt]\nroles = ["Moderators"]\nchannels = ["C0123ABCD"]\nmembers = ["12345"]\n'
+                   '[channels."300000000000000000"]\nexempt = true\n', encoding="utf-8")
+    expected = (f"{own}: exempt.roles.0: 'Moderators' is not a Discord role id (17-20 digits, Developer Mode > "
+                "right-click the role > Copy Role ID)\n"
+                f"{own}: exempt.channels.0: 'C0123ABCD' is not a Discord channel id (17-20 digits, Developer Mode > "
+                "right-click the channel > Copy Channel ID)\n"
+                f"{own}: exempt.members.0: '12345' is not a Discord member id (17-20 digits, Developer Mode > "
+                "right-click the member > Copy User ID)")
+    with pytest.raises(PolicyError) as info:
+        PolicyRegistry(DEFAULT_POLICY_PATH, servers).validate_servers("discord")
+    assert str(info.value) == expected
+    with pytest.raises(PolicyError) as info:
+        asyncio.run(PolicyRegistry(DEFAULT_POLICY_PATH, servers).get("discord", GUILD))
+    assert str(info.value) == expected
+    settings = Settings(db_path=tmp_path / "m.db", servers_dir=servers)
+    with pytest.raises(PolicyError):  # the CLI prints it as "error: invalid policy (3 problems): ..." (exit 2)
+        asyncio.run(run_scan(_args([_dce_json(tmp_path / "export.json")]), settings, scorer=FakeScorer()))
+    assert not (tmp_path / "m.db").exists()
+    monkeypatch.setenv("MODBOT_SERVERS_DIR", str(servers))
+    capsys.readouterr()
+    assert main(["policy", "check", str(own)]) == 2
+    assert capsys.readouterr().err == "error: invalid policy (3 problems):\n" + "".join(
+        f"  {line}\n" for line in expected.splitlines())
+
+
+def test_a_slack_workspace_file_takes_slack_ids_and_no_categories(tmp_path: Path):
+    """A Slack workspace's own file takes Slack ids (user groups, users, admin / owner; C/G channels); a Discord
+    snowflake or a category there matched nothing and is refused."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    own = servers / "slack-T0123ABCD.toml"
+    own.write_text('[exempt]\nroles = ["admin", "S0123ABCDE"]\nchannels = ["C0123ABCDE"]\nmembers = ["U0123ABCDE"]\n',
+                   encoding="utf-8")
+    assert PolicyRegistry(DEFAULT_POLICY_PATH, servers).validate_servers("slack") == 1
+    own.write_text('[exempt]\nroles = ["123456789012345678"]\n[categories."C0123ABCDE"]\nexempt = true\n',
+                   encoding="utf-8")
+    with pytest.raises(PolicyError) as info:
+        PolicyRegistry(DEFAULT_POLICY_PATH, servers).validate_servers("slack")
+    assert info.value.problems == [
+        ("exempt.roles.0", "'123456789012345678' is not a Slack role id (a user group S0123ABCD, a user U0123ABCD, "
+                           "or admin / owner)"),
+        ("categories.C0123ABCDE", "Slack has no channel categories: [categories] applies to Discord servers")]
+
+
+async def test_a_runtime_override_naming_an_id_of_another_kind_is_refused_and_not_stored(tmp_path: Path):
+    """``/policy set exempt.members ["vip"]`` (or a channel override keyed by a name) on a Discord server was stored
+    and exempted nobody; it is refused naming the key, and nothing is stored."""
+    store = await SqliteStore.open(tmp_path / "m.db")
+    try:
+        overrides = OverrideBridge(store)
+        registry = PolicyRegistry(DEFAULT_POLICY_PATH, store=overrides)
+        with pytest.raises(PolicyError) as info:
+            await registry.set_override("discord", GUILD, "exempt.members", ["vip"], "mod")
+        assert (info.value.source, info.value.key) == ("override exempt.members", "exempt.members.0")
+        with pytest.raises(PolicyError, match="'general' is not a Discord channel id"):
+            await registry.set_override("discord", GUILD, "channels.general.exempt", True, "mod")
+        assert await overrides.list_policy_overrides("discord", GUILD) == {}
+        await registry.set_override("discord", GUILD, "exempt.members", ["400000000000000001"], "mod")
+        assert (await registry.get("discord", GUILD)).exempt.members == ["400000000000000001"]
+    finally:
+        await store.close()

@@ -32,6 +32,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -156,6 +157,36 @@ def _id_problem(value: str, what: str) -> str | None:
             f"{what.title()} ID; Slack: {slack})")
 
 
+#: Where each platform's id of a kind is found, for a refusal: ``(kind) -> (Discord's, Slack's)``.
+_WHERE_ID = {
+    "channel": ("Developer Mode > right-click the channel > Copy Channel ID", "C0123ABCD (private: G0123ABCD)"),
+    "category": ("Developer Mode > right-click the category > Copy Category ID", "none: Slack has no categories"),
+    "role": ("Developer Mode > right-click the role > Copy Role ID",
+             "a user group S0123ABCD, a user U0123ABCD, or admin / owner"),
+    "member": ("Developer Mode > right-click the member > Copy User ID", "U0123ABCD or W0123ABCD"),
+}
+_SLACK_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{8,}")
+
+
+def _not_an_id(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be a ``what`` id of any platform or export (a channel, category, role or member id in an
+    exemption list or a channel override's key), or None. Ids of a JSON lines export may be any word, so only what
+    no id is refused: blank, a name or mention (``#staff``, ``@Mods``, ``<#123>``, words with spaces) or a negative
+    number; :func:`platform_id_problems` holds a server's own file to its platform's ids."""
+    if value.strip() and not value.startswith(("#", "@", "<", "-")) and not any(ch.isspace() for ch in value):
+        return None
+    discord, slack = _WHERE_ID[what]
+    looks = "blank" if not value.strip() else "a negative number" if value.startswith("-") else "a name or mention"
+    return f"{value!r} is {looks}, not an id; give the {what}'s id (Discord: 17-20 digits, {discord}; Slack: {slack})"
+
+
+def _ids_ok(values: list[str], what: str) -> list[str]:
+    for v in values:
+        if why := _not_an_id(v, what):
+            raise ValueError(why)
+    return values
+
+
 class ServerSettings(_Strict):
     """Per-server wiring: where cards and the mod log go, who moderates, how long text is kept.
 
@@ -196,6 +227,21 @@ class ExemptSettings(_Strict):
     channels: list[str] = Field(default_factory=list)
     members: list[str] = Field(default_factory=list)
     bots: StrictBool = True
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: list[str]) -> list[str]:
+        return _ids_ok(v, "role")
+
+    @field_validator("channels")
+    @classmethod
+    def _channels(cls, v: list[str]) -> list[str]:
+        return _ids_ok(v, "channel")
+
+    @field_validator("members")
+    @classmethod
+    def _members(cls, v: list[str]) -> list[str]:
+        return _ids_ok(v, "member")
 
 
 class IdentityTargetSettings(_Strict):
@@ -418,6 +464,13 @@ class Policy(_Strict):
     @classmethod
     def _label_keys(cls, v: dict[str, Any]) -> dict[str, Any]:
         _check_labels(v)
+        return v
+
+    @field_validator("channels", "categories", mode="before")
+    @classmethod
+    def _override_keys(cls, v: object, info: ValidationInfo) -> object:
+        if isinstance(v, dict):
+            _ids_ok(list(v), "channel" if info.field_name == "channels" else "category")
         return v
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Policy:
@@ -664,6 +717,59 @@ def set_dotted(doc: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
         node.pop(parts[-1], None)
     else:
         node[parts[-1]] = value
+    return out
+
+
+#: Where a policy names ids, and of which kind: ``(dotted key, kind, a table whose keys are the ids)``.
+_ID_KEYS = (("server.review_channel", "channel", False), ("server.mod_log_channel", "channel", False),
+            ("server.moderator_roles", "role", False), ("exempt.roles", "role", False),
+            ("exempt.channels", "channel", False), ("exempt.members", "member", False),
+            ("channels", "channel", True), ("categories", "category", True))
+
+
+def platform_id_problems(doc: Mapping[str, Any], platform: str) -> list[tuple[str, str]]:
+    """``(key, reason)`` for each id in ``doc`` (one file's or override's TOML, not merged) that is no id of
+    ``platform`` (``"discord"``: snowflakes of 17-20 digits; ``"slack"``: ``C``/``G``/``D`` channels, ``S`` user
+    groups, ``U``/``W`` users, ``admin`` / ``owner``, and no categories); any other platform: none. A server's own
+    file names its server's ids, so a name (``Moderators``), a Slack id in a Discord server's file or a shortened
+    id there matched no channel, role or member: the exemption or override silently did nothing.
+
+    Values of the wrong type are left to the policy's own validation."""
+    if platform not in ("discord", "slack"):
+        return []
+    out: list[tuple[str, str]] = []
+    for key, what, keyed in _ID_KEYS:
+        node: Any = doc
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is None:
+            continue
+        if keyed:
+            values = [(f"{key}.{k}", k) for k in node] if isinstance(node, Mapping) else []
+        elif isinstance(node, list):
+            values = [(f"{key}.{i}", v) for i, v in enumerate(node)]
+        else:
+            values = [(key, node)]
+        for where, value in values:
+            if not isinstance(value, str) or not value:
+                continue
+            if platform == "discord":
+                ok = bool(_DISCORD_ID.fullmatch(value))
+            elif what == "channel":
+                ok = bool(_SLACK_CHANNEL_ID.fullmatch(value))
+            elif what == "role":
+                ok = bool(_SLACK_ROLE_ID.fullmatch(value)) or value in SLACK_WORKSPACE_ROLES
+            elif what == "member":
+                ok = bool(_SLACK_MEMBER_ID.fullmatch(value))
+            else:
+                ok = False
+            if not ok and platform == "slack" and what == "category":
+                out.append((where, "Slack has no channel categories: [categories] applies to Discord servers"))
+            elif not ok:
+                name = "Discord" if platform == "discord" else "Slack"
+                hint = _WHERE_ID[what][0 if platform == "discord" else 1]
+                shape = "17-20 digits, " if platform == "discord" else ""
+                out.append((where, f"{value!r} is not a {name} {what} id ({shape}{hint})"))
     return out
 
 

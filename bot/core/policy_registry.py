@@ -16,7 +16,10 @@ from bot.core.policy import (
     Policy,
     PolicyError,
     load_policy,
+    platform_id_problems,
+    read_toml,
     server_policy_path,
+    set_dotted,
 )
 
 log = logging.getLogger(__name__)
@@ -128,6 +131,19 @@ class PolicyRegistry:
                 return p
         return None
 
+    @staticmethod
+    def check_own_ids(path: Path) -> None:
+        """Refuse ids in a server's own file that are no ids of its platform (the file name's: ``discord-...``,
+        ``slack-...``; :func:`bot.core.policy.platform_id_problems`): a role's name, a Slack id in a Discord
+        server's file, a shortened snowflake matched nothing, so the exemption or override did nothing.
+
+        Raises:
+            PolicyError: naming the file, every such key and the reason.
+        """
+        problems = platform_id_problems(read_toml(path), path.name.partition("-")[0])
+        if problems:
+            raise PolicyError(str(path), *problems[0], more=problems[1:])
+
     def _files_for(self, platform: str, server_id: str) -> list[Path]:
         own = self.server_file(platform, server_id)
         return [self.default_path, *self.extra_files, *([own] if own is not None else [])]
@@ -184,6 +200,7 @@ class PolicyRegistry:
                 continue
             plat, server_id = named
             load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))
+            self.check_own_ids(path)
             n += 1
         return n
 
@@ -204,6 +221,8 @@ class PolicyRegistry:
             overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
             files = self._files_for(platform, server_id)
             policy = load_policy(*files)  # a bad file is the caller's error (PolicyError names it), never a guess
+            if len(files) > 1 + len(self.extra_files):
+                self.check_own_ids(files[-1])
             if overrides:
                 try:
                     policy = load_policy(*files, overrides=overrides)
@@ -237,6 +256,8 @@ class PolicyRegistry:
             overrides[key] = value
         policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
         policy.check_for_server(server_id, f"override {key}")
+        if value is not None and (problems := platform_id_problems(set_dotted({}, key, value), platform)):
+            raise PolicyError(f"override {key}", *problems[0], more=problems[1:])
         await self.store.set_policy_override(platform, server_id, OVERRIDE_SCOPE, key, value, moderator_id)
         self._cache[(platform, server_id)] = policy
         return policy
