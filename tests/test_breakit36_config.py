@@ -246,3 +246,21 @@ async def test_a_runtime_override_naming_an_id_of_another_kind_is_refused_and_no
         assert (await registry.get("discord", GUILD)).exempt.members == ["400000000000000001"]
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "80.5", "https"])
+def test_a_slack_port_that_is_no_port_stops_the_app_before_it_connects(tmp_path: Path, monkeypatch, capsys, port):
+    """``MODBOT_SLACK_PORT=70000`` (or ``-1``) was taken: the app went on to check its token with Slack, open the mod
+    log and load the model, and only then failed to bind (aiohttp: ``OverflowError: bind(): port must be
+    0-65535.``), exit 1, which the systemd unit restarts every 15 s; a word for a port was refused as "must be a
+    number" without the value. Now it stops first, in one line naming the variable and its value, with exit 2 (bad
+    input: not restarted), before any connection (here: exit 1, as no Slack can be reached, without the fix)."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+    monkeypatch.setenv("MODBOT_SLACK_MODE", "http")
+    monkeypatch.setenv("MODBOT_SLACK_PORT", port)
+    monkeypatch.setenv("MODBOT_DB", str(tmp_path / "m.db"))
+    assert main(["slack"]) == 2
+    assert capsys.readouterr().err == (f"error: slack: MODBOT_SLACK_PORT={port!r}: expected a port number from 1 to "
+                                       "65535 (0: any free port)\n")
+    assert not (tmp_path / "m.db").exists()

@@ -141,7 +141,8 @@ class SlackSettings:
         """Read ``SLACK_*`` and ``MODBOT_SLACK_*``.
 
         Raises:
-            SystemExit: a required token is missing, or the mode is unknown (the message names the variable).
+            SystemExit: a required token is missing, the mode is unknown, or ``MODBOT_SLACK_PORT`` is not a port
+                number (0 to 65535); the message names the variable.
         """
         e = dict(os.environ if env is None else env)
         bot = e.get("SLACK_BOT_TOKEN")
@@ -157,10 +158,14 @@ class SlackSettings:
                              "MODBOT_SLACK_MODE=http beside it)")
         if mode == "http" and not e.get("SLACK_SIGNING_SECRET"):
             raise SystemExit("the HTTP Events API needs SLACK_SIGNING_SECRET (Basic Information > Signing Secret)")
+        raw = e.get("MODBOT_SLACK_PORT", "").strip() or "3000"
         try:
-            port = int(e.get("MODBOT_SLACK_PORT", "3000"))
+            port = int(raw)
         except ValueError:
-            raise SystemExit("MODBOT_SLACK_PORT must be a number") from None
+            port = -1
+        if not 0 <= port <= 65535:  # checked here: the bind came after the model loaded, and failed with exit 1
+            raise SystemExit(f"MODBOT_SLACK_PORT={e.get('MODBOT_SLACK_PORT')!r}: expected a port number from 1 to "
+                             "65535 (0: any free port)")
         return cls(bot_token=bot, app_token=e.get("SLACK_APP_TOKEN"), signing_secret=e.get("SLACK_SIGNING_SECRET"),
                    admin_token=e.get("SLACK_ADMIN_USER_TOKEN") or None, mode=mode, port=port,
                    api_url=e.get("SLACK_API_URL") or None)
