@@ -264,3 +264,18 @@ def test_a_slack_port_that_is_no_port_stops_the_app_before_it_connects(tmp_path:
     assert capsys.readouterr().err == (f"error: slack: MODBOT_SLACK_PORT={port!r}: expected a port number from 1 to "
                                        "65535 (0: any free port)\n")
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-4", "2.5", "100000"])
+def test_an_onnx_sub_batch_that_is_no_count_is_a_load_error_naming_the_variable(raw):
+    """``MODBOT_ONNX_SUB_BATCH=abc`` raised ``ValueError: invalid literal for int()`` out of the ONNX scorer's
+    constructor (a traceback at the model's load, e.g. under ``score``); ``0`` or ``-4`` were taken. Each is now a
+    ScorerLoadError naming the variable and its value, as ``MODBOT_ONNX_THREADS`` is (the runtime then says so
+    in one warning line and scores with torch)."""
+    from bot.scoring import ScorerLoadError
+    from bot.scoring.onnx_scorer import SUB_BATCH, onnx_sub_batch
+
+    with pytest.raises(ScorerLoadError, match=rf"^MODBOT_ONNX_SUB_BATCH={raw!r}: expected a whole number"):
+        onnx_sub_batch({"MODBOT_ONNX_SUB_BATCH": raw})
+    assert onnx_sub_batch({"MODBOT_ONNX_SUB_BATCH": " 8 "}) == 8
+    assert onnx_sub_batch({}) == SUB_BATCH

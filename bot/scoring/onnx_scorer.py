@@ -295,7 +295,7 @@ class OnnxScorer:
         self.labels: tuple[str, ...] = tuple(label for label in LABELS if label in labels)
         self._missing: tuple[str, ...] = tuple(label for label in LABELS if label not in labels)
         self.window_tokens = MAX_TOKENS - 2
-        self.sub_batch = int(os.environ.get("MODBOT_ONNX_SUB_BATCH", SUB_BATCH))
+        self.sub_batch = onnx_sub_batch()
 
     @classmethod
     def load(cls, exported: OnnxExport, *, name: str, version: str) -> OnnxScorer:
@@ -401,6 +401,31 @@ def plan_calls(lengths: Sequence[int], *, call_cost: int = CALL_COST_TOKENS, max
         ends.append(j)
         j = cut[j]
     return ends[::-1]
+
+
+#: Most full-length texts per call ``MODBOT_ONNX_SUB_BATCH`` may ask for.
+MAX_SUB_BATCH = 4096
+
+
+def onnx_sub_batch(env: Mapping[str, str] | None = None) -> int:
+    """Full-length texts per ONNX Runtime call: ``MODBOT_ONNX_SUB_BATCH`` (a whole number from 1 to
+    :data:`MAX_SUB_BATCH`; unset or empty: :data:`SUB_BATCH`).
+
+    Raises:
+        ScorerLoadError: the variable is not such a number (the message names it and its value): ``abc`` stopped
+            the model's load with a ``ValueError`` traceback.
+    """
+    raw = (os.environ if env is None else env).get("MODBOT_ONNX_SUB_BATCH", "").strip()
+    if not raw:
+        return SUB_BATCH
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SUB_BATCH:
+        raise ScorerLoadError(f"MODBOT_ONNX_SUB_BATCH={raw!r}: expected a whole number of texts per call from 1 to "
+                              f"{MAX_SUB_BATCH} (unset: {SUB_BATCH})")
+    return value
 
 
 #: Most ONNX Runtime threads ``MODBOT_ONNX_THREADS`` may ask for.
