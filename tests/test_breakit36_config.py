@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
+from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.policy import DEFAULT_POLICY_PATH, PolicyError, load_policy
 from bot.core.policy_registry import PolicyRegistry
+from bot.core.service import ModerationService
 from bot.ingest.discord_csv import iter_discord_csv
 from bot.jobs.scan import run_scan
 from bot.runtime import OverrideBridge
@@ -279,3 +282,35 @@ def test_an_onnx_sub_batch_that_is_no_count_is_a_load_error_naming_the_variable(
         onnx_sub_batch({"MODBOT_ONNX_SUB_BATCH": raw})
     assert onnx_sub_batch({"MODBOT_ONNX_SUB_BATCH": " 8 "}) == 8
     assert onnx_sub_batch({}) == SUB_BATCH
+
+
+async def test_a_server_file_broken_while_the_bot_runs_leaves_the_checked_policy_in_force(tmp_path: Path):
+    """The bot checks every server's file at start but read it again at the server's first message: a file broken
+    after the start check (an admin's half-saved edit) made every message of that server fail to be judged at all
+    ("pipeline batch failed", a traceback in the log), and a valid edit was taken in by the next ``/policy set``
+    without a restart or a check. A file is now read once, at start: the policy checked then stays in force, and an
+    edit takes effect at the next start, which checks it."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    own = servers / f"discord-{GUILD}.toml"
+    own.write_text("[thresholds]\nthreat = { review = 0.4 }\n", encoding="utf-8")
+    store = await SqliteStore.open(tmp_path / "m.db")
+    try:
+        registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers, store=OverrideBridge(store))
+        assert registry.validate_servers("discord") == 1
+        own.write_text("shadow_mode = true\n[thresholds\nthreat = { review = 0.4 }\n", encoding="utf-8")
+        message = Message(server=ServerRef("discord", GUILD, "g"), channel=ChannelRef("300000000000000000", "general"),
+                          author=MemberRef("400000000000000000", "a"), id="500000000000000000",
+                          text="i will find you", created_at=datetime(2026, 1, 1, tzinfo=UTC))
+        scorer = FakeScorer({"find you": {"threat": 0.5}})
+        async with ModerationService(scorer=scorer, store=store, policies=registry, max_delay_s=0.001) as service:
+            out = await service.handle(message)
+        assert out.verdict.flagged and out.verdict.labels == ("threat",)
+        own.write_text("shadow_mode = true\n[thresholds]\nthreat = { review = 0.4 }\n", encoding="utf-8")
+        changed = await registry.set_override("discord", GUILD, "thresholds.insult.review", 0.9, "mod")
+        assert changed.thresholds["threat"].review == 0.4 and not changed.shadow_mode
+        restarted = PolicyRegistry(DEFAULT_POLICY_PATH, servers, store=OverrideBridge(store))
+        assert restarted.validate_servers("discord") == 1  # the next start checks the edit, then it is in force
+        assert (await restarted.get("discord", GUILD)).shadow_mode
+    finally:
+        await store.close()

@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any
@@ -667,7 +667,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise PolicyError(str(path), "(syntax)", "arrays or inline tables nested too deeply to parse") from None
 
 
-def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Policy:
+def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None,
+                read: Callable[[Path], dict[str, Any]] = read_toml) -> Policy:
     """Load and validate a policy: the default file, then each override file in order, then dotted overrides.
 
     Each layer is validated on its own merged result, so an error names the file that introduced it.
@@ -675,6 +676,7 @@ def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Pol
     Args:
         paths: Policy files; the first is usually ``bot/config/default.toml``. Empty means the default file alone.
         overrides: ``{"thresholds.toxicity.review": 0.9, ...}`` runtime overrides (from SQLite).
+        read: Reads one file's TOML (:func:`read_toml`; a registry passes the documents it read at start).
 
     Raises:
         PolicyError: naming file (or ``"override"``), key and reason.
@@ -683,7 +685,7 @@ def load_policy(*paths: Path, overrides: Mapping[str, Any] | None = None) -> Pol
     doc: dict[str, Any] = {}
     policy = Policy()
     for p in files:
-        doc = _deep_merge(doc, read_toml(Path(p)))
+        doc = _deep_merge(doc, read(Path(p)))
         policy = _validate(doc, str(p))
     if overrides:
         # The overrides are one layer: validated together, as the policy they make (a store lists them by key,

@@ -6,6 +6,7 @@ Layer: ``bot.core``. The override store is a port (:class:`OverrideStore`), impl
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import re
 from pathlib import Path
@@ -105,9 +106,25 @@ class PolicyRegistry:
         self.servers_dir = servers_dir
         self.store = store
         self.extra_files = tuple(Path(p) for p in extra_files)
-        self.base = load_policy(self.default_path, *self.extra_files)
+        #: Each policy file's TOML as first read (:meth:`read`): a file is read once per registry.
+        self._docs: dict[Path, dict[str, Any]] = {}
+        self.base = load_policy(self.default_path, *self.extra_files, read=self.read)
         self._cache: dict[tuple[str, str], Policy] = {}
         self._lock = asyncio.Lock()
+
+    def read(self, path: Path) -> dict[str, Any]:
+        """A policy file's TOML, as it was when this registry first read it (at start, for the bots:
+        :meth:`validate_servers` reads every server's file): a file edited while the bot runs takes effect at the
+        next start, which checks it first. A broken edit made the server's next uncached message fail to be judged
+        at all, and a ``/policy set`` took a file's other edits in with it.
+
+        Raises:
+            PolicyError: the file cannot be read or parsed (:func:`bot.core.policy.read_toml`); not remembered.
+        """
+        doc = self._docs.get(path)
+        if doc is None:
+            doc = self._docs[path] = read_toml(path)
+        return copy.deepcopy(doc)
 
     def server_file(self, platform: str, server_id: str) -> Path | None:
         """The server's own policy file in ``servers_dir``, or ``None``: ``<platform>-<server id>.toml``; for a
@@ -119,20 +136,20 @@ class PolicyRegistry:
         if self.servers_dir is None:
             return None
         p = server_policy_path(self.servers_dir, platform, server_id)
-        if p.exists():
+        if p in self._docs or p.exists():
             return p
         if platform == "export" and _SNOWFLAKE.fullmatch(server_id):
             p = server_policy_path(self.servers_dir, "discord", server_id)
-            if p.exists():
+            if p in self._docs or p.exists():
                 return p
         if platform == "export" and _SLACK_TEAM.fullmatch(server_id):
             p = server_policy_path(self.servers_dir, "slack", server_id)
-            if p.exists():
+            if p in self._docs or p.exists():
                 return p
         return None
 
     @staticmethod
-    def check_own_ids(path: Path) -> None:
+    def check_own_ids(path: Path, doc: dict[str, Any] | None = None) -> None:
         """Refuse ids in a server's own file that are no ids of its platform (the file name's: ``discord-...``,
         ``slack-...``; :func:`bot.core.policy.platform_id_problems`): a role's name, a Slack id in a Discord
         server's file, a shortened snowflake matched nothing, so the exemption or override did nothing.
@@ -140,7 +157,7 @@ class PolicyRegistry:
         Raises:
             PolicyError: naming the file, every such key and the reason.
         """
-        problems = platform_id_problems(read_toml(path), path.name.partition("-")[0])
+        problems = platform_id_problems(read_toml(path) if doc is None else doc, path.name.partition("-")[0])
         if problems:
             raise PolicyError(str(path), *problems[0], more=problems[1:])
 
@@ -199,8 +216,8 @@ class PolicyRegistry:
             if isinstance(named, str) or (platform is not None and named[0] != platform):
                 continue
             plat, server_id = named
-            load_policy(*self._files_for(plat, server_id)).check_for_server(server_id, str(path))
-            self.check_own_ids(path)
+            load_policy(*self._files_for(plat, server_id), read=self.read).check_for_server(server_id, str(path))
+            self.check_own_ids(path, self.read(path))
             n += 1
         return n
 
@@ -220,17 +237,17 @@ class PolicyRegistry:
                 return self._cache[key]
             overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
             files = self._files_for(platform, server_id)
-            policy = load_policy(*files)  # a bad file is the caller's error (PolicyError names it), never a guess
+            policy = load_policy(*files, read=self.read)  # a bad file is the caller's error (PolicyError names it)
             if len(files) > 1 + len(self.extra_files):
-                self.check_own_ids(files[-1])
+                self.check_own_ids(files[-1], self.read(files[-1]))
             if overrides:
                 try:
-                    policy = load_policy(*files, overrides=overrides)
+                    policy = load_policy(*files, overrides=overrides, read=self.read)
                     policy.check_for_server(server_id, "override")
                 except PolicyError as exc:
                     log.error("invalid stored override for %s/%s (%s); using the policy files only", platform,
                               server_id, exc)
-                    policy = load_policy(*files)
+                    policy = load_policy(*files, read=self.read)
             policy.check_for_server(server_id, str(files[-1]))
             self._cache[key] = policy
             return policy
@@ -254,7 +271,7 @@ class PolicyRegistry:
             overrides.pop(key, None)
         else:
             overrides[key] = value
-        policy = load_policy(*self._files_for(platform, server_id), overrides=overrides)
+        policy = load_policy(*self._files_for(platform, server_id), overrides=overrides, read=self.read)
         policy.check_for_server(server_id, f"override {key}")
         if value is not None and (problems := platform_id_problems(set_dotted({}, key, value), platform)):
             raise PolicyError(f"override {key}", *problems[0], more=problems[1:])
@@ -263,8 +280,15 @@ class PolicyRegistry:
         return policy
 
     def invalidate(self, platform: str | None = None, server_id: str | None = None) -> None:
-        """Forget cached policies (all, or one server's)."""
+        """Forget cached policies (all, or one server's) and the server files read (all, or that server's), so
+        they are read again when next needed (the default and ``--policy`` files stay as read at start)."""
         if platform is None or server_id is None:
             self._cache.clear()
+            kept = {self.default_path, *self.extra_files}
+            for path in [p for p in self._docs if p not in kept]:
+                del self._docs[path]
         else:
             self._cache.pop((platform, server_id), None)
+            own = self.server_file(platform, server_id)
+            if own is not None and own not in (self.default_path, *self.extra_files):
+                self._docs.pop(own, None)
