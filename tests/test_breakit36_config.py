@@ -314,3 +314,41 @@ async def test_a_server_file_broken_while_the_bot_runs_leaves_the_checked_policy
         assert (await restarted.get("discord", GUILD)).shadow_mode
     finally:
         await store.close()
+
+
+def _csv_times(tmp_path: Path, name: str, dates: list[str]) -> tuple[list[datetime], list[str]]:
+    """The times of a comma-style DCE CSV of one row per date, and the errors reported."""
+    p = tmp_path / f"{name} [300000000000000000].csv"
+    p.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\r\n" + "".join(
+        f"123456789012345678,alice,{d},message {i},,\r\n" for i, d in enumerate(dates)), encoding="utf-8")
+    sink = CollectingSink()
+    return [m.created_at for m in iter_discord_csv(p, sink=sink) if m.created_at is not None], \
+        [f"{e.position}: {e.reason}" for e in sink.errors]
+
+
+def _utc(year: int, month: int, day: int, hour: int, minute: int = 0, second: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+
+
+def test_csv_dates_excel_wrote_month_first_are_read_month_first_throughout_the_file(tmp_path: Path):
+    """A DCE CSV saved again by Excel (US) has its dates as ``12/4/2019 7:57`` (M/d/yyyy H:mm): the reader took
+    every such date day-first (the .NET en-GB form), so 4 December read as 12 April, silently, while
+    ``12/13/2019 7:57`` in the same file was refused as unrecognised. The order is now read from the file's own
+    dates (a number over 12 tells it), the same for every row."""
+    times, errors = _csv_times(tmp_path, "us", ["12/4/2019 7:57", "12/13/2019 7:57", "12/13/2019 18:02"])
+    assert (times, errors) == ([_utc(2019, 12, 4, 7, 57), _utc(2019, 12, 13, 7, 57), _utc(2019, 12, 13, 18, 2)], [])
+    times, errors = _csv_times(tmp_path, "gb", ["04/12/2019 07:57", "13/12/2019 07:57:30"])
+    assert (times, errors) == ([_utc(2019, 12, 4, 7, 57), _utc(2019, 12, 13, 7, 57, 30)], [])
+
+
+def test_csv_dates_that_read_both_ways_are_ordered_by_time_or_reported(tmp_path: Path):
+    """With no number over 12, the order whose dates never go back in time is taken (a DCE file is written in time
+    order); when both orders do (every row one day), each row is reported as ambiguous, never guessed."""
+    times, errors = _csv_times(tmp_path, "order", ["1/2/2020 10:00", "1/9/2020 10:00", "2/1/2020 10:00"])
+    assert (times, errors) == ([_utc(2020, 1, 2, 10), _utc(2020, 1, 9, 10), _utc(2020, 2, 1, 10)], [])
+    times, errors = _csv_times(tmp_path, "oneday", ["3/4/2020 10:00", "3/4/2020 11:00", "5/5/2020 09:00"])
+    assert times == [_utc(2020, 5, 5, 9)]
+    assert [e.split(": ")[0] for e in errors] == ["row 1 (line 2)", "row 2 (line 3)"]
+    assert errors[0].endswith("date '3/4/2020 10:00' reads as day/month and as month/day, and this file's dates do "
+                              "not tell which (some put a number over 12 first, some second, or all are one day); "
+                              "this row is skipped: use the file DiscordChatExporter wrote, or an ISO-8601 date")

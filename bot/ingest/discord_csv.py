@@ -11,7 +11,10 @@ Format: ``docs/platform-protocols.md`` section 1.1 and ``data/chats/komodo-disco
   field) is broken quoting too: a row whose later line reads as a whole row of its own (:func:`_row_inside`).
 * Dates: ``dd-MMM-yy hh:mm tt`` (2019, e.g. ``05-Dec-19 04:27 AM``), ISO-8601, or a few .NET short formats
   (:data:`DATE_FORMATS`). DCE writes the exporter's **local** time without a zone; we cannot know it, so a time
-  without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution).
+  without an offset is **taken as UTC** (an error of up to +-14 h; minute resolution). Slash dates with a 24-hour
+  time are ``dd/MM/yyyy HH:mm`` (.NET en-GB) or ``M/d/yyyy H:mm`` (Excel's US form, written back when the file is
+  saved in Excel): the day/month order is read once per file from its dates (:func:`_day_first`: a number over 12,
+  else the order that keeps the file in time order), and a row whose date the file cannot settle is reported.
 * Ids: CSV has no message ids. Each row gets ``"csv-" + sha1(channel id, file stem, author id, raw date, content,
   ordinal)[:20]``, where ordinal counts identical earlier rows in the same file (among the rows of the last
   :data:`SEEN_DATES` distinct dates: identical rows share their date, and a file is in time order). It does not depend on where the
@@ -47,14 +50,15 @@ import json
 import logging
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
 from bot.core.models import Attachment, ChannelRef, MemberRef, Message, ServerRef
-from bot.ingest.bounded import MAX_LINE_BYTES, TooLarge, inner_name, iter_lines, open_binary
+from bot.ingest.bounded import MAX_LINE_BYTES, Damaged, TooLarge, inner_name, iter_lines, open_binary
 from bot.ingest.common import clean_text, parse_iso
 from bot.ingest.encoding import StrayBytes
 from bot.ingest.errors import ErrorSink, IngestError
@@ -79,6 +83,10 @@ _MONTHS = {
     m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
 }
 _DCE2019 = re.compile(r"^(\d{1,2})-([A-Za-z]{3})-(\d{2}) (\d{1,2}):(\d{2}) ([AaPp][Mm])$")
+#: A date of numbers with slashes and a 24-hour time (no AM/PM): ``dd/MM/yyyy HH:mm`` (.NET en-GB, as DCE writes it
+#: there) or ``M/d/yyyy H:mm`` (Excel's US display, written back when a CSV is saved): which comes first, the day or
+#: the month, is told by the file's dates (:func:`_day_first`), never guessed per row.
+_SLASH_24H = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2})(?::(\d{2}))?")
 _ID_IN_NAME = re.compile(r"\[(\d{15,22})\]")
 _REQUIRED = ("AuthorID", "Date", "Content")
 #: An AuthorID a spreadsheet turned into a number and wrote back in scientific notation (Excel: ``1.23457E+17``,
@@ -115,6 +123,71 @@ def parse_dce_date(value: str) -> datetime:
         except ValueError:
             continue
     raise ValueError(f"unrecognised date {value!r}")
+
+
+def _slash_date(m: re.Match[str], day_first: bool) -> datetime:
+    """The UTC time of a :data:`_SLASH_24H` match, the day first or the month first.
+
+    Raises:
+        ValueError: no such date or time that way round, naming the date and the order.
+    """
+    a, b, year, hour, minute, second = m.groups()
+    day, month = (int(a), int(b)) if day_first else (int(b), int(a))
+    try:
+        return datetime(int(year), month, day, int(hour), int(minute), int(second or 0), tzinfo=UTC)
+    except ValueError:
+        order = "day/month/year" if day_first else "month/day/year"
+        raise ValueError(f"unrecognised date {m.group(0)!r} (this file's dates read {order})") from None
+
+
+def _day_first(fh: IO[bytes], delim: str, i_date: int) -> bool | None:
+    """Whether the file's slash dates with a 24-hour time (:data:`_SLASH_24H`) put the day first, read from its
+    Date column in one pass (constant memory): ``True`` when some date's first number is over 12
+    (``13/12/2019 10:00``) and none's second is, ``False`` the other way round (``12/13/2019 7:57``); else, with
+    every date reading both ways, the order in which the file's dates never go back in time (a DCE file is in time
+    order); ``None`` when that does not tell either (the dates disagree, or both orders keep time, e.g. one day).
+    Rows the csv module cannot read end the pass (the rows before them tell)."""
+    first_over = second_over = False
+    prev: dict[bool, datetime | None] = {True: None, False: None}
+    in_order = {True: True, False: True}
+    same = True  # every date so far reads the same both ways (its day equals its month)
+
+    def lines() -> Iterator[str]:
+        try:
+            yield from (line for line in iter_lines(fh, "", MAX_LINE_BYTES) if line is not None)
+        except (StrayBytes, Damaged):
+            return
+
+    reader = csv.reader(lines(), delimiter=delim)
+    try:
+        next(reader, None)  # the header
+        for row in reader:
+            m = _SLASH_24H.fullmatch(row[i_date].strip()) if len(row) > i_date else None
+            if m is None:
+                continue
+            first_over |= int(m.group(1)) > 12
+            second_over |= int(m.group(2)) > 12
+            same &= int(m.group(1)) == int(m.group(2))
+            for day_first in (True, False):
+                if not in_order[day_first]:
+                    continue
+                try:
+                    t = _slash_date(m, day_first)
+                except ValueError:
+                    in_order[day_first] = False
+                    continue
+                before = prev[day_first]
+                in_order[day_first] = before is None or before <= t
+                prev[day_first] = t
+    except csv.Error:
+        pass
+    if first_over != second_over:
+        return first_over
+    if first_over:  # both: the file disagrees with itself
+        return None
+    if same:
+        return True
+    return in_order[True] if in_order[True] != in_order[False] else None
 
 
 def _slug(name: str) -> str:
@@ -218,7 +291,7 @@ def iter_discord_csv(
     sink = sink or ErrorSink()
     try:
         with open_binary(path, data) as fh:
-            yield from _iter_rows(path, fh, sink, root)
+            yield from _iter_rows(path, fh, sink, root, lambda: open_binary(path, data))
     except TooLarge as exc:
         sink.report(IngestError(path, "", str(exc)))
     except (OSError, EOFError) as exc:
@@ -285,14 +358,16 @@ class _Tape:
         self.row = []
 
 
-def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None) -> Iterator[Message]:
+def _iter_rows(path: Path, fh: IO[bytes], sink: ErrorSink, root: Path | None,
+               reopen: Callable[[], AbstractContextManager[IO[bytes]]]) -> Iterator[Message]:
     tape = _Tape(iter_lines(fh, str(path), MAX_LINE_BYTES))
-    yield from _rows(path, tape, sink, root)
+    yield from _rows(path, tape, sink, root, reopen)
     if tape.stray is not None:  # UTF-16 / UTF-32 text that ends with a stray byte: said after every row
         sink.report(IngestError(path, f"byte {tape.stray.offset}", tape.stray.reason))
 
 
-def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterator[Message]:
+def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None,
+          reopen: Callable[[], AbstractContextManager[IO[bytes]]]) -> Iterator[Message]:
     try:
         first = next(tape, "")
     except _LineTooLong:
@@ -323,6 +398,7 @@ def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterat
     joins: dict[str, datetime] = {}
     row_no = 0
     run: list[Message] = []
+    day_first: bool | None | str = "unread"  # the file's slash-date order (_day_first), read when first needed
     reader = csv.reader(tape, delimiter=delim, strict=True)
     while True:
         tape.start_row()
@@ -368,8 +444,22 @@ def _rows(path: Path, tape: _Tape, sink: ErrorSink, root: Path | None) -> Iterat
             sink.report(IngestError(path, where, f"expected at least {need} fields, got {len(row)} (truncated?)"))
             continue
         aid, date_raw, content = row[i_aid], row[i_date], clean_text(row[i_text])
+        slash = _SLASH_24H.fullmatch(date_raw.strip())
+        if slash is not None and day_first == "unread":
+            with reopen() as again:
+                day_first = _day_first(again, delim, i_date)
         try:
-            created = parse_dce_date(date_raw)
+            if slash is None:
+                created = parse_dce_date(date_raw)
+            elif isinstance(day_first, bool):
+                created = _slash_date(slash, day_first)
+            elif max(int(slash.group(1)), int(slash.group(2))) > 12 or int(slash.group(1)) == int(slash.group(2)):
+                created = _slash_date(slash, int(slash.group(1)) > 12)  # reads one way only
+            else:
+                raise ValueError(f"date {date_raw!r} reads as day/month and as month/day, and this file's dates do "
+                                 "not tell which (some put a number over 12 first, some second, or all are one "
+                                 "day); this row is skipped: use the file DiscordChatExporter wrote, or an "
+                                 "ISO-8601 date")
         except ValueError as exc:
             sink.report(IngestError(path, where, str(exc)))
             continue
