@@ -9,6 +9,7 @@ import asyncio
 import copy
 import logging
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -188,6 +189,22 @@ class PolicyRegistry:
             why = file_server(name)
             if isinstance(why, str) and (platform is None or prefix == platform or prefix not in FILE_PLATFORMS):
                 out.append((path, why))
+        return out
+
+    def files_for_other_servers(self, platform: str, server_ids: Iterable[str],
+                                owns: Callable[[str], bool] = lambda _server_id: True) -> list[Path]:
+        """The well-named files ``<platform>-<server id>.toml`` in ``servers_dir`` whose server is none of
+        ``server_ids`` (the servers a bot is in) though ``owns`` says it would be this bot's (a Discord process
+        runs some shards only): a typo in a valid-looking id, or a server the bot has left. Their server would run
+        on the default policy, so a bot names them once it knows its servers."""
+        if self.servers_dir is None or not self.servers_dir.is_dir():
+            return []
+        mine = set(server_ids)
+        out: list[Path] = []
+        for path in sorted(self.servers_dir.glob(f"{platform}-*.toml")):
+            named = file_server(path.name)
+            if isinstance(named, tuple) and named[0] == platform and named[1] not in mine and owns(named[1]):
+                out.append(path)
         return out
 
     def validate_servers(self, platform: str | None = None) -> int:

@@ -214,6 +214,10 @@ class ModBot(commands.AutoShardedBot):
             await self.report_startup(guild)
         if self.lifecycle is not None and await self.lifecycle.connected(self.catch_up):  # once per process
             self.caught_up.set()
+            for path in self.policies.files_for_other_servers(
+                    PLATFORM, (str(g.id) for g in self.guilds), shard_owner(self.shard_ids, self.shard_count)):
+                log.warning("%s: this bot is in no server with the id in its name (a typo in the server id, or a "
+                            "server the bot has left?); no server reads it", path)
         await announce_ready(self)
         self.ready_event.set()
 
