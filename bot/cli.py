@@ -470,11 +470,12 @@ def _same_folder(a: Path, b: Path) -> bool:
 
 
 def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.core.policy import load_policy, server_of_policy_file
+    from bot.core.policy import check_replacement_default, load_policy, server_of_policy_file
     from bot.workflow.policy_text import channel_warnings, switched_off_tiers
 
     files = [settings.default_policy] + ([args.file] if args.file else [])
     policy = load_policy(*files)
+    check_replacement_default(settings.default_policy)  # MODBOT_POLICY replaces the packaged default: whole
     named = server_of_policy_file(args.file) if args.file else None
     if named is not None:  # a server's file (<platform>-<server id>.toml): what the bot refuses for it at start
         policy.check_for_server(named[1], str(args.file))
@@ -512,7 +513,7 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.core.policy import load_policy
+    from bot.core.policy import check_replacement_default, load_policy
     from bot.eval import EvalInputError, check_input, run_eval
     from bot.runtime import load_artifact_scorer, load_scorer
 
@@ -534,6 +535,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         if d is not None and not (d / "manifest.json").is_file():
             raise EvalInputError(f"{d}: not a model artifact directory (no manifest.json)")
     policy = load_policy(settings.default_policy, *args.policy)  # PolicyError names the file, key and reason
+    check_replacement_default(settings.default_policy)
     for extra in args.baseline_policy:
         load_policy(settings.default_policy, extra)  # checked before any model loads
     threshold = args.threshold

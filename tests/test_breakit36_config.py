@@ -352,3 +352,30 @@ def test_csv_dates_that_read_both_ways_are_ordered_by_time_or_reported(tmp_path:
     assert errors[0].endswith("date '3/4/2020 10:00' reads as day/month and as month/day, and this file's dates do "
                               "not tell which (some put a number over 12 first, some second, or all are one day); "
                               "this row is skipped: use the file DiscordChatExporter wrote, or an ISO-8601 date")
+
+
+def test_a_replacement_default_policy_of_a_few_keys_is_refused_naming_what_it_leaves_empty(tmp_path: Path,
+                                                                                            monkeypatch, capsys):
+    """``MODBOT_POLICY`` replaces the packaged default; a file of a few changed keys (written like a server's file)
+    gave a policy with no thresholds, no label actions, no escalation ladder and no slur list: the model flagged
+    nothing, and ``policy check`` said OK. Such a file is now refused, naming each key it would leave empty; a full
+    copy of the packaged default with a change is still fine."""
+    partial = tmp_path / "our-policy.toml"
+    partial.write_text("[server]\nretention_days = 14\n", encoding="utf-8")
+    monkeypatch.setenv("MODBOT_POLICY", str(partial))
+    assert main(["policy", "check"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    why = ("missing: a default policy file replaces bot/config/default.toml (it is not layered on it), so this would "
+           "be empty; copy it from there (empty if none is meant), or put your changes in a server's file or a "
+           "--policy file")
+    assert err == ["error: invalid policy (4 problems):"] + [
+        f"  {partial}: {key}: {why}" for key in ("thresholds", "label_actions", "strikes.ladder",
+                                                 "rules.blocklist.lists")]
+    with pytest.raises(PolicyError, match="thresholds: missing"):
+        PolicyRegistry(partial)
+    full = tmp_path / "full.toml"
+    full.write_text(DEFAULT_POLICY_PATH.read_text(encoding="utf-8").replace("retention_days = 30",
+                                                                             "retention_days = 14"), encoding="utf-8")
+    assert PolicyRegistry(full).base.server.retention_days == 14
+    monkeypatch.setenv("MODBOT_POLICY", str(full))
+    assert main(["policy", "check"]) == 0

@@ -582,6 +582,61 @@ def _packaged_doc() -> dict[str, Any]:
     return tomllib.loads(PACKAGED_DEFAULT_POLICY.read_text(encoding="utf-8"))
 
 
+@functools.cache
+def _default_only_keys() -> tuple[str, ...]:
+    """Dotted keys whose packaged default differs from the policy's own (empty) default: ``thresholds``,
+    ``label_actions``, ``strikes.ladder``, ``rules.blocklist.lists``. A replacement default that leaves one out has it
+    empty (no tier, no action, no ladder, no slur list), not the packaged value: :func:`check_replacement_default`.
+    Unset channels (``""`` in the file, ``None`` in the model) are the same."""
+    packaged = load_policy(PACKAGED_DEFAULT_POLICY).model_dump(mode="json")
+    bare = Policy().model_dump(mode="json")
+    out: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if a == b or (a in ("", None) and b in ("", None)):
+            return
+        if isinstance(a, dict) and isinstance(b, dict) and b and set(a) == set(b):  # a settings table: its keys
+            for key in a:
+                walk(a[key], b[key], f"{path}.{key}" if path else key)
+            return
+        out.append(path)
+
+    walk(packaged, bare, "")
+    return tuple(out)
+
+
+def check_replacement_default(path: Path, doc: Mapping[str, Any] | None = None) -> None:
+    """Refuse a default policy other than the packaged one (``MODBOT_POLICY``) that leaves out a key the packaged
+    default sets and the policy's own default leaves empty (:func:`_default_only_keys`). Such a file replaces the
+    packaged default rather than being layered on it, so a file of a few changed keys (written like a server's
+    file) gave a policy with no thresholds: the model flagged nothing, and ``policy check`` said OK.
+
+    Raises:
+        PolicyError: naming the file, each such key, and what to do instead; or what :func:`read_toml` raises.
+    """
+    try:
+        if Path(path).resolve() == PACKAGED_DEFAULT_POLICY.resolve():
+            return
+    except OSError:
+        pass
+    data = read_toml(Path(path)) if doc is None else doc
+    missing = []
+    for key in _default_only_keys():
+        node: Any = data
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
+        if node is _MISSING:
+            missing.append(key)
+    if missing:
+        why = ("missing: a default policy file replaces bot/config/default.toml (it is not layered on it), so this "
+               "would be empty; copy it from there (empty if none is meant), or put your changes in a server's file "
+               "or a --policy file")
+        raise PolicyError(str(path), missing[0], why, more=[(k, why) for k in missing[1:]])
+
+
+_MISSING = object()
+
+
 def _unknown_key(loc: Sequence[Any]) -> str:
     """``"unknown key"``, with ``"; did you mean 'shadow_mode'?"`` when a key the packaged default policy has at the
     same place (it lists every key the bot understands) is a close spelling (:func:`difflib.get_close_matches`,

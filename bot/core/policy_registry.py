@@ -17,6 +17,7 @@ from bot.core.policy import (
     DEFAULT_POLICY_PATH,
     Policy,
     PolicyError,
+    check_replacement_default,
     load_policy,
     platform_id_problems,
     read_toml,
@@ -110,6 +111,7 @@ class PolicyRegistry:
         #: Each policy file's TOML as first read (:meth:`read`): a file is read once per registry.
         self._docs: dict[Path, dict[str, Any]] = {}
         self.base = load_policy(self.default_path, *self.extra_files, read=self.read)
+        check_replacement_default(self.default_path, self.read(self.default_path))
         self._cache: dict[tuple[str, str], Policy] = {}
         self._lock = asyncio.Lock()
 
