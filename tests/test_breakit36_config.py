@@ -379,3 +379,16 @@ def test_a_replacement_default_policy_of_a_few_keys_is_refused_naming_what_it_le
     assert PolicyRegistry(full).base.server.retention_days == 14
     monkeypatch.setenv("MODBOT_POLICY", str(full))
     assert main(["policy", "check"]) == 0
+
+
+@pytest.mark.parametrize("value", ["true", '"3"'])
+def test_strike_points_that_are_not_a_whole_number_are_refused(tmp_path: Path, value):
+    """``[strikes] points = { ban = true }`` loaded as 1 point for a ban (a boolean read as a number), and
+    ``"3"`` as 3; every other number of the policy is refused when it is not written as one. Refused, naming the
+    key."""
+    path = tmp_path / "policy.toml"
+    path.write_text(f"[strikes]\npoints = {{ ban = {value} }}\n", encoding="utf-8")
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, path)
+    assert (info.value.source, info.value.key, info.value.reason) == (str(path), "strikes.points.ban",
+                                                                      "Input should be a valid integer")

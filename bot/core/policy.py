@@ -362,7 +362,7 @@ class StrikeSettings(_Strict):
 
     enabled: StrictBool = True
     expire_after_s: StrictInt = Field(default=30 * 86400, ge=60, le=3650 * 86400)
-    points: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_STRIKE_POINTS))
+    points: dict[str, StrictInt] = Field(default_factory=lambda: dict(DEFAULT_STRIKE_POINTS))
     ladder: list[LadderStep] = Field(default_factory=list)
 
     @field_validator("points")
