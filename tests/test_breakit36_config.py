@@ -392,3 +392,19 @@ def test_strike_points_that_are_not_a_whole_number_are_refused(tmp_path: Path, v
         load_policy(DEFAULT_POLICY_PATH, path)
     assert (info.value.source, info.value.key, info.value.reason) == (str(path), "strikes.points.ban",
                                                                       "Input should be a valid integer")
+
+
+@pytest.mark.parametrize(("toml", "key"), [
+    ('[channels."300000000000000000"]\nblock_terms = ["spoilerword", ""]\n', "channels.300000000000000000.block_terms"),
+    ('[categories."300000000000000001"]\nallow_terms = ["  "]\n', "categories.300000000000000001.allow_terms"),
+    ('[identity_target]\nextra_terms = [""]\n', "identity_target.extra_terms"),
+])
+def test_an_empty_term_in_a_channel_or_identity_list_is_refused_as_in_the_blocklist(tmp_path: Path, toml, key):
+    """``[rules.blocklist] terms`` refuses an empty term, but a channel's ``block_terms`` / ``allow_terms`` and
+    ``[identity_target] extra_terms`` loaded ``""`` (a stray comma's leftover, a term cut to nothing) and it matched
+    nothing, without a word. Refused the same way, naming the key."""
+    path = tmp_path / "policy.toml"
+    path.write_text(toml, encoding="utf-8")
+    with pytest.raises(PolicyError) as info:
+        load_policy(DEFAULT_POLICY_PATH, path)
+    assert (info.value.source, info.value.key, info.value.reason) == (str(path), key, "empty term")

@@ -40,7 +40,7 @@ from pydantic import (
 from bot.config import DEFAULT_POLICY_PATH as PACKAGED_DEFAULT_POLICY
 from bot.core.models import LABELS, MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, ActionKind, ChannelRef, Message
 from bot.core.pieces import DEFAULT_MAX_CHARS, PIECE_MODES
-from bot.core.rules.settings import RulesSettings
+from bot.core.rules.settings import RulesSettings, Terms
 
 #: The default policy, shipped as package data of ``bot.config`` (so an installed copy finds it too).
 DEFAULT_POLICY_PATH = PACKAGED_DEFAULT_POLICY
@@ -254,7 +254,7 @@ class IdentityTargetSettings(_Strict):
 
     required: StrictBool = True
     untargeted: Tier = Field(default_factory=lambda: Tier(review=0.98))
-    extra_terms: list[str] = Field(default_factory=list)
+    extra_terms: Terms = Field(default_factory=list)
     #: Also count a misspelt or run-together identity word as named (``"homosexuls"``, ``"blackpeople"``:
     #: :func:`bot.core.identity_terms.fuzzy_identity_reference`); decided on HateCheck dev (docs/model-card.md).
     fuzzy: StrictBool = True
@@ -389,8 +389,8 @@ class ChannelOverride(_Strict):
 
     thresholds: dict[str, Tier] = Field(default_factory=dict)
     exempt: StrictBool = False
-    block_terms: list[str] = Field(default_factory=list)
-    allow_terms: list[str] = Field(default_factory=list)
+    block_terms: Terms = Field(default_factory=list)
+    allow_terms: Terms = Field(default_factory=list)
 
     @field_validator("thresholds")
     @classmethod
