@@ -153,6 +153,27 @@ def channel_value(value: Any) -> Any:
     return value
 
 
+#: The keys that list channels (``policy set`` of one reads channel mentions, as Discord writes a picked channel).
+CHANNEL_LIST_KEYS = ("exempt.channels",)
+#: A channel mention inside text: Discord ``<#123>``, Slack ``<#C123|name>``; the id in group 1.
+_CHANNEL_MENTIONS = re.compile(r"<#([A-Za-z0-9]+)(?:\|[^>]*)?>")
+
+
+def channel_ids(value: Any) -> Any:
+    """A channel list key's value as the policy stores it: the channels of a text (mentions, ids, separated by
+    spaces or commas: ``<#1> <#2>``, ``1, 2``), or of a list, as ids, once each and in order; anything else as
+    given (the policy judges it: a name such as ``#general`` is refused with the reason)."""
+    if isinstance(value, str):
+        items: list[Any] = [part for part in re.split(r"[\s,]+", _CHANNEL_MENTIONS.sub(r" \1 ", value)) if part]
+        if not items:  # blank: not a way to empty the list (that is [])
+            return value
+    elif isinstance(value, list):
+        items = [channel_value(v) for v in value]
+    else:
+        return value
+    return list(dict.fromkeys(items)) if all(isinstance(v, str) for v in items) else items
+
+
 #: The keys that name roles (Discord role ids; Slack user-group and user ids): ``policy set`` of one reads mentions
 #: and names through the platform's :data:`RoleLookup`.
 ROLE_KEYS = ("server.moderator_roles", "exempt.roles")
@@ -247,6 +268,8 @@ async def change_policy(policies: PolicyWriter, desk: PolicyDesk, platform: str,
     authorize_change(actor)
     if key in ROLE_KEYS and value is not None and lookup_role is not None:
         value = await role_ids(value, lookup_role, key, words=role_words)
+    if key in CHANNEL_LIST_KEYS and value is not None:
+        value = channel_ids(value)
     if key in CHANNEL_KEYS and value is not None:
         value = channel_value(value)
         problem = await check_channel(value) if check_channel is not None and isinstance(value, str) else None

@@ -24,3 +24,26 @@ async def test_a_server_file_for_a_server_the_bot_is_not_in_is_named_at_ready(en
                 if r.name == "bot.adapters.discord.client" and r.levelno == logging.WARNING]
     assert warnings == [f"{typo}: this bot is in no server with the id in its name (a typo in the server id, or a "
                         "server the bot has left?); no server reads it"]
+
+
+async def test_policy_set_exempt_channels_takes_channel_mentions_and_refuses_names(env):
+    """``/policy set exempt.channels`` with a picked channel (Discord sends ``<#id>`` in a string option) was
+    refused as "Input should be a valid list", so a moderator wrote ``["#bot-commands"]``, which was stored and
+    exempted nothing. Mentions and ids (several, by spaces or commas) are now stored as ids, and a name is refused
+    with the reason; a message in the exempt channel is then not judged."""
+    from tests.discord.helpers import ephemeral_text, mod_cmd, text_opt
+    from tests.discord.replies import server_admin
+
+    admin = await server_admin(env)
+    bots = env.fake.add_channel(env.guild, "bot-commands")
+    cb = await mod_cmd(env, "set", text_opt("key", "exempt.channels"), text_opt("value", f"<#{bots}> <#{bots}>"),
+                       group="policy", user=admin)
+    assert ephemeral_text(cb) == f'Policy updated: `exempt.channels` = `["{bots}"]`.'
+    assert (await env.bot.policy(env.guild["id"])).exempt.channels == [bots]
+    cb = await mod_cmd(env, "set", text_opt("key", "exempt.channels"), text_opt("value", '["#bot-commands"]'),
+                       group="policy", user=admin)
+    assert ephemeral_text(cb).startswith("Refused `exempt.channels`: '#bot-commands' is a name or mention, not an "
+                                         "id; give the channel's id")
+    assert (await env.bot.policy(env.guild["id"])).exempt.channels == [bots]
+    _, outcome = await env.post(env.alice, "threatword you", channel=bots)
+    assert outcome.verdict.exempt == "channel" and not outcome.verdict.flagged
