@@ -408,3 +408,29 @@ def test_an_empty_term_in_a_channel_or_identity_list_is_refused_as_in_the_blockl
     with pytest.raises(PolicyError) as info:
         load_policy(DEFAULT_POLICY_PATH, path)
     assert (info.value.source, info.value.key, info.value.reason) == (str(path), key, "empty term")
+
+
+def test_scan_names_the_policy_files_that_judge_each_server_and_the_server_file_it_lacks(tmp_path: Path, capsys):
+    """A DiscordChatExporter CSV export names no guild (its folder's name is its server id), so a guild's
+    ``discord-<id>.toml`` never judged it, and the terminal said nothing of which policy judged what (only the
+    report's server table did). Each server's files are now named on the terminal, with the server file a server
+    lacks; a guild's JSON export shows its own file."""
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    own = servers / f"discord-{GUILD}.toml"
+    own.write_text("[thresholds]\nthreat = { review = 0.4 }\n", encoding="utf-8")
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "g - general [300000000000000000].csv").write_text(
+        "AuthorID,Author,Date,Content,Attachments,Reactions\n400000000000000000,a,2026-01-01 10:00,hello,,\n",
+        encoding="utf-8")
+    export = _dce_json(tmp_path / "export.json")
+    settings = Settings(db_path=tmp_path / "m.db", servers_dir=servers)
+    assert asyncio.run(run_scan(_args([export, folder]), settings, scorer=FakeScorer())) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("policy of ")]
+    default = load_policy(DEFAULT_POLICY_PATH)
+    assert lines == [
+        f"policy of export/{GUILD}: {DEFAULT_POLICY_PATH} + {own} "
+        f"(version {load_policy(DEFAULT_POLICY_PATH, own).version})",
+        f"policy of export/exports: {DEFAULT_POLICY_PATH} (version {default.version}); no server file "
+        f"{servers / 'export-exports.toml'}"]

@@ -164,6 +164,23 @@ class PolicyRegistry:
         if problems:
             raise PolicyError(str(path), *problems[0], more=problems[1:])
 
+    def expected_file(self, platform: str, server_id: str) -> Path | None:
+        """Where the server's own file would be read from when it has none (``None`` without ``servers_dir``): for
+        an export of a Discord guild or a Slack team, the bot's name of it (``discord-<id>.toml``,
+        ``slack-<id>.toml``), else ``<platform>-<server id>.toml``."""
+        if self.servers_dir is None:
+            return None
+        shown = platform
+        if platform == "export" and _SNOWFLAKE.fullmatch(server_id):
+            shown = "discord"
+        elif platform == "export" and _SLACK_TEAM.fullmatch(server_id):
+            shown = "slack"
+        return server_policy_path(self.servers_dir, shown, server_id)
+
+    def files_for(self, platform: str, server_id: str) -> list[Path]:
+        """The policy files that judge a server, weakest first: the default, the ``--policy`` files, its own."""
+        return self._files_for(platform, server_id)
+
     def _files_for(self, platform: str, server_id: str) -> list[Path]:
         own = self.server_file(platform, server_id)
         return [self.default_path, *self.extra_files, *([own] if own is not None else [])]

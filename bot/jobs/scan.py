@@ -96,6 +96,10 @@ def output_problem(flag: str, path: Path) -> str | None:
     return None
 
 
+#: Servers whose policy files ``scan`` names on the terminal (the report lists every one).
+SERVERS_LISTED = 20
+
+
 async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scorer | None = None,
                    scorer_factory: Callable[[], Scorer] | None = None) -> int:
     """Run ``scan``; see ``python -m bot scan --help``. Returns the exit code. ``scorer``: an already loaded
@@ -163,6 +167,17 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
         servers = sorted(survey.servers)
         # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
         policies = {s: await registry.get(*s) for s in servers}
+        for (plat, sid), policy in list(policies.items())[:SERVERS_LISTED]:
+            # which files judge each server, on the terminal too: a server whose own file is missing (a CSV export
+            # names no guild: its folder's name is its id) was judged by the default without a word here
+            own = registry.server_file(plat, sid)
+            absent = registry.expected_file(plat, sid) if own is None else None
+            files = " + ".join(str(f) for f in registry.files_for(plat, sid))
+            console.print(Text(f"policy of {plat}/{sid}: {files} (version {policy.version})"
+                               + (f"; no server file {absent}" if absent is not None else "")), highlight=False)
+        if len(policies) > SERVERS_LISTED:
+            console.print(f"(and {len(policies) - SERVERS_LISTED:,} more servers: the report lists them all)",
+                          highlight=False)
         if scorer is None and scorer_factory is None:
             from bot.runtime import check_model
 
