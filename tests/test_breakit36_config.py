@@ -434,3 +434,25 @@ def test_scan_names_the_policy_files_that_judge_each_server_and_the_server_file_
         f"(version {load_policy(DEFAULT_POLICY_PATH, own).version})",
         f"policy of export/exports: {DEFAULT_POLICY_PATH} (version {default.version}); no server file "
         f"{servers / 'export-exports.toml'}"]
+
+
+def test_a_scan_that_stops_leaves_an_earlier_out_file_as_it_was(tmp_path: Path, capsys):
+    """``--out`` was opened for writing (truncated) when judging began: a later scan into the same file that
+    stopped (here its scorer fails on a new message; also a full disk or Ctrl-C) destroyed the earlier verdicts and
+    left a file cut short that read like a whole one. The verdicts are now written beside it and put in its place
+    when the scan finishes; a scan that stops leaves the earlier file as it was, and no partial file."""
+    out = tmp_path / "verdicts.jsonl"
+    settings = Settings(db_path=tmp_path / "m.db")
+    first = _dce_json(tmp_path / "export.json")
+    assert asyncio.run(run_scan(_args([first], out=out), settings, scorer=FakeScorer())) == 0
+    before = out.read_text(encoding="utf-8")
+    assert len(before.splitlines()) == 2
+    more = tmp_path / "more.jsonl"
+    more.write_text('{"id": "m1", "text": "BOOM", "author": "a", "created_at": "2026-01-02T10:00:00Z"}\n',
+                    encoding="utf-8")
+    assert asyncio.run(run_scan(_args([first, more], out=out), settings, scorer=FakeScorer(fail_on="BOOM"))) == 2
+    assert "scan stopped after" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("verdicts")) == ["verdicts.jsonl"]
+    assert asyncio.run(run_scan(_args([first, more], out=out), settings, scorer=FakeScorer())) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 3
