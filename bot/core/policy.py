@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any
@@ -827,6 +827,29 @@ def platform_id_problems(doc: Mapping[str, Any], platform: str) -> list[tuple[st
                 hint = _WHERE_ID[what][0 if platform == "discord" else 1]
                 shape = "17-20 digits, " if platform == "discord" else ""
                 out.append((where, f"{value!r} is not a {name} {what} id ({shape}{hint})"))
+    return out
+
+
+def ids_not_in_server(policy: Policy, base: Policy, roles: Collection[str], channels: Collection[str]) -> list[str]:
+    """One line per id a server's own layers (its file, its overrides) name that the server does not have: a role
+    of ``server.moderator_roles`` or ``exempt.roles`` not among ``roles``, a channel of ``exempt.channels`` or a
+    ``[channels]`` / ``[categories]`` key not among ``channels`` (its channels, categories and threads the platform
+    lists). Such an id matches nothing (a member's id copied for a role's, a deleted channel): the exemption,
+    moderator role or override does nothing. Ids the server inherits unchanged from ``base`` (the default and
+    ``--policy`` files, shared by every server) are not judged here."""
+    out: list[str] = []
+    for key, mine, theirs, known, what in (
+            ("server.moderator_roles", policy.server.moderator_roles, base.server.moderator_roles, roles, "role"),
+            ("exempt.roles", policy.exempt.roles, base.exempt.roles, roles, "role"),
+            ("exempt.channels", policy.exempt.channels, base.exempt.channels, channels, "channel"),
+            ("channels", list(policy.channels), list(base.channels), channels, "channel"),
+            ("categories", list(policy.categories), list(base.categories), channels, "category")):
+        if mine == theirs:
+            continue
+        for value in mine:
+            if value not in known and value not in theirs:
+                out.append(f"{key}: {value} is no {what} of this server, so it matches nothing (an id of "
+                           f"something else, or a {what} deleted?)")
     return out
 
 

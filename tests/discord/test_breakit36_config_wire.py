@@ -47,3 +47,27 @@ async def test_policy_set_exempt_channels_takes_channel_mentions_and_refuses_nam
     assert (await env.bot.policy(env.guild["id"])).exempt.channels == [bots]
     _, outcome = await env.post(env.alice, "threatword you", channel=bots)
     assert outcome.verdict.exempt == "channel" and not outcome.verdict.flagged
+
+
+async def test_policy_ids_that_are_none_of_the_servers_roles_or_channels_are_reported_at_start(env):
+    """A member's id copied for a role's id (both are snowflakes) in ``exempt.roles``, or a deleted channel in
+    ``exempt.channels`` or as a channel override's key, loaded and matched nothing, without a word. At start the bot
+    now posts each to the server's mod log (and logs it) with the key; the server's real roles and channels, and
+    ids inherited from the default policy, are not named."""
+    await env.stop()
+    path = env.policy_dir / "servers" / f"discord-{env.guild['id']}.toml"
+    member_id, gone = env.alice["id"], str(int(env.general) + 7)
+    path.write_text(path.read_text() + "\n" +
+                    f'[exempt]\nroles = ["{env.mod_role}", "{member_id}"]\nchannels = ["{env.general}", "{gone}"]\n'
+                    f'[channels."{gone}"]\nexempt = true\n', encoding="utf-8")
+    await env.start()
+    post = await env.fake.wait_for("POST", rf"/channels/{env.modlog}/messages")
+    text = post.body["embeds"][0]["description"]
+    assert post.body["embeds"][0]["title"] == "Startup problem"
+    assert text.splitlines() == [
+        f"\N{WARNING SIGN} exempt.roles: {member_id} is no role of this server, so it matches nothing (an id of "
+        "something else, or a role deleted?)",
+        f"\N{WARNING SIGN} exempt.channels: {gone} is no channel of this server, so it matches nothing (an id of "
+        "something else, or a channel deleted?)",
+        f"\N{WARNING SIGN} channels: {gone} is no channel of this server, so it matches nothing (an id of something "
+        "else, or a channel deleted?)"]

@@ -252,7 +252,10 @@ class ModBot(commands.AutoShardedBot):
         return self.catchup_reports
 
     async def report_startup(self, guild: discord.Guild) -> None:
-        """Post missing intent / permission problems to the server's mod log channel and the log."""
+        """Post missing intent / permission problems, and ids of the server's own policy that are none of its roles
+        or channels, to the server's mod log channel and the log."""
+        from bot.core.policy import PolicyError, ids_not_in_server
+
         problems = list(self.startup_problems)
         me = guild.me
         if me is not None:
@@ -260,6 +263,12 @@ class ModBot(commands.AutoShardedBot):
             missing = [name for name, value in REQUIRED_PERMISSIONS if value and not getattr(have, name)]
             if missing and not have.administrator:
                 problems.append("missing permissions: " + ", ".join(missing))
+        try:  # ids of the server's own file or overrides that are none of its roles / channels: they do nothing
+            problems += ids_not_in_server(await self.policy(guild.id), self.policies.base,
+                                          {str(r.id) for r in guild.roles},
+                                          {str(c.id) for c in (*guild.channels, *guild.threads)})
+        except PolicyError as exc:  # stored overrides the files no longer accept, etc.: said where it is read
+            log.error("server %s: %s", guild.id, exc)
         if not problems:
             return
         for p in problems:
