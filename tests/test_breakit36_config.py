@@ -80,7 +80,8 @@ def test_a_server_file_no_server_reads_stops_the_bot_naming_the_file_and_the_nam
     servers = tmp_path / "servers"
     servers.mkdir()
     (servers / name).write_text("[thresholds]\nthreat = { review = 0.4 }\n", encoding="utf-8")
-    for other in ("README.md", f"discord-{GUILD}.toml~", f"discord-{GUILD}.toml.bak", ".discord.toml.swp"):
+    for other in ("README.md", f"discord-{GUILD}.toml~", f"discord-{GUILD}.toml.bak", ".discord.toml.swp",
+                  f"discord-{GUILD}.toml.example"):
         (servers / other).write_text("x = [\n", encoding="utf-8")
     registry = PolicyRegistry(DEFAULT_POLICY_PATH, servers)
     platform = "slack" if name.startswith("slack") else "discord"

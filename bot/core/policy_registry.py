@@ -187,10 +187,11 @@ class PolicyRegistry:
 
     def unread_files(self, platform: str | None = None) -> list[tuple[Path, str]]:
         """Files in ``servers_dir`` meant as a server's file that no server reads, each with why
-        (:func:`file_server`): a name ending in ``.TOML``, ``.tml`` or ``.toml.txt``, one without ``.toml`` that
+        (:func:`file_server`): a name ending in ``.TOML``, ``.tml`` or ``.toml.txt``, one without any ending that
         starts with a platform (``discord-123...``), or a ``.toml`` file whose name is not
         ``<platform>-<server id>.toml`` with a server id of that platform (``discord-myserver.toml``). Hidden files,
-        editor backups (``~``, ``.bak``, ``.orig``, ``.swp``...) and other files (``README.md``) are left alone.
+        editor backups (``~``, ``.bak``, ``.orig``, ``.swp``...) and other files (``README.md``,
+        ``discord-<id>.toml.example``) are left alone.
 
         Args:
             platform: Only the files that name this platform, in any case, or no platform a server's file may name
@@ -202,7 +203,10 @@ class PolicyRegistry:
         for path in sorted(self.servers_dir.iterdir()):
             name = path.name
             prefix = name.partition("-")[0].lower()
-            meant = _TOMLISH.fullmatch(name) or (name.partition("-")[1] and prefix in FILE_PLATFORMS)
+            # a TOML-like ending, or a platform's name with no ending at all (a name with another ending, such as
+            # discord-<id>.toml.example, is a note or a template: left alone)
+            meant = _TOMLISH.fullmatch(name) or (name.partition("-")[1] and prefix in FILE_PLATFORMS
+                                                 and "." not in name)
             if not meant or _LEFT_ALONE.fullmatch(name) or not path.is_file():
                 continue
             why = file_server(name)
