@@ -457,3 +457,17 @@ def test_a_scan_that_stops_leaves_an_earlier_out_file_as_it_was(tmp_path: Path, 
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("verdicts")) == ["verdicts.jsonl"]
     assert asyncio.run(run_scan(_args([first, more], out=out), settings, scorer=FakeScorer())) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_a_broken_quote_before_a_row_with_a_month_first_date_is_still_found(tmp_path: Path):
+    """The unterminated-quote check (a later line that reads as a row of its own) knew only day-first slash dates,
+    so in a file Excel saved with ``12/13/2019 7:57`` dates a quote left open swallowed the next row into one
+    message without a word. The row is found and read, the broken one reported."""
+    p = tmp_path / "us [300000000000000000].csv"
+    p.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n"
+                 '400000000000000001,a,12/13/2019 7:57,"never closed,,\n'
+                 '400000000000000002,b,12/13/2019 7:58,ends in a quote",,\n', encoding="utf-8")
+    sink = CollectingSink()
+    msgs = [(m.author.id, m.text, m.created_at) for m in iter_discord_csv(p, sink=sink)]
+    assert msgs == [("400000000000000002", 'ends in a quote"', _utc(2019, 12, 13, 7, 58))]
+    assert [e.position for e in sink.errors] == ["row 1 (line 2)"]

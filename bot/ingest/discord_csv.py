@@ -76,6 +76,8 @@ DATE_FORMATS = (
     "%m/%d/%Y %I:%M:%S %p",
     "%d/%m/%Y %H:%M",
     "%d/%m/%Y %H:%M:%S",
+    "%m/%d/%Y %H:%M",  # only what day-first cannot read; a file's rows are read one way (_day_first)
+    "%m/%d/%Y %H:%M:%S",
     "%d.%m.%Y %H:%M",
     "%Y-%m-%d %H:%M",
 )
