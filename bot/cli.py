@@ -486,11 +486,11 @@ def _policy_check(args: argparse.Namespace, settings: Settings) -> int:
         # discord-<id>.toml only: a .TOML or a name instead of the id ran the server on the default policy)
         from bot.core.policy_registry import file_server
 
-        named = file_server(args.file.name)
-        if isinstance(named, str):
-            unread = f"{args.file}: no server reads this file: {named}"
+        by_name = file_server(args.file.name)
+        if isinstance(by_name, str):
+            unread = f"{args.file}: no server reads this file: {by_name}"
         else:  # what the bot refuses at start for this server (moderator_roles holding its id: @everyone)
-            policy.check_for_server(named[1], str(args.file))
+            policy.check_for_server(by_name[1], str(args.file))
             from bot.core.policy_registry import PolicyRegistry
 
             PolicyRegistry.check_own_ids(args.file)  # ids of its platform: a role's name matched no role
