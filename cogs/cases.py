@@ -7,7 +7,8 @@ this server, then :mod:`bot.workflow.cases` authorizes, filters, pages and words
 answer Slack's ``/modcase``); a reason change is also posted to the mod log.
 
 The Previous/Next buttons of a page (:class:`CasePager`) answer only the moderator who asked (anyone else is told
-so, ephemerally, and the page does not move); each click authorizes again and reads the mod log afresh. They live
+so, ephemerally, and the page does not move); each click authorizes again and reads the mod log afresh, paging the
+cases there were when the list was asked for (cases opened since are counted in the header, not shifted in). They live
 :data:`PAGER_TIMEOUT_S` seconds (inside the 15 minutes an interaction token can edit its answer), then are taken off
 the message; after a restart they no longer answer: the ``page`` option reaches any page at any time.
 """
@@ -81,7 +82,7 @@ class CasePager(discord.ui.View):
             actor = actor_of(interaction, await self.bot.policy(interaction.guild_id or 0))
             self.result = await search_cases(self.bot.store, PLATFORM, actor, str(interaction.guild_id),
                                              self.filters, page=self.result.page + step, room=CONTENT_MAX,
-                                             escape=md)
+                                             escape=md, newest=self.result.newest)  # the same list's pages
             self._show_page_buttons()
             await interaction.edit_original_response(content=cut(self.result.text(), CONTENT_MAX), view=self)
 

@@ -140,13 +140,20 @@ def case_filter(*, member: str | None = None, moderator: str | None = None, acti
 @dataclass(frozen=True, slots=True)
 class CasePage:
     """One page of matching cases, newest first: ``lines`` to show, ``page`` (1-based) of ``pages``, ``total``
-    matching, and the ``filters`` that chose them."""
+    matching, and the ``filters`` that chose them.
+
+    ``newest`` is the number of the server's newest case when the list was first asked for (``None``: no case
+    yet): turning the page of the same list passes it back to :func:`search_cases`, so cases opened meanwhile
+    neither shift the pages (a case shown twice, or one never shown) nor change their count; ``newer`` counts
+    those matching cases opened since, which the header mentions."""
 
     lines: tuple[str, ...]
     page: int
     pages: int
     total: int
     filters: CaseFilter = CaseFilter()
+    newest: int | None = None
+    newer: int = 0
 
     @property
     def has_previous(self) -> bool:
@@ -164,8 +171,10 @@ class CasePage:
         what = self.filters.describe(escape)
         if not self.total:
             return f"No case matches these filters ({what})." if what else "No cases in this server yet."
+        newer = f" ({words.plural(self.newer, 'newer case')} since this list was opened: ask again to see " \
+                f"{'it' if self.newer == 1 else 'them'})" if self.newer else ""
         head = f"{words.plural(self.total, 'matching case' if what else 'case')}{f' ({what})' if what else ''}, " \
-               f"page {self.page} of {self.pages}:"
+               f"page {self.page} of {self.pages}{newer}:"
         return head + "\n" + "\n".join(self.lines)
 
 
@@ -183,23 +192,32 @@ def case_line(rec: CaseRecord, escape: Escape = _as_is, reason_max: int = LINE_R
 
 async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: str, filters: CaseFilter | None = None,
                        *, page: int = 1, per_page: int = PER_PAGE, escape: Escape = _as_is,
-                       room: int | None = None) -> CasePage:
+                       room: int | None = None, newest: int | None = None) -> CasePage:
     """The server's cases matching ``filters``, newest first, one page of ``per_page`` (reasons through
     ``escape``). ``room``: the platform's characters for the answer (Discord 2,000); when the page's
     :meth:`CasePage.text` would not fit, the reasons are shortened (:data:`SHORTER_REASONS`) so every line stays.
+    ``newest``: another page of a list already shown, whose :attr:`CasePage.newest` this is: only cases numbered
+    up to it are paged (those opened since are counted in :attr:`CasePage.newer`); ``None``: a new list, of every
+    case now.
 
     Raises:
         Refused: not a moderator, or a page past the last one (nothing matching is one empty page 1).
     """
     authorize(actor, ActionKind.LOG)
     filters = filters or CaseFilter()
-    found = [rec for rec in reversed(await store.modlog_cases(platform, server_id)) if filters.matches(rec)]
+    cases = await store.modlog_cases(platform, server_id)
+    if newest is None:
+        newest = max((rec.case.number for rec in cases), default=None)
+    matching = [rec for rec in reversed(cases) if filters.matches(rec)]
+    found = [rec for rec in matching if newest is not None and rec.case.number <= newest]
+    newer = len(matching) - len(found)
     pages = max(1, -(-len(found) // per_page))
     if not 1 <= page <= pages:
         raise Refused(f"There {'is' if pages == 1 else 'are'} only {words.plural(pages, 'page')} of results.")
     chunk = found[(page - 1) * per_page:page * per_page]
     for reason_max in (LINE_REASON_MAX, *SHORTER_REASONS):
-        result = CasePage(tuple(case_line(r, escape, reason_max) for r in chunk), page, pages, len(found), filters)
+        result = CasePage(tuple(case_line(r, escape, reason_max) for r in chunk), page, pages, len(found), filters,
+                          newest, newer)
         if room is None or len(result.text(escape)) <= room:
             break
     return result
