@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import discord
 from discord import app_commands
@@ -17,7 +17,7 @@ from discord.ext import commands
 
 from bot.adapters.discord.cards import FIELD_VALUE_MAX, md
 from bot.adapters.discord.interact import answer, guarded
-from bot.adapters.discord.views import AppealModal, ReportModal
+from bot.adapters.discord.views import AppealModal, ReportModal, ReviewClicks, open_form
 from bot.workflow import words
 from bot.workflow.cases import strike_lines
 
@@ -48,9 +48,12 @@ class Member(commands.Cog):
 
     async def report_message(self, interaction: discord.Interaction, message: discord.Message) -> None:
         """Message context menu: report a message; the reason is asked in a modal."""
-        await interaction.response.send_modal(ReportModal(
-            member_id=str(message.author.id), channel_id=str(message.channel.id), message_id=str(message.id),
-            excerpt=message.content or ""))
+        modal = ReportModal(member_id=str(message.author.id), channel_id=str(message.channel.id),
+                            message_id=str(message.id), excerpt=message.content or "")
+        review = self.bot.get_cog("Review")
+        if review is not None:  # the card shows the message's text when automod did not keep it
+            cast(ReviewClicks, review).remember_excerpt(modal)
+        await open_form(interaction, modal)
 
     @app_commands.command(name="report", description="Report a member to the moderators")
     @app_commands.describe(member="Who you are reporting")
@@ -60,7 +63,7 @@ class Member(commands.Cog):
         if member.id == interaction.user.id:
             await answer(interaction, "You cannot report yourself.")
             return
-        await interaction.response.send_modal(ReportModal(member_id=str(member.id)))
+        await open_form(interaction, ReportModal(member_id=str(member.id)))
 
     @app_commands.command(name="appeal", description="Appeal one of your moderation cases")
     @app_commands.describe(case="The case number from your notice or /mystatus")
@@ -72,7 +75,7 @@ class Member(commands.Cog):
         if not 1 <= case <= MAX_CASE:
             await answer(interaction, f"Case numbers go from 1 to {MAX_CASE}.")
             return
-        await interaction.response.send_modal(AppealModal(str(interaction.guild.id), case))
+        await open_form(interaction, AppealModal(str(interaction.guild.id), case))
 
     @app_commands.command(name="mystatus", description="Your active strikes and open appeals (only you see this)")
     @app_commands.guild_only()

@@ -17,7 +17,15 @@ from discord.ext import commands
 
 from bot.adapters.discord import cards
 from bot.adapters.discord.interact import actor_of, answer, guarded
-from bot.adapters.discord.views import CONFIRM_PREFIX, ReasonModal, review_view
+from bot.adapters.discord.views import (
+    CONFIRM_PREFIX,
+    AppealForm,
+    ReasonModal,
+    ReportForm,
+    ReportModal,
+    read_form,
+    review_view,
+)
 from bot.workflow.authz import Actor, Refused
 from bot.workflow.confirm import CONFIRM_TTL_S, EXPIRED, Confirmation, asks_first, raid_asks_first
 
@@ -25,6 +33,9 @@ if TYPE_CHECKING:
     from bot.adapters.discord.client import ModBot
 
 log = logging.getLogger(__name__)
+
+#: Reported messages' texts kept for open report forms (the newest; each at most 4,000 characters).
+EXCERPTS_KEPT = 500
 
 
 class Review(commands.Cog):
@@ -37,6 +48,8 @@ class Review(commands.Cog):
         self._taken: set[int] = set()
         #: seconds a reason modal stays open (the workflow's :data:`~bot.workflow.confirm.CONFIRM_TTL_S`)
         self.confirm_timeout_s: float = CONFIRM_TTL_S
+        #: reported messages' text by message id, while their report forms are open (oldest first)
+        self._excerpts: dict[str, str] = {}
 
     async def _actor(self, interaction: discord.Interaction):  # noqa: ANN202
         if interaction.guild is None:
@@ -121,11 +134,21 @@ class Review(commands.Cog):
 
     @commands.Cog.listener()
     async def on_interaction(self, interaction: discord.Interaction) -> None:
-        """A reason modal submitted after it expired, after a restart or a second time: nobody holds it any more,
-        so nothing is done; the moderator is told (discord.py alone would leave "This interaction failed")."""
+        """A member's appeal or report form submitted (:func:`~bot.adapters.discord.views.read_form`: whenever it
+        comes, after a restart too) is filed. A reason modal submitted after it expired, after a restart or a
+        second time: nobody holds it any more, so nothing is done; the moderator is told (discord.py alone would
+        leave "This interaction failed")."""
         if interaction.type is not discord.InteractionType.modal_submit:
             return
         data: dict[str, Any] = dict(interaction.data or {})
+        form = read_form(data)
+        if isinstance(form, AppealForm):
+            await self.file_appeal(interaction, form.server_id, form.case_number, form.text)
+            return
+        if isinstance(form, ReportForm):
+            await self.file_report(interaction, member_id=form.member_id, channel_id=form.channel_id,
+                                   message_id=form.message_id, excerpt=self._excerpt(form), reason=form.reason)
+            return
         custom_id = str(data.get("custom_id", ""))
         if not custom_id.startswith(CONFIRM_PREFIX):
             return
@@ -138,6 +161,18 @@ class Review(commands.Cog):
             await answer(interaction, EXPIRED)
         except discord.HTTPException as exc:
             log.info("stale reason modal could not be answered: %s", exc)
+
+    def remember_excerpt(self, modal: ReportModal) -> None:
+        """Keep the reported message's text while its report form is open (the newest
+        :data:`EXCERPTS_KEPT`), for the card when automod kept none of it; a submit after a restart goes without."""
+        if modal.message_id and modal.excerpt:
+            self._excerpts.pop(modal.message_id, None)
+            self._excerpts[modal.message_id] = modal.excerpt
+            while len(self._excerpts) > EXCERPTS_KEPT:
+                self._excerpts.pop(next(iter(self._excerpts)))
+
+    def _excerpt(self, form: ReportForm) -> str:
+        return self._excerpts.get(form.message_id, "") if form.message_id else ""
 
     async def on_appeal_click(self, interaction: discord.Interaction, appeal_id: int, decision: str) -> None:
         """Uphold or overturn an appeal (overturning lifts a timeout or ban)."""

@@ -13,6 +13,8 @@ Custom ids:
     ``mod:appealdecide:<appeal_id>:<uphold|overturn>`` appeal card buttons
     ``mod:raid:<server_id>:<raid_id>:<action>``  raid card buttons (timeout, kick, ban, pause_invites, end)
     ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>``  the reason modal of a decision that asks first
+    ``mod:appealform:<server_id>:<case>``  the appeal form (modal) of a member
+    ``mod:reportform:<member_id>:<channel_id|0>:<message_id|0>``  the report form (modal) of a member
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 import re
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import discord
@@ -85,6 +88,8 @@ class ReviewClicks(Protocol):
 
     async def file_appeal(self, interaction: discord.Interaction, server_id: str, case_number: int,
                           text: str) -> None: ...
+
+    def remember_excerpt(self, modal: ReportModal) -> None: ...
 
 
 def _review_cog(interaction: discord.Interaction) -> ReviewClicks:
@@ -156,7 +161,7 @@ class AppealButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(match["server"], int(match["case"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await interaction.response.send_modal(AppealModal(self.server_id, self.case_number))
+        await open_form(interaction, AppealModal(self.server_id, self.case_number))
 
 
 class AppealDecisionButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -239,40 +244,117 @@ def notice_view(server_id: str, case_number: int) -> discord.ui.View:
     return view
 
 
+#: Custom id prefixes of the member forms: ``mod:appealform:<server_id>:<case>`` and
+#: ``mod:reportform:<member_id>:<channel_id|0>:<message_id|0>`` (at most 100 characters). What a submit acts on is in
+#: its custom id, so the submit is handled from it (:func:`read_form`) whenever it comes: after a restart, or however
+#: long the member took to write.
+APPEAL_FORM = "mod:appealform:"
+REPORT_FORM = "mod:reportform:"
+#: The custom ids of the forms' text inputs.
+APPEAL_INPUT = "appeal"
+REPORT_INPUT = "reason"
+
+
 class AppealModal(discord.ui.Modal, title="Appeal a moderation case"):
-    """Asks for the appeal text; the case comes from the button or ``/appeal``."""
+    """Asks for the appeal text; the case comes from the button or ``/appeal`` and travels in the custom id
+    (:data:`APPEAL_FORM`). Opened with :func:`open_form`; its submit is handled by :class:`cogs.review.Review`."""
 
     text: discord.ui.TextInput[Any] = discord.ui.TextInput(
         label="Why should this case be overturned?", style=discord.TextStyle.paragraph, min_length=5,
-        max_length=1500)
+        max_length=1500, custom_id=APPEAL_INPUT)
 
     def __init__(self, server_id: str, case_number: int) -> None:
-        super().__init__(timeout=900)
+        super().__init__(timeout=None, custom_id=f"{APPEAL_FORM}{server_id}:{case_number}")
         self.server_id = server_id
         self.case_number = case_number
 
-    async def on_submit(self, interaction: discord.Interaction) -> None:
-        await _review_cog(interaction).file_appeal(interaction, self.server_id, self.case_number, self.text.value)
-
 
 class ReportModal(discord.ui.Modal, title="Report to moderators"):
-    """Asks for the reason of a report about a message (context menu) or a member (``/report``)."""
+    """Asks for the reason of a report about a message (context menu) or a member (``/report``); who and which
+    message travel in the custom id (:data:`REPORT_FORM`). Opened with :func:`open_form`; its submit is handled by
+    :class:`cogs.review.Review`."""
 
     reason: discord.ui.TextInput[Any] = discord.ui.TextInput(
-        label="What is wrong?", style=discord.TextStyle.paragraph, min_length=3, max_length=1000)
+        label="What is wrong?", style=discord.TextStyle.paragraph, min_length=3, max_length=1000,
+        custom_id=REPORT_INPUT)
 
     def __init__(self, *, member_id: str, channel_id: str | None = None, message_id: str | None = None,
                  excerpt: str = "") -> None:
-        super().__init__(timeout=900)
+        super().__init__(timeout=None,
+                         custom_id=f"{REPORT_FORM}{member_id}:{channel_id or 0}:{message_id or 0}")
         self.member_id = member_id
         self.channel_id = channel_id
         self.message_id = message_id
         self.excerpt = excerpt
 
-    async def on_submit(self, interaction: discord.Interaction) -> None:
-        await _review_cog(interaction).file_report(interaction, member_id=self.member_id, channel_id=self.channel_id,
-                                                   message_id=self.message_id, excerpt=self.excerpt,
-                                                   reason=self.reason.value)
+
+async def open_form(interaction: discord.Interaction, modal: AppealModal | ReportModal) -> None:
+    """Open a member form as the interaction's answer. discord.py is left holding nothing (it would keep an open
+    modal in memory until submitted, and drop a submit it no longer holds: after a restart, or past a timeout,
+    losing what the member wrote); the submit is read from its custom id by :func:`read_form`."""
+    modal.stop()  # a finished modal is not stored by send_modal
+    await interaction.response.send_modal(modal)
+
+
+@dataclass(frozen=True, slots=True)
+class AppealForm:
+    """A submitted appeal form: the server and case appealed, and the member's text."""
+
+    server_id: str
+    case_number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportForm:
+    """A submitted report form: the member reported, the message's channel and id (``None``: a report about the
+    member), and the reporter's reason."""
+
+    member_id: str
+    channel_id: str | None
+    message_id: str | None
+    reason: str
+
+
+_APPEAL_ID = re.compile(rf"{re.escape(APPEAL_FORM)}(?P<server>\d{{1,20}}):(?P<case>\d{{1,9}})")
+_REPORT_ID = re.compile(rf"{re.escape(REPORT_FORM)}(?P<member>\d{{1,20}}):(?P<channel>\d{{1,20}}):(?P<message>\d{{1,20}})")
+
+
+def _input_value(components: object, input_id: str) -> str | None:
+    """The value of text input ``input_id`` in a modal submit's components (action rows, or labels holding one
+    component), or ``None`` when it is not there."""
+    if not isinstance(components, list):
+        return None
+    for c in components:
+        if not isinstance(c, dict):
+            continue
+        if c.get("type") == 4 and c.get("custom_id") == input_id:
+            value = c.get("value")
+            return value if isinstance(value, str) else ""
+        found = _input_value(c.get("components"), input_id)
+        if found is None and isinstance(c.get("component"), dict):
+            found = _input_value([c["component"]], input_id)
+        if found is not None:
+            return found
+    return None
+
+
+def read_form(data: Mapping[str, object]) -> AppealForm | ReportForm | None:
+    """A member form's submit (``interaction.data`` of a modal submit), or ``None`` when it is not one (another
+    modal, a malformed custom id, its text input missing)."""
+    custom_id = str(data.get("custom_id", ""))
+    components = data.get("components")
+    if (m := _APPEAL_ID.fullmatch(custom_id)) is not None:
+        text = _input_value(components, APPEAL_INPUT)
+        return None if text is None else AppealForm(m["server"], int(m["case"]), text)
+    if (m := _REPORT_ID.fullmatch(custom_id)) is not None:
+        reason = _input_value(components, REPORT_INPUT)
+        if reason is None:
+            return None
+        channel, message = m["channel"], m["message"]
+        return ReportForm(m["member"], None if channel == "0" else channel, None if message == "0" else message,
+                          reason)
+    return None
 
 
 #: Custom id prefix of confirmation modals: ``mod:confirm:<review|raid>:<id>:<decision>:<nonce>`` (at most 100
