@@ -36,6 +36,21 @@ class Admin(commands.Cog):
         log.info("synced %d commands to server %s", len(cmds), guild.id)
         return len(cmds)
 
+    async def sync_answer(self, guild: discord.Guild) -> str:
+        """Sync to ``guild`` and say how it went: ``Synced N commands to this server.``, or, when Discord refuses
+        (403 Missing Access when the bot was invited without the ``applications.commands`` scope, a 5xx...),
+        why nothing was synced and what to do."""
+        try:
+            n = await self.sync_guild(guild)
+        except discord.HTTPException as exc:
+            log.warning("syncing commands to server %s failed: %s %s", guild.id, exc.status, exc.code)
+            why = f"{exc.text or 'HTTP error'} ({exc.code or exc.status})"
+            hint = (" The bot was probably invited without the `applications.commands` scope: open its invite URL "
+                    "again (scope `bot applications.commands`, see the setup guide), then sync again."
+                    if exc.status == 403 else " Try again in a minute.")
+            return f"Nothing was synced: Discord refused ({why}).{hint}"
+        return f"Synced {n} commands to this server."
+
     async def _allowed(self, member: discord.abc.User, guild: discord.Guild) -> bool:
         if isinstance(member, discord.Member) and (member.guild_permissions.manage_guild or member.id == guild.owner_id):
             return True
@@ -50,8 +65,7 @@ class Admin(commands.Cog):
                                                     ephemeral=True)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        n = await self.sync_guild(guild)
-        await interaction.followup.send(f"Synced {n} commands to this server.", ephemeral=True)
+        await interaction.followup.send(await self.sync_answer(guild), ephemeral=True)
 
     @commands.command(name="sync")
     @commands.guild_only()
@@ -61,8 +75,7 @@ class Admin(commands.Cog):
         if not await self._allowed(ctx.author, ctx.guild):
             await ctx.reply("Only members with Manage Server can sync commands.", mention_author=False)
             return
-        n = await self.sync_guild(ctx.guild)
-        await ctx.reply(f"Synced {n} commands to this server.", mention_author=False)
+        await ctx.reply(await self.sync_answer(ctx.guild), mention_author=False)
 
 
 async def setup(bot: ModBot) -> None:

@@ -960,7 +960,12 @@ class FakeDiscord:
             return self._respond({"url": self.gateway, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
         if seg[0] == "applications" and method == "PUT":
-            cmds = [{**c, "id": snowflake(), "application_id": self.app_id, "version": "1"} for c in body or []]
+            # Discord answers with full application command objects: a USER or MESSAGE command's description is
+            # "" (discord.py's AppCommand reads it), a guild command carries its guild_id
+            guild_id = seg[3] if len(seg) >= 5 and seg[2] == "guilds" else None
+            cmds = [{"type": 1, "description": "", "options": [], "default_member_permissions": None, "nsfw": False,
+                     **c, "id": snowflake(), "application_id": self.app_id, "version": snowflake(),
+                     **({"guild_id": guild_id} if guild_id else {})} for c in body or []]
             return self._respond(cmds)
         if path == "/users/@me/channels" and method == "POST":
             return self._respond(self._open_dm(str((body or {}).get("recipient_id"))))
