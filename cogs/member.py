@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import zipfile
 from typing import TYPE_CHECKING, cast
 
 import discord
@@ -28,6 +29,35 @@ log = logging.getLogger(__name__)
 
 #: Largest case number accepted from a member (SQLite integers are larger; this only rejects nonsense).
 MAX_CASE = 10_000_000
+
+
+def export_file(record: object, stem: str, limit: int) -> tuple[str, discord.File | None]:
+    """The answer to ``/mydata export``: its text and the file, ``<stem>.json``, or, when that is larger than
+    ``limit`` bytes (the interaction's ``attachment_size_limit``: Discord refuses a larger file with 413), the same
+    JSON in ``<stem>.zip`` (the verdicts' scores compress about twentyfold). When even the zip is too large: no
+    file, and a text that says so (both sizes) and whom to ask."""
+    blob = json.dumps(record, indent=2, default=str).encode()
+    if len(blob) <= limit:
+        return "Everything this bot stores about you in this server:", discord.File(io.BytesIO(blob),
+                                                                                  filename=f"{stem}.json")
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr(f"{stem}.json", blob)
+    if packed.tell() <= limit:
+        packed.seek(0)
+        return ("Everything this bot stores about you in this server (zipped: the JSON file is too large for "
+                "Discord):", discord.File(packed, filename=f"{stem}.zip"))
+    return (f"Your data is too large to send here: {_size(packed.tell())} even zipped, and Discord takes files of "
+            f"at most {_size(limit)}. Ask the server's admins for a copy.", None)
+
+
+def _size(n: int) -> str:
+    """``300 bytes``, ``64 KiB``, ``10.0 MiB``."""
+    if n < 1024:
+        return f"{n:,} bytes"
+    if n < 1024 * 1024:
+        return f"{n // 1024:,} KiB"
+    return f"{n / (1024 * 1024):,.1f} MiB"
 
 
 class Member(commands.Cog):
@@ -103,9 +133,8 @@ class Member(commands.Cog):
         """Send the member's records (messages kept, verdicts, cases, strikes, reports, appeals) as JSON."""
         async def work() -> None:
             record = await self.bot.workflow.export_member(str(interaction.guild_id), str(interaction.user.id))
-            blob = json.dumps(record, indent=2, default=str).encode()
-            await answer(interaction, "Everything this bot stores about you in this server:",
-                         file=discord.File(io.BytesIO(blob), filename=f"mydata-{interaction.guild_id}.json"))
+            text, file = export_file(record, f"mydata-{interaction.guild_id}", interaction.filesize_limit)
+            await answer(interaction, text, **({"file": file} if file is not None else {}))
 
         await guarded(interaction, work)
 

@@ -12,7 +12,9 @@ What it enforces, with Discord's status codes and JSON error codes:
   ``token_ttl`` seconds (Discord: 15 minutes), else 404/10015;
 * rate limits injected with :meth:`FakeDiscord.rate_limit` (429 with ``Via`` and ``X-RateLimit-*`` headers; a retry
   before ``retry_after`` has passed gets another 429);
-* size limits (content, embeds, components, modals) as 400/50035 "Invalid Form Body" with an ``errors`` tree;
+* size limits (content, embeds, components, modals) as 400/50035 "Invalid Form Body" with an ``errors`` tree; an
+  attachment larger than ``attachment_size_limit`` (what interactions carry; Discord: 10 MiB without boosts) as
+  413/40005 "Request entity too large";
 * permissions computed like Discord (roles, administrator, owner, channel overwrites, timeouts) for interactions
   (``member.permissions``, ``app_permissions``) and for the bot's REST calls (50013 Missing Permissions, 50001
   Missing Access, role hierarchy);
@@ -105,6 +107,8 @@ _MESSAGE_EVENTS = ("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_DELETE", "MESSAG
 INTERACTION_DEADLINE_S = 3.0
 #: Interaction tokens (follow-ups, ``@original`` edits) are valid for 15 minutes.
 TOKEN_TTL_S = 15 * 60.0
+#: Discord's largest attachment for a server without boosts, in bytes (10 MiB since 2024).
+ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
 #: Longest timeout Discord accepts for ``communication_disabled_until``: 28 days.
 MAX_TIMEOUT = timedelta(days=28)
 #: Bulk delete refuses ids older than this (50034).
@@ -265,6 +269,9 @@ class FakeDiscord:
         self.app_flags = (1 << 19) if message_content_flag else 0  # GATEWAY_MESSAGE_CONTENT_LIMITED
         self.interaction_deadline = interaction_deadline
         self.token_ttl = token_ttl
+        #: The largest attachment Discord takes, in bytes (a server without boosts: 10 MiB); interactions carry it
+        #: as ``attachment_size_limit``, and a larger file is refused with 413 / 40005 "Request entity too large".
+        self.attachment_size_limit = ATTACHMENT_SIZE_LIMIT
         #: How far Discord's clock runs behind the bot's (the bot's clock is fast): the 28-day timeout limit is
         #: measured from Discord's own "now" when the request arrives, so an exact 28 days from the bot is refused.
         self.clock_behind = timedelta(0)
@@ -782,7 +789,7 @@ class FakeDiscord:
                     "guild_id") else None)),
                 "locale": "en-US", "guild_locale": "en-US", "entitlements": [],
                 "authorizing_integration_owners": {"0": guild["id"]}, "context": 0,
-                "attachment_size_limit": 8 * 1024 * 1024}
+                "attachment_size_limit": self.attachment_size_limit}
 
     async def send_interaction(self, payload: dict[str, Any]) -> Interaction:
         """Register ``payload`` (its deadline starts now) and dispatch INTERACTION_CREATE; no waiting. For a
@@ -1474,6 +1481,8 @@ class FakeDiscord:
                           prefix: tuple[str, ...] = (), partial: bool = False) -> None:
         """Discord's message limits (400/50035 with an ``errors`` tree under ``prefix``); an empty message is
         400/50006."""
+        if any(len(blob) > self.attachment_size_limit for blob in files.values()):
+            raise DiscordError(413, 40005, "Request entity too large")
         errors: dict[str, Any] = {}
         content = body.get("content") or ""
         if len(content) > 2000:
