@@ -202,6 +202,12 @@ class CaseStore(Protocol):
         """Unpardoned strikes of a member whose ``expires_at`` is after ``now``."""
         ...
 
+    async def member_ids(self, platform: str, server_id: str, member_id: str) -> tuple[str, ...]:
+        """The ids a member's records may be stored under in this server: ``member_id`` and, once any member was
+        forgotten (``/mydata forget``), their keyed pseudonym, which a forgotten member's cases, strikes and appeals
+        name."""
+        ...
+
     async def pardon(self, platform: str, server_id: str, *, case_number: int | None = None,
                      member_id: str | None = None, moderator_id: str | None = None,
                      now: datetime | None = None) -> int:

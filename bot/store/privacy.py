@@ -115,6 +115,12 @@ def _rows(rows: list[Row], *columns: str, json_columns: tuple[str, ...] = ()) ->
 class PrivacyMixin(StoreBase):
     """Member data export, erasure and retention."""
 
+    async def member_ids(self, platform: str, server_id: str, member_id: str) -> tuple[str, ...]:
+        """``(member_id,)``, or ``(member_id, pseudonym)`` once the mod log holds a pseudonym salt (a member was
+        forgotten): the ids a member's records may be stored under (:func:`pseudonym_of`)."""
+        salt = await self._read_one("SELECT value FROM store_meta WHERE key = 'pseudonym_salt'")
+        return (member_id,) if salt is None else (member_id, pseudonym_of(salt[0], platform, server_id, member_id))
+
     async def _erase_quotes(self, messages_sql: str, params: tuple[Any, ...]) -> None:
         """Inside a transaction: erase the quotes of member text in rule hits (:func:`erased_hits`) of the messages
         ``messages_sql`` selects (``SELECT m.platform, m.server_id, m.message_id FROM messages m WHERE ...``, with

@@ -13,7 +13,7 @@ ends before it starts, an unknown case, another server's case, a reason too long
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 
@@ -65,10 +65,13 @@ class CaseFilter:
     since: date | None = None
     until: date | None = None
 
-    def matches(self, rec: CaseRecord) -> bool:
-        """Whether the case passes every filter."""
+    def matches(self, rec: CaseRecord, members: Collection[str] = ()) -> bool:
+        """Whether the case passes every filter (``members``: every id :attr:`member` may be stored under, its
+        pseudonym after ``/mydata forget`` too; empty: :attr:`member` alone)."""
         c = rec.case
-        if self.member and c.member_id != self.member or self.action and c.action.label != self.action:
+        if self.member and c.member_id not in (members or (self.member,)):
+            return False
+        if self.action and c.action.label != self.action:
             return False
         if self.moderator and (c.moderator_id or "automod") != self.moderator:
             return False
@@ -208,7 +211,9 @@ async def search_cases(store: ModStore, platform: str, actor: Actor, server_id: 
     cases = await store.modlog_cases(platform, server_id)
     if newest is None:
         newest = max((rec.case.number for rec in cases), default=None)
-    matching = [rec for rec in reversed(cases) if filters.matches(rec)]
+    # a forgotten member's cases name their pseudonym: they are still theirs
+    members = await store.member_ids(platform, server_id, filters.member) if filters.member else ()
+    matching = [rec for rec in reversed(cases) if filters.matches(rec, members)]
     found = [rec for rec in matching if newest is not None and rec.case.number <= newest]
     newer = len(matching) - len(found)
     pages = max(1, -(-len(found) // per_page))
@@ -275,7 +280,7 @@ async def member_info(store: ModStore, platform: str, actor: Actor, server_id: s
                       now: datetime | None = None, recent: int = 10, escape: Escape = _as_is,
                       room: int | None = None) -> list[str]:
     """A member's record for moderators: cases by action, active strikes and points, notes, appeals, the
-    ``recent`` newest cases. ``room``: the platform's characters for the answer; the case lines' reasons are
+    ``recent`` newest cases (those stored under the member's pseudonym after ``/mydata forget`` too). ``room``: the platform's characters for the answer; the case lines' reasons are
     shortened (:data:`SHORTER_REASONS`) until the lines joined by newlines fit, so no case is cut off.
 
     Raises:
@@ -283,9 +288,10 @@ async def member_info(store: ModStore, platform: str, actor: Actor, server_id: s
     """
     authorize(actor, ActionKind.LOG)
     now = now or datetime.now(UTC)
-    cases = [r for r in await store.modlog_cases(platform, server_id) if r.case.member_id == member_id]
+    ids = await store.member_ids(platform, server_id, member_id)  # after /mydata forget, the pseudonym's too
+    cases = [r for r in await store.modlog_cases(platform, server_id) if r.case.member_id in ids]
     strikes = await store.active_strikes(platform, server_id, member_id, now)
-    appeals = [a for a in await store.modlog_appeals(platform, server_id) if a.member_id == member_id]
+    appeals = [a for a in await store.modlog_appeals(platform, server_id) if a.member_id in ids]
     if not cases and not strikes and not appeals:
         return [f"<@{member_id}> has no cases, strikes or appeals in this server."]
     kinds: dict[str, int] = {}
