@@ -10,12 +10,14 @@ The Previous/Next buttons of a page (:class:`CasePager`) answer only the moderat
 so, ephemerally, and the page does not move); each click authorizes again and reads the mod log afresh, paging the
 cases there were when the list was asked for (cases opened since are counted in the header, not shifted in). They live
 :data:`PAGER_TIMEOUT_S` seconds (inside the 15 minutes an interaction token can edit its answer), then are taken off
-the message; after a restart they no longer answer: the ``page`` option reaches any page at any time.
+the message; after a restart they no longer page, and a click says so (the ``page`` option reaches any page at any
+time).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from typing import TYPE_CHECKING
 
 import discord
@@ -52,16 +54,33 @@ FILTER_HELP = {"member": "Cases about this member", "moderator": "Cases this mod
                "page": "Page of results (10 per page)"}
 
 
-class CasePager(discord.ui.View):
-    """Previous / Next buttons under one page of cases; only the moderator who asked (``invoker_id``) turns it."""
+#: Custom id prefix of the page buttons: ``mod:casepage:<nonce>:<previous|next>``. A click whose pager this process
+#: does not hold (the bot restarted since the page was shown, or the pager timed out and its buttons could not be
+#: taken off) is answered by :meth:`Cases.on_interaction`.
+PAGER_PREFIX = "mod:casepage:"
+#: The answer to a page button of a pager this process does not hold.
+PAGER_GONE = ("These page buttons have expired (the bot restarted, or the list was left 10 minutes): run `/case list` "
+              "or `/case search` again (`page:` goes straight to a page).")
 
-    def __init__(self, bot: ModBot, origin: discord.Interaction, filters: CaseFilter, result: CasePage) -> None:
+
+class CasePager(discord.ui.View):
+    """Previous / Next buttons under one page of cases; only the moderator who asked (``invoker_id``) turns it.
+    ``live``: the nonces of the pagers this process holds (:attr:`Cases.pagers`); this one's is in it until it
+    times out."""
+
+    def __init__(self, bot: ModBot, origin: discord.Interaction, filters: CaseFilter, result: CasePage,
+                 live: set[str] | None = None) -> None:
         super().__init__(timeout=PAGER_TIMEOUT_S)
         self.bot = bot
         self.origin = origin
         self.invoker_id = origin.user.id
         self.filters = filters
         self.result = result
+        self.nonce = secrets.token_hex(8)
+        self.live = live if live is not None else set()
+        self.live.add(self.nonce)
+        self.previous.custom_id = f"{PAGER_PREFIX}{self.nonce}:previous"
+        self.next.custom_id = f"{PAGER_PREFIX}{self.nonce}:next"
         self._show_page_buttons()
 
     def _show_page_buttons(self) -> None:
@@ -98,6 +117,7 @@ class CasePager(discord.ui.View):
 
     async def on_timeout(self) -> None:
         """Take the buttons off the message (they would no longer answer)."""
+        self.live.discard(self.nonce)
         try:
             await self.origin.edit_original_response(view=None)
         except discord.HTTPException as exc:
@@ -112,8 +132,10 @@ async def send_page(bot: ModBot, interaction: discord.Interaction, filters: Case
     if result.pages < 2:
         await answer(interaction, result.text())
         return
+    cog = bot.get_cog("Cases")
+    live = cog.pagers if isinstance(cog, Cases) else None
     await interaction.followup.send(cut(result.text(), CONTENT_MAX), ephemeral=True,
-                                    view=CasePager(bot, interaction, filters, result), wait=True)
+                                    view=CasePager(bot, interaction, filters, result, live), wait=True)
 
 
 def _id(user: discord.abc.User | None) -> str | None:
@@ -182,6 +204,23 @@ class Cases(commands.Cog):
 
     def __init__(self, bot: ModBot) -> None:
         self.bot = bot
+        #: nonces of the page buttons (:class:`CasePager`) this process holds
+        self.pagers: set[str] = set()
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A Previous / Next of a page shown before the bot restarted (or whose pager timed out): no pager holds it
+        (discord.py would leave it unanswered, "This interaction failed"), so the moderator is told how to go on;
+        nothing else is done."""
+        if interaction.type is not discord.InteractionType.component:
+            return
+        custom_id = str(dict(interaction.data or {}).get("custom_id", ""))
+        if not custom_id.startswith(PAGER_PREFIX) or custom_id[len(PAGER_PREFIX):].split(":")[0] in self.pagers:
+            return
+        try:
+            await answer(interaction, PAGER_GONE)
+        except discord.HTTPException as exc:
+            log.info("a page button of an earlier process could not be answered: %s", exc)
 
     @member.command(name="info", description="A member's cases, strikes, notes and appeals in this server")
     async def info(self, interaction: discord.Interaction, member: discord.User) -> None:

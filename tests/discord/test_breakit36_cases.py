@@ -45,3 +45,20 @@ async def test_next_page_neither_repeats_nor_skips_cases_opened_after_the_list(e
     assert numbers(back.body["data"]["content"]) == list(range(12, 2, -1))
     again = ephemeral_text(await mod_cmd(env, "list", group="case"))
     assert again.startswith("15 cases, page 1 of 2:") and numbers(again) == list(range(15, 5, -1))
+
+
+async def test_page_buttons_shown_before_a_restart_say_they_stopped_and_how_to_go_on(env):
+    """The bot restarts while a /case list page with Previous / Next is on the moderator's screen (an ephemeral
+    message cannot be taken back). Next then answers that the buttons stopped with the restart and how to reach
+    the page (``page:``), and nothing else is sent; it was "This interaction failed" with no answer at all."""
+    for i in range(12):
+        await mod_on(env, "note", env.alice, text_opt("text", f"watch {i}"))
+    ephemeral_text(await mod_cmd(env, "list", group="case"))
+    msg = next(m for m in env.fake.messages.values() if m["flags"] & 64 and m["content"].startswith("12 cases"))
+    await env.stop()
+    await env.start()
+    late = await env.fake.click(env.guild, env.mod, msg, buttons(msg)["Next"]["custom_id"])
+    assert ephemeral_text(late) == ("These page buttons have expired (the bot restarted, or the list was left 10 "
+                                    "minutes): run `/case list` or `/case search` again (`page:` goes straight to a "
+                                    "page).")
+    assert env.fake.messages[msg["id"]]["content"].startswith("12 cases, page 1 of 2:")
