@@ -151,6 +151,8 @@ class ModBot(commands.AutoShardedBot):
         self.ready_at: datetime | None = None
         self.ready_event = asyncio.Event()
         self.startup_problems: list[str] = []
+        #: The servers whose startup problems this process has reported (:meth:`on_ready`).
+        self.startup_reported: set[int] = set()
         self.lifecycle: Lifecycle | None = None
         #: Set once the catch-up after a start has finished (per server reports in ``catchup_reports``).
         self.caught_up = asyncio.Event()
@@ -209,9 +211,12 @@ class ModBot(commands.AutoShardedBot):
         log.info("setup done: %d cogs, scorer %s", len(self.cog_names), getattr(self.scorer, "name", "?"))
 
     async def on_ready(self) -> None:
-        """Report startup problems (missing intent, missing permissions) per server, then signal readiness."""
+        """Report startup problems (missing intent, missing permissions) per server, once per start (discord.py
+        fires ``on_ready`` again after every fresh IDENTIFY, an invalidated session's), then signal readiness."""
         for guild in self.guilds:
-            await self.report_startup(guild)
+            if guild.id not in self.startup_reported:
+                self.startup_reported.add(guild.id)
+                await self.report_startup(guild)
         if self.lifecycle is not None and await self.lifecycle.connected(self.catch_up):  # once per process
             self.caught_up.set()
             for path in self.policies.files_for_other_servers(
