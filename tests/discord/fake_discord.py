@@ -12,9 +12,9 @@ What it enforces, with Discord's status codes and JSON error codes:
   ``token_ttl`` seconds (Discord: 15 minutes), else 404/10015;
 * rate limits injected with :meth:`FakeDiscord.rate_limit` (429 with ``Via`` and ``X-RateLimit-*`` headers; a retry
   before ``retry_after`` has passed gets another 429);
-* size limits (content, embeds, components, modals) as 400/50035 "Invalid Form Body" with an ``errors`` tree; an
-  attachment larger than ``attachment_size_limit`` (what interactions carry; Discord: 10 MiB without boosts) as
-  413/40005 "Request entity too large";
+* size limits (content, embeds, components, modals, autocomplete choices) as 400/50035 "Invalid Form Body" with an
+  ``errors`` tree; an attachment larger than ``attachment_size_limit`` (what interactions carry; Discord: 10 MiB
+  without boosts) as 413/40005 "Request entity too large";
 * permissions computed like Discord (roles, administrator, owner, channel overwrites, timeouts) for interactions
   (``member.permissions``, ``app_permissions``) and for the bot's REST calls (50013 Missing Permissions, 50001
   Missing Access, role hierarchy);
@@ -819,6 +819,15 @@ class FakeDiscord:
         p.update(type=2, data=data)
         return await self._interact(p, timeout)
 
+    async def autocomplete(self, guild: dict[str, Any], user: dict[str, Any], name: str,
+                           options: list[dict[str, Any]], *, timeout: float = 5.0) -> Recorded:
+        """Send an autocomplete interaction (type 4) for ``/name`` with ``options`` (the option being typed marked
+        ``"focused": True``, inside its subcommand's ``options``); return the recorded callback (type 8)."""
+        p = self.interaction_base(guild, user, self.channel(guild, "general"))
+        p.update(type=4, data={"id": snowflake(), "name": name, "type": 1, "options": options,
+                               "guild_id": guild["id"]})
+        return await self._interact(p, timeout)
+
     async def click(self, guild: dict[str, Any], user: dict[str, Any], message: dict[str, Any], custom_id: str,
                     *, values: list[str] | None = None, timeout: float = 5.0) -> Recorded:
         """Click a component on a message the bot sent; return the recorded callback."""
@@ -1339,6 +1348,10 @@ class FakeDiscord:
             raise _form_error({"type": _err("BASE_TYPE_CHOICES", "Value must be one of (1, 4, 5, 6, 7, 8, 9, 10, 12).")})
         if ctype in (4, 7):
             self._validate_message(data, files, prefix=("data",), partial=ctype == 7)
+        elif ctype == 8:
+            if inter.type != 4:
+                raise DiscordError(400, 50035, "Invalid Form Body: only an autocomplete interaction takes choices")
+            self._validate_choices(data)
         elif ctype == 9:
             if inter.type == 5:  # Discord: a modal cannot answer a modal
                 raise DiscordError(400, 50035, "Invalid Form Body: a modal submit cannot be answered with a modal")
@@ -1513,6 +1526,24 @@ class FakeDiscord:
                                 or body.get("poll") or body.get("attachments")):
             raise DiscordError(400, 50006, "Cannot send an empty message")
 
+    def _validate_choices(self, data: dict[str, Any]) -> None:
+        """An autocomplete answer (callback type 8): at most 25 choices, each ``name`` 1-100 characters and a
+        string ``value`` at most 100 (400/50035 otherwise)."""
+        choices = data.get("choices") or []
+        if len(choices) > 25:
+            raise _form_error({"data": {"choices": _err("BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")}})
+        errors: dict[str, Any] = {}
+        for i, c in enumerate(choices):
+            one: dict[str, Any] = {}
+            if not 1 <= len(str(c.get("name") or "")) <= 100:
+                one["name"] = _err("BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+            if isinstance(c.get("value"), str) and len(c["value"]) > 100:
+                one["value"] = _err("BASE_TYPE_MAX_LENGTH", "Must be 100 or fewer in length.")
+            if one:
+                errors[str(i)] = one
+        if errors:
+            raise _form_error({"data": {"choices": errors}})
+
     def _validate_modal(self, data: dict[str, Any]) -> None:
         errors: dict[str, Any] = {}
         if not 1 <= len(data.get("title") or "") <= 45:
@@ -1594,7 +1625,8 @@ def _embed_errors(embed: dict[str, Any]) -> tuple[dict[str, Any], int]:
 
 def _components_errors(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Message components v1: at most 5 action rows; a row holds 1-5 buttons or one select; custom_id at most
-    100 characters; a select has at most 25 options."""
+    100 characters; a select has at most 25 options (label, value and description at most 100 characters each)
+    and a placeholder of at most 150."""
     if len(rows) > 5:
         return _err("BASE_TYPE_MAX_LENGTH", "Must be 5 or fewer in length.")
     errors: dict[str, Any] = {}
@@ -1617,6 +1649,14 @@ def _components_errors(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 one["custom_id"] = e
             if c.get("type") == 3 and len(c.get("options") or []) > 25:
                 one["options"] = _err("BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+            elif c.get("type") == 3:
+                opt_errors = {str(k): {key: e for key in ("label", "value", "description")
+                                       if (e := _max_len(o.get(key), 100))}
+                              for k, o in enumerate(c.get("options") or [])}
+                if any(opt_errors.values()):
+                    one["options"] = {k: v for k, v in opt_errors.items() if v}
+            if c.get("type") in (3, 5, 6, 7, 8) and (e := _max_len(c.get("placeholder"), 150)):
+                one["placeholder"] = e
             if c.get("type") == 2 and len(c.get("label") or "") > 80:
                 one["label"] = _err("BASE_TYPE_MAX_LENGTH", "Must be 80 or fewer in length.")
             if one:

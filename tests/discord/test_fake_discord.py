@@ -316,13 +316,18 @@ COMPONENTS = [
     ("options", [{"type": 1, "components": [{"type": 3, "custom_id": "s", "options": [
         {"label": str(i), "value": str(i)} for i in range(26)]}]}], ["components", "0", "components", "0",
                                                                       "options"]),
+    ("option_label", [{"type": 1, "components": [{"type": 3, "custom_id": "s", "options": [
+        {"label": "l" * 101, "value": "v"}]}]}], ["components", "0", "components", "0", "options", "0", "label"]),
+    ("placeholder", [{"type": 1, "components": [{"type": 3, "custom_id": "s", "placeholder": "p" * 151,
+                                                 "options": [{"label": "l", "value": "v"}]}]}],
+     ["components", "0", "components", "0", "placeholder"]),
 ]
 
 
 @pytest.mark.parametrize("case,components,where", COMPONENTS, ids=[c[0] for c in COMPONENTS])
 async def test_component_limits_wire_errors(world, case, components, where):
-    """> 10 embeds, custom_id > 100, > 5 rows, > 5 buttons in a row, > 25 select options: 400/50035 with the
-    errors tree naming the field."""
+    """> 10 embeds, custom_id > 100, > 5 rows, > 5 buttons in a row, > 25 select options, an option label over
+    100, a select placeholder over 150: 400/50035 with the errors tree naming the field."""
     payload = {"content": "x", "components": components} if components is not None else {
         "content": "x", "embeds": [{"title": "t"}] * 11}  # discord.py refuses 11 embeds itself
     status, _, body = await raw(world.fake, "POST", f"/channels/{world.general}/messages", payload)
@@ -832,3 +837,36 @@ async def test_modal_limits_and_no_modal_answering_a_modal(monkeypatch):
     *_, refused, answer = w.fake.find("POST", r"/interactions/.*/callback")
     assert (refused.response, refused.body["type"]) == (400, 9)
     assert answer.body["type"] == 4 and answer.body["data"]["content"] == "no modal from a modal"
+
+
+async def test_autocomplete_choices_limits(monkeypatch):
+    """An autocomplete answer with 26 choices, or a choice name over 100 characters, is 400/50035 and does not
+    ack; 25 choices of 100 characters are taken (callback type 8)."""
+    async with serve(monkeypatch) as w:
+        answers: list[list[app_commands.Choice[str]]] = [
+            [app_commands.Choice(name=f"k{i}", value=f"k{i}") for i in range(26)],
+            [app_commands.Choice(name="n" * 101, value="v")],
+            [app_commands.Choice(name="n" * 100, value="v" * 100) for _ in range(25)],
+        ]  # discord.py sends each as it is (a refused one is logged)
+
+        def setup(client: Probe) -> None:
+            async def pick(interaction: discord.Interaction, key: str) -> None:
+                await interaction.response.send_message(key)
+
+            async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+                return answers.pop(0)
+
+            cmd: app_commands.Command[Any, ..., None] = app_commands.Command(name="pick", description="probe",
+                                                                             callback=pick)
+            cmd.autocomplete("key")(complete)
+            client.tree.add_command(cmd)
+
+        async with running(w, setup):
+            for sent in range(1, 4):
+                await w.fake.send_interaction({**w.fake.interaction_base(w.guild, w.alice, w.general), "type": 4,
+                                               "data": {"id": "1", "name": "pick", "type": 1, "guild_id": w.guild["id"],
+                                                        "options": [{"name": "key", "type": 3, "value": "k",
+                                                                     "focused": True}]}})
+                await w.fake.wait_until(lambda n=sent: len(w.fake.find("POST", r"/interactions/.*/callback")) == n)
+    calls = w.fake.find("POST", r"/interactions/.*/callback")
+    assert [c.response for c in calls] == [400, 400, 200] and calls[-1].body["type"] == 8

@@ -132,3 +132,18 @@ async def test_policy_set_moderator_roles_refuses_roles_the_server_does_not_have
     assert (await set_moderators(env, admin, "@everyone")).startswith("Refused `server.moderator_roles`")
     assert (await env.bot.policy(env.guild["id"])).server.moderator_roles == before
     assert env.rows("SELECT COUNT(*) FROM policy_overrides")[0][0] == 0
+
+
+async def test_policy_key_autocomplete_stays_within_discords_limits(env):
+    """Typing a /policy set key offers the matching dotted keys: nothing typed, the first 25 of them (Discord takes
+    at most 25 choices, each name and value at most 100 characters); ``thresholds.ins`` the insult tier keys
+    first. Answered over the wire as an autocomplete callback (type 8) the fake checks as Discord does."""
+    def typed(text: str) -> list[dict]:
+        return [{"name": "set", "type": 1, "options": [{"name": "key", "type": 3, "value": text, "focused": True}]}]
+
+    everything = await env.fake.autocomplete(env.guild, env.mod, "policy", typed(""))
+    assert everything.response == 200 and everything.body["type"] == 8
+    choices = everything.body["data"]["choices"]
+    assert len(choices) == 25 and all(len(c["name"]) <= 100 and c["name"] == c["value"] for c in choices)
+    insult = (await env.fake.autocomplete(env.guild, env.mod, "policy", typed("thresholds.ins"))).body["data"]
+    assert [c["value"] for c in insult["choices"]][:2] == ["thresholds.insult.act", "thresholds.insult.review"]
