@@ -302,9 +302,13 @@ class Moderation(commands.Cog):
             if channel is None or not hasattr(channel, "history"):
                 raise Refused("Use /purge in a text channel or thread.")
             picked: list[tuple[str, datetime]] = []
-            async for msg in channel.history(limit=count):
-                if member is None or msg.author.id == member.id:
-                    picked.append((str(msg.id), msg.created_at))
+            try:
+                async for msg in channel.history(limit=count):
+                    if member is None or msg.author.id == member.id:
+                        picked.append((str(msg.id), msg.created_at))
+            except discord.Forbidden:  # an overwrite hides the channel's history from the bot
+                raise Refused(f"The bot cannot read the messages of <#{channel.id}>: it needs View Channel and Read "
+                              "Message History there. Nothing was deleted.") from None
             result = await self.bot.workflow.purge(actor, str(interaction.guild_id), str(channel.id), picked,
                                                    member_id=str(member.id) if member else None)
             await answer(interaction, result.text)
