@@ -308,6 +308,11 @@ class ReviewStore(Protocol):
         """The card's platform message id, or ``None``."""
         ...
 
+    async def reports_of(self, review_id: int) -> list[tuple[str, str]]:
+        """``(reporter id, reason)`` of every member report joined to a review item, oldest first (several
+        reporters of one message share its item); empty for none."""
+        ...
+
     async def add_report(self, platform: str, server_id: str, reporter_id: str, member_id: str, reason: str,
                          message_id: str | None = None, channel_id: str | None = None,
                          now: datetime | None = None) -> ReviewItem:

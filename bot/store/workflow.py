@@ -99,6 +99,12 @@ class WorkflowMixin(StoreBase):
         row = await self._read_one("SELECT card_message_id FROM review_items WHERE id = ?", (review_id,))
         return row[0] if row else None
 
+    async def reports_of(self, review_id: int) -> list[tuple[str, str]]:
+        """``(reporter id, reason)`` of the reports joined to review item ``review_id``, oldest first."""
+        rows = await self._read_all("SELECT reporter_id, reason FROM reports WHERE review_id = ? ORDER BY id",
+                                    (review_id,))
+        return [(r[0], r[1]) for r in rows]
+
     async def message_excerpt(self, platform: str, server_id: str, message_id: str) -> tuple[str, str] | None:
         """``(channel_id, text)`` of a recorded message (text ``""`` once erased), or ``None``."""
         row = await self._read_one(

@@ -121,7 +121,8 @@ class ReviewsMixin(WorkflowParts):
             strikes=len(strikes), points=sum(s.points for s in strikes), notes=notes,
             capabilities_missing=missing, decision=None if item.decision is ReviewDecision.OPEN else
             item.decision.value, decided_by=item.moderator_id, decided_at=item.decided_at,
-            final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING))
+            final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING),
+            reports=tuple(await self.store.reports_of(item.id)))
 
     async def _show_card(self, card: ReviewCard, *, updated: bool = False) -> bool:
         """Post a card, or replace the item's existing card (a re-flagged edit never adds a second card; one lock
@@ -519,12 +520,14 @@ class ReviewsMixin(WorkflowParts):
         item = await self.store.add_report(self.platform, server_id, reporter_id, member_id, reason[:1000],
                                            message_id=message_id, channel_id=channel_id)
         shown = True
-        if item.decision is ReviewDecision.OPEN:
+        if item.decision in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING):
             card = await self.review_card(item.id)
             if card is not None:
                 if excerpt and not card.evidence.text:
                     card = replace(card, evidence=replace(card.evidence, text=excerpt))
-                shown = await self._show_card(card)
+                # a report joining another reporter's item shows on its card (an automod card is left as it is:
+                # rebuilt from the mod log it would lose the verdict's rules and tiers it shows)
+                shown = await self._show_card(card, updated=item.source == "report")
         if not shown:
             return Result(f"Your report (review #{item.id}) was recorded, but the moderators' review channel cannot "
                           "be reached right now; they were alerted. You can also contact a moderator directly.",

@@ -59,6 +59,8 @@ class ReviewCard:
         decision: ``None`` while open; else the past-tense outcome ("banned", "dismissed (false positive)").
         decided_by, decided_at: Who decided and when.
         final: The decision closes the item (everything but "investigating").
+        reports: ``(reporter id, reason)`` of the members' reports that share this item, oldest first (several
+            reporters of one message share its item); empty for none.
         appeal_id: For an appeal card: the appeal (buttons Uphold / Overturn).
         case_action: For an appeal card: what the appealed case did.
     """
@@ -84,6 +86,7 @@ class ReviewCard:
     decided_by: str | None = None
     decided_at: datetime | None = None
     final: bool = False
+    reports: tuple[tuple[str, str], ...] = ()
     appeal_id: int | None = None
     case_action: ActionKind | None = None
 
