@@ -223,11 +223,18 @@ class DiscordEnforcer:
     @network_failure(PLATFORM_NAME, ActionKind.TIMEOUT)
     async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
         """Time out (``PATCH /guilds/{g}/members/{u}`` ``communication_disabled_until``), at most
-        :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for clock skew)."""
+        :data:`~bot.core.models.MAX_SENT_TIMEOUT_S` (28 days less a 1 h margin for clock skew). The server owner
+        and members with Administrator are not sent (Discord refuses them with a 403 that reads "Missing
+        Permissions", as if the bot lacked one): the failure says why."""
         seconds = min(int(seconds), MAX_SENT_TIMEOUT_S)
         try:
             guild = await self._guild(server_id)
             member = guild.get_member(int(member_id)) or await guild.fetch_member(int(member_id))
+            if guild.owner_id == member.id:
+                return _fail("Discord does not time out the server owner", ActionKind.TIMEOUT)
+            if member.guild_permissions.administrator:
+                return _fail("Discord does not time out members with Administrator (their roles grant it)",
+                             ActionKind.TIMEOUT)
             await member.timeout(timedelta(seconds=seconds), reason=reason[:500])
             until = (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
             return _ok(ActionKind.TIMEOUT, until=until)
