@@ -90,7 +90,8 @@ class MemberInfo:
 
 @dataclass(frozen=True, slots=True)
 class MemberNotice:
-    """A private message to a member about a case (a warning, a timeout, a kick or a ban).
+    """A private message to a member about a case (a warning, a timeout, a kick or a ban), or about how their
+    appeal of it was decided.
 
     Attributes:
         server_id: The server.
@@ -100,6 +101,8 @@ class MemberNotice:
         reason: Why.
         duration_s: Length of a timeout or temporary ban, seconds.
         appealable: Offer the Appeal button.
+        appeal: For the notice of an appeal's outcome: ``"overturned"`` (accepted) or ``"upheld"`` (declined: the
+            case stands); ``reason`` then says it to the member. ``None``: a notice of the case itself.
     """
 
     server_id: str
@@ -109,6 +112,7 @@ class MemberNotice:
     reason: str
     duration_s: int | None = None
     appealable: bool = True
+    appeal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ from bot.workflow.common import (
     short_refusal,
 )
 from bot.workflow.confirm import Confirmation, asks_first, check_reason, review_confirmation
-from bot.workflow.ports import Capability, MemberLookupError
+from bot.workflow.ports import Capability, MemberLookupError, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, there
 from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
@@ -587,6 +587,21 @@ class ReviewsMixin(WorkflowParts):
                                              case_action=case.action if case else None,
                                              reason=case.reason if case else card.reason))
 
+    async def _tell_appeal_outcome(self, server_id: str, member_id: str, case_number: int, action: ActionKind,
+                                   outcome: str) -> str:
+        """DM the member how their appeal of ``case_number`` was decided (``outcome``: ``"upheld"`` or
+        ``"overturned"``), as a sanction's notice is sent (``server.notify_sanctions``, a platform with DMs).
+        Returns why it was not delivered (``""``: delivered, or not sent by the policy)."""
+        policy = await self.policies.get(self.platform, server_id)
+        if not policy.server.notify_sanctions or not self.can(Capability.DM):
+            return ""
+        said = (f"Your appeal was accepted: case #{case_number} is overturned." if outcome == "overturned" else
+                f"Your appeal was reviewed and declined: case #{case_number} stands.")
+        res = await self.enforcer.notify(member_id, MemberNotice(
+            server_id=server_id, server_name="", case_number=case_number, action=action, reason=said,
+            appealable=False, appeal=outcome))
+        return "" if res.ok else f"not delivered: {res.reason}"
+
     async def decide_appeal(self, actor: Actor, server_id: str, appeal_id: int, uphold: bool) -> Result:
         """Uphold or overturn an appeal; overturning pardons the strikes and lifts a timeout or ban.
 
@@ -627,6 +642,8 @@ class ReviewsMixin(WorkflowParts):
         note = "" if uphold else await self._overturn_case(actor, server_id, decided.case_number, decided.member_id,
                                                            "overturned on appeal", case, plan)
         outcome = "upheld" if uphold else "overturned"
+        told = await self._tell_appeal_outcome(server_id, decided.member_id, decided.case_number,
+                                               case.action if case else ActionKind.LOG, outcome)
         card = None
         if decided.review_id is not None:
             card = await self.review_card(decided.review_id, server_id=server_id)
@@ -636,7 +653,8 @@ class ReviewsMixin(WorkflowParts):
                                notes=(note,) if note else ())
         await self.desk.post_mod_log(server_id, LogEntry(
             title=f"Appeal #{appeal_id} of case #{decided.case_number}: {outcome}",
-            lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else [])),
+            lines=(f"Member: {decided.member_id}", f"Moderator: {actor.id}", *([note] if note else []),
+                   *([f"DM to the member: {told}"] if told else [])),
             member_id=decided.member_id, moderator_id=actor.id, case_number=decided.case_number,
             failed="FAILED" in note, kind="appeal"))
         return Result(f"Appeal #{appeal_id}: {outcome}." + (f" {note}" if note else ""), "FAILED" not in note,

@@ -197,17 +197,24 @@ class DiscordEnforcer:
     # ------------------------------------------------------------------ notices
     @network_failure(PLATFORM_NAME)
     async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
-        """DM the member about their case, with an Appeal button (fails with 50007 when DMs are closed)."""
+        """DM the member about their case, with an Appeal button, or how their appeal of it was decided (fails with
+        50007 when DMs are closed; a member id that is none, a forgotten member's pseudonym, is not sent)."""
         titles = {ActionKind.WARN: "Warning", ActionKind.TIMEOUT: "Timeout", ActionKind.KICK: "Kicked",
                   ActionKind.BAN: "Banned"}
+        if not (member_id.isascii() and member_id.isdigit()):
+            return _fail("not a member id (the member's records were forgotten)")
         try:
             guild = self.client.get_guild(int(notice.server_id))
             name = notice.server_name or (guild.name if guild is not None else "the server")
             user = self.client.get_user(int(member_id)) or await self.client.fetch_user(int(member_id))
-            embed = discord.Embed(title=f"{titles.get(notice.action, notice.action.label.title())} in {name}"[:256],
+            title = (f"Appeal of case #{notice.case_number} in {name}: "
+                     f"{'accepted' if notice.appeal == 'overturned' else 'declined'}" if notice.appeal else
+                     f"{titles.get(notice.action, notice.action.label.title())} in {name}")
+            embed = discord.Embed(title=title[:256],
                                   description=fit_escaped(notice.reason or "", 4000, md, empty="") or "No reason given.",
                                   colour=discord.Colour.orange())
-            embed.add_field(name="Case", value=f"#{notice.case_number}")
+            if not notice.appeal:
+                embed.add_field(name="Case", value=f"#{notice.case_number}")
             if notice.duration_s:
                 embed.add_field(name="Duration", value=words.duration(notice.duration_s))  # "7 days", "45 seconds"
             kwargs: dict[str, Any] = {"embed": embed}
