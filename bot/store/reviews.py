@@ -402,14 +402,16 @@ class ReviewMixin(StoreBase):
             NotCaseMember: ``member_id`` is not the case's member.
             AppealAlreadyOpen: the case already has an open appeal (also one filed by another process at the same
                 moment: nothing of this one is recorded).
-            AppealError: the case was already overturned, or an appeal of it was already upheld (one appeal per case).
+            AppealError: the case was already overturned, an appeal of it was already upheld (one appeal per case),
+                or it only records a note (action ``log`` with no strike: a moderator's note, an unban, a reason
+                change), which sanctions nothing.
         """
         when = now or utcnow()
         if not is_case_number(case_number):
             raise CaseNotFound(f"case #{case_number} not found in this server")
         async with self._tx():
             case = await self._one(
-                "SELECT member_id, status FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
+                "SELECT member_id, status, action FROM cases WHERE platform = ? AND server_id = ? AND number = ?",
                 (platform, server_id, case_number),
             )
             if case is None:
@@ -422,6 +424,12 @@ class ReviewMixin(StoreBase):
                 member_id = case["member_id"]
             if case["status"] == "overturned":
                 raise AppealError(f"case #{case_number} was already overturned")
+            if case["action"] == ActionKind.LOG.label and not await self._one(
+                "SELECT 1 FROM strikes WHERE platform = ? AND server_id = ? AND case_number = ?",
+                (platform, server_id, case_number),
+            ):  # a moderator's note, an unban or a reason change on record: nothing to overturn
+                raise AppealError(f"case #{case_number} only records a note (no sanction, no strike): there is "
+                                  "nothing to appeal")
             if await self._one(
                 "SELECT 1 FROM appeals WHERE platform = ? AND server_id = ? AND case_number = ? AND status = 'open'",
                 (platform, server_id, case_number),
