@@ -13,7 +13,9 @@ until:2026-06-30 page:2``; ``by:automod`` for cases nobody opened by hand); a ba
 ``should_escape: true``). A list of more than one page carries Previous / Next buttons (action ids
 ``cases:page:*``; the button's value holds the command, its filters and the page) that replace the ephemeral answer
 in place through the click's ``response_url``; only the moderator who asked turns them, and each click authorizes
-again and reads the mod log afresh. The ``page:`` word reaches any page at any time.
+again and reads the mod log afresh, paging the cases there were when the list was asked for (the value carries the
+list's :attr:`~bot.workflow.cases.CasePage.newest` case number; cases opened since are counted in the header, not
+shifted in). The ``page:`` word reaches any page at any time (of the cases there are then).
 """
 
 from __future__ import annotations
@@ -126,14 +128,18 @@ def next_hint(result: CasePage) -> str:
 
 def page_blocks(text: str, result: CasePage, user: str, sub: str, args: list[str]) -> list[dict[str, Any]] | None:
     """The page as a section with Previous / Next buttons (only those that lead somewhere), or ``None`` for a
-    single page (or a command too long to fit a button's value)."""
+    single page (or a command too long to fit a button's value).
+
+    A button's value is JSON: ``u`` the moderator who asked, ``s`` the subcommand, ``a`` its words without
+    ``page:``, ``p`` the page it leads to and ``n`` the list's newest case number (:attr:`CasePage.newest`, so the
+    next page is of the same cases)."""
     if result.pages < 2:
         return None
     kept = [a for a in args if not a.lower().startswith("page:")]
     buttons = []
     for label, page, shown in (("Previous", result.page - 1, result.has_previous),
                                ("Next", result.page + 1, result.has_next)):
-        value = json.dumps({"u": user, "s": sub, "a": kept, "p": page}, ensure_ascii=False)
+        value = json.dumps({"u": user, "s": sub, "a": kept, "p": page, "n": result.newest}, ensure_ascii=False)
         if len(value) > VALUE_MAX:
             return None
         if shown:
@@ -148,8 +154,11 @@ def _number(raw: str) -> int:
     return int(text)
 
 
-async def case_command(handlers: SlackListeners, team: str, user: str, args: list[str]) -> Answer:
+async def case_command(handlers: SlackListeners, team: str, user: str, args: list[str], *,
+                       newest: int | None = None) -> Answer:
     """``/modcase list|search|show|reason``: the answer (text, and blocks with page buttons for a long list).
+    ``newest``: a page button's list (its newest case number): only the cases up to it are paged; ``None``: a new
+    list, of every case now.
 
     Raises:
         Refused: not a moderator, or bad input (the sentence to show; nothing changed).
@@ -168,7 +177,7 @@ async def case_command(handlers: SlackListeners, team: str, user: str, args: lis
                               since=f.get("since"), until=f.get("until"))
         # a page with neighbours is shown in a section (page_blocks): its 3,000 characters bound the page's text
         result = await search_cases(bot.store, PLATFORM, actor, team, filters, page=page_number(words),
-                                    escape=blocks.escape, room=blocks.SECTION_MAX)
+                                    escape=blocks.escape, room=blocks.SECTION_MAX, newest=newest)
         text = result.text(blocks.escape)
         return text + next_hint(result), page_blocks(text, result, user, sub, rest)
     if sub == "show" and len(rest) == 1:
@@ -219,6 +228,7 @@ def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
             value = json.loads(action.get("value") or "{}")
             sub, args, page = str(value["s"]), [str(a) for a in value["a"]], int(value["p"])
             asker = str(value["u"])
+            newest = None if value.get("n") is None else int(value["n"])  # a button of before "n": a new list
         except (ValueError, KeyError, TypeError):
             await respond(text="That button is broken; run the command again.", response_type="ephemeral",
                           replace_original=False)
@@ -228,7 +238,7 @@ def register_cases(app: AsyncApp, handlers: SlackListeners) -> None:
                           response_type="ephemeral", replace_original=False)
             return
         try:
-            text, content = await case_command(handlers, team, user, [sub, *args, f"page:{page}"])
+            text, content = await case_command(handlers, team, user, [sub, *args, f"page:{page}"], newest=newest)
         except Refused as exc:
             await respond(text=blocks.refusal(exc), response_type="ephemeral", replace_original=False)
             return
