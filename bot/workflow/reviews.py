@@ -540,15 +540,15 @@ class ReviewsMixin(WorkflowParts):
         A NUL or a lone surrogate in ``text`` is recorded as U+FFFD, as in a moderator's reason.
 
         Raises:
-            Refused: no such case, another member's case, already overturned or already appealed.
+            Refused: no such case or another member's case (one answer for both: a member learns nothing about
+                other members' cases, not even which numbers exist), already overturned or already appealed.
         """
         text = storable_text(text)
         try:
             appeal_id = await self.store.open_appeal(self.platform, server_id, case_number, member_id, text[:1500])
-        except CaseNotFound:
-            raise Refused(f"There is no case #{case_number} in that server.") from None
-        except NotCaseMember:
-            raise Refused(f"Case #{case_number} is not about you; you can only appeal your own cases.") from None
+        except (CaseNotFound, NotCaseMember):
+            raise Refused(f"You have no case #{case_number} in that server: you can only appeal your own "
+                          "cases.") from None
         except AppealAlreadyOpen:
             # its card never reached the review channel: appealing again sends it (it is decided only there)
             unsent = None

@@ -110,7 +110,8 @@ async def test_appeal_unknown_case_refused_on_submit(env):
 async def test_appeal_other_members_and_other_servers_cases_refused(env):
     """A member cannot appeal someone else's case, nor reach another server's case by number."""
     _, outcome = await env.post(env.alice, "identityhate not bob's")
-    assert "not about you" in await appeal_via_modal(env, env.guild, env.bob, outcome.case_number)
+    assert await appeal_via_modal(env, env.guild, env.bob, outcome.case_number) == \
+        f"You have no case #{outcome.case_number} in that server: you can only appeal your own cases."
     stranger = env.fake.new_user(env.other, "stranger")
     assert "no case" in await appeal_via_modal(env, env.other, stranger, outcome.case_number)
     assert env.rows("SELECT * FROM appeals") == []
