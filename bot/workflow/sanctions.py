@@ -404,13 +404,23 @@ class SanctionsMixin(WorkflowParts):
         return text + (f" FAILED: {res.reason}" if not res.ok else "")
 
     async def pardon(self, actor: Actor, server_id: str, case_number: int) -> Result:
-        """Pardon a case's strikes (Manage Messages). Raises :class:`Refused` without the permission."""
+        """Pardon a case's strikes (Manage Messages), checked as the warn that gives a strike is: never a case about
+        the moderator themselves (also one naming their pseudonym after ``/mydata forget``), and, while its member
+        is in the server, only of a member ranking below the moderator (role hierarchy; not the owner, not the
+        bot).
+
+        Raises:
+            Refused: without the permission, no such case, a case about the moderator, the member ranks at or
+                above them, or the platform could not say who the member is now (nothing changed).
+        """
         authorize(actor, ActionKind.REVIEW)
         case = await self.store.get_case(self.platform, server_id, case_number)
         if case is None:
             raise Refused(f"There is no case #{case_number} in this server.")
-        if case.member_id == actor.id:
+        if case.member_id in await self.store.member_ids(self.platform, server_id, actor.id):
             raise Refused("You cannot pardon a case about yourself. Nothing was changed.")
+        authorize(actor, ActionKind.WARN, await self.target(server_id, case.member_id),
+                  bot=await self.enforcer.bot_member(server_id))
         n = await self.store.pardon(self.platform, server_id, case_number=case_number, moderator_id=actor.id)
         self.ledger.forget(self.platform, server_id, case.member_id)
         await self.desk.post_mod_log(server_id, LogEntry(
