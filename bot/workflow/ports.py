@@ -103,6 +103,9 @@ class MemberNotice:
         appealable: Offer the Appeal button.
         appeal: For the notice of an appeal's outcome: ``"overturned"`` (accepted) or ``"upheld"`` (declined: the
             case stands); ``reason`` then says it to the member. ``None``: a notice of the case itself.
+        correction: A correction of the case's notice sent before (a kick's or ban's, sent first while the bot
+            still shares a server with the member): what it said was done (``action``) was not, as ``reason`` says
+            to the member; not appealable.
     """
 
     server_id: str
@@ -113,6 +116,7 @@ class MemberNotice:
     duration_s: int | None = None
     appealable: bool = True
     appeal: str | None = None
+    correction: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,7 +90,9 @@ class SanctionsMixin(WorkflowParts):
                                     channel_id: str | None = None) -> ActionResult:
         """Carry out a case's member sanction with its notice: the DM goes BEFORE a kick or ban (while the bot
         still shares a server with the member) and after a timeout; a warning IS the DM, and it counts even when
-        the DM cannot be delivered (the reason is returned in ``extra["dm"]``)."""
+        the DM cannot be delivered (the reason is returned in ``extra["dm"]``). A kick or ban the platform then
+        refuses is followed by a correction DM (:attr:`MemberNotice.correction`: it did not go through), so the
+        member does not keep a notice of a sanction that never happened; ``extra["dm"]`` says so."""
         kind = case.action
         sid, uid = case.server_id, case.member_id
         action = Action(kind, case.reason, duration_s)
@@ -98,13 +100,14 @@ class SanctionsMixin(WorkflowParts):
                               reason=case.reason, duration_s=duration_s)
         extra: dict[str, str] = {}
 
-        async def dm() -> None:
+        async def dm() -> bool:
             if not self.can(Capability.DM):
                 extra["dm"] = "this platform has no private messages"
-                return
+                return False
             res = await self.enforcer.notify(uid, notice)
             if not res.ok:
                 extra["dm"] = f"not delivered: {res.reason}"
+            return res.ok
 
         send_dm = policy.server.warn_dm if kind is ActionKind.WARN else policy.server.notify_sanctions
         if kind is ActionKind.WARN:
@@ -118,8 +121,7 @@ class SanctionsMixin(WorkflowParts):
         if not await self.capable(entry, sid, channel_id):
             return ActionResult(action, False, f"this platform cannot {kind.label} members"
                                 f"{there(entry, self.enforcer.capabilities, channel_id)}", extra)
-        if send_dm and kind in (ActionKind.KICK, ActionKind.BAN):
-            await dm()
+        told = send_dm and kind in (ActionKind.KICK, ActionKind.BAN) and await dm()
         if kind is ActionKind.TIMEOUT:
             seconds = int(duration_s or 3600)
             if seconds > MAX_SENT_TIMEOUT_S:
@@ -142,6 +144,14 @@ class SanctionsMixin(WorkflowParts):
             res = await self.enforcer.ban(sid, uid, case.reason)
         if res.ok and send_dm and kind is ActionKind.TIMEOUT:
             await dm()
+        if told and not res.ok:  # the member was told it was done: say it was not
+            what = "removal from the channel" if remove else kind.label
+            fixed = await self.enforcer.notify(uid, replace(
+                notice, appealable=False, correction=True, duration_s=None,
+                reason=f"The {what} of case #{case.number} did not go through: please disregard the message that "
+                       "said it was done."))
+            extra["dm"] = (f"sent before the {what}, which failed; "
+                           + ("a correction was sent" if fixed.ok else f"the correction was not delivered: {fixed.reason}"))
         return ActionResult(action, res.ok, res.reason, {**res.extra, **extra})
 
     async def _timed_out_longer(self, case: Case, seconds: int) -> str | None:

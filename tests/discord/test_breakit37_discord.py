@@ -18,7 +18,8 @@ async def test_a_kick_whose_connection_is_reset_is_recorded_as_failed(env):
     env.fake.reset_connection("DELETE", rf"/guilds/{env.guild['id']}/members/{env.alice['id']}", times=5)
     cb = await mod_on(env, "kick", env.alice, text_opt("reason", "raiding"))
     assert ephemeral_text(cb) == (f"Case #1: kick <@{env.alice['id']}> FAILED: network error: could not reach "
-                                  "Discord (ServerDisconnectedError: Server disconnected)")
+                                  "Discord (ServerDisconnectedError: Server disconnected)\n"
+                                  "dm: sent before the kick, which failed; a correction was sent")
     kicks = guild_requests(env, "DELETE", "members", env.alice)  # aiohttp itself tries a reused connection twice
     assert kicks and all(k.response == {"status": 0, "code": 0} for k in kicks)
     ((status, failure),) = env.rows("SELECT status, failure FROM cases")

@@ -33,3 +33,30 @@ async def test_modcase_list_next_neither_repeats_nor_skips_cases_opened_after_th
     assert numbers(eph["text"]) == [f"#{n}" for n in range(12, 2, -1)], eph["text"]
     again = await command(env, "/modcase", "list")
     assert again.startswith("15 cases, page 1 of 2:") and numbers(again) == [f"#{n}" for n in range(15, 5, -1)]
+
+
+async def test_a_refused_removal_from_a_channel_sends_a_correction_after_its_notice(env: SlackEnv) -> None:
+    """"Remove from channel" confirmed on a card: the member is told "You were removed from a channel" first, then
+    Slack refuses ``conversations.kick`` (``restricted_action``). The member gets a second DM saying the removal
+    did not go through, with no Appeal button, and the failed case (#2; #1 is automod's) records both DMs. Before,
+    the member kept the notice of a removal that never happened."""
+    from tests.slack.test_breakit30_slack import dm_texts
+    from tests.slack.test_confirm_slack import flagged_card, open_reason_modal, submit
+
+    card = await flagged_card(env)
+    env.fake.fail("conversations.kick", "restricted_action")
+    view = await open_reason_modal(env, env.mods.id, card, "mod:review:1:kick")
+    assert (await submit(env, env.mods.id, view, "keeps baiting people")).status == 200
+    await env.fake.wait_until(lambda: len(dm_texts(env, env.fake.member.id)) >= 2)
+    await env.settle()
+    notice, correction = dm_texts(env, env.fake.member.id)
+    assert notice.startswith("You were removed from a channel in "), notice
+    assert correction.endswith("(case #2): The removal from the channel of case #2 did not go through: please "
+                               "disregard the message that said it was done."), correction
+    assert correction.startswith("Correction in "), correction
+    dm = env.fake.channels["D" + env.fake.member.id[1:]]
+    assert [b["type"] for b in list(dm.messages.values())[-1].get("blocks") or []] == ["section"]
+    ((status, failure),) = env.rows("SELECT status, failure FROM cases WHERE moderator_id = ?", (env.mods.id,))
+    assert status == "failed" and failure.endswith("dm: sent before the removal from the channel, which failed; a "
+                                                   "correction was sent"), failure
+    assert env.fake.member.id in env.fake.random.members

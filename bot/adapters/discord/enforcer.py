@@ -197,8 +197,9 @@ class DiscordEnforcer:
     # ------------------------------------------------------------------ notices
     @network_failure(PLATFORM_NAME)
     async def notify(self, member_id: str, notice: MemberNotice) -> ActionResult:
-        """DM the member about their case, with an Appeal button, or how their appeal of it was decided (fails with
-        50007 when DMs are closed; a member id that is none, a forgotten member's pseudonym, is not sent)."""
+        """DM the member about their case, with an Appeal button, how their appeal of it was decided, or a
+        correction of its notice (``Correction: case #N in <server>``; fails with 50007 when DMs are closed; a
+        member id that is none, a forgotten member's pseudonym, is not sent)."""
         titles = {ActionKind.WARN: "Warning", ActionKind.TIMEOUT: "Timeout", ActionKind.KICK: "Kicked",
                   ActionKind.BAN: "Banned"}
         if not (member_id.isascii() and member_id.isdigit()):
@@ -209,6 +210,7 @@ class DiscordEnforcer:
             user = self.client.get_user(int(member_id)) or await self.client.fetch_user(int(member_id))
             title = (f"Appeal of case #{notice.case_number} in {name}: "
                      f"{'accepted' if notice.appeal == 'overturned' else 'declined'}" if notice.appeal else
+                     f"Correction: case #{notice.case_number} in {name}" if notice.correction else
                      f"{titles.get(notice.action, notice.action.label.title())} in {name}")
             embed = discord.Embed(title=title[:256],
                                   description=fit_escaped(notice.reason or "", 4000, md, empty="") or "No reason given.",

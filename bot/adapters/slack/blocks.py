@@ -253,11 +253,14 @@ def raid(card: RaidCard) -> tuple[str, list[dict[str, Any]]]:
 
 
 def notice(n: MemberNotice) -> tuple[str, list[dict[str, Any]]]:
-    """The DM a member gets about a case, with an Appeal button, or about how their appeal of it was decided."""
+    """The DM a member gets about a case, with an Appeal button, about how their appeal of it was decided, or
+    correcting its notice (the reason says what did not happen)."""
     what = {ActionKind.WARN: "You were warned", ActionKind.KICK: "You were removed from a channel"}.get(
         n.action, f"Moderation action: {n.action.label}")
     if n.appeal:  # how the member's appeal was decided (the reason says it)
         what = f"Your appeal was {'accepted' if n.appeal == 'overturned' else 'declined'}"
+    elif n.correction:
+        what = "Correction"
     text = f"{what} in {n.server_name or 'this workspace'} (case #{n.case_number}): {n.reason or 'no reason given'}"
     out = [section(fit_escaped(text, SECTION_MAX, escape))]
     if n.appealable:
