@@ -11,6 +11,7 @@ import pytest
 
 from bot.core.models import ActionKind
 from bot.workflow import Capability, Refused
+from bot.workflow.cases import change_reason
 from tests.fakes import ALL_CAPABILITIES, FakeDesk
 from tests.test_workflow import HELPER, MOD, SERVER, make_world
 
@@ -282,3 +283,24 @@ async def test_breakit_reflagged_item_whose_card_was_deleted_gets_a_new_card(wor
     edit = replace(first, text="borderline again", edited_at=first.created_at + timedelta(seconds=5))
     await world.judge(edit)
     assert len(world.desk.reviews) == 2
+
+
+async def test_a_moderator_who_used_mydata_forget_still_cannot_decide_on_their_own_case(world):
+    """``/mydata forget`` puts a keyed pseudonym on the member's cases, review items and appeals; the self-checks of
+    a review decision, an appeal's decision and a reason change compared the raw id only, so a moderator who had
+    forgotten themselves could dismiss the card of their own flagged message, overturn their own appeal and reword
+    their own case. Nobody decides on themselves, whatever id the record now carries."""
+    outcome = await world.judge(world.message("helper", "you vermin"))
+    filed = await world.workflow.appeal("helper", SERVER, outcome.case_number, "it was a joke, honest")
+    assert filed.ok
+    await world.workflow.forget_member(SERVER, "helper")
+    assert world.rows("SELECT member_id FROM cases WHERE number = ?", (outcome.case_number,)) != [("helper",)]
+    with pytest.raises(Refused, match="yourself"):
+        await world.workflow.decide_review(HELPER, SERVER, outcome.review_id, "dismiss")
+    with pytest.raises(Refused, match="yourself"):
+        await world.workflow.decide_appeal(HELPER, SERVER, 1, uphold=False)
+    with pytest.raises(Refused, match="yourself"):
+        await change_reason(world.store, world.workflow.platform, HELPER, SERVER, outcome.case_number,
+                            "it was fine after all")
+    assert world.rows("SELECT status FROM cases WHERE number = ?", (outcome.case_number,)) == [("applied",)]
+    assert world.rows("SELECT pardoned_at FROM strikes") == [(None,)]

@@ -266,7 +266,7 @@ async def change_reason(store: ModStore, platform: str, actor: Actor, server_id:
     case = await store.get_case(platform, server_id, number) if 1 <= number <= MAX_CASE_NUMBER else None
     if case is None:
         raise Refused(f"There is no case #{number} in this server. Nothing was changed.")
-    if case.member_id == actor.id:
+    if case.member_id in await store.member_ids(platform, server_id, actor.id):  # their pseudonym too (forget)
         raise Refused("You cannot change the reason of a case about yourself. Nothing was changed.")
     case, note = await store.set_case_reason(platform, server_id, number, reason, actor.id)
     head, tail = f"Case #{case.number} now reads: ", f" (the change is recorded as case #{note.number})."

@@ -184,7 +184,7 @@ class ReviewsMixin(WorkflowParts):
         if item is None:
             raise Refused(f"Review item #{review_id} does not exist in this server.")
         self._check_not_appeal(item)
-        if item.member_id == actor.id:
+        if item.member_id in await self.store.member_ids(self.platform, server_id, actor.id):  # pseudonym too
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         authorize(actor, kind)
         await self._check_capable(choice, server_id, item.channel_id)
@@ -258,7 +258,7 @@ class ReviewsMixin(WorkflowParts):
                           "changed.")
         if kind is ActionKind.TIMEOUT and not (duration_s and 60 <= duration_s <= MAX_TIMEOUT_S):
             raise Refused("Pick a timeout duration between 1 minute and 28 days.")
-        if item.member_id == actor.id:
+        if item.member_id in await self.store.member_ids(self.platform, server_id, actor.id):  # pseudonym too
             raise Refused("You cannot decide a review item about yourself. Nothing was changed.")
         if item.channel_id and item.message_id and (kind is ActionKind.DELETE or rdecision is ReviewDecision.DISMISSED):
             # deleting the message acts on that channel's content, and dismissing overturns what automod did about
@@ -620,7 +620,7 @@ class ReviewsMixin(WorkflowParts):
         appeal = await self.store.get_appeal(appeal_id)
         if appeal is None or appeal.server_id != server_id or appeal.platform != self.platform:
             raise Refused(f"Appeal #{appeal_id} does not exist in this server.")
-        if appeal.member_id == actor.id:
+        if appeal.member_id in await self.store.member_ids(self.platform, server_id, actor.id):  # pseudonym too
             raise Refused("You cannot decide an appeal about yourself. Nothing was changed.")
         case = await self.store.get_case(self.platform, server_id, appeal.case_number)
         kind = case.action if case is not None and not uphold and case.action in (ActionKind.TIMEOUT,
