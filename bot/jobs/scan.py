@@ -530,29 +530,24 @@ _OUT_KEYS = ("id", "channel", "author", "scores", "rule_hits", "flagged", "label
 @asynccontextmanager
 async def _output(ctx: _Scan, store: ModStore,
                   judged: dict[tuple[str, str, str], Verdict] | None = None) -> AsyncIterator[_Output]:
-    """An :class:`_Output` for this scan: ``--out`` written as ``<out>.partial`` beside it (its folder created) and
-    renamed over ``--out`` only when the scan finishes, a spool for ``--report`` in a temporary folder; both closed
-    after. A scan that stops (a scorer away, a full disk, Ctrl-C) leaves an existing ``--out`` as it was and no
-    partial file: it truncated ``--out`` at the start, so the verdicts of an earlier scan were lost and a file cut
-    short read like a whole one."""
+    """An :class:`_Output` for this scan: ``--out`` written to a temporary file beside it (its folder created),
+    renamed over ``--out`` when the scan ends without an error (:func:`bot.report.page.replacing`: a new file is
+    owner-only, 0600, as it holds members' message text; an existing one keeps its mode), removed when the scan
+    stops with one (the previous ``--out``, if any, untouched: never half a file under its name); a spool for
+    ``--report`` in a temporary folder; both closed after."""
     import tempfile
+
+    from bot.report.page import replacing
 
     with contextlib.ExitStack() as stack:
         out = None
-        partial = None
         if ctx.args.out:
-            ctx.args.out.parent.mkdir(parents=True, exist_ok=True)
-            partial = ctx.args.out.with_name(ctx.args.out.name + ".partial")
-            stack.callback(partial.unlink, missing_ok=True)  # gone already once renamed
-            out = stack.enter_context(partial.open("w", encoding="utf-8"))
+            out = stack.enter_context(replacing(ctx.args.out))
         spool = None
         if ctx.args.report:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="modbot-scan-"))
             spool = stack.enter_context((Path(tmp) / "rows.jsonl").open("w+", encoding="utf-8"))
         yield _Output(store, out, spool, judged)
-        if out is not None and partial is not None:
-            out.close()
-            os.replace(partial, ctx.args.out)
 
 
 async def _finish(ctx: _Scan, rt: Any, output: _Output, *, elapsed: float,

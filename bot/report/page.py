@@ -5,14 +5,15 @@ Layer: ``bot.report``. Every value from the scan is escaped (:func:`bot.report.s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from bot.core.models import LABELS
 from bot.report.actions import action_words
@@ -437,22 +438,24 @@ def render_html(data: ReportData) -> str:
     return "\n".join(p)
 
 
-def write_page(path: Path, html: str) -> None:
-    """Write ``html`` to ``path`` (UTF-8) whole or not at all: into a temporary file beside it, then renamed over
-    it, so a reader never sees half a page and a write that fails half-way (a full disk) leaves the previous page
-    as it was and no temporary file. A new page is owner-only (mode 0600: it holds members' ids and words, as a
-    backup does); a page that exists keeps its permission bits (an admin may have opened it to a group); a
-    symbolic link at ``path`` is written through (its target is replaced).
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[IO[str]]:
+    """A text file (UTF-8) to write ``path`` whole or not at all: a temporary file beside it, renamed over ``path``
+    when the ``with`` block ends normally, removed when it raises (the previous file, if any, untouched; no
+    temporary file left). A new file is owner-only (mode 0600: the mod log page and ``scan --out`` hold members'
+    ids and words, as a backup does); a file that exists keeps its permission bits (an admin may have opened it to
+    a group); a symbolic link at ``path`` is written through (its target is replaced). Missing parent folders are
+    made.
 
     Raises:
-        OSError: the page cannot be written (the previous one is untouched).
+        OSError: the file cannot be created, written, flushed to disk or renamed (the previous one is untouched).
     """
     target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
-            f.write(html)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         if target.exists():
@@ -461,6 +464,19 @@ def write_page(path: Path, html: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_page(path: Path, html: str) -> None:
+    """Write ``html`` to ``path`` (UTF-8) whole or not at all (:func:`replacing`), so a reader never sees half a
+    page and a write that fails half-way (a full disk) leaves the previous page as it was and no temporary file. A
+    new page is owner-only (0600); a page that exists keeps its permission bits; a symbolic link at ``path`` is
+    written through.
+
+    Raises:
+        OSError: the page cannot be written (the previous one is untouched).
+    """
+    with replacing(path) as f:
+        f.write(html)
 
 
 def write_html_report(path: Path, summary: Mapping[str, Any], verdict_rows: Iterable[Mapping[str, Any]]) -> None:
