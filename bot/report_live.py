@@ -138,8 +138,6 @@ def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M") if t else ""
 
 
-#: Review item sources whose reason is a member's own words (a report's text, an appeal), shown as written.
-MEMBERS_WORDS = frozenset({"report", "appeal"})
 #: Characters of a reason shown before "…": in the case table's summary (the full text opens below it, once per
 #: page) and in a member section's line (which links to the case row instead of repeating the text).
 REASON_SHOWN = 300
@@ -206,7 +204,7 @@ def _review_table(log: ServerLog, items: list[Any]) -> list[str]:
                  + _td("when", "opened", _esc(_when(log.review_times.get(r.id))))
                  + _td("", "member", f'<a href="#{log.key}-member-{_esc(r.member_id)}">{_id(r.member_id)}</a>')
                  + _td("", "source", _esc(r.source))
-                 + _td("why", "reason", _reason_cell(r.reason, verbatim=r.source in MEMBERS_WORDS))
+                 + _td("why", "reason", _reason_cell(r.reason, verbatim=r.source in words.MEMBERS_WORDS))
                  + _td("", "case", case) + "</tr>")
     p.append("</tbody></table></div>")
     return p
@@ -297,7 +295,7 @@ def _members(log: ServerLog, now: datetime) -> list[str]:
         for r in d["reviews"]:
             p.append(f"<li>review #{r.id} ({_esc(r.source)}, {_esc(r.decision.value)}) "
                      f"{_esc(_when(log.review_times.get(r.id)))}: "
-                     f"{_short_reason(r.reason, verbatim=r.source in MEMBERS_WORDS)}</li>")
+                     f"{_short_reason(r.reason, verbatim=r.source in words.MEMBERS_WORDS)}</li>")
         p.append("</ul></div>")
     return p
 

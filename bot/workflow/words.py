@@ -103,3 +103,13 @@ def rule_hit(hit: str) -> str:
     """``rule: detail`` (as :class:`bot.workflow.views.Evidence` carries it) with the detail in plain words."""
     rule, sep, detail = hit.partition(": ")
     return f"{rule}: {rule_detail(detail)}" if sep else rule_detail(hit)
+
+
+#: Review item sources whose reason is a member's own words (a report's text, an appeal), shown as written.
+MEMBERS_WORDS = frozenset({"report", "appeal"})
+
+
+def item_reason(source: str, reason: str) -> str:
+    """A review item's reason as a moderator reads it: a member's own words (a report's text, an appeal's: source
+    in :data:`MEMBERS_WORDS`) as written; automod's rule details in plain words (:func:`rule_detail`)."""
+    return reason if source in MEMBERS_WORDS else rule_detail(reason)

@@ -66,3 +66,25 @@ async def test_home_queue_of_long_reports_full_of_markup_keeps_every_item(env):
     assert len(queue) <= 3000 and len(lines) == 12, queue[-200:]
     assert all(re.search(rf"^• <https://[^|]+\|Review #\d+> \(report\) <@{env.fake.member.id}>: (&amp;)+…$", line)
                for line in lines), lines[-1]
+
+
+async def test_home_queue_shows_a_reporters_words_as_written(env):
+    """A report's text on the moderators' queue is shown as written (escaped only), as the mod log page and the
+    card show it. It went through the rewording meant for automod's rule details ("30s" -> "30 seconds", " < " ->
+    ", under "), so "he said 5 < 6 then spammed for 30s" read "he said 5, under 6 then spammed for 30 seconds";
+    an automod item's reason is still put in words."""
+    said = "he said 5 < 6 then spammed for 30s"
+    await env.start()
+    assert env.bot is not None
+    reporter = env.fake.add_user("reporter")
+    result = await env.bot.workflow.report(reporter.id, env.fake.team_id, env.fake.member.id, said,
+                                           message_id=f"{env.fake.general.id}:1700000001.000001",
+                                           channel_id=env.fake.general.id)
+    assert result.ok, result.text
+    await env.bot.store.open_review("slack", env.fake.team_id, env.fake.member.id, "automod",
+                                    "account age 6734s < 604800s")
+    await open_home(env, env.mods.id)
+    queue = [b["text"]["text"] for b in env.fake.home_tabs[env.mods.id]["blocks"] if b["type"] == "section"][-1]
+    assert f"(report) <@{env.fake.member.id}>: {said.replace('<', '&lt;')}" in queue, queue
+    assert "30 seconds" not in queue
+    assert f"(automod) <@{env.fake.member.id}>: account age 1 hour 52 minutes, under 7 days" in queue, queue

@@ -84,7 +84,7 @@ async def home_view(handlers: SlackListeners, team: str, user: str, now: datetim
             link = await _card_link(bot.app.client, await store.card_of_review(r.id))
             what = f"<{link}|Review #{r.id}>" if link else f"Review #{r.id}"
             heads.append(f"• {what} ({r.source}) <@{r.member_id}>: ")
-            reasons.append(words.rule_detail(r.reason))
+            reasons.append(words.item_reason(r.source, r.reason))  # a report's, an appeal's words as written
         more = "\n…and more: see the review channel." if len(items) > QUEUE_SHOWN else ""
         # every item keeps its line (link and mention whole): the reasons, escaped, share the room the heads leave,
         # the longest shortened first, between entities
