@@ -313,6 +313,18 @@ class ReviewStore(Protocol):
         reporters of one message share its item); empty for none."""
         ...
 
+    async def cards_of_erased_text(self, platform: str, server_id: str, *,
+                                   member_id: str | None = None) -> list[tuple[int, str]]:
+        """``(review id, card message id)`` of posted cards (not an appeal's) whose message's text was erased and
+        that are still owed the edit saying so; ``member_id``: that member's items only."""
+        ...
+
+    async def card_erasure_tried(self, review_id: int, *, edited: bool, max_tries: int,
+                                 now: datetime | None = None) -> bool:
+        """Record one try to edit a card whose text was erased (``edited``: done; a refusal counts a try, settled
+        at ``max_tries``); returns whether it is settled (not tried again)."""
+        ...
+
     async def add_report(self, platform: str, server_id: str, reporter_id: str, member_id: str, reason: str,
                          message_id: str | None = None, channel_id: str | None = None,
                          now: datetime | None = None) -> ReviewItem:

@@ -105,6 +105,35 @@ class WorkflowMixin(StoreBase):
                                     (review_id,))
         return [(r[0], r[1]) for r in rows]
 
+    async def cards_of_erased_text(self, platform: str, server_id: str, *,
+                                   member_id: str | None = None) -> list[tuple[int, str]]:
+        """``(review id, card message id)`` of the server's posted review cards (an appeal's excepted: it shows the
+        appeal's text) whose message's text was erased from the mod log (retention, forgetting) and whose card is
+        still owed the edit that says so (:meth:`card_erasure_tried`), by review id; ``member_id``: that member's
+        items only (after forgetting: their pseudonym)."""
+        who = " AND r.member_id = ?" if member_id is not None else ""
+        rows = await self._read_all(
+            "SELECT r.id, r.card_message_id FROM review_items r JOIN messages m ON m.platform = r.platform "
+            "AND m.server_id = r.server_id AND m.message_id = r.message_id WHERE r.platform = ? AND r.server_id = ? "
+            "AND r.card_message_id IS NOT NULL AND r.card_erased_at IS NULL AND r.source != 'appeal' "
+            f"AND m.excerpt IS NULL AND m.purged_at IS NOT NULL{who} ORDER BY r.id",
+            (platform, server_id, *((member_id,) if member_id is not None else ())))
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    async def card_erasure_tried(self, review_id: int, *, edited: bool, max_tries: int,
+                                 now: datetime | None = None) -> bool:
+        """Record one try to edit review item ``review_id``'s card after its message's text was erased: ``edited``
+        (the platform took the edit) settles it; a refusal counts a try, and the ``max_tries``-th settles it too
+        (the card was deleted, its channel is gone: it is not tried again). Returns whether it is settled."""
+        when = to_db_time(now or utcnow())
+        async with self._tx():
+            await self._db.execute(
+                "UPDATE review_items SET card_erase_tries = card_erase_tries + ?, card_erased_at = CASE WHEN ? = 1 "
+                "OR card_erase_tries + 1 >= ? THEN ? ELSE card_erased_at END WHERE id = ?",
+                (0 if edited else 1, 1 if edited else 0, max_tries, when, review_id))
+            row = await self._one("SELECT card_erased_at FROM review_items WHERE id = ?", (review_id,))
+        return row is not None and row[0] is not None
+
     async def message_excerpt(self, platform: str, server_id: str, message_id: str) -> tuple[str, str] | None:
         """``(channel_id, text)`` of a recorded message (text ``""`` once erased), or ``None``."""
         row = await self._read_one(

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from bot.core.errors import StoreError
 from bot.core.policy_registry import PolicyRegistry
-from bot.workflow.retention import RETENTION_INTERVAL_S, Retention
+from bot.workflow.retention import RETENTION_INTERVAL_S, ErasedCards, Retention
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,8 @@ class Lifecycle:
                  retention_interval_s: float = RETENTION_INTERVAL_S) -> None:
         self.platform = platform
         self.workflow = workflow
-        self.retention = Retention(platform, store, policies)
+        self.retention = Retention(platform, store, policies,
+                                   cards=workflow if isinstance(workflow, ErasedCards) else None)
         self.failure = failure
         self.on_failure = on_failure
         self.retention_interval_s = retention_interval_s

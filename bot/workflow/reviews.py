@@ -55,6 +55,10 @@ from bot.workflow.views import Evidence, LogEntry, ReviewCard
 
 log = logging.getLogger(__name__)
 
+#: Tries (one per purge, :data:`bot.workflow.retention.RETENTION_INTERVAL_S` apart) to edit a card whose message's
+#: text was erased before it is left as it is (the card deleted, its channel gone).
+CARD_ERASE_TRIES = 3
+
 
 @dataclass(frozen=True)
 class StepPlan:
@@ -165,6 +169,38 @@ class ReviewsMixin(WorkflowParts):
             return False
         card = replace(card, notes=(*card.notes, "the message was deleted on the platform since it was flagged"))
         return await self._show_card(card, updated=True)
+
+    async def erase_card_texts(self, server_id: str, days: int | None = None, *, member_id: str | None = None) -> int:
+        """Edit the posted review cards whose message's text the mod log erased (retention; ``/mydata forget``
+        with ``member_id``, the member's pseudonym) so they no longer quote it: each card is rebuilt from the mod
+        log (:meth:`review_card`: its text reads "text erased after ``days`` days", or the generic words when
+        ``days`` is ``None``; member, scores, rules, reason, case and decision kept) and replaced through the desk,
+        one card after another (the platform client waits out its rate limits). A card the platform refuses to
+        edit (deleted, its channel gone or unreachable) is logged and tried again at the next purge, at most
+        :data:`CARD_ERASE_TRIES` times in all; then it is left as it is (logged once more). Returns the cards
+        edited."""
+        edited = 0
+        for review_id, card_id in await self.store.cards_of_erased_text(self.platform, server_id,
+                                                                        member_id=member_id):
+            lock = self._card_locks.setdefault(review_id, asyncio.Lock())
+            async with lock:  # not interleaved with a decision's or an edit's card of the same item
+                card = await self.review_card(review_id, server_id=server_id)
+                ok = card is not None and await self.desk.update_review(
+                    replace(card, evidence=replace(card.evidence, erased_after_days=days)), card_id)
+            if not lock._waiters:  # noqa: SLF001 - drop the lock once nobody waits for it
+                self._card_locks.pop(review_id, None)
+            settled = await self.store.card_erasure_tried(review_id, edited=ok, max_tries=CARD_ERASE_TRIES,
+                                                          now=self.clock())
+            if ok:
+                edited += 1
+            elif settled:
+                log.warning("review #%s: its card %s still shows the erased text: the platform refused the edit "
+                            "%s times; not tried again", review_id, card_id, CARD_ERASE_TRIES,
+                            extra={"server": server_id})
+            else:
+                log.warning("review #%s: its card %s could not be edited to erase its text; tried again at the "
+                            "next purge", review_id, card_id, extra={"server": server_id})
+        return edited
 
     async def confirm_review(self, actor: Actor, server_id: str, review_id: int, choice: str) -> Confirmation:
         """What to ask before decision ``choice`` on card ``review_id`` (one that :func:`asks_first`): the quick

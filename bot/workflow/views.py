@@ -27,6 +27,8 @@ class Evidence:
         score_status: How far the model read the text (``"ok"``, ``"not_scored"``, ...).
         erased: The message's text was erased from the mod log since (retention, ``/mydata forget``): ``text`` is
             ``""`` and the card says the text was erased, not that the message had none.
+        erased_after_days: With ``erased``: the retention period (days) that erased it, when the card is edited by
+            the purge (:func:`bot.workflow.words.text_erased` words it); ``None``: not known.
     """
 
     text: str = ""
@@ -36,6 +38,7 @@ class Evidence:
     raid_mode: bool = False
     score_status: str = "ok"
     erased: bool = False
+    erased_after_days: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

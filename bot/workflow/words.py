@@ -10,12 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-#: Units of :func:`duration`, largest first: (seconds, singular, plural).
 #: What a review card shows for a message whose text the mod log erased since (retention, ``/mydata forget``).
 TEXT_ERASED = "(text erased from the mod log: its retention period ended, or the member asked)"
+#: Units of :func:`duration`, largest first: (seconds, singular, plural).
 _UNITS = ((86400, "day", "days"), (3600, "hour", "hours"), (60, "minute", "minutes"), (1, "second", "seconds"))
 #: A number of seconds in a rule's detail (``6734s``, ``30s``, ``2.5s``).
 _SECONDS = re.compile(r"\b(\d+(?:\.\d+)?)s\b")
+
+
+def text_erased(days: int | None = None) -> str:
+    """What a review card shows in place of a message's erased text: ``"(text erased after 30 days: the server's
+    retention period)"`` when retention erased it after ``days`` days (the card edited by the purge), else
+    :data:`TEXT_ERASED` (the cause not known where the card is rebuilt)."""
+    if days is None:
+        return TEXT_ERASED
+    return f"(text erased after {plural(days, 'day')}: the server's retention period)"
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:

@@ -181,7 +181,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     if link:
         where += f" \N{EM DASH} [jump to message]({link})"
     embed.add_field(name="Channel", value=where, inline=False)
-    embed.add_field(name="Text", value=f"*{words.TEXT_ERASED}*" if card.evidence.erased
+    embed.add_field(name="Text", value=f"*{words.text_erased(card.evidence.erased_after_days)}*" if card.evidence.erased
                     else spoiler(card.evidence.text), inline=False)
     ev = card.evidence
     if ev.scores:

@@ -151,7 +151,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
            section(f"*Member:* <@{card.member_id}> (`{card.member_id}`), first seen {_age(card.member_joined_at)} "
                    f"ago, prior strikes: {words.strikes(card.strikes, card.points)}\n*Channel:* {_channel(card.channel_id)}"),
            section(quote("Text", ev.text, TEXT_QUOTE_MAX) if ev.text
-                   else f"*Text:* _{words.TEXT_ERASED}_" if ev.erased else "*Text:* _(none)_")]
+                   else f"*Text:* _{words.text_erased(ev.erased_after_days)}_" if ev.erased else "*Text:* _(none)_")]
     if card.member_home_server:
         out.append(context(external_member(card.member_home_server)))
     if ev.scores:
