@@ -134,3 +134,18 @@ async def test_the_mod_log_lists_each_card_owed_an_erasure_until_it_is_settled(s
     for n in range(1, 4):
         assert await store.card_erasure_tried(owed[1][0], edited=False, max_tries=3) is (n == 3)
         assert await store.cards_of_erased_text("discord", "g1") == ([] if n == 3 else owed[1:])
+
+
+async def test_a_decided_card_keeps_its_decision_in_words_when_its_text_is_erased(world: Any) -> None:
+    """A card a moderator decided ("dismissed (false positive)") is edited by retention with its decision in the
+    words the decision stamped, its moderator kept; a card rebuilt from the mod log read the stored value
+    ("dismissed") instead."""
+    from tests.test_workflow import MOD, SERVER
+
+    outcome = await world.judge(world.message("alice", "threatword now"))
+    await world.workflow.decide_review(MOD, SERVER, outcome.review_id, "dismiss")
+    await world.store.purge_expired_text(datetime.now(UTC) + LATER, datetime.now(UTC) + LATER)
+    assert await world.workflow.erase_card_texts(SERVER, 30) == 1
+    (_, card), = world.desk.review_updates[-1:]
+    assert card.decision == "dismissed (false positive)" and card.decided_by == "mod"
+    assert card.evidence.erased and card.evidence.erased_after_days == 30 and card.evidence.text == ""

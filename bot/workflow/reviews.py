@@ -74,6 +74,12 @@ class StepPlan:
         return tuple(step.number for step, stands in self.entries if stands is None)
 
 
+def _decided(decision: ReviewDecision) -> str:
+    """A decided item's outcome in the card's words (the registry's: "timed out", "dismissed (false positive)"),
+    as the decision stamped it, for a card rebuilt from the mod log; the stored value for one no kind words."""
+    return next((k.outcome for k in REGISTRY if k.decision is decision), decision.value)
+
+
 class ReviewsMixin(WorkflowParts):
     """Review cards and decisions, reports and appeals."""
 
@@ -124,7 +130,7 @@ class ReviewsMixin(WorkflowParts):
             message_id=item.message_id, evidence=evidence, reason=item.reason, case_number=item.case_number,
             strikes=len(strikes), points=sum(s.points for s in strikes), notes=notes,
             capabilities_missing=missing, decision=None if item.decision is ReviewDecision.OPEN else
-            item.decision.value, decided_by=item.moderator_id, decided_at=item.decided_at,
+            _decided(item.decision), decided_by=item.moderator_id, decided_at=item.decided_at,
             final=item.decision not in (ReviewDecision.OPEN, ReviewDecision.INVESTIGATING),
             reports=tuple(await self.store.reports_of(item.id)))
 
