@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +273,40 @@ class OverrideBridge:
             await self.store.set_policy_override(platform, server_id, self.SCOPE, key, value, moderator_id)
 
 
+class OverrideSnapshot:
+    """The runtime overrides (``/policy set``) of some servers, read once from the mod log: what a scan judges
+    with (those in force when it started; a scan's replay judges in a scratch mod log, which holds none).
+    Read-only; the ``OverrideStore`` port :class:`PolicyRegistry` expects.
+
+    Args:
+        overrides: ``(platform, server id)`` -> ``{dotted key: value}``.
+    """
+
+    def __init__(self, overrides: dict[tuple[str, str], dict[str, Any]]) -> None:
+        self.overrides = overrides
+
+    @classmethod
+    async def read(cls, store: PolicyStore, servers: Iterable[tuple[str, str]]) -> OverrideSnapshot:
+        """The overrides that apply to ``servers`` (:meth:`PolicyRegistry.override_keys`: an export's guild's or
+        workspace's too), read from ``store``."""
+        bridge = OverrideBridge(store)
+        keys = {key for server in servers for key in PolicyRegistry.override_keys(*server)}
+        return cls({key: await bridge.list_policy_overrides(*key) for key in sorted(keys)})
+
+    async def list_policy_overrides(self, platform: str, server_id: str) -> dict[str, Any]:
+        """``{dotted key: value}`` of a server's overrides as read (``{}``: none, or not read)."""
+        return dict(self.overrides.get((platform, server_id), {}))
+
+    async def set_policy_override(self, platform: str, server_id: str, scope: str, key: str, value: Any,
+                                  moderator_id: str | None) -> None:
+        """Never: a snapshot is read-only.
+
+        Raises:
+            RuntimeError: always.
+        """
+        raise RuntimeError("the overrides a scan read from the mod log cannot be changed")
+
+
 def build_policies(settings: Settings, *, extra_policy_files: tuple[Path, ...] = (), server_files: bool = True,
                    store: PolicyStore | None = None) -> PolicyRegistry:
     """The policy registry of ``settings``: ``default_policy`` < ``extra_policy_files`` < the server's file in
@@ -324,6 +358,7 @@ class Runtime:
         db_path: Path | str | None = None,
         batch_size: int = 128,
         validate_platform: str | None = None,
+        policies: PolicyRegistry | None = None,
     ) -> Runtime:
         """Build and start everything.
 
@@ -341,6 +376,9 @@ class Runtime:
             batch_size: Texts per model batch in the service.
             validate_platform: Check every server file of this platform (``discord``, ``slack``) at startup, so a
                 bad file stops a bot before it connects instead of failing on the first message.
+            policies: The policy registry to judge with, built by the caller (a scan's, with the overrides it
+                read from the mod log: :class:`OverrideSnapshot`); ``extra_policy_files``, ``server_files`` and
+                ``overrides`` are then not used.
 
         Raises:
             bot.core.policy.PolicyError: a policy file is invalid (before the store opens or the model loads).
@@ -350,14 +388,17 @@ class Runtime:
         """
         from bot.store import open_store
 
-        policies = build_policies(settings, extra_policy_files=tuple(extra_policy_files), server_files=server_files)
+        given = policies is not None
+        if policies is None:
+            policies = build_policies(settings, extra_policy_files=tuple(extra_policy_files),
+                                      server_files=server_files)
         if validate_platform is not None:
             policies.validate_servers(validate_platform)
         store = await open_store(database(db_path) if db_path is not None else settings.db_path)
         if settings.announce_store and db_path is None:
             print(f"mod log: {store.location}", file=sys.stderr)  # noqa: T201 - one line at start, never a password
         try:
-            if overrides:
+            if overrides and not given:
                 policies.store = OverrideBridge(store)
             if scorer is None:
                 factory = scorer_factory or (lambda: load_scorer(settings))

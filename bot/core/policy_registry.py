@@ -181,6 +181,30 @@ class PolicyRegistry:
         """The policy files that judge a server, weakest first: the default, the ``--policy`` files, its own."""
         return self._files_for(platform, server_id)
 
+    @staticmethod
+    def override_keys(platform: str, server_id: str) -> list[tuple[str, str]]:
+        """``(platform, server id)`` keys whose stored overrides apply to a server, in the order they apply: its
+        own; for a chat export (platform ``"export"``) of a Discord guild (a snowflake id) or a Slack workspace
+        (a team id), that guild's or workspace's first (``/policy set`` there: a stricter tier, a shorter
+        ``server.retention_days``), then the export's own. An admin's override of their server holds for its
+        history scanned into the mod log as it does for the bot, as its file does (:meth:`server_file`)."""
+        if platform == "export":
+            live = ("discord" if _SNOWFLAKE.fullmatch(server_id) else "slack" if _SLACK_TEAM.fullmatch(server_id)
+                    else None)
+            if live is not None:
+                return [(live, server_id), (platform, server_id)]
+        return [(platform, server_id)]
+
+    async def _overrides(self, platform: str, server_id: str) -> dict[str, Any]:
+        """The stored overrides that apply to a server (:meth:`override_keys`, later keys win), ``{}`` without a
+        store."""
+        if self.store is None:
+            return {}
+        merged: dict[str, Any] = {}
+        for key in self.override_keys(platform, server_id):
+            merged.update(await self.store.list_policy_overrides(*key))
+        return merged
+
     def _files_for(self, platform: str, server_id: str) -> list[Path]:
         own = self.server_file(platform, server_id)
         return [self.default_path, *self.extra_files, *([own] if own is not None else [])]
@@ -263,7 +287,8 @@ class PolicyRegistry:
 
     async def get(self, platform: str, server_id: str) -> Policy:
         """The effective policy of a server (cached until changed): its files, then its stored overrides (an
-        override the files no longer accept is logged and left out).
+        export's: its guild's or workspace's, then its own: :meth:`override_keys`; an override the files no
+        longer accept is logged and left out).
 
         Raises:
             PolicyError: a policy file is invalid, naming the file, the key and the reason.
@@ -275,7 +300,7 @@ class PolicyRegistry:
         async with self._lock:
             if key in self._cache:
                 return self._cache[key]
-            overrides = await self.store.list_policy_overrides(platform, server_id) if self.store else {}
+            overrides = await self._overrides(platform, server_id)
             files = self._files_for(platform, server_id)
             policy = load_policy(*files, read=self.read)  # a bad file is the caller's error (PolicyError names it)
             if len(files) > 1 + len(self.extra_files):
@@ -317,6 +342,7 @@ class PolicyRegistry:
             raise PolicyError(f"override {key}", *problems[0], more=problems[1:])
         await self.store.set_policy_override(platform, server_id, OVERRIDE_SCOPE, key, value, moderator_id)
         self._cache[(platform, server_id)] = policy
+        self._cache.pop(("export", server_id), None)  # its history scanned into the mod log follows (override_keys)
         return policy
 
     def invalidate(self, platform: str | None = None, server_id: str | None = None) -> None:

@@ -3,7 +3,9 @@
 Layer: composition root. Messages are replayed in timestamp order so spam and raid rules see real timing. Each
 server is judged by its effective policy: the default, ``--policy`` files, and its own file in the servers folder
 (:meth:`bot.core.policy_registry.PolicyRegistry.server_file`; a Discord export's guild uses
-``discord-<guild id>.toml``), exactly as the bots do.
+``discord-<guild id>.toml``), then the runtime overrides the mod log holds for it (an export's guild's or
+workspace's ``/policy set``, read once at start: :meth:`~bot.core.policy_registry.PolicyRegistry.override_keys`),
+exactly as the bots do.
 
 A re-run under the same policy skips what is already recorded (the store's message keys), so a killed scan resumes
 where it stopped; the recorded messages are replayed into the spam and raid windows
@@ -31,7 +33,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -47,6 +49,10 @@ from bot.core.store_port import ModStore
 from bot.eval.common import plain, table_console
 from bot.jobs.jsonlines import json_line
 from bot.settings import Settings
+
+if TYPE_CHECKING:  # bot.runtime loads the service's parts; the scan imports it where it runs
+    from bot.core.policy_registry import PolicyRegistry
+    from bot.runtime import OverrideSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +171,9 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
                           "duplicates, raids, strikes and the escalation ladder) skip those messages",
                           highlight=False)
         servers = sorted(survey.servers)
+        # the /policy set overrides of an export's guild or workspace (and its own) in the mod log, as the bot
+        # applies them there: read once, before the model loads (a replay judges in a scratch mod log)
+        registry.store = await _overrides_in_modlog(settings, servers)
         # each server's own file (<servers_dir>/<platform>-<id>.toml) is loaded and checked before the model loads
         policies = {s: await registry.get(*s) for s in servers}
         for (plat, sid), policy in list(policies.items())[:SERVERS_LISTED]:
@@ -184,8 +193,24 @@ async def run_scan(args: argparse.Namespace, settings: Settings, *, scorer: Scor
             check_model(settings)  # ScorerLoadError (exit 2) for a typo in --model, before the mod log is created
         ctx = _Scan(args=args, settings=settings, console=console, out=table_console(soft_wrap=True), messages=stream,
                     total=total, names=survey.names, servers=servers, policies=policies, errors=errors,
-                    stateful=True, scorer_factory=scorer_factory)
+                    stateful=True, scorer_factory=scorer_factory, registry=registry)
         return await _run(ctx, scorer)
+
+
+async def _overrides_in_modlog(settings: Settings, servers: list[tuple[str, str]]) -> OverrideSnapshot | None:
+    """The runtime overrides (``/policy set``) that apply to ``servers`` in the scan's mod log (an export's: its
+    guild's or workspace's, :meth:`bot.core.policy_registry.PolicyRegistry.override_keys`), or ``None`` when the
+    mod log does not exist yet (nothing was set). Raises what opening the mod log raises."""
+    from bot.runtime import OverrideSnapshot
+    from bot.store import exists, open_store
+
+    if not exists(settings.db_path):
+        return None
+    store = await open_store(settings.db_path)
+    try:
+        return await OverrideSnapshot.read(store, servers)
+    finally:
+        await store.close()
 
 
 async def _run(ctx: _Scan, scorer: Scorer | None) -> int:
@@ -264,6 +289,8 @@ class _Scan:
     languages: tuple[str, ...] | None = None
     #: Loads the model when needed (default ``load_scorer(settings)``).
     scorer_factory: Callable[[], Scorer] | None = None
+    #: The policies judging this scan (files and the mod log's overrides as read at start), shared by its runtimes.
+    registry: PolicyRegistry | None = None
 
     def load(self) -> Scorer:
         """Load the model (blocking: call it off the event loop)."""
@@ -272,8 +299,11 @@ class _Scan:
         return self.scorer_factory() if self.scorer_factory is not None else load_scorer(self.settings)
 
     def runtime_kwargs(self) -> dict[str, Any]:
+        # the registry read before the model loaded: the servers' files and the overrides the mod log held then
+        # (a replay's scratch mod log holds none; a runtime's own bridge would read those)
         return {"enforce": False, "stateful_rules": self.stateful, "extra_policy_files": tuple(self.args.policy),
-                "server_files": True, "overrides": False, "batch_size": self.args.batch_size}
+                "server_files": True, "overrides": False, "policies": self.registry,
+                "batch_size": self.args.batch_size}
 
     def piece_modes(self) -> dict[str, str]:
         return {p.version: p.scoring.pieces for p in self.policies.values()}

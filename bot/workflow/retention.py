@@ -51,7 +51,8 @@ class Retention:
 
     Every server of the platform the mod log holds is purged, also one the bot has left (its members' text must
     not outlive the retention period because the bot was removed), and every scanned export (:data:`EXPORTS`, by
-    its guild's or workspace's file: :meth:`bot.core.policy_registry.PolicyRegistry.server_file`), which no bot
+    its guild's or workspace's file and ``/policy set`` overrides: :meth:`bot.core.policy_registry.PolicyRegistry.
+    server_file`, :meth:`~bot.core.policy_registry.PolicyRegistry.override_keys`), which no bot
     runs for: each bot purges them (the purge is idempotent).
     """
 
