@@ -52,7 +52,8 @@ async def test_lone_surrogate_sent_to_model_score_is_refused_and_fails_no_other_
 async def test_a_text_the_model_fails_on_fails_only_its_own_request(tmp_path: Path):
     """A forward pass serves every request queued behind the running one; when the model failed on one text of it,
     every caller of that batch got 503. The batch is scored again request by request, so only the request holding
-    the failing text gets 503 and the others their scores."""
+    the failing text gets an error, and the others their scores. That error is final (500 INTERNAL, no
+    ``Retry-After``): the model failed on the request's own text, and another try fails alike."""
     svc = start_service(tmp_path, env={"MODBOT_TEST_BATCH_DELAY_S": "0.2", "MODBOT_TEST_FAIL_ON": "explode"})
 
     def body(text: str) -> bytes:
@@ -68,8 +69,8 @@ async def test_a_text_the_model_fails_on_fails_only_its_own_request(tmp_path: Pa
             await first
     finally:
         svc.stop()
-    assert [code for code, _ in queued] == [200, 503, 200, 200]
-    assert queued[1][1]["error"]["status"] == "UNAVAILABLE"
+    assert [code for code, _ in queued] == [200, 500, 200, 200]
+    assert queued[1][1]["error"]["status"] == "INTERNAL"
     assert [doc["attributeScores"]["INSULT"]["summaryScore"]["value"] for code, doc in queued if code == 200] == [
         0.88, 0.01, 0.88]
 

@@ -33,6 +33,10 @@ class Scorer(Protocol):
         windows: ``windows(text) -> list[str]``: the substrings (token windows) the model reads a long text in, each
             scored as a text alone and combined by the highest score per label; the scoring service cuts a long
             text into them to spread it over its workers (:func:`bot.serve.batcher.window_pieces`).
+        timeout_s: Seconds one ``score_batch`` call may take at most (a remote scorer's deadline); after a failed
+            batch the moderation service tries each message alone until that long from the batch's start.
+        within: ``within(deadline) -> context manager``: calls made by this thread inside it end by ``deadline``
+            (``time.monotonic()`` seconds); those lone tries run inside it.
     """
 
     name: str

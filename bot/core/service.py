@@ -45,6 +45,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
@@ -495,7 +496,7 @@ class ModerationService:
             _log_scorer_failure(exc, f"a batch of {n_texts} texts")
             # a scorer that was never reached fails smaller batches alike: no second try then
             budget = 0.0 if getattr(exc, "unreachable", False) else time.monotonic() - started
-            combined = self._score_alone(list(plans), budget)
+            combined = self._score_alone(list(plans), budget, started)
             for plan, its in plans.items():
                 if plan not in combined:
                     for it in its:
@@ -511,25 +512,35 @@ class ModerationService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _score_alone(self, plans: list[tuple[str, ...]], budget_s: float) -> dict[tuple[str, ...], Scores]:
-        """After a failed batch of several messages: each message's plan scored on its own, the lightest first,
-        until one fails (the rest are then failed too: the scorer is likely away, and each further try could cost
-        a remote scorer's whole timeout) or ``budget_s`` seconds have gone (the time the failed batch took, so the
-        worker thread is held at most twice as long as without this; 0: no try). So one message the scorer cannot
-        score (a remote service timing out on two 39,000-character messages) no longer fails the messages batched
-        with it, as the scoring service's own batcher already ensures for its callers. Returns the plans scored."""
+    def _score_alone(self, plans: list[tuple[str, ...]], budget_s: float,
+                     started: float) -> dict[tuple[str, ...], Scores]:
+        """After a failed batch of several messages (its scoring started at ``started``, ``time.monotonic()``
+        seconds): each message's plan scored on its own, the lightest first, while time is left. A message the
+        scorer fails on fails alone (the model failed on its text: the policy's ``on_scorer_error`` decides for it)
+        and the next is tried. The time: ``budget_s`` seconds from now (the time the failed batch took, so the
+        worker thread is held at most twice as long as without this; 0: no try, the scorer was never reached), or
+        until the batch's own deadline when the scorer has one (its ``timeout_s`` from ``started``: a remote
+        scorer whose service answered "the model failed" at once) and that is later. Every try ends by then (a
+        scorer's ``within(deadline)``: a remote scorer's call no longer takes a fresh whole timeout), and the
+        plans not tried by then fail. So one message the scorer cannot score (a remote service timing out on two
+        39,000-character messages, a text the model always fails on) no longer fails the messages batched with
+        it, as the scoring service's own batcher already ensures for its callers. Returns the plans scored."""
         done: dict[tuple[str, ...], Scores] = {}
         if len(plans) < 2 or budget_s <= 0:
             return done
         until = time.monotonic() + budget_s
+        timeout = getattr(self.scorer, "timeout_s", None)
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            until = max(until, started + timeout)
+        within: Callable[[float], AbstractContextManager[object]] | None = getattr(self.scorer, "within", None)
         for plan in sorted(plans, key=lambda p: sum(map(len, set(p)))):
             if time.monotonic() >= until:
                 break
             try:
-                done[plan] = score_plans(self.scorer, [plan])[plan]
-            except Exception as exc:  # noqa: BLE001 - on_scorer_error for this one and those left
+                with within(until) if within is not None else nullcontext():
+                    done[plan] = score_plans(self.scorer, [plan])[plan]
+            except Exception as exc:  # noqa: BLE001 - on_scorer_error for this one
                 _log_scorer_failure(exc, f"one message's {len(set(plan))} texts, scored alone")
-                break
         return done
 
     def _languages(self, plan: tuple[str, ...]) -> Sequence[str] | None:

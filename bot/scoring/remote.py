@@ -8,9 +8,12 @@ between two models (its ``routes``) is sent each message's plan whole (``plans``
 :func:`bot.core.pieces.score_plans` routes it in process.
 
 Timeouts and retries: one :meth:`RemoteScorer.score_batch` call has ``timeout_s`` in all (``MODBOT_SCORER_TIMEOUT_S``,
-default 10 s); a refused connection, a 429/502/503/504 or a timed-out attempt is retried with backoff (0.1 s,
-doubling, or the service's ``Retry-After`` when it fits) while time is left; then :class:`bot.scoring.ScorerError`
-is raised and the moderation service applies the policy's ``on_scorer_error``. Another 4xx is not retried.
+default 10 s); a refused connection, a 429/502/503/504 (busy, draining, no replica) or a timed-out attempt is
+retried with backoff (0.1 s, doubling, or the service's ``Retry-After`` when it fits) while time is left; then
+:class:`bot.scoring.ScorerError` is raised and the moderation service applies the policy's ``on_scorer_error``.
+Another 4xx, and a 500 (the service's model failed on these texts: another try fails alike), are final: raised at
+once. :meth:`RemoteScorer.within` shortens the deadline of the calls made inside it (the moderation service's lone
+tries after a failed batch end by the batch's deadline).
 
 The deadline holds against a service that answers slowly, a byte at a time: each attempt runs under a watchdog
 that shuts the connection at the deadline (a socket timeout alone bounds each read, not the answer). Redirects are
@@ -28,6 +31,7 @@ every scorer's). No torch import.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import json
@@ -38,7 +42,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from bot.core.language import unsupported
@@ -56,7 +60,9 @@ REQUEST_TEXTS = 256
 REQUEST_BYTES = 768 * 1024
 #: Largest answer read (bytes): the scores of 256 texts are about 60 KB; more is not a scoring service.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
-#: Statuses worth another attempt (the service is busy, draining, or a load balancer found no replica).
+#: Statuses worth another attempt (the service is busy, draining, or a load balancer found no replica). Any other
+#: status is final: a 4xx (the request is refused) and a 500 (the service's model failed on these very texts, which
+#: its batcher scored apart from other callers' texts: another try fails alike).
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 FIRST_BACKOFF_S = 0.1
 
@@ -131,9 +137,28 @@ class RemoteScorer:
         #: How the service routes (its ``routing``: each model's languages, the detector's thresholds), or
         #: ``None``: the language check then reads :attr:`languages` (see :meth:`languages_for`).
         self._routing: tuple[tuple[str, ...], tuple[str, ...], int, float] | None = None
+        self._local = threading.local()  # .until: the deadline set by within() for this thread's calls
 
     def __repr__(self) -> str:
         return f"RemoteScorer({self.url!r}, model={self.name!r})"
+
+    @contextlib.contextmanager
+    def within(self, deadline: float) -> Iterator[None]:
+        """Every call this thread makes inside the block ends by ``deadline`` (``time.monotonic()`` seconds) when
+        that comes before its own ``timeout_s``: the moderation service's lone tries after a failed batch share the
+        batch's deadline instead of taking a whole timeout each. Nests (the earlier deadline holds)."""
+        before = getattr(self._local, "until", None)
+        self._local.until = deadline if before is None else min(before, deadline)
+        try:
+            yield
+        finally:
+            self._local.until = before
+
+    def _deadline(self) -> float:
+        """The deadline of a call starting now: ``timeout_s`` from now, or :meth:`within`'s when earlier."""
+        own = time.monotonic() + self.timeout_s
+        until = getattr(self._local, "until", None)
+        return own if until is None else min(own, until)
 
     @classmethod
     def connect(cls, url: str, *, key: str | None = None, timeout_s: float = 10.0) -> RemoteScorer:
@@ -180,8 +205,9 @@ class RemoteScorer:
 
         Raises:
             _Refused: a 4xx other than 429, or a redirect (not retried).
-            ScorerError: no answer before the deadline (the last reason is named), or an answer that is not a
-                JSON object or is over :data:`MAX_ANSWER_BYTES`.
+            ScorerError: no answer before the deadline (the last reason is named); a 5xx other than
+                :data:`RETRY_STATUSES` (a 500: the model failed on these texts; not retried); or an answer that is
+                not a JSON object or is over :data:`MAX_ANSWER_BYTES`.
         """
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -224,6 +250,8 @@ class RemoteScorer:
                     if 300 <= status < 400:
                         raise _Refused(f"HTTP {status}: a redirect, which is not followed (the API key would go "
                                        "to another address); give the service's own URL", status)
+                    if status >= 500 and status not in RETRY_STATUSES:  # the model failed on these texts
+                        raise ScorerError(f"scoring service {self.url}: HTTP {status}: {detail} (not retried)")
                     if status not in RETRY_STATUSES:
                         raise _Refused(f"HTTP {status}: {detail}", status)
                     reason = f"HTTP {status}: {detail}"
@@ -304,7 +332,7 @@ class RemoteScorer:
         if not texts:
             return []
         chunks = _chunks([str(t) for t in texts])
-        answers = self._consistent(chunks, self._score_chunk, time.monotonic() + self.timeout_s)
+        answers = self._consistent(chunks, self._score_chunk, self._deadline())
         return [s for _, scores in answers for s in scores]
 
     @property
@@ -325,7 +353,7 @@ class RemoteScorer:
         parts = {plan: self._plan_parts(plan) for plan in distinct}
         sent = list(dict.fromkeys(part for plan in distinct for part in parts[plan]))
         chunks = _plan_chunks(sent)
-        answers = self._consistent(chunks, self._score_plan_chunk, time.monotonic() + self.timeout_s)
+        answers = self._consistent(chunks, self._score_plan_chunk, self._deadline())
         scored = {part: s for chunk, (_, scores) in zip(chunks, answers, strict=True)
                   for part, s in zip(chunk, scores, strict=True)}
         return {plan: combine([scored[part] for part in parts[plan]]) for plan in distinct}

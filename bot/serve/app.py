@@ -544,7 +544,8 @@ class ScoringService:
         the models of a scorer that routes languages).
 
         Raises:
-            ApiError: 503 (the wait would pass the request's limit, draining, the model failed) or 504."""
+            ApiError: 503 + ``Retry-After`` (the wait would pass the request's limit, draining), 504, or 500 (the model
+                failed on this request's texts: final, never worth another try)."""
         assert self.batcher is not None
         wait = self.batcher.wait_estimate_s(plans)
         if wait > self.config.request_timeout_s:  # it would be scored only after its 504: refuse it now, unscored
@@ -562,9 +563,12 @@ class ScoringService:
             raise ApiError(504, f"Scoring took longer than {self.config.request_timeout_s:g} s.") from None
         except ApiError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the scorer failed for this batch (logged by the batcher)
-            raise ApiError(503, f"The model failed on this batch ({type(exc).__name__}); retry.",
-                           headers={"Retry-After": "1"}) from exc
+        except Exception as exc:  # noqa: BLE001 - the scorer failed on this request (logged by the batcher)
+            # final, not 503: the batcher has scored this request apart from those batched with it, so the model
+            # failed on its own texts, and another try fails alike (a client retrying a 503 for its whole timeout
+            # held its caller that long for nothing)
+            raise ApiError(500, f"The model failed on this request's text ({type(exc).__name__}); another try "
+                                "would fail alike.") from exc
 
     # ---------------------------------------------------------------- handlers
 
