@@ -109,6 +109,13 @@ def onnx_applies(settings: Settings) -> str | None:
     return None
 
 
+def onnx_model(settings: Settings) -> bool:
+    """Whether :func:`load_scorer` loads ``settings``' model on ONNX Runtime, in the precision
+    ``settings.precision`` picks (``MODBOT_RUNTIME`` not ``torch``, and :func:`onnx_applies`); with ``auto``, unless
+    the export or its check fails at load, which falls back to torch with a warning."""
+    return settings.runtime != "torch" and onnx_applies(settings) is None
+
+
 def _onnx_scorer(settings: Settings) -> Scorer | None:
     """The embedded model on ONNX Runtime (:mod:`bot.scoring.onnx_scorer`) when ``settings.runtime`` asks for it:
     ``onnx`` always, ``auto`` when :func:`onnx_applies` (exported and checked against detoxify once, on first use;

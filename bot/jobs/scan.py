@@ -375,6 +375,7 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
     The input is looked up in :data:`PLAN_CHUNK` pieces, so deciding holds no per-message state; a replay's plan
     holds the recorded verdicts and reusable scores of every input message (the diff needs them)."""
     from bot.core.pieces import scoring_pieces
+    from bot.runtime import onnx_model
     from bot.scoring.stored import model_identity, model_languages
     from bot.store import exists, open_store
 
@@ -395,7 +396,8 @@ async def _replay_plan(ctx: _Scan, scorer: Scorer | None) -> _Plan | None:
         # the service's own (the remote scorer :func:`_run` loads), else unknown
         remote = scorer is None and bool(s.scorer_url)
         identity = (None if routed or remote else (scorer.name, scorer.version) if scorer is not None
-                    else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8))
+                    else model_identity(s.model, checkpoint=s.checkpoint, int8=s.int8,
+                                        precision=s.precision if onnx_model(s) else None))
         # what the language check of a message judged from its stored scores reads (as when it was scored)
         declared = getattr(scorer, "languages", None) if scorer is not None else model_languages(
             s.model, checkpoint=s.checkpoint)

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from tokenizers import Encoding
 
+    from bot.scoring.precision import Choice
+
 log = logging.getLogger(__name__)
 
 #: ONNX opset of the export (ONNX Runtime 1.17+ runs it).
@@ -466,6 +468,48 @@ def candidate_sha256(exported: OnnxExport, precision: str) -> str | None:
     return _sha256(path)
 
 
+def _choose(exported: OnnxExport, precision: str) -> Choice:
+    """:func:`bot.scoring.precision.choose` for ``exported`` on this CPU.
+
+    Raises:
+        ScorerLoadError: ``precision`` is unknown.
+    """
+    from bot.scoring.precision import choose, cpu_flags
+
+    try:
+        return choose(precision, exported.manifest, cpu_flags(), {"int8": candidate_sha256(exported, "int8")})
+    except ValueError as exc:
+        raise ScorerLoadError(f"MODBOT_PRECISION: {exc}") from exc
+
+
+def embedded_precision(precision: str = "auto") -> str:
+    """The precision (``"fp32"`` or ``"int8"``) :func:`load_embedded` will run the embedded model in for
+    ``precision`` on this machine, read from the cached export's ``ONNX.json`` without loading, assembling or
+    exporting anything: ``fp32`` or ``int8`` when asked, else (``auto``) what :func:`bot.scoring.precision.choose`
+    picks from the recorded paired checks and this CPU (``fp32`` when no checked export is cached yet: the export
+    made at load has no paired check). The version it records is ``+int8`` for ``int8``.
+
+    Raises:
+        ScorerLoadError: ``precision`` is unknown.
+        bot.model.artifact.ModelArtifactError: the embedded model's manifest is missing or unreadable.
+    """
+    from bot.model.artifact import default_cache_dir, read_manifest
+
+    if precision in ("fp32", "int8"):
+        return precision
+    if precision != "auto":
+        raise ScorerLoadError(f"MODBOT_PRECISION: precision {precision!r}: expected auto, int8, fp32")
+    cache = default_cache_dir() / str(read_manifest()["delta_sha256"])[:12]
+    try:
+        ckpt_sha = (cache / "READY").read_text(encoding="utf-8").strip()
+    except OSError:
+        ckpt_sha = ""
+    exported = cached_export(cache / "checkpoint.ckpt", cache / "config", ckpt_sha) if ckpt_sha else None
+    if exported is None:
+        return "fp32"
+    return _choose(exported, precision).precision
+
+
 def load_embedded(*, export_if_missing: bool = True, precision: str = "auto") -> OnnxScorer:
     """The embedded model on ONNX Runtime: assemble (cached), then the cached checked export, exporting and
     checking it first when there is none and ``export_if_missing``; in the precision
@@ -477,7 +521,7 @@ def load_embedded(*, export_if_missing: bool = True, precision: str = "auto") ->
             is false), the export or its check failed, or ``precision`` is unknown.
     """
     from bot.model.artifact import MODEL_NAME, ModelArtifactError, assemble
-    from bot.scoring.precision import choose, cpu_flags, quantize_int8
+    from bot.scoring.precision import quantize_int8
 
     try:
         built = assemble()
@@ -490,11 +534,7 @@ def load_embedded(*, export_if_missing: bool = True, precision: str = "auto") ->
             raise ScorerLoadError("no checked ONNX export of the embedded model is cached")
         exported = export(built.checkpoint, built.config_dir, ckpt_sha, name=MODEL_NAME,
                           version=built.checksum[:12])
-    try:
-        choice = choose(precision, exported.manifest, cpu_flags(),
-                        {"int8": candidate_sha256(exported, "int8")})
-    except ValueError as exc:
-        raise ScorerLoadError(f"MODBOT_PRECISION: {exc}") from exc
+    choice = _choose(exported, precision)
     version = built.checksum[:12]
     if choice.precision == "int8":
         check = exported.manifest.get("check", {})

@@ -15,7 +15,8 @@ from bot.core.models import LABELS, Scores
 from bot.scoring import ScorerError
 
 
-def model_identity(model: str, *, checkpoint: object = None, int8: bool = False) -> tuple[str, str] | None:
+def model_identity(model: str, *, checkpoint: object = None, int8: bool = False,
+                   precision: str | None = None) -> tuple[str, str] | None:
     """``(name, version)`` the scorer for these settings will record, without loading it, or ``None`` when it
     cannot be known beforehand (an unknown model name).
 
@@ -23,14 +24,22 @@ def model_identity(model: str, *, checkpoint: object = None, int8: bool = False)
     first 12 hex digits of the artifact's sha256 from its manifest; a local checkpoint: ``checkpoint:<file name>``
     and the first 12 hex digits of the file's sha256, :func:`~bot.scoring.detoxify_scorer.checkpoint_version`,
     which reads the file but loads nothing; detoxify's named models: the name and ``detoxify-0.5.4``) plus
-    :func:`bot.scoring.quantize.quantize_int8`'s ``+int8`` suffix.
+    :func:`bot.scoring.quantize.quantize_int8`'s ``+int8`` suffix (``int8``: torch's int8, ``MODBOT_INT8``). With
+    ``precision`` (``MODBOT_PRECISION``: the embedded model runs on ONNX Runtime) the embedded model's version gets
+    ``+int8`` too when :func:`bot.scoring.onnx_scorer.load_embedded` will run it in int8 on this machine
+    (:func:`~bot.scoring.onnx_scorer.embedded_precision`: asked, or ``auto`` on a CPU whose paired check passed).
 
     Raises:
         bot.model.artifact.ModelArtifactError: the embedded model's manifest is missing or unreadable.
         OSError: the checkpoint cannot be read.
+        bot.scoring.ScorerLoadError: ``precision`` is not ``auto``, ``fp32`` or ``int8``.
     """
     from bot.scoring.detoxify_scorer import EMBEDDED, NAMED_MODELS, checkpoint_version
 
+    if precision is not None and checkpoint is None and model == EMBEDDED and not int8:
+        from bot.scoring.onnx_scorer import embedded_precision
+
+        int8 = embedded_precision(precision) == "int8"
     suffix = "+int8" if int8 else ""
     if checkpoint is not None:
         path = Path(str(checkpoint))
