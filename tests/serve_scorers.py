@@ -83,3 +83,13 @@ def routed() -> LanguageRoutedScorer:
     second.name, second.version, second.languages, second.base = "fake-served-fr", "fr-1", ("en", "fr"), 0.2
     second.rules = {}
     return LanguageRoutedScorer(SlowFakeScorer(), second)
+
+
+def routed_apart_labels() -> LanguageRoutedScorer:
+    """:func:`routed`'s two models, each lacking a label the other has: the English one ``threat``, the French one
+    ``sexual_explicit`` (as detoxify's ``original`` and ``multilingual`` models differ in the labels they produce)."""
+    main = SlowFakeScorer(tuple(label for label in LABELS if label != "threat"))
+    second = SlowFakeScorer(tuple(label for label in LABELS if label != "sexual_explicit"))
+    second.name, second.version, second.languages, second.base = "fake-served-fr", "fr-1", ("en", "fr"), 0.2
+    second.rules = {}
+    return LanguageRoutedScorer(main, second)

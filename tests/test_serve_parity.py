@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
+from bot.core.pieces import score_texts
 from bot.core.policy import DEFAULT_POLICY_PATH
 from bot.core.policy_registry import PolicyRegistry
 from bot.core.ports import Scorer
@@ -295,3 +296,46 @@ def test_analyze_scores_a_comment_detected_in_a_routed_language_with_the_model_t
         svc.stop()
     assert (answer["languages"], answer["detectedLanguages"]) == (["fr"], ["fr"])
     assert answer["attributeScores"]["INSULT"]["summaryScore"]["value"] == 0.2  # the French model's
+
+
+def test_each_message_names_the_labels_its_own_model_lacks_through_a_routing_service(tmp_path):
+    """A service routing French to a second model, whose two models lack different labels (the English one
+    ``threat``, the French one ``sexual_explicit``): ``/v1/model:score`` answered one ``missing`` list for the whole
+    request, the first text's, and the bot's remote scorer gave it to every message: a French message batched after
+    an English one was said to lack ``threat`` (which its model scored) and not ``sexual_explicit`` (which it lacks).
+    The answer now names the labels each text's (each plan's) model lacks, the remote scorer reads them per message,
+    and every message's scores say what the bot scoring in process says."""
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+    from tests.serve_scorers import routed_apart_labels
+
+    texts = ["you are an idiot, honestly", f"{FRENCH_LINE}, franchement", "see you all at the meetup tomorrow",
+             f"{FRENCH_LINE}. Bonne soirée à tous"]
+    svc = start_service(tmp_path, scorer="tests.serve_scorers:routed_apart_labels")
+    try:
+        asyncio.run(_ready(svc.url))
+        plain = _post(svc.url + "/v1/model:score", {"texts": [texts[1], texts[0]]})
+
+        async def remote() -> list[tuple[tuple[str, ...], str]]:
+            rt = await Runtime.open(Settings(db_path=tmp_path / "mod.db", servers_dir=tmp_path / "servers",
+                                             scorer_url=svc.url), enforce=False)
+            try:
+                server, chan = ServerRef("discord", "g1", "guild"), ChannelRef(id="c1", name="general")
+                outs = await asyncio.gather(*(rt.service.submit(Message(
+                    server=server, channel=chan, author=MemberRef(id=f"u{n}", name=f"u{n}"), id=f"m{n}", text=text,
+                    created_at=datetime(2026, 6, 1, tzinfo=UTC))) for n, text in enumerate(texts)))
+            finally:
+                await rt.close()
+            return [(o.verdict.scores.missing, o.verdict.scores.model) for o in outs if o.verdict.scores]
+
+        through_service = asyncio.run(remote())
+    finally:
+        svc.stop()
+    local = routed_apart_labels()
+    in_process = [(s.missing, s.model) for s in
+                  (score_texts(local, [t])[0] for t in texts) if s is not None]
+    assert in_process == [(("threat",), "fake-served"), (("sexual_explicit",), "fake-served-fr"),
+                          (("threat",), "fake-served"), (("sexual_explicit",), "fake-served-fr")]
+    assert through_service == in_process
+    assert plain["text_missing"] == [["sexual_explicit"], ["threat"]]
+    assert plain["missing"] == ["threat", "sexual_explicit"]  # for older bots: what any text's model lacks

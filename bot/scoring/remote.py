@@ -417,7 +417,7 @@ class RemoteScorer:
             answer = self._call("POST", "/v1/model:score", {"texts": chunk}, deadline)
         except _Refused as exc:
             raise ScorerError(f"scoring service {self.url} refused {len(chunk)} texts: {exc}") from None
-        return self._read_scores(answer, "scores", "models", len(chunk))
+        return self._read_scores(answer, "scores", "models", "text_missing", len(chunk))
 
     def _score_plan_chunk(self, chunk: list[tuple[str, ...]], deadline: float) -> tuple[str | None, list[Scores]]:
         """``(model version, scores)`` of one request's plans, each scored whole; from a service that does not
@@ -430,14 +430,16 @@ class RemoteScorer:
         except _Refused as exc:
             raise ScorerError(f"scoring service {self.url} refused {len(texts)} texts: {exc}") from None
         if "plan_scores" in answer:
-            return self._read_scores(answer, "plan_scores", "plan_models", len(chunk))
-        version, scores = self._read_scores(answer, "scores", "models", len(texts))
+            return self._read_scores(answer, "plan_scores", "plan_models", "plan_missing", len(chunk))
+        version, scores = self._read_scores(answer, "scores", "models", "text_missing", len(texts))
         return version, [combine([scores[index[t]] for t in plan]) for plan in chunk]
 
-    def _read_scores(self, answer: dict[str, Any], key: str, models_key: str,
+    def _read_scores(self, answer: dict[str, Any], key: str, models_key: str, missing_key: str,
                      count: int) -> tuple[str | None, list[Scores]]:
         """``(model version, scores)`` of an answer's ``key`` (``count`` score objects), each named after its model
-        in ``models_key`` (else the service's); see :meth:`score_batch` for what is refused."""
+        in ``models_key`` (else the service's) and lacking the labels of its list in ``missing_key`` (a service
+        routing between two models that lack different labels names them per text; one that predates it answers
+        one ``missing`` for all); see :meth:`score_batch` for what is refused."""
         scores = answer.get(key)
         if not isinstance(scores, list) or len(scores) != count:
             raise ScorerError(f"scoring service {self.url}: {len(scores) if isinstance(scores, list) else 'no'} "
@@ -449,19 +451,24 @@ class RemoteScorer:
                                             or not all(isinstance(x, str) for x in labels_raw))):
             raise ScorerError(f"scoring service {self.url}: malformed answer ('labels' and 'missing' must be lists "
                               "of label names)")
+        each_raw = answer.get(missing_key)  # the labels each text's model lacks
+        if each_raw is not None and (not isinstance(each_raw, list) or len(each_raw) != count or not all(
+                isinstance(m, list) and all(isinstance(x, str) for x in m) for m in each_raw)):
+            raise ScorerError(f"scoring service {self.url}: malformed answer ('{missing_key}' must list the labels "
+                              "each score's model lacks)")
         models = answer.get(models_key)  # the model of each text (a service routing languages uses two)
         if models is not None and (not isinstance(models, list) or len(models) != count
                                    or not all(isinstance(m, str) and m for m in models)):
             raise ScorerError(f"scoring service {self.url}: malformed answer ('{models_key}' must name one model "
                               "per score)")
         self._learn(answer)
-        missing = tuple(missing_raw)
         served = labels_raw if labels_raw is not None else self.labels
-        required = [label for label in LABELS if label in served and label not in missing]
-        if not required:
-            raise ScorerError(f"scoring service {self.url}: it scores none of the labels {', '.join(LABELS)}")
         out: list[Scores] = []
         for n, values in enumerate(scores):
+            missing = tuple(each_raw[n] if each_raw is not None else missing_raw)
+            required = [label for label in LABELS if label in served and label not in missing]
+            if not required:
+                raise ScorerError(f"scoring service {self.url}: it scores none of the labels {', '.join(LABELS)}")
             # a probability in [0, 1] per known label: NaN is under every threshold (a clean verdict made
             # up), and a boolean, an infinity or 1.5 is no score either; a label the service says it scores but
             # left out would read as no score, i.e. clean, too

@@ -8,10 +8,11 @@ Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serv
   {label: float | null}, "score_status", "language", "labels"?, "flagged"?}]}`` (``labels``/``flagged`` from the
   named policy's tiers, model scores only: the service runs no blocklist or spam rules).
 - ``POST /v1/model:score``: already-normalised texts scored as they are (``{"texts": [str]}`` -> ``{"model",
-  "version", "models": [str], "labels", "routes", "scores": [{label: float}]}``, ``models`` naming the model that
-  scored each text); with ``"plans": [[int]]`` (a message's texts by index, whole text first) each plan scored whole
-  and answered combined in ``plan_scores`` and ``plan_models`` instead: what :class:`bot.scoring.remote.RemoteScorer` calls, the
-  bot having planned and normalised each message itself.
+  "version", "models": [str], "labels", "routes", "text_missing": [[str]], "missing": [str], "scores": [{label:
+  float}]}``, ``models`` naming the model that scored each text and ``text_missing`` the labels it lacks,
+  ``missing`` those any of them lacks); with ``"plans": [[int]]`` (a message's texts by index, whole text first)
+  each plan scored whole and answered combined in ``plan_scores``, ``plan_models`` and ``plan_missing`` instead:
+  what :class:`bot.scoring.remote.RemoteScorer` calls, the bot having planned and normalised each message itself.
 - ``GET /v1/model``: ``{"name", "version", "labels", "languages", "routes", "routing", "runtime"}`` (``routing``:
   each model's languages and the detector's thresholds when the model routes languages, else ``null``).
 - ``GET /healthz`` (200 once the port accepts requests, also while the model loads), ``GET /readyz`` (200 once
@@ -703,13 +704,19 @@ class ScoringService:
                                    else [tuple(texts[i] for i in plan) for plan in plans])
         # the model that scored each text or plan: one service may route texts between two models
         # (MODBOT_ROUTE_MODEL), and "model" is then the pair's name, as GET /v1/model gives it
-        which, what = ("models", "scores") if plans is None else ("plan_models", "plan_scores")
+        which, what, lacks = (("models", "scores", "text_missing") if plans is None
+                              else ("plan_models", "plan_scores", "plan_missing"))
+        # the labels each text's (plan's) model lacks: a service routing between two models that lack different
+        # labels has no one list for a request; "missing" (what older bots read, for every text) is what any of
+        # them lacks, so an older bot never requires a label of a text whose model does not produce it
+        each = [[label for label in LABELS if label in s.missing] for s in scored]
         return web.json_response({"model": self.scorer.name, "version": self.scorer.version,
                                   which: [s.model or self.scorer.name for s in scored],
                                   "labels": list(self.scorer.labels),
                                   "languages": list(getattr(self.scorer, "languages", None) or ()),
                                   "routes": self._routes(), "routing": self._routing(),
-                                  "missing": list(scored[0].missing),
+                                  "missing": [label for label in LABELS if any(label in m for m in each)],
+                                  lacks: each,
                                   what: [dict(s.values) for s in scored]})
 
     async def discovery(self, request: web.Request) -> web.Response:
