@@ -339,3 +339,30 @@ def test_each_message_names_the_labels_its_own_model_lacks_through_a_routing_ser
     assert through_service == in_process
     assert plain["text_missing"] == [["sexual_explicit"], ["threat"]]
     assert plain["missing"] == ["threat", "sexual_explicit"]  # for older bots: what any text's model lacks
+
+
+def test_a_french_message_full_of_emoji_is_scored_by_the_french_model_in_process_and_through_the_service(tmp_path):
+    """The routing read the normalised plan, where each emoji is spelt out in English words, so a French chat line
+    with emoji was not confidently French there, while the language check on the raw text calls it French (0.94):
+    it was scored by the English model and recorded ``unsupported_language`` (``fr``), under the default
+    ``review_suspect`` a review, although the French model was configured. A message whose raw text is confidently
+    in one of the second model's languages is now routed to it, in process, through the bot's remote scorer and on
+    ``/v1/score`` alike."""
+    from bot.scoring.remote import RemoteScorer
+
+    texts = ["Salut les amis 🔥🔥🔥🔥 trop bien 💯💯💯 ce soir 😂😂😂😂", "you are an idiot", ENGLISH,
+             f"{ENGLISH}\n> {FRENCH_LINE}"]
+    (tmp_path / "svc").mkdir()
+    svc = start_service(tmp_path / "svc", scorer="tests.serve_scorers:routed")
+    try:
+        asyncio.run(_ready(svc.url))
+        through_service = asyncio.run(_verdicts(RemoteScorer.connect(svc.url), tmp_path / "remote", texts))
+        native = _post(svc.url + "/v1/score", {"texts": texts, "policy": "default"})
+    finally:
+        svc.stop()
+    in_process = asyncio.run(_verdicts(routed(), tmp_path / "local", texts))
+    assert in_process == [("ok", None, "fake-served-fr"), ("ok", None, "fake-served"), ("ok", None, "fake-served"),
+                          ("unsupported_language", "fr", "fake-served")]
+    assert through_service == in_process
+    assert [(r["score_status"], r["language"]) for r in native["results"]] == [(s, lang) for s, lang, _ in in_process]
+    assert native["results"][0]["scores"]["insult"] == 0.2  # the French model's

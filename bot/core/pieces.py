@@ -29,7 +29,7 @@ benchmarks, so every path scores messages the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from bot.core.models import Scores
 from bot.core.normalize import MAX_CHARS, for_scoring, visible
@@ -195,7 +195,24 @@ def combine(parts: Sequence[Scores]) -> Scores:
     return Scores(values=values, missing=first.missing, model=first.model)
 
 
-def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+def route_hints(scorer: Scorer, messages: Iterable[tuple[tuple[str, ...], str]]) -> dict[tuple[str, ...], str]:
+    """``{plan: language}`` for the ``(plan, raw text)`` of each message whose raw text routes it (a scorer's
+    ``route_hint(text)``: :meth:`bot.scoring.routing.LanguageRoutedScorer.route_hint`, or
+    :meth:`bot.scoring.remote.RemoteScorer.route_hint` of a service that routes); ``{}`` for a scorer without it.
+    The hints go to :func:`score_plans` and to the language check of the routed model."""
+    hint_of = getattr(scorer, "route_hint", None)
+    if hint_of is None:
+        return {}
+    out: dict[tuple[str, ...], str] = {}
+    for plan, text in messages:
+        hint = hint_of(text)
+        if hint is not None:
+            out.setdefault(plan, hint)
+    return out
+
+
+def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]],
+                hints: Mapping[tuple[str, ...], str] | None = None) -> dict[tuple[str, ...], Scores]:
     """Score scoring plans (:func:`scoring_pieces`) in one ``score_batch`` call and :func:`combine` each plan.
 
     The one scoring path of the project: the moderation service's worker thread, :func:`score_texts` (``eval``,
@@ -204,6 +221,8 @@ def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[
     Args:
         scorer: Any :class:`bot.core.ports.Scorer`.
         plans: ``(whole, *pieces)`` tuples; a piece shared by several plans is scored once.
+        hints: The language that routes a plan, by plan (:func:`route_hints`: its raw text is confidently in a
+            language of a routing scorer's second model); read by a routing scorer only.
 
     Returns:
         ``{plan: Scores}`` for each distinct plan (scores in [0, 1] per label; empty for no plans).
@@ -218,13 +237,14 @@ def score_plans(scorer: Scorer, plans: Sequence[tuple[str, ...]]) -> dict[tuple[
     """
     whole_plans = getattr(scorer, "score_whole_plans", None)
     if whole_plans is not None:
-        whole: dict[tuple[str, ...], Scores] = whole_plans(plans)
+        whole: dict[tuple[str, ...], Scores] = whole_plans(plans, hints) if hints else whole_plans(plans)
         return whole
     route = getattr(scorer, "route", None)
     if route is not None:
         groups: dict[int, tuple[Scorer, list[tuple[str, ...]]]] = {}
         for plan in dict.fromkeys(plans):
-            model = route(plan)
+            hint = hints.get(plan) if hints else None
+            model = route(plan, hint) if hint is not None else route(plan)
             groups.setdefault(id(model), (model, []))[1].append(plan)
         out: dict[tuple[str, ...], Scores] = {}
         for model, group in groups.values():
@@ -262,7 +282,8 @@ def score_texts(
         raise ValueError(f"pieces_mode must be one of {PIECE_MODES}, not {pieces_mode!r}")
     plans = [scoring_pieces(t, sentences=pieces_mode == "sentences", max_chars=max_chars) for t in texts]
     readable = [any(x.strip() for x in p) for p in plans]
-    scored = score_plans(scorer, [p for p, ok in zip(plans, readable, strict=True) if ok])
+    hints = route_hints(scorer, [(p, t) for p, t, ok in zip(plans, texts, readable, strict=True) if ok])
+    scored = score_plans(scorer, [p for p, ok in zip(plans, readable, strict=True) if ok], hints)
     return [scored.get(p) if ok else None for p, ok in zip(plans, readable, strict=True)]
 
 
@@ -274,5 +295,5 @@ def score_messages(
     Kept for callers that need a value for every text (``bench/chat_rates.py``); see :func:`score_texts` for args.
     """
     plans = [scoring_pieces(t, sentences, max_chars) for t in texts]
-    scored = score_plans(scorer, plans)
+    scored = score_plans(scorer, plans, route_hints(scorer, zip(plans, texts, strict=True)))
     return [scored[p] for p in plans]

@@ -27,9 +27,12 @@ class Scorer(Protocol):
         languages: ISO 639-1 codes of the languages the model reads (``("en",)`` for the embedded model). When
             present, the service marks text confidently in another language ``score_status =
             "unsupported_language"``; when absent, no language check is made.
-        route: ``route(plan) -> Scorer``: the model that scores one message's plan (whole text, then pieces);
-            :func:`bot.core.pieces.score_plans` scores each plan whole with the model it picks
-            (:class:`bot.scoring.routing.LanguageRoutedScorer`).
+        route: ``route(plan, hint=None) -> Scorer``: the model that scores one message's plan (whole text, then
+            pieces), ``hint`` its ``route_hint``; :func:`bot.core.pieces.score_plans` scores each plan whole with
+            the model it picks (:class:`bot.scoring.routing.LanguageRoutedScorer`).
+        route_hint: ``route_hint(raw_text) -> str | None``: the language a message's raw text routes it by (a
+            language of the second model its whole text is confidently in), given to ``score_plans`` as ``hints``
+            (:func:`bot.core.pieces.route_hints`).
         windows: ``windows(text) -> list[str]``: the substrings (token windows) the model reads a long text in, each
             scored as a text alone and combined by the highest score per label; the scoring service cuts a long
             text into them to spread it over its workers (:func:`bot.serve.batcher.window_pieces`).

@@ -134,6 +134,9 @@ class _Item:
     language: str | None = None
     #: Normalised parts of a long message past the normaliser's first 4,000 characters (up to ``max_chars``).
     more: list[Normalized] = field(default_factory=list)
+    #: The language its raw text routes it by (the scorer's ``route_hint``), if any: it picks the model that
+    #: scores it and whose languages its language check reads.
+    hint: str | None = None
 
 
 class ModerationService:
@@ -451,6 +454,7 @@ class ModerationService:
         """
         plans: dict[tuple[str, ...], list[_Item]] = {}
         to_check: list[tuple[_Item, tuple[str, ...]]] = []
+        hint_of = getattr(self.scorer, "route_hint", None)  # a scorer routing languages between two models
         for it, rules, extra, allow, raid_on in jobs:
             assert it.policy is not None
             text, cfg = it.message.text, it.policy.scoring
@@ -462,6 +466,8 @@ class ModerationService:
             if not any(p.strip() for p in plan):
                 continue
             to_check.append((it, plan))
+            # by the raw text, where emoji are not English words (the plan spells them out)
+            it.hint = hint_of(text) if hint_of is not None else None
             known = self.known_scores.get(plan)
             if known is not None:
                 it.scores = known
@@ -481,7 +487,7 @@ class ModerationService:
         for it, plan in to_check:
             assert it.policy is not None
             limits = read_limits(it.message.text, it.policy,
-                                 self._languages(plan) if it.policy.languages.detect else None)
+                                 self._languages(plan, it.hint) if it.policy.languages.detect else None)
             it.score_status, it.language = limits.score_status, limits.language
             it.content_hits += limits.hits
 
@@ -489,14 +495,16 @@ class ModerationService:
         """Worker thread: score ``plans`` (each with the items it is the plan of) in one batch, setting each item's
         ``scores`` (or ``scorer_failed``: the policy's ``on_scorer_error`` decides) and the cache."""
         n_texts = len({piece for plan in plans for piece in plan})
+        hints = {plan: its[0].hint for plan, its in plans.items() if its[0].hint is not None}
         started = time.monotonic()
         try:
-            combined = score_plans(self.scorer, list(plans))  # the one scoring path (eval and bench use it too)
+            # the one scoring path (eval and bench use it too)
+            combined = score_plans(self.scorer, list(plans), hints)
         except Exception as exc:  # noqa: BLE001 - the policy's on_scorer_error decides
             _log_scorer_failure(exc, f"a batch of {n_texts} texts")
             # a scorer that was never reached fails smaller batches alike: no second try then
             budget = 0.0 if getattr(exc, "unreachable", False) else time.monotonic() - started
-            combined = self._score_alone(list(plans), budget, started)
+            combined = self._score_alone(list(plans), budget, started, hints)
             for plan, its in plans.items():
                 if plan not in combined:
                     for it in its:
@@ -512,8 +520,8 @@ class ModerationService:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
-    def _score_alone(self, plans: list[tuple[str, ...]], budget_s: float,
-                     started: float) -> dict[tuple[str, ...], Scores]:
+    def _score_alone(self, plans: list[tuple[str, ...]], budget_s: float, started: float,
+                     hints: Mapping[tuple[str, ...], str]) -> dict[tuple[str, ...], Scores]:
         """After a failed batch of several messages (its scoring started at ``started``, ``time.monotonic()``
         seconds): each message's plan scored on its own, the lightest first, while time is left. A message the
         scorer fails on fails alone (the model failed on its text: the policy's ``on_scorer_error`` decides for it)
@@ -524,7 +532,8 @@ class ModerationService:
         scorer's ``within(deadline)``: a remote scorer's call no longer takes a fresh whole timeout), and the
         plans not tried by then fail. So one message the scorer cannot score (a remote service timing out on two
         39,000-character messages, a text the model always fails on) no longer fails the messages batched with
-        it, as the scoring service's own batcher already ensures for its callers. Returns the plans scored."""
+        it, as the scoring service's own batcher already ensures for its callers. ``hints``: as
+        :func:`bot.core.pieces.score_plans`'. Returns the plans scored."""
         done: dict[tuple[str, ...], Scores] = {}
         if len(plans) < 2 or budget_s <= 0:
             return done
@@ -538,27 +547,27 @@ class ModerationService:
                 break
             try:
                 with within(until) if within is not None else nullcontext():
-                    done[plan] = score_plans(self.scorer, [plan])[plan]
+                    done[plan] = score_plans(self.scorer, [plan], hints)[plan]
             except Exception as exc:  # noqa: BLE001 - on_scorer_error for this one
                 _log_scorer_failure(exc, f"one message's {len(set(plan))} texts, scored alone")
         return done
 
-    def _languages(self, plan: tuple[str, ...]) -> Sequence[str] | None:
+    def _languages(self, plan: tuple[str, ...], hint: str | None = None) -> Sequence[str] | None:
         """The languages the model that scores ``plan`` reads (``Scorer.languages``; ``None``: not declared, so no
         language check). With a routing scorer (a ``route(plan) -> Scorer`` method:
         :class:`bot.scoring.routing.LanguageRoutedScorer`) they are those of the model routed to, not the union of
         both models': a French line in a message routed to the English model was not read. A scorer with
         ``languages_for(plan)`` (:class:`bot.scoring.remote.RemoteScorer` of a service that routes) names them
-        itself."""
+        itself. ``hint``: the message's ``route_hint`` (its raw text's language), which routes it too."""
         languages: Sequence[str] | None = getattr(self.scorer, "languages", None)
         if not languages:
             return languages
         route = getattr(self.scorer, "route", None)
         if route is not None:
-            languages = getattr(route(plan), "languages", None) or languages
+            languages = getattr(route(plan, hint) if hint is not None else route(plan), "languages", None) or languages
         languages_for = getattr(self.scorer, "languages_for", None)  # a remote scorer of a service that routes
         if languages_for is not None:
-            languages = languages_for(plan) or languages
+            languages = (languages_for(plan, hint) if hint is not None else languages_for(plan)) or languages
         return languages
 
     # ------------------------------------------------------------------ stage 2: judge in order, write

@@ -42,7 +42,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from bot.core.language import unsupported
@@ -306,15 +306,29 @@ class RemoteScorer:
             watchdog.cancel()
             conn.close()
 
-    def languages_for(self, plan: Sequence[str]) -> tuple[str, ...]:
-        """The languages of the model the service scores ``plan`` with (a message's scoring plan): a service that
-        routes (its ``routing``) sends a plan to its second model when a part is confidently in one of the second
-        model's extra languages, as :meth:`bot.scoring.routing.LanguageRoutedScorer.route` does in process, and the
-        language check reads that model's languages, not both models' (:meth:`bot.core.service.ModerationService
-        ._languages`); otherwise :attr:`languages`."""
+    def route_hint(self, text: str) -> str | None:
+        """The language a message's raw ``text`` routes it by on a service that routes (its ``routing``), as
+        :meth:`bot.scoring.routing.LanguageRoutedScorer.route_hint` in process: the one of the second model's extra
+        languages the whole text is confidently in, else ``None`` (also when the service routes nothing or has not
+        said how). Sent with the message's plan (``plan_languages``)."""
+        if not self.routes or self._routing is None:
+            return None
+        main, second, min_letters, min_confidence = self._routing
+        found = unsupported((text,), main, min_letters=min_letters, min_confidence=min_confidence)
+        return found.language if found is not None and found.language in second else None
+
+    def languages_for(self, plan: Sequence[str], hint: str | None = None) -> tuple[str, ...]:
+        """The languages of the model the service scores ``plan`` with (a message's scoring plan, ``hint`` its
+        :meth:`route_hint`): a service that routes (its ``routing``) sends a plan to its second model when its hint
+        or a part is confidently in one of the second model's extra languages, as
+        :meth:`bot.scoring.routing.LanguageRoutedScorer.route` does in process, and the language check reads that
+        model's languages, not both models' (:meth:`bot.core.service.ModerationService._languages`); otherwise
+        :attr:`languages`."""
         if not self.routes or self._routing is None:
             return self.languages
         main, second, min_letters, min_confidence = self._routing
+        if hint is not None and hint in second and hint not in main:
+            return second
         found = unsupported(plan, main, min_letters=min_letters, min_confidence=min_confidence)
         return second if found is not None and found.language in second and found.language not in main else main
 
@@ -336,7 +350,7 @@ class RemoteScorer:
         return [s for _, scores in answers for s in scores]
 
     @property
-    def score_whole_plans(self) -> Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], Scores]] | None:
+    def score_whole_plans(self) -> Callable[..., dict[tuple[str, ...], Scores]] | None:
         """:meth:`_score_whole_plans` when the service routes each message to one of two models by language (its
         ``routes``) or has not said yet, else ``None``. :func:`bot.core.pieces.score_plans` then sends each plan whole instead of its
         texts one by one, which the service would route apart: a message's English sentence scored by the English
@@ -344,16 +358,23 @@ class RemoteScorer:
         message goes to one model."""
         return None if self.routes is False else self._score_whole_plans
 
-    def _score_whole_plans(self, plans: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], Scores]:
+    def _score_whole_plans(self, plans: Sequence[tuple[str, ...]],
+                           hints: Mapping[tuple[str, ...], str] | None = None) -> dict[tuple[str, ...], Scores]:
         """``{plan: Scores}`` of each distinct plan, each scored whole by the service (``/v1/model:score`` with
-        ``plans``), as :func:`bot.core.pieces.score_plans`; raises as :meth:`score_batch`."""
+        ``plans``, and ``plan_languages``: each plan's language of ``hints``, its :meth:`route_hint`), as
+        :func:`bot.core.pieces.score_plans`; raises as :meth:`score_batch`."""
         distinct = list(dict.fromkeys(plans))
         if not distinct:
             return {}
         parts = {plan: self._plan_parts(plan) for plan in distinct}
-        sent = list(dict.fromkeys(part for plan in distinct for part in parts[plan]))
+        part_hints: dict[tuple[str, ...], str | None] = {}
+        for plan in distinct:
+            for part in parts[plan]:
+                part_hints.setdefault(part, hints.get(plan) if hints else None)
+        sent = list(part_hints)
         chunks = _plan_chunks(sent)
-        answers = self._consistent(chunks, self._score_plan_chunk, self._deadline())
+        answers = self._consistent(chunks, lambda chunk, deadline: self._score_plan_chunk(chunk, deadline, part_hints),
+                                   self._deadline())
         scored = {part: s for chunk, (_, scores) in zip(chunks, answers, strict=True)
                   for part, s in zip(chunk, scores, strict=True)}
         return {plan: combine([scored[part] for part in parts[plan]]) for plan in distinct}
@@ -419,14 +440,18 @@ class RemoteScorer:
             raise ScorerError(f"scoring service {self.url} refused {len(chunk)} texts: {exc}") from None
         return self._read_scores(answer, "scores", "models", "text_missing", len(chunk))
 
-    def _score_plan_chunk(self, chunk: list[tuple[str, ...]], deadline: float) -> tuple[str | None, list[Scores]]:
-        """``(model version, scores)`` of one request's plans, each scored whole; from a service that does not
-        read ``plans`` (per-text ``scores`` only), each plan's texts' scores combined here."""
+    def _score_plan_chunk(self, chunk: list[tuple[str, ...]], deadline: float,
+                          hints: Mapping[tuple[str, ...], str | None]) -> tuple[str | None, list[Scores]]:
+        """``(model version, scores)`` of one request's plans, each scored whole (routed by its language in
+        ``hints`` when it has one); from a service that does not read ``plans`` (per-text ``scores`` only), each
+        plan's texts' scores combined here."""
         texts = list(dict.fromkeys(t for plan in chunk for t in plan))
         index = {t: n for n, t in enumerate(texts)}
+        body: dict[str, Any] = {"texts": texts, "plans": [[index[t] for t in plan] for plan in chunk]}
+        if any(hints.get(plan) for plan in chunk):
+            body["plan_languages"] = [hints.get(plan) for plan in chunk]
         try:
-            answer = self._call("POST", "/v1/model:score",
-                                {"texts": texts, "plans": [[index[t] for t in plan] for plan in chunk]}, deadline)
+            answer = self._call("POST", "/v1/model:score", body, deadline)
         except _Refused as exc:
             raise ScorerError(f"scoring service {self.url} refused {len(texts)} texts: {exc}") from None
         if "plan_scores" in answer:

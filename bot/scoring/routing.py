@@ -7,8 +7,9 @@ model's other languages to it (``MODBOT_ROUTE_MODEL=multilingual``). A routed me
 model (all its pieces), so one verdict never mixes two models' scores; its verdict records that model's name.
 
 Routing uses the same offline detector as the service's language check (:func:`bot.core.language.unsupported`),
-at the default thresholds (``min_letters``, ``min_confidence``), on the message's scoring plan (whole text, then
-its sentence pieces). The service's check looks at the raw message's lines and sentences under the server's own
+at the default thresholds (``min_letters``, ``min_confidence``), on the message's raw text as a whole
+(:meth:`LanguageRoutedScorer.route_hint`, where emoji are not English words) and on its scoring plan (whole text,
+then its sentence pieces). The service's check looks at the raw message's lines and sentences under the server's own
 ``[languages]`` settings, so the two can differ (a quoted line, ``[scoring] pieces = "whole"``); the service
 therefore checks each message against the languages of the model :meth:`LanguageRoutedScorer.route` picks for it
 (:func:`bot.core.judging.read_limits`): a part the chosen model does not read stays
@@ -59,9 +60,22 @@ class LanguageRoutedScorer:
         self._main_langs = main_langs
         self.min_letters, self.min_confidence = min_letters, min_confidence
 
-    def route(self, plan: Sequence[str]) -> Scorer:
-        """The model for one message's scoring plan (its whole text first, then its pieces): ``second`` when a part
-        is confidently in one of ``second``'s extra languages, else ``main``."""
+    def route_hint(self, text: str) -> str | None:
+        """The language that routes a message by its raw ``text``: the one of ``second``'s extra languages the whole
+        text is confidently in (:func:`bot.core.language.unsupported` of the text alone, at this scorer's
+        thresholds), else ``None``. The plan :meth:`route` reads is normalised, where each emoji is spelt out in
+        English words: a French line with emoji is not confidently French there, while the language check on the
+        raw text calls it French (and would mark it ``unsupported_language`` under the English model)."""
+        found = unsupported((text,), self._main_langs, min_letters=self.min_letters,
+                            min_confidence=self.min_confidence)
+        return found.language if found is not None and found.language in self._extra else None
+
+    def route(self, plan: Sequence[str], hint: str | None = None) -> Scorer:
+        """The model for one message's scoring plan (its whole text first, then its pieces): ``second`` when the
+        message's :meth:`route_hint` (``hint``) is one of ``second``'s extra languages or a part of the plan is
+        confidently in one, else ``main``."""
+        if hint is not None and hint in self._extra:
+            return self.second
         found = unsupported(plan, self._main_langs, min_letters=self.min_letters, min_confidence=self.min_confidence)
         return self.second if found is not None and found.language in self._extra else self.main
 

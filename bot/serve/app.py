@@ -11,7 +11,8 @@ Routes (JSON in and out; errors always in Google's error shape, :class:`bot.serv
   "version", "models": [str], "labels", "routes", "text_missing": [[str]], "missing": [str], "scores": [{label:
   float}]}``, ``models`` naming the model that scored each text and ``text_missing`` the labels it lacks,
   ``missing`` those any of them lacks); with ``"plans": [[int]]`` (a message's texts by index, whole text first)
-  each plan scored whole and answered combined in ``plan_scores``, ``plan_models`` and ``plan_missing`` instead:
+  each plan scored whole (``"plan_languages": [str | null]``, one per plan: the language its raw text routes it
+  by, the bot's ``route_hint``) and answered combined in ``plan_scores``, ``plan_models`` and ``plan_missing`` instead:
   what :class:`bot.scoring.remote.RemoteScorer` calls, the bot having planned and normalised each message itself.
 - ``GET /v1/model``: ``{"name", "version", "labels", "languages", "routes", "routing", "runtime"}`` (``routing``:
   each model's languages and the detector's thresholds when the model routes languages, else ``null``).
@@ -659,9 +660,11 @@ class ScoringService:
             raise ApiError(400, f"Unknown policy {name[:40]!r}: the service has {', '.join(self.policies)}.",
                            "INVALID_REQUEST")
         policy = self.policies[name or "default"]
-        readings = await self._read(sum(map(len, texts)), texts, lambda t: read_text(t, policy, self._languages_for))
+        routed = await self._read(sum(map(len, texts)), texts, lambda t: self._read_routed(t, policy))
+        readings = [r for r, _ in routed]
         scorable = [r.plan for r in readings if r.plan]
-        scored = iter(await self._score(scorable)) if scorable else iter(())
+        hints = [h for r, h in routed if r.plan]
+        scored = iter(await self._score_routed(scorable, hints)) if scorable else iter(())
         scores = [next(scored) if r.plan else None for r in readings]
         decisions: list[Decision] = []
         if name is not None:
@@ -700,8 +703,9 @@ class ScoringService:
                                ": not Unicode text; normalise it (bot.core.normalize.for_scoring) first.",
                                "INVALID_REQUEST")
         plans = _plans(obj.get("plans"), len(texts))
-        scored = await self._score([(t,) for t in texts] if plans is None
-                                   else [tuple(texts[i] for i in plan) for plan in plans])
+        hints = _plan_languages(obj.get("plan_languages"), len(plans) if plans is not None else None)
+        scored = (await self._score([(t,) for t in texts]) if plans is None
+                  else await self._score_routed([tuple(texts[i] for i in plan) for plan in plans], hints))
         # the model that scored each text or plan: one service may route texts between two models
         # (MODBOT_ROUTE_MODEL), and "model" is then the pair's name, as GET /v1/model gives it
         which, what, lacks = (("models", "scores", "text_missing") if plans is None
@@ -746,6 +750,27 @@ class ScoringService:
         assert self.scorer is not None
         return web.json_response(self._info())
 
+    async def _score_routed(self, plans: Sequence[tuple[str, ...]],
+                            hints: Sequence[str | None] | None) -> list[Scores]:
+        """Scores of ``plans`` (:meth:`_score`), each plan with a language in ``hints`` (its raw text's, the bot's
+        ``route_hint``) that the main model of a routing service does not read and its second model does scored by
+        that model (:meth:`_model_for`), as :meth:`bot.scoring.routing.LanguageRoutedScorer.route` routes it in
+        process; the others routed by their plan. Raises as :meth:`_score`."""
+        groups: dict[int, tuple[Scorer | None, list[int]]] = {}
+        for n, hint in enumerate(hints or [None] * len(plans)):
+            model = self._model_for([hint]) if hint else None
+            groups.setdefault(id(model), (model, []))[1].append(n)
+        if len(groups) == 1:
+            [(model, _)] = groups.values()
+            return await self._score(plans, model)
+        out: list[Scores | None] = [None] * len(plans)
+        answers = await asyncio.gather(*(self._score([plans[n] for n in idx], model)
+                                         for model, idx in groups.values()))
+        for (_, idx), scored in zip(groups.values(), answers, strict=True):
+            for n, s in zip(idx, scored, strict=True):
+                out[n] = s
+        return [s for s in out if s is not None]
+
     def _model_for(self, languages: Sequence[str]) -> Scorer | None:
         """The model that scores a comment in ``languages`` (those its client stated, Perspective's ``languages``,
         else the one detected in the whole comment: the answer's ``languages``), when the service routes languages
@@ -764,17 +789,27 @@ class ScoringService:
         model: Scorer = second
         return model
 
-    def _languages_for(self, plan: tuple[str, ...]) -> Sequence[str] | None:
+    def _languages_for(self, plan: tuple[str, ...], hint: str | None = None) -> Sequence[str] | None:
         """The languages of the model that scores ``plan`` (a text's scoring plan), as the bots check a message in
         process (:meth:`bot.core.service.ModerationService._languages`): with a model that routes languages
         (:class:`bot.scoring.routing.LanguageRoutedScorer`) those of the model ``route(plan)`` picks, not both
         models' together, so a French line in a text the English model scores is ``unsupported_language``;
-        otherwise the scorer's ``languages`` (``None`` or empty: not declared, no check)."""
+        otherwise the scorer's ``languages`` (``None`` or empty: not declared, no check). ``hint``: the text's
+        ``route_hint`` (its raw text's language), which routes it too."""
         languages: Sequence[str] | None = getattr(self.scorer, "languages", None)
         route = getattr(self.scorer, "route", None)
         if languages and route is not None:
-            languages = getattr(route(plan), "languages", None) or languages
+            model = route(plan, hint) if hint is not None else route(plan)
+            languages = getattr(model, "languages", None) or languages
         return languages
+
+    def _read_routed(self, text: str, policy: Policy) -> tuple[Reading, str | None]:
+        """:func:`bot.serve.reading.read_text` of ``text`` as the bots read a message, with its ``route_hint`` (the
+        language its raw text routes it by, on a scorer that routes languages, else ``None``), which picks both
+        the model that scores it and the languages its check reads."""
+        hint_of = getattr(self.scorer, "route_hint", None)
+        hint = hint_of(text) if hint_of is not None else None
+        return read_text(text, policy, lambda plan: self._languages_for(plan, hint)), hint
 
     def _routes(self) -> bool:
         """The model routes each plan to one of two models by language (``MODBOT_ROUTE_MODEL``): a remote scorer
@@ -1237,6 +1272,22 @@ def _plans(value: Any, n_texts: int) -> list[list[int]] | None:
                 isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n_texts for i in plan):
             raise ApiError(400, f"plans[{n}]: expected a non-empty list of indices into 'texts' (0 to {n_texts - 1}).",
                            "INVALID_REQUEST")
+    return value
+
+
+def _plan_languages(value: Any, n_plans: int | None) -> list[str | None] | None:
+    """``/v1/model:score``'s ``plan_languages``: ``None`` when absent, else one language code (or ``null``) per plan
+    of ``plans`` (``n_plans``; ``None``: the request has no plans).
+
+    Raises:
+        ApiError: 400 ``INVALID_REQUEST``.
+    """
+    if value is None:
+        return None
+    if n_plans is None or not isinstance(value, list) or len(value) != n_plans or not all(
+            x is None or (isinstance(x, str) and 0 < len(x) <= 16) for x in value):
+        raise ApiError(400, "'plan_languages': expected one language code (or null) per plan of 'plans'.",
+                       "INVALID_REQUEST")
     return value
 
 
