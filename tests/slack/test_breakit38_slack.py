@@ -60,3 +60,22 @@ async def test_a_refused_removal_from_a_channel_sends_a_correction_after_its_not
     assert status == "failed" and failure.endswith("dm: sent before the removal from the channel, which failed; a "
                                                    "correction was sent"), failure
     assert env.fake.member.id in env.fake.random.members
+
+
+async def test_a_warning_when_slack_gives_no_answer_about_the_member_is_refused_not_taken_as_gone(env: SlackEnv) -> None:
+    """``users.info`` answering an error that says nothing about the user (``internal_error``; also a rate limit
+    past the retries) made the member "not in this server": a warning was refused as if they had left,
+    and the None was cached five minutes, so every action on them failed the same way. It is now "the platform did
+    not answer: try again", nothing is recorded, and the next try asks Slack again and acts."""
+    from bot.core.models import ActionKind
+    from bot.workflow import Refused
+    from bot.workflow.authz import Actor, Permission
+
+    await env.start()
+    assert env.bot is not None
+    mod = Actor(env.mods.id, permissions=frozenset({Permission.MANAGE_MESSAGES, Permission.KICK_MEMBERS}), rank=2)
+    env.fake.fail("users.info", "internal_error")
+    with pytest.raises(Refused, match="did not answer .*internal_error.*try again"):
+        await env.bot.workflow.sanction(mod, env.fake.team_id, env.fake.member.id, ActionKind.WARN, "be kind")
+    result = await env.bot.workflow.sanction(mod, env.fake.team_id, env.fake.member.id, ActionKind.WARN, "be kind")
+    assert result.ok and result.case_number == 1

@@ -50,6 +50,16 @@ CHANNEL_CACHE_S = 3600.0
 RANK_OWNER, RANK_ADMIN, RANK_MODERATOR, RANK_MEMBER = 3, 2, 1, 0
 
 
+#: ``users.info`` errors that answer "this user is not (or no longer) here": anything else is no answer about them.
+USER_GONE = frozenset({"user_not_found", "user_not_visible", "account_inactive"})
+
+
+def _error_code(exc: SlackApiError) -> str:
+    """Slack's ``error`` code of a Web API error (``""`` when the response has none)."""
+    resp = exc.response
+    return str(resp.get("error") or "") if hasattr(resp, "get") else ""
+
+
 def describe(exc: SlackApiError) -> str:
     """A moderator-readable reason for a Slack error, e.g. ``"cant_delete_message (Slack)"``."""
     resp = exc.response
@@ -94,8 +104,17 @@ class SlackEnforcer:
         self._refusals: dict[str, tuple[float, frozenset[Capability]]] = {}
 
     # ------------------------------------------------------------------ users
-    async def user_info(self, user_id: str, *, fresh: bool = False) -> dict[str, Any] | None:
-        """``users.info`` of a user (cached :data:`USER_CACHE_S` seconds), ``None`` when unknown or deleted."""
+    async def user_info(self, user_id: str, *, fresh: bool = False, strict: bool = False) -> dict[str, Any] | None:
+        """``users.info`` of a user (cached :data:`USER_CACHE_S` seconds), ``None`` when unknown or deleted.
+
+        Any other Slack error (rate limited past the client's retries, ``internal_error``, ``fatal_error``, a missing
+        scope) is not an answer about the user: it is not cached, and gives ``None`` (a message is judged without
+        the author's roles) unless ``strict``.
+
+        Raises:
+            SlackApiError: ``strict`` and Slack gave no answer about the user (:meth:`member` makes it a
+                :class:`~bot.workflow.ports.MemberLookupError`, so an action is refused, not taken as "gone").
+        """
         hit = self._users.get(user_id)
         if hit is not None and not fresh and time.monotonic() - hit[0] < USER_CACHE_S:
             return hit[1]
@@ -104,6 +123,10 @@ class SlackEnforcer:
             user = resp.get("user")
         except SlackApiError as exc:
             log.info("users.info %s: %s", user_id, describe(exc))
+            if _error_code(exc) not in USER_GONE:
+                if strict:
+                    raise
+                return None
             user = None
         if user is not None and user.get("deleted"):
             user = None
@@ -130,12 +153,15 @@ class SlackEnforcer:
         workspace, so the card says what cannot be done for them here (:func:`bot.adapters.slack.blocks.review`).
 
         Raises:
-            MemberLookupError: Slack could not be reached (:data:`bot.adapters.network.NETWORK_ERRORS`).
+            MemberLookupError: Slack could not be reached (:data:`bot.adapters.network.NETWORK_ERRORS`), or gave
+                no answer about the user (rate limited, an internal error).
         """
         try:
-            user = await self.user_info(member_id)
+            user = await self.user_info(member_id, strict=True)
         except NETWORK_ERRORS as exc:
             raise MemberLookupError(network_reason(exc, PLATFORM_NAME)) from None
+        except SlackApiError as exc:  # no answer about the user: not "gone" (that would skip the rank check)
+            raise MemberLookupError(describe(exc)) from None
         if user is None:
             return None
         name = (user.get("profile") or {}).get("display_name") or user.get("real_name") or user.get("name") or ""
