@@ -59,8 +59,9 @@ async def test_a_server_whose_policy_cannot_be_read_does_not_stop_the_others(tmp
                                                                              caplog: pytest.LogCaptureFixture) -> None:
     """Server g-bad's file was edited into an invalid one while the bot ran (its policy not loaded yet): the purge
     logs one error naming that server and the file, and still erases the other servers' expired text, and the
-    next run purges g-bad once its file is fixed. The policy error escaped the whole purge, so no server after it
-    was purged, and the periodic purge's task ended for good (retention stopped until a restart, unseen)."""
+    next run purges g-bad once its file is fixed and read again (at the bot's next start). The policy error
+    escaped the whole purge, so no server after it was purged, and the periodic purge's task ended for good
+    (retention stopped until a restart, unseen)."""
     servers = tmp_path / "servers"
     servers.mkdir()
     bad = servers / "discord-g-bad.toml"
@@ -77,6 +78,7 @@ async def test_a_server_whose_policy_cannot_be_read_does_not_stop_the_others(tmp
         assert len(errors) == 1 and "g-bad" in errors[0] and str(bad) in errors[0]
         assert retention.failed == [("discord", "g-bad")]
         bad.write_text("[server]\nretention_days = 7\n")
+        policies.invalidate()  # a bot reads a server's file once; the fixed file is read at the next start
         assert await retention.purge(now=T0 + 40 * DAY) == 1
         assert (await store.message_excerpt("discord", "g-bad", "m1")) == ("c1", "")
         assert retention.failed == []

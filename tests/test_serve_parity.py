@@ -24,12 +24,13 @@ from tests.test_serve import _ready
 
 
 async def _verdicts(scorer: Scorer, folder: Path, texts: list[str],
-                    policy: Path = DEFAULT_POLICY_PATH) -> list[tuple[str, str | None, str | None]]:
+                    policy: Path | None = None) -> list[tuple[str, str | None, str | None]]:
     """``(score_status, language, model)`` of each text judged by a bot's moderation service with ``scorer`` under
-    the default policy ``policy``."""
+    the default policy, with ``policy`` layered on it (a ``--policy`` file) when given."""
     folder.mkdir()
     store = await SqliteStore.open(folder / "mod.db")
-    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(policy), max_delay_s=0.001)
+    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy,) if policy else ()),
+                                max_delay_s=0.001)
     await service.start()
     out = []
     try:
