@@ -20,7 +20,7 @@ import asyncpg
 import pytest
 
 from bot.core.errors import StoreError
-from bot.core.models import ActionKind, CaseStatus
+from bot.core.models import ActionKind, CaseStatus, RaidAlert
 from bot.workflow import cases as case_commands
 from tests.fakes import FakeDesk, FakeEnforcer
 from tests.test_breakit23_lifts import _Process
@@ -451,3 +451,87 @@ async def test_a_card_decision_killed_before_its_case_is_carried_out_at_the_next
         await w.workflow.close()
         await w.service.close()
         await w.store.close()
+
+
+# ------------------------------------------------------------------ raid mode ended by two processes
+
+
+async def _saved_raid(p: _Process, until: datetime) -> int:
+    """A flagged-burst raid in channel ``c1`` whose raid mode (slowmode 30 s) is saved until ``until``, as a
+    process that stopped during it leaves it; the raid's id."""
+    alert = RaidAlert(server_id=SERVER, channel_id="c1", started_at=datetime.now(UTC) - timedelta(hours=1),
+                      members=("r1", "r2"), count=8, reason="flagged_burst")
+    raid_id = await p.store.record_raid("discord", alert)
+    assert raid_id is not None
+    await p.store.save_raid_mode("discord", SERVER, "c1", until, 30, raid_id)
+    return raid_id
+
+
+async def test_two_processes_starting_at_once_end_an_overdue_raid_mode_once(bot):
+    """Raid mode that ended while the bot was stopped is ended at the next start (slowmode lifted, "Raid mode off"
+    posted). Two processes starting at once on one mod log (two shards, a restart overlapping the old process)
+    both ended it: the slowmode lifted twice and "Raid mode off" posted twice. The end is now claimed in the mod
+    log first: one of them ends it."""
+    first = await bot.another()
+    raid_id = await _saved_raid(first, datetime.now(UTC) - timedelta(minutes=5))
+    await first.close()
+    bot.processes.remove(first)
+    bot.enforcer.delay_s = 0.05
+    a, b = await bot.another(), await bot.another()
+    lines = await asyncio.gather(a.workflow.recover(), b.workflow.recover())
+    assert [line for got in lines for line in got] == [
+        "raid mode in c1 ended while the bot was stopped; slowmode lifted"]
+    assert bot.enforcer.called("set_slowmode") == [("c1", 0)]
+    assert [e.title for e in bot.desk.log if e.title == "Raid mode off"] == ["Raid mode off"]
+    assert await a.store.raid_modes("discord") == []
+    raid = await a.store.get_raid("discord", SERVER, raid_id)
+    assert raid is not None and raid.closed_at is not None
+
+
+async def test_two_processes_holding_one_raid_mode_end_it_once_when_it_is_due(bot):
+    """Raid mode still due at a start goes back on in every process that owns the server, each with its own timer:
+    at its end both lifted the slowmode and both posted "Raid mode off". The first to claim the end ends it; the
+    other only drops its copy (its stricter tiers off too)."""
+    a, b = await bot.another(), await bot.another()
+    # what a process that stopped during the raid leaves (saved just before both start, so still due then)
+    raid_id = await _saved_raid(a, datetime.now(UTC) + timedelta(seconds=2))
+    lines = await asyncio.gather(a.workflow.recover(), b.workflow.recover())
+    assert len([line for got in lines for line in got if line.startswith("raid mode in c1 restored")]) == 2
+    boards = [p.workflow.raid_board(SERVER, raid_id) for p in (a, b)]
+    assert all(board is not None for board in boards)
+
+    async def ended() -> None:
+        while not (all(board is not None and board.closed for board in boards)
+                   and "Raid mode off" in [e.title for e in bot.desk.log]):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(ended(), 30)
+    for p in (a, b):  # whatever either still had under way finishes (or stops) here
+        await p.workflow.close()
+    assert bot.enforcer.called("set_slowmode") == [("c1", 0)]
+    assert [e.title for e in bot.desk.log if e.title == "Raid mode off"] == ["Raid mode off"]
+    assert await a.store.raid_modes("discord") == []
+    now = datetime.now(UTC)
+    assert [p.service.raid_mode("discord", SERVER, "c1", now) for p in (a, b)] == [False, False]
+
+
+async def test_a_raid_mode_end_claimed_by_a_process_that_stopped_is_carried_out_when_its_hold_ends(bot):
+    """A process that claimed the end of raid mode and stopped before lifting the slowmode holds the end only until
+    its hold is over: a process started meanwhile leaves it then and ends it (slowmode lifted, posted) after."""
+    first = await bot.another()
+    raid_id = await _saved_raid(first, datetime.now(UTC) - timedelta(minutes=5))
+    claimed, _ = await first.store.claim_raid_end("discord", SERVER, raid_id, ["c1"], hold_s=0.5)
+    assert claimed
+    await first.close()  # stopped before lifting the slowmode
+    bot.processes.remove(first)
+    second = await bot.another()
+    assert await second.workflow.recover() == []  # held by the process that stopped
+    assert bot.enforcer.called("set_slowmode") == []
+
+    async def ended() -> None:
+        while "Raid mode off" not in [e.title for e in bot.desk.log]:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(ended(), 30)
+    assert bot.enforcer.called("set_slowmode") == [("c1", 0)]
+    assert await second.store.raid_modes("discord") == []

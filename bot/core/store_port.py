@@ -391,6 +391,14 @@ class RaidStore(Protocol):
         """End raid mode in one channel (``None``: all of the server's); returns the rows ended."""
         ...
 
+    async def claim_raid_end(self, platform: str, server_id: str, raid_id: int | None, channel_ids: Sequence[str],
+                             *, hold_s: float) -> tuple[bool, datetime | None]:
+        """Claim the end of raid mode in ``channel_ids`` (of raid ``raid_id``; ``None``: switched on by hand) for
+        ``hold_s`` seconds, closing the raid, in one conditional update: of several processes ending it at once
+        exactly one gets it. Returns ``(True, None)`` when claimed, ``(False, until)`` when another process holds it
+        until then, ``(False, None)`` when it was ended already."""
+        ...
+
     async def raid_modes(self, platform: str) -> list[RaidModeRow]:
         """Raid modes in force (to restore or expire them after a restart)."""
         ...

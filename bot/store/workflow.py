@@ -377,6 +377,51 @@ class WorkflowMixin(StoreBase):
             rows = await self._all(sql + " RETURNING *", params)
         return [_raid_mode(r) for r in rows]
 
+    async def claim_raid_end(self, platform: str, server_id: str, raid_id: int | None, channel_ids: Sequence[str],
+                             *, hold_s: float) -> tuple[bool, datetime | None]:
+        """Claim the end of raid mode in ``channel_ids`` (raid ``raid_id``'s, or ``None`` for raid mode switched on
+        by hand): one conditional update holds their saved rows ``hold_s`` seconds (``raid_modes.end_held_until``),
+        taken only where no other process holds them, so of two processes ending one raid mode at once exactly one
+        ends it (SQLite: the write lock; PostgreSQL: the row lock, the second update re-checking the rows the first
+        committed). The raid is closed in the same transaction. With no row saved for those channels (raid mode
+        never saved, or ended already) the claim is the raid's own close: taken only while the raid is open.
+
+        Returns:
+            ``(True, None)``: claimed (the caller lifts the slowmode, then deletes the rows); ``(False, until)``:
+            another process holds the end until then; ``(False, None)``: ended already (or nothing to end).
+        """
+        now = utcnow()
+        channels = list(dict.fromkeys(channel_ids))
+        marks = ", ".join("?" for _ in channels) or "NULL"
+        async with self._tx():
+            cur = await self._db.execute(
+                f"UPDATE raid_modes SET end_held_until = ? WHERE platform = ? AND server_id = ? AND channel_id IN "
+                f"({marks}) AND (end_held_until IS NULL OR end_held_until <= ?)",
+                (to_db_time(now + timedelta(seconds=hold_s)), platform, server_id, *channels, to_db_time(now)),
+            )
+            claimed = cur.rowcount
+            await cur.close()
+            if claimed:
+                if raid_id is not None:
+                    await self._db.execute(
+                        "UPDATE raids SET closed_at = COALESCE(closed_at, ?) WHERE platform = ? AND server_id = ? "
+                        "AND id = ?", (to_db_time(now), platform, server_id, raid_id))
+                return True, None
+            held = await self._all(
+                f"SELECT end_held_until FROM raid_modes WHERE platform = ? AND server_id = ? AND channel_id IN "
+                f"({marks})", (platform, server_id, *channels))
+            if held:  # saved, and held by another process
+                untils = [from_db_time(r[0]) for r in held if r[0] is not None]
+                return False, max((u for u in untils if u is not None), default=None)
+            if raid_id is None:
+                return False, None
+            cur = await self._db.execute(
+                "UPDATE raids SET closed_at = ? WHERE platform = ? AND server_id = ? AND id = ? AND closed_at IS NULL",
+                (to_db_time(now), platform, server_id, raid_id))
+            closed = cur.rowcount == 1
+            await cur.close()
+        return closed, None
+
     async def raid_modes(self, platform: str) -> list[RaidModeRow]:
         """Every raid mode row of a platform (restored at startup)."""
         rows = await self._read_all("SELECT * FROM raid_modes WHERE platform = ? ORDER BY started_at", (platform,))

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.core.models import ActionKind, CaseStatus, Message, RaidAlert
 from bot.core.policy import Policy
@@ -47,6 +47,9 @@ CARD_REFRESH_S = 1.5
 RAID_SLOWMODE_S = 30
 #: How long "pause invites" lasts (Discord's incident actions allow at most 24 hours).
 PAUSE_INVITES_S = 24 * 3600
+#: Seconds a process that claimed the end of raid mode holds it (lifting the slowmode, deleting the saved rows):
+#: another process owning the server ends it only once the hold is over (the first stopped mid-end).
+RAID_END_HOLD_S = 120
 
 
 @dataclass
@@ -104,10 +107,13 @@ class RaidResponse(WorkflowParts):
         self._joins: dict[str, deque[tuple[datetime, str]]] = {}
         self._join_quiet: dict[str, datetime] = {}
         self._join_locks: dict[str, asyncio.Lock] = {}
+        #: Tries again at ending raid modes whose end another process held (:meth:`_end_after_hold`).
+        self._raid_end_checks: set[asyncio.Task[None]] = set()
 
     def raid_tasks(self) -> list[asyncio.Task[None]]:
         """Timers of open raids (cancelled at shutdown)."""
-        return [t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None]
+        return [*(t for b in self._boards.values() for t in (b.refresh_task, b.end_task) if t is not None),
+                *self._raid_end_checks]
 
     def raid_board(self, server_id: str, raid_id: int) -> RaidBoard | None:
         """The in-memory board of raid ``raid_id`` of this server (open or closed), if this process holds it."""
@@ -346,16 +352,28 @@ class RaidResponse(WorkflowParts):
         except Exception:
             log.exception("ending raid mode failed", extra={"server": board.server_id})
 
-    async def end_raid(self, board: RaidBoard, *, by: str | None) -> str:
-        """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed."""
+    async def end_raid(self, board: RaidBoard, *, by: str | None) -> str | None:
+        """End raid mode where the raid was: slowmode lifted, raid mode off (also in the store), card closed.
+
+        The end is claimed in the mod log first (``store.claim_raid_end``, held :data:`RAID_END_HOLD_S`): of
+        processes owning one server (two shards, a restart overlapping the old process) that end it at once, one
+        lifts the slowmode and posts "Raid mode off" (each did). Another drops its copy of the raid (its stricter
+        tiers off, its timers cancelled); where the end is held by a process still at it, it looks again when the
+        hold ends, so an end cut off by a stop is still carried out. Returns the note on the slowmode's lift
+        (``""``: nothing to note), or ``None`` when another process ended it (or is ending it)."""
+        # every channel the raid reached (a spreading join raid: several), else the one it was in
+        channels = dict(board.channels) or {board.channel_id: (board.place, board.slowmode_s)}
+        claimed, held = await self.store.claim_raid_end(self.platform, board.server_id, board.raid_id or None,
+                                                        list(channels), hold_s=RAID_END_HOLD_S)
+        if not claimed:
+            self._drop_board(board, channels, recheck=held)
+            return None
         board.closed = True
         for task in (board.end_task, board.refresh_task):  # the final card edit below is the last one
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
         await self.flush_raids()
         notes: list[str] = []
-        # every channel the raid reached (a spreading join raid: several), else the one it was in
-        channels = dict(board.channels) or {board.channel_id: (board.place, board.slowmode_s)}
         still = 0
         for channel_id, (place, slowed) in channels.items():
             if slowed:
@@ -382,6 +400,36 @@ class RaidResponse(WorkflowParts):
                                           f"ended by {by}" if by else "ended automatically", *([note] if note else [])),
             moderator_id=by, failed="FAILED" in note, kind="raid"))
         return note
+
+    def _drop_board(self, board: RaidBoard, channels: dict[str, tuple[str, int]], *,
+                    recheck: datetime | None) -> None:
+        """Another process ended ``board``'s raid mode, or holds its end until ``recheck`` (the mod log's clock,
+        real UTC time; ``None``: ended): here its stricter tiers go off and its timers stop; with a hold, its end
+        is tried again when the hold is over (the other process may have stopped mid-end: the claim then falls to
+        this one)."""
+        board.closed = True
+        for task in (board.end_task, board.refresh_task):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+        board.end_task = None
+        if self.raid_control is not None:
+            for place in {board.place, *(p for p, _ in channels.values())}:
+                self.raid_control.set_raid_mode(self.platform, board.server_id, place, False, self.clock())
+        if recheck is not None:
+            task = asyncio.ensure_future(self._end_after_hold(board, recheck))
+            self._raid_end_checks.add(task)
+            task.add_done_callback(self._raid_end_checks.discard)
+
+    async def _end_after_hold(self, board: RaidBoard, until: datetime) -> None:
+        """Try to end ``board``'s raid mode again once another process's hold on its end is over at ``until``: ended
+        there meanwhile, the claim finds nothing to end; cut off by a stop there, it is ended here."""
+        try:
+            await asyncio.sleep(max(0.0, (until - datetime.now(UTC)).total_seconds()) + 0.05)
+            await self.end_raid(board, by=None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("ending raid mode failed", extra={"server": board.server_id})
 
     async def restore_raid_modes(self) -> list[str]:
         """At startup: raid mode still due goes back on (and ends on time); one that ended while the bot was down
@@ -410,8 +458,8 @@ class RaidResponse(WorkflowParts):
                 board.place = raid.channel_id
             where = ", ".join(r.channel_id for r in rows)
             if until is not None and until <= now:
-                await self.end_raid(board, by=None)
-                lines.append(f"raid mode in {where} ended while the bot was stopped; slowmode lifted")
+                if await self.end_raid(board, by=None) is not None:  # None: another process ended it
+                    lines.append(f"raid mode in {where} ended while the bot was stopped; slowmode lifted")
                 continue
             for key in {board.place, *(r.channel_id for r in rows)}:
                 self._boards[(row.server_id, key)] = board
@@ -483,6 +531,8 @@ class RaidResponse(WorkflowParts):
             # ending lifts the raid's slowmode, which the platform reserves to Manage Channels (as /raidmode off)
             await self._authorize_ending(actor, server_id, board)
             note = await self.end_raid(board, by=actor.id)
+            if note is None:
+                return "Raid mode was already ended."
             return "Raid mode ended." + (f" {note}." if note else "")
         if action == "pause_invites":
             authorize(actor, ActionKind.REVIEW, permission=Permission.MANAGE_SERVER)
@@ -610,6 +660,8 @@ class RaidResponse(WorkflowParts):
         if not on:
             if board is not None and not board.closed:
                 note = await self.end_raid(board, by=actor.id)
+                if note is None:
+                    return "Raid mode was already off."
                 return "Raid mode off." + (f" {note}." if note else "")
             rows = await self.store.end_raid_mode(self.platform, server_id, channel_id)
             note = ""
