@@ -24,7 +24,7 @@ from bot.core.models import ActionKind, CaseStatus, RaidAlert
 from bot.workflow import cases as case_commands
 from tests.fakes import FakeDesk, FakeEnforcer
 from tests.test_breakit23_lifts import _Process
-from tests.test_workflow import MOD, SERVER, make_world
+from tests.test_workflow import HELPER, MOD, SERVER, make_world
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -394,7 +394,7 @@ _DECIDER = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[3])
-    from tests.test_workflow import MOD, SERVER, make_world
+    from tests.test_workflow import HELPER, MOD, SERVER, make_world
 
     async def main(db, folder):
         w = await make_world(Path(folder), db=Path(db))
@@ -535,3 +535,43 @@ async def test_a_raid_mode_end_claimed_by_a_process_that_stopped_is_carried_out_
     await asyncio.wait_for(ended(), 30)
     assert bot.enforcer.called("set_slowmode") == [("c1", 0)]
     assert await second.store.raid_modes("discord") == []
+
+
+# ------------------------------------------------------------------ a withheld ladder step's review item
+
+
+async def test_a_withheld_ladder_step_keeps_its_review_item_when_the_write_after_its_strike_fails(bot, database):
+    """A helper (Manage Messages, no Moderate Members) gives a third warning that crosses the 3-point ladder step
+    (a 1 h timeout) they may not take: the step goes to a review item for a moderator who may. The warning's
+    strike was committed first and the review item opened in a LATER write: when that write failed (or the bot
+    stopped between the two), the member kept the three points and nobody was ever asked to decide the step (the
+    ladder steps only when points cross it). The review item is now opened in the strike's own transaction: a
+    failed write leaves the warning pending, carried out at the next start with its step on a review card."""
+    p = await bot.another()
+    for reason in ("one", "two"):
+        await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, reason)
+    if database.startswith("postgresql"):
+        await _sql(database,
+                   "CREATE FUNCTION refuse_item() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not serialize "
+                   "access (test)' USING ERRCODE = '40001'; END $$ LANGUAGE plpgsql",
+                   "CREATE TRIGGER refuse_item BEFORE INSERT ON review_items FOR EACH ROW WHEN "
+                   "(NEW.reason LIKE 'ladder step withheld%') EXECUTE FUNCTION refuse_item()")
+    else:
+        await _sql(database,
+                   "CREATE TRIGGER refuse_item BEFORE INSERT ON review_items WHEN NEW.reason LIKE "
+                   "'ladder step withheld%' BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+    with pytest.raises((StoreError, sqlite3.Error)):
+        await p.workflow.sanction(HELPER, SERVER, "alice", ActionKind.WARN, "three")
+    await _sql(database, "DROP TRIGGER refuse_item" + (" ON review_items" if database.startswith("postgresql")
+                                                       else ""))
+    await p.close()
+    bot.processes.remove(p)
+    again = await bot.another()  # the next start
+    await again.workflow.recover()
+    strikes = await again.store.active_strikes("discord", SERVER, "alice", datetime.now(UTC))
+    assert sum(s.points for s in strikes) == 3
+    withheld = [r for r in await again.store.open_reviews("discord", SERVER)
+                if r.reason.startswith("ladder step withheld: timeout")]
+    assert len(withheld) == 1 and withheld[0].member_id == "alice"
+    assert withheld[0].id in [c.review_id for c in bot.desk.reviews]  # its card posted for a moderator who may
+    assert bot.enforcer.called("timeout") == []

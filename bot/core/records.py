@@ -109,6 +109,24 @@ class StepCase(NamedTuple):
     expires_at: datetime | None
 
 
+class StepReview(NamedTuple):
+    """A ladder step the moderator who earned it may not take: its review item (source ``"automod"``, asking a
+    moderator who may to decide it) opened in the transaction that adds (or raises) the strike crossing it
+    (``ModStore.add_strike`` / ``raise_strike``, ``step=``): a stop or a failed write between the two left the
+    strike with nobody ever asked to decide its step.
+
+    Attributes:
+        member_id: The member.
+        reason: The review item's reason (``"ladder step withheld: <step> (...); <@moderator> may not ..."``,
+            at most 1000 characters).
+        created_at: The item's time (the strike's).
+    """
+
+    member_id: str
+    reason: str
+    created_at: datetime
+
+
 class LiftClaim(NamedTuple):
     """The outcome of claiming a try at the owed unban of an overturned ban (``ModStore.claim_lift``).
 

@@ -36,6 +36,7 @@ from bot.core.records import (
     ScanSummary,
     SetVerdict,
     StepCase,
+    StepReview,
     StoredRaid,
     StoredVerdict,
     VerdictPoint,
@@ -174,26 +175,27 @@ class CaseStore(Protocol):
     async def add_strike(self, platform: str, server_id: str, member_id: str, points: int, expires_at: datetime,
                          reason: str = "", message_id: str | None = None, case_number: int | None = None,
                          now: datetime | None = None, *, case_status: CaseStatus | None = None,
-                         failure: str | None = None, step: StepCase | None = None) -> bool:
+                         failure: str | None = None, step: StepCase | StepReview | None = None) -> bool:
         """Add a strike; ``False`` when the message already has one. ``case_status``: case ``case_number``'s
         status (and ``failure``) set in the same transaction (a sanction carried out, recorded with its strike).
         ``step``: the ladder step the strike crosses, its case opened ``pending`` (``escalated_from``
-        ``case_number``) in the same transaction.
+        ``case_number``) in the same transaction; a step the moderator may not take (:class:`StepReview`): its
+        review item, opened in the same transaction.
 
         Raises:
-            ValueError: ``case_status`` or ``step`` without ``case_number``.
+            ValueError: ``case_status`` or a :class:`StepCase` ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given, no such case in this server (nothing written).
         """
         ...
 
     async def raise_strike(self, platform: str, server_id: str, message_id: str, points: int,
                            case_number: int | None, *, case_status: CaseStatus | None = None,
-                           failure: str | None = None, step: StepCase | None = None) -> int:
+                           failure: str | None = None, step: StepCase | StepReview | None = None) -> int:
         """Raise a message's strike to at least ``points``; returns the number of strikes changed (0 or 1).
         ``case_status``, ``step``: as :meth:`add_strike`'s, in the same transaction.
 
         Raises:
-            ValueError: ``case_status`` or ``step`` without ``case_number``.
+            ValueError: ``case_status`` or a :class:`StepCase` ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given, no such case in this server (nothing written).
         """
         ...
@@ -235,6 +237,11 @@ class ReviewStore(Protocol):
 
     async def review_for_case(self, platform: str, server_id: str, case_number: int) -> ReviewItem | None:
         """The latest review item of a case, or ``None``."""
+        ...
+
+    async def step_review(self, platform: str, server_id: str, step: StepReview) -> ReviewItem | None:
+        """The open review item that ``step`` opened (its member, reason and time; the newest such), or ``None``
+        (decided since, or none)."""
         ...
 
     async def case_channel(self, platform: str, server_id: str, case_number: int) -> str | None:

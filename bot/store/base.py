@@ -21,7 +21,7 @@ import aiosqlite
 
 from bot.core.errors import CaseNotFound, StoreError
 from bot.core.models import MAX_CASE_NUMBER, ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem, Strike
-from bot.core.records import StepCase
+from bot.core.records import StepCase, StepReview
 from bot.store.schema import dump_json, from_db_time, load_json, map_error, opt_db_time, req_db_time, to_db_time
 
 log = logging.getLogger(__name__)
@@ -205,9 +205,14 @@ class StoreBase:
             failure=failure,
         )
 
-    async def _insert_step(self, platform: str, server_id: str, step: StepCase, case_number: int | None) -> Case:
+    async def _insert_step(self, platform: str, server_id: str, step: StepCase | StepReview,
+                           case_number: int | None) -> Case | ReviewItem:
         """Inside the transaction that adds or raises the strike of case ``case_number``: open the ladder step's
-        case it crossed, ``pending`` until the platform answers (a stop before that leaves it to the next start)."""
+        case it crossed, ``pending`` until the platform answers (a stop before that leaves it to the next start),
+        or, for a step the moderator may not take (:class:`StepReview`), its open review item."""
+        if isinstance(step, StepReview):
+            return await self._insert_review(platform, server_id, step.member_id, "automod", step.reason,
+                                             step.created_at)
         return await self._insert_case(platform, server_id, step.member_id, step.action, step.reason,
                                        CaseStatus.PENDING, step.created_at, expires_at=step.expires_at,
                                        escalated_from=case_number)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.core.models import ActionKind, Case, CaseStatus, Strike
-from bot.core.records import StepCase
+from bot.core.records import StepCase, StepReview
 from bot.store.base import StoreBase, case_from_row, is_case_number, strike_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import to_db_time, utcnow
@@ -138,7 +138,7 @@ class CasesMixin(StoreBase):
         *,
         case_status: CaseStatus | None = None,
         failure: str | None = None,
-        step: StepCase | None = None,
+        step: StepCase | StepReview | None = None,
     ) -> bool:
         """Add a (manual) strike; ``message_id=None`` is allowed any number of times.
 
@@ -147,16 +147,18 @@ class CasesMixin(StoreBase):
                 in the same transaction: a moderator's sanction carried out is recorded ``applied`` together with
                 its strike, never one without the other (a failed write leaves the case as it was, ``pending``).
             step: The ladder step this strike crosses: its case is opened ``pending`` (``escalated_from``
-                ``case_number``) in the same transaction, so the strike is never recorded without it.
+                ``case_number``) in the same transaction, so the strike is never recorded without it; a step the
+                moderator may not take (:class:`~bot.core.records.StepReview`, ``case_number`` not needed): its
+                review item, opened in the same transaction.
 
         Returns:
             False when ``message_id`` already has a strike (no strike written; ``case_status`` still is).
 
         Raises:
-            ValueError: ``case_status`` or ``step`` without ``case_number``.
+            ValueError: ``case_status`` or a :class:`~bot.core.records.StepCase` ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given and ``case_number`` is not a case of this server (nothing written).
         """
-        if (case_status is not None or step is not None) and case_number is None:
+        if (case_status is not None or isinstance(step, StepCase)) and case_number is None:
             raise ValueError("case_status and step need case_number")
         when = now or utcnow()
         strike = Strike(server_id, member_id, points, when, expires_at, reason, message_id, case_number)

@@ -20,7 +20,7 @@ from bot.core.errors import (
     ReviewNotFound,
 )
 from bot.core.models import ActionKind, Case, CaseStatus, ReviewDecision, ReviewItem
-from bot.core.records import Appeal, CaseDraft
+from bot.core.records import Appeal, CaseDraft, StepReview
 from bot.store.base import Row, StoreBase, case_from_row, is_case_number, review_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import from_db_time, req_db_time, to_db_time, utcnow
@@ -77,6 +77,16 @@ class ReviewMixin(StoreBase):
             "SELECT * FROM review_items WHERE platform = ? AND server_id = ? AND case_number = ? "
             "ORDER BY id DESC LIMIT 1",
             (platform, server_id, case_number),
+        )
+        return review_from_row(row) if row else None
+
+    async def step_review(self, platform: str, server_id: str, step: StepReview) -> ReviewItem | None:
+        """The open review item that ladder step ``step`` opened with its strike (``add_strike`` /
+        ``raise_strike``: same member, reason and time; the newest such), or ``None`` (decided since, or none)."""
+        row = await self._read_one(
+            "SELECT * FROM review_items WHERE platform = ? AND server_id = ? AND member_id = ? AND source = 'automod' "
+            "AND reason = ? AND created_at = ? AND decision IN ('open', 'investigating') ORDER BY id DESC LIMIT 1",
+            (platform, server_id, step.member_id, step.reason, to_db_time(step.created_at)),
         )
         return review_from_row(row) if row else None
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, Unpack
 
 from bot.core.models import Case, CaseStatus
-from bot.core.records import LiftClaim, RaidChanges, RaidModeRow, StepCase, StoredRaid
+from bot.core.records import LiftClaim, RaidChanges, RaidModeRow, StepCase, StepReview, StoredRaid
 from bot.store.base import StoreBase, case_from_row
 from bot.store.privacy import pseudonym_of
 from bot.store.schema import dump_json, from_db_time, load_json, opt_db_time, req_db_time, to_db_time, utcnow
@@ -59,24 +59,25 @@ class WorkflowMixin(StoreBase):
 
     async def raise_strike(
         self, platform: str, server_id: str, message_id: str, points: int, case_number: int | None, *,
-        case_status: CaseStatus | None = None, failure: str | None = None, step: StepCase | None = None,
+        case_status: CaseStatus | None = None, failure: str | None = None,
+        step: StepCase | StepReview | None = None,
     ) -> int:
         """Raise the strike of a message to ``points`` (never lower it); links ``case_number`` when it had none.
 
         Args:
             case_status: Also set case ``case_number``'s status (and ``failure``) in the same transaction (a
                 moderator's sanction carried out, recorded with its strike: see ``add_strike``).
-            step: The ladder step the raised strike crosses, its case opened ``pending`` in the same transaction
-                (see ``add_strike``).
+            step: The ladder step the raised strike crosses, its case opened ``pending`` (or, withheld from the
+                moderator, its review item opened) in the same transaction (see ``add_strike``).
 
         Returns:
             The number of strikes changed (0 or 1).
 
         Raises:
-            ValueError: ``case_status`` or ``step`` without ``case_number``.
+            ValueError: ``case_status`` or a :class:`~bot.core.records.StepCase` ``step`` without ``case_number``.
             CaseNotFound: ``case_status`` given and ``case_number`` is not a case of this server (nothing written).
         """
-        if (case_status is not None or step is not None) and case_number is None:
+        if (case_status is not None or isinstance(step, StepCase)) and case_number is None:
             raise ValueError("case_status and step need case_number")
         async with self._tx():
             if case_status is not None:

@@ -18,7 +18,7 @@ from bot.core.errors import StoreError
 from bot.core.models import MAX_SENT_TIMEOUT_S, MAX_TIMEOUT_S, Action, ActionKind, Case, CaseStatus
 from bot.core.policy import Policy
 from bot.core.ports import ActionResult
-from bot.core.records import StepCase
+from bot.core.records import StepCase, StepReview
 from bot.core.storable import storable_text
 from bot.workflow.authz import Actor, Permission, Refused, Said, Sentence, authorize
 from bot.workflow.cases import MAX_REASON
@@ -305,7 +305,9 @@ class SanctionsMixin(WorkflowParts):
 
         A step carried out is recorded ``pending`` in the strike's own transaction (``step=`` of ``add_strike`` /
         ``raise_strike``), then carried out and recorded ``applied`` or ``failed``: a failed write leaves neither
-        (the sanction's case stays ``pending``), a stop after it leaves the step to :meth:`recover`.
+        (the sanction's case stays ``pending``), a stop after it leaves the step to :meth:`recover`. A step the
+        moderator may not take has its review item opened in the strike's transaction the same way (``step=``
+        :class:`~bot.core.records.StepReview`); its card is posted after.
 
         Returns:
             A note for the moderator (``""`` when nothing escalated).
@@ -330,13 +332,22 @@ class SanctionsMixin(WorkflowParts):
         why = ""
         timed = False
         expires: datetime | None = None
-        draft: StepCase | None = None
+        draft: StepCase | StepReview | None = None
+        length = ""
         if step is not None:
             why = (f"escalation after case #{case_number}: {step.reason}" if case_number
                    else f"escalation: {step.reason}")
             timed = step.kind in (ActionKind.TIMEOUT, ActionKind.BAN) and bool(step.duration_s)
             expires = at + timedelta(seconds=step.duration_s or 0) if timed else None
-            if withheld is None and case_number is not None:
+            length = f" ({dur(step.duration_s)})" if step.duration_s else ""
+            if withheld is not None:
+                assert actor is not None
+                # a review item a moderator who may can act on (the ladder steps only when points cross it, so
+                # nothing later would bring it back), opened in the strike's own transaction: a stop or a failed
+                # write after the strike left nobody asked to decide the step
+                draft = StepReview(member_id, f"{WITHHELD_STEP}: {step.kind.label}{length} ({step.reason}); "
+                                              f"<@{actor.id}> may not {step.kind.label} this member"[:1000], at)
+            elif case_number is not None:
                 # recorded (pending) in the strike's own transaction: never the strike without the step it earned
                 draft = StepCase(member_id, step.kind, why, at, expires)
         try:
@@ -365,20 +376,14 @@ class SanctionsMixin(WorkflowParts):
         if step is None:
             return ""
         if withheld is not None:
-            assert actor is not None
-            length = f" ({dur(step.duration_s)})" if step.duration_s else ""
+            assert actor is not None and isinstance(draft, StepReview)
             # the refusal may quote the member's display name: its pieces stay typed, escaped where shown
             note = Sentence(f"escalation to {step.kind.label}{length} not carried out: ",
                             *(p if isinstance(p, Said) else p.replace(" Nothing was changed.", "")
                               for p in withheld.parts),
                             " A moderator who may should decide it (review card posted).")
-            # a card a moderator who may can act on (the ladder steps only when points cross it, so
-            # nothing later would bring it back)
-            item = await self.store.open_review(
-                self.platform, server_id, member_id, "automod",
-                f"{WITHHELD_STEP}: {step.kind.label}{length} ({step.reason}); "
-                f"<@{actor.id}> may not {step.kind.label} this member"[:1000])
-            card = await self.review_card(item.id, server_id=server_id)
+            item = await self.store.step_review(self.platform, server_id, draft)
+            card = await self.review_card(item.id, server_id=server_id) if item is not None else None
             if card is not None:
                 await self._show_card(card)
             await self.desk.post_mod_log(server_id, LogEntry(
