@@ -61,8 +61,8 @@ ABUSE = {
 
 import asyncio  # noqa: E402
 import itertools  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from datetime import datetime  # noqa: E402
+from dataclasses import dataclass, field, replace  # noqa: E402
+from datetime import UTC, datetime, timedelta  # noqa: E402
 
 from bot.core.models import Action, ActionKind  # noqa: E402
 from bot.core.ports import GONE, ActionResult  # noqa: E402
@@ -147,10 +147,19 @@ class FakeEnforcer:
         return await self._do("notify", member_id, notice)
 
     async def timeout(self, server_id: str, member_id: str, seconds: int, reason: str) -> ActionResult:
-        return await self._do("timeout", member_id, seconds)
+        """As Discord: a member timed out shows it (``timed_out_until``, the new timeout replacing any other)."""
+        res = await self._do("timeout", member_id, seconds)
+        info = self.members.get(member_id)
+        if res.ok and info is not None:
+            self.members[member_id] = replace(info, timed_out_until=datetime.now(UTC) + timedelta(seconds=seconds))
+        return res
 
     async def remove_timeout(self, server_id: str, member_id: str, reason: str) -> ActionResult:
-        return await self._do("remove_timeout", member_id)
+        res = await self._do("remove_timeout", member_id)
+        info = self.members.get(member_id)
+        if res.ok and info is not None:
+            self.members[member_id] = replace(info, timed_out_until=None)
+        return res
 
     async def kick(self, server_id: str, member_id: str, reason: str) -> ActionResult:
         res = await self._do("kick", member_id)

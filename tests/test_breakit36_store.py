@@ -575,3 +575,74 @@ async def test_a_withheld_ladder_step_keeps_its_review_item_when_the_write_after
     assert len(withheld) == 1 and withheld[0].member_id == "alice"
     assert withheld[0].id in [c.review_id for c in bot.desk.reviews]  # its card posted for a moderator who may
     assert bot.enforcer.called("timeout") == []
+
+
+# ------------------------------------------------------------------ a pending case the platform carried out
+
+
+async def _refuse_recording_applied(database: str) -> None:
+    """From now on the database refuses every write recording a case ``applied`` (a real failing write): the
+    platform's answer to a sanction is never recorded, so its case stays ``pending``."""
+    if database.startswith("postgresql"):
+        await _sql(database,
+                   "CREATE FUNCTION refuse_applied() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk full (test)' "
+                   "USING ERRCODE = '53100'; END $$ LANGUAGE plpgsql",
+                   "CREATE TRIGGER refuse_applied BEFORE UPDATE OF status ON cases FOR EACH ROW WHEN "
+                   "(NEW.status = 'applied') EXECUTE FUNCTION refuse_applied()")
+    else:
+        await _sql(database,
+                   "CREATE TRIGGER refuse_applied BEFORE UPDATE OF status ON cases WHEN NEW.status = 'applied' "
+                   "BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+
+
+async def _restart_two_hours_later(bot: _Bot, p: _Process, database: str) -> tuple[_Process, list[str]]:
+    """Drop the refusing trigger, stop ``p`` and start again two hours later (past RECOVER_WITHIN_S)."""
+    await _sql(database, "DROP TRIGGER refuse_applied" + (" ON cases" if database.startswith("postgresql") else ""))
+    await p.close()
+    bot.processes.remove(p)
+    again = await bot.another()
+    again.workflow.clock = lambda: datetime.now(UTC) + timedelta(hours=2)
+    return again, await again.workflow.recover()
+
+
+async def test_a_late_pending_timeout_the_platform_shows_is_recorded_applied_not_failed(bot, database):
+    """A moderator's timeout was carried out on the platform but the write recording it failed, so its case stayed
+    ``pending``. A start more than an hour later marked it failed ("not done late") while the member sat timed out
+    for a day: the mod log said the opposite of what happened, and the timeout's strike was never counted. The
+    start now asks the platform: the member's timeout ends at the case's end, so it is recorded applied, with its
+    strike, and nothing is sent again."""
+    p = await bot.another()
+    await _refuse_recording_applied(database)
+    with pytest.raises((StoreError, sqlite3.Error)):
+        await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.TIMEOUT, "rude", duration_s=86400)
+    assert bot.enforcer.called("timeout") == [("alice", 86400)]
+    [case] = await p.store.pending_cases("discord")
+    again, lines = await _restart_two_hours_later(bot, p, database)
+    after = await again.store.get_case("discord", SERVER, case.number)
+    assert after is not None and after.status is CaseStatus.APPLIED
+    assert after.failure is not None and "the platform shows it carried out" in after.failure
+    assert bot.enforcer.called("timeout") == [("alice", 86400)]  # not sent again
+    strikes = await again.store.active_strikes("discord", SERVER, "alice", datetime.now(UTC))
+    assert [s.case_number for s in strikes] == [case.number]
+    assert not [line for line in lines if "marked failed" in line], lines
+
+
+async def test_a_late_pending_ban_whose_outcome_cannot_be_seen_is_recorded_as_unknown(bot, database):
+    """The same for a ban: the enforcer cannot say whether a member no longer in the server was banned (or left),
+    so "not done late" claimed a ban the platform had carried out was not done. The case now says its outcome is
+    unknown, and the mod log asks a moderator to check the member; nothing is done again late."""
+    p = await bot.another()
+    await _refuse_recording_applied(database)
+    with pytest.raises((StoreError, sqlite3.Error)):
+        await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.BAN, "raid")
+    [case] = await p.store.pending_cases("discord")
+    again, lines = await _restart_two_hours_later(bot, p, database)
+    after = await again.store.get_case("discord", SERVER, case.number)
+    assert after is not None and after.status is CaseStatus.FAILED
+    assert after.failure is not None and after.failure.startswith("outcome unknown:")
+    assert "not done late" not in after.failure
+    assert bot.enforcer.called("ban") == [("alice",)]
+    [line] = lines
+    assert "outcome unknown" in line and "a moderator should check the member" in line
+    [entry] = [e for e in bot.desk.log if e.title == "Recovered after a restart"]
+    assert entry.failed and entry.lines == (line,)

@@ -35,8 +35,17 @@ Observer = Callable[[Outcome], object]
 ALREADY_GONE = "delete: the message was already gone"
 
 #: A case left ``pending`` by a stop is carried out at startup only if it is younger than this (seconds); an older
-#: one is marked failed: acting an hour late surprises members and moderators more than it helps.
+#: one is not done late (acting an hour late surprises members and moderators more than it helps): it is recorded
+#: applied where the platform shows it done (a write recording the platform's answer may have failed), failed
+#: where the platform shows it not done, else failed with its outcome unknown (:data:`OUTCOME_UNKNOWN`).
 RECOVER_WITHIN_S = 3600
+#: Start of the failure recorded on a case left ``pending`` past :data:`RECOVER_WITHIN_S` whose platform action
+#: may have been carried out (its answer never recorded) and cannot be checked through the enforcer (a warning's
+#: notice, a ban, a kick of a member no longer in the server): "failed" alone would say it was not done.
+OUTCOME_UNKNOWN = "outcome unknown"
+#: Seconds by which a member's timeout end may differ from a pending timeout case's end for the platform's
+#: timeout to be that case's (it was sent moments after the case was recorded).
+TIMEOUT_MATCH_S = 300
 #: Seconds a start holds a pending case it claimed in the mod log while it carries it out (``cases.pending_held_until``:
 #: a platform call or three, well under this); past it, a process that stopped holding it no longer keeps another's
 #: start from carrying it out.

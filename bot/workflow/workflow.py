@@ -58,8 +58,10 @@ from bot.workflow.common import (
     ALREADY_GONE,
     DECISIONS,
     EXPIRY_HORIZON,
+    OUTCOME_UNKNOWN,
     PENDING_HOLD_S,
     RECOVER_WITHIN_S,
+    TIMEOUT_MATCH_S,
     Observer,
     PolicySource,
     Result,
@@ -68,7 +70,7 @@ from bot.workflow.common import (
 )
 from bot.workflow.names import NameWatch
 from bot.workflow.policy_admin import authorize_change
-from bot.workflow.ports import Capability, ChannelGone, Enforcer, ModDesk, RaidControl
+from bot.workflow.ports import Capability, ChannelGone, Enforcer, MemberLookupError, ModDesk, RaidControl
 from bot.workflow.raids import RaidResponse
 from bot.workflow.reviews import ReviewsMixin
 from bot.workflow.sanctions import SanctionsMixin
@@ -267,11 +269,7 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         now = self.clock()
         policy = await self.policies.get(self.platform, case.server_id)
         if (now - case.created_at).total_seconds() > RECOVER_WITHIN_S:
-            reason = (f"the bot stopped before carrying this out, {dur(int((now - case.created_at).total_seconds()) // 60 * 60) or 'long'} "
-                      "ago; not done late")
-            await self.store.set_case_status(self.platform, case.server_id, case.number, CaseStatus.FAILED,
-                                             failure=reason)
-            text = f"case #{case.number} ({case.action.label}) marked failed: {reason}"
+            text = await self._settle_late(policy, case, now)
         else:
             ok, notes = await self._carry_case(policy, case)
             text = f"case #{case.number} ({case.action.label}) carried out after a restart" + (
@@ -287,8 +285,69 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
                     text += f"; its review card #{item.id} posted"
         await self.desk.post_mod_log(case.server_id, LogEntry(
             title="Recovered after a restart", lines=(text,), member_id=case.member_id,
-            case_number=case.number, failed="FAILED" in text or "marked failed" in text, kind="problem"))
+            case_number=case.number,
+            failed="FAILED" in text or "marked failed" in text or OUTCOME_UNKNOWN in text, kind="problem"))
         return text
+
+    async def _settle_late(self, policy: Policy, case: Case, now: datetime) -> str:
+        """Record pending ``case``, older than :data:`RECOVER_WITHIN_S`, without acting late. It was left pending by
+        a stop before the platform was asked, or after the platform acted but before its answer was recorded (the
+        write busy past every try): marking it failed said "not done" of a timeout or ban the platform had carried
+        out. So the platform's state decides where the enforcer shows it (:meth:`_platform_shows`): done, it is
+        recorded ``applied`` (a moderator's with its strike, as carried out live); not done, ``failed``; else
+        ``failed`` with :data:`OUTCOME_UNKNOWN` and what a moderator should check. Returns the mod-log line."""
+        ago = dur(int((now - case.created_at).total_seconds()) // 60 * 60) or "long"
+        shown = await self._platform_shows(case, now)
+        label = case.action.label
+        if shown is True:
+            note = "recorded after a restart: the platform shows it carried out (its answer was never recorded)"
+            if case.moderator_id is not None and case.action >= ActionKind.DELETE:
+                step = await self.strike(policy, case.server_id, case.member_id, case.action, case.reason,
+                                         case_number=case.number, message_id=case.message_id, at=case.created_at,
+                                         actor=Actor(case.moderator_id), outcome=(CaseStatus.APPLIED, note))
+                note += f"; {step}" if step else ""
+            else:
+                await record_outcome(f"case #{case.number}", lambda: self.store.set_case_status(
+                    self.platform, case.server_id, case.number, CaseStatus.APPLIED, failure=note))
+            return f"case #{case.number} ({label}) {note}"
+        if shown is False:
+            seen = "not timed out" if case.action is ActionKind.TIMEOUT else "still in the server"
+            reason = (f"the bot stopped before carrying this out, {ago} ago (the platform shows the member {seen}); "
+                      "not done late")
+            await self.store.set_case_status(self.platform, case.server_id, case.number, CaseStatus.FAILED,
+                                             failure=reason)
+            return f"case #{case.number} ({label}) marked failed: {reason}"
+        check = {ActionKind.BAN: "if the member is banned, this ban is not on record and will not end on its own",
+                 ActionKind.KICK: "the member is no longer in the server",
+                 ActionKind.TIMEOUT: "the platform shows no timeout of this case in force"}.get(
+            case.action, "whether it was done (a notice sent, a message deleted) cannot be checked")
+        reason = (f"{OUTCOME_UNKNOWN}: the bot stopped, or could not record the platform's answer, {ago} ago; "
+                  f"not done again late; {check}")
+        await self.store.set_case_status(self.platform, case.server_id, case.number, CaseStatus.FAILED,
+                                         failure=reason)
+        return f"case #{case.number} ({label}) {reason}; a moderator should check the member"
+
+    async def _platform_shows(self, case: Case, now: datetime) -> bool | None:
+        """Whether the platform shows pending ``case``'s sanction carried out, as far as the enforcer can tell:
+        ``True`` (the member is timed out until the case's end), ``False`` (the member is still in the server, not
+        kicked or banned; not timed out while the case's timeout would still run) or ``None`` (it cannot tell: a
+        warning, a delete, a member no longer in the server, another timeout in force, a lookup that failed)."""
+        if case.action not in (ActionKind.TIMEOUT, ActionKind.KICK, ActionKind.BAN):
+            return None
+        try:
+            member = await self.enforcer.member(case.server_id, case.member_id)
+        except MemberLookupError:
+            return None
+        if member is None:  # banned, kicked or left: the platform does not say which
+            return None
+        if case.action is not ActionKind.TIMEOUT:
+            return False
+        until = member.timed_out_until
+        if until is not None and case.expires_at is not None:
+            return True if abs((until - case.expires_at).total_seconds()) <= TIMEOUT_MATCH_S else None
+        if until is None and case.expires_at is not None and case.expires_at > now:
+            return False  # it would still run: not carried out (or removed by hand since)
+        return None
 
     def _recheck_pending(self, case: Case, until: datetime) -> None:
         """Look at pending ``case`` again when another process's hold on it ends at ``until`` (the mod log's clock,
