@@ -646,3 +646,21 @@ async def test_a_late_pending_ban_whose_outcome_cannot_be_seen_is_recorded_as_un
     assert "outcome unknown" in line and "a moderator should check the member" in line
     [entry] = [e for e in bot.desk.log if e.title == "Recovered after a restart"]
     assert entry.failed and entry.lines == (line,)
+
+
+# ------------------------------------------------------------------ /mydata forget and the moderators' record
+
+
+async def test_forgetting_a_member_keeps_moderators_notes_and_says_so(bot):
+    """/mydata forget pseudonymises the member's records and erases what they wrote; a moderator's note about them
+    and the ids moderators' reasons quote are the mod log's record of decisions (README, "Members' data") and
+    stay as written. The answer told the member only "your records now read <pseudonym>", as if nothing they
+    could recognise stayed; it now says moderators' notes and reasons stay as written."""
+    p = await bot.another()
+    noted = await p.workflow.note(MOD, SERVER, "alice", "asked to calm down in voice")
+    assert noted.case_number is not None
+    done = await p.workflow.forget_member(SERVER, "alice")
+    assert "moderators' notes and reasons stay as they wrote them" in done.text
+    note = await p.store.get_case("discord", SERVER, noted.case_number)
+    assert note is not None and note.reason == "asked to calm down in voice"
+    assert note.member_id.startswith("forgotten-") and note.moderator_id == "mod"

@@ -667,14 +667,17 @@ class ModerationWorkflow(SanctionsMixin, ReviewsMixin, RaidResponse):
         """``/mydata forget``: the member's message text and report / appeal texts are erased and their id is
         replaced by a keyed pseudonym; active strikes and case history stay (linked by that pseudonym), so the
         escalation ladder does not start over. The review cards posted about their messages are edited to say
-        the text was erased (:meth:`erase_card_texts`)."""
+        the text was erased (:meth:`erase_card_texts`). Moderators' notes and typed reasons stay as written (any id
+        or name they quote included): they are the mod log's record of decisions, not the member's data (README,
+        "Members' data"); the answer says so."""
         pseudonym = await self.store.forget_member(self.platform, server_id, member_id)
         self.ledger.forget(self.platform, server_id, member_id)
         # the review cards already posted about their messages stop quoting them too (now filed under the pseudonym)
         await self.erase_card_texts(server_id, member_id=pseudonym)
         return Result(f"Done. Your stored message text was erased and your records now read `{pseudonym}`. What "
                       "enforcement needs stays: your active strikes and case history still count if rules are "
-                      "broken again.", True)
+                      "broken again, and moderators' notes and reasons stay as they wrote them (their record of what was "
+                      "decided and why).", True)
 
     # ------------------------------------------------------------------ policy
     async def authorize_policy_change(self, actor: Actor) -> None:
