@@ -42,6 +42,7 @@ async def test_a_refused_removal_from_a_channel_sends_a_correction_after_its_not
     the member kept the notice of a removal that never happened."""
     from tests.slack.test_breakit30_slack import dm_texts
     from tests.slack.test_confirm_slack import flagged_card, open_reason_modal, submit
+    from tests.slack.test_sweep_slack import until
 
     card = await flagged_card(env)
     env.fake.fail("conversations.kick", "restricted_action")
@@ -56,7 +57,10 @@ async def test_a_refused_removal_from_a_channel_sends_a_correction_after_its_not
     assert correction.startswith("Correction in "), correction
     dm = env.fake.channels["D" + env.fake.member.id[1:]]
     assert [b["type"] for b in list(dm.messages.values())[-1].get("blocks") or []] == ["section"]
-    ((status, failure),) = env.rows("SELECT status, failure FROM cases WHERE moderator_id = ?", (env.mods.id,))
+    # the case is marked failed once the correction's answer is known (its note says whether it was sent)
+    settled = "SELECT status, failure FROM cases WHERE moderator_id = ? AND status != 'pending'"
+    await until(lambda: env.rows(settled, (env.mods.id,)))  # a database write: the fake does not see it
+    ((status, failure),) = env.rows(settled, (env.mods.id,))
     assert status == "failed" and failure.endswith("dm: sent before the removal from the channel, which failed; a "
                                                    "correction was sent"), failure
     assert env.fake.member.id in env.fake.random.members
