@@ -47,3 +47,20 @@ def fit_texts(raws: Sequence[str], room: int, escape: Escape = _as_is, *, empty:
         for i in tied:
             budget[i] -= step
     return [fit_escaped(r, budget[i], escape, empty=empty) for i, r in enumerate(raws)]
+
+
+def report_lines(reports: Sequence[tuple[str, str]], limit: int, escape: Escape = _as_is,
+                 reason_max: int = 200) -> str:
+    """The members' reports of a review card, one line each (``<@reporter>: reason``, the reason through ``escape``
+    and cut to ``reason_max`` characters as shown, ``-`` when erased), oldest first, as many whole lines as fit in
+    ``limit`` characters with ``+N more`` for the rest: the adapters' card field (Discord's 1,024, Slack's section)."""
+    lines: list[str] = []
+    used = 0
+    for i, (reporter, reason) in enumerate(reports):
+        line = f"<@{reporter}>: {fit_escaped(reason, reason_max, escape, empty='') or '-'}"
+        more = f"\n+{len(reports) - i - 1} more" if i < len(reports) - 1 else ""
+        if used + len(line) + len(more) > limit:
+            return "\n".join(lines) + f"\n+{len(reports) - i} more"
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ import discord
 from bot.core.models import LABELS
 from bot.workflow import words
 from bot.workflow.authz import Refused, Said, Sentence
-from bot.workflow.fit import fit_escaped
+from bot.workflow.fit import fit_escaped, report_lines
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
 
 CONTENT_MAX = 2000
@@ -196,7 +196,7 @@ def review_embed(card: ReviewCard) -> discord.Embed:
     embed.add_field(name="Reason", value=fit_escaped(card.reason, FIELD_VALUE_MAX, md) if card.reason else "-",
                     inline=False)  # a report's reason is a member's words
     if card.reports:
-        embed.add_field(name="Reports", value=_reports(card.reports), inline=False)
+        embed.add_field(name="Reports", value=report_lines(card.reports, FIELD_VALUE_MAX, md), inline=False)
     if card.case_number is not None:
         embed.add_field(name="Case", value=f"#{card.case_number}")
     if card.notes and card.decision is None:
@@ -249,22 +249,6 @@ def log_embed(entry: LogEntry) -> discord.Embed:
         lines.append(said(line))
     embed.description = "\n".join(lines)
     return fit(embed)
-
-
-def _reports(reports: Sequence[tuple[str, str]], limit: int = FIELD_VALUE_MAX, reason_max: int = 200) -> str:
-    """The members' reports of a card, one line each (``<@reporter>: reason``, the reason through :func:`md` and
-    cut to ``reason_max`` characters as shown, ``-`` when erased), as many whole lines as fit in ``limit`` with
-    ``+N more`` for the rest."""
-    lines: list[str] = []
-    used = 0
-    for i, (reporter, reason) in enumerate(reports):
-        line = f"<@{reporter}>: {fit_escaped(reason, reason_max, md, empty='') or '-'}"
-        more = f"\n+{len(reports) - i - 1} more" if i < len(reports) - 1 else ""
-        if used + len(line) + len(more) > limit:
-            return "\n".join(lines) + f"\n+{len(reports) - i} more"
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
 
 
 def _mentions(members: Sequence[str], limit: int = FIELD_VALUE_MAX) -> str:

@@ -18,7 +18,7 @@ from bot.core.models import LABELS, ActionKind
 from bot.workflow import words
 from bot.workflow.authz import Refused, Sentence
 from bot.workflow.confirm import Confirmation
-from bot.workflow.fit import fit_escaped, fit_texts
+from bot.workflow.fit import fit_escaped, fit_texts, report_lines
 from bot.workflow.ports import Capability, MemberNotice
 from bot.workflow.sanction_kinds import REGISTRY, SanctionKind, Style
 from bot.workflow.views import LogEntry, RaidCard, ReviewCard
@@ -173,7 +173,7 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
     out.append(section(f"*Rules fired:* {fired}\n*Reason:* {why}"
                        + (f"\n*Case:* #{card.case_number}" if card.case_number is not None else "")))
     if card.reports:
-        out.append(section("*Reports:*\n" + _reports(card.reports)))
+        out.append(section("*Reports:*\n" + report_lines(card.reports, SECTION_MAX - 20, escape)))
     if card.notes and card.decision is None:
         out.append(context("Notes: " + "; ".join(as_line(n) for n in card.notes)))
     if card.decision is None or not card.final:
@@ -185,22 +185,6 @@ def review(card: ReviewCard) -> tuple[str, list[dict[str, Any]]]:
                            + ("\n" + "\n".join(as_line(n) for n in card.notes) if card.notes else "")))
     # the message text is Slack's notification text, parsed for mentions: a reported member's words must not ping
     return fit_escaped(f"{title}: {card.reason}", TEXT_MAX, escape), out[:BLOCKS_MAX]
-
-
-def _reports(reports: tuple[tuple[str, str], ...], limit: int = SECTION_MAX - 20, reason_max: int = 200) -> str:
-    """The members' reports of a card, one line each (``<@reporter>: reason``, the reason escaped and cut to
-    ``reason_max`` characters as shown, ``-`` when erased), oldest first, as many whole lines as fit in ``limit``
-    characters with ``+N more`` for the rest (as Discord's card lists them)."""
-    lines: list[str] = []
-    used = 0
-    for i, (reporter, reason) in enumerate(reports):
-        line = f"<@{reporter}>: {fit_escaped(reason, reason_max, escape, empty='') or '-'}"
-        more = f"\n+{len(reports) - i - 1} more" if i < len(reports) - 1 else ""
-        if used + len(line) + len(more) > limit:
-            return "\n".join(lines) + f"\n+{len(reports) - i} more"
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
 
 
 def external_member(home: str) -> str:
