@@ -131,3 +131,29 @@ def test_zip_member_past_the_absolute_bound_is_refused(tmp_path):
     finally:
         tree.close()
     assert errors == []
+
+
+def test_a_slack_export_judges_a_file_share_on_its_title_and_name_as_the_live_app_does(tmp_path):
+    """The live Slack app judges a file share on the message text, the title the member typed and the file's name
+    (``bot.adapters.slack.translate.to_core``); ``scan`` of a Slack export read the text alone, so an abusive file
+    name shared without a word passed the replay that admins run before switching a policy on, and a scan and the
+    bot judged the same message differently."""
+    from bot.adapters.slack.translate import message_fields, to_core
+    from bot.core.models import MemberRef
+
+    day = [{"type": "message", "user": "U1", "ts": "1704153600.000100", "text": "look",
+            "files": [{"name": "you-are-vermin.png", "title": "you-are-vermin.png"}]},
+           {"type": "message", "user": "U1", "ts": "1704153601.000100", "text": "",
+            "files": [{"name": "a.png", "title": "go back where you came from"}, "not a file"]}]
+    root = tmp_path / "export"
+    (root / "general").mkdir(parents=True)
+    (root / "users.json").write_text("[]", encoding="utf-8")
+    (root / "channels.json").write_text(json.dumps([{"id": "C1", "name": "general"}]), encoding="utf-8")
+    (root / "general" / "2024-01-01.json").write_text(json.dumps(day), encoding="utf-8")
+    errors: list[IngestError] = []
+    msgs = read_messages([root], errors=errors)
+    assert [m.text for m in msgs] == ["look\nyou-are-vermin.png", "go back where you came from\na.png"]
+    assert not errors
+    live = [to_core("T1", {**m, "channel": "C1"}, message_fields({**m, "channel": "C1"}),
+                    author=MemberRef(id="U1", name="u1")).text for m in day]
+    assert live == [m.text for m in msgs]

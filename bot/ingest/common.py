@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -236,3 +236,17 @@ def get_str(obj: Any, *keys: str) -> str | None:
         return None
     s = str(cur)
     return s if s else None
+
+
+def file_words(files: Sequence[dict[str, Any]]) -> str:
+    """The words of shared Slack files (a message's ``files``) judged with the message, by the live app
+    (:func:`bot.adapters.slack.translate.to_core`) and by ``scan`` of a Slack export alike, one per line in file
+    order: each file's title when the member typed one (Slack sets ``title`` to the file ``name`` when they did
+    not), then its ``name`` (a file name is the member's words too: ``you-are-vermin.png``), each text once. Plain text, not markup: a file
+    named ``<!channel>`` pings nobody. ``""`` when there are none."""
+    words: list[str] = []
+    for f in files:
+        for value in (f.get("title"), f.get("name")):
+            if isinstance(value, str) and value.strip() and value.strip() not in words:
+                words.append(value.strip())
+    return "\n".join(words)

@@ -44,6 +44,7 @@ from bot.ingest.common import (
     TOO_DEEP_REASON,
     clean_text,
     decode_bytes,
+    file_words,
     from_unix,
     get_str,
     json_error_position,
@@ -393,12 +394,13 @@ def _convert(
         for f in m.get("files") or ()
         if isinstance(f, dict)
     )
+    shared = file_words([f for f in m.get("files") or () if isinstance(f, dict)])
     return Message(
         server=server,
         channel=chan,
         author=_member(uid, users, m, joins),
         id=f"{channel.id}:{ts}",
-        text=text,
+        text=f"{text}\n{clean_text(shared)}".strip() if shared else text,  # as the live app judges a file share
         created_at=created,
         edited_at=edited,
         reply_to=reply_to,

@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.adapters.slack.blocks import unescape
 from bot.core.models import Attachment, ChannelRef, MemberRef, Mention, Message, ServerRef
+from bot.ingest.common import file_words
 
 PLATFORM = "slack"
 
@@ -114,19 +115,6 @@ def message_fields(event: dict[str, Any]) -> dict[str, Any] | None:
     return {"user": user, "text": event.get("text") or "", "ts": event.get("ts"), "thread_ts": event.get("thread_ts"),
             "edited_ts": None, "files": event.get("files") or [],
             "bot": subtype == "bot_message" or bool(event.get("bot_id"))}
-
-
-def file_words(files: list[dict[str, Any]]) -> str:
-    """The words of shared files that are judged with the message, one per line in file order: each file's title
-    when the member typed one (Slack sets ``title`` to the file ``name`` when they did not), then its ``name`` (a
-    file name is the member's words too: ``you-are-vermin.png``), each text once. Plain text, not markup: a file
-    named ``<!channel>`` pings nobody. ``""`` when there are none."""
-    words: list[str] = []
-    for f in files:
-        for value in (f.get("title"), f.get("name")):
-            if isinstance(value, str) and value.strip() and value.strip() not in words:
-                words.append(value.strip())
-    return "\n".join(words)
 
 
 def to_core(team_id: str, event: dict[str, Any], fields: dict[str, Any], *, author: MemberRef,
