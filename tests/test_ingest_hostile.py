@@ -154,6 +154,10 @@ def test_a_slack_export_judges_a_file_share_on_its_title_and_name_as_the_live_ap
     msgs = read_messages([root], errors=errors)
     assert [m.text for m in msgs] == ["look\nyou-are-vermin.png", "go back where you came from\na.png"]
     assert not errors
-    live = [to_core("T1", {**m, "channel": "C1"}, message_fields({**m, "channel": "C1"}),
-                    author=MemberRef(id="U1", name="u1")).text for m in day]
+    live = []
+    for raw in day:
+        event = {**raw, "channel": "C1"}
+        fields = message_fields(event)
+        assert fields is not None
+        live.append(to_core("T1", event, fields, author=MemberRef(id="U1", name="u1")).text)
     assert live == [m.text for m in msgs]
