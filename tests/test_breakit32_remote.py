@@ -23,12 +23,14 @@ ENGLISH = "thanks everyone for coming to the meetup today, it was great to see y
 FRENCH_LINE = "Merci beaucoup à tous, c'était vraiment génial de vous voir aujourd'hui"
 
 
-async def _verdicts(scorer: Scorer, folder: Path, texts: list[str]) -> list[tuple[str, str | None, str | None]]:
-    """``(score_status, language, model)`` of each text judged by a moderation service with ``scorer``."""
+async def _verdicts(scorer: Scorer, folder: Path, texts: list[str],
+                    policy: Path | None = None) -> list[tuple[str, str | None, str | None]]:
+    """``(score_status, language, model)`` of each text judged by a moderation service with ``scorer`` under the
+    default policy, with ``policy`` layered on it (a ``--policy`` file) when given."""
     folder.mkdir()
     store = await SqliteStore.open(folder / "mod.db")
-    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH),
-                                max_delay_s=0.001)
+    registry = PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy,) if policy else ())
+    service = ModerationService(scorer=scorer, store=store, policies=registry, max_delay_s=0.001)
     await service.start()
     out = []
     try:

@@ -8,42 +8,13 @@ import asyncio
 import json
 import urllib.request
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bot.core.models import ChannelRef, MemberRef, Message, ServerRef
 from bot.core.pieces import score_texts
-from bot.core.policy import DEFAULT_POLICY_PATH
-from bot.core.policy_registry import PolicyRegistry
-from bot.core.ports import Scorer
-from bot.core.service import ModerationService
-from bot.store.sqlite import SqliteStore
 from tests.serve_proc import start_service
 from tests.serve_scorers import routed
-from tests.test_breakit32_remote import ENGLISH, FRENCH_LINE
+from tests.test_breakit32_remote import ENGLISH, FRENCH_LINE, _verdicts
 from tests.test_serve import _ready
-
-
-async def _verdicts(scorer: Scorer, folder: Path, texts: list[str],
-                    policy: Path | None = None) -> list[tuple[str, str | None, str | None]]:
-    """``(score_status, language, model)`` of each text judged by a bot's moderation service with ``scorer`` under
-    the default policy, with ``policy`` layered on it (a ``--policy`` file) when given."""
-    folder.mkdir()
-    store = await SqliteStore.open(folder / "mod.db")
-    service = ModerationService(scorer=scorer, store=store, policies=PolicyRegistry(DEFAULT_POLICY_PATH, extra_files=(policy,) if policy else ()),
-                                max_delay_s=0.001)
-    await service.start()
-    out = []
-    try:
-        server, chan = ServerRef("discord", "g1", "guild"), ChannelRef(id="c1", name="general")
-        author = MemberRef(id="u1", name="u1", joined_at=datetime(2025, 1, 1, tzinfo=UTC))
-        for n, text in enumerate(texts):
-            v = (await service.handle(Message(server=server, channel=chan, author=author, id=f"m{n}", text=text,
-                                              created_at=datetime(2026, 6, 1, tzinfo=UTC)))).verdict
-            out.append((v.score_status, v.language, v.scores.model if v.scores else None))
-    finally:
-        await service.close()
-        await store.close()
-    return out
 
 
 def _post(url: str, body: dict) -> dict:
