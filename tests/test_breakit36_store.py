@@ -111,19 +111,31 @@ async def _sql(database: str, *statements: str) -> None:
         con.close()
 
 
+async def _refuse(database: str, name: str, event: str, when: str, *, sqlstate: str = "40001",
+                  message: str = "could not serialize access (test)") -> None:
+    """From now on the database refuses the writes ``event`` (``"BEFORE INSERT ON cases"``) for which ``when``
+    holds, with a trigger ``name``: a real failing write (PostgreSQL: ``message`` with ``sqlstate``, a serialization
+    failure by default; SQLite: an aborted statement)."""
+    if database.startswith("postgresql"):
+        await _sql(database,
+                   f"CREATE FUNCTION {name}() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION '{message}' "
+                   f"USING ERRCODE = '{sqlstate}'; END $$ LANGUAGE plpgsql",
+                   f"CREATE TRIGGER {name} {event} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {name}()")
+    else:
+        await _sql(database,
+                   f"CREATE TRIGGER {name} {event} WHEN {when} BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+
+
+async def _allow(database: str, name: str, table: str) -> None:
+    """Drop the refusing trigger ``name`` of :func:`_refuse` on ``table``."""
+    await _sql(database, f"DROP TRIGGER {name}" + (f" ON {table}" if database.startswith("postgresql") else ""))
+
+
 async def _fail_overturning_ladder_steps(database: str) -> None:
     """From now on the database refuses every write that overturns a ladder step (a case with ``escalated_from``):
     a real failing write (PostgreSQL: a serialization failure; SQLite: an aborted statement)."""
-    if database.startswith("postgresql"):
-        await _sql(database,
-                   "CREATE FUNCTION refuse_step() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not serialize "
-                   "access (test)' USING ERRCODE = '40001'; END $$ LANGUAGE plpgsql",
-                   "CREATE TRIGGER refuse_step BEFORE UPDATE OF status ON cases FOR EACH ROW WHEN "
-                   "(NEW.status = 'overturned' AND OLD.escalated_from IS NOT NULL) EXECUTE FUNCTION refuse_step()")
-    else:
-        await _sql(database,
-                   "CREATE TRIGGER refuse_step BEFORE UPDATE OF status ON cases WHEN NEW.status = 'overturned' "
-                   "AND OLD.escalated_from IS NOT NULL BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+    await _refuse(database, "refuse_step", "BEFORE UPDATE OF status ON cases",
+                  "NEW.status = 'overturned' AND OLD.escalated_from IS NOT NULL")
 
 
 async def test_an_overturn_whose_ladder_step_write_fails_leaves_case_and_step_together(bot, database):
@@ -154,7 +166,7 @@ async def test_an_overturn_whose_ladder_step_write_fails_leaves_case_and_step_to
     # all or nothing: the appeal still open with the case and its step standing
     assert (appeal.status, case.status, after.status) == ("open", CaseStatus.APPLIED, CaseStatus.APPLIED)
     assert bot.enforcer.called("remove_timeout") == []
-    await _sql(database, "DROP TRIGGER refuse_step" + (" ON cases" if database.startswith("postgresql") else ""))
+    await _allow(database, "refuse_step", "cases")
     done = await again.workflow.decide_appeal(MOD, SERVER, appeal_id, uphold=False)
     assert done.ok, done.text
     case, after = (await again.store.get_case("discord", SERVER, 3), await again.store.get_case("discord", SERVER,
@@ -276,19 +288,10 @@ async def test_a_ladder_step_is_not_lost_when_the_write_after_its_strike_fails(b
     p = await bot.another()
     for reason in ("one", "two"):
         await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, reason)
-    if database.startswith("postgresql"):
-        await _sql(database,
-                   "CREATE FUNCTION refuse_step() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not serialize "
-                   "access (test)' USING ERRCODE = '40001'; END $$ LANGUAGE plpgsql",
-                   "CREATE TRIGGER refuse_step BEFORE INSERT ON cases FOR EACH ROW WHEN "
-                   "(NEW.escalated_from IS NOT NULL) EXECUTE FUNCTION refuse_step()")
-    else:
-        await _sql(database,
-                   "CREATE TRIGGER refuse_step BEFORE INSERT ON cases WHEN NEW.escalated_from IS NOT NULL "
-                   "BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+    await _refuse(database, "refuse_step", "BEFORE INSERT ON cases", "NEW.escalated_from IS NOT NULL")
     with pytest.raises((StoreError, sqlite3.Error)):
         await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, "three")
-    await _sql(database, "DROP TRIGGER refuse_step" + (" ON cases" if database.startswith("postgresql") else ""))
+    await _allow(database, "refuse_step", "cases")
     await p.close()
     bot.processes.remove(p)
     again = await bot.another()  # the next start
@@ -550,20 +553,10 @@ async def test_a_withheld_ladder_step_keeps_its_review_item_when_the_write_after
     p = await bot.another()
     for reason in ("one", "two"):
         await p.workflow.sanction(MOD, SERVER, "alice", ActionKind.WARN, reason)
-    if database.startswith("postgresql"):
-        await _sql(database,
-                   "CREATE FUNCTION refuse_item() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not serialize "
-                   "access (test)' USING ERRCODE = '40001'; END $$ LANGUAGE plpgsql",
-                   "CREATE TRIGGER refuse_item BEFORE INSERT ON review_items FOR EACH ROW WHEN "
-                   "(NEW.reason LIKE 'ladder step withheld%') EXECUTE FUNCTION refuse_item()")
-    else:
-        await _sql(database,
-                   "CREATE TRIGGER refuse_item BEFORE INSERT ON review_items WHEN NEW.reason LIKE "
-                   "'ladder step withheld%' BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+    await _refuse(database, "refuse_item", "BEFORE INSERT ON review_items", "NEW.reason LIKE 'ladder step withheld%'")
     with pytest.raises((StoreError, sqlite3.Error)):
         await p.workflow.sanction(HELPER, SERVER, "alice", ActionKind.WARN, "three")
-    await _sql(database, "DROP TRIGGER refuse_item" + (" ON review_items" if database.startswith("postgresql")
-                                                       else ""))
+    await _allow(database, "refuse_item", "review_items")
     await p.close()
     bot.processes.remove(p)
     again = await bot.another()  # the next start
@@ -583,21 +576,13 @@ async def test_a_withheld_ladder_step_keeps_its_review_item_when_the_write_after
 async def _refuse_recording_applied(database: str) -> None:
     """From now on the database refuses every write recording a case ``applied`` (a real failing write): the
     platform's answer to a sanction is never recorded, so its case stays ``pending``."""
-    if database.startswith("postgresql"):
-        await _sql(database,
-                   "CREATE FUNCTION refuse_applied() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk full (test)' "
-                   "USING ERRCODE = '53100'; END $$ LANGUAGE plpgsql",
-                   "CREATE TRIGGER refuse_applied BEFORE UPDATE OF status ON cases FOR EACH ROW WHEN "
-                   "(NEW.status = 'applied') EXECUTE FUNCTION refuse_applied()")
-    else:
-        await _sql(database,
-                   "CREATE TRIGGER refuse_applied BEFORE UPDATE OF status ON cases WHEN NEW.status = 'applied' "
-                   "BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END")
+    await _refuse(database, "refuse_applied", "BEFORE UPDATE OF status ON cases", "NEW.status = 'applied'",
+                  sqlstate="53100", message="disk full (test)")
 
 
 async def _restart_two_hours_later(bot: _Bot, p: _Process, database: str) -> tuple[_Process, list[str]]:
     """Drop the refusing trigger, stop ``p`` and start again two hours later (past RECOVER_WITHIN_S)."""
-    await _sql(database, "DROP TRIGGER refuse_applied" + (" ON cases" if database.startswith("postgresql") else ""))
+    await _allow(database, "refuse_applied", "cases")
     await p.close()
     bot.processes.remove(p)
     again = await bot.another()
